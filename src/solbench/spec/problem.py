@@ -1,0 +1,107 @@
+"""Loading a problem directory (definition.json + workload.jsonl) and solution files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from solbench.spec.definition import Definition, TensorSpec
+from solbench.spec.errors import MissingDataError, SpecError
+from solbench.spec.solution import Solution
+from solbench.spec.validation import read_json, read_jsonl, validate_model
+from solbench.spec.workload import SafetensorsInput, Workload
+
+DEFINITION_FILE = "definition.json"
+WORKLOAD_FILE = "workload.jsonl"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A definition with its workloads, each workload's axes resolved and checked."""
+
+    root: Path
+    definition: Definition
+    workloads: tuple[Workload, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    def axes_of(self, workload: Workload) -> dict[str, int]:
+        return self.definition.resolve_axes(dict(workload.axes))
+
+    def shape_of(self, tensor: TensorSpec, workload: Workload):
+        return self.definition.shape_of(tensor, self.axes_of(workload))
+
+
+def load_problem(path: Path | str) -> Problem:
+    """Read and check a problem directory; raises SpecError naming the file, line and field."""
+    root = Path(path)
+    if not root.is_dir():
+        raise SpecError(root, None, "not a problem directory (expected a folder with definition.json)")
+    definition_path = root / DEFINITION_FILE
+    definition = validate_model(Definition, read_json(definition_path), definition_path)
+    warnings = [f"{definition_path}: unknown field {f!r} ignored" for f in definition.unknown_fields()]
+    workload_path = root / WORKLOAD_FILE
+    workloads = []
+    seen: dict[str, int] = {}
+    for line, data in read_jsonl(workload_path):
+        workload = validate_model(Workload, data, workload_path, line=line)
+        if workload.uuid in seen:
+            raise SpecError(workload_path, "uuid", f"{workload.uuid!r} already used on line {seen[workload.uuid]}",
+                            line=line)
+        seen[workload.uuid] = line
+        _check_workload(definition, workload, workload_path, line)
+        workloads.append(workload)
+    if not workloads:
+        raise SpecError(workload_path, None, "no workloads")
+    return Problem(root=root, definition=definition, workloads=tuple(workloads), warnings=tuple(warnings))
+
+
+def _check_workload(definition: Definition, workload: Workload, path: Path, line: int) -> None:
+    try:
+        definition.resolve_axes(dict(workload.axes))
+    except ValueError as error:
+        raise SpecError(path, None, f"workload {workload.uuid}: {error}", line=line) from None
+    missing = [name for name in definition.inputs if name not in workload.inputs]
+    if missing:
+        raise SpecError(path, f"inputs.{missing[0]}", f"workload {workload.uuid}: no descriptor for input", line=line)
+    extra = [name for name in workload.inputs if name not in definition.inputs]
+    if extra:
+        raise SpecError(path, f"inputs.{extra[0]}", f"workload {workload.uuid}: not an input of {definition.name}",
+                        line=line)
+    uses_custom = any(spec.type == "custom" for spec in workload.inputs.values())
+    if uses_custom and not definition.custom_inputs_entrypoint:
+        raise SpecError(path, "inputs", f"workload {workload.uuid}: 'custom' inputs need the definition's "
+                        "custom_inputs_entrypoint", line=line)
+
+
+def find_data_file(problem: Problem, relative: str, data_roots: tuple[Path, ...] = ()) -> Path:
+    """Locate a safetensors file: in the data roots, the problem folder, or any folder above it."""
+    candidates = [root / relative for root in data_roots]
+    candidates += [folder / relative for folder in (problem.root.resolve(), *problem.root.resolve().parents)]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    looked = ", ".join(str(root) for root in data_roots) or "no --data-root given"
+    raise MissingDataError(problem.root / WORKLOAD_FILE, "path",
+                           f"safetensors file not found: {relative} (searched the problem folder, its parents, "
+                           f"and data roots: {looked}); download the data set or pass --data-root")
+
+
+def check_data_files(problem: Problem, data_roots: tuple[Path, ...] = ()) -> None:
+    """Fail before any evaluation starts if a workload's data file is missing."""
+    for workload in problem.workloads:
+        for name, spec in workload.inputs.items():
+            if isinstance(spec, SafetensorsInput):
+                try:
+                    find_data_file(problem, spec.path, data_roots)
+                except MissingDataError as error:
+                    raise MissingDataError(error.path, f"inputs.{name}.path",
+                                           f"workload {workload.uuid}: {error.reason}") from None
+
+
+def load_solution(path: Path | str) -> Solution:
+    path = Path(path)
+    return validate_model(Solution, read_json(path), path)

@@ -1,0 +1,130 @@
+"""The Trace schema: one evaluation of one solution on one workload.
+
+The upstream fields come first and keep their names; what solbench records beyond them lives
+in `Evaluation.solbench`, an extra key that upstream readers ignore.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from solbench.spec.workload import Workload
+
+
+class EvaluationStatus(str, Enum):
+    PASSED = "PASSED"
+    INCORRECT_SHAPE = "INCORRECT_SHAPE"
+    INCORRECT_NUMERICAL = "INCORRECT_NUMERICAL"
+    INCORRECT_DTYPE = "INCORRECT_DTYPE"
+    RUNTIME_ERROR = "RUNTIME_ERROR"
+    COMPILE_ERROR = "COMPILE_ERROR"
+    TIMEOUT = "TIMEOUT"
+    REWARD_HACK = "REWARD_HACK"
+    INVALID_REFERENCE = "INVALID_REFERENCE"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True,
+                              ser_json_inf_nan="strings")
+
+
+class Correctness(_Record):
+    max_relative_error: float = 0.0
+    max_absolute_error: float = 0.0
+    has_nan: bool = False
+    has_inf: bool = False
+    extra: Optional[dict[str, Any]] = None
+    """matched_ratio, rel_l2_error, golden errors, rounds checked."""
+
+
+class Performance(_Record):
+    latency_ms: float = Field(default=0.0, ge=0)
+    reference_latency_ms: float = Field(default=0.0, ge=0)
+    speedup_factor: float = Field(default=0.0, ge=0)
+
+
+class Environment(_Record):
+    hardware: str = Field(min_length=1)
+    libs: dict[str, str] = Field(default_factory=dict)
+
+
+class CheckOutcome(_Record):
+    """One correctness or integrity rule as applied to one output of one round."""
+
+    rule: str
+    passed: bool
+    detail: str = ""
+    value: Optional[float] = None
+    limit: Optional[float] = None
+    output: Optional[str] = None
+    round: Optional[int] = None
+
+
+class TimingSummary(_Record):
+    """What a timer measured, in milliseconds, with the raw samples kept for rescoring."""
+
+    backend: str
+    samples_ms: list[float]
+    warmup: int
+    median_ms: float
+    mean_ms: float
+    p10_ms: float
+    p90_ms: float
+    cv: float
+    """Coefficient of variation (std / mean) of the samples."""
+    rel_std_err: float
+    """Standard error of the mean relative to the mean; the adaptive loop's stopping target."""
+    cache_flush: bool
+    input_variants: int = 1
+    """How many distinct input sets were rotated through the timed iterations."""
+    warnings: list[str] = Field(default_factory=list)
+
+
+class EvaluationDetails(_Record):
+    """solbench's own record, beside the upstream fields."""
+
+    harness_version: str
+    device: str
+    device_name: str
+    timer: Optional[str] = None
+    clock: dict[str, Any] = Field(default_factory=dict)
+    failed_rule: Optional[str] = None
+    failure: Optional[str] = None
+    """One line saying which rule failed and by how much."""
+    checks: list[CheckOutcome] = Field(default_factory=list)
+    timing: Optional[TimingSummary] = None
+    reference_timing: Optional[TimingSummary] = None
+    rounds: int = 0
+    input_seed: Optional[int] = None
+    """Revealed after the run so a failure can be reproduced; a new run draws a new one."""
+    confinement: dict[str, Any] = Field(default_factory=dict)
+
+
+class Evaluation(_Record):
+    status: EvaluationStatus
+    environment: Environment
+    timestamp: str = Field(min_length=1)
+    log: str = ""
+    correctness: Optional[Correctness] = None
+    performance: Optional[Performance] = None
+    solbench: Optional[EvaluationDetails] = None
+
+    @model_validator(mode="after")
+    def _sections_match_status(self) -> "Evaluation":
+        wants_correctness = self.status in (EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL)
+        wants_performance = self.status is EvaluationStatus.PASSED
+        if (self.correctness is not None) != wants_correctness:
+            raise ValueError(f"correctness must {'' if wants_correctness else 'not '}be present for {self.status.value}")
+        if (self.performance is not None) != wants_performance:
+            raise ValueError(f"performance must {'' if wants_performance else 'not '}be present for {self.status.value}")
+        return self
+
+
+class Trace(_Record):
+    definition: str = Field(min_length=1)
+    workload: Workload
+    solution: Optional[str] = None
+    evaluation: Optional[Evaluation] = None
