@@ -61,6 +61,8 @@ class CheckOutcome(_Record):
     limit: Optional[float] = None
     output: Optional[str] = None
     round: Optional[int] = None
+    """Correctness round, or timed iteration index when `phase` is ``timing``."""
+    phase: str = "correctness"
 
 
 class TimingSummary(_Record):

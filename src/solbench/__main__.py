@@ -1,0 +1,3 @@
+from solbench.cli.app import main
+
+main()

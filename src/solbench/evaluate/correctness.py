@@ -1,0 +1,200 @@
+"""Deciding whether a solution's outputs are right: each rule named, measured and bounded.
+
+Beyond the format's tolerance (atol, rtol, matched ratio, error cap, -inf rule), three views
+that loose tolerances cannot fool: degenerate outputs (zero, constant), the error norm relative to
+the reference's norm, and each side's distance to a float64 golden result (precision downgrade).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from solbench.spec.dtypes import lookup_dtype
+from solbench.spec.trace import CheckOutcome, EvaluationStatus
+from solbench.spec.workload import Tolerance
+
+RELATIVE_NORM_FLOOR = 0.02
+"""Largest ||out - ref|| / ||ref|| accepted when max_rtol is smaller; 2 x max_rtol otherwise."""
+PRECISION_FACTOR = 16.0
+"""A solution may be this many times farther from the float64 result than the reference is ..."""
+PRECISION_FLOOR_ROUNDOFFS = 8.0
+"""... or this many unit roundoffs of the output dtype, whichever is larger."""
+UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8,
+                 "float8_e4m3fn": 2.0**-4, "float8_e5m2": 2.0**-3, "float8_e4m3fnuz": 2.0**-4,
+                 "float8_e5m2fnuz": 2.0**-3, "float8_e8m0fnu": 0.5, "float4_e2m1fn_x2": 0.25, "float4_e2m1": 0.25}
+_STATUS_OF_RULE = {"shape": EvaluationStatus.INCORRECT_SHAPE, "dtype": EvaluationStatus.INCORRECT_DTYPE,
+                   "device": EvaluationStatus.INCORRECT_DTYPE}
+
+
+@dataclass(frozen=True)
+class ExpectedOutput:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+
+
+@dataclass
+class Verdict:
+    """The outcome of checking one or more rounds; `failure` is the first rule that failed."""
+
+    checks: list[CheckOutcome] = field(default_factory=list)
+    failure: CheckOutcome | None = None
+    max_absolute_error: float = 0.0
+    max_relative_error: float = 0.0
+    min_matched_ratio: float = 1.0
+    max_relative_norm_error: float = 0.0
+    has_nan: bool = False
+    has_inf: bool = False
+    golden: dict = field(default_factory=dict)
+
+    @property
+    def status(self) -> EvaluationStatus:
+        if self.failure is None:
+            return EvaluationStatus.PASSED
+        return _STATUS_OF_RULE.get(self.failure.rule, EvaluationStatus.INCORRECT_NUMERICAL)
+
+    def record(self, outcome: CheckOutcome, keep: bool) -> bool:
+        if keep or not outcome.passed:
+            self.checks.append(outcome)
+        if not outcome.passed and self.failure is None:
+            self.failure = outcome
+        return outcome.passed
+
+
+def as_float64(tensor):
+    """A float64 copy; packed FP4 is unpacked to one value per nibble so it can be compared."""
+    import torch
+
+    if str(tensor.dtype) == "torch.float4_e2m1fn_x2":
+        table = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], dtype=torch.float64)
+        raw = tensor.view(torch.uint8).long()
+        return torch.stack([table[raw & 0xF], table[raw >> 4]], dim=-1).flatten(-2)
+    return tensor.to(torch.float64)
+
+
+def reference_problem(outputs: list, expected: list[ExpectedOutput], tolerance: Tolerance) -> str | None:
+    """Why the reference's own outputs cannot serve as ground truth, or None."""
+    import torch
+
+    for value, spec in zip(outputs, expected):
+        if tuple(value.shape) != spec.shape or str(value.dtype).removeprefix("torch.") != \
+                lookup_dtype(spec.dtype).torch_name:
+            return (f"reference output {spec.name!r} is {str(value.dtype).removeprefix('torch.')}"
+                    f"{list(value.shape)}, the definition says {spec.dtype}{list(spec.shape)}")
+        values = as_float64(value)
+        if torch.isnan(values).any():
+            return f"reference output {spec.name!r} contains NaN for these inputs"
+        bad_inf = torch.isposinf(values) if tolerance.allow_negative_inf else torch.isinf(values)
+        if bad_inf.any():
+            return f"reference output {spec.name!r} contains inf (allow_negative_inf={tolerance.allow_negative_inf})"
+    return None
+
+
+def check_outputs(outputs: list, devices: list[str], reference: list, expected: list[ExpectedOutput],
+                  tolerance: Tolerance, verdict: Verdict, round_index: int, golden: list | None = None,
+                  keep_passed: bool = False, phase: str = "correctness") -> Verdict:
+    """Apply every rule to every output of one round, adding to `verdict`; stops at the first failure."""
+    goldens = golden if golden is not None else [None] * len(expected)
+    for value, device, truth, spec, golden_value in zip(outputs, devices, reference, expected, goldens):
+        if not _check_one(value, device, truth, spec, tolerance, verdict, round_index, golden_value, keep_passed,
+                          phase):
+            break
+    return verdict
+
+
+def _check_one(value, device, truth, spec: ExpectedOutput, tolerance: Tolerance, verdict: Verdict,
+               round_index: int, golden, keep: bool, phase: str) -> bool:
+    def outcome(rule, passed, detail="", value=None, limit=None) -> bool:
+        return verdict.record(CheckOutcome(rule=rule, passed=passed, detail=detail, value=value, limit=limit,
+                                           output=spec.name, round=round_index, phase=phase), keep)
+
+    shape = tuple(value.shape)
+    if not outcome("shape", shape == spec.shape, f"shape {list(shape)}, expected {list(spec.shape)}"):
+        return False
+    dtype = str(value.dtype).removeprefix("torch.")
+    if not outcome("dtype", dtype == lookup_dtype(spec.dtype).torch_name, f"dtype {dtype}, expected {spec.dtype}"):
+        return False
+    if not outcome("device", device.split(":")[0] == spec.device.split(":")[0],
+                   f"on device {device}, expected {spec.device}"):
+        return False
+    return _check_values(as_float64(value), as_float64(truth), spec, tolerance, verdict, outcome, golden)
+
+
+def _check_values(out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict: Verdict, outcome, golden) -> bool:
+    import torch
+
+    if out.numel() == 0:
+        return True
+    both_negative_inf = (torch.isneginf(out) & torch.isneginf(ref)) if tolerance.allow_negative_inf \
+        else torch.zeros_like(out, dtype=torch.bool)
+    nan_count = int(torch.isnan(out).sum())
+    inf_count = int((torch.isinf(out) & ~both_negative_inf).sum())
+    verdict.has_nan |= nan_count > 0
+    verdict.has_inf |= inf_count > 0
+    if not outcome("nan", nan_count == 0, f"{nan_count} NaN values", float(nan_count), 0.0):
+        return False
+    if not outcome("inf", inf_count == 0, f"{inf_count} infinite values where the reference is finite",
+                   float(inf_count), 0.0):
+        return False
+    keep = ~both_negative_inf
+    out, ref = out[keep], ref[keep]
+    if out.numel() == 0:
+        return True
+    difference = (out - ref).abs()
+    matched = difference <= tolerance.max_atol + tolerance.max_rtol * ref.abs()
+    ratio = float(matched.double().mean())
+    max_absolute = float(difference.max())
+    max_relative = float((difference / ref.abs().clamp(min=max(tolerance.max_atol, 1e-30))).max())
+    verdict.max_absolute_error = max(verdict.max_absolute_error, max_absolute)
+    verdict.max_relative_error = max(verdict.max_relative_error, max_relative)
+    verdict.min_matched_ratio = min(verdict.min_matched_ratio, ratio)
+    if not outcome("tolerance", ratio >= tolerance.required_matched_ratio,
+                   f"{ratio:.4%} of elements within atol={tolerance.max_atol:g}, rtol={tolerance.max_rtol:g}; "
+                   f"{tolerance.required_matched_ratio:.2%} required (max abs error {max_absolute:.3g})",
+                   ratio, tolerance.required_matched_ratio):
+        return False
+    if tolerance.max_error_cap is not None and not outcome(
+            "error_cap", max_absolute <= tolerance.max_error_cap,
+            f"max abs error {max_absolute:.3g} above the cap {tolerance.max_error_cap:g}",
+            max_absolute, tolerance.max_error_cap):
+        return False
+    if not _check_not_degenerate(out, ref, tolerance, verdict, outcome):
+        return False
+    if golden is not None:
+        return _check_precision(out, ref, golden[keep], spec, verdict, outcome)
+    return True
+
+
+def _check_not_degenerate(out, ref, tolerance: Tolerance, verdict: Verdict, outcome) -> bool:
+    reference_norm = float(ref.norm())
+    if reference_norm == 0:
+        return True
+    if not outcome("zero_output", bool(out.abs().max() > 0), "output is all zeros, the reference is not"):
+        return False
+    reference_varies = bool(ref.max() > ref.min())
+    constant = ref.numel() > 1 and reference_varies and bool(out.max() == out.min())
+    if not outcome("constant_output", not constant, f"output is constant ({float(out.flatten()[0]):g}), "
+                   "the reference is not"):
+        return False
+    relative_norm_error = float((out - ref).norm()) / reference_norm
+    limit = max(RELATIVE_NORM_FLOOR, 2 * tolerance.max_rtol)
+    verdict.max_relative_norm_error = max(verdict.max_relative_norm_error, relative_norm_error)
+    return outcome("relative_error_norm", relative_norm_error <= limit,
+                   f"||out - ref|| / ||ref|| = {relative_norm_error:.3g} above {limit:g}", relative_norm_error, limit)
+
+
+def _check_precision(out, ref, golden, spec: ExpectedOutput, verdict: Verdict, outcome) -> bool:
+    golden_norm = float(golden.norm())
+    if golden_norm == 0 or not bool(golden.isfinite().all()):
+        verdict.golden[spec.name] = "not checked: golden result is zero or not finite"
+        return True
+    solution_error = float((out - golden).norm()) / golden_norm
+    reference_error = float((ref - golden).norm()) / golden_norm
+    allowed = max(PRECISION_FACTOR * reference_error, PRECISION_FLOOR_ROUNDOFFS * UNIT_ROUNDOFF[spec.dtype])
+    verdict.golden[spec.name] = {"solution_error": solution_error, "reference_error": reference_error,
+                                 "allowed": allowed}
+    return outcome("precision_downgrade", solution_error <= allowed,
+                   f"{solution_error:.3g} relative to the float64 result vs the reference's {reference_error:.3g} "
+                   f"(allowed {allowed:.3g}): computed in lower precision than the problem asks",
+                   solution_error, allowed)

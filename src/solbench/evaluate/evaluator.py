@@ -1,0 +1,286 @@
+"""The trusted orchestrator: one sandbox per solution, one trace per workload, whatever happens.
+
+Per workload: secret-seeded inputs for several rounds, reference (and float64 golden) outputs
+here in the parent, the solution's outputs from the sandbox checked round by round, then a timed
+loop in the sandbox whose sampled outputs are checked too, and the reference timed the same way.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
+from solbench.evaluate.environment import clock_state, device_name, library_versions
+from solbench.evaluate.inputs import InputContext, generate_inputs
+from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
+from solbench.evaluate.reference import ReferenceError, ReferenceProgram
+from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
+from solbench.sandbox.measure import TimingPlan
+from solbench.spec.errors import MissingDataError, SpecError
+from solbench.spec.problem import Problem, check_data_files
+from solbench.spec.solution import Solution
+from solbench.spec.trace import EvaluationStatus, Trace
+from solbench.spec.workload import Workload
+
+ProgressCallback = Callable[[int, int, str], None]
+"""(workloads done, workloads total, what is happening now)."""
+
+_FAILURE_STATUS = {"timeout": EvaluationStatus.TIMEOUT, "crash": EvaluationStatus.RUNTIME_ERROR,
+                   "oom": EvaluationStatus.RUNTIME_ERROR, "protocol": EvaluationStatus.RUNTIME_ERROR}
+
+
+class WorkloadOutcome(Exception):
+    """Ends one workload's evaluation early with a finished trace."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+
+@dataclass
+class _Build:
+    session: SandboxSession | None = None
+    error: Trace | None = None
+
+
+def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig = EvaluationConfig(),
+             progress: ProgressCallback | None = None) -> list[Trace]:
+    """Evaluate `solution` on every workload of `problem`; returns one trace per workload, in order.
+
+    Raises SpecError (before starting any process) for problems with missing data files or a
+    solution written for another definition; everything the solution does becomes a status.
+    """
+    check_data_files(problem, config.data_roots)
+    if solution.definition != problem.name:
+        raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "
+                        f"not for this problem {problem.name!r}")
+    return _Run(problem, solution, config, progress or (lambda *_: None)).execute()
+
+
+class _Run:
+    def __init__(self, problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback):
+        import torch  # noqa: F401  (imported here so `import solbench` stays light)
+
+        self.problem, self.solution, self.config, self.progress = problem, solution, config, progress
+        self.limits = SandboxLimits(memory_bytes=config.memory_limit_bytes)
+        name = device_name(config.device)
+        from solbench.spec.trace import Environment
+
+        self.context = RunContext(definition=problem.name, solution=solution.name,
+                                  environment=Environment(hardware=name, libs=library_versions()),
+                                  device=config.device, device_name=name, clock=clock_state(config.device))
+        self.build = _Build()
+
+    def execute(self) -> list[Trace]:
+        total = len(self.problem.workloads)
+        session = self._start_session()  # the child imports torch while the reference loads here
+        try:
+            reference = ReferenceProgram(self.problem.definition, self.config.device)
+        except ReferenceError as error:
+            session.close()
+            return [make_trace(self.context, w, EvaluationStatus.INVALID_REFERENCE, failure=str(error))
+                    for w in self.problem.workloads]
+        traces: list[Trace] = []
+        try:
+            for index, workload in enumerate(self.problem.workloads):
+                self.progress(index, total, f"workload {workload.uuid}")
+                session = self._ensure_built(session)
+                if self.build.error is not None:
+                    traces.append(self._copy_build_error(workload))
+                    continue
+                traces.append(self._evaluate_workload(workload, reference, session))
+                if not session.alive:
+                    session.close()
+                    session = None
+            self.progress(total, total, "done")
+        finally:
+            if session is not None:
+                session.close()
+            reference.close()
+        return traces
+
+    # --- sandbox lifecycle ------------------------------------------------------------------
+    def _start_session(self) -> SandboxSession:
+        session = SandboxSession(self.config.device, self.limits)
+        self.context = RunContext(**{**self.context.__dict__, "confinement": session.confinement})
+        return session
+
+    def _ensure_built(self, session: SandboxSession | None) -> SandboxSession | None:
+        if self.build.error is not None:
+            return session
+        if session is None:
+            session = self._start_session()
+        if self.build.session is session:
+            return session
+        request = {"op": "build", "solution": self.solution.model_dump(mode="json"), "device": self.config.device}
+        try:
+            reply = session.request(request, self.config.build_timeout_s)
+        except SandboxFailure as failure:
+            status = EvaluationStatus.TIMEOUT if failure.kind == "timeout" else EvaluationStatus.COMPILE_ERROR
+            self.build.error = self._build_failure(status, f"build: {failure}", session.log.take())
+            return session
+        if not reply["ok"]:
+            self.build.error = self._build_failure(EvaluationStatus.COMPILE_ERROR, str(reply.get("error")),
+                                                   session.log.take())
+            return session
+        libs = reply.get("libs")
+        if isinstance(libs, dict) and "triton" in libs and "triton" not in self.context.environment.libs:
+            self.context.environment.libs["triton"] = str(libs["triton"])
+        self.build.session = session
+        return session
+
+    def _build_failure(self, status: EvaluationStatus, message: str, log: str) -> Trace:
+        return make_trace(self.context, self.problem.workloads[0], status, log, failure=message)
+
+    def _copy_build_error(self, workload: Workload) -> Trace:
+        template = self.build.error
+        return template.model_copy(update={"workload": workload})
+
+    # --- one workload -----------------------------------------------------------------------
+    def _evaluate_workload(self, workload: Workload, reference: ReferenceProgram, session: SandboxSession) -> Trace:
+        seed = secrets.randbits(62)
+        try:
+            return _WorkloadEvaluation(self, workload, reference, session, seed).run()
+        except WorkloadOutcome as outcome:
+            return outcome.trace
+        except SandboxFailure as failure:
+            status = _FAILURE_STATUS[failure.kind]
+            return make_trace(self.context, workload, status, session.log.take(), failure=str(failure), seed=seed)
+
+
+class _WorkloadEvaluation:
+    def __init__(self, run: _Run, workload: Workload, reference: ReferenceProgram, session: SandboxSession,
+                 seed: int):
+        self.run_state, self.config = run, run.config
+        self.workload, self.reference, self.session, self.seed = workload, reference, session, seed
+        self.tolerance = workload.effective_tolerance
+        definition = run.problem.definition
+        self.axes = run.problem.axes_of(workload)
+        self.expected = [ExpectedOutput(name, definition.shape_of(t, self.axes) or (), t.dtype, self.config.device)
+                         for name, t in definition.outputs.items()]
+        self.slowest_call_s = 0.0
+
+    def _stop(self, status: EvaluationStatus, failure: str | None = None, verdict: Verdict | None = None,
+              **extra) -> WorkloadOutcome:
+        return WorkloadOutcome(make_trace(self.run_state.context, self.workload, status, self.session.log.take(),
+                                          failure=failure, verdict=verdict, seed=self.seed,
+                                          rounds=self.config.rounds, **extra))
+
+    def run(self) -> Trace:
+        sets, references, golden = self._prepare_truth()
+        self._request({"op": "load", "sets": sets,
+                       "outputs": [{"name": e.name, "shape": list(e.shape), "dtype": e.dtype} for e in self.expected]})
+        verdict = Verdict()
+        for round_index in range(self.config.rounds):
+            reply = self._call(round_index)
+            check_outputs(reply["outputs"], reply["devices"], references[round_index], self.expected, self.tolerance,
+                          verdict, round_index, golden if round_index == 0 else None, keep_passed=round_index == 0)
+            if verdict.failure is not None:
+                raise self._stop(verdict.status, verdict=verdict)
+        timing = self._time_solution(references, verdict)
+        reference_timing = self._time_reference(sets) if self.config.time_reference else None
+        log = self.session.log.take()
+        return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
+                          rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,
+                          seed=self.seed, timer=timing.backend)
+
+    def _prepare_truth(self) -> tuple[list, list, list | None]:
+        context = InputContext(self.run_state.problem, self.workload, self.axes, self.config.device,
+                               self.config.data_roots)
+        try:
+            sets = [generate_inputs(context, self.seed + r, self.reference.module) for r in range(self.config.rounds)]
+            references = [self.reference.run(inputs) for inputs in sets]
+        except MissingDataError:
+            raise
+        except (SpecError, ReferenceError) as error:
+            raise self._stop(EvaluationStatus.INVALID_REFERENCE, str(error)) from None
+        for outputs in references:
+            problem = reference_problem(outputs, self.expected, self.tolerance)
+            if problem:
+                raise self._stop(EvaluationStatus.INVALID_REFERENCE, problem)
+        golden = self.reference.run_golden(sets[0]) if self.config.check_precision else None
+        return sets, references, golden
+
+    def _request(self, message: dict, timeout_s: float | None = None) -> dict:
+        reply = self.session.request(message, timeout_s or self.config.timeout_s)
+        if reply["ok"]:
+            return reply
+        if reply.get("kind") == "output":
+            status = EvaluationStatus.REWARD_HACK if reply.get("rule") == "tensor_subclass" \
+                else EvaluationStatus.RUNTIME_ERROR
+            raise self._stop(status, f"{reply.get('rule')}: {reply.get('error')}")
+        raise self._stop(EvaluationStatus.RUNTIME_ERROR, str(reply.get("error")))
+
+    def _call(self, round_index: int) -> dict:
+        import torch
+
+        reply = self._request({"op": "call", "set": round_index})
+        outputs, devices = reply.get("outputs"), reply.get("devices")
+        if not (isinstance(outputs, list) and len(outputs) == len(self.expected)
+                and all(isinstance(o, torch.Tensor) for o in outputs)
+                and isinstance(devices, list) and len(devices) == len(outputs)
+                and all(isinstance(d, str) for d in devices)):
+            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned a malformed result")
+        seconds = reply.get("seconds")
+        if isinstance(seconds, (int, float)):
+            self.slowest_call_s = max(self.slowest_call_s, float(seconds))
+        return reply
+
+    def _timing_plan(self) -> TimingPlan:
+        config = self.config
+        variants = config.rounds
+        # One secretly chosen timed iteration per input variant has its outputs checked.
+        horizon = max(config.min_iterations, variants)
+        capture = tuple(sorted(v + variants * secrets.randbelow(max((horizon - v + variants - 1) // variants, 1))
+                               for v in range(variants)))
+        return TimingPlan(budget_s=config.timing_budget_s, warmup_s=config.warmup_s,
+                          min_iterations=config.min_iterations, target_rel_std_err=config.target_rel_std_err,
+                          capture_iterations=capture)
+
+    def _time_solution(self, references: list, verdict: Verdict):
+        plan = self._timing_plan()
+        calls = plan.min_iterations + plan.min_warmup + 2
+        deadline = self.config.timeout_s + plan.budget_s + plan.warmup_s + 3 * calls * self.slowest_call_s
+        reply = self._request({"op": "time", "plan": plan.__dict__, "timer": self.config.timer,
+                               "flush": self.config.flush_cache}, deadline)
+        samples, captured = reply.get("samples_s"), reply.get("captured")
+        if not (isinstance(samples, list) and samples and all(isinstance(s, (int, float)) and s >= 0 for s in samples)
+                and isinstance(captured, list)):
+            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned malformed timing data")
+        seen = set()
+        for entry in captured:
+            iteration, outputs, devices = entry
+            if iteration not in plan.capture_iterations:
+                raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an unrequested iteration")
+            seen.add(iteration)
+            check_outputs(outputs, devices, references[iteration % self.config.rounds], self.expected,
+                          self.tolerance, verdict, iteration, phase="timing")
+            if verdict.failure is not None:
+                raise self._stop(verdict.status, verdict=verdict)
+        if seen != set(plan.capture_iterations):
+            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing skipped the iterations chosen for checking")
+        warnings = [str(w) for w in reply.get("warnings", [])][:10]
+        return timing_summary(str(reply.get("backend")), [float(s) for s in samples], int(reply.get("warmup", 0)),
+                              self.config.flush_cache, self.config.rounds, warnings)
+
+    def _time_reference(self, sets: list):
+        from solbench.sandbox.flush import CpuCacheFlusher, CudaCacheFlusher, NoFlush
+        from solbench.sandbox.measure import measure
+        from solbench.sandbox.rotation import InputRotation
+        from solbench.sandbox.timers import select_timer
+
+        rotation = InputRotation(sets)
+        timer = select_timer(self.config.timer, self.config.device)
+        if not self.config.flush_cache:
+            flusher = NoFlush()
+        else:
+            flusher = CudaCacheFlusher(self.config.device) if self.config.device.startswith("cuda") \
+                else CpuCacheFlusher()
+        plan = TimingPlan(budget_s=self.config.timing_budget_s, warmup_s=self.config.warmup_s,
+                          min_iterations=self.config.min_iterations, target_rel_std_err=self.config.target_rel_std_err)
+        measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,
+                              flusher, plan)
+        return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, self.config.flush_cache,
+                              len(rotation), measurement.warnings)

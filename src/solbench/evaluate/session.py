@@ -1,0 +1,207 @@
+"""The trusted parent's handle on one sandbox process: start it, talk to it, stop it.
+
+The child gets a private working directory, a fresh environment, resource limits and one end
+of a socket pair; its stdout and stderr go to a pipe that is drained into a bounded log while
+the parent waits. A request that outlives its deadline, a child that dies, or a reply that
+breaks the protocol ends the session: the evaluator records it and starts a new one.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from solbench.evaluate.capture import BoundedLog
+from solbench.sandbox.wire import WireError, receive_message, send_message
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    memory_bytes: int | None
+    """Address-space limit (CPU runs) and resident-set ceiling watched by the parent (all runs)."""
+    max_reply_bytes: int = 1 << 36
+
+
+class SandboxFailure(Exception):
+    """The sandbox stopped answering. `kind` is ``timeout``, ``crash``, ``oom`` or ``protocol``."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)
+
+
+@dataclass
+class SandboxSession:
+    device: str
+    limits: SandboxLimits
+    workdir: Path = field(init=False)
+    confinement: dict[str, Any] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix="solbench-sandbox-"))
+        (self.workdir / "tmp").mkdir()
+        self.log = BoundedLog()
+        parent_end, child_end = socket.socketpair()
+        read_fd, write_fd = os.pipe()
+        self._socket = parent_end
+        self._output = os.fdopen(read_fd, "rb", buffering=0)
+        os.set_blocking(read_fd, False)
+        command = [sys.executable, "-m", "solbench.sandbox.child", "--fd", str(child_end.fileno()),
+                   "--device", self.device, "--workdir", str(self.workdir)]
+        self.process = subprocess.Popen(
+            command, cwd=self.workdir, env=self._environment(), stdin=subprocess.DEVNULL,
+            stdout=write_fd, stderr=write_fd, pass_fds=(child_end.fileno(),),
+            start_new_session=True, preexec_fn=self._apply_limits)
+        child_end.close()
+        os.close(write_fd)
+        self.confinement = {
+            "process": "separate interpreter, own session",
+            "workdir": "private temporary directory",
+            "environment": "scrubbed",
+            "memory_limit_bytes": self.limits.memory_bytes,
+            "address_space_rlimit": self._uses_address_limit(),
+            "network": "not isolated",
+        }
+
+    def _uses_address_limit(self) -> bool:
+        # CUDA reserves huge virtual ranges, so only CPU runs can cap the address space.
+        return self.limits.memory_bytes is not None and self.device.startswith("cpu")
+
+    def _environment(self) -> dict[str, str]:
+        keep = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH",
+                "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CC", "CXX")
+        environment = {k: os.environ[k] for k in keep if k in os.environ}
+        import solbench
+
+        source_root = str(Path(solbench.__file__).resolve().parent.parent)
+        environment.update(HOME=str(self.workdir), TMPDIR=str(self.workdir / "tmp"),
+                           TORCH_EXTENSIONS_DIR=str(self.workdir / "torch_extensions"),
+                           TRITON_CACHE_DIR=str(self.workdir / "triton_cache"),
+                           PYTHONPATH=source_root, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        return environment
+
+    def _apply_limits(self) -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if self._uses_address_limit():
+            resource.setrlimit(resource.RLIMIT_AS, (self.limits.memory_bytes, self.limits.memory_bytes))
+
+    # --- requests -----------------------------------------------------------------------------
+    def request(self, message: dict, timeout_s: float) -> dict:
+        """Send `message` and wait for the reply; raises SandboxFailure and leaves the child dead."""
+        try:
+            send_message(self._socket, message)
+        except OSError as error:
+            self._drain()
+            raise self._fail("crash", f"the sandbox closed its channel ({error.strerror})") from None
+        deadline = time.monotonic() + timeout_s
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._socket, selectors.EVENT_READ, "reply")
+            selector.register(self._output, selectors.EVENT_READ, "output")
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise self._fail("timeout", f"no reply within {timeout_s:.0f} s")
+                self._check_memory()
+                for key, _ in selector.select(timeout=min(remaining, 0.25)):
+                    if key.data == "output":
+                        self._drain()
+                    else:
+                        return self._receive(deadline)
+
+    def _receive(self, deadline: float) -> dict:
+        self._socket.settimeout(max(deadline - time.monotonic(), 0.1))
+        try:
+            reply = receive_message(self._socket, self.limits.max_reply_bytes)
+        except socket.timeout:
+            raise self._fail("timeout", "the sandbox stalled in the middle of a reply") from None
+        except WireError as error:
+            self._drain()
+            if self.process.poll() is not None:
+                raise self._fail("crash", self._exit_description()) from None
+            raise self._fail("protocol", f"malformed reply: {error}") from None
+        finally:
+            self._socket.settimeout(None)
+        self._drain()
+        if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+            raise self._fail("protocol", "reply is not an object with a boolean 'ok'")
+        return reply
+
+    def _check_memory(self) -> None:
+        if self.limits.memory_bytes is None:
+            return
+        rss = _resident_bytes(self.process.pid)
+        if rss is not None and rss > self.limits.memory_bytes:
+            raise self._fail("oom", f"out of memory: resident set {rss / 2**30:.1f} GiB exceeds the limit of "
+                             f"{self.limits.memory_bytes / 2**30:.1f} GiB")
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = self._output.read(1 << 16)
+            except BlockingIOError:
+                return
+            if not chunk:
+                return
+            self.log.write(chunk)
+
+    def _exit_description(self) -> str:
+        code = self.process.wait()
+        if code < 0:
+            name = signal.Signals(-code).name
+            hint = " (likely out of memory)" if -code == signal.SIGKILL else ""
+            return f"the sandbox was killed by {name}{hint}"
+        return f"the sandbox exited with status {code}"
+
+    def _fail(self, kind: str, message: str) -> SandboxFailure:
+        if self.process.poll() is not None and kind == "crash":
+            message = self._exit_description()
+        self.kill()
+        self._drain()
+        return SandboxFailure(kind, message)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait()
+
+    def close(self) -> None:
+        if self.alive:
+            try:
+                send_message(self._socket, {"op": "exit"})
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()  # also reaps anything left in the session's process group
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._socket.close()
+        self._output.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _resident_bytes(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None

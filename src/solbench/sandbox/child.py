@@ -1,0 +1,160 @@
+"""Entry point of the sandbox process: builds the solution, then serves requests from the parent.
+
+It runs untrusted code, so it is given only what a solution may see: inputs, output shapes and
+the timing plan. Replies go over the private socket named by --fd; the solution's own prints go
+to stdout/stderr, which the parent only captures as log text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, sentinel_outputs
+from solbench.sandbox.rotation import InputRotation
+from solbench.sandbox.wire import WireError, receive_message, send_message
+
+
+class SandboxServer:
+    def __init__(self, device: str, workdir: Path):
+        self.device = device
+        self.workdir = workdir
+        self.function = None
+        self.dps = True
+        self.output_specs: list[OutputSpec] = []
+        self.inputs: InputRotation | None = None
+        self.outputs: list | None = None
+
+    # --- requests -----------------------------------------------------------------------------
+    def build(self, request: dict) -> dict:
+        from solbench.sandbox.builders import BuildError, builder_for
+        from solbench.spec.solution import Solution
+
+        solution = Solution.model_validate(request["solution"])
+        started = time.monotonic()
+        try:
+            self.function = builder_for(solution.spec).build(solution, self.workdir / "solution", self.device)
+        except BuildError as error:
+            return {"ok": False, "kind": "compile", "error": str(error)}
+        self.dps = solution.spec.destination_passing_style
+        return {"ok": True, "seconds": time.monotonic() - started, "libs": _library_versions()}
+
+    def load(self, request: dict) -> dict:
+        self.output_specs = [OutputSpec(o["name"], tuple(o["shape"]) if o["shape"] is not None else None, o["dtype"])
+                             for o in request["outputs"]]
+        self.inputs = InputRotation([[_to_device(v, self.device) for v in inputs] for inputs in request["sets"]])
+        self.outputs = sentinel_outputs(self.output_specs, self.device) if self.dps else None
+        return {"ok": True}
+
+    def call(self, request: dict) -> dict:
+        index = request["set"]
+        self._prepare(index)
+        started = time.monotonic()
+        outputs = self._invoke()
+        seconds = time.monotonic() - started
+        return {"ok": True, "outputs": outputs, "devices": [str(o.device) for o in outputs],
+                "mutated_inputs": self.inputs.mutated(index), "seconds": seconds}
+
+    def time(self, request: dict) -> dict:
+        from solbench.sandbox.flush import CpuCacheFlusher, CudaCacheFlusher, NoFlush
+        from solbench.sandbox.measure import TimingPlan, measure
+        from solbench.sandbox.timers import select_timer
+
+        plan = TimingPlan(**request["plan"])
+        timer = select_timer(request.get("timer"), self.device)
+        if not request.get("flush", True):
+            flusher = NoFlush()
+        elif self.device.startswith("cuda"):
+            flusher = CudaCacheFlusher(self.device)
+        else:
+            flusher = CpuCacheFlusher()
+        measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
+                              snapshot=lambda outputs: [t.clone() for t in outputs])
+        return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,
+                "warmup": measurement.warmup, "flush_bytes": measurement.flush_bytes,
+                "captured": [[i, outs, [str(o.device) for o in outs]] for i, outs in sorted(measurement.captured.items())],
+                "warnings": measurement.warnings}
+
+    # --- helpers ------------------------------------------------------------------------------
+    def _prepare(self, index: int) -> None:
+        """Load input variant `index` into the live buffers and re-arm the output sentinels."""
+        self.inputs.prepare(index)
+        if self.outputs is not None:
+            for buffer, fresh in zip(self.outputs, sentinel_outputs(self.output_specs, self.device)):
+                buffer.copy_(fresh)
+
+    def _invoke(self) -> list:
+        outputs = call_with_convention(self.function, self.inputs.live, self.outputs, [o.name for o in self.output_specs])
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.synchronize()
+        return outputs
+
+
+def _to_device(value, device: str):
+    import torch
+
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def _library_versions() -> dict:
+    import platform
+
+    import torch
+
+    versions = {"python": platform.python_version(), "torch": torch.__version__}
+    triton = sys.modules.get("triton")
+    if triton is not None:
+        versions["triton"] = getattr(triton, "__version__", "unknown")
+    if torch.version.cuda:
+        versions["cuda"] = torch.version.cuda
+    return versions
+
+
+def _failure(error: BaseException) -> dict:
+    if isinstance(error, OutputError):
+        return {"ok": False, "kind": "output", "rule": error.rule, "error": str(error)}
+    if isinstance(error, SystemExit):
+        return {"ok": False, "kind": "runtime", "error": f"the solution called sys.exit({error.code})"}
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__, limit=12))
+    return {"ok": False, "kind": "runtime", "error": text[-8000:]}
+
+
+def serve(channel: socket.socket, server: SandboxServer) -> None:
+    handlers = {"build": server.build, "load": server.load, "call": server.call, "time": server.time}
+    while True:
+        try:
+            request = receive_message(channel)
+        except WireError:
+            return  # the parent went away
+        if request.get("op") == "exit":
+            return
+        try:
+            reply = handlers[request["op"]](request)
+        except BaseException as error:  # anything the solution raises, SystemExit included, is a result
+            reply = _failure(error)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            send_message(channel, reply)
+        except TypeError as error:
+            send_message(channel, {"ok": False, "kind": "runtime", "error": f"unsendable result: {error}"})
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="solbench sandbox (started by the evaluator)")
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--device", required=True)
+    parser.add_argument("--workdir", type=Path, required=True)
+    args = parser.parse_args(argv)
+    channel = socket.socket(fileno=args.fd)
+    serve(channel, SandboxServer(args.device, args.workdir))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""The sampling policy: warm up, then time calls until the mean is known well enough or time runs out.
+
+Inputs rotate between iterations (`prepare(i)` copies variant i's content into the live buffers
+outside the timed region), the cache is flushed before every call, and the outputs of a few
+iterations chosen by the trusted parent are kept so that timed work can be checked too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from solbench.sandbox import stats
+
+
+@dataclass(frozen=True)
+class TimingPlan:
+    budget_s: float = 1.0
+    """Time for the timed loop; it stops early once the target is met."""
+    warmup_s: float = 0.2
+    min_warmup: int = 3
+    """Allocator and page-fault state settle over the first calls; three is the least seen to suffice."""
+    min_iterations: int = 5
+    max_iterations: int = 2000
+    target_rel_std_err: float = 0.01
+    """Stop once the standard error of the mean is below this share of the mean."""
+    min_iterations_over_budget: int = 3
+    """Even a call slower than the whole budget is timed this many times."""
+    capture_iterations: tuple[int, ...] = ()
+    """Timed iterations whose outputs are returned for checking (chosen by the parent)."""
+
+
+@dataclass
+class Measurement:
+    backend: str
+    samples_s: list[float]
+    warmup: int
+    variants: int
+    flush_bytes: int
+    captured: dict[int, Any] = field(default_factory=dict)
+    """Iteration index -> that call's outputs, for the iterations in capture_iterations."""
+    warnings: list[str] = field(default_factory=list)
+
+
+def _should_stop(plan: TimingPlan, samples: list[float], elapsed_s: float, captures_left: bool) -> bool:
+    count = len(samples)
+    if count >= plan.max_iterations:
+        return True
+    if captures_left:
+        return False
+    if count >= plan.min_iterations and stats.relative_standard_error(samples) <= plan.target_rel_std_err:
+        return True
+    return elapsed_s >= plan.budget_s and count >= plan.min_iterations_over_budget
+
+
+def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: int, timer, flusher,
+            plan: TimingPlan, snapshot: Callable[[Any], Any] = lambda outputs: outputs,
+            clock: Callable[[], float] = time.monotonic) -> Measurement:
+    """Time `call` under `plan`. `prepare(i)` loads input variant i; `snapshot` copies outputs to keep."""
+    result: list[Any] = [None]
+
+    def invoke() -> None:
+        result[0] = call()
+
+    warmup = 0
+    start = clock()
+    while warmup < plan.min_warmup or clock() - start < plan.warmup_s:
+        prepare(warmup % variants)
+        flusher.flush()
+        timer.time_call(invoke)
+        warmup += 1
+    measurement = Measurement(backend=timer.name, samples_s=[], warmup=warmup, variants=variants,
+                              flush_bytes=flusher.bytes)
+    pending = set(plan.capture_iterations)
+    start = clock()
+    iteration = 0
+    while not _should_stop(plan, measurement.samples_s, clock() - start, bool(pending)):
+        prepare(iteration % variants)
+        flusher.flush()
+        measurement.samples_s.append(timer.time_call(invoke))
+        if iteration in pending:
+            measurement.captured[iteration] = snapshot(result[0])
+            pending.discard(iteration)
+        iteration += 1
+    resolution = getattr(timer, "resolution_s", lambda: 0.0)()
+    if resolution and stats.median(measurement.samples_s) < 100 * resolution:
+        measurement.warnings.append("median is within 100x of the timer's resolution")
+    if stats.relative_standard_error(measurement.samples_s) > plan.target_rel_std_err:
+        measurement.warnings.append(
+            f"relative standard error {stats.relative_standard_error(measurement.samples_s):.3f} "
+            f"above target {plan.target_rel_std_err} after {len(measurement.samples_s)} samples")
+    return measurement

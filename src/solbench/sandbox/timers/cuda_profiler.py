@@ -1,0 +1,39 @@
+"""Kernel-time timer through the PyTorch profiler (CUPTI underneath).
+
+Each call runs inside a profiler session; its time is the span from the first device activity's
+start to the last one's end, on any stream. This excludes launch overhead, which is what a kernel
+engineer compares against T_SOL, and it still counts every kernel the call caused.
+"""
+
+from __future__ import annotations
+
+
+class CudaProfilerTimer:
+    name = "cuda_profiler"
+
+    def __init__(self, device: str = "cuda"):
+        import torch
+
+        self.device = torch.device(device)
+
+    @staticmethod
+    def is_available(device: str) -> bool:
+        if not device.startswith("cuda"):
+            return False
+        import torch
+
+        return torch.cuda.is_available()
+
+    def time_call(self, fn) -> float:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        torch.cuda.synchronize(self.device)
+        with profile(activities=[ProfilerActivity.CUDA]) as session:
+            fn()
+            torch.cuda.synchronize(self.device)
+        spans = [(e.time_range.start, e.time_range.end) for e in session.events()
+                 if e.device_type == torch.autograd.DeviceType.CUDA]
+        if not spans:
+            raise RuntimeError("the call launched no device work for the profiler to time")
+        return (max(end for _, end in spans) - min(start for start, _ in spans)) * 1e-6

@@ -1,0 +1,120 @@
+"""The private channel's framing: a JSON header plus raw tensor bytes, never pickle.
+
+The trusted parent decodes what the untrusted child sends, so the format admits only JSON values
+and tensors of a known dtype whose byte count matches their shape. A frame is
+``8-byte header length | header JSON | blob 0 | blob 1 | ...`` where the header lists blob sizes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import struct
+from typing import Any
+
+_LENGTH = struct.Struct("!Q")
+_TENSOR_KEY = "__tensor__"
+_FLOAT_KEY = "__float__"
+
+
+class WireError(Exception):
+    """A frame is malformed, too large, or the peer closed the channel."""
+
+
+def _itemsize(torch, dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def _encode_value(value: Any, blobs: list) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        flat = value.detach().contiguous().cpu().reshape(-1)
+        blobs.append(flat.view(torch.uint8).numpy() if flat.numel() else b"")
+        return {_TENSOR_KEY: len(blobs) - 1, "dtype": str(value.dtype).removeprefix("torch."),
+                "shape": list(value.shape)}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {_FLOAT_KEY: repr(value)}
+    if isinstance(value, dict):
+        return {str(k): _encode_value(v, blobs) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode_value(v, blobs) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot send a {type(value).__name__} over the channel")
+
+
+def _decode_value(value: Any, blobs: list[memoryview]) -> Any:
+    if isinstance(value, dict):
+        if _TENSOR_KEY in value:
+            return _decode_tensor(value, blobs)
+        if _FLOAT_KEY in value:
+            return float(value[_FLOAT_KEY])
+        return {k: _decode_value(v, blobs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode_value(v, blobs) for v in value]
+    return value
+
+
+def _decode_tensor(meta: dict, blobs: list[memoryview]):
+    import torch
+
+    from solbench.spec.dtypes import DTYPES
+
+    dtype_name, shape, index = meta.get("dtype"), meta.get("shape"), meta.get(_TENSOR_KEY)
+    known = {d.torch_name for d in DTYPES.values()}
+    if dtype_name not in known or not hasattr(torch, dtype_name):
+        raise WireError(f"tensor of unsupported dtype {dtype_name!r}")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise WireError(f"tensor with invalid shape {shape!r}")
+    if not isinstance(index, int) or not 0 <= index < len(blobs):
+        raise WireError("tensor refers to a missing blob")
+    dtype = getattr(torch, dtype_name)
+    blob = blobs[index]
+    if len(blob) != math.prod(shape) * _itemsize(torch, dtype):
+        raise WireError(f"tensor bytes ({len(blob)}) do not match shape {shape} of {dtype_name}")
+    if not len(blob):
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(blob), dtype=torch.uint8).view(dtype).reshape(shape)
+
+
+def send_message(sock: socket.socket, message: Any) -> None:
+    blobs: list = []
+    body = _encode_value(message, blobs)
+    views = [memoryview(b).cast("B") if not isinstance(b, bytes) else memoryview(b) for b in blobs]
+    header = json.dumps({"body": body, "blobs": [len(v) for v in views]}).encode()
+    sock.sendall(_LENGTH.pack(len(header)) + header)
+    for view in views:
+        sock.sendall(view)
+
+
+def _receive_exactly(sock: socket.socket, size: int) -> memoryview:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    received = 0
+    while received < size:
+        count = sock.recv_into(view[received:], min(size - received, 1 << 24))
+        if count == 0:
+            raise WireError("channel closed by the other side")
+        received += count
+    return view
+
+
+def receive_message(sock: socket.socket, max_bytes: int = 1 << 36) -> Any:
+    """Read one frame; refuses frames over `max_bytes` so a hostile peer cannot exhaust memory."""
+    (header_size,) = _LENGTH.unpack(_receive_exactly(sock, _LENGTH.size))
+    if header_size > min(max_bytes, 1 << 26):
+        raise WireError(f"header of {header_size} bytes is too large")
+    try:
+        header = json.loads(bytes(_receive_exactly(sock, header_size)))
+        sizes = header["blobs"]
+        body = header["body"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise WireError(f"malformed header: {error}") from None
+    if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
+        raise WireError("malformed blob sizes")
+    if sum(sizes) > max_bytes:
+        raise WireError(f"message of {sum(sizes)} bytes exceeds the limit of {max_bytes}")
+    blobs = [_receive_exactly(sock, s) if s else memoryview(b"") for s in sizes]
+    return _decode_value(body, blobs)
