@@ -143,13 +143,14 @@ class _Interpreter(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> Any:
         if node.keywords:
             raise ExpressionError("keyword arguments are not allowed")
-        args = [self.visit(a) for a in node.args]
         if isinstance(node.func, ast.Name):
             function = _FUNCTIONS.get(node.func.id)
             if function is None:
                 raise ExpressionError(f"function '{node.func.id}' is not allowed (allowed: {', '.join(_FUNCTIONS)})")
-            return function(*args)
+            return function(*[self.visit(a) for a in node.args])
         if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
+            args = [self.visit(a) for a in node.args]
             result = getattr(self.visit(node.func.value), node.func.attr)(*args)
             return result.item() if hasattr(result, "item") and node.func.attr != "item" else result
-        raise ExpressionError("only min/max/abs/len/ceil/floor/cdiv and tensor .item()/.numel()/... calls are allowed")
+        raise ExpressionError("call not allowed: only min/max/abs/len/ceil/floor/cdiv and tensor "
+                              ".item()/.numel()/.sum()/.min()/.max()/.dim()/.size()")

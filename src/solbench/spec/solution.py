@@ -82,7 +82,7 @@ class BuildSpec(_Upstream):
     @model_validator(mode="after")
     def _valid(self) -> "BuildSpec":
         if self.entry_point.count("::") != 1:
-            raise ValueError(f"entry_point {self.entry_point!r} must be 'file::function'")
+            raise ValueError(f"entry_point: {self.entry_point!r} must be 'file::function'")
         names = self.languages if self.languages is not None else ([self.language] if self.language else [])
         if not names:
             raise ValueError("languages: at least one language is required")

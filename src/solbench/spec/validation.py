@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,7 +33,13 @@ def validate_model(model: type[Model], data: Any, path: Path | str, *, line: int
         location = tuple(p for p in location if p not in ("random", "scalar", "safetensors", "custom",
                                                            "const", "var", "expr"))
         message = first["msg"].removeprefix("Value error, ")
-        raise SpecError(path, field_path(location) or None, message, line=line) from None
+        field = field_path(location)
+        # Cross-field validators name their field at the start of the message: move it into the location.
+        named = re.match(r"^([A-Za-z_][\w.\[\]]*): (.+)$", message, re.DOTALL)
+        if named:
+            field = f"{field}.{named.group(1)}" if field else named.group(1)
+            message = named.group(2)
+        raise SpecError(path, field or None, message, line=line) from None
 
 
 def read_json(path: Path) -> Any:

@@ -1,0 +1,75 @@
+"""The `solbench eval` contract other tools depend on, through real processes."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import solution_dict
+
+FAST = ["--budget", "0.05", "--rounds", "2"]
+
+
+def solbench(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def solution_file(tmp_path):
+    path = tmp_path / "solution.json"
+    path.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
+    return path
+
+
+def test_json_output_is_only_a_json_array_and_o_appends(vector_add_problem, solution_file, tmp_path):
+    traces_file = tmp_path / "traces.jsonl"
+    for _ in range(2):
+        result = solbench("eval", vector_add_problem, "--solution", solution_file, "--json", "-o", traces_file,
+                          *FAST)
+        assert result.returncode == 0, result.stderr
+        traces = json.loads(result.stdout)
+        assert [t["evaluation"]["status"] for t in traces] == ["PASSED", "PASSED"]
+        assert [t["workload"]["uuid"] for t in traces] == ["n1000", "n4099"]
+    lines = traces_file.read_text().splitlines()
+    assert len(lines) == 4 and all(json.loads(line)["solution"] == "candidate" for line in lines)
+
+
+def test_failing_solution_still_exits_zero(vector_add_problem, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(solution_dict("def run(x, y):\n    raise ValueError('no')\n")))
+    result = solbench("eval", vector_add_problem, "--solution", path, "--json", *FAST)
+    assert result.returncode == 0
+    assert {t["evaluation"]["status"] for t in json.loads(result.stdout)} == {"RUNTIME_ERROR"}
+
+
+def test_table_output(vector_add_problem, solution_file):
+    result = solbench("eval", vector_add_problem, "--solution", solution_file, *FAST)
+    assert result.returncode == 0, result.stderr
+    assert "PASSED" in result.stdout and "2 PASSED" in result.stdout
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["eval", "{problem}", "--solution", "{missing}"], "nope.json: file not found"),
+    (["eval", "{nowhere}", "--reference"], "not a problem directory"),
+    (["eval", "{problem}"], "give exactly one of --solution FILE or --reference"),
+    (["eval", "{problem}", "--reference", "--timeout", "0"], "--timeout must be positive"),
+    (["eval", "{problem}", "--reference", "--bogus"], "No such option"),
+    (["eval", "{problem}", "--solution", "{broken}"], "broken.json:1: invalid JSON"),
+])
+def test_bad_input_is_one_line_and_exit_2(vector_add_problem, tmp_path, arguments, message):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    values = {"problem": vector_add_problem, "missing": tmp_path / "nope.json", "nowhere": tmp_path / "nowhere",
+              "broken": broken}
+    result = solbench(*[a.format(**values) for a in arguments])
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_help_does_not_import_torch():
+    code = "import sys; from solbench.cli.app import app; assert 'torch' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    assert solbench("--help").returncode == 0

@@ -1,0 +1,81 @@
+"""Shared fixtures: tiny problems written to disk, solutions built from source text, fast configs."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+UPSTREAM = SHARED / "upstream-format"
+
+
+def pytest_collection_modifyitems(config, items):
+    try:
+        import torch
+
+        has_cuda = torch.cuda.is_available()
+    except ImportError:
+        has_cuda = False
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
+    skip_upstream = pytest.mark.skip(reason=f"{UPSTREAM} is absent")
+    for item in items:
+        if "gpu" in item.keywords and not has_cuda:
+            item.add_marker(skip_gpu)
+        if "upstream" in item.keywords and not UPSTREAM.is_dir():
+            item.add_marker(skip_upstream)
+
+
+VECTOR_ADD = {
+    "name": "vector_add",
+    "op_type": "elementwise",
+    "axes": {"N": {"type": "var"}},
+    "inputs": {"x": {"shape": ["N"], "dtype": "float32"}, "y": {"shape": ["N"], "dtype": "float32"}},
+    "outputs": {"z": {"shape": ["N"], "dtype": "float32"}},
+    "reference": "import torch\n\ndef run(x, y):\n    return x + y\n",
+}
+
+
+def write_problem(root: Path, definition: dict, workloads: list[dict]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "definition.json").write_text(json.dumps(definition, indent=1))
+    (root / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in workloads))
+    return root
+
+
+def vector_workloads(*sizes: int) -> list[dict]:
+    return [{"uuid": f"n{n}", "axes": {"N": n}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}
+            for n in sizes]
+
+
+@pytest.fixture
+def vector_add_problem(tmp_path) -> Path:
+    return write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000, 4099))
+
+
+def solution_dict(source: str, *, definition: str = "vector_add", dps: bool = False, language: str = "pytorch",
+                  entry: str = "kernel.py::run", extra_sources: dict[str, str] | None = None, name: str = "candidate",
+                  compile_options: dict | None = None) -> dict:
+    sources = [{"path": entry.split("::")[0], "content": textwrap.dedent(source)}]
+    sources += [{"path": p, "content": textwrap.dedent(c)} for p, c in (extra_sources or {}).items()]
+    spec = {"languages": [language], "target_hardware": ["LOCAL"], "entry_point": entry,
+            "destination_passing_style": dps}
+    if compile_options:
+        spec["compile_options"] = compile_options
+    return {"name": name, "definition": definition, "author": "tests", "spec": spec, "sources": sources}
+
+
+def make_solution(source: str, **options):
+    from solbench.spec import Solution
+
+    return Solution.model_validate(solution_dict(source, **options))
+
+
+@pytest.fixture
+def fast_config():
+    from solbench.evaluate import EvaluationConfig
+
+    return EvaluationConfig(device="cpu", timeout_s=30, rounds=2, timing_budget_s=0.05, warmup_s=0.0,
+                            min_iterations=3, time_reference=False, memory_limit_bytes=4 << 30)

@@ -1,0 +1,81 @@
+"""The sampling policy, driven by a fake clock and a fake timer so that no test depends on real time."""
+
+from solbench.sandbox.measure import TimingPlan, measure
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class FakeTimer:
+    """Each call 'takes' the next duration in `durations` and advances the clock by it."""
+
+    name = "fake"
+
+    def __init__(self, clock, durations):
+        self.clock, self.durations, self.calls = clock, list(durations), 0
+
+    def time_call(self, fn):
+        fn()
+        duration = self.durations[min(self.calls, len(self.durations) - 1)]
+        self.calls += 1
+        self.clock.now += duration
+        return duration
+
+
+class CountingFlusher:
+    bytes = 123
+
+    def __init__(self):
+        self.count = 0
+
+    def flush(self):
+        self.count += 1
+
+
+def _run(durations, plan, variants=3):
+    clock = FakeClock()
+    timer, flusher, prepared, results = FakeTimer(clock, durations), CountingFlusher(), [], iter(range(10**6))
+    measurement = measure(lambda: next(results), prepared.append, variants, timer, flusher, plan, clock=clock)
+    return measurement, prepared, flusher, timer
+
+
+def test_stops_once_the_mean_is_known_well_enough():
+    measurement, prepared, flusher, timer = _run([0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=2,
+                                                                     min_iterations=5))
+    assert measurement.warmup == 2
+    assert len(measurement.samples_s) == 5  # constant samples: standard error zero at the minimum count
+    assert flusher.count == timer.calls == 7  # a flush before every call, warm-up included
+    assert prepared == [0, 1, 0, 1, 2, 0, 1]  # inputs rotate through the variants
+
+
+def test_noisy_samples_run_until_the_budget():
+    noisy = [0.01, 0.03] * 1000
+    measurement, *_ = _run(noisy, TimingPlan(budget_s=1.0, warmup_s=0, min_warmup=1, min_iterations=5,
+                                             target_rel_std_err=0.001))
+    assert 1.0 <= sum(measurement.samples_s) <= 1.04
+    assert any("relative standard error" in w for w in measurement.warnings)
+
+
+def test_slow_calls_still_get_the_minimum_over_budget():
+    measurement, *_ = _run([5.0], TimingPlan(budget_s=1.0, warmup_s=0, min_warmup=1, min_iterations=5,
+                                             min_iterations_over_budget=3, target_rel_std_err=0.0))
+    assert len(measurement.samples_s) == 3
+
+
+def test_captures_exactly_the_requested_iterations():
+    measurement, *_ = _run([0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=4, min_iterations=3,
+                                              capture_iterations=(1, 6)))
+    assert sorted(measurement.captured) == [1, 6]
+    assert len(measurement.samples_s) == 7  # kept going until the last capture
+    assert measurement.captured[1] == 4 + 1  # warm-up produced results 0..3
+
+
+def test_iteration_cap():
+    measurement, *_ = _run([0.01, 0.02] * 100, TimingPlan(budget_s=1e9, warmup_s=0, max_iterations=50,
+                                                    target_rel_std_err=0.0))
+    assert len(measurement.samples_s) == 50
