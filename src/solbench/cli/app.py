@@ -78,7 +78,7 @@ def eval_command(
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")
-    traces = _evaluate_with_progress(problem, candidate, config, errors, quiet=json_output)
+    traces = _evaluate_with_progress(problem, candidate, config, errors)
     if output is not None:
         _append_jsonl(output, traces)
     if json_output:
@@ -89,15 +89,14 @@ def eval_command(
     console.print(status_counts(traces))
 
 
-def _evaluate_with_progress(problem, solution, config, console, quiet: bool):
+def _evaluate_with_progress(problem, solution, config, console):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from solbench.evaluate import evaluate
 
-    if quiet or not console.is_terminal:
+    if not console.is_terminal:
         def report(done: int, total: int, what: str) -> None:
-            if not quiet:
-                console.print(f"[{done}/{total}] {what}", highlight=False)
+            console.print(f"[{done}/{total}] {what}", highlight=False)
         return evaluate(problem, solution, config, report)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as bar:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from solbench.spec.trace import EvaluationStatus, Trace
 
 _STATUS_STYLE = {EvaluationStatus.PASSED: "green", EvaluationStatus.TIMEOUT: "yellow"}
 
 
-def _format_ms(value: float | None) -> str:
+def format_ms(value: float | None) -> str:
     if value is None:
         return "-"
     if value < 1e-3:
@@ -19,29 +21,37 @@ def _format_ms(value: float | None) -> str:
     return f"{value:.3f} ms"
 
 
-def traces_table(traces: list[Trace], title: str) -> Table:
+def traces_table(traces: list[Trace], title: str) -> Group:
+    """A row per workload, then one line per failure and a note on noisy timings."""
     table = Table(title=title, title_justify="left")
-    for column, justify in (("workload", "left"), ("axes", "left"), ("status", "left"), ("latency", "right"),
-                            ("reference", "right"), ("speedup", "right"), ("cv", "right"), ("detail", "left")):
-        table.add_column(column, justify=justify, overflow="fold")
+    table.add_column("workload", no_wrap=True)
+    table.add_column("axes")
+    table.add_column("status", no_wrap=True)
+    for column in ("latency", "reference", "speedup", "cv"):
+        table.add_column(column, justify="right", no_wrap=True)
+    notes: list[Text] = []
+    noisy = 0
     for trace in traces:
         evaluation = trace.evaluation
         details = evaluation.solbench
         performance = evaluation.performance
+        timing = details.timing if details else None
         style = _STATUS_STYLE.get(evaluation.status, "red")
-        axes = ", ".join(f"{k}={v}" for k, v in trace.workload.axes.items())
-        detail = (details.failure or "") if details else ""
-        if not detail and details and details.timing and details.timing.warnings:
-            detail = details.timing.warnings[0]
         table.add_row(
-            trace.workload.uuid[:13], axes, f"[{style}]{evaluation.status.value}[/{style}]",
-            _format_ms(performance.latency_ms) if performance else "-",
-            _format_ms(performance.reference_latency_ms) if performance and performance.reference_latency_ms else "-",
-            f"{performance.speedup_factor:.2f}x" if performance else "-",
-            f"{details.timing.cv:.1%}" if details and details.timing else "-",
-            detail[:160],
+            trace.workload.uuid, " ".join(f"{k}={v}" for k, v in trace.workload.axes.items()),
+            f"[{style}]{evaluation.status.value}[/{style}]",
+            format_ms(performance.latency_ms) if performance else "-",
+            format_ms(performance.reference_latency_ms) if performance and performance.reference_latency_ms else "-",
+            f"{performance.speedup_factor:.2f}x" if performance and performance.reference_latency_ms else "-",
+            f"{timing.cv:.0%}" if timing else "-",
         )
-    return table
+        if details and details.failure:
+            notes.append(Text(f"{trace.workload.uuid}: {details.failure}", style=style))
+        noisy += bool(timing and timing.warnings)
+    if noisy:
+        notes.append(Text(f"{noisy} workload(s) ended timing above the target relative standard error "
+                          "(a busy or noisy machine); the trace keeps every sample.", style="dim"))
+    return Group(table, *notes)
 
 
 def status_counts(traces: list[Trace]) -> str:

@@ -150,7 +150,8 @@ def _check_values(out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict:
 
     if out.numel() == 0:
         return True
-    if _all_finite(out) and _all_finite(ref):
+    reference_finite = _all_finite(ref)
+    if reference_finite and _all_finite(out):
         outcome("nan", True, "no NaN values", 0.0, 0.0)
         outcome("inf", True, "no infinite values", 0.0, 0.0)
     else:
@@ -159,14 +160,16 @@ def _check_values(out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict:
             return False
         if out.numel() == 0:
             return True
-    difference = (out - ref).abs_()
+    # Large temporaries are fresh pages (slow to fault in): two scratch buffers serve every step.
+    difference = torch.sub(out, ref).abs_()
     max_absolute = float(difference.max())
     difference_norm = _norm(difference)
-    bound = ref.abs()
-    max_relative = float(torch.div(difference, bound.clamp_min(max(tolerance.max_atol, 1e-30))).max())
-    difference.sub_(bound.mul_(tolerance.max_rtol).add_(tolerance.max_atol))  # now: error beyond the bound
-    del bound
-    if not bool(ref.isfinite().all()):
+    scratch = torch.abs(ref).clamp_min_(max(tolerance.max_atol, 1e-30))
+    max_relative = float(torch.div(difference, scratch, out=scratch).max())
+    torch.abs(ref, out=scratch).mul_(tolerance.max_rtol).add_(tolerance.max_atol)
+    difference.sub_(scratch)  # now: how far each error lies beyond its bound
+    del scratch
+    if not reference_finite:
         # An infinite reference value only matches the same infinity (|inf - x| <= rtol * inf would hold).
         difference = torch.where(ref.isfinite() | (out == ref), difference, torch.full_like(difference, math.inf))
         max_absolute = math.inf if bool(torch.isinf(difference).any()) else max_absolute
@@ -238,12 +241,16 @@ def _check_not_degenerate(out, ref, difference_norm: float, tolerance: Tolerance
 
 
 def _check_precision(out, ref, golden, spec: ExpectedOutput, verdict: Verdict, outcome) -> bool:
+    import torch
+
     golden_norm = _norm(golden)
     if golden_norm == 0 or not math.isfinite(golden_norm):
         verdict.golden[spec.name] = "not checked: golden result is zero or not finite"
         return True
-    solution_error = _norm(out - golden) / golden_norm  # promoted to float64
-    reference_error = _norm(ref - golden) / golden_norm
+    scratch = torch.sub(golden, out)  # float64
+    solution_error = _norm(scratch) / golden_norm
+    reference_error = _norm(torch.sub(golden, ref, out=scratch)) / golden_norm
+    del scratch
     allowed = max(PRECISION_FACTOR * reference_error, PRECISION_FLOOR_ROUNDOFFS * UNIT_ROUNDOFF[spec.dtype])
     verdict.golden[spec.name] = {"solution_error": solution_error, "reference_error": reference_error,
                                  "allowed": allowed}

@@ -262,8 +262,9 @@ class _WorkloadEvaluation:
         if seen != set(plan.capture_iterations):
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing skipped the iterations chosen for checking")
         warnings = [str(w) for w in reply.get("warnings", [])][:10]
+        flush_bytes = reply.get("flush_bytes")
         return timing_summary(str(reply.get("backend")), [float(s) for s in samples], int(reply.get("warmup", 0)),
-                              self.config.flush_cache, self.config.rounds, warnings)
+                              flush_bytes if isinstance(flush_bytes, int) else 0, self.config.rounds, warnings)
 
     def _time_reference(self, sets: list):
         from solbench.sandbox.flush import CpuCacheFlusher, CudaCacheFlusher, NoFlush
@@ -282,5 +283,5 @@ class _WorkloadEvaluation:
                           min_iterations=self.config.min_iterations, target_rel_std_err=self.config.target_rel_std_err)
         measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,
                               flusher, plan)
-        return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, self.config.flush_cache,
+        return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, measurement.flush_bytes,
                               len(rotation), measurement.warnings)

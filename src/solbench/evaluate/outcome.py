@@ -26,13 +26,14 @@ class RunContext:
     confinement: dict = field(default_factory=dict)
 
 
-def timing_summary(backend: str, samples_s: list[float], warmup: int, flush: bool, variants: int,
+def timing_summary(backend: str, samples_s: list[float], warmup: int, flush_bytes: int, variants: int,
                    warnings: list[str]) -> TimingSummary:
     samples_ms = [s * 1e3 for s in samples_s]
     return TimingSummary(backend=backend, samples_ms=samples_ms, warmup=warmup, median_ms=stats.median(samples_ms),
                          mean_ms=stats.mean(samples_ms), p10_ms=stats.quantile(samples_ms, 0.1),
                          p90_ms=stats.quantile(samples_ms, 0.9), cv=stats.coefficient_of_variation(samples_ms),
-                         rel_std_err=stats.relative_standard_error(samples_ms), cache_flush=flush,
+                         rel_std_err=stats.relative_standard_error(samples_ms), cache_flush=flush_bytes > 0,
+                         flush_bytes=flush_bytes,
                          input_variants=variants, warnings=warnings)
 
 

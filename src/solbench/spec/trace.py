@@ -80,6 +80,8 @@ class TimingSummary(_Record):
     rel_std_err: float
     """Standard error of the mean relative to the mean; the adaptive loop's stopping target."""
     cache_flush: bool
+    flush_bytes: int = 0
+    """Bytes written between iterations to evict the caches (0: no flush)."""
     input_variants: int = 1
     """How many distinct input sets were rotated through the timed iterations."""
     warnings: list[str] = Field(default_factory=list)
