@@ -77,5 +77,7 @@ def make_solution(source: str, **options):
 def fast_config():
     from solbench.evaluate import EvaluationConfig
 
-    return EvaluationConfig(device="cpu", timeout_s=30, rounds=2, timing_budget_s=0.05, warmup_s=0.0,
-                            min_iterations=3, time_reference=False, memory_limit_bytes=4 << 30)
+    from solbench.sandbox import TimingPlan
+
+    return EvaluationConfig(device="cpu", timeout_s=30, rounds=2, time_reference=False, memory_limit_bytes=4 << 30,
+                            timing=TimingPlan(budget_s=0.05, warmup_s=0.0, min_warmup=1, min_iterations=3))

@@ -31,7 +31,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("add", &add); }
 
 @pytest.fixture
 def cuda_config(fast_config):
-    return replace(fast_config, device="cuda", timing_budget_s=0.2)
+    return replace(fast_config, device="cuda", timing=replace(fast_config.timing, budget_s=0.2))
 
 
 @pytest.mark.parametrize("timer", ["cuda_events", "cuda_profiler"])

@@ -68,11 +68,18 @@ def test_scalar_inputs_pass_their_value(tmp_path):
     assert _inputs(tmp_path, PAGED, _paged_workload(scalar=True))["scale"] == 0.5
 
 
-def test_axis_constraint_violation_is_reported(tmp_path):
+def test_axis_constraint_violation_is_reported_at_load(tmp_path):
     workload = _paged_workload()
     workload["axes"]["len_indptr"] = 9
-    with pytest.raises(ConstraintError, match=r"constraints\[0\]: 'len_indptr == batch_size \+ 1' does not hold"):
+    with pytest.raises(ConstraintError, match=r"workload.jsonl:1: constraints\[0\]: workload w: "
+                                              r"'len_indptr == batch_size \+ 1' does not hold"):
         _inputs(tmp_path, PAGED, workload)
+
+
+def test_data_constraint_violation_is_reported(tmp_path):
+    definition = dict(PAGED, constraints=["num_kv_indices == kv_indptr[-1].item() + 1"])
+    with pytest.raises(ConstraintError, match=r"constraints\[0\]: .* does not hold for workload w"):
+        _inputs(tmp_path, definition, _paged_workload())
 
 
 CUSTOM = {

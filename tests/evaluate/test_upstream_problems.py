@@ -4,14 +4,15 @@ import pytest
 
 from conftest import UPSTREAM
 from solbench.evaluate import EvaluationConfig, evaluate
+from solbench.sandbox import TimingPlan
 from solbench.spec import MissingDataError, load_problem, reference_solution
 from solbench.spec.trace import EvaluationStatus
 
 NEEDS_DATA = {"gqa_paged_decode"}
 PROBLEMS = sorted(p.name for p in UPSTREAM.iterdir() if (p / "definition.json").exists()) if UPSTREAM.is_dir() else []
 # One round and a token timing budget: this checks correctness paths on every workload, not speed.
-CONFIG = EvaluationConfig(device="cpu", rounds=1, timing_budget_s=0.02, warmup_s=0.0, min_iterations=3,
-                          time_reference=False, memory_limit_bytes=8 << 30, timeout_s=300)
+CONFIG = EvaluationConfig(device="cpu", rounds=1, time_reference=False, memory_limit_bytes=8 << 30, timeout_s=300,
+                          timing=TimingPlan(budget_s=0.02, warmup_s=0.0, min_warmup=1, min_iterations=3))
 
 
 @pytest.mark.slow

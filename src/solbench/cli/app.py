@@ -60,7 +60,8 @@ def eval_command(
     from rich.console import Console
 
     from solbench.cli.render import status_counts, traces_table
-    from solbench.evaluate import EvaluationConfig, default_memory_limit_bytes, evaluate
+    from solbench.evaluate import EvaluationConfig, default_memory_limit_bytes
+    from solbench.sandbox import TimingPlan
     from solbench.spec import load_problem, load_solution, reference_solution
 
     if timeout <= 0 or rounds < 1 or budget < 0:
@@ -73,8 +74,9 @@ def eval_command(
     if chosen_device == "cuda" and _default_device() != "cuda":
         raise UsageError("--device cuda: no CUDA device is available here")
     memory = int(memory_limit_gb * 2**30) if memory_limit_gb else default_memory_limit_bytes()
-    config = EvaluationConfig(device=chosen_device, timeout_s=timeout, rounds=rounds, timing_budget_s=budget,
-                              timer=timer, memory_limit_bytes=memory, data_roots=tuple(data_root))
+    config = EvaluationConfig(device=chosen_device, timeout_s=timeout, rounds=rounds,
+                              timing=TimingPlan(budget_s=budget), timer=timer, memory_limit_bytes=memory,
+                              data_roots=tuple(data_root))
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from solbench.sandbox.measure import TimingPlan
+
 
 def default_memory_limit_bytes() -> int:
     """Half of physical memory: the parent holds inputs, references and golden results too."""
@@ -20,10 +22,8 @@ class EvaluationConfig:
     build_timeout_s: float = 900.0
     rounds: int = 3
     """Correctness rounds, each on fresh inputs; timing rotates through the same sets."""
-    timing_budget_s: float = 1.0
-    target_rel_std_err: float = 0.01
-    min_iterations: int = 5
-    warmup_s: float = 0.2
+    timing: TimingPlan = TimingPlan()
+    """How solution and reference are timed; capture iterations are chosen per workload."""
     timer: str | None = None
     flush_cache: bool = True
     time_reference: bool = True

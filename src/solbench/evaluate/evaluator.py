@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 
 from solbench.evaluate.config import EvaluationConfig
 from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
@@ -22,7 +22,7 @@ from solbench.sandbox.measure import TimingPlan
 from solbench.spec.errors import MissingDataError, SpecError
 from solbench.spec.problem import Problem, check_data_files
 from solbench.spec.solution import Solution
-from solbench.spec.trace import EvaluationStatus, Trace
+from solbench.spec.trace import Environment, EvaluationStatus, Trace
 from solbench.spec.workload import Workload
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -61,13 +61,9 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig = Ev
 
 class _Run:
     def __init__(self, problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback):
-        import torch  # noqa: F401  (imported here so `import solbench` stays light)
-
         self.problem, self.solution, self.config, self.progress = problem, solution, config, progress
         self.limits = SandboxLimits(memory_bytes=config.memory_limit_bytes)
         name = device_name(config.device)
-        from solbench.spec.trace import Environment
-
         self.context = RunContext(definition=problem.name, solution=solution.name,
                                   environment=Environment(hardware=name, libs=library_versions()),
                                   device=config.device, device_name=name, clock=clock_state(config.device))
@@ -104,7 +100,7 @@ class _Run:
     # --- sandbox lifecycle ------------------------------------------------------------------
     def _start_session(self) -> SandboxSession:
         session = SandboxSession(self.config.device, self.limits)
-        self.context = RunContext(**{**self.context.__dict__, "confinement": session.confinement})
+        self.context = replace(self.context, confinement=session.confinement)
         return session
 
     def _ensure_built(self, session: SandboxSession | None) -> SandboxSession | None:
@@ -125,11 +121,17 @@ class _Run:
             self.build.error = self._build_failure(EvaluationStatus.COMPILE_ERROR, str(reply.get("error")),
                                                    session.log.take())
             return session
-        libs = reply.get("libs")
-        if isinstance(libs, dict) and "triton" in libs and "triton" not in self.context.environment.libs:
-            self.context.environment.libs["triton"] = str(libs["triton"])
+        self._record_sandbox_libraries(reply.get("libs"))
         self.build.session = session
         return session
+
+    def _record_sandbox_libraries(self, libs) -> None:
+        """Triton is imported only by solutions that use it; record its version when one did."""
+        if not isinstance(libs, dict) or "triton" not in libs or "triton" in self.context.environment.libs:
+            return
+        environment = Environment(hardware=self.context.environment.hardware,
+                                  libs={**self.context.environment.libs, "triton": str(libs["triton"])})
+        self.context = replace(self.context, environment=environment)
 
     def _build_failure(self, status: EvaluationStatus, message: str, log: str) -> Trace:
         return make_trace(self.context, self.problem.workloads[0], status, log, failure=message)
@@ -229,21 +231,18 @@ class _WorkloadEvaluation:
         return reply
 
     def _timing_plan(self) -> TimingPlan:
-        config = self.config
-        variants = config.rounds
-        # One secretly chosen timed iteration per input variant has its outputs checked.
-        horizon = max(config.min_iterations, variants)
+        """The configured plan plus one secretly chosen timed iteration per input variant to check."""
+        plan, variants = self.config.timing, self.config.rounds
+        horizon = max(plan.min_iterations, variants)
         capture = tuple(sorted(v + variants * secrets.randbelow(max((horizon - v + variants - 1) // variants, 1))
                                for v in range(variants)))
-        return TimingPlan(budget_s=config.timing_budget_s, warmup_s=config.warmup_s,
-                          min_iterations=config.min_iterations, target_rel_std_err=config.target_rel_std_err,
-                          capture_iterations=capture)
+        return replace(plan, capture_iterations=capture)
 
     def _time_solution(self, references: list, verdict: Verdict):
         plan = self._timing_plan()
         calls = plan.min_iterations + plan.min_warmup + 2
         deadline = self.config.timeout_s + plan.budget_s + plan.warmup_s + 3 * calls * self.slowest_call_s
-        reply = self._request({"op": "time", "plan": plan.__dict__, "timer": self.config.timer,
+        reply = self._request({"op": "time", "plan": asdict(plan), "timer": self.config.timer,
                                "flush": self.config.flush_cache}, deadline)
         samples, captured = reply.get("samples_s"), reply.get("captured")
         if not (isinstance(samples, list) and samples and all(isinstance(s, (int, float)) and s >= 0 for s in samples)
@@ -267,21 +266,15 @@ class _WorkloadEvaluation:
                               flush_bytes if isinstance(flush_bytes, int) else 0, self.config.rounds, warnings)
 
     def _time_reference(self, sets: list):
-        from solbench.sandbox.flush import CpuCacheFlusher, CudaCacheFlusher, NoFlush
+        from solbench.sandbox.flush import flusher_for
         from solbench.sandbox.measure import measure
         from solbench.sandbox.rotation import InputRotation
         from solbench.sandbox.timers import select_timer
 
         rotation = InputRotation(sets)
         timer = select_timer(self.config.timer, self.config.device)
-        if not self.config.flush_cache:
-            flusher = NoFlush()
-        else:
-            flusher = CudaCacheFlusher(self.config.device) if self.config.device.startswith("cuda") \
-                else CpuCacheFlusher()
-        plan = TimingPlan(budget_s=self.config.timing_budget_s, warmup_s=self.config.warmup_s,
-                          min_iterations=self.config.min_iterations, target_rel_std_err=self.config.target_rel_std_err)
+        flusher = flusher_for(self.config.device, self.config.flush_cache)
         measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,
-                              flusher, plan)
+                              flusher, replace(self.config.timing, capture_iterations=()))
         return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, measurement.flush_bytes,
                               len(rotation), measurement.warnings)

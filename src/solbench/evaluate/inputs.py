@@ -6,7 +6,6 @@ A fresh seed per evaluation means a solution cannot know its inputs in advance; 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,11 +172,12 @@ def check_constraints(definition: Definition, axes: dict[str, int], inputs: dict
                                   f"{constraint!r} does not hold for workload {workload.uuid}")
 
 
-def estimated_bytes(definition: Definition, axes: dict[str, int]) -> int:
-    """Bytes one input set occupies, for sizing how many sets fit in memory."""
-    total = 0
-    for tensor in definition.inputs.values():
-        shape = definition.shape_of(tensor, axes)
-        if shape is not None:
-            total += math.prod(shape) * lookup_dtype(tensor.dtype).bits // 8
-    return total
+
+ANALYSIS_SEED = 0
+"""Analysis inputs are fixed: T_SOL must not change from one run to the next."""
+
+
+def inputs_for_analysis(problem: Problem, workload: Workload, reference_module: Any) -> list:
+    """Real CPU inputs for the speed-of-light analyzer, for references whose work depends on values."""
+    axes = problem.axes_of(workload)
+    return generate_inputs(InputContext(problem, workload, axes, "cpu"), ANALYSIS_SEED, reference_module)

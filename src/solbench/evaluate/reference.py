@@ -1,21 +1,11 @@
-"""The problem's reference program, run in the trusted parent (never inside the sandbox).
-
-The source is written to a real file before import: decorators such as @triton.jit read their
-function's source with `inspect`, which needs one.
-"""
+"""The problem's reference program, run in the trusted parent (never inside the sandbox)."""
 
 from __future__ import annotations
-
-import hashlib
-import importlib.util
-import os
-import sys
-import tempfile
-from pathlib import Path
 
 from solbench.sandbox.calling import normalize_outputs
 from solbench.spec.definition import Definition
 from solbench.spec.dtypes import lookup_dtype
+from solbench.spec.reference_code import ReferenceImportError, import_reference
 
 _UPCAST_TO_GOLDEN = ("float32", "float16", "bfloat16")
 
@@ -29,20 +19,10 @@ class ReferenceProgram:
         self.definition = definition
         self.device = device
         self.output_names = list(definition.outputs)
-        if device.startswith("cpu") and "triton" in definition.reference:
-            os.environ.setdefault("TRITON_INTERPRET", "1")  # run @triton.jit references in the interpreter
-        digest = hashlib.sha1(definition.reference.encode()).hexdigest()[:12]
-        self._directory = Path(tempfile.mkdtemp(prefix="solbench-reference-"))
-        path = self._directory / f"reference_{digest}.py"
-        path.write_text(definition.reference, encoding="utf-8")
-        module_name = f"solbench_reference_{digest}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        self.module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = self.module
         try:
-            spec.loader.exec_module(self.module)  # trusted: the problem's own reference code
-        except Exception as error:
-            raise ReferenceError(f"importing the reference failed: {type(error).__name__}: {error}") from error
+            self.module, self._directory = import_reference(definition, device)
+        except ReferenceImportError as error:
+            raise ReferenceError(str(error)) from error
 
     def run(self, inputs: list) -> list:
         """Outputs for `inputs`, normalised to one tensor per definition output."""

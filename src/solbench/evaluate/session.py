@@ -189,11 +189,11 @@ class SandboxSession:
                 self.process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        self.kill()  # also reaps anything left in the session's process group
-        try:
+        try:  # the child is gone; anything it started in its process group goes too
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        self.process.wait()
         self._socket.close()
         self._output.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

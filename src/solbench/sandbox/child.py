@@ -60,18 +60,13 @@ class SandboxServer:
                 "mutated_inputs": self.inputs.mutated(index), "seconds": seconds}
 
     def time(self, request: dict) -> dict:
-        from solbench.sandbox.flush import CpuCacheFlusher, CudaCacheFlusher, NoFlush
+        from solbench.sandbox.flush import flusher_for
         from solbench.sandbox.measure import TimingPlan, measure
         from solbench.sandbox.timers import select_timer
 
         plan = TimingPlan(**request["plan"])
         timer = select_timer(request.get("timer"), self.device)
-        if not request.get("flush", True):
-            flusher = NoFlush()
-        elif self.device.startswith("cuda"):
-            flusher = CudaCacheFlusher(self.device)
-        else:
-            flusher = CpuCacheFlusher()
+        flusher = flusher_for(self.device, request.get("flush", True))
         measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
                               snapshot=lambda outputs: [t.clone() for t in outputs])
         return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,

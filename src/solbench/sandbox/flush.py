@@ -65,3 +65,10 @@ class NoFlush:
 
     def flush(self) -> None:
         pass
+
+
+def flusher_for(device: str, enabled: bool = True):
+    """The flusher a timing loop on `device` uses; NoFlush when flushing is turned off."""
+    if not enabled:
+        return NoFlush()
+    return CudaCacheFlusher(device) if device.startswith("cuda") else CpuCacheFlusher()

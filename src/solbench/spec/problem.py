@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solbench.spec.definition import Definition, TensorSpec
-from solbench.spec.errors import MissingDataError, SpecError
+from solbench.spec.errors import ConstraintError, MissingDataError, SpecError
+from solbench.spec.expressions import evaluate, names_in
 from solbench.spec.solution import Solution
 from solbench.spec.validation import read_json, read_jsonl, validate_model
 from solbench.spec.workload import SafetensorsInput, Workload
@@ -61,9 +62,14 @@ def load_problem(path: Path | str) -> Problem:
 
 def _check_workload(definition: Definition, workload: Workload, path: Path, line: int) -> None:
     try:
-        definition.resolve_axes(dict(workload.axes))
+        axes = definition.resolve_axes(dict(workload.axes))
     except ValueError as error:
         raise SpecError(path, None, f"workload {workload.uuid}: {error}", line=line) from None
+    for index, constraint in enumerate(definition.constraints):
+        if names_in(constraint) <= set(axes) and not evaluate(constraint, axes):
+            raise ConstraintError(path, f"constraints[{index}]",
+                                  f"workload {workload.uuid}: {constraint!r} does not hold for axes {workload.axes}",
+                                  line=line)
     missing = [name for name in definition.inputs if name not in workload.inputs]
     if missing:
         raise SpecError(path, f"inputs.{missing[0]}", f"workload {workload.uuid}: no descriptor for input", line=line)

@@ -7,24 +7,18 @@ price is one host round trip (a few microseconds) per call, which the profiler t
 
 from __future__ import annotations
 
+from solbench.sandbox.timers.cuda_base import CudaTimerBase
 
-class CudaEventTimer:
+
+class CudaEventTimer(CudaTimerBase):
     name = "cuda_events"
 
     def __init__(self, device: str = "cuda"):
         import torch
 
-        self.device = torch.device(device)
+        super().__init__(device)
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
-
-    @staticmethod
-    def is_available(device: str) -> bool:
-        if not device.startswith("cuda"):
-            return False
-        import torch
-
-        return torch.cuda.is_available()
 
     def time_call(self, fn) -> float:
         import torch

@@ -7,22 +7,11 @@ engineer compares against T_SOL, and it still counts every kernel the call cause
 
 from __future__ import annotations
 
+from solbench.sandbox.timers.cuda_base import CudaTimerBase
 
-class CudaProfilerTimer:
+
+class CudaProfilerTimer(CudaTimerBase):
     name = "cuda_profiler"
-
-    def __init__(self, device: str = "cuda"):
-        import torch
-
-        self.device = torch.device(device)
-
-    @staticmethod
-    def is_available(device: str) -> bool:
-        if not device.startswith("cuda"):
-            return False
-        import torch
-
-        return torch.cuda.is_available()
 
     def time_call(self, fn) -> float:
         import torch

@@ -1,0 +1,43 @@
+"""Importing a definition's reference program as a module: the one place its source is executed.
+
+Loading a problem never calls this; the evaluator and the analyzer do, because the reference is
+trusted code (DESIGN.md). The source goes to a real file first: decorators such as @triton.jit
+read their function's source with `inspect`, which needs one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+from solbench.spec.definition import Definition
+
+
+class ReferenceImportError(Exception):
+    """Importing the reference raised; the message names the exception."""
+
+
+def import_reference(definition: Definition, device: str) -> tuple[ModuleType, Path]:
+    """The imported module and the temporary folder holding its file (the caller removes it)."""
+    if device.startswith("cpu") and "triton" in definition.reference:
+        # Triton reads this once, at import: a CPU run of a @triton.jit reference needs its interpreter,
+        # and the process-wide setting is harmless because nothing else here launches Triton kernels.
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    digest = hashlib.sha1(definition.reference.encode()).hexdigest()[:12]
+    folder = Path(tempfile.mkdtemp(prefix="solbench-reference-"))
+    path = folder / f"reference_{digest}.py"
+    path.write_text(definition.reference, encoding="utf-8")
+    module_name = f"solbench_reference_{digest}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)  # trusted: the problem's own reference code
+    except Exception as error:
+        raise ReferenceImportError(f"importing the reference failed: {type(error).__name__}: {error}") from error
+    return module, folder
