@@ -1,0 +1,184 @@
+"""Speed-of-light analysis of a problem: per workload, the work, the compulsory bytes and T_SOL."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from solbench.errors import SolbenchError
+from solbench.hardware.spec import HardwareSpec
+from solbench.sol.errors import AnalysisError
+from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity, compulsory_bytes, total_cost
+from solbench.sol.roofline import roofline
+from solbench.spec.dtypes import lookup_dtype
+from solbench.spec.problem import Problem
+from solbench.spec.reference_code import import_reference
+from solbench.spec.workload import ScalarInput, Workload
+
+InputFactory = Callable[[Problem, Workload, Any], list]
+"""Makes real inputs for a workload (given the reference module), for references that need values."""
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="strings")
+
+
+class UncoveredOp(_Result):
+    op: str
+    count: int
+    reason: str
+
+
+class OpRow(_Result):
+    op: str
+    shapes: str
+    matrix_flops: float
+    vector_flops: float
+    special_ops: float
+    bytes: int
+    formula: str
+    covered: bool
+
+
+class Coverage(_Result):
+    full: bool
+    uncovered: list[UncoveredOp]
+    execution: str
+    """``fake`` (shapes only) or ``real (...)`` when the reference needed input values."""
+
+
+class WorkloadRef(_Result):
+    uuid: str
+    axes: dict[str, int]
+
+
+class WorkloadSol(_Result):
+    workload: WorkloadRef
+    hardware: str
+    flops: float
+    flops_by_class: dict[str, Any]
+    """{"matrix": {precision: FLOPs}, "vector": {precision: FLOPs}, "special": ops}."""
+    bytes: int
+    """Compulsory traffic: every input read once (gathers: the rows touched), every output written once."""
+    unfused_bytes: int
+    """What the reference's ops move one by one."""
+    arithmetic_intensity: float
+    t_sol_ms: float
+    t_compute_ms: dict[str, float]
+    t_memory_ms: float
+    bound: str
+    coverage: Coverage
+    ops: Optional[list[OpRow]] = None
+
+
+def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool = False,
+                    make_inputs: InputFactory | None = None) -> list[WorkloadSol]:
+    module, folder = import_reference(problem.definition, "cpu")
+    try:
+        return [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs)
+                for workload in problem.workloads]
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpec, module, *,
+                     explain: bool = False, make_inputs: InputFactory | None = None) -> WorkloadSol:
+    recording, execution = _record(problem, workload, module, make_inputs)
+    cost = total_cost(recording)
+    needed = compulsory_bytes(recording)
+    roof = roofline(cost, needed, hardware)
+    uncovered = Counter(op.name for op in recording.ops if not op.covered)
+    coverage = Coverage(full=not uncovered and not recording.opaque_outputs, execution=execution,
+                        uncovered=[UncoveredOp(op=name, count=count, reason="no cost rule: bounded by memory only")
+                                   for name, count in sorted(uncovered.items())]
+                        + [UncoveredOp(op="<custom kernel>", count=1, reason=reason)
+                           for reason in recording.opaque_outputs])
+    rows = [OpRow(op=op.name, shapes=op.shapes, matrix_flops=sum(op.cost.matrix_flops.values()),
+                  vector_flops=sum(op.cost.vector_flops.values()), special_ops=op.cost.special_ops,
+                  bytes=op.cost.bytes_read + op.cost.bytes_written, formula=op.cost.formula, covered=op.covered)
+             for op in recording.ops if op.cost.flops or op.cost.special_ops or not op.covered] if explain else None
+    return WorkloadSol(
+        workload=WorkloadRef(uuid=workload.uuid, axes=dict(workload.axes)), hardware=hardware.id,
+        flops=cost.flops,
+        flops_by_class={"matrix": cost.matrix_flops, "vector": cost.vector_flops, "special": cost.special_ops},
+        bytes=needed, unfused_bytes=cost.bytes_read + cost.bytes_written,
+        arithmetic_intensity=arithmetic_intensity(cost.flops, needed), t_sol_ms=roof.t_sol_s * 1e3,
+        t_compute_ms={"matrix": roof.matrix_s * 1e3, "vector": roof.vector_s * 1e3, "special": roof.special_s * 1e3},
+        t_memory_ms=roof.memory_s * 1e3, bound=roof.bound, coverage=coverage, ops=rows)
+
+
+def _record(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None) -> tuple[Recording, str]:
+    """Run the reference on fake tensors; where it needs values, on real ones from `make_inputs`."""
+    if "triton" in problem.definition.reference:
+        reason = "the reference launches Triton kernels, which need real memory"
+    else:
+        try:
+            return _run_recorded_fake(problem, workload, module), "fake"
+        except Exception as error:  # data-dependent ops, kernels that need real memory: retry with real values
+            reason = f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+    if make_inputs is None:
+        raise AnalysisError(f"{problem.name}: the reference needs real input values ({reason}) and no input "
+                            "generator was given")
+    try:
+        inputs = make_inputs(problem, workload, module)
+    except SolbenchError:
+        raise
+    except Exception as error:
+        raise AnalysisError(f"{problem.name}, workload {workload.uuid}: making real inputs failed: "
+                            f"{type(error).__name__}: {error}") from None
+    try:
+        return _run_recorded(module, inputs), f"real ({reason})"
+    except Exception as error:
+        raise AnalysisError(f"{problem.name}, workload {workload.uuid}: the reference failed on real inputs: "
+                            f"{type(error).__name__}: {error}") from None
+
+
+def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recording:
+    """Shapes only. Torch logs and warns about ops that cannot run on fake tensors; the fallback handles them."""
+    import logging
+    import warnings
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    fake_logger = logging.getLogger("torch._subclasses.fake_tensor")
+    level = fake_logger.level
+    fake_logger.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings(), FakeTensorMode():
+            warnings.simplefilter("ignore")
+            return _run_recorded(module, _fake_inputs(problem, workload))
+    finally:
+        fake_logger.setLevel(level)
+
+
+def _run_recorded(module, inputs: list) -> Recording:
+    import torch
+
+    recorder = OpRecorder(inputs)
+    with torch.no_grad(), recorder:
+        returned = module.run(*inputs)
+    outputs = list(returned.values()) if isinstance(returned, dict) else \
+        list(returned) if isinstance(returned, (tuple, list)) else [returned]
+    return recorder.finish([o for o in outputs if isinstance(o, torch.Tensor)])
+
+
+def _fake_inputs(problem: Problem, workload: Workload) -> list:
+    """Inputs with the workload's shapes and dtypes and no data (created inside a FakeTensorMode)."""
+    import torch
+
+    axes = problem.axes_of(workload)
+    values = []
+    for name, tensor in problem.definition.inputs.items():
+        descriptor = workload.inputs[name]
+        dtype = lookup_dtype(tensor.dtype)
+        if tensor.shape is None:
+            values.append(descriptor.value if isinstance(descriptor, ScalarInput) else
+                          (1.0 if dtype.is_floating else 1))
+        else:
+            values.append(torch.empty(problem.definition.shape_of(tensor, axes), dtype=dtype.torch_dtype()))
+    return values

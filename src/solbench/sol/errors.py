@@ -1,0 +1,7 @@
+"""Errors of the speed-of-light analyzer."""
+
+from solbench.errors import SolbenchError
+
+
+class AnalysisError(SolbenchError):
+    """The reference could not be analysed at all (it failed even on real inputs)."""

@@ -1,0 +1,35 @@
+"""The roofline: T_SOL as the slowest of the units working in parallel and the memory system."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solbench.hardware.spec import HardwareSpec
+from solbench.sol.costs import OpCost
+
+
+@dataclass(frozen=True)
+class Roofline:
+    matrix_s: float
+    vector_s: float
+    special_s: float
+    memory_s: float
+
+    @property
+    def t_sol_s(self) -> float:
+        return max(self.matrix_s, self.vector_s, self.special_s, self.memory_s)
+
+    @property
+    def bound(self) -> str:
+        """The roof that decides T_SOL: memory, matrix, vector or special."""
+        times = {"memory": self.memory_s, "matrix": self.matrix_s, "vector": self.vector_s, "special": self.special_s}
+        return max(times, key=times.get)
+
+
+def roofline(cost: OpCost, compulsory_bytes: int, hardware: HardwareSpec) -> Roofline:
+    """Units overlap, so the lower bound is the maximum of their times, never their sum."""
+    matrix = sum(flops / hardware.matrix_rate(precision)[0] for precision, flops in cost.matrix_flops.items())
+    vector = sum(flops / hardware.vector_rate(precision) for precision, flops in cost.vector_flops.items())
+    special = cost.special_ops / hardware.special_ops_per_s
+    memory = compulsory_bytes / hardware.memory_bandwidth_bytes_per_s
+    return Roofline(matrix_s=matrix, vector_s=vector, special_s=special, memory_s=memory)
