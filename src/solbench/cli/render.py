@@ -59,3 +59,50 @@ def status_counts(traces: list[Trace]) -> str:
     for trace in traces:
         counts[trace.evaluation.status.value] = counts.get(trace.evaluation.status.value, 0) + 1
     return ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
+
+
+def sol_table(results, title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in ("workload", "axes", "GFLOP", "MB", "FLOP/B", "T_SOL", "bound", "coverage"):
+        table.add_column(column, no_wrap=column in ("workload", "T_SOL"))
+    for result in results:
+        coverage = "full" if result.coverage.full else "missing: " + ", ".join(
+            u.op for u in result.coverage.uncovered)
+        if result.coverage.execution != "fake":
+            coverage += " (ran on real inputs)"
+        table.add_row(result.workload.uuid, " ".join(f"{k}={v}" for k, v in result.workload.axes.items()),
+                      f"{result.flops / 1e9:.3f}", f"{result.bytes / 1e6:.3f}", f"{result.arithmetic_intensity:.1f}",
+                      format_ms(result.t_sol_ms), result.bound, coverage)
+    return table
+
+
+def explain_table(result) -> Table:
+    table = Table(title=f"{result.workload.uuid}: ops (unfused bytes {result.unfused_bytes / 1e6:.3f} MB, "
+                        f"compulsory {result.bytes / 1e6:.3f} MB)", title_justify="left")
+    for column in ("op", "operands", "matrix FLOP", "vector FLOP", "special", "bytes", "formula"):
+        table.add_column(column, overflow="fold")
+    for row in result.ops or []:
+        style = "" if row.covered else "red"
+        table.add_row(f"[{style}]{row.op}[/{style}]" if style else row.op, row.shapes, f"{row.matrix_flops:.4g}",
+                      f"{row.vector_flops:.4g}", f"{row.special_ops:.4g}", f"{row.bytes:,}", row.formula)
+    return table
+
+
+def score_tables(report) -> Group:
+    workloads = Table(title=f"SOL scores on {report.hardware}", title_justify="left")
+    for column in ("problem", "workload", "status", "T_k", "T_b", "T_SOL", "S", "note"):
+        workloads.add_column(column, overflow="fold")
+    for w in report.workloads:
+        workloads.add_row(w.definition, w.workload, w.status, format_ms(w.t_kernel_ms), format_ms(w.t_baseline_ms),
+                          format_ms(w.t_sol_ms), f"{w.score:.3f}", ("IMPLAUSIBLE " if w.implausible else "") + w.note)
+    problems = Table(title="per problem (mean over workloads, failures count 0)", title_justify="left")
+    for column in ("problem", "passed", "S"):
+        problems.add_column(column)
+    for p in report.problems:
+        problems.add_row(p.definition, f"{p.passed}/{p.workloads}", f"{p.score:.3f}")
+    sets = Table(title="per set", title_justify="left")
+    sets.add_column("set")
+    sets.add_column("S")
+    for name, value in report.sets.items():
+        sets.add_row(name, f"{value:.3f}")
+    return Group(workloads, problems, sets)

@@ -177,7 +177,8 @@ ANALYSIS_SEED = 0
 """Analysis inputs are fixed: T_SOL must not change from one run to the next."""
 
 
-def inputs_for_analysis(problem: Problem, workload: Workload, reference_module: Any) -> list:
+def inputs_for_analysis(problem: Problem, workload: Workload, reference_module: Any,
+                        data_roots: tuple[Path, ...] = ()) -> list:
     """Real CPU inputs for the speed-of-light analyzer, for references whose work depends on values."""
     axes = problem.axes_of(workload)
-    return generate_inputs(InputContext(problem, workload, axes, "cpu"), ANALYSIS_SEED, reference_module)
+    return generate_inputs(InputContext(problem, workload, axes, "cpu", data_roots), ANALYSIS_SEED, reference_module)

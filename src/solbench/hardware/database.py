@@ -89,7 +89,8 @@ def _derive_locked_clock(device: DeviceFile) -> HardwareSpec:
     tensor = {p: v * locked / tensor_clock for p, v in base.tensor_flops.items()}
     vector = {p: v * locked / boost for p, v in base.vector_flops.items()}
     scale_note = f"derived: {base.id} x {locked:g} MHz / quoted clock ({tensor_clock:g} MHz tensor, {boost:g} MHz CUDA core)"
-    sources = {key: f"{scale_note}; {value}" for key, value in base.sources.items()}
+    scaled = ("tensor.", "cuda_core.", "special")
+    sources = {key: f"{scale_note}; {value}" if key.startswith(scaled) else value for key, value in base.sources.items()}
     sources["locked_sm_clock_mhz"] = device.locked_sm_clock_mhz.source
     return HardwareSpec(id=device.id, name=device.name, kind=base.kind,
                         memory_bandwidth_bytes_per_s=base.memory_bandwidth_bytes_per_s, tensor_flops=tensor,

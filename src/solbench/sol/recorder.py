@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
-from solbench.sol.rules import GATHER_OPS, POINTWISE_COST, OpCall, io_bytes, rule_for
+from solbench.sol.rules import GATHER_OPS, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
 
 # Ops whose output carries the precision its main input came from.
 _PASS_THROUGH = {"_to_copy", "copy", "clone", "contiguous", "expand", "repeat", "repeat_interleave", "cat",
@@ -126,15 +126,15 @@ class OpRecorder(_dispatch_mode_base()):
     def _propagate(self, name, func, args, kwargs, outputs) -> None:
         import torch
 
-        sources = [a for a in args if isinstance(a, torch.Tensor)]
-        if name == "index" and len(args) > 0:
-            sources = [args[0]]
+        sources = [a for a in flatten(args) if isinstance(a, torch.Tensor)]  # cat/stack take lists
+        if name in ("index", "_unsafe_index") and len(args) > 1:
+            # A table lookup's values carry the information of its indices (e.g. 4-bit codes -> E2M1 values).
+            sources = [args[0]] + [a for a in args[1] if isinstance(a, torch.Tensor)]
         for out in outputs:
             root = self._root.get(id(sources[0])) if func.is_view and sources else None
             if name in _PASS_THROUGH or torch.Tag.pointwise in func.tags or name in POINTWISE_COST:
                 same_size = [s for s in sources if s.numel() == out.numel()] or sources
-                origins = [self.origin_of(s) for s in same_size if s.dtype.is_floating_point or
-                           precision_of(s.dtype) == "int8"]
+                origins = [self.origin_of(s) for s in same_size if self.origin_of(s) not in ("int", "bool")]
                 origin = min(origins, key=lambda p: PRECISION_RANK.get(p, 3)) if origins else precision_of(out.dtype)
                 if PRECISION_RANK.get(precision_of(out.dtype), 3) < PRECISION_RANK.get(origin, 3):
                     origin = precision_of(out.dtype)

@@ -37,17 +37,18 @@ def _bytes(tensor) -> int:
 def io_bytes(call: OpCall) -> tuple[int, int]:
     import torch
 
-    read = sum(_bytes(a) for a in _flat(call.args) if isinstance(a, torch.Tensor))
-    read += sum(_bytes(a) for a in _flat(list(call.kwargs.values())) if isinstance(a, torch.Tensor))
+    read = sum(_bytes(a) for a in flatten(call.args) if isinstance(a, torch.Tensor))
+    read += sum(_bytes(a) for a in flatten(list(call.kwargs.values())) if isinstance(a, torch.Tensor))
     written = sum(_bytes(o) for o in call.outputs)
     return read, written
 
 
-def _flat(values) -> list:
+def flatten(values) -> list:
+    """Nested lists and tuples of arguments as one flat list."""
     flat = []
     for value in values:
         if isinstance(value, (list, tuple)):
-            flat.extend(_flat(value))
+            flat.extend(flatten(value))
         else:
             flat.append(value)
     return flat

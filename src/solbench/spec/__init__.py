@@ -7,12 +7,12 @@ from solbench.spec.packaging import reference_solution
 from solbench.spec.problem import Problem, check_data_files, find_data_file, load_problem, load_solution
 from solbench.spec.solution import Language, Solution
 from solbench.spec.trace import (CheckOutcome, Correctness, Environment, Evaluation, EvaluationDetails,
-                                 EvaluationStatus, Performance, TimingSummary, Trace)
+                                 EvaluationStatus, Performance, SolRecord, TimingSummary, Trace)
 from solbench.spec.workload import Tolerance, Workload
 
 __all__ = [
     "CheckOutcome", "ConstraintError", "Correctness", "DTYPES", "DType", "Definition", "Environment",
     "Evaluation", "EvaluationDetails", "EvaluationStatus", "Language", "MissingDataError", "Performance",
-    "Problem", "Solution", "SpecError", "TensorSpec", "TimingSummary", "Tolerance", "Trace", "Workload",
+    "Problem", "SolRecord", "Solution", "SpecError", "TensorSpec", "TimingSummary", "Tolerance", "Trace", "Workload",
     "check_data_files", "find_data_file", "load_problem", "load_solution", "lookup_dtype", "reference_solution",
 ]

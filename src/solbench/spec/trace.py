@@ -87,6 +87,20 @@ class TimingSummary(_Record):
     warnings: list[str] = Field(default_factory=list)
 
 
+class SolRecord(_Record):
+    """Speed of light and SOL score of this workload on `hardware` (solbench eval --hardware)."""
+
+    hardware: str
+    t_sol_ms: float
+    bound: str
+    coverage_full: bool
+    score: Optional[float] = None
+    baseline_ms: Optional[float] = None
+    baseline_source: Optional[str] = None
+    implausible: bool = False
+    """The measured latency is below T_SOL: faster than the hardware allows."""
+
+
 class EvaluationDetails(_Record):
     """solbench's own record, beside the upstream fields."""
 
@@ -105,6 +119,7 @@ class EvaluationDetails(_Record):
     input_seed: Optional[int] = None
     """Revealed after the run so a failure can be reproduced; a new run draws a new one."""
     confinement: dict[str, Any] = Field(default_factory=dict)
+    sol: Optional[SolRecord] = None
 
 
 class Evaluation(_Record):

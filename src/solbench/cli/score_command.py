@@ -1,0 +1,35 @@
+"""`solbench score`: SOL scores per workload, problem and set from a traces file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from solbench.cli.common import UsageError
+
+
+def score_traces(
+    traces_file: Path = typer.Argument(..., help="JSONL traces (solbench eval -o FILE)."),
+    hardware: str = typer.Option(..., "--hardware", "-H", help="Hardware the traces were measured on."),
+    baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON (T_b per workload)."),
+    problems: list[Path] = typer.Option([], "--problems", help="Folder of problem folders, for traces without T_SOL."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Score traces: T_SOL from the trace (eval --hardware) or by analysing the problem; T_b from --baselines
+    or the reference timed in the same run."""
+    from solbench.evaluate.sol_scoring import score_trace_file
+
+    if not traces_file.exists():
+        raise UsageError(f"{traces_file}: file not found")
+    report = score_trace_file(traces_file, hardware, baselines, problems)
+    if json_output:
+        print(json.dumps(report.as_json()))
+        return
+    from rich.console import Console
+
+    from solbench.cli.render import score_tables
+
+    Console().print(score_tables(report))

@@ -1,0 +1,41 @@
+"""`solbench sol`: T_SOL of every workload of a problem on a given hardware."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def speed_of_light(
+    problem_dir: Path = typer.Argument(..., help="Problem folder holding definition.json and workload.jsonl."),
+    hardware: str = typer.Option(..., "--hardware", "-H", help="Hardware id (see `solbench hw list`) or `local`."),
+    json_output: bool = typer.Option(False, "--json", help="Print only a JSON array, one object per workload."),
+    explain: bool = typer.Option(False, "--explain", help="Per-op table with the formula behind each number."),
+    data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
+) -> None:
+    """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
+    from functools import partial
+
+    from solbench.evaluate.inputs import inputs_for_analysis
+    from solbench.hardware import lookup
+    from solbench.sol import analyze_problem
+    from solbench.spec import load_problem
+
+    problem = load_problem(problem_dir)
+    spec = lookup(hardware)
+    results = analyze_problem(problem, spec, explain=explain,
+                              make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)))
+    if json_output:
+        print(json.dumps([r.model_dump(mode="json", exclude_none=True) for r in results]))
+        return
+    from rich.console import Console
+
+    from solbench.cli.render import explain_table, sol_table
+
+    console = Console()
+    console.print(sol_table(results, f"{problem.name} on {spec.id}"))
+    if explain:
+        for result in results:
+            console.print(explain_table(result))

@@ -1,0 +1,110 @@
+"""`solbench hw`, `solbench sol`, `solbench score` and `solbench eval --hardware`, through real processes."""
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from conftest import solution_dict
+from solbench.hardware.probe import ProbeResult, cpu_model
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def solbench(*args, env=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def probed_home(tmp_path):
+    """A stored probe of this CPU with round numbers, so `--hardware local` works without probing."""
+    home = tmp_path / "home"
+    (home / "hardware").mkdir(parents=True)
+    result = ProbeResult(cpu_model=cpu_model(), cores=2, cache_bytes={"L3": 32 << 20},
+                         bandwidth_bytes_per_s={"read": 20e9}, matmul_flops={"float32": 100e9, "float64": 50e9,
+                                                                             "bfloat16": 200e9, "float16": 100e9})
+    (home / "hardware" / "local.json").write_text(json.dumps(asdict(result)))
+    return {"SOLBENCH_HOME": str(home)}
+
+
+def test_hw_list_and_show():
+    listing = solbench("hw", "list", "--json")
+    assert listing.returncode == 0 and "H200" in [d["id"] for d in json.loads(listing.stdout)]
+    shown = solbench("hw", "show", "b200_locked", "--json")
+    spec = json.loads(shown.stdout)
+    assert spec["id"] == "B200_1500MHz" and spec["sources"]["tensor.bfloat16"]
+    unknown = solbench("hw", "show", "TPUv9")
+    assert unknown.returncode == 2 and "unknown hardware 'TPUv9'" in unknown.stderr
+
+
+def test_sol_json_contract_and_explain():
+    result = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "H200", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert len(rows) == 4
+    for row in rows:
+        assert {"workload", "flops", "bytes", "t_sol_ms", "bound"} <= set(row)
+        assert set(row["workload"]) == {"uuid", "axes"} and row["bound"] == "memory"
+    # hidden 2048 fp32: read x and weight, write y
+    b512 = rows[3]
+    assert b512["bytes"] == 512 * 2048 * 4 * 2 + 2048 * 4
+    assert b512["t_sol_ms"] == pytest.approx(b512["bytes"] / 4.8e12 * 1e3)
+    explained = solbench("sol", ROOT / "examples" / "rmsnorm", "-H", "h200", "--explain", env={"COLUMNS": "250"})
+    assert explained.returncode == 0 and "rsqrt" in explained.stdout and "per element" in explained.stdout
+
+
+def test_sol_local_needs_a_probe(tmp_path):
+    result = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local",
+                      env={"SOLBENCH_HOME": str(tmp_path / "empty")})
+    assert result.returncode == 2 and "run `solbench hw probe` first" in result.stderr
+
+
+def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_add_problem, tmp_path, probed_home):
+    solution = tmp_path / "solution.json"
+    solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
+    traces_file = tmp_path / "traces.jsonl"
+    result = solbench("eval", vector_add_problem, "--solution", solution, "--json", "--budget", "0.1",
+                      "--hardware", "local", "-o", traces_file, env=probed_home)
+    assert result.returncode == 0, result.stderr
+    for trace in json.loads(result.stdout):
+        sol = trace["evaluation"]["solbench"]["sol"]
+        assert sol["hardware"] == "local" and sol["bound"] == "memory" and sol["coverage_full"]
+        assert sol["t_sol_ms"] == pytest.approx(trace["workload"]["axes"]["N"] * 12 / 20e9 * 1e3)
+        assert 0 <= sol["score"] <= 1 and sol["baseline_source"] == "reference timed in the same run"
+    scored = solbench("score", traces_file, "--hardware", "local", "--json", env=probed_home)
+    assert scored.returncode == 0, scored.stderr
+    report = json.loads(scored.stdout)
+    assert [p["definition"] for p in report["problems"]] == ["vector_add"]
+    assert report["sets"] == {"all": pytest.approx(report["problems"][0]["score"])}
+
+
+def test_score_analyses_problems_for_traces_without_t_sol(vector_add_problem, tmp_path):
+    solution = tmp_path / "solution.json"
+    solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
+    traces_file = tmp_path / "traces.jsonl"
+    assert solbench("eval", vector_add_problem, "--solution", solution, "--budget", "0.05", "-o",
+                    traces_file).returncode == 0
+    baselines = tmp_path / "baselines.json"
+    baselines.write_text(json.dumps({"version": 1, "baselines": [
+        {"definition": "vector_add", "workload": "n1000", "hardware": "H200", "latency_ms": 0.01, "source": "test"}]}))
+    scored = solbench("score", traces_file, "-H", "H200", "--baselines", baselines, "--problems",
+                      vector_add_problem.parent, "--json")
+    assert scored.returncode == 0, scored.stderr
+    workloads = {w["workload"]: w for w in json.loads(scored.stdout)["workloads"]}
+    assert workloads["n1000"]["baseline_source"] == "test" and workloads["n1000"]["t_sol_ms"] > 0
+    assert workloads["n4099"]["baseline_source"] == "reference timed in the same run"
+    assert scored.stdout and "per set" in solbench("score", traces_file, "-H", "H200", "--problems",
+                                                   vector_add_problem.parent).stdout
+
+
+@pytest.mark.slow
+def test_hw_probe_measures_and_stores(tmp_path):
+    result = solbench("hw", "probe", env={"SOLBENCH_HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert "GB/s" in result.stdout and (tmp_path / "hardware" / "local.json").exists()
+    assert solbench("hw", "show", "local", env={"SOLBENCH_HOME": str(tmp_path)}).returncode == 0

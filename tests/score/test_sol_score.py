@@ -1,0 +1,55 @@
+"""The bounded SOL score, aggregation and baselines."""
+
+import json
+
+import pytest
+
+from solbench.score import (Baseline, ScoreError, WorkloadScore, by_problem, by_set, load_baselines, save_baselines,
+                            sol_score)
+
+
+@pytest.mark.parametrize("t_kernel, t_baseline, t_sol, expected", [
+    (2.0, 2.0, 1.0, 0.5),      # matches the baseline
+    (1.0, 2.0, 1.0, 1.0),      # at the speed of light
+    (1.5, 2.0, 1.0, 2 / 3),    # halfway from baseline to SOL: (2-1)/((1.5-1)+(2-1))
+    (11.0, 2.0, 1.0, 1 / 11),  # ten times slower than the baseline's distance
+])
+def test_score_formula(t_kernel, t_baseline, t_sol, expected):
+    result = sol_score(t_kernel, t_baseline, t_sol)
+    assert result.score == pytest.approx(expected) and not result.implausible
+
+
+def test_faster_than_light_is_flagged():
+    result = sol_score(0.5, 2.0, 1.0)
+    assert result.implausible and result.score == 1.0 and "below T_SOL" in result.note
+
+
+def test_baseline_at_the_speed_of_light():
+    assert sol_score(1.0, 1.0, 1.0).score == 0.5
+    assert sol_score(1.2, 1.0, 1.0).score == 0.0
+
+
+def _score(definition, workload, score, status="PASSED"):
+    return WorkloadScore(definition=definition, workload=workload, status=status, score=score, t_kernel_ms=1.0,
+                         t_baseline_ms=2.0, t_sol_ms=0.5, baseline_source="test")
+
+
+def test_problem_and_set_means_count_failures_as_zero():
+    scores = [_score("a", "1", 0.8), _score("a", "2", 0.0, status="RUNTIME_ERROR"), _score("b", "1", 0.5)]
+    problems = by_problem(scores)
+    assert [(p.definition, p.score, p.passed, p.workloads) for p in problems] == [("a", 0.4, 1, 2), ("b", 0.5, 1, 1)]
+    assert by_set(problems, lambda name: "L1") == {"L1": pytest.approx(0.45)}
+
+
+def test_baselines_round_trip_and_bad_files(tmp_path):
+    path = tmp_path / "baselines.json"
+    save_baselines(path, [Baseline(definition="d", workload="w", hardware="H200", latency_ms=1.5)], "today", "0.1.0")
+    baselines = load_baselines(path)
+    assert baselines.get("d", "w", "h200").latency_ms == 1.5 and baselines.get("d", "w", "B200") is None
+    path.write_text(json.dumps({"version": 1, "baselines": [{"definition": "d", "workload": "w", "hardware": "x",
+                                                             "latency_ms": -1}]}))
+    with pytest.raises(ScoreError, match=r"baselines\.0\.latency_ms: Input should be greater than 0"):
+        load_baselines(path)
+    path.write_text(json.dumps({"version": 9, "baselines": []}))
+    with pytest.raises(ScoreError, match="version 9 is not supported"):
+        load_baselines(path)
