@@ -16,13 +16,26 @@ def _result(**overrides):
 
 
 def test_spec_from_probe_takes_the_best_rates():
-    spec = spec_from_probe(_result())
+    spec = spec_from_probe(_result(isa_flops={"float32": 80e9, "bfloat16": 3000e9}))
     assert spec.kind == "cpu" and spec.id == "local"
     assert spec.memory_bandwidth_bytes_per_s == 25e9  # best kernel
-    assert spec.tensor_flops["bfloat16"] == 100e9  # a slow bf16 path can always convert and run at fp32
+    assert spec.matrix_rate("float32")[0] == 100e9  # measured beat the (too low) peak
+    assert spec.tensor_flops["bfloat16"] == 3000e9  # the instruction-set peak beats the measured 1 GFLOP/s
     assert spec.tensor_flops["float16"] == 400e9
-    assert spec.matrix_rate("float32")[0] == 100e9
+    assert spec.tensor_flops["int8"] == 100e9  # no figure at all: converts and runs at fp32
     assert "best kernel: read" in spec.sources["memory_bandwidth_bytes_per_s"]
+    assert "instruction-set peak" in spec.sources["tensor.bfloat16"]
+
+
+def test_instruction_set_peaks():
+    from solbench.hardware.probe import isa_peaks
+
+    peaks = isa_peaks({"avx512f", "amx_bf16", "amx_int8", "avx512_fp16"}, cores=2, clock_mhz=4000)
+    assert peaks["float32"][0] == 2 * 64 * 4e9  # 2 FMA ports x 16 lanes x 2 FLOPs
+    assert peaks["float64"][0] == 2 * 32 * 4e9
+    assert peaks["bfloat16"][0] == 2 * 2048 * 4e9 and "AMX" in peaks["bfloat16"][1]
+    assert peaks["int8"][0] == 2 * 4096 * 4e9
+    assert isa_peaks({"avx2", "fma"}, cores=1, clock_mhz=1000)["float32"][0] == 32 * 1e9
 
 
 def test_probe_results_round_trip_and_belong_to_this_cpu(tmp_path):

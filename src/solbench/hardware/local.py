@@ -41,18 +41,30 @@ def load_probe(path: Path | None = None) -> ProbeResult:
 
 
 def spec_from_probe(result: ProbeResult) -> HardwareSpec:
-    """Matrix work of any float dtype may run at the fp32 rate (convert, multiply): the rate is the best of both."""
-    fp32 = result.matmul_flops["float32"]
-    tensor = {dtype: max(rate, fp32) for dtype, rate in result.matmul_flops.items() if dtype != "float64"}
-    tensor["float64"] = result.matmul_flops["float64"]
-    for narrow in ("float8", "float4", "int8"):
-        tensor[narrow] = max(tensor.get("bfloat16", fp32), tensor.get("float16", fp32))
-    vector = {"float32": fp32, "float64": result.matmul_flops["float64"]}
+    """Per dtype, the larger of the measured matmul rate and the instruction-set peak.
+
+    Any float matrix work may also convert and run at the fp32 rate, so no dtype is slower than fp32.
+    """
+    def best(dtype: str) -> tuple[float, str]:
+        measured = result.matmul_flops.get(dtype, 0.0)
+        peak = result.isa_flops.get(dtype, 0.0)
+        if peak >= measured and peak:
+            return peak, f"instruction-set peak: {result.isa_formulas.get(dtype, '')} (measured {measured / 1e9:.0f} GFLOP/s)"
+        return measured, f"measured best square matmul (instruction-set peak {peak / 1e9:.0f} GFLOP/s)"
+
+    rates = {dtype: best(dtype) for dtype in ("float32", "float64", "bfloat16", "float16", "int8")}
+    fp32 = rates["float32"][0]
+    tensor = {dtype: max(rate, fp32) if dtype != "float64" else rate for dtype, (rate, _) in rates.items()}
+    tensor["float8"] = tensor["float4"] = max(tensor["bfloat16"], tensor["float16"])
+    vector = {"float32": fp32, "float64": tensor["float64"]}
     bandwidth_kernel = max(result.bandwidth_bytes_per_s, key=result.bandwidth_bytes_per_s.get)
-    measured = f"measured by `solbench hw probe` on {result.cpu_model}"
-    sources = {"memory_bandwidth_bytes_per_s": f"{measured} (best kernel: {bandwidth_kernel})",
-               **{f"tensor.{d}": f"{measured} (best square matmul)" for d in tensor},
-               "cuda_core.float32": f"{measured} (elementwise work cannot beat the fp32 FMA rate of a large matmul)",
+    where = f"`solbench hw probe` on {result.cpu_model}"
+    sources = {"memory_bandwidth_bytes_per_s": f"measured by {where} (best kernel: {bandwidth_kernel})",
+               **{f"tensor.{d}": f"{source} ({where})" for d, (_, source) in rates.items()},
+               "tensor.float8": "no fp8 matrix unit: converts to the faster of bf16 and fp16",
+               "tensor.float4": "no fp4 matrix unit: converts to the faster of bf16 and fp16",
+               "cuda_core.float32": f"elementwise work cannot beat the fp32 FMA peak: {rates['float32'][1]}",
+               "cuda_core.float64": rates["float64"][1],
                "special": f"fp32 rate / {EMULATED_TRANSCENDENTAL_FLOPS} (vectorised polynomial transcendentals)"}
     return HardwareSpec(id="local", name=f"local CPU: {result.cpu_model} ({result.cores} cores)", kind="cpu",
                         memory_bandwidth_bytes_per_s=result.bandwidth_bytes_per_s[bandwidth_kernel],

@@ -1,9 +1,9 @@
 """Measuring the local CPU as hardware: memory bandwidth, matrix throughput per dtype, caches.
 
-The CPU's speed of light is empirical: the best rates this machine shows. Bandwidth is the best
-of several STREAM-style kernels on arrays far larger than the last-level cache; FLOP/s is the best
-large matrix product per dtype. Both are what an excellent kernel could at least reach, so a
-T_SOL built from them stays a lower bound for the kernels PyTorch itself runs.
+Bandwidth is the best of several STREAM-style kernels on arrays far larger than the last-level
+cache. Compute has two figures per dtype: the best large matrix product measured, and the
+instruction-set peak (cores x FLOPs per cycle x clock, see `isa_peaks`). Measured rates vary
+from run to run and an excellent kernel can beat PyTorch's, so T_SOL takes the larger of the two.
 """
 
 from __future__ import annotations
@@ -19,6 +19,13 @@ MATRIX_DTYPES = ("float32", "float64", "bfloat16", "float16")
 _TARGET_SECONDS = 0.2
 
 
+TURBO_ALLOWANCE = 2.0
+"""Where the OS gives no maximum clock (virtual machines show the nominal one), turbo is assumed to
+reach at most twice the reported clock, so that the instruction-set peak stays an upper bound."""
+FMA_PORTS = 2
+"""Vector FMA units per core: two on current server cores (one on some client parts; two errs high)."""
+
+
 @dataclass
 class ProbeResult:
     cpu_model: str
@@ -27,6 +34,9 @@ class ProbeResult:
     bandwidth_bytes_per_s: dict[str, float]
     matmul_flops: dict[str, float]
     matmul_sizes: dict[str, int] = field(default_factory=dict)
+    isa_flops: dict[str, float] = field(default_factory=dict)
+    """Instruction-set peak per dtype: cores x FLOPs per cycle x clock."""
+    isa_formulas: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -37,6 +47,50 @@ def cpu_model() -> str:
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
+
+
+def cpu_flags() -> set[str]:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith(("flags", "Features")):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def max_clock_mhz() -> tuple[float, str]:
+    """The highest clock a core may run at, and where that figure comes from."""
+    path = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    if path.exists():
+        return int(path.read_text()) / 1000, "cpufreq cpuinfo_max_freq"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("cpu MHz"):
+                nominal = float(line.split(":", 1)[1])
+                return nominal * TURBO_ALLOWANCE, f"{TURBO_ALLOWANCE:g} x the reported {nominal:.0f} MHz"
+    return 5000.0, "no clock reported: 5 GHz assumed"
+
+
+def isa_peaks(flags: set[str], cores: int, clock_mhz: float) -> dict[str, tuple[float, str]]:
+    """Peak FLOP/s per dtype from the instruction set: matrix engines (AMX) where present, else SIMD FMAs."""
+    lanes = 16 if "avx512f" in flags else 8 if {"avx2", "fma"} <= flags else 4
+    simd = lanes * 2 * FMA_PORTS  # fp32 FLOPs per cycle per core
+    per_cycle = {"float32": (simd, f"{FMA_PORTS} FMA ports x {lanes} fp32 lanes x 2"),
+                 "float64": (simd // 2, f"{FMA_PORTS} FMA ports x {lanes // 2} fp64 lanes x 2")}
+    if "amx_bf16" in flags:
+        per_cycle["bfloat16"] = (2048, "AMX: 1024 bf16 MACs per cycle x 2")
+    elif "avx512_bf16" in flags:
+        per_cycle["bfloat16"] = (4 * simd, "AVX512-BF16 dot products: 2x fp32 lanes x 2 products")
+    if "amx_fp16" in flags:
+        per_cycle["float16"] = (2048, "AMX: 1024 fp16 MACs per cycle x 2")
+    elif "avx512_fp16" in flags:
+        per_cycle["float16"] = (2 * simd, "AVX512-FP16: 2x fp32 lanes")
+    if "amx_int8" in flags:
+        per_cycle["int8"] = (4096, "AMX: 2048 int8 MACs per cycle x 2")
+    hertz = clock_mhz * 1e6
+    return {dtype: (cores * flops * hertz, f"{cores} cores x {flops} FLOP/cycle ({how}) x {clock_mhz:.0f} MHz")
+            for dtype, (flops, how) in per_cycle.items()}
 
 
 def cache_sizes() -> dict[str, int]:
@@ -109,6 +163,10 @@ def probe(progress: Callable[[str], None] = lambda message: None) -> ProbeResult
     for dtype in MATRIX_DTYPES:
         progress(f"matrix products in {dtype}")
         flops[dtype], sizes[dtype] = measure_matmul(dtype)
-    return ProbeResult(cpu_model=cpu_model(), cores=os.cpu_count() or 1, cache_bytes=caches,
-                       bandwidth_bytes_per_s=bandwidth, matmul_flops=flops, matmul_sizes=sizes,
+    cores = os.cpu_count() or 1
+    clock, clock_source = max_clock_mhz()
+    peaks = isa_peaks(cpu_flags(), cores, clock)
+    return ProbeResult(cpu_model=cpu_model(), cores=cores, cache_bytes=caches, bandwidth_bytes_per_s=bandwidth,
+                       matmul_flops=flops, matmul_sizes=sizes, isa_flops={d: p for d, (p, _) in peaks.items()},
+                       isa_formulas={d: f"{formula}; clock: {clock_source}" for d, (_, formula) in peaks.items()},
                        seconds=time.monotonic() - started)
