@@ -213,3 +213,54 @@ def test_ops_without_a_rule_are_reported_not_free(tmp_path):
     assert not result.coverage.full
     assert {u.op for u in result.coverage.uncovered} & {"linalg_inv_ex", "linalg_lu_factor_ex", "linalg_solve_ex"}
     assert result.t_sol_ms >= result.bytes / 1e12 * 1e3  # still bounded by memory
+
+
+def test_grouped_mm_counts_each_row_once(tmp_path):
+    """MoE-style: 96 routed rows, each multiplied by its expert's [K, N] matrix, however the rows split."""
+    reference = ("import torch\ndef run(x, w, offsets):\n"
+                 "    return torch._grouped_mm(x, w, offs=offsets)\n")
+    axes = {"rows": {"type": "const", "value": 96}, "experts": {"type": "const", "value": 4},
+            "k": {"type": "const", "value": 64}, "n": {"type": "const", "value": 32}}
+    inputs = {"x": {"shape": ["rows", "k"], "dtype": "bfloat16"},
+              "w": {"shape": ["experts", "k", "n"], "dtype": "bfloat16"},
+              "offsets": {"shape": ["experts"], "dtype": "int32"}}
+    result = analyze(tmp_path, inputs, {"y": {"shape": ["rows", "n"], "dtype": "bfloat16"}}, reference, axes=axes)
+    assert result.flops_by_class["matrix"] == {"bfloat16": 2 * 96 * 64 * 32}
+
+
+def test_an_output_returned_twice_is_written_once(tmp_path):
+    result = analyze(tmp_path, {"x": t([256])}, {"a": t([256]), "b": t([256])},
+                     "def run(x):\n    y = x * 2\n    return y, y\n")
+    assert result.bytes == 256 * 4 * 2
+
+
+MANUAL_CAUSAL = """
+import math
+import torch
+
+def run(q, k, v):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    length = q.shape[-2]
+    mask = torch.triu(torch.ones(length, length, dtype=torch.bool, device=q.device), diagonal=1)
+    probs = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+    return probs @ v
+"""
+
+MANUAL_CAUSAL_BIAS = """
+import torch
+
+def run(q, k, v):
+    length = q.shape[-2]
+    bias = torch.triu(torch.full((length, length), float("-inf"), dtype=q.dtype, device=q.device), diagonal=1)
+    return torch.softmax(q @ k.transpose(-2, -1) * 0.125 + bias, dim=-1) @ v
+"""
+
+
+@pytest.mark.parametrize("reference", [MANUAL_CAUSAL, MANUAL_CAUSAL_BIAS])
+def test_hand_written_causal_mask_counts_only_the_kept_pairs(tmp_path, reference):
+    """T_SOL must stay a lower bound for a kernel that skips masked blocks: same pairs as is_causal=True."""
+    heads, length, dim = 4, 64, 32
+    result = analyze(tmp_path, {n: t([1, heads, length, dim], "float16") for n in "qkv"},
+                     {"o": t([1, heads, length, dim], "float16")}, reference)
+    pairs = length * (length + 1) // 2
+    assert result.flops_by_class["matrix"]["float16"] == pytest.approx(2 * heads * pairs * 2 * dim)

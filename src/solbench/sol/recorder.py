@@ -9,10 +9,11 @@ tracks what cost rules cannot see locally: which precision each tensor's values 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
+from solbench.sol.masks import MaskTracker
 from solbench.sol.rules import GATHER_OPS, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
 
 # Ops whose output carries the precision its main input came from.
@@ -57,6 +58,7 @@ class OpRecorder(_dispatch_mode_base()):
         import torch
 
         self.recording = Recording()
+        self.masks = MaskTracker()
         self._keep: list[Any] = []  # keeps tensors alive so their id() stays theirs
         self._origin: dict[int, str] = {}
         self._root: dict[int, int] = {}
@@ -102,8 +104,26 @@ class OpRecorder(_dispatch_mode_base()):
             cost, covered = rule(call), True
         shapes = " ".join(f"{list(a.shape)}:{str(a.dtype).removeprefix('torch.')}" for a in args
                           if isinstance(a, torch.Tensor))
+        index = len(self.recording.ops)
         self.recording.ops.append(RecordedOp(name=name, cost=cost, shapes=shapes, covered=covered))
+        self._apply_masks(name, args, kwargs, outputs, index)
         return result
+
+    def _apply_masks(self, name, args, kwargs, outputs, index) -> None:
+        """Scale matrix work by the share of attention pairs a hand-written triangular mask keeps."""
+        factor = self.masks.operand_factor(name, args)
+        if factor < 1:
+            self._scale_op(index, factor, "operand is masked attention probabilities")
+        masked = self.masks.observe(name, args, kwargs, outputs, index)
+        if masked is not None:
+            self._scale_op(*masked, "its scores are masked afterwards")
+
+    def _scale_op(self, index: int, kept: float, why: str) -> None:
+        op = self.recording.ops[index]
+        cost = op.cost
+        scaled = replace(cost, matrix_flops={p: f * kept for p, f in cost.matrix_flops.items()},
+                         formula=f"{cost.formula}; x {kept:.4f} of the pairs: {why}")
+        self.recording.ops[index] = replace(op, cost=scaled)
 
     def _note_input_uses(self, name, func, args, kwargs, outputs) -> None:
         import torch
@@ -146,8 +166,13 @@ class OpRecorder(_dispatch_mode_base()):
                         self._producer.get(id(sources[0])) if sources else name)
 
     def finish(self, outputs: list) -> Recording:
-        """Account the returned outputs: written once each, flagged when no ATen op produced them."""
+        """Account the returned outputs: written once each (aliases once), flagged when no ATen op produced them."""
+        seen: set[int] = set()
         for index, out in enumerate(outputs):
+            identity = self._base.get(id(out), id(out))
+            if identity in seen:
+                continue
+            seen.add(identity)
             self.recording.output_bytes += out.numel() * out.element_size()
             producer = self._producer.get(self._base.get(id(out), id(out)), self._producer.get(id(out)))
             if producer in _CREATION:
