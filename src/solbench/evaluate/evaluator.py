@@ -121,17 +121,8 @@ class _Run:
             self.build.error = self._build_failure(EvaluationStatus.COMPILE_ERROR, str(reply.get("error")),
                                                    session.log.take())
             return session
-        self._record_sandbox_libraries(reply.get("libs"))
         self.build.session = session
         return session
-
-    def _record_sandbox_libraries(self, libs) -> None:
-        """Triton is imported only by solutions that use it; record its version when one did."""
-        if not isinstance(libs, dict) or "triton" not in libs or "triton" in self.context.environment.libs:
-            return
-        environment = Environment(hardware=self.context.environment.hardware,
-                                  libs={**self.context.environment.libs, "triton": str(libs["triton"])})
-        self.context = replace(self.context, environment=environment)
 
     def _build_failure(self, status: EvaluationStatus, message: str, log: str) -> Trace:
         return make_trace(self.context, self.problem.workloads[0], status, log, failure=message)
