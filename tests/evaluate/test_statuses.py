@@ -74,7 +74,7 @@ def test_runtime_error_is_logged_and_the_next_workload_still_runs(vector_add_pro
 
 def test_process_exit_crash_and_segfault_do_not_stop_the_evaluator(vector_add_problem, fast_config):
     source = """
-        import ctypes, os, sys, torch
+        import os, torch
         def run(x, y):
             if x.shape[0] == 1000:
                 os._exit(3)
@@ -83,7 +83,7 @@ def test_process_exit_crash_and_segfault_do_not_stop_the_evaluator(vector_add_pr
     traces = _run(vector_add_problem, source, fast_config)
     assert _statuses(traces) == [S.RUNTIME_ERROR, S.PASSED]
     assert "exited with status 3" in traces[0].evaluation.solbench.failure
-    segfault = "import ctypes\ndef run(x, y):\n    ctypes.string_at(0)\n"
+    segfault = "import faulthandler\ndef run(x, y):\n    faulthandler._sigsegv()\n"
     traces = _run(vector_add_problem, segfault, fast_config)
     assert _statuses(traces) == [S.RUNTIME_ERROR] * 2
     assert "SIGSEGV" in traces[1].evaluation.solbench.failure
@@ -152,17 +152,38 @@ def test_printing_is_only_log_text(vector_add_problem, fast_config):
     assert "noise" in log and "bytes of output dropped" in log and len(log) < 100_000
 
 
-def test_tensor_subclass_output_is_a_reward_hack(vector_add_problem, fast_config):
-    source = """
-        import torch
-        class Lazy(torch.Tensor):
-            pass
-        def run(x, y):
-            return (x + y).as_subclass(Lazy)
-        """
-    traces = _run(vector_add_problem, source, fast_config)
+LAZY_SUBCLASS = """
+    import torch
+    class Lazy(torch.Tensor):
+        pass
+    def run(x, y):
+        return (x + y).as_subclass(Lazy)
+    """
+
+
+def test_tensor_subclass_output_is_a_reward_hack_at_run_time(vector_add_problem, fast_config):
+    from dataclasses import replace
+
+    traces = _run(vector_add_problem, LAZY_SUBCLASS, replace(fast_config, static_check=False))
     assert _statuses(traces) == [S.REWARD_HACK] * 2
     assert "tensor_subclass" in traces[0].evaluation.solbench.failure
+
+
+def test_blocking_static_findings_stop_the_solution_before_it_runs(vector_add_problem, fast_config):
+    traces = _run(vector_add_problem, LAZY_SUBCLASS, fast_config)
+    assert _statuses(traces) == [S.REWARD_HACK] * 2
+    details = traces[0].evaluation.solbench
+    assert details.failed_rule == "static:tensor-subclass"
+    assert details.failure.startswith("static check: kernel.py:3: tensor-subclass (block)")
+    assert details.timing is None and "(+1 more)" in details.failure  # as_subclass is a second finding
+
+
+def test_static_warnings_are_recorded_on_passing_traces(vector_add_problem, fast_config):
+    source = "import torch\ndef run(x, y):\n    key = x.data_ptr()\n    return x + y\n"
+    traces = _run(vector_add_problem, source, fast_config)
+    assert _statuses(traces) == [S.PASSED] * 2
+    static = [c for c in traces[0].evaluation.solbench.checks if c.phase == "static"]
+    assert [c.rule for c in static] == ["static:pointer-branch"] and static[0].passed
 
 
 def test_non_tensor_output_is_a_runtime_error(vector_add_problem, fast_config):

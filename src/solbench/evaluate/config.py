@@ -28,6 +28,8 @@ class EvaluationConfig:
     flush_cache: bool = True
     time_reference: bool = True
     check_precision: bool = True
+    static_check: bool = True
+    """Refuse solutions with blocking static findings (REWARD_HACK) before running them."""
     memory_limit_bytes: int | None = None
     data_roots: tuple[Path, ...] = ()
 

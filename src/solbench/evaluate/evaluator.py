@@ -22,7 +22,8 @@ from solbench.sandbox.measure import TimingPlan
 from solbench.spec.errors import MissingDataError, SpecError
 from solbench.spec.problem import Problem, check_data_files
 from solbench.spec.solution import Solution
-from solbench.spec.trace import Environment, EvaluationStatus, Trace
+from solbench.guard import Severity, blocking, check_solution
+from solbench.spec.trace import CheckOutcome, Environment, EvaluationStatus, Trace
 from solbench.spec.workload import Workload
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -56,7 +57,20 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig = Ev
     if solution.definition != problem.name:
         raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "
                         f"not for this problem {problem.name!r}")
-    return _Run(problem, solution, config, progress or (lambda *_: None)).execute()
+    run = _Run(problem, solution, config, progress or (lambda *_: None))
+    if config.static_check:
+        findings = check_solution(solution)
+        run.static_checks = [CheckOutcome(rule=f"static:{f.rule}", passed=f.severity is not Severity.BLOCK,
+                                          detail=f.one_line(), phase="static") for f in findings]
+        blocked = blocking(findings)
+        if blocked:
+            failure = f"static check: {blocked[0].one_line()}" + (f" (+{len(blocked) - 1} more)" if len(blocked) > 1
+                                                                   else "")
+            verdict = Verdict(checks=run.static_checks,
+                              failure=next(c for c in run.static_checks if not c.passed))
+            return [make_trace(run.context, workload, EvaluationStatus.REWARD_HACK, failure=failure, verdict=verdict)
+                    for workload in problem.workloads]
+    return run.execute()
 
 
 class _Run:
@@ -68,6 +82,7 @@ class _Run:
                                   environment=Environment(hardware=name, libs=library_versions()),
                                   device=config.device, device_name=name, clock=clock_state(config.device))
         self.build = _Build()
+        self.static_checks: list[CheckOutcome] = []
 
     def execute(self) -> list[Trace]:
         total = len(self.problem.workloads)
@@ -165,7 +180,7 @@ class _WorkloadEvaluation:
         sets, references, golden = self._prepare_truth()
         self._request({"op": "load", "sets": sets,
                        "outputs": [{"name": e.name, "shape": list(e.shape), "dtype": e.dtype} for e in self.expected]})
-        verdict = Verdict()
+        verdict = Verdict(checks=list(self.run_state.static_checks))
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
             check_outputs(reply["outputs"], reply["devices"], references[round_index], self.expected, self.tolerance,

@@ -127,6 +127,10 @@ class SandboxSession:
             raise self._fail("timeout", "the sandbox stalled in the middle of a reply") from None
         except WireError as error:
             self._drain()
+            try:  # a closed channel usually means the child died; give the kernel a moment to report it
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
             if self.process.poll() is not None:
                 raise self._fail("crash", self._exit_description()) from None
             raise self._fail("protocol", f"malformed reply: {error}") from None
@@ -164,8 +168,12 @@ class SandboxSession:
         return f"the sandbox exited with status {code}"
 
     def _fail(self, kind: str, message: str) -> SandboxFailure:
-        if self.process.poll() is not None and kind == "crash":
-            message = self._exit_description()
+        if kind == "crash":
+            try:
+                self.process.wait(timeout=2)
+                message = self._exit_description()
+            except subprocess.TimeoutExpired:
+                pass
         self.kill()
         self._drain()
         return SandboxFailure(kind, message)

@@ -1,0 +1,196 @@
+"""Static rules over Python sources, by walking the AST with import aliases resolved.
+
+`import torch as t; t.manual_seed(0)` and `from time import perf_counter as clock` are seen as
+torch.manual_seed and time.perf_counter: names are qualified before rules match them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from solbench.guard.findings import Finding
+from solbench.guard.rules import RULES
+
+PROTECTED_MODULES = {"torch", "time", "builtins", "sys", "solbench", "triton", "numpy", "os", "math", "random",
+                     "functools", "gc", "threading", "inspect"}
+IMPORT_RULES = {"solbench": "harness-access", "gc": "introspection", "inspect": "introspection",
+                "socket": "network", "urllib": "network", "http": "network", "requests": "network", "httpx": "network",
+                "ftplib": "network", "aiohttp": "network", "subprocess": "process", "multiprocessing": "process",
+                "pty": "process", "ctypes": "native-loading", "cffi": "native-loading", "pip": "runtime-install",
+                "ensurepip": "runtime-install", "marshal": "dynamic-code", "threading": "threads",
+                "_thread": "threads", "concurrent": "threads", "asyncio": "async", "atexit": "trace-hooks"}
+CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
+    (r"(builtins\.)?(exec|eval|compile|__import__)$", "dynamic-code"),
+    (r"(base64\.\w*decode|codecs\.decode|zlib\.decompress|marshal\.loads?|pickle\.loads?|dill\.loads?"
+     r"|types\.(CodeType|FunctionType))$", "dynamic-code"),
+    (r"(builtins\.)?open$|io\.open$|os\.(open|remove|unlink|rename|listdir|scandir|makedirs|mkdir)$|shutil\.\w+$"
+     r"|(torch|numpy)\.(load|save)$|tempfile\.\w+$", "file-access"),
+    (r"os\.(system|popen|fork|forkpty|exec\w*|spawn\w*|kill|killpg|posix_spawn\w*)$|subprocess\.\w+$", "process"),
+    (r"gc\.\w+$|sys\._getframe$|inspect\.\w+$", "introspection"),
+    (r"ctypes\.\w+|cffi\.\w+|torch\.ops\.load_library$|torch\.utils\.cpp_extension\.(load|load_inline)$",
+     "native-loading"),
+    (r"torch\.(manual_seed|seed|initial_seed|get_rng_state|set_rng_state)$|torch\.random\.\w+$"
+     r"|torch\.cuda\.(manual_seed\w*|seed\w*|get_rng_state\w*|set_rng_state\w*)$"
+     r"|random\.(seed|getstate|setstate)$|numpy\.random\.(seed|get_state|set_state)$", "rng-state"),
+    (r"functools\.(lru_cache|cache)$", "result-cache"),
+    (r"torch\.set_float32_matmul_precision$", "precision-switch"),
+    (r"torch\.cuda\.(CUDAGraph|graph|make_graphed_callables)$|torch\.cuda\.graphs\.\w+$", "cuda-graph"),
+    (r"torch\.cuda\.(Stream|Event|stream|ExternalStream)$|torch\.Stream$", "streams"),
+    (r"threading\.\w+$|concurrent\.futures\.\w+$|_thread\.\w+$", "threads"),
+    (r"asyncio\.\w+$", "async"),
+    (r"sys\.(settrace|setprofile)$|atexit\.\w+$", "trace-hooks"),
+    (r"os\.getenv$|os\.environ\.\w+$", "environment"),
+    (r"(builtins\.)?id$", "pointer-branch"),
+]
+_BASE64_BLOB = re.compile(r"^[A-Za-z0-9+/=\s]{200,}$")
+
+
+class PythonChecker(ast.NodeVisitor):
+    def __init__(self, path: str):
+        self.path = path
+        self.aliases: dict[str, str] = {}
+        self.findings: list[Finding] = []
+        self._function_globals: list[set[str]] = []
+
+    def report(self, rule_id: str, node: ast.AST, message: str) -> None:
+        rule = RULES[rule_id]
+        self.findings.append(Finding(rule=rule.id, severity=rule.severity, file=self.path,
+                                     line=getattr(node, "lineno", 0), message=message, explanation=rule.explanation))
+
+    def qualified(self, node: ast.AST) -> str | None:
+        """`t.cuda.Stream` -> "torch.cuda.Stream" when `import torch as t`; None for non-name expressions."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualified(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    # --- imports ------------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
+                alias.name.split(".")[0]
+            self._check_import(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        for alias in node.names:
+            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
+            self._check_import(node, f"{module}.{alias.name}" if module else alias.name)
+
+    def _check_import(self, node: ast.AST, name: str) -> None:
+        root = name.split(".")[0]
+        if root in IMPORT_RULES:
+            self.report(IMPORT_RULES[root], node, f"imports {name}")
+        elif name.startswith("torch.utils.cpp_extension"):
+            self.report("native-loading", node, f"imports {name}")
+
+    # --- calls, attributes, assignments ---------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.qualified(node.func)
+        if name is not None:
+            self._check_call_name(node, name)
+        if isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            if method == "data_ptr":
+                self.report("pointer-branch", node, "calls .data_ptr()")
+            elif method in ("as_subclass", "_make_subclass"):
+                self.report("tensor-subclass", node, f"calls .{method}()")
+            elif method in ("read_text", "write_text", "read_bytes", "write_bytes", "open") and \
+                    not (name or "").startswith(("torch.", "triton.")):
+                self.report("file-access", node, f"calls .{method}()")
+        if name in ("setattr", "builtins.setattr", "delattr") and node.args:
+            target = self.qualified(node.args[0])
+            if target and target.split(".")[0] in PROTECTED_MODULES:
+                self.report("patch-module", node, f"{name}() on {target}")
+        self.generic_visit(node)
+
+    def _check_call_name(self, node: ast.Call, name: str) -> None:
+        for pattern, rule_id in CALL_RULES:
+            if re.match(pattern, name):
+                self.report(rule_id, node, f"calls {name}")
+                return
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = self.qualified(node)
+        if name in ("sys.modules", "builtins.__dict__") or node.attr in ("__builtins__", "f_back", "f_globals",
+                                                                           "f_locals", "gi_frame", "tb_frame"):
+            rule_id = "harness-access" if name == "sys.modules" else "introspection"
+            self.report(rule_id, node, f"uses {name or node.attr}")
+        elif name == "os.environ":
+            self.report("environment", node, "reads os.environ")
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "__builtins__":
+            self.report("patch-module", node, "uses __builtins__")
+
+    def _check_assignment_target(self, target: ast.AST, node: ast.AST) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._check_assignment_target(element, node)
+            return
+        if not isinstance(target, ast.Attribute):
+            return
+        name = self.qualified(target)
+        if name is None:
+            return
+        if re.match(r"torch\.backends\.\w+(\.\w+)*\.allow_(tf32|fp16_reduced_precision_reduction|"
+                    r"bf16_reduced_precision_reduction)$", name):
+            self.report("precision-switch", node, f"sets {name}")
+        elif name.split(".")[0] in PROTECTED_MODULES:
+            self.report("patch-module", node, f"assigns {name}")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._check_assignment_target(target, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check_assignment_target(node.target, node)
+        if isinstance(node.target, ast.Name) and self._function_globals and \
+                node.target.id in self._function_globals[-1]:
+            self.report("call-counter", node, f"updates global {node.target.id!r} inside a function")
+        self.generic_visit(node)
+
+    # --- definitions ----------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        declared = {name for statement in ast.walk(node) if isinstance(statement, ast.Global)
+                    for name in statement.names}
+        self._function_globals.append(declared)
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = self.qualified(target)
+            if name and re.match(r"functools\.(lru_cache|cache)$", name):
+                self.report("result-cache", decorator, f"decorated with {name}")
+        self.generic_visit(node)
+        self._function_globals.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        bases = {self.qualified(base) for base in node.bases}
+        methods = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if bases & {"torch.Tensor", "torch._tensor.Tensor"} or methods & {"__torch_function__", "__torch_dispatch__"}:
+            self.report("tensor-subclass", node, f"class {node.name} subclasses or hooks torch.Tensor")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str):
+            if "/proc/" in node.value:
+                self.report("proc-access", node, "string mentions /proc/")
+            elif _BASE64_BLOB.match(node.value):
+                self.report("dynamic-code", node, f"embedded payload of {len(node.value)} characters")
+
+
+def check_python(path: str, source: str) -> list[Finding]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        return [Finding(rule="syntax", severity="warn", file=path, line=error.lineno or 0,
+                        message=f"not valid Python: {error.msg}", explanation="The build will report it.")]
+    checker = PythonChecker(path)
+    checker.visit(tree)
+    return checker.findings

@@ -1,0 +1,117 @@
+"""Static rules: each fires on what it is for, and none blocks an honest solution or a reference."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import UPSTREAM, solution_dict
+from solbench.guard import RULES, Severity, blocking, check_sources
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("source, rule", [
+    ("import time\ntime.perf_counter = lambda: 0.0\n", "patch-module"),
+    ("import torch as t\nt.mm = lambda a, b: a\n", "patch-module"),
+    ("import builtins\nsetattr(builtins, 'print', None)\n", "patch-module"),
+    ("import solbench\n", "harness-access"),
+    ("import sys\nsys.modules['solbench'].x = 1\n", "harness-access"),
+    ("import gc\n", "introspection"),
+    ("import sys\nframe = sys._getframe(1)\n", "introspection"),
+    ("def f():\n    return f.__code__.co_consts, (lambda: 0).__globals__, err.__traceback__.tb_frame\n",
+     "introspection"),
+    ("path = '/proc/self/maps'\n", "proc-access"),
+    ("data = open('/tmp/answers.pt', 'rb').read()\n", "file-access"),
+    ("import torch\nx = torch.load('cache.pt')\n", "file-access"),
+    ("from pathlib import Path\nPath('x').write_text('1')\n", "file-access"),
+    ("import socket\n", "network"),
+    ("from urllib.request import urlopen\n", "network"),
+    ("import subprocess\n", "process"),
+    ("import os\nos.system('ls')\n", "process"),
+    ("exec('x = 1')\n", "dynamic-code"),
+    ("code = compile('1', 'f', 'eval')\n", "dynamic-code"),
+    ("import base64\nbase64.b64decode(b'AAAA')\n", "dynamic-code"),
+    ("blob = '" + "QUJD" * 60 + "'\n", "dynamic-code"),
+    ("import ctypes\n", "native-loading"),
+    ("from torch.utils.cpp_extension import load_inline\n", "native-loading"),
+    ("import pip\n", "runtime-install"),
+    ("import torch\nclass Lazy(torch.Tensor):\n    pass\n", "tensor-subclass"),
+    ("class Hook:\n    def __torch_function__(self, *a):\n        pass\n", "tensor-subclass"),
+    ("import torch\ntorch.manual_seed(0)\n", "rng-state"),
+    ("import numpy as np\nnp.random.seed(0)\n", "rng-state"),
+    ("import torch\nstate = torch.get_rng_state()\n", "rng-state"),
+    ("from functools import lru_cache\n@lru_cache(maxsize=None)\ndef run(x):\n    return x\n", "result-cache"),
+    ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n", "precision-switch"),
+    ("import torch\ntorch.set_float32_matmul_precision('medium')\n", "precision-switch"),
+    ("import torch\ng = torch.cuda.CUDAGraph()\n", "cuda-graph"),
+    ("import sys\nsys.settrace(None)\n", "trace-hooks"),
+    ("import threading\n", "threads"),
+    ("import asyncio\n", "async"),
+    ("import torch\ns = torch.cuda.Stream()\n", "streams"),
+    ("def run(x):\n    return x.data_ptr()\n", "pointer-branch"),
+    ("seen = {}\ndef run(x):\n    seen[id(x)] = 1\n", "pointer-branch"),
+    ("n = 0\ndef run(x):\n    global n\n    n += 1\n    return x\n", "call-counter"),
+    ("import os\nv = os.environ.get('X')\n", "environment"),
+])
+def test_each_python_rule_fires(source, rule):
+    findings = check_sources([("kernel.py", source)])
+    assert rule in {f.rule for f in findings}, [f.one_line() for f in findings]
+    finding = next(f for f in findings if f.rule == rule)
+    assert finding.severity == RULES[rule].severity and finding.line >= 1 and finding.explanation
+
+
+@pytest.mark.parametrize("source, rule", [
+    ('FILE* f = fopen("answers.bin", "rb");', "file-access"),
+    ('int fd = open("/proc/self/mem", 0);', "proc-access"),
+    ('system("curl example.com");', "process"),
+    ('void* h = dlopen("libcheat.so", RTLD_NOW);', "native-loading"),
+    ("cudaGraphLaunch(graph, stream);", "cuda-graph"),
+    ("std::thread worker(f);", "threads"),
+    ("__attribute__((constructor)) void early() {}", "trace-hooks"),
+])
+def test_each_native_rule_fires(source, rule):
+    assert rule in {f.rule for f in check_sources([("kernel.cu", source)])}
+
+
+def test_comments_and_aliases():
+    assert not check_sources([("k.cu", "// fopen(\"x\") would be bad\n/* system(\"ls\") */\nint x = 1;\n")])
+    aliased = check_sources([("k.py", "from time import perf_counter as clock\nimport time as t\nt.sleep = clock\n")])
+    assert [f.rule for f in aliased] == ["patch-module"]
+
+
+def _honest_sources() -> list[tuple[str, list[tuple[str, str]]]]:
+    from evaluate.test_gpu import CUDA_ADD
+    from evaluate.test_languages import CPP_ADD, TRITON_ADD
+
+    honest = [("triton add", [("kernel.py", TRITON_ADD)]), ("c++ add", [("add.cpp", CPP_ADD)]),
+              ("cuda add", [("add.cu", CUDA_ADD)])]
+    for path in sorted((ROOT / "examples").glob("*/solution_*.json")):
+        data = json.loads(path.read_text())
+        honest.append((str(path), [(s["path"], s["content"]) for s in data["sources"]]))
+    references = sorted((ROOT / "examples").glob("*/definition.json"))
+    if UPSTREAM.is_dir():
+        references += sorted(UPSTREAM.glob("*/definition.json"))
+    honest += [(str(p), [("reference.py", json.loads(p.read_text())["reference"])]) for p in references]
+    return honest
+
+
+def test_no_honest_solution_or_reference_is_blocked():
+    for name, sources in _honest_sources():
+        assert not blocking(check_sources(sources)), name
+
+
+def test_check_command(tmp_path):
+    clean, dirty = tmp_path / "clean.json", tmp_path / "dirty.json"
+    clean.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
+    dirty.write_text(json.dumps(solution_dict("import torch, time\ntime.perf_counter = time.time\n"
+                                              "def run(x, y):\n    return x + y\n")))
+    command = [sys.executable, "-m", "solbench", "check"]
+    ok = subprocess.run(command + [str(clean)], capture_output=True, text=True)
+    assert ok.returncode == 0 and "no findings" in ok.stdout
+    blocked = subprocess.run(command + [str(dirty), "--json"], capture_output=True, text=True)
+    assert blocked.returncode == 1
+    assert [f["rule"] for f in json.loads(blocked.stdout)] == ["patch-module"]
+    assert json.loads(blocked.stdout)[0]["severity"] == Severity.BLOCK.value
