@@ -133,9 +133,13 @@ class _Run:
             self.build.error = self._build_failure(status, f"build: {failure}", session.log.take())
             return session
         if not reply["ok"]:
-            self.build.error = self._build_failure(EvaluationStatus.COMPILE_ERROR, str(reply.get("error")),
-                                                   session.log.take())
+            guarded = reply.get("kind") == "guard"
+            status = EvaluationStatus.REWARD_HACK if guarded else EvaluationStatus.COMPILE_ERROR
+            message = f"{reply.get('rule')}: {reply.get('error')}" if guarded else str(reply.get("error"))
+            self.build.error = self._build_failure(status, message, session.log.take())
             return session
+        session.note_sandbox_state(reply.get("state"))
+        self.context = replace(self.context, confinement=dict(session.confinement))
         self.build.session = session
         return session
 
@@ -215,9 +219,9 @@ class _WorkloadEvaluation:
         reply = self.session.request(message, timeout_s or self.config.timeout_s)
         if reply["ok"]:
             return reply
-        if reply.get("kind") == "output":
-            status = EvaluationStatus.REWARD_HACK if reply.get("rule") == "tensor_subclass" \
-                else EvaluationStatus.RUNTIME_ERROR
+        if reply.get("kind") in ("output", "guard"):
+            status = EvaluationStatus.REWARD_HACK if reply.get("kind") == "guard" or \
+                reply.get("rule") == "tensor_subclass" else EvaluationStatus.RUNTIME_ERROR
             raise self._stop(status, f"{reply.get('rule')}: {reply.get('error')}")
         raise self._stop(EvaluationStatus.RUNTIME_ERROR, str(reply.get("error")))
 
@@ -231,6 +235,12 @@ class _WorkloadEvaluation:
                 and isinstance(devices, list) and len(devices) == len(outputs)
                 and all(isinstance(d, str) for d in devices)):
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned a malformed result")
+        mutated = reply.get("mutated_inputs")
+        if mutated:
+            names = list(self.run_state.problem.definition.inputs)
+            described = ", ".join(names[i] for i in mutated if isinstance(i, int) and 0 <= i < len(names))
+            raise self._stop(EvaluationStatus.REWARD_HACK, f"input_mutation: the solution modified input(s) "
+                             f"{described or mutated}; inputs are read-only")
         seconds = reply.get("seconds")
         if isinstance(seconds, (int, float)):
             self.slowest_call_s = max(self.slowest_call_s, float(seconds))

@@ -52,6 +52,11 @@ class SandboxSession:
         self.workdir = Path(tempfile.mkdtemp(prefix="solbench-sandbox-"))
         (self.workdir / "tmp").mkdir()
         self.log = BoundedLog()
+        # As root, the child runs as `nobody` where that user can reach the interpreter (see _apply_limits).
+        self._unprivileged = os.geteuid() == 0 and _world_can_run(sys.executable)
+        if self._unprivileged:
+            for folder in (self.workdir, self.workdir / "tmp"):
+                os.chown(folder, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
         parent_end, child_end = socket.socketpair()
         read_fd, write_fd = os.pipe()
         self._socket = parent_end
@@ -71,8 +76,19 @@ class SandboxSession:
             "environment": "scrubbed",
             "memory_limit_bytes": self.limits.memory_bytes,
             "address_space_rlimit": self._uses_address_limit(),
-            "network": "not isolated",
+            "user": "nobody (65534)" if self._unprivileged else "the caller's (not root, or the interpreter is "
+                                                                "in a directory other users cannot enter)",
+            "network": "pending: reported by the sandbox at build",
         }
+
+    def note_sandbox_state(self, state: dict) -> None:
+        """The child reports its network namespace; another namespace than ours means no network."""
+        namespace = state.get("network_namespace") if isinstance(state, dict) else None
+        ours = _network_namespace()
+        if namespace and ours and namespace != ours:
+            self.confinement["network"] = "isolated (own network namespace, loopback only, down)"
+        else:
+            self.confinement["network"] = "not isolated (no permission for a network namespace)"
 
     def _uses_address_limit(self) -> bool:
         # CUDA reserves huge virtual ranges, so only CPU runs can cap the address space.
@@ -92,9 +108,19 @@ class SandboxSession:
         return environment
 
     def _apply_limits(self) -> None:
+        """Runs in the child between fork and exec: limits, a network namespace, and an unprivileged user.
+
+        As `nobody` the solution cannot read the parent's memory through /proc or ptrace, nor write
+        outside its working directory and world-writable places.
+        """
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if self._uses_address_limit():
             resource.setrlimit(resource.RLIMIT_AS, (self.limits.memory_bytes, self.limits.memory_bytes))
+        _unshare_network()
+        if self._unprivileged:
+            os.setgroups([])
+            os.setgid(UNPRIVILEGED_ID)
+            os.setuid(UNPRIVILEGED_ID)
 
     # --- requests -----------------------------------------------------------------------------
     def request(self, message: dict, timeout_s: float) -> dict:
@@ -205,6 +231,42 @@ class SandboxSession:
         self._socket.close()
         self._output.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+UNPRIVILEGED_ID = 65534  # nobody / nogroup
+_CLONE_NEWNET = 0x40000000
+
+
+def _unshare_network() -> None:
+    """A fresh network namespace has only a loopback device, down: no network. Needs CAP_SYS_ADMIN."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).unshare(_CLONE_NEWNET)
+    except (OSError, AttributeError):
+        pass
+
+
+def _world_can_run(executable: str) -> bool:
+    """Whether an unprivileged user can reach and run this interpreter and its standard library."""
+    import stat
+
+    targets = [Path(executable).resolve(), Path(os.__file__).resolve().parent]
+    for target in targets:
+        for folder in [*target.parents, target] if target.is_dir() else target.parents:
+            try:
+                if not folder.stat().st_mode & stat.S_IXOTH:
+                    return False
+            except OSError:
+                return False
+    return all(os.stat(t).st_mode & stat.S_IROTH for t in targets)
+
+
+def _network_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/net")
+    except OSError:
+        return None
 
 
 def _resident_bytes(pid: int) -> int | None:

@@ -14,6 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
+from solbench.guard.runtime import GuardViolation, IntegrityGuard, ThreadGuard
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, sentinel_outputs
 from solbench.sandbox.rotation import InputRotation
 from solbench.sandbox.wire import WireError, receive_message, send_message
@@ -28,6 +29,8 @@ class SandboxServer:
         self.output_specs: list[OutputSpec] = []
         self.inputs: InputRotation | None = None
         self.outputs: list | None = None
+        self.integrity = IntegrityGuard.snapshot()
+        self.threads = ThreadGuard()
 
     # --- requests -----------------------------------------------------------------------------
     def build(self, request: dict) -> dict:
@@ -40,8 +43,10 @@ class SandboxServer:
             self.function = builder_for(solution.spec).build(solution, self.workdir / "solution", self.device)
         except BuildError as error:
             return {"ok": False, "kind": "compile", "error": str(error)}
+        self.integrity.verify("by importing the solution")
         self.dps = solution.spec.destination_passing_style
-        return {"ok": True, "seconds": time.monotonic() - started, "libs": _library_versions()}
+        return {"ok": True, "seconds": time.monotonic() - started, "libs": _library_versions(),
+                "state": _confinement_state()}
 
     def load(self, request: dict) -> dict:
         self.output_specs = [OutputSpec(o["name"], tuple(o["shape"]) if o["shape"] is not None else None, o["dtype"])
@@ -56,6 +61,8 @@ class SandboxServer:
         started = time.monotonic()
         outputs = self._invoke()
         seconds = time.monotonic() - started
+        self.integrity.verify("during a call")
+        self.threads.verify("after a call")
         return {"ok": True, "outputs": outputs, "devices": [str(o.device) for o in outputs],
                 "mutated_inputs": self.inputs.mutated(index), "seconds": seconds}
 
@@ -69,6 +76,8 @@ class SandboxServer:
         flusher = flusher_for(self.device, request.get("flush", True))
         measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
                               snapshot=lambda outputs: [t.clone() for t in outputs])
+        self.integrity.verify("during the timed loop")
+        self.threads.verify("after the timed loop")
         return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,
                 "warmup": measurement.warmup, "flush_bytes": measurement.flush_bytes,
                 "captured": [[i, outs, [str(o.device) for o in outs]] for i, outs in sorted(measurement.captured.items())],
@@ -111,7 +120,19 @@ def _library_versions() -> dict:
     return versions
 
 
+def _confinement_state() -> dict:
+    import os
+
+    try:
+        namespace = os.readlink("/proc/self/ns/net")
+    except OSError:
+        namespace = None
+    return {"network_namespace": namespace, "uid": os.getuid()}
+
+
 def _failure(error: BaseException) -> dict:
+    if isinstance(error, GuardViolation):
+        return {"ok": False, "kind": "guard", "rule": error.rule, "error": str(error)}
     if isinstance(error, OutputError):
         return {"ok": False, "kind": "output", "rule": error.rule, "error": str(error)}
     if isinstance(error, SystemExit):
@@ -148,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", type=Path, required=True)
     args = parser.parse_args(argv)
     channel = socket.socket(fileno=args.fd)
+    import torch  # noqa: F401  imported before the snapshot so the guard fingerprints torch's functions too
+
     serve(channel, SandboxServer(args.device, args.workdir))
 
 
