@@ -50,7 +50,7 @@ def test_stops_once_the_mean_is_known_well_enough():
     assert measurement.warmup == 2
     assert len(measurement.samples_s) == 5  # constant samples: standard error zero at the minimum count
     assert flusher.count == timer.calls == 7  # a flush before every call, warm-up included
-    assert prepared == [0, 1, 0, 1, 2, 0, 1]  # inputs rotate through the variants
+    assert prepared == [-1, -2, 0, 1, 2, 3, 4]  # every call gets its own iteration's inputs
 
 
 def test_noisy_samples_run_until_the_budget():

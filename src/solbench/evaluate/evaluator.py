@@ -19,6 +19,7 @@ from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluate.reference import ReferenceError, ReferenceProgram
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
 from solbench.sandbox.measure import TimingPlan
+from solbench.sandbox.rotation import perturbed_inputs
 from solbench.spec.errors import MissingDataError, SpecError
 from solbench.spec.problem import Problem, check_data_files
 from solbench.spec.solution import Solution
@@ -191,7 +192,7 @@ class _WorkloadEvaluation:
                           verdict, round_index, golden if round_index == 0 else None, keep_passed=round_index == 0)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
-        timing = self._time_solution(references, verdict)
+        timing = self._time_solution(sets, verdict)
         reference_timing = self._time_reference(sets) if self.config.time_reference else None
         log = self.session.log.take()
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
@@ -252,9 +253,9 @@ class _WorkloadEvaluation:
         horizon = max(plan.min_iterations, variants)
         capture = tuple(sorted(v + variants * secrets.randbelow(max((horizon - v + variants - 1) // variants, 1))
                                for v in range(variants)))
-        return replace(plan, capture_iterations=capture)
+        return replace(plan, capture_iterations=capture, perturb_seed=secrets.randbits(48))
 
-    def _time_solution(self, references: list, verdict: Verdict):
+    def _time_solution(self, sets: list, verdict: Verdict):
         plan = self._timing_plan()
         calls = plan.min_iterations + plan.min_warmup + 2
         deadline = self.config.timeout_s + plan.budget_s + plan.warmup_s + 3 * calls * self.slowest_call_s
@@ -270,8 +271,12 @@ class _WorkloadEvaluation:
             if iteration not in plan.capture_iterations:
                 raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an unrequested iteration")
             seen.add(iteration)
-            check_outputs(outputs, devices, references[iteration % self.config.rounds], self.expected,
-                          self.tolerance, verdict, iteration, phase="timing")
+            inputs = perturbed_inputs(sets[iteration % len(sets)], iteration, plan.perturb_seed)
+            try:
+                truth = self.reference.run(inputs)
+            except ReferenceError as error:
+                raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}") from None
+            check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration, phase="timing")
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(plan.capture_iterations):
@@ -287,7 +292,7 @@ class _WorkloadEvaluation:
         from solbench.sandbox.rotation import InputRotation
         from solbench.sandbox.timers import select_timer
 
-        rotation = InputRotation(sets)
+        rotation = InputRotation(sets, perturb_seed=secrets.randbits(48))
         timer = select_timer(self.config.timer, self.config.device)
         flusher = flusher_for(self.config.device, self.config.flush_cache)
         measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,

@@ -72,10 +72,12 @@ class SandboxServer:
         from solbench.sandbox.timers import select_timer
 
         plan = TimingPlan(**request["plan"])
+        self.inputs.perturb_seed = plan.perturb_seed
         timer = select_timer(request.get("timer"), self.device)
         flusher = flusher_for(self.device, request.get("flush", True))
         measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
                               snapshot=lambda outputs: [t.clone() for t in outputs])
+        self.inputs.perturb_seed = None
         self.integrity.verify("during the timed loop")
         self.threads.verify("after the timed loop")
         return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,

@@ -30,6 +30,8 @@ class TimingPlan:
     """Even a call slower than the whole budget is timed this many times."""
     capture_iterations: tuple[int, ...] = ()
     """Timed iterations whose outputs are returned for checking (chosen by the parent)."""
+    perturb_seed: int | None = None
+    """Seed that makes every iteration's input content unique (see rotation.py); None: plain rotation."""
 
 
 @dataclass
@@ -58,7 +60,7 @@ def _should_stop(plan: TimingPlan, samples: list[float], elapsed_s: float, captu
 def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: int, timer, flusher,
             plan: TimingPlan, snapshot: Callable[[Any], Any] = lambda outputs: outputs,
             clock: Callable[[], float] = time.monotonic) -> Measurement:
-    """Time `call` under `plan`. `prepare(i)` loads input variant i; `snapshot` copies outputs to keep."""
+    """Time `call` under `plan`. `prepare(i)` loads iteration i's inputs; `snapshot` copies outputs to keep."""
     result: list[Any] = [None]
 
     def invoke() -> None:
@@ -67,7 +69,7 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
     warmup = 0
     start = clock()
     while warmup < plan.min_warmup or clock() - start < plan.warmup_s:
-        prepare(warmup % variants)
+        prepare(-1 - warmup)  # warm-up iterations get content of their own too
         flusher.flush()
         timer.time_call(invoke)
         warmup += 1
@@ -77,7 +79,7 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
     start = clock()
     iteration = 0
     while not _should_stop(plan, measurement.samples_s, clock() - start, bool(pending)):
-        prepare(iteration % variants)
+        prepare(iteration)
         flusher.flush()
         measurement.samples_s.append(timer.time_call(invoke))
         if iteration in pending:

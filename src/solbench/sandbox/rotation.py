@@ -1,31 +1,61 @@
-"""Input rotation for timing: a pool of distinct input sets copied into the same live buffers.
+"""Input rotation for timing: every timed call sees content no earlier call saw, in the same buffers.
 
-Copying (rather than switching buffers) keeps pointers fixed while content changes, so neither a
-pointer-keyed nor a stale-content cache can replay an earlier result.
+Iteration i copies input set i mod N into the live buffers (pointers stay fixed) and, with a
+perturbation seed, multiplies every floating-point input elementwise by factors in [0.75, 1.25)
+drawn from (seed, i). No content ever repeats, so a cache keyed by pointer, shape or content
+misses; signs, zeros and integer inputs (indices, offsets) are untouched, so inputs stay valid.
+The trusted parent rebuilds the same content with `perturbed_inputs` to check captured outputs.
 """
 
 from __future__ import annotations
 
+PERTURBATION = 0.25
+
+
+def _perturb(tensor, iteration: int, seed: int) -> None:
+    import torch
+
+    if not tensor.dtype.is_floating_point or tensor.dtype.itemsize < 2 or tensor.numel() == 0:
+        return  # fp8/fp4 bit patterns and integers keep their exact values
+    generator = torch.Generator().manual_seed((seed + 7919 * iteration) % (1 << 63))
+    factors = torch.rand(tensor.shape, generator=generator).mul_(2 * PERTURBATION).add_(1 - PERTURBATION)
+    tensor.copy_((tensor.float() * factors.to(tensor.device)).to(tensor.dtype))
+
+
+def perturbed_inputs(inputs: list, iteration: int, seed: int) -> list:
+    """The content iteration `iteration` of a timed loop sees, from that iteration's input set."""
+    import torch
+
+    copies = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+    for index, value in enumerate(copies):
+        if isinstance(value, torch.Tensor):
+            _perturb(value, iteration, seed + index)
+    return copies
+
 
 class InputRotation:
-    def __init__(self, pool: list[list]):
+    def __init__(self, pool: list[list], perturb_seed: int | None = None):
         import torch
 
         self.pool = pool
+        self.perturb_seed = perturb_seed
         self.live = [v.clone() if isinstance(v, torch.Tensor) else v for v in pool[0]]
 
     def __len__(self) -> int:
         return len(self.pool)
 
-    def prepare(self, index: int) -> None:
+    def prepare(self, iteration: int) -> None:
+        """Load set `iteration mod N`; for timed loops (a perturbation seed given) make it unique to `iteration`."""
         import torch
 
-        for live, pristine in zip(self.live, self.pool[index]):
+        for index, (live, pristine) in enumerate(zip(self.live, self.pool[iteration % len(self.pool)])):
             if isinstance(live, torch.Tensor):
                 live.copy_(pristine)
+                if self.perturb_seed is not None:
+                    _perturb(live, iteration, self.perturb_seed + index)
 
     def mutated(self, index: int) -> list[int]:
-        """Positions of inputs whose live content no longer equals variant `index`."""
+        """Positions of inputs whose live content no longer equals (unperturbed) variant `index`."""
         import torch
 
         return [i for i, (live, pristine) in enumerate(zip(self.live, self.pool[index]))
