@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from solbench.evaluate import landlock
 from solbench.evaluate.capture import BoundedLog
 from solbench.sandbox.wire import WireError, receive_message, send_message
 
@@ -57,6 +58,8 @@ class SandboxSession:
         if self._unprivileged:
             for folder in (self.workdir, self.workdir / "tmp"):
                 os.chown(folder, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+        # Computed here, not between fork and exec, where only plain syscalls are safe.
+        self._landlock = (str(self.workdir), landlock.readable_roots(), landlock.abi_version())
         parent_end, child_end = socket.socketpair()
         read_fd, write_fd = os.pipe()
         self._socket = parent_end
@@ -79,6 +82,7 @@ class SandboxSession:
             "user": "nobody (65534)" if self._unprivileged else "the caller's (not root, or the interpreter is "
                                                                 "in a directory other users cannot enter)",
             "network": "pending: reported by the sandbox at build",
+            "filesystem": "pending: reported by the sandbox at build",
         }
 
     def note_sandbox_state(self, state: dict) -> None:
@@ -89,6 +93,10 @@ class SandboxSession:
             self.confinement["network"] = "isolated (own network namespace, loopback only, down)"
         else:
             self.confinement["network"] = "not isolated (no permission for a network namespace)"
+        confined = isinstance(state, dict) and state.get("filesystem_confined") is True
+        self.confinement["filesystem"] = (f"Landlock ABI {self._landlock[2]}: reads under system folders and the "
+                                          "Python installation, writes under the working directory and /dev"
+                                          if confined else "not confined (no Landlock in this kernel)")
 
     def _uses_address_limit(self) -> bool:
         # CUDA reserves huge virtual ranges, so only CPU runs can cap the address space.
@@ -117,6 +125,7 @@ class SandboxSession:
         if self._uses_address_limit():
             resource.setrlimit(resource.RLIMIT_AS, (self.limits.memory_bytes, self.limits.memory_bytes))
         _unshare_network()
+        landlock.confine(*self._landlock)
         if self._unprivileged:
             os.setgroups([])
             os.setgid(UNPRIVILEGED_ID)

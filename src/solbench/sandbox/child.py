@@ -129,7 +129,12 @@ def _confinement_state() -> dict:
         namespace = os.readlink("/proc/self/ns/net")
     except OSError:
         namespace = None
-    return {"network_namespace": namespace, "uid": os.getuid()}
+    try:
+        os.listdir("/")  # outside every folder a confined sandbox may read
+        filesystem_confined = False
+    except PermissionError:
+        filesystem_confined = True
+    return {"network_namespace": namespace, "uid": os.getuid(), "filesystem_confined": filesystem_confined}
 
 
 def _failure(error: BaseException) -> dict:

@@ -1,0 +1,93 @@
+"""Filesystem confinement of the sandbox with Landlock (Linux 5.13+), applied between fork and exec.
+
+Reads are allowed only under the system folders and the Python installation (what importing
+torch, compiling an extension and running the interpreter need); writes only under the
+sandbox's working directory and /dev. Everything else, the user's home and the evaluator's
+files included, cannot be opened. Where the kernel has no Landlock the child runs unconfined and
+the trace says so (the child reports whether it can list "/").
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
+_VERSION_FLAG = 1
+_PATH_BENEATH = 1
+_NO_NEW_PRIVS = 38
+
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_MODIFY = sum(1 << bit for bit in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+READ_ONLY = EXECUTE | READ_FILE | READ_DIR
+SYSTEM_FOLDERS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/run",
+                  "/var/lib", "/usr/local/cuda")
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def readable_roots() -> list[str]:
+    """Folders the sandbox may read: system folders, the interpreter's prefixes, site-packages and solbench.
+
+    Not the rest of sys.path: it can hold the current directory or a test runner's root.
+    """
+    import site
+
+    roots = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
+    roots.update(site.getsitepackages())
+    roots.add(site.getusersitepackages())
+    import solbench
+
+    roots.add(str(Path(solbench.__file__).resolve().parent.parent))
+    return sorted(r for r in roots | set(SYSTEM_FOLDERS) if os.path.exists(r))
+
+
+def abi_version() -> int:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return max(int(libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_VERSION_FLAG))), 0)
+    except (OSError, AttributeError):
+        return 0
+
+
+def confine(workdir: str, readable: list[str], abi: int) -> bool:
+    """Restrict this process (and what it execs) to `readable` for reading and `workdir` + /dev for writing.
+
+    Called in the forked child before exec: plain syscalls only, no allocation-heavy work. Returns
+    False where Landlock is unavailable, leaving the process unconfined.
+    """
+    if abi < 1:
+        return False
+    handled = READ_ONLY | WRITE_FILE | _MODIFY | (REFER if abi >= 2 else 0) | (TRUNCATE if abi >= 3 else 0) \
+        | (IOCTL_DEV if abi >= 5 else 0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = _RulesetAttr(handled)
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
+                           ctypes.c_uint32(0))
+    if ruleset < 0:
+        return False
+    rules = [(path, READ_ONLY) for path in readable]
+    rules += [(workdir, handled), ("/dev", READ_ONLY | WRITE_FILE | (IOCTL_DEV if abi >= 5 else 0) |
+                                    (TRUNCATE if abi >= 3 else 0))]
+    for path, access in rules:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        beneath = _PathBeneathAttr(access & handled, fd)
+        libc.syscall(_ADD_RULE, ruleset, ctypes.c_int(_PATH_BENEATH), ctypes.byref(beneath), ctypes.c_uint32(0))
+        os.close(fd)
+    libc.prctl(_NO_NEW_PRIVS, 1, 0, 0, 0)
+    restricted = libc.syscall(_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) == 0
+    os.close(ruleset)
+    return restricted
