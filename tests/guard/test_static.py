@@ -69,6 +69,7 @@ def test_each_python_rule_fires(source, rule):
     ('system("curl example.com");', "process"),
     ('void* h = dlopen("libcheat.so", RTLD_NOW);', "native-loading"),
     ("cudaGraphLaunch(graph, stream);", "cuda-graph"),
+    ("cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes);", "l2-persistence"),
     ("std::thread worker(f);", "threads"),
     ("__attribute__((constructor)) void early() {}", "trace-hooks"),
 ])

@@ -15,6 +15,8 @@ NATIVE_PATTERNS = [
     (r"\b(dlopen|dlsym)\s*\(", "native-loading"),
     (r"__attribute__\s*\(\(\s*constructor", "trace-hooks"),
     (r"\b(cudaGraph\w*|cudaStreamBeginCapture|cudaStreamEndCapture)\b", "cuda-graph"),
+    (r"\b(cudaStreamAttributeAccessPolicyWindow|cudaLimitPersistingL2CacheSize|accessPolicyWindow|"
+     r"cudaAccessPropertyPersisting)\b", "l2-persistence"),
     (r"\b(std::thread|pthread_create|std::async)\b", "threads"),
     (r"\b(cudaStreamCreate\w*|cudaEventCreate\w*|cudaEventRecord)\b", "streams"),
     (r"\b(getenv|setenv|putenv)\s*\(", "environment"),

@@ -36,6 +36,7 @@ CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
     (r"functools\.(lru_cache|cache)$", "result-cache"),
     (r"torch\.set_float32_matmul_precision$", "precision-switch"),
     (r"torch\.cuda\.(CUDAGraph|graph|make_graphed_callables)$|torch\.cuda\.graphs\.\w+$", "cuda-graph"),
+    (r"torch\.cuda\.cudart$|cuda\.bindings\.\w+|cuda\.cudart\.\w+", "l2-persistence"),
     (r"torch\.cuda\.(Stream|Event|stream|ExternalStream)$|torch\.Stream$", "streams"),
     (r"threading\.\w+$|concurrent\.futures\.\w+$|_thread\.\w+$", "threads"),
     (r"asyncio\.\w+$", "async"),

@@ -36,6 +36,8 @@ RULES = {rule.id: rule for rule in (
     Rule("result-cache", BLOCK, "Memoisation decorators replay earlier results instead of computing."),
     Rule("precision-switch", BLOCK, "Global switches such as allow_tf32 or set_float32_matmul_precision downgrade "
          "precision for every later computation, the reference's included."),
+    Rule("l2-persistence", BLOCK, "Persisting-L2 access policies keep data resident across the cache flush "
+         "between timed calls."),
     Rule("cuda-graph", BLOCK, "CUDA graph capture and replay can replay work recorded once, outside the timed call."),
     Rule("trace-hooks", BLOCK, "sys.settrace/setprofile and atexit hooks run code outside the measured call."),
     Rule("threads", WARN, "Threads and executors can leave work running after the call returns; runtime thread "
