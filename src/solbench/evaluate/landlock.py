@@ -1,8 +1,8 @@
 """Filesystem confinement of the sandbox with Landlock (Linux 5.13+), applied between fork and exec.
 
 Reads are allowed only under the system folders and the Python installation (what importing
-torch, compiling an extension and running the interpreter need); writes only under the
-sandbox's working directory and /dev. Everything else, the user's home and the evaluator's
+torch, compiling an extension and running the interpreter need) and the sandbox's own /proc
+entry; writes only under the sandbox's working directory and /dev. Everything else, the user's home and the evaluator's
 files included, cannot be opened. Where the kernel has no Landlock the child runs unconfined and
 the trace says so (the child reports whether it can list "/").
 """
@@ -23,8 +23,12 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _MODIFY = sum(1 << bit for bit in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 READ_ONLY = EXECUTE | READ_FILE | READ_DIR
-SYSTEM_FOLDERS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/run",
+SYSTEM_FOLDERS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/sys", "/run",
                   "/var/lib", "/usr/local/cuda")
+# Of /proc, only the sandbox's own entry and machine-wide facts: never another process's memory or environment.
+PROC_ENTRIES = ("/proc/self", "/proc/thread-self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
+                "/proc/filesystems", "/proc/mounts", "/proc/sys", "/proc/version", "/proc/loadavg", "/proc/uptime",
+                "/proc/driver")
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -76,7 +80,8 @@ def confine(workdir: str, readable: list[str], abi: int) -> bool:
                            ctypes.c_uint32(0))
     if ruleset < 0:
         return False
-    rules = [(path, READ_ONLY) for path in readable]
+    # Opened here, after fork: /proc/self is this child, which keeps its pid across exec.
+    rules = [(path, READ_ONLY) for path in (*readable, *PROC_ENTRIES)]
     rules += [(workdir, handled), ("/dev", READ_ONLY | WRITE_FILE | (IOCTL_DEV if abi >= 5 else 0) |
                                     (TRUNCATE if abi >= 3 else 0))]
     for path, access in rules:
