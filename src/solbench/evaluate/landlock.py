@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _MODIFY = sum(1 << bit for bit in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 READ_ONLY = EXECUTE | READ_FILE | READ_DIR
+_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 SYSTEM_FOLDERS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/sys", "/run",
                   "/var/lib", "/usr/local/cuda")
 # Of /proc, only the sandbox's own entry and machine-wide facts: never another process's memory or environment.
@@ -89,6 +91,8 @@ def confine(workdir: str, readable: list[str], abi: int) -> bool:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         except OSError:
             continue
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            access &= _FILE_RIGHTS  # a rule on a file may grant only file rights, or it is refused
         beneath = _PathBeneathAttr(access & handled, fd)
         libc.syscall(_ADD_RULE, ruleset, ctypes.c_int(_PATH_BENEATH), ctypes.byref(beneath), ctypes.c_uint32(0))
         os.close(fd)
