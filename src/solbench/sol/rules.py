@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from solbench.sol.costs import OpCost, precision_of
+from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
 
 
 @dataclass
@@ -68,8 +68,6 @@ def _matrix(call: OpCall, a, b, macs: float, formula: str, extra_vector: float =
 
 
 def _rank(precision: str) -> int:
-    from solbench.sol.costs import PRECISION_RANK
-
     return PRECISION_RANK.get(precision, 3)
 
 
@@ -167,7 +165,7 @@ def attention(call: OpCall) -> OpCost:
     # Online softmax: scale, running max, subtract, sum per pair (4 FLOPs) and one exp.
     return OpCost(matrix_flops=cost.matrix_flops, vector_flops={_compute_precision(q): 4.0 * batch_heads * pairs},
                   special_ops=float(batch_heads * pairs), bytes_read=cost.bytes_read,
-                  bytes_written=cost.bytes_written, formula=formula + f"; softmax: 4 FLOPs + 1 exp per pair")
+                  bytes_written=cost.bytes_written, formula=formula + "; softmax: 4 FLOPs + 1 exp per pair")
 
 
 def _causal_pairs(query_length: int, key_length: int) -> int:
