@@ -16,10 +16,9 @@ def device_name(device: str) -> str:
         import torch
 
         return torch.cuda.get_device_name(torch.device(device))
-    for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+    from solbench.hardware.probe import cpu_model
+
+    return cpu_model()
 
 
 def library_versions() -> dict[str, str]:

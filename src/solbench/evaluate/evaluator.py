@@ -16,7 +16,7 @@ from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs
 from solbench.evaluate.environment import clock_state, device_name, library_versions
 from solbench.evaluate.inputs import InputContext, generate_inputs
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
-from solbench.evaluate.reference import ReferenceError, ReferenceProgram
+from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
 from solbench.sandbox.measure import TimingPlan
 from solbench.sandbox.rotation import perturbed_inputs
@@ -90,7 +90,7 @@ class _Run:
         session = self._start_session()  # the child imports torch while the reference loads here
         try:
             reference = ReferenceProgram(self.problem.definition, self.config.device)
-        except ReferenceError as error:
+        except ReferenceFailure as error:
             session.close()
             return [make_trace(self.context, w, EvaluationStatus.INVALID_REFERENCE, failure=str(error))
                     for w in self.problem.workloads]
@@ -207,7 +207,7 @@ class _WorkloadEvaluation:
             references = [self.reference.run(inputs) for inputs in sets]
         except MissingDataError:
             raise
-        except (SpecError, ReferenceError) as error:
+        except (SpecError, ReferenceFailure) as error:
             raise self._stop(EvaluationStatus.INVALID_REFERENCE, str(error)) from None
         for outputs in references:
             problem = reference_problem(outputs, self.expected, self.tolerance)
@@ -274,7 +274,7 @@ class _WorkloadEvaluation:
             inputs = perturbed_inputs(sets[iteration % len(sets)], iteration, plan.perturb_seed)
             try:
                 truth = self.reference.run(inputs)
-            except ReferenceError as error:
+            except ReferenceFailure as error:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}") from None
             check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration, phase="timing")
             if verdict.failure is not None:

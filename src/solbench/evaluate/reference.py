@@ -10,7 +10,7 @@ from solbench.spec.reference_code import ReferenceImportError, import_reference
 _UPCAST_TO_GOLDEN = ("float32", "float16", "bfloat16")
 
 
-class ReferenceError(Exception):
+class ReferenceFailure(Exception):
     """The reference raised or returned the wrong outputs: the workload is INVALID_REFERENCE."""
 
 
@@ -22,7 +22,7 @@ class ReferenceProgram:
         try:
             self.module, self._directory = import_reference(definition, device)
         except ReferenceImportError as error:
-            raise ReferenceError(str(error)) from error
+            raise ReferenceFailure(str(error)) from error
 
     def run(self, inputs: list) -> list:
         """Outputs for `inputs`, normalised to one tensor per definition output."""
@@ -35,7 +35,7 @@ class ReferenceProgram:
                 torch.cuda.synchronize()
             return normalize_outputs(returned, self.output_names)
         except Exception as error:
-            raise ReferenceError(f"the reference raised {type(error).__name__}: {error}") from error
+            raise ReferenceFailure(f"the reference raised {type(error).__name__}: {error}") from error
 
     def run_golden(self, inputs: list) -> list | None:
         """The reference on float64 copies of its floating inputs, or None where it cannot run so.
@@ -48,7 +48,7 @@ class ReferenceProgram:
                   in _UPCAST_TO_GOLDEN else v for v in inputs]
         try:
             outputs = self.run(upcast)
-        except ReferenceError:
+        except ReferenceFailure:
             return None
         expected = [lookup_dtype(t.dtype) for t in self.definition.outputs.values()]
         if any(not d.is_floating for d in expected):

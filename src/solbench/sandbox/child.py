@@ -45,8 +45,7 @@ class SandboxServer:
             return {"ok": False, "kind": "compile", "error": str(error)}
         self.integrity.verify("by importing the solution")
         self.dps = solution.spec.destination_passing_style
-        return {"ok": True, "seconds": time.monotonic() - started, "libs": _library_versions(),
-                "state": _confinement_state()}
+        return {"ok": True, "seconds": time.monotonic() - started, "state": _confinement_state()}
 
     def load(self, request: dict) -> dict:
         self.output_specs = [OutputSpec(o["name"], tuple(o["shape"]) if o["shape"] is not None else None, o["dtype"])
@@ -106,20 +105,6 @@ def _to_device(value, device: str):
     import torch
 
     return value.to(device) if isinstance(value, torch.Tensor) else value
-
-
-def _library_versions() -> dict:
-    import platform
-
-    import torch
-
-    versions = {"python": platform.python_version(), "torch": torch.__version__}
-    triton = sys.modules.get("triton")
-    if triton is not None:
-        versions["triton"] = getattr(triton, "__version__", "unknown")
-    if torch.version.cuda:
-        versions["cuda"] = torch.version.cuda
-    return versions
 
 
 def _confinement_state() -> dict:

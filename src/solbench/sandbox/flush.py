@@ -6,8 +6,6 @@ doubled so that no replacement policy can keep a useful share of the previous ca
 
 from __future__ import annotations
 
-from pathlib import Path
-
 _DEFAULT_CPU_LLC_BYTES = 32 << 20
 CPU_FLUSH_CAP_BYTES = 64 << 20
 """Virtual machines may report the whole host's L3 (300 MB here) for a two-vCPU slice whose real
@@ -16,15 +14,10 @@ not the kernel, dominate the timing budget. The trace records the bytes actually
 
 
 def cpu_last_level_cache_bytes() -> int:
-    """Largest cache reported under /sys for cpu0; a 32 MiB guess where the OS says nothing."""
-    sizes = []
-    for size_file in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
-        text = size_file.read_text().strip()
-        multiplier = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            sizes.append(int(digits) * multiplier)
-    return max(sizes, default=_DEFAULT_CPU_LLC_BYTES)
+    """Largest cache the OS reports for cpu0; a 32 MiB guess where it says nothing."""
+    from solbench.hardware.probe import cache_sizes
+
+    return max(cache_sizes().values(), default=_DEFAULT_CPU_LLC_BYTES)
 
 
 class CpuCacheFlusher:
