@@ -1,0 +1,1 @@
+"""The built-in problem sets: recipes that write them, validation, statistics and the extractor."""

@@ -1,0 +1,33 @@
+"""Write the recipe-built problems of the suite to disk (``scripts/build-suite``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from solbench.suite.catalog import all_drafts
+from solbench.suite.draft import ProblemDraft, write_problem
+
+
+def _origin(folder: Path) -> str | None:
+    try:
+        tags = json.loads((folder / "definition.json").read_text()).get("tags", [])
+    except (OSError, ValueError):
+        return None
+    return next((t.removeprefix("origin:") for t in tags if t.startswith("origin:")), None)
+
+
+def build_suite(root: Path, drafts: list[ProblemDraft] | None = None) -> list[Path]:
+    """Rewrite every recipe problem under ``root``; recipe folders no recipe makes any more are removed.
+
+    Folders written by `solbench extract` (``origin:extract``) are left alone.
+    """
+    drafts = all_drafts() if drafts is None else drafts
+    written = [write_problem(draft, root) for draft in drafts]
+    keep = {p.resolve() for p in written}
+    for definition in sorted(Path(root).glob("*/*/definition.json")):
+        folder = definition.parent
+        if folder.resolve() not in keep and _origin(folder) == "recipe":
+            shutil.rmtree(folder)
+    return written

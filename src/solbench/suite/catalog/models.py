@@ -1,0 +1,15 @@
+"""The real models recipes draw from, with the published configuration values they use.
+
+Every value here was copied from ../shared/model-configs.json (the record's ``source`` names the
+published file); tests/suite/test_catalog.py checks them against it wherever that file is present.
+Keys follow model-configs.json; ``derived.*`` keys are arithmetic on published values.
+"""
+
+from __future__ import annotations
+
+from solbench.suite.draft import ModelRef
+
+
+def model(name: str, hf_id: str, domain: str, config: dict) -> ModelRef:
+    """Nested published keys are written with dots: ``text_config.hidden_size``, ``derived.head_dim``."""
+    return ModelRef(name=name, hf_id=hf_id, domain=domain, config=dict(config))
