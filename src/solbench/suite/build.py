@@ -19,15 +19,19 @@ def _origin(folder: Path) -> str | None:
 
 
 def build_suite(root: Path, drafts: list[ProblemDraft] | None = None) -> list[Path]:
-    """Rewrite every recipe problem under ``root``; recipe folders no recipe makes any more are removed.
-
-    Folders written by `solbench extract` (``origin:extract``) are left alone.
+    """Rewrite the recipe problems under ``root``; in the sets written, recipe folders no recipe makes
+    any more are removed. Folders written by `solbench extract` (``origin:extract``) are left alone.
     """
     drafts = all_drafts() if drafts is None else drafts
     written = [write_problem(draft, root) for draft in drafts]
     keep = {p.resolve() for p in written}
-    for definition in sorted(Path(root).glob("*/*/definition.json")):
+    for set_name in sorted({d.set for d in drafts}):
+        _remove_stale(Path(root) / set_name, keep)
+    return written
+
+
+def _remove_stale(set_folder: Path, keep: set[Path]) -> None:
+    for definition in sorted(set_folder.glob("*/definition.json")):
         folder = definition.parent
         if folder.resolve() not in keep and _origin(folder) == "recipe":
             shutil.rmtree(folder)
-    return written
