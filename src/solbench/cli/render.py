@@ -106,3 +106,27 @@ def score_tables(report) -> Group:
     for name, value in report.sets.items():
         sets.add_row(name, f"{value:.3f}")
     return Group(workloads, problems, sets)
+
+
+def stats_tables(stats, top: int | None = None) -> Group:
+    """The suite's spread, one table per dimension, then set × domain."""
+    summary = Text(f"{stats.problems} problems · {stats.workloads} workloads · {stats.models} models · "
+                   f"{stats.backward_share:.0%} backward")
+    tables: list = [summary]
+    for dimension, counter in stats.counts.items():
+        table = Table(title=f"by {dimension}", title_justify="left")
+        table.add_column(dimension)
+        table.add_column("problems", justify="right")
+        table.add_column("share", justify="right")
+        for value, count in counter.most_common(top):
+            table.add_row(value, str(count), f"{count / stats.problems:.0%}")
+        tables.append(table)
+    domains = sorted({d for c in stats.set_by_domain.values() for d in c})
+    cross = Table(title="set × domain", title_justify="left")
+    cross.add_column("set")
+    for domain in domains:
+        cross.add_column(domain, justify="right")
+    for set_name, counter in sorted(stats.set_by_domain.items()):
+        cross.add_row(set_name, *(str(counter.get(d, 0) or "") for d in domains))
+    tables.append(cross)
+    return Group(*tables)

@@ -14,7 +14,7 @@ from solbench.hardware.spec import HardwareSpec
 from solbench.score import Baselines, ProblemScore, WorkloadScore, by_problem, by_set, load_baselines, score_trace
 from solbench.sol import WorkloadSol, analyze_problem
 from solbench.spec.errors import SpecError
-from solbench.spec.problem import Problem, load_problem
+from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.trace import SolRecord, Trace
 
 ALL = "all"
@@ -99,11 +99,7 @@ def _find_problems(roots: list[Path]) -> dict[str, Problem]:
     """Problem folders under each root (or the root itself), by definition name."""
     found: dict[str, Problem] = {}
     for root in roots:
-        folders = [root] if (root / "definition.json").exists() else sorted(
-            p.parent for p in Path(root).glob("**/definition.json"))
-        if not folders:
-            raise SpecError(root, None, "no problem folders (definition.json) under this path")
-        for folder in folders:
+        for folder in find_problem_folders(root):
             problem = load_problem(folder)
             found[problem.name] = problem
     return found

@@ -60,6 +60,19 @@ def load_problem(path: Path | str) -> Problem:
     return Problem(root=root, definition=definition, workloads=tuple(workloads), warnings=tuple(warnings))
 
 
+def find_problem_folders(root: Path | str) -> list[Path]:
+    """``root`` itself when it is a problem folder, else every problem folder below it, sorted."""
+    root = Path(root)
+    if (root / DEFINITION_FILE).is_file():
+        return [root]
+    if not root.is_dir():
+        raise SpecError(root, None, "no such folder")
+    folders = sorted(p.parent for p in root.glob(f"**/{DEFINITION_FILE}"))
+    if not folders:
+        raise SpecError(root, None, "no problem folders (definition.json) under this path")
+    return folders
+
+
 def _check_workload(definition: Definition, workload: Workload, path: Path, line: int) -> None:
     try:
         axes = definition.resolve_axes(dict(workload.axes))

@@ -1,0 +1,278 @@
+"""`solbench validate`: is a problem fit to measure kernels with?
+
+A problem can load and run and still measure nothing: an output that zeros or a constant would
+match within the tolerance, an output that ignores its inputs (or one of them), workloads that
+repeat each other, work the speed-of-light model cannot see. Each check here names what it found,
+so a benchmark author can fix the problem before anyone's kernel is scored on it.
+
+The reference is trusted code (the problem's own), so it runs in this process, on the CPU, at the
+problem's smallest workload.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from solbench.errors import SolbenchError
+from solbench.evaluate.correctness import ExpectedOutput, as_comparable, reference_problem
+from solbench.evaluate.inputs import InputContext, generate_inputs, inputs_for_analysis
+from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
+from solbench.hardware.spec import HardwareSpec
+from solbench.sol import analyze_problem
+from solbench.spec.problem import Problem, find_problem_folders, load_problem
+from solbench.spec.workload import ScalarInput, Tolerance, Workload
+
+VALIDATION_SEEDS = (1234, 5678)
+"""Two fixed input sets: validation must give the same answer every time it runs."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    """``load``, ``workloads``, ``reference``, ``degenerate``, ``sensitivity``, ``sol`` or ``suite``."""
+    message: str
+    severity: str = "error"
+    """``error`` fails validation; ``warning`` is reported only."""
+
+
+@dataclass
+class ProblemValidation:
+    path: str
+    name: str | None = None
+    set: str | None = None
+    workloads: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    reference_ms: float | None = None
+    """The reference's time at the smallest workload on this CPU (one call, after a warm-up call)."""
+    t_sol_ms: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+    def add(self, check: str, message: str, severity: str = "error") -> None:
+        self.findings.append(Finding(check, message, severity))
+
+
+def validate_problem(folder: Path, hardware: HardwareSpec) -> ProblemValidation:
+    started = time.perf_counter()
+    report = ProblemValidation(path=str(folder))
+    try:
+        problem = load_problem(folder)
+    except SolbenchError as error:
+        report.add("load", str(error))
+        return report
+    report.name, report.workloads = problem.name, len(problem.workloads)
+    report.set = next((t.removeprefix("set:") for t in problem.definition.tags if t.startswith("set:")), None)
+    for warning in problem.warnings:
+        report.add("load", warning, "warning")
+    _check_duplicate_workloads(problem, report)
+    _check_reference(problem, report)
+    _check_sol(problem, hardware, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_duplicate_workloads(problem: Problem, report: ProblemValidation) -> None:
+    seen: dict[str, str] = {}
+    for workload in problem.workloads:
+        key = json.dumps({"axes": workload.axes, "inputs": {n: d.model_dump() for n, d in workload.inputs.items()}},
+                         sort_keys=True)
+        if key in seen:
+            report.add("workloads", f"workload {workload.uuid} duplicates {seen[key]} (same axes and inputs)")
+        seen.setdefault(key, workload.uuid)
+
+
+def smallest_workload(problem: Problem) -> Workload:
+    """The workload with the fewest input elements: the cheapest place to run the reference."""
+    def size(workload: Workload) -> int:
+        total = 0
+        for tensor in problem.definition.inputs.values():
+            shape = problem.shape_of(tensor, workload)
+            if shape is not None:
+                count = 1
+                for dim in shape:
+                    count *= dim
+                total += count
+        return total
+
+    return min(problem.workloads, key=size)
+
+
+def _check_reference(problem: Problem, report: ProblemValidation) -> None:
+    workload = smallest_workload(problem)
+    try:
+        reference = ReferenceProgram(problem.definition, "cpu")
+    except ReferenceFailure as error:
+        report.add("reference", f"the reference does not import on the CPU: {error}")
+        return
+    try:
+        _ReferenceChecks(problem, workload, reference, report).run()
+    except ReferenceFailure as error:
+        report.add("reference", f"workload {workload.uuid}: {error}")
+    except SolbenchError as error:
+        report.add("reference", f"workload {workload.uuid}: inputs could not be made: {error}")
+    finally:
+        reference.close()
+
+
+class _ReferenceChecks:
+    """Degeneracy and sensitivity checks on one workload, from two fixed input sets."""
+
+    def __init__(self, problem: Problem, workload: Workload, reference: ReferenceProgram, report: ProblemValidation):
+        self.problem, self.workload, self.reference, self.report = problem, workload, reference, report
+        self.tolerance = workload.effective_tolerance
+        self.axes = problem.axes_of(workload)
+        self.expected = [ExpectedOutput(name, problem.definition.shape_of(spec, self.axes), spec.dtype, "cpu")
+                         for name, spec in problem.definition.outputs.items()]
+
+    def _inputs(self, seed: int) -> list:
+        context = InputContext(self.problem, self.workload, self.axes, "cpu")
+        return generate_inputs(context, seed, self.reference.module)
+
+    def run(self) -> None:
+        first, second = (self._inputs(seed) for seed in VALIDATION_SEEDS)
+        warm_up = self.reference.run(first)
+        started = time.perf_counter()
+        truth = self.reference.run(first)
+        self.report.reference_ms = (time.perf_counter() - started) * 1e3
+        problem = reference_problem(truth, self.expected, self.tolerance)
+        if problem:
+            self.report.add("reference", f"workload {self.workload.uuid}: {problem}")
+            return
+        if not _same_outputs(warm_up, truth):
+            self.report.add("reference", "the reference gives different outputs for the same inputs", "warning")
+        other = self.reference.run(second)
+        for index, spec in enumerate(self.expected):
+            self._check_degenerate(spec.name, truth[index], other[index])
+        self._check_sensitivity(first, second, truth)
+
+    def _check_degenerate(self, name: str, truth, other) -> None:
+        import torch
+
+        if truth.numel() == 0:
+            self.report.add("degenerate", f"output {name!r} is empty at the smallest workload", "warning")
+            return
+        if _within_tolerance(torch.zeros_like(truth), truth, self.tolerance):
+            self.report.add("degenerate", f"output {name!r}: all zeros would pass the tolerance")
+            return
+        values = as_comparable(truth)
+        constant = torch.full_like(values, float(values[torch.isfinite(values)].float().mean())
+                                   if bool(torch.isfinite(values).any()) else 0.0)
+        if _within_tolerance(constant, values, self.tolerance):
+            self.report.add("degenerate", f"output {name!r}: a constant would pass the tolerance")
+            return
+        if _within_tolerance(other, truth, self.tolerance):
+            self.report.add("degenerate", f"output {name!r}: the outputs for other inputs pass as this one's "
+                            "(the output does not depend on the inputs)")
+
+    def _check_sensitivity(self, first: list, second: list, truth: list) -> None:
+        import torch
+
+        for index, name in enumerate(self.problem.definition.inputs):
+            if isinstance(self.workload.inputs[name], ScalarInput):
+                continue
+            if isinstance(first[index], torch.Tensor) and torch.equal(first[index], second[index]):
+                self.report.add("sensitivity", f"input {name!r} is the same in every input set, so its "
+                                "effect cannot be checked", "warning")
+                continue
+            mixed = list(first)
+            mixed[index] = second[index]
+            try:
+                outputs = self.reference.run(mixed)
+            except ReferenceFailure as error:
+                self.report.add("sensitivity", f"input {name!r}: not checked, the reference rejects one input "
+                                f"set's {name} combined with another's other inputs ({error})", "warning")
+                continue
+            if all(_within_tolerance(out, ref, self.tolerance) for out, ref in zip(outputs, truth)):
+                self.report.add("sensitivity", f"no output depends on input {name!r} "
+                                "(replacing it leaves every output within tolerance)")
+
+
+def _same_outputs(a: list, b: list) -> bool:
+    import torch
+
+    return all(torch.equal(x, y) or torch.allclose(as_comparable(x), as_comparable(y), equal_nan=True)
+               for x, y in zip(a, b))
+
+
+def _within_tolerance(candidate, truth, tolerance: Tolerance) -> bool:
+    """The format's own rule (atol + rtol·|ref|, matched ratio, error cap), nothing stricter."""
+    import torch
+
+    out, ref = as_comparable(candidate), as_comparable(truth)
+    if out.shape != ref.shape:
+        return False
+    if out.numel() == 0:
+        return True
+    difference = (out - ref).abs()
+    matched = (difference <= tolerance.max_atol + tolerance.max_rtol * ref.abs()) | (out == ref)
+    if float(matched.double().mean()) < tolerance.required_matched_ratio:
+        return False
+    finite = torch.isfinite(difference)
+    if tolerance.max_error_cap is not None and bool(finite.any()) and \
+            float(difference[finite].max()) > tolerance.max_error_cap:
+        return False
+    return True
+
+
+def _check_sol(problem: Problem, hardware: HardwareSpec, report: ProblemValidation) -> None:
+    try:
+        results = analyze_problem(problem, hardware, make_inputs=inputs_for_analysis)
+    except SolbenchError as error:
+        report.add("sol", f"T_SOL could not be derived: {error}")
+        return
+    except Exception as error:  # the analyzer runs the problem's code: report, do not crash the suite run
+        last = traceback.extract_tb(error.__traceback__)[-1]
+        report.add("sol", f"T_SOL could not be derived: {type(error).__name__}: {error} "
+                   f"({Path(last.filename).name}:{last.lineno})")
+        return
+    for result in results:
+        report.t_sol_ms.append(result.t_sol_ms)
+        if not result.coverage.full:
+            missing = ", ".join(f"{u.op} ×{u.count}" for u in result.coverage.uncovered)
+            report.add("sol", f"workload {result.workload.uuid}: coverage is not full (uncovered: {missing})")
+            break
+        if result.t_sol_ms <= 0:
+            report.add("sol", f"workload {result.workload.uuid}: T_SOL is zero (no work seen)")
+            break
+
+
+def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
+                  progress: Callable[[ProblemValidation, int, int], None] | None = None) -> list[ProblemValidation]:
+    """Every problem folder under ``root``, plus checks across problems (names used twice)."""
+    folders = find_problem_folders(root)
+    reports: list[ProblemValidation] = []
+    if workers > 1 and len(folders) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for report in pool.map(partial(validate_problem, hardware=hardware), folders):
+                reports.append(report)
+                if progress:
+                    progress(report, len(reports), len(folders))
+    else:
+        for folder in folders:
+            reports.append(validate_problem(folder, hardware))
+            if progress:
+                progress(reports[-1], len(reports), len(folders))
+    _check_names_unique(reports)
+    return reports
+
+
+def _check_names_unique(reports: list[ProblemValidation]) -> None:
+    first_at: dict[str, str] = {}
+    for report in reports:
+        if report.name is None:
+            continue
+        if report.name in first_at:
+            report.add("suite", f"definition name {report.name!r} is also used by {first_at[report.name]}")
+        first_at.setdefault(report.name, report.path)
