@@ -10,8 +10,8 @@ import sys
 
 import typer
 
-from solbench.cli import (check_command, eval_command, hardware_commands, score_command, sol_command, suite_commands,
-                          validate_command)
+from solbench.cli import (check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
+                          suite_commands, validate_command)
 from solbench.errors import SolbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -21,6 +21,7 @@ app.command("sol")(sol_command.speed_of_light)
 app.command("score")(score_command.score_traces)
 app.command("check")(check_command.check_solution_file)
 app.command("validate")(validate_command.validate_problems)
+app.command("run")(run_command.run_suite)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")
 

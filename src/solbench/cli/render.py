@@ -130,3 +130,24 @@ def stats_tables(stats, top: int | None = None) -> Group:
         cross.add_row(set_name, *(str(counter.get(d, 0) or "") for d in domains))
     tables.append(cross)
     return Group(*tables)
+
+
+def run_tables(summary, just_run: set[str] | None = None) -> Group:
+    """Per set, then per problem: pass counts and SOL scores of a suite run."""
+    def score(value) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    sets = Table(title=f"per set (SOL scores on {summary.hardware or 'no hardware'})", title_justify="left")
+    for column in ("set", "problems passed", "workloads passed", "S"):
+        sets.add_column(column, justify="right" if column != "set" else "left")
+    for item in summary.sets:
+        sets.add_row(item.set, f"{item.problems_passed}/{item.problems}",
+                     f"{item.workloads_passed}/{item.workloads}", score(item.score))
+    problems = Table(title="per problem", title_justify="left")
+    for column in ("set", "problem", "solution", "passed", "S"):
+        problems.add_column(column, overflow="fold")
+    for item in summary.problems:
+        style = None if item.passed == item.workloads else "red"
+        problems.add_row(item.set, item.problem, item.solution, f"{item.passed}/{item.workloads}", score(item.score),
+                         style=style)
+    return Group(problems, sets)

@@ -1,0 +1,122 @@
+"""`solbench run`: evaluate a solution (the reference by default) on every problem of a suite."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from solbench.cli.common import Device, UsageError, default_device
+
+
+def run_suite(
+    suite: Path = typer.Argument(Path("problems"), help="Suite folder (default: ./problems) or one problem."),
+    category: list[str] = typer.Option([], "--category", "-c", help="Only this set (L1, L2, Quant, FIB …); repeatable."),
+    name: list[str] = typer.Option([], "--name", help="Only problems whose name contains this; repeatable."),
+    solution_name: str = typer.Option("reference", "--solution-name", "-s",
+                                      help="Solution file each problem ships (solutions/NAME.json, solution_NAME.json)"
+                                           "; `reference` or `reference-compiled` for the problem's own reference."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N problems."),
+    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Problems evaluated in parallel."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run folder (default: runs/<suite>-<solution>)."),
+    rerun: bool = typer.Option(False, "--rerun", help="Evaluate again what an earlier run already finished."),
+    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+                                           help="T_SOL on this hardware (default: `local` on CPU when probed)."),
+    baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON (T_b) for the SOL score."),
+    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    rounds: int = typer.Option(3, "--rounds", min=1, help="Correctness rounds per workload."),
+    budget: float = typer.Option(0.3, "--budget", min=0, help="Seconds of timed iterations per workload."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds allowed for each sandbox request."),
+) -> None:
+    """Evaluate many problems, resumably, with progress; write traces and a summary (pass counts per set,
+    SOL scores per problem and set)."""
+    from rich.console import Console
+
+    from solbench.cli.render import run_tables
+    from solbench.evaluate import EvaluationConfig
+    from solbench.runner.jobs import plan_jobs
+    from solbench.runner.pool import run_jobs
+    from solbench.runner.summary import summarize, write_summary
+    from solbench.runner.worker import RunSettings
+    from solbench.sandbox import TimingPlan
+    from solbench.score import load_baselines
+
+    chosen_device = device.value if device else default_device()
+    if chosen_device == "cuda" and default_device() != "cuda":
+        raise UsageError("--device cuda: no CUDA device is available here")
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    errors = Console(stderr=True, highlight=False)
+    sol_hardware = _default_hardware(hardware, chosen_device, errors)
+    loaded_baselines = load_baselines(baselines) if baselines else None  # fail fast on a bad file
+    jobs, notes = plan_jobs(suite, solutions=[solution_name], categories=category or None, names=name or None,
+                            limit=limit)
+    for note in notes:
+        errors.print(f"[yellow]skipped:[/] {note}")
+    if not jobs:
+        raise UsageError(f"{suite}: no problems match (categories {category or 'any'}, names {name or 'any'})")
+    out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
+    settings = RunSettings(
+        config=EvaluationConfig(device=chosen_device, rounds=rounds, timing=TimingPlan(budget_s=budget),
+                                timeout_s=timeout),
+        out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun)
+    errors.print(f"{len(jobs)} problem(s) · solution {solution_name} · {chosen_device} · {workers} worker(s) · "
+                 f"traces in {out}")
+    results = _run_with_progress(jobs, settings, workers, errors)
+    summary = summarize(out, sol_hardware, loaded_baselines)
+    path = write_summary(out, summary)
+    Console().print(run_tables(summary, {r.job.name for r in results}))
+    failed = [r for r in results if r.error]
+    for result in failed:
+        errors.print(f"[red]error:[/] {result.job.key}: {result.error}")
+    errors.print(f"summary: {path}")
+    if failed:
+        sys.exit(1)
+
+
+def _default_hardware(hardware: str | None, device: str, console) -> str | None:
+    from solbench.hardware import lookup
+    from solbench.hardware.errors import HardwareError
+
+    if hardware is not None:
+        return lookup(hardware).id
+    if device != "cpu":
+        console.print("[yellow]note:[/] no --hardware given: traces get no T_SOL and no SOL score")
+        return None
+    try:
+        return lookup("local").id
+    except HardwareError as error:
+        console.print(f"[yellow]note:[/] no SOL scores: {error}")
+        return None
+
+
+def _run_with_progress(jobs, settings, workers: int, console):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from solbench.runner.pool import run_jobs
+
+    done = {"count": 0}
+
+    def line(result) -> str:
+        done["count"] += 1
+        head = f"[{done['count']}/{len(jobs)}] {result.job.key}"
+        if result.skipped:
+            return f"{head} · already done"
+        if result.error:
+            return f"{head} · [red]error[/]"
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(result.statuses.items()))
+        colour = "green" if set(result.statuses) == {"PASSED"} else "red"
+        return f"{head} · [{colour}]{counts}[/] · {result.seconds:.1f} s"
+
+    if not console.is_terminal:
+        return run_jobs(jobs, settings, workers=workers, on_done=lambda r: console.print(line(r)))
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as bar:
+        task = bar.add_task("running", total=len(jobs))
+
+        def finished(result) -> None:
+            bar.console.print(line(result))
+            bar.update(task, advance=1)
+        return run_jobs(jobs, settings, workers=workers, on_done=finished)

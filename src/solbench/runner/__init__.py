@@ -1,0 +1,1 @@
+"""Many problems × solutions: planning, a local process pool, resumable trace storage, summaries."""

@@ -1,0 +1,82 @@
+"""One job, start to finish, in a worker process: evaluate, attach T_SOL and scores, store the traces."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from solbench.errors import SolbenchError
+from solbench.evaluate import EvaluationConfig, evaluate
+from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE, Job
+from solbench.runner.store import TraceStore
+from solbench.spec.packaging import compiled_reference_solution, reference_solution
+from solbench.spec.problem import load_problem, load_solution
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    config: EvaluationConfig
+    out: Path
+    hardware: str | None = None
+    """Hardware id whose T_SOL is attached to every trace (None: no SOL)."""
+    baselines: Path | None = None
+    rerun: bool = False
+    threads_per_worker: int | None = None
+
+
+@dataclass
+class JobResult:
+    job: Job
+    statuses: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    skipped: bool = False
+    """Already finished in an earlier run (and --rerun not given)."""
+    error: str | None = None
+    """Why the job could not run at all (bad problem or solution file); no traces then."""
+    trace_path: str | None = None
+
+
+def run_job(job: Job, settings: RunSettings) -> JobResult:
+    started = time.perf_counter()
+    if settings.threads_per_worker:
+        import torch
+
+        torch.set_num_threads(settings.threads_per_worker)
+    result = JobResult(job)
+    store = TraceStore(settings.out)
+    try:
+        problem = load_problem(job.problem_dir)
+        if not settings.rerun and store.finished(job, [w.uuid for w in problem.workloads]):
+            result.skipped = True
+            return result
+        solution = _solution_for(job, problem)
+        traces = evaluate(problem, solution, settings.config)
+        if settings.hardware:
+            traces = _with_sol(traces, problem, settings)
+        result.trace_path = str(store.write(job, traces))
+        for trace in traces:
+            status = trace.evaluation.status.value
+            result.statuses[status] = result.statuses.get(status, 0) + 1
+    except SolbenchError as error:
+        result.error = str(error)
+    finally:
+        result.seconds = time.perf_counter() - started
+    return result
+
+
+def _solution_for(job: Job, problem):
+    if job.solution == REFERENCE:
+        return reference_solution(problem.definition)
+    if job.solution == COMPILED_REFERENCE:
+        return compiled_reference_solution(problem.definition)
+    return load_solution(job.solution_path)
+
+
+def _with_sol(traces, problem, settings: RunSettings):
+    from solbench.evaluate.sol_scoring import attach_sol
+    from solbench.hardware import lookup
+    from solbench.score import load_baselines
+
+    baselines = load_baselines(settings.baselines) if settings.baselines else None
+    return attach_sol(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots)
