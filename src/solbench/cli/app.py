@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from solbench.cli import (check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
+from solbench.cli import (baseline_command, check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
                           suite_commands, validate_command)
 from solbench.errors import SolbenchError
 
@@ -22,6 +22,7 @@ app.command("score")(score_command.score_traces)
 app.command("check")(check_command.check_solution_file)
 app.command("validate")(validate_command.validate_problems)
 app.command("run")(run_command.run_suite)
+app.command("baseline")(baseline_command.measure_baselines)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")
 

@@ -31,6 +31,8 @@ class BaselineFile(BaseModel):
     version: int = BASELINE_FORMAT_VERSION
     created: Optional[str] = None
     harness_version: Optional[str] = None
+    hardware_description: Optional[str] = None
+    """The machine measured, in words (for `local`, the CPU model and core count)."""
     baselines: list[Baseline]
 
 
@@ -45,6 +47,9 @@ class Baselines:
 
     def __len__(self) -> int:
         return len(self._index)
+
+    def entries(self) -> list[Baseline]:
+        return list(self._index.values())
 
 
 def load_baselines(path: Path) -> Baselines:
@@ -61,6 +66,8 @@ def load_baselines(path: Path) -> Baselines:
     return Baselines(data.baselines)
 
 
-def save_baselines(path: Path, entries: list[Baseline], created: str, harness_version: str) -> None:
-    data = BaselineFile(created=created, harness_version=harness_version, baselines=entries)
+def save_baselines(path: Path, entries: list[Baseline], created: str, harness_version: str,
+                   hardware_description: str | None = None) -> None:
+    data = BaselineFile(created=created, harness_version=harness_version, hardware_description=hardware_description,
+                        baselines=entries)
     Path(path).write_text(data.model_dump_json(indent=1) + "\n")

@@ -1,0 +1,84 @@
+"""`solbench baseline`: measure T_b on this hardware for every workload of a suite."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from solbench.cli.common import Device, UsageError, default_device
+
+
+def measure_baselines(
+    suite: Path = typer.Argument(Path("problems"), help="Suite folder (default: ./problems) or one problem."),
+    output: Path = typer.Option(..., "--output", "-o", help="Baselines JSON to write (merged into if it exists)."),
+    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+                                           help="Hardware id the baselines are for (default: `local` on CPU)."),
+    category: list[str] = typer.Option([], "--category", "-c", help="Only this set; repeatable."),
+    name: list[str] = typer.Option([], "--name", help="Only problems whose name contains this; repeatable."),
+    solution_name: list[str] = typer.Option([], "--solution-name", "-s",
+                                            help="Also time this optimized baseline solution each problem ships."),
+    compile_reference: bool = typer.Option(True, "--compile/--no-compile",
+                                           help="Also time the reference under torch.compile."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N problems."),
+    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Problems measured in parallel."),
+    work: Optional[Path] = typer.Option(None, "--work", help="Folder for the candidates' traces (resumable)."),
+    rerun: bool = typer.Option(False, "--rerun", help="Measure again what an earlier run already finished."),
+    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    rounds: int = typer.Option(1, "--rounds", min=1, help="Correctness rounds per candidate and workload."),
+    budget: float = typer.Option(0.5, "--budget", min=0, help="Seconds of timed iterations per workload."),
+) -> None:
+    """T_b per workload: the fastest correct of the reference (eager), the reference under torch.compile
+    and any named baseline solutions, stored as versioned data for `run`, `eval` and `score`."""
+    from rich.console import Console
+
+    import solbench
+    from solbench.evaluate import EvaluationConfig
+    from solbench.hardware import lookup
+    from solbench.runner.baseline import fastest_correct, merge
+    from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE, plan_jobs
+    from solbench.runner.pool import run_jobs
+    from solbench.runner.worker import RunSettings
+    from solbench.sandbox import TimingPlan
+    from solbench.score.baselines import load_baselines, save_baselines
+
+    chosen_device = device.value if device else default_device()
+    if hardware is None and chosen_device != "cpu":
+        raise UsageError("--hardware is required on a GPU: name the spec these baselines are for (e.g. H200)")
+    spec = lookup(hardware or "local")
+    existing = load_baselines(output).entries() if output.exists() else []
+    candidates = [REFERENCE] + ([COMPILED_REFERENCE] if compile_reference else []) + list(solution_name)
+    jobs, notes = plan_jobs(suite, solutions=candidates, categories=category or None, names=name or None, limit=limit)
+    errors = Console(stderr=True, highlight=False)
+    for note in notes:
+        errors.print(f"[yellow]skipped:[/] {note}")
+    if not jobs:
+        raise UsageError(f"{suite}: no problems match")
+    work = work or Path("runs") / f"baseline-{spec.id.lower()}"
+    settings = RunSettings(config=EvaluationConfig(device=chosen_device, rounds=rounds,
+                                                   timing=TimingPlan(budget_s=budget), time_reference=False),
+                           out=work, rerun=rerun)
+    errors.print(f"timing {len(candidates)} candidate(s) on {len(jobs) // len(candidates) or len(jobs)} problem(s) "
+                 f"on {spec.id} · traces in {work}")
+    counter = {"done": 0}
+
+    def report(result) -> None:
+        counter["done"] += 1
+        state = "already done" if result.skipped else (f"error: {result.error}" if result.error else
+                                                       ", ".join(f"{n} {s}" for s, n in result.statuses.items()))
+        errors.print(f"[{counter['done']}/{len(jobs)}] {result.job.key} · {state} · {result.seconds:.1f} s")
+
+    run_jobs(jobs, settings, workers=workers, on_done=report)
+    measured, missing = fastest_correct(work, spec.id, candidates)
+    for note in missing:
+        errors.print(f"[yellow]warning:[/] {note}")
+    entries = merge(existing, measured)
+    save_baselines(output, entries, created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   harness_version=solbench.__version__, hardware_description=spec.name)
+    sources: dict[str, int] = {}
+    for entry in measured:
+        sources[entry.source] = sources.get(entry.source, 0) + 1
+    errors.print(f"{len(measured)} workload baselines measured ("
+                 + ", ".join(f"{n} from {s}" for s, n in sorted(sources.items())) + f"); {output} holds {len(entries)}")
