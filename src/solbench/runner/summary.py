@@ -13,7 +13,7 @@ from pathlib import Path
 
 from solbench.evaluate.sol_scoring import read_traces
 from solbench.runner.store import TraceStore
-from solbench.score import Baselines, by_problem, score_trace
+from solbench.score import Baselines, score_trace
 from solbench.score.sol_score import mean_score
 from solbench.spec.trace import EvaluationStatus
 
@@ -61,11 +61,13 @@ def summarize(out: Path, hardware: str | None, baselines: Baselines | None = Non
         traces = read_traces(path)
         statuses = Counter(t.evaluation.status.value for t in traces)
         scores = [score_trace(t, _t_sol(t, hardware), baselines, hardware) for t in traces] if hardware else []
-        scored = [s for s in scores if s.t_sol_ms is not None and s.t_baseline_ms]
+        # A failed workload scores 0; a passed one needs T_SOL and T_b to score at all.
+        scored = [s for s in scores if s.status != EvaluationStatus.PASSED.value
+                  or (s.t_sol_ms is not None and s.t_baseline_ms)]
         summary.problems.append(ProblemSummary(
             set=set_name, problem=problem, solution=solution, workloads=len(traces),
             passed=statuses.get(EvaluationStatus.PASSED.value, 0), statuses=dict(statuses),
-            score=by_problem(scores)[0].score if scored else None, scored=len(scored)))
+            score=mean_score([s.score for s in scored]) if scored else None, scored=len(scored)))
     groups: dict[str, list[ProblemSummary]] = defaultdict(list)
     for item in summary.problems:
         groups[item.set].append(item)
