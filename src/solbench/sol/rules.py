@@ -123,6 +123,21 @@ def convolution(call: OpCall) -> OpCost:
     return _matrix(call, x, weight, macs, formula, extra_vector=call.outputs[0].numel() if bias is not None else 0.0)
 
 
+def convolution_backward(call: OpCall) -> OpCost:
+    """Each requested gradient of input and weight costs one forward convolution's MACs; the bias
+    gradient sums grad_output (output_mask picks which of the three are computed)."""
+    grad_output, x, weight = call.args[0], call.args[1], call.args[2]
+    transposed = bool(call.arg(7, "transposed", False))
+    mask = call.arg(10, "output_mask", (True, True, True))
+    kernel = math.prod(weight.shape[2:])
+    forward_macs = (x.numel() if transposed else grad_output.numel()) * weight.shape[1] * kernel
+    passes = int(bool(mask[0])) + int(bool(mask[1]))
+    bias_sum = grad_output.numel() if mask[2] else 0
+    return _matrix(call, grad_output, weight, passes * forward_macs,
+                   f"{passes} x forward MACs (grad_input, grad_weight) = {passes}*2*{forward_macs}",
+                   extra_vector=bias_sum)
+
+
 def scaled_mm(call: OpCall) -> OpCost:
     a, b = call.args[0], call.args[1]
     m, k, n = a.shape[0], a.shape[1], b.shape[1]
@@ -210,6 +225,7 @@ FREE_OPS = {  # shape, allocation and bookkeeping ops: no arithmetic
     "bernoulli", "dropout", "native_dropout", "sort", "argsort", "nonzero", "masked_select", "unique",
     "_unique2", "bucketize", "searchsorted", "one_hot", "isnan", "isinf", "isfinite", "logical_not",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "equal", "is_nonzero", "item",
+    "tril_indices", "triu_indices", "promote_types", "result_type",
 }
 GATHER_OPS = {"embedding": 0, "index_select": 0, "gather": 0, "index": 0, "_unsafe_index": 0}
 """Ops that read only the rows they index from this argument position."""
@@ -265,6 +281,7 @@ def scatter_add(call: OpCall) -> OpCost:
 MATRIX_RULES: dict[str, Callable[[OpCall], OpCost]] = {
     "mm": mm, "addmm": addmm, "bmm": bmm, "baddbmm": baddbmm, "dot": dot, "vdot": dot, "mv": mv,
     "convolution": convolution, "_convolution": convolution, "convolution_overrideable": convolution,
+    "convolution_backward": convolution_backward,
     "_scaled_mm": scaled_mm, "_grouped_mm": grouped_mm, "_scaled_grouped_mm": grouped_mm,
     "_scaled_dot_product_flash_attention_for_cpu": attention, "_scaled_dot_product_flash_attention": attention,
     "_scaled_dot_product_efficient_attention": attention, "_scaled_dot_product_cudnn_attention": attention,

@@ -31,7 +31,8 @@ class ModelRef:
 
     name: str
     """As in model-configs.json ``name``."""
-    hf_id: str
+    hf_id: Optional[str]
+    """None where the model has no Hugging Face id (model-configs.json ``hf_id: null``)."""
     domain: str
     config: dict[str, Any]
     """Only the values the problem uses, under model-configs.json's key names."""
@@ -71,8 +72,9 @@ class ProblemDraft:
 
     @property
     def tags(self) -> list[str]:
-        tags = [f"set:{self.set}", f"model:{self.model.name}", f"hf:{self.model.hf_id}",
-                f"domain:{self.model.domain}", f"pass:{'backward' if self.backward else 'forward'}",
+        tags = [f"set:{self.set}", f"model:{self.model.name}"]
+        tags += [f"hf:{self.model.hf_id}"] if self.model.hf_id else []
+        tags += [f"domain:{self.model.domain}", f"pass:{'backward' if self.backward else 'forward'}",
                 f"origin:{self.origin}"]
         tags += [f"config:{key}={_config_text(value)}" for key, value in self.model.config.items()]
         return tags + list(self.extra_tags)

@@ -1,0 +1,162 @@
+"""Every L1 problem: each op family instantiated for the real models it occurs in."""
+
+from __future__ import annotations
+
+from solbench.suite.catalog.l1 import backward as bw
+from solbench.suite.catalog.l1 import convolution as conv
+from solbench.suite.catalog.l1 import elementwise as ew
+from solbench.suite.catalog.l1 import matmul as mm
+from solbench.suite.catalog.l1 import norms, vocab
+from solbench.suite.catalog.l1.models import *  # noqa: F403 (the model table)
+from solbench.suite.draft import ProblemDraft
+
+
+def _norms() -> list[ProblemDraft]:
+    return [
+        norms.rmsnorm(LLAMA_31_8B), norms.rmsnorm(DEEPSEEK_V3), norms.rmsnorm(OLMO2_7B),
+        norms.rmsnorm(GEMMA2_9B, gemma=True),
+        norms.layernorm(VIT_B16, hidden_key="hidden_size", eps=1e-12, eps_source="layer_norm_eps", dtype="float32",
+                        dtype_source="torch_dtype", sequence="197 tokens per 224 px image, 577 at 384 px (patches + CLS)",
+                        workloads=[(1, 197), (2, 197), (8, 197), (16, 197), (32, 197), (64, 197), (1, 577), (8, 577)]),
+        norms.layernorm(DINOV2_L14, hidden_key="hidden_size", eps=1e-6, eps_source="layer_norm_eps",
+                        dtype="float32", dtype_source="fp32 inference",
+                        sequence="patches + CLS: 257 at 224 px, 1025 at 448 px, 1370 at 518 px (image_size)",
+                        workloads=[(1, 257), (8, 257), (32, 257), (1, 1025), (4, 1025), (1, 1370), (3, 1370),
+                                   (8, 1370)]),
+        norms.layernorm(WHISPER_LARGE_V3, hidden_key="d_model", eps=1e-5, eps_source="nn.LayerNorm default",
+                        dtype="float16", dtype_source="fp16 inference, openai-whisper's default",
+                        sequence="1500 encoder frames per 30 s clip (max_source_positions) or decoder tokens",
+                        workloads=[(1, 1500), (2, 1500), (4, 1500), (8, 1500), (16, 1500), (1, 448), (5, 1),
+                                   (32, 1)]),
+        norms.cohere_layernorm(COMMAND_R),
+        norms.vae_groupnorm(SDXL_VAE),
+    ]
+
+
+def _elementwise() -> list[ProblemDraft]:
+    return [
+        ew.gated_activation(QWEN3_8B, tokens=ew.CAPPED_TOKENS), ew.gated_activation(LLAMA_31_70B, tp=8),
+        ew.gated_activation(GEMMA2_9B, tokens=ew.CAPPED_TOKENS),
+        ew.activation(WHISPER_LARGE_V3, act_key="activation_function", width_key="encoder_ffn_dim", dtype="float16",
+                      dtype_source="fp16 inference",
+                      rows="decoder tokens, or clips x 1500 encoder frames (max_source_positions)",
+                      workloads=(1, 4, 32, 448, 1000, 1500, 3000, 4500)),
+        ew.activation(CLIP_L14, act_key="vision_config.hidden_act", width_key="vision_config.intermediate_size",
+                      dtype="float32", dtype_source="torch_dtype",
+                      rows="images x 257 tokens (224 px image_size, patch_size 14, plus CLS)",
+                      workloads=tuple(b * 257 for b in (1, 2, 3, 4, 6, 8, 12, 16))),
+        ew.rope(LLAMA_31_8B), ew.rope(PHI4_MINI), ew.mamba2_chunk_cumsum(MAMBA2_27B),
+    ]
+
+
+def _vocab() -> list[ProblemDraft]:
+    return [vocab.softmax(LLAMA_31_8B, log=False), vocab.softmax(QWEN3_8B, log=True),
+            vocab.final_logit_softcap(GEMMA2_9B), vocab.cross_entropy(LLAMA_32_1B),
+            vocab.greedy_argmax(MISTRAL_7B_V03), vocab.router_topk(GPT_OSS_20B), vocab.router_topk(QWEN3_30B_A3B)]
+
+
+def _matmul() -> list[ProblemDraft]:
+    head_dim = 128
+    return [
+        mm.linear(LLAMA_31_8B, what="qkv_proj (fused q, k, v projections)",
+                  keys=("hidden_size", "num_attention_heads", "num_key_value_heads", "derived.head_dim",
+                        "attention_bias"),
+                  in_features=4096, out_features=(32 + 2 * 8) * head_dim,
+                  formula="(num_attention_heads + 2 num_key_value_heads) x head_dim = 6144", bias=False,
+                  dtype="bfloat16", dtype_source="torch_dtype"),
+        mm.linear(QWEN25_7B, what="down_proj (MLP output projection, row-parallel shard at tensor parallelism 4: "
+                                 "intermediate_size 18944 / 4 = 4736 in_features)",
+                  keys=("hidden_size", "intermediate_size"), in_features=18944 // 4, out_features=3584,
+                  formula="hidden_size 3584", bias=False, dtype="bfloat16", dtype_source="bf16 inference"),
+        mm.linear(DEEPSEEK_V3, what="fused_qkv_a_proj (MLA q_a and kv_a projections)",
+                  keys=("hidden_size", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"),
+                  in_features=7168, out_features=1536 + 512 + 64,
+                  formula="q_lora_rank + kv_lora_rank + qk_rope_head_dim = 2112", bias=False, dtype="bfloat16",
+                  dtype_source="torch_dtype"),
+        mm.linear(VIT_B16, what="qkv (fused attention input projection)", keys=("hidden_size", "qkv_bias"),
+                  in_features=768, out_features=3 * 768, formula="3 x hidden_size = 2304", bias=True,
+                  dtype="float32", dtype_source="torch_dtype", rows="images x 197 tokens (224 px, patch 16, CLS)",
+                  tokens=tuple(b * 197 for b in (1, 2, 4, 8, 16, 24, 32, 40))),
+        mm.attention(LLAMA_31_8B, keys=("num_attention_heads", "num_key_value_heads", "derived.head_dim",
+                                        "torch_dtype"),
+                     heads=32, kv_heads=8, head_dim=128, causal=True, dtype="bfloat16", dtype_source="torch_dtype",
+                     what="prefill self-attention",
+                     sequences=[(1, 128), (1, 255), (1, 512), (1, 1024), (8, 256), (4, 512), (2, 1000), (16, 128)]),
+        mm.attention(DINOV2_L14, keys=("num_attention_heads", "derived.head_dim", "patch_size", "image_size"),
+                     heads=16, kv_heads=16, head_dim=64, causal=False, dtype="float32", dtype_source="fp32 inference",
+                     what="image self-attention over patches + CLS (257 at 224 px, 1025 at 448, 1370 at 518 px)",
+                     sequences=[(1, 257), (8, 257), (32, 257), (1, 1025), (4, 1025), (1, 1370), (2, 1370), (4, 1370)]),
+        mm.embedding(WHISPER_TINY, dtype="float16", what="decoder",
+                     tokens=(1, 4, 16, 64, 448, 1000, 3584, 14336)),
+        mm.dlrm_embedding_bag(DLRM_DCNV2, table=4), mm.dlrm_dot_interaction(DLRM_MLPERF),
+    ]
+
+
+def _convolution() -> list[ProblemDraft]:
+    return [
+        conv.patch_embed(DINOV2_L14, hidden_key="hidden_size", patch_key="patch_size", size_key="image_size",
+                         dtype="float32", dtype_source="fp32 inference",
+                         images=[(1, 224), (8, 224), (32, 224), (1, 448), (4, 448), (1, 518), (4, 518), (8, 518)]),
+        conv.patch_embed(SAM_B, hidden_key="encoder_embed_dim", patch_key="patch_size", size_key="image_size",
+                         dtype="float32", dtype_source="fp32 inference",
+                         images=[(b, 1024) for b in (1, 2, 3, 4, 5, 6, 7, 8)]),
+        conv.vae_conv3x3(SDXL_VAE), conv.convnext_depthwise(CONVNEXT_T),
+        conv.conv1d(WHISPER_LARGE_V3, keys=("num_mel_bins", "d_model"), name="conv1_mel128_d1280",
+                    what="encoder stem conv1 on the log-mel spectrogram (num_mel_bins 128 -> d_model 1280)",
+                    in_ch=128, out_ch=1280, kernel=3, stride=1, padding=1, groups=1, bias=True, dtype="float16",
+                    length="Mel frames (3000 = 30 s, 100 per second)",
+                    workloads=[(1, 3000), (2, 3000), (3, 3000), (4, 3000), (1, 1000), (4, 1000), (1, 500),
+                               (8, 500)]),
+        conv.conv1d(WAV2VEC2_BASE, keys=("conv_dim", "conv_kernel", "conv_stride", "conv_bias"),
+                    name="feature_conv0_k10s5", in_ch=1, out_ch=512, kernel=10, stride=5, padding=0, groups=1,
+                    bias=False, dtype="float32",
+                    what="feature encoder layer 0 on the raw 16 kHz waveform (conv_dim[0], conv_kernel[0], "
+                         "conv_stride[0], conv_bias false)",
+                    length="Audio samples at 16 kHz",
+                    workloads=[(1, 16000), (1, 32000), (1, 48000), (1, 80000), (2, 48000), (4, 16000),
+                               (1, 160000), (2, 80000)]),
+        conv.video_patch_embed(WAN21_1_3B, hidden_key="dim", in_key="in_dim", dtype="bfloat16",
+                               dtype_source="param_dtype",
+                               what="latents of 480x832 px clips (vae_stride 4x8x8: 60x104) and 1 (image) to 65 "
+                                    "frames, and 720x1280 px (90x160)",
+                               latents=[(1, 60, 104), (2, 60, 104), (5, 60, 104), (9, 60, 104), (17, 60, 104),
+                                        (1, 90, 160), (5, 90, 160), (9, 90, 160)]),
+        conv.video_patch_embed(HUNYUAN_VIDEO, hidden_key="hidden_size", in_key="in_channels", dtype="bfloat16",
+                               dtype_source="bf16 inference",
+                               what="latents of 544x960 px (68x120) and 720x1280 px (90x160) clips, 4x temporal "
+                                    "compression: 1 to 33 frames",
+                               latents=[(1, 68, 120), (2, 68, 120), (3, 68, 120), (5, 68, 120), (9, 68, 120),
+                                        (1, 90, 160), (3, 90, 160), (5, 90, 160)]),
+        conv.qwen_vl_patch_embed(QWEN25_VL_7B),
+    ]
+
+
+def _backward() -> list[ProblemDraft]:
+    return [
+        bw.rmsnorm_backward(LLAMA_31_8B), bw.rmsnorm_backward(QWEN25_7B),
+        bw.layernorm_backward(VIT_B16, tokens_per_image="197 tokens (224 px, patch 16, CLS)",
+                              tokens=tuple(b * 197 for b in (1, 2, 4, 8, 12, 16, 24, 32))),
+        bw.linear_backward(LLAMA_31_8B, what="o_proj (attention output projection)",
+                           keys=("hidden_size", "num_attention_heads", "derived.head_dim"),
+                           in_features=4096, out_features=4096, dtype="bfloat16"),
+        bw.linear_backward(LLAMA_32_1B, what="down_proj (MLP output projection)",
+                           keys=("hidden_size", "intermediate_size"), in_features=8192, out_features=2048,
+                           dtype="bfloat16"),
+        bw.attention_softmax_backward(VIT_B16), bw.gelu_backward(VIT_L16, tokens_per_image=197),
+        bw.gated_activation_backward(LLAMA_31_8B), bw.gated_activation_backward(GEMMA2_9B),
+        bw.embedding_backward(WHISPER_TINY),
+        bw.cross_entropy_backward(LLAMA_32_1B, tokens=(1, 8, 16, 64, 100, 128, 200, 256)),
+        bw.cross_entropy_backward(QWEN25_05B, tokens=(1, 4, 8, 16, 32, 64, 100, 160)),
+        bw.patch_embed_backward(VIT_B16, batches=(1, 2, 3, 4, 8, 16, 24, 32)),
+        mm.attention_backward(DINOV2_B14, keys=("num_attention_heads", "derived.head_dim", "patch_size",
+                                                "image_size"),
+                              heads=12, head_dim=64, dtype="bfloat16",
+                              what="fine-tuning with bf16 autocast, self-attention over patches + CLS (257 at 224 "
+                                   "px, 577 at 336, 1025 at 448, 1370 at 518 px)",
+                              sequences=[(1, 257), (4, 257), (8, 257), (16, 257), (1, 577), (4, 577), (1, 1025),
+                                         (1, 1370)]),
+    ]
+
+
+def drafts() -> list[ProblemDraft]:
+    return _norms() + _elementwise() + _vocab() + _matmul() + _convolution() + _backward()
