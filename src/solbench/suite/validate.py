@@ -16,7 +16,6 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from solbench.errors import SolbenchError
@@ -252,13 +251,16 @@ def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
     reports: list[ProblemValidation] = []
     if workers > 1 and len(folders) > 1:
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, as_completed
 
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for report in pool.map(partial(validate_problem, hardware=hardware), folders):
-                reports.append(report)
+            futures = {pool.submit(validate_problem, folder, hardware): index for index, folder in enumerate(folders)}
+            done: dict[int, ProblemValidation] = {}
+            for future in as_completed(futures):
+                done[futures[future]] = future.result()
                 if progress:
-                    progress(report, len(reports), len(folders))
+                    progress(done[futures[future]], len(done), len(folders))
+        reports = [done[i] for i in range(len(folders))]
     else:
         for folder in folders:
             reports.append(validate_problem(folder, hardware))
