@@ -37,7 +37,6 @@ def run_suite(
     from solbench.cli.render import run_tables
     from solbench.evaluate import EvaluationConfig
     from solbench.runner.jobs import plan_jobs
-    from solbench.runner.pool import run_jobs
     from solbench.runner.summary import summarize, write_summary
     from solbench.runner.worker import RunSettings
     from solbench.sandbox import TimingPlan
