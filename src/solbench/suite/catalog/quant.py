@@ -53,8 +53,6 @@ MISTRAL_LARGE = model("Mistral-Large-Instruct-2411", "mistralai/Mistral-Large-In
 LLAMA_8B = model("Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "language",
                  {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
                   "derived.head_dim": 128})
-LLAMA_8B_MLP = model("Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "language",
-                     {"hidden_size": 4096, "intermediate_size": 14336})
 LLAMA_70B = model("Llama-3.1-70B", "meta-llama/Llama-3.1-70B", "language",
                   {"num_attention_heads": 64, "num_key_value_heads": 8, "derived.head_dim": 128})
 LLAMA_70B_O = model("Llama-3.1-70B", "meta-llama/Llama-3.1-70B", "language",
@@ -162,10 +160,6 @@ def _nvfp4_quantize(x, global_scale):
     codes = _e2m1_codes(xb * inverse.unsqueeze(-1)).reshape(shape)
     return _pack_e2m1(codes), sf
 '''
-
-
-def _slug(text: str) -> str:
-    return text
 
 
 def _var(description: str) -> dict:
