@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from solbench.evaluate.correctness import as_comparable
 from solbench.sandbox.calling import normalize_outputs
 from solbench.spec.definition import Definition
 from solbench.spec.dtypes import lookup_dtype
@@ -53,7 +54,7 @@ class ReferenceProgram:
         expected = [lookup_dtype(t.dtype) for t in self.definition.outputs.values()]
         if any(not d.is_floating for d in expected):
             return None
-        return [o.to(torch.float64) for o in outputs]
+        return [as_comparable(o).to(torch.float64) for o in outputs]  # packed fp4 cannot cast directly
 
     def close(self) -> None:
         import shutil
