@@ -200,7 +200,7 @@ def gelu_backward(m, *, tokens_per_image: int):
               backward=True)
 
 
-def gated_activation_backward(m, *, tokens=(1, 7, 32, 100, 128, 255, 384, 512)):
+def gated_activation_backward(m, *, tokens=(1, 7, 16, 32, 64, 100, 128, 255)):
     m = uses(m, "intermediate_size", "hidden_act", "torch_dtype")
     act, width, dtype = m.config["hidden_act"], m.config["intermediate_size"], m.config["torch_dtype"]
     op = "swiglu" if act == "silu" else "geglu"

@@ -29,9 +29,12 @@ import torch.nn.functional as F
 
 @torch.no_grad()
 def run(x, weight, bias):
-    # The kernel is one frame deep, so Conv3d over (1, p, p) patches is a Conv2d on every frame.
-    frames = F.conv2d(x.transpose(1, 2).flatten(0, 1), weight.squeeze(2), bias, stride=weight.shape[3:])
-    return frames.unflatten(0, (x.shape[0], x.shape[2])).transpose(1, 2)
+    # Conv3d with kernel = stride = (1, p, p) is one GEMM over the flattened patches of every frame.
+    batch, channels, frames, height, width = x.shape
+    p = weight.shape[-1]
+    patches = x.view(batch, channels, frames, height // p, p, width // p, p).permute(0, 2, 3, 5, 1, 4, 6)
+    tokens = F.linear(patches.reshape(batch, frames, height // p, width // p, -1), weight.flatten(1), bias)
+    return tokens.permute(0, 4, 1, 2, 3)
 '''
 
 
@@ -116,7 +119,7 @@ def conv1d(m, *, keys, name: str, what: str, in_ch, out_ch: int, kernel: int, st
 def video_patch_embed(m, *, hidden_key: str, in_key: str, dtype: str, dtype_source: str, what: str, latents):
     m = uses(m, hidden_key, in_key, "patch_size", *([dtype_source] if dtype_source in m.config else []))
     hidden, channels, patch = m.config[hidden_key], m.config[in_key], m.config["patch_size"]
-    assert patch[0] == 1, "the reference applies the patch Conv2d per frame"
+    assert patch[0] == 1, "the reference flattens (1, p, p) patches"
     return l1(m, f"{slug(m)}_patch_embed3d_h{hidden}", "conv3d",
               f"{m.name} video patch embedding: Conv3d({channels} ({in_key}), {hidden} ({hidden_key}), kernel = "
               f"stride = {patch} (patch_size)) with bias on VAE latents; {what}; {dtype} ({dtype_source}).",
