@@ -264,3 +264,32 @@ def test_hand_written_causal_mask_counts_only_the_kept_pairs(tmp_path, reference
                      {"o": t([1, heads, length, dim], "float16")}, reference)
     pairs = length * (length + 1) // 2
     assert result.flops_by_class["matrix"]["float16"] == pytest.approx(2 * heads * pairs * 2 * dim)
+
+
+def test_attention_backward_counts_five_matmuls_over_kept_pairs(tmp_path):
+    reference = ("import torch\nimport torch.nn.functional as F\n"
+                 "def run(q, k, v, g):\n    with torch.enable_grad():\n"
+                 "        q, k, v = (t.detach().requires_grad_() for t in (q, k, v))\n"
+                 "        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+                 "        return torch.autograd.grad(o, (q, k, v), g)\n")
+    shape = [1, 2, 64, 32]
+    result = analyze(tmp_path, {n: t(shape) for n in "qkvg"}, {n: t(shape) for n in ("dq", "dk", "dv")}, reference)
+    pairs = 64 * 65 // 2
+    forward, backward = 2 * 2 * pairs * (32 + 32), 2 * 2 * pairs * (3 * 32 + 2 * 32)
+    assert sum(result.flops_by_class["matrix"].values()) == forward + backward
+
+
+def test_layer_and_group_norm_backward_are_covered(tmp_path):
+    reference = ("import torch\nimport torch.nn.functional as F\n"
+                 "def run(x, g):\n    with torch.enable_grad():\n        x = x.detach().requires_grad_()\n"
+                 "        y = F.group_norm(F.layer_norm(x, (16,)), 4)\n"
+                 "        return torch.autograd.grad(y, (x,), g)\n")
+    result = analyze(tmp_path, {"x": t([2, 8, 16]), "g": t([2, 8, 16])}, {"dx": t([2, 8, 16])}, reference)
+    assert result.flops_by_class["vector"]["float32"] >= 2 * 8 * 2 * 8 * 16
+
+
+def test_masked_sdpa_math_path_is_covered(tmp_path):
+    reference = ("import torch\nimport torch.nn.functional as F\n"
+                 "def run(q, m):\n    return F.scaled_dot_product_attention(q, q, q, attn_mask=m)\n")
+    result = analyze(tmp_path, {"q": t([1, 2, 49, 32]), "m": t([1, 2, 49, 49])}, {"o": t([1, 2, 49, 32])}, reference)
+    assert result.flops_by_class["special"] >= 2 * 49 * 49

@@ -183,6 +183,28 @@ def attention(call: OpCall) -> OpCost:
                   bytes_written=cost.bytes_written, formula=formula + "; softmax: 4 FLOPs + 1 exp per pair")
 
 
+def attention_backward(call: OpCall) -> OpCost:
+    """Backward of scaled dot-product attention over the kept (query, key) pairs: S = QK^T is recomputed,
+    then dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q: pairs x (3*D_qk + 2*D_v) MACs; per pair the
+    softmax is recomputed (1 exp) and dS = P * (dP - rowsum(dO*O)) costs ~4 FLOPs."""
+    q, k, v = call.args[1], call.args[2], call.args[3]
+    causal_index = {"_scaled_dot_product_flash_attention_for_cpu_backward": 7,
+                    "_scaled_dot_product_flash_attention_backward": 11,
+                    "_scaled_dot_product_efficient_attention_backward": 11,
+                    "_scaled_dot_product_cudnn_attention_backward": 14}.get(call.name, 7)
+    is_causal = bool(call.arg(causal_index, "is_causal", False))
+    batch_heads = math.prod(q.shape[:-2])
+    query_length, key_length, head_dim, value_dim = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
+    pairs = _causal_pairs(query_length, key_length) if is_causal else query_length * key_length
+    macs = batch_heads * pairs * (3 * head_dim + 2 * value_dim)
+    formula = (f"2*B*H*pairs*(3*D_qk+2*D_v), pairs={pairs} ({'causal' if is_causal else 'full'} "
+               f"{query_length}x{key_length}) = {2 * macs}; softmax recompute + dS: 4 FLOPs + 1 exp per pair")
+    cost = _matrix(call, q, k, macs, formula)
+    return OpCost(matrix_flops=cost.matrix_flops, vector_flops={_compute_precision(q): 4.0 * batch_heads * pairs},
+                  special_ops=float(batch_heads * pairs), bytes_read=cost.bytes_read,
+                  bytes_written=cost.bytes_written, formula=formula)
+
+
 def _causal_pairs(query_length: int, key_length: int) -> int:
     full_rows = min(query_length, key_length)
     return full_rows * (full_rows + 1) // 2 + max(query_length - key_length, 0) * key_length
@@ -211,6 +233,11 @@ REDUCTION_COST = {  # per input element
     "native_batch_norm": (5, 0), "_native_batch_norm_legit_no_training": (4, 0), "_fused_rms_norm": (4, 0),
     "topk": (1, 0), "aminmax": (2, 0),
 }
+# L2 backward blocks: normalisation gradients read grad_out and input once (per element: x_hat, two
+# row sums for the mean terms, the combination, weight/bias gradient accumulation)
+REDUCTION_COST["native_layer_norm_backward"] = (8, 0)
+REDUCTION_COST["native_group_norm_backward"] = (8, 0)
+REDUCTION_COST["_safe_softmax"] = (4, 1)  # softmax that maps fully masked rows to 0 (SDPA math path with a mask)
 FREE_OPS = {  # shape, allocation and bookkeeping ops: no arithmetic
     "view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze", "slice",
     "select", "as_strided", "alias", "detach", "unbind", "split", "split_with_sizes", "chunk", "flatten",
@@ -286,6 +313,10 @@ MATRIX_RULES: dict[str, Callable[[OpCall], OpCost]] = {
     "_scaled_dot_product_flash_attention_for_cpu": attention, "_scaled_dot_product_flash_attention": attention,
     "_scaled_dot_product_efficient_attention": attention, "_scaled_dot_product_cudnn_attention": attention,
     "_scaled_dot_product_attention_math": attention,
+    "_scaled_dot_product_flash_attention_for_cpu_backward": attention_backward,
+    "_scaled_dot_product_flash_attention_backward": attention_backward,
+    "_scaled_dot_product_efficient_attention_backward": attention_backward,
+    "_scaled_dot_product_cudnn_attention_backward": attention_backward,
 }
 
 
