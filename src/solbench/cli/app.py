@@ -12,6 +12,7 @@ import typer
 
 from solbench.cli import (baseline_command, check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
                           suite_commands, validate_command)
+from solbench.cli import extract_command
 from solbench.errors import SolbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -23,6 +24,7 @@ app.command("check")(check_command.check_solution_file)
 app.command("validate")(validate_command.validate_problems)
 app.command("run")(run_command.run_suite)
 app.command("baseline")(baseline_command.measure_baselines)
+app.command("extract")(extract_command.extract_module)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")
 

@@ -1,0 +1,73 @@
+"""The suite's extracted problems: modules of real models captured by `solbench extract`.
+
+`scripts/extract-suite` turns each entry into ``problems/<set>/<name>/`` (``origin:extract``; build-suite
+leaves those folders alone). Every cited config value is read from the model's record in
+../shared/model-configs.json by the extractor itself, so it is the published value by construction.
+
+CPU budget: where a real module's weights are too large for a 2-core CI run, the entry takes a
+tensor-parallel shard (``tp``: heads and intermediate sizes divided as a TP rank holds them; the
+description says so) rather than a made-up size. Token sweeps for backward entries stop lower
+than forward ones (a backward pass costs about 3 forward passes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+NORM_TOKENS = (1, 7, 32, 128, 255, 512, 1024, 2048)
+GEMM_TOKENS = (1, 3, 16, 64, 100, 128, 255, 512)
+BACKWARD_TOKENS = (1, 3, 16, 64, 100, 128, 255, 384)
+SEQUENCES = ((1, 16), (1, 64), (2, 100), (1, 128), (4, 64), (1, 255), (2, 128), (1, 384))
+"""(batch_size, seq_len): causal prefill (decoders) or bidirectional encoder sequences."""
+SHORT_SEQUENCES = ((1, 8), (1, 16), (2, 31), (1, 64), (4, 32), (1, 100), (2, 64), (1, 160))
+"""For whole layers and backward attention, whose per-token cost is largest."""
+
+
+@dataclass(frozen=True)
+class Extraction:
+    model: str
+    """model-configs.json ``name``."""
+    architecture: str
+    module: str
+    dtype: str = "bfloat16"
+    tp: int = 1
+    backward: bool = False
+    tokens: Optional[tuple[int, ...]] = None
+    shapes: Optional[tuple[tuple[int, int], ...]] = None
+
+
+EXTRACTIONS: tuple[Extraction, ...] = (
+    # L1: norms
+    Extraction("Qwen3-8B", "qwen3", "norm", tokens=NORM_TOKENS),
+    Extraction("Gemma-2-9B", "gemma2", "norm", tokens=NORM_TOKENS),
+    Extraction("OLMo-2-1124-7B", "olmo2", "norm", dtype="float32", tokens=NORM_TOKENS),
+    Extraction("ViT-B/16", "vit", "norm", dtype="float32", tokens=NORM_TOKENS),
+    Extraction("Whisper large-v3", "whisper", "norm", dtype="float32", tokens=NORM_TOKENS),
+    Extraction("Mistral-7B-v0.3", "mistral", "norm", backward=True, tokens=NORM_TOKENS),
+    Extraction("CLIP ViT-L/14", "clip", "norm", dtype="float32", backward=True, tokens=BACKWARD_TOKENS),
+    # L2: MLPs
+    Extraction("Llama-3.1-8B", "llama", "mlp", tp=8, tokens=GEMM_TOKENS),
+    Extraction("Qwen3-8B", "qwen3", "mlp", tp=8, tokens=GEMM_TOKENS),
+    Extraction("Gemma-2-9B", "gemma2", "mlp", tp=8, tokens=GEMM_TOKENS),
+    Extraction("Phi-3.5-mini-instruct", "phi3", "mlp", tp=4, tokens=GEMM_TOKENS),
+    Extraction("Granite-3.1-2B-Instruct", "granite", "mlp", tp=2, tokens=GEMM_TOKENS),
+    Extraction("CLIP ViT-L/14", "clip", "mlp", dtype="float32", tokens=GEMM_TOKENS),
+    Extraction("Llama-3.1-8B", "llama", "mlp", tp=8, backward=True, tokens=BACKWARD_TOKENS),
+    Extraction("Gemma-2-9B", "gemma2", "mlp", tp=8, backward=True, tokens=BACKWARD_TOKENS),
+    Extraction("wav2vec 2.0 Base (960h)", "wav2vec2", "mlp", dtype="float32", backward=True,
+               tokens=BACKWARD_TOKENS),
+    # L2: attention (rotary, GQA, QK-norm, soft-capping as each model has them)
+    Extraction("Llama-3.1-8B", "llama", "attention", tp=8, shapes=SEQUENCES),
+    Extraction("Qwen3-8B", "qwen3", "attention", tp=8, shapes=SEQUENCES),
+    Extraction("Gemma-2-9B", "gemma2", "attention", tp=8, shapes=SEQUENCES),
+    Extraction("OLMo-2-1124-7B", "olmo2", "attention", tp=8, shapes=SEQUENCES),
+    Extraction("ViT-B/16", "vit", "attention", dtype="float32", backward=True, shapes=SHORT_SEQUENCES),
+    # L2: whole layers
+    Extraction("Qwen3-0.6B", "qwen3", "decoder_layer", shapes=SHORT_SEQUENCES),
+    Extraction("Llama-3.2-1B", "llama", "decoder_layer", tp=4, shapes=SHORT_SEQUENCES),
+    Extraction("ViT-B/16", "vit", "encoder_layer", dtype="float32", shapes=SEQUENCES),
+    Extraction("Whisper large-v3", "whisper", "encoder_layer", shapes=SHORT_SEQUENCES),
+    # L2: mixture of experts (grouped-GEMM experts; 128 experts top-8, TP=8 expert shards)
+    Extraction("Qwen3-30B-A3B", "qwen3_moe", "moe", tp=8, tokens=GEMM_TOKENS),
+)

@@ -1,0 +1,141 @@
+"""A captured, generated module -> a `ProblemDraft` (``origin="extract"``) -> a problem folder.
+
+The reference is the generated program plus a ``make_inputs`` generator that draws weights like a
+trained layer's (``randn / sqrt(fan_in)`` for matrices, ``gain + 0.1 randn`` for norm gains and
+biases), so attention scores, activations and routing stay in a realistic range.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from solbench.suite.draft import ModelRef, ProblemDraft, write_problem
+from solbench.suite.extract.codegen import Generated
+from solbench.suite.extract.errors import ExtractError
+from solbench.suite.tolerances import tolerance_for
+
+
+@dataclass
+class AxisNamer:
+    """Const dims -> axis names, from the configuration values that produce them."""
+
+    candidates: list[tuple[str, int, str]]
+    """(name, value, description), first match wins."""
+
+    def name_for(self, size: int, axes: dict[str, dict[str, Any]]) -> str:
+        for name, value, description in self.candidates:
+            if value == size:
+                axes.setdefault(name, {"type": "const", "value": size, "description": description})
+                return name
+        name = f"dim_{size}"
+        axes.setdefault(name, {"type": "const", "value": size, "description": "fixed size of the captured module"})
+        return name
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: str, op_type: str,
+                description: str, namer: AxisNamer, var_axes: dict[str, str], workloads: list[dict[str, int]],
+                backward: bool, dtype_name: str, extra_tags: Optional[list[str]] = None) -> ProblemDraft:
+    """``var_axes``: symbol text of the activation's dynamic dims (``s77``) -> axis name."""
+    import torch
+
+    axes: dict[str, dict[str, Any]] = {}
+    for axis in var_axes.values():
+        axes[axis] = {"type": "var", "description": _VAR_DESCRIPTIONS.get(axis, axis)}
+
+    def shape_of(shape) -> list[str]:
+        names = []
+        for size in shape:
+            if isinstance(size, torch.SymInt):
+                text = str(size)
+                if text not in var_axes:
+                    raise ExtractError(f"a shape depends on {text}, which is not one of the swept axes")
+                names.append(var_axes[text])
+            else:
+                names.append(namer.name_for(int(size), axes))
+        return names
+
+    inputs: dict[str, dict[str, Any]] = {}
+    makers: list[str] = []
+    for argument in generated.arguments:
+        shape = shape_of(argument.value.shape)
+        dtype = str(argument.value.dtype).removeprefix("torch.")
+        inputs[argument.name] = {"shape": shape, "dtype": dtype}
+        makers.append(_maker(argument.name, argument.role, argument.value, shape, dtype))
+    if not all(o.is_floating_point() for o in generated.outputs):
+        raise ExtractError("the module returns a non-floating output; extract writes floating-point problems only")
+    outputs: dict[str, dict[str, Any]] = {}
+    if backward:
+        if len(generated.outputs) != 1:
+            raise ExtractError("--backward needs a module with exactly one output")
+        output = generated.outputs[0]
+        grad_shape = shape_of(output.shape)
+        grad_dtype = str(output.dtype).removeprefix("torch.")
+        inputs["grad_output"] = {"shape": grad_shape, "dtype": grad_dtype}
+        makers.append(_maker("grad_output", "activation", output, grad_shape, grad_dtype))
+        for argument in generated.arguments:
+            outputs[f"grad_{argument.name}"] = dict(inputs[argument.name])
+    else:
+        for index, output in enumerate(generated.outputs):
+            key = "output" if len(generated.outputs) == 1 else f"output_{index}"
+            outputs[key] = {"shape": shape_of(output.shape), "dtype": str(output.dtype).removeprefix("torch.")}
+    reference = reference_source(generated, makers, backward)
+    loosest = max((o["dtype"] for o in outputs.values()), key=lambda d: tolerance_for(d)["max_atol"])
+    return ProblemDraft(
+        set=set_name, name=name, op_type=op_type, description=description, model=model, axes=axes,
+        inputs=inputs, outputs=outputs, reference=reference, workloads=workloads,
+        tolerance=tolerance_for(loosest), backward=backward, custom_inputs_entrypoint="make_inputs",
+        origin="extract", extra_tags=list(extra_tags or []))
+
+
+_VAR_DESCRIPTIONS = {"num_tokens": "Tokens in the batch (batch x sequence, flattened)",
+                     "batch_size": "Sequences in the batch", "seq_len": "Tokens per sequence (prefill, causal)"}
+
+
+def _maker(name: str, role: str, value, shape: list[str], dtype: str) -> str:
+    sizes = ", ".join(f'a["{axis}"]' for axis in shape)
+    draw = f"torch.randn({sizes}, device=device)"
+    if role == "weight":
+        if value.dim() >= 2:
+            fan_in = value[0].numel()
+            draw = f"{draw} * {fan_in ** -0.5!r}"
+        else:
+            centre = _centre(value)
+            draw = f"{centre!r} + 0.1 * {draw}" if centre else f"0.1 * {draw}"
+    return f'        "{name}": ({draw}).to(torch.{dtype}),'
+
+
+def _centre(value) -> float:
+    """The value a 1-D parameter is drawn around (1 for a norm gain, 0 for a bias or a (1 + w) gain)."""
+    mean = float(value.float().mean())
+    return float(round(mean))
+
+
+def reference_source(generated: Generated, makers: list[str], backward: bool) -> str:
+    names = [a.name for a in generated.arguments]
+    parts = ["import math\n" if "math." in generated.body else "", "import torch\n\n"]
+    if generated.constants:
+        parts.append(generated.constants + "\n\n")
+    parts.append("\ndef make_inputs(axes_and_scalars, device):\n    a = axes_and_scalars\n    return {\n"
+                 + "\n".join(makers) + "\n    }\n\n\n")
+    signature = ", ".join(names)
+    if not backward:
+        parts.append(f"@torch.no_grad()\ndef run({signature}):\n{generated.body}\n")
+    else:
+        parts.append(f"def _forward({signature}):\n{generated.body}\n\n\n")
+        parts.append(f"def run({signature}, grad_output):\n"
+                     "    with torch.enable_grad():\n"
+                     f"        leaves = [t.detach().requires_grad_() for t in ({signature},)]\n"
+                     "        output = _forward(*leaves)\n"
+                     "        return tuple(torch.autograd.grad(output, leaves, grad_output))\n")
+    return "".join(parts)
+
+
+def write(draft: ProblemDraft, root: Path) -> Path:
+    return write_problem(draft, root)
