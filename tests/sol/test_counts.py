@@ -293,3 +293,19 @@ def test_masked_sdpa_math_path_is_covered(tmp_path):
                  "def run(q, m):\n    return F.scaled_dot_product_attention(q, q, q, attn_mask=m)\n")
     result = analyze(tmp_path, {"q": t([1, 2, 49, 32]), "m": t([1, 2, 49, 49])}, {"o": t([1, 2, 49, 32])}, reference)
     assert result.flops_by_class["special"] >= 2 * 49 * 49
+
+
+def test_moe_routing_bookkeeping_is_covered(tmp_path):
+    """floor_divide (token of each expert slot) is pointwise; histc (tokens per expert) one update per element."""
+    result = analyze(tmp_path, {"slots": t([64], "int64")}, {"y": t([64], "int64"), "counts": t([8])},
+                     "import torch\ndef run(slots):\n    idx = torch.ops.aten.floor_divide.default(slots, 8)\n"
+                     "    return idx, torch.histc(slots.float(), 8, 0, 7)\n")
+    assert result.flops_by_class["vector"]["float32"] >= 64
+
+
+def test_slice_backward_is_a_copy(tmp_path):
+    result = analyze(tmp_path, {"x": t([4, 16])}, {"g": t([4, 16])},
+                     "import torch\ndef run(x):\n    with torch.enable_grad():\n"
+                     "        x = x.detach().requires_grad_()\n"
+                     "        return torch.autograd.grad(x[:, 8:].sum(), x)[0]\n")
+    assert result.coverage.full

@@ -224,6 +224,7 @@ POINTWISE_COST = {
     "bitwise_left_shift": (1, 0), "bitwise_right_shift": (1, 0), "__rshift__": (1, 0), "__lshift__": (1, 0),
     "__and__": (1, 0), "__or__": (1, 0), "fill": (0, 0), "zero": (0, 0),
 }
+POINTWISE_COST["floor_divide"] = (1, 0)  # extract: MoE token -> expert-slot index arithmetic
 REDUCTION_COST = {  # per input element
     "sum": (1, 0), "mean": (1, 0), "amax": (1, 0), "amin": (1, 0), "max": (1, 0), "min": (1, 0),
     "prod": (1, 0), "argmax": (1, 0), "argmin": (1, 0), "any": (1, 0), "all": (1, 0), "norm": (2, 0),
@@ -233,6 +234,7 @@ REDUCTION_COST = {  # per input element
     "native_batch_norm": (5, 0), "_native_batch_norm_legit_no_training": (4, 0), "_fused_rms_norm": (4, 0),
     "topk": (1, 0), "aminmax": (2, 0),
 }
+REDUCTION_COST["histc"] = (1, 0)  # extract: tokens per expert (grouped-GEMM offsets), one bin update per element
 # L2 backward blocks: normalisation gradients read grad_out and input once (per element: x_hat, two
 # row sums for the mean terms, the combination, weight/bias gradient accumulation)
 REDUCTION_COST["native_layer_norm_backward"] = (8, 0)
@@ -254,6 +256,7 @@ FREE_OPS = {  # shape, allocation and bookkeeping ops: no arithmetic
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "equal", "is_nonzero", "item",
     "tril_indices", "triu_indices", "promote_types", "result_type",
 }
+FREE_OPS |= {"slice_backward", "select_backward"}  # extract: gradients of slices are zero-filled copies
 GATHER_OPS = {"embedding": 0, "index_select": 0, "gather": 0, "index": 0, "_unsafe_index": 0}
 """Ops that read only the rows they index from this argument position."""
 SCATTER_ADD_OPS = {"index_put": 2, "index_add": 3, "scatter_add": 3, "scatter": 3, "scatter_reduce": 3,
