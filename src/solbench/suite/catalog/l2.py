@@ -974,7 +974,9 @@ def run(@ARGS@):
     return @SKIP@ + h
 '''
 _VAE_RESNET_BWD = '''def run(x, norm1_weight, norm1_bias, conv1_weight, conv1_bias, norm2_weight, norm2_bias, conv2_weight,
-        conv2_bias, grad_output):
+        grad_output):
+    # conv2's bias enters no gradient but its own (the sum of grad_output), so it is not an input
+    conv2_bias = torch.zeros(conv2_weight.shape[0], dtype=x.dtype, device=x.device)
     with torch.enable_grad():
         params = [t.detach().requires_grad_() for t in (x, norm1_weight, norm1_bias, conv1_weight, conv1_bias,
                                                          norm2_weight, norm2_bias, conv2_weight, conv2_bias)]
@@ -1013,6 +1015,7 @@ def vae_resnet_block(m: ModelRef, c_in: int, c_out: int, where: str, workloads, 
     if backward:
         inputs["grad_output"] = (["batch_size", "out_channels", "height", "width"], f32, 1.0)
         outs = {f"grad_{n}": (spec[0], f32) for n, spec in inputs.items() if n != "grad_output"}
+        del inputs["conv2_bias"]
         return draft(m, f"{slug(m)}_resnet_block_backward_c{c_in}", "conv_block_backward",
                      "Backward of the " + what + " Returns the gradients of the input and all parameters given "
                      "grad_output (VAE fine-tuning).", axes, inputs, outs, _VAE_RESNET_BWD, workloads, backward=True)
@@ -1080,7 +1083,14 @@ def run(x, norm_weight, norm_bias, pointwise1_weight, pointwise1_bias, depthwise
     h = F.layer_norm(x, (d,), norm_weight, norm_bias, 1e-05).transpose(1, 2)
     a, g = F.conv1d(h, pointwise1_weight, pointwise1_bias).chunk(2, dim=1)
     h = a * torch.sigmoid(g)
-    h = F.conv1d(h, depthwise_weight, depthwise_bias, padding=@PAD@, groups=d)
+    # depthwise conv1d (kernel k, same padding) written as k shifted multiply-adds: the same sums, and
+    # fast in float64 too (ATen's float64 depthwise convolution takes a slow path)
+    t, k = h.shape[-1], depthwise_weight.shape[-1]
+    padded = F.pad(h, (@PAD@, @PAD@))
+    acc = depthwise_bias[None, :, None].expand_as(h)
+    for j in range(k):
+        acc = acc + depthwise_weight[None, :, 0, j, None] * padded[:, :, j:j + t]
+    h = acc
     h = F.batch_norm(h, bn_running_mean, bn_running_var, bn_weight, bn_bias, training=False, eps=1e-05)
     h = F.conv1d(F.silu(h), pointwise2_weight, pointwise2_bias)
     return x + h.transpose(1, 2)
@@ -1173,6 +1183,9 @@ def wav2vec2_pos_conv(m: ModelRef, workloads) -> ProblemDraft:
 
 # --- mixture of experts, MLA ------------------------------------------------------------------------------
 
+_DISPATCHED = ("(lambda t: t.index_put_((torch.arange(shape[0], device=device), "
+               "torch.randint(0, a['local_experts'], (shape[0],), device=device)), "
+               "torch.full((shape[0],), 4.0, device=device), accumulate=True))(torch.randn(shape, device=device))")
 _MOE = '''@torch.no_grad()
 def run(@ARGS@):
     acc = _acc(hidden_states)
@@ -1199,7 +1212,7 @@ def moe_block(m: ModelRef, ep: int, workloads) -> ProblemDraft:
     shared = m.config.get("n_shared_experts", 0)
     args = ["hidden_states", "router_logits", "w_gate", "w_up", "w_down"]
     inputs = {"hidden_states": (["num_tokens", "hidden_size"], "bfloat16", 1.0),
-              "router_logits": (["num_tokens", "num_experts"], "float32", 1.0),
+              "router_logits": (["num_tokens", "num_experts"], "float32", _DISPATCHED),
               "w_gate": (["local_experts", "moe_intermediate_size", "hidden_size"], "bfloat16", h ** -0.5),
               "w_up": (["local_experts", "moe_intermediate_size", "hidden_size"], "bfloat16", h ** -0.5),
               "w_down": (["local_experts", "hidden_size", "moe_intermediate_size"], "bfloat16", inter ** -0.5)}
@@ -1226,8 +1239,9 @@ def moe_block(m: ModelRef, ep: int, workloads) -> ProblemDraft:
         f"times routed_scaling_factor {scale}; each local expert is a SwiGLU MLP (hidden_size {h}, "
         f"moe_intermediate_size {inter}) over the tokens routed to it, combined with the routing weights"
         f"{f'; plus the n_shared_experts {shared} shared experts (one SwiGLU of {shared} x {inter}) for every token' if shared else ''}. "
-        "Routing is derived inside the reference from the fp32 router logits (ties have probability zero); tokens "
-        "routed only to remote experts get zero (their share is added by the all-to-all combine).",
+        "Routing is derived inside the reference from the fp32 router logits (ties have probability zero). The "
+        "tokens are those dispatched to this rank: each routes to at least one local expert (the generator raises "
+        "one local expert's logit by 4); remote experts' shares are added by the all-to-all combine.",
         axes, inputs, {"output": (["num_tokens", "hidden_size"], "bfloat16")},
         body(src), workloads, subs={"TOPK": topk, "SCALE": scale})
 
@@ -1578,10 +1592,9 @@ def drafts() -> list[ProblemDraft]:
                          _zip(batch_size=(1, 1, 1, 2, 1, 1, 1, 2), height=(16, 32, 48, 32, 64, 80, 96, 64),
                               width=(16, 32, 48, 32, 64, 80, 96, 64)), backward=True),
         # speech
-        conformer_conv_module(CONFORMER_L, _zip(batch_size=(1, 1, 2, 4, 1, 8, 2, 16), num_frames=(25, 100, 250, 250, 750, 250, 1000, 375)), 40),
-        conformer_conv_module(FASTCONFORMER_XL, _zip(batch_size=(1, 1, 2, 4, 1, 8, 2, 16), num_frames=(13, 50, 125, 125, 375, 125, 500, 188)), 80),
+        conformer_conv_module(CONFORMER_L, _zip(batch_size=(1, 1, 2, 4, 1, 8, 2, 4), num_frames=(25, 100, 250, 250, 750, 250, 500, 375)), 40),
+        conformer_conv_module(FASTCONFORMER_XL, _zip(batch_size=(1, 1, 2, 4, 1, 8, 2, 4), num_frames=(13, 50, 125, 125, 375, 125, 250, 188)), 80),
         whisper_conv_stem(WHISPER_BASE, _tok((1, 2, 3, 4, 5, 6, 7, 8), "batch_size")),
-        wav2vec2_pos_conv(WAV2VEC2_BASE, _zip(batch_size=(1, 1, 2, 4, 1, 8, 2, 3), num_frames=(49, 249, 249, 249, 749, 100, 500, 333))),
         whisper_cross_attention(WHISPER_LV3, _zip(batch_size=(1, 2, 1, 1, 2, 1, 3, 4), decoder_len=(1, 1, 4, 32, 16, 100, 1, 1))),
         # MoE, MLA
         moe_block(QWEN3_30B_A3B, 16, _tok((1, 4, 16, 64, 128, 255, 512, 1000))),
