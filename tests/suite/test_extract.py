@@ -141,3 +141,42 @@ def test_cli_writes_a_folder_from_a_config_file(tmp_path, monkeypatch, capsys):
     folder = tmp_path / "out" / "L1" / "tiny-llama_hf_norm"
     assert out.strip() == str(folder) and "extract:" in err
     assert load_problem(folder).definition.custom_inputs_entrypoint == "make_inputs"
+
+
+def test_backward_leaves_out_weights_no_gradient_depends_on():
+    """A LayerNorm bias changes no gradient: it is not an input (held at zero), its gradient still an output."""
+    record = {"name": "tiny-vit", "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 2,
+              "layer_norm_eps": 1e-12, "hidden_act": "gelu", "qkv_bias": True}
+    draft = extract(Request(ModelRef("tiny-vit", "example/tiny-vit", "vision", {}), record, "vit", "norm",
+                            dtype="float32", backward=True, tokens=[3, 8]))
+    assert list(draft.inputs) == ["hidden_states", "weight", "grad_output"]
+    assert list(draft.outputs) == ["grad_hidden_states", "grad_weight", "grad_bias"]
+    reference = load_reference(draft.reference)
+    inputs = _inputs(reference, draft, {"num_tokens": 8})
+    grads = reference["run"](*(inputs[n] for n in draft.inputs))
+    torch.testing.assert_close(grads[2], inputs["grad_output"].sum(0))
+
+
+def test_extracted_suite_problems_cite_published_values():
+    """Every config: tag of a shipped origin:extract folder is the model-configs.json value."""
+    from pathlib import Path
+
+    from solbench.suite.draft import _config_text
+    from solbench.suite.extract.configs import DEFAULT_CONFIGS, load_records, lookup
+
+    if not DEFAULT_CONFIGS.exists():
+        pytest.skip("../shared/model-configs.json is absent")
+    records = load_records(DEFAULT_CONFIGS)
+    root = Path(__file__).resolve().parents[2] / "problems"
+    seen = 0
+    for definition in sorted(root.glob("*/*/definition.json")):
+        tags = json.loads(definition.read_text())["tags"]
+        if "origin:extract" not in tags:
+            continue
+        seen += 1
+        record = records[next(t[6:] for t in tags if t.startswith("model:"))]
+        assert f"hf:{record['hf_id']}" in tags and f"domain:{record['domain']}" in tags
+        for tag in (t[7:] for t in tags if t.startswith("config:")):
+            key, value = tag.split("=", 1)
+            assert _config_text(lookup(record, key)) == value, f"{definition.parent.name}: {key}"
+    assert seen >= 20

@@ -17,7 +17,8 @@ from typing import Optional
 
 NORM_TOKENS = (1, 7, 32, 128, 255, 512, 1024, 2048)
 GEMM_TOKENS = (1, 3, 16, 64, 100, 128, 255, 512)
-BACKWARD_TOKENS = (1, 3, 16, 64, 100, 128, 255, 384)
+BACKWARD_TOKENS = (1, 3, 16, 32, 64, 100, 128, 255)
+NORM_BACKWARD_TOKENS = (1, 7, 32, 128, 255, 512, 768, 1024)
 SEQUENCES = ((1, 16), (1, 64), (2, 100), (1, 128), (4, 64), (1, 255), (2, 128), (1, 384))
 """(batch_size, seq_len): causal prefill (decoders) or bidirectional encoder sequences."""
 SHORT_SEQUENCES = ((1, 8), (1, 16), (2, 31), (1, 64), (4, 32), (1, 100), (2, 64), (1, 160))
@@ -44,8 +45,8 @@ EXTRACTIONS: tuple[Extraction, ...] = (
     Extraction("OLMo-2-1124-7B", "olmo2", "norm", dtype="float32", tokens=NORM_TOKENS),
     Extraction("ViT-B/16", "vit", "norm", dtype="float32", tokens=NORM_TOKENS),
     Extraction("Whisper large-v3", "whisper", "norm", dtype="float32", tokens=NORM_TOKENS),
-    Extraction("Mistral-7B-v0.3", "mistral", "norm", backward=True, tokens=NORM_TOKENS),
-    Extraction("CLIP ViT-L/14", "clip", "norm", dtype="float32", backward=True, tokens=BACKWARD_TOKENS),
+    Extraction("Mistral-7B-v0.3", "mistral", "norm", backward=True, tokens=NORM_BACKWARD_TOKENS),
+    Extraction("CLIP ViT-L/14", "clip", "norm", dtype="float32", backward=True, tokens=NORM_BACKWARD_TOKENS),
     # L2: MLPs
     Extraction("Llama-3.1-8B", "llama", "mlp", tp=8, tokens=GEMM_TOKENS),
     Extraction("Qwen3-8B", "qwen3", "mlp", tp=8, tokens=GEMM_TOKENS),

@@ -6,6 +6,7 @@ Only values are read, never weights: the config class is built from the record's
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,8 @@ def config_values(record: dict[str, Any], section: str | None = None) -> dict[st
     values = record.get(section, {}) if section else record
     if section and not isinstance(values, dict):
         raise ExtractError(f"{record.get('name', 'config')}: has no {section}")
-    return {k: v for k, v in values.items() if k not in _METADATA and not k.endswith("_config")}
+    # Copies: config classes normalise nested values (rope_scaling) in place, the record must stay as published.
+    return {k: copy.deepcopy(v) for k, v in values.items() if k not in _METADATA and not k.endswith("_config")}
 
 
 def lookup(record: dict[str, Any], dotted: str) -> Any:

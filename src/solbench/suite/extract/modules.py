@@ -236,7 +236,7 @@ def _init_parameters(module, generator) -> dict[str, float]:
     with torch.no_grad():
         for name, parameter in module.named_parameters():
             if parameter.dim() >= 2:
-                fan_in = parameter[0].numel()
+                fan_in = parameter.shape[-1]  # [out, in] or stacked experts [E, out, in]
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) * fan_in ** -0.5)
             else:
                 values = parameter.detach()

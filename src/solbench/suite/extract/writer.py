@@ -1,7 +1,7 @@
 """A captured, generated module -> a `ProblemDraft` (``origin="extract"``) -> a problem folder.
 
 The reference is the generated program plus a ``make_inputs`` generator that draws weights like a
-trained layer's (``randn / sqrt(fan_in)`` for matrices, ``gain + 0.1 randn`` for norm gains and
+trained layer's (``randn / sqrt(fan_in)`` for [out, in] matrices and stacked experts, ``gain + 0.1 randn`` for norm gains and
 biases), so attention scores, activations and routing stay in a realistic range.
 """
 
@@ -41,8 +41,14 @@ def slug(text: str) -> str:
 
 def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: str, op_type: str,
                 description: str, namer: AxisNamer, var_axes: dict[str, str], workloads: list[dict[str, int]],
-                backward: bool, dtype_name: str, extra_tags: Optional[list[str]] = None) -> ProblemDraft:
-    """``var_axes``: symbol text of the activation's dynamic dims (``s77``) -> axis name."""
+                backward: bool, dtype_name: str, extra_tags: Optional[list[str]] = None,
+                frozen: frozenset[str] = frozenset(), zero_grads: frozenset[str] = frozenset()) -> ProblemDraft:
+    """``var_axes``: symbol text of the activation's dynamic dims (``s77``) -> axis name.
+
+    Backward only: ``frozen`` weights are ones no gradient depends on (a bias right before the output);
+    they are not inputs, the reference holds them at zero. ``zero_grads`` are gradients that are
+    identically zero (a key bias under softmax); they are not outputs.
+    """
     import torch
 
     axes: dict[str, dict[str, Any]] = {}
@@ -65,6 +71,8 @@ def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: s
     makers: list[str] = []
     for argument in generated.arguments:
         shape = shape_of(argument.value.shape)
+        if argument.name in frozen:
+            continue
         dtype = str(argument.value.dtype).removeprefix("torch.")
         inputs[argument.name] = {"shape": shape, "dtype": dtype}
         makers.append(_maker(argument.name, argument.role, argument.value, shape, dtype))
@@ -80,12 +88,14 @@ def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: s
         inputs["grad_output"] = {"shape": grad_shape, "dtype": grad_dtype}
         makers.append(_maker("grad_output", "activation", output, grad_shape, grad_dtype))
         for argument in generated.arguments:
-            outputs[f"grad_{argument.name}"] = dict(inputs[argument.name])
+            if argument.name not in zero_grads:
+                dtype = str(argument.value.dtype).removeprefix("torch.")
+                outputs[f"grad_{argument.name}"] = {"shape": shape_of(argument.value.shape), "dtype": dtype}
     else:
         for index, output in enumerate(generated.outputs):
             key = "output" if len(generated.outputs) == 1 else f"output_{index}"
             outputs[key] = {"shape": shape_of(output.shape), "dtype": str(output.dtype).removeprefix("torch.")}
-    reference = reference_source(generated, makers, backward)
+    reference = reference_source(generated, makers, backward, frozen, zero_grads)
     loosest = max((o["dtype"] for o in outputs.values()), key=lambda d: tolerance_for(d)["max_atol"])
     return ProblemDraft(
         set=set_name, name=name, op_type=op_type, description=description, model=model, axes=axes,
@@ -103,7 +113,7 @@ def _maker(name: str, role: str, value, shape: list[str], dtype: str) -> str:
     draw = f"torch.randn({sizes}, device=device)"
     if role == "weight":
         if value.dim() >= 2:
-            fan_in = value[0].numel()
+            fan_in = value.shape[-1]  # [out, in] or stacked experts [E, out, in]
             draw = f"{draw} * {fan_in ** -0.5!r}"
         else:
             centre = _centre(value)
@@ -117,7 +127,8 @@ def _centre(value) -> float:
     return float(round(mean))
 
 
-def reference_source(generated: Generated, makers: list[str], backward: bool) -> str:
+def reference_source(generated: Generated, makers: list[str], backward: bool,
+                     frozen: frozenset[str] = frozenset(), zero_grads: frozenset[str] = frozenset()) -> str:
     names = [a.name for a in generated.arguments]
     parts = ["import math\n" if "math." in generated.body else "", "import torch\n\n"]
     if generated.constants:
@@ -129,11 +140,23 @@ def reference_source(generated: Generated, makers: list[str], backward: bool) ->
         parts.append(f"@torch.no_grad()\ndef run({signature}):\n{generated.body}\n")
     else:
         parts.append(f"def _forward({signature}):\n{generated.body}\n\n\n")
-        parts.append(f"def run({signature}, grad_output):\n"
-                     "    with torch.enable_grad():\n"
-                     f"        leaves = [t.detach().requires_grad_() for t in ({signature},)]\n"
-                     "        output = _forward(*leaves)\n"
-                     "        return tuple(torch.autograd.grad(output, leaves, grad_output))\n")
+        given = ", ".join(n for n in names if n not in frozen)
+        lines = [f"def run({given}, grad_output):"]
+        first = names[0]
+        for argument in generated.arguments:
+            if argument.name in frozen:
+                lines.append(f"    {argument.name} = torch.zeros({tuple(argument.value.shape)!r}, "
+                             f"dtype={first}.dtype, device={first}.device)  # no gradient depends on it")
+        wanted = [i for i, n in enumerate(names) if n not in zero_grads]
+        lines += ["    with torch.enable_grad():",
+                  f"        leaves = [t.detach().requires_grad_() for t in ({signature},)]",
+                  "        output = _forward(*leaves)"]
+        if len(wanted) == len(names):
+            lines.append("        return tuple(torch.autograd.grad(output, leaves, grad_output))")
+        else:
+            lines.append(f"        wanted = [leaves[i] for i in {wanted!r}]  # the others' gradients are zero")
+            lines.append("        return tuple(torch.autograd.grad(output, wanted, grad_output))")
+        parts.append("\n".join(lines) + "\n")
     return "".join(parts)
 
 
