@@ -96,10 +96,10 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
     name = request.name or "_".join(filter(None, [slug(model.name), "hf", kind.name,
                                                    f"tp{request.tp}" if request.tp > 1 else "",
                                                    "bwd" if request.backward else ""]))
-    frozen, zero_grads = gradient_plan(module, captured.example, generated) if request.backward else (set(), set())
+    frozen, zero_grads = gradient_plan(module, captured.example, generated, request.backward)
     if frozen or zero_grads:
-        progress(f"backward: no gradient depends on {', '.join(sorted(frozen)) or 'nothing'} (held at zero); "
-                 f"identically zero gradients left out: {', '.join(sorted(zero_grads)) or 'none'}")
+        progress(f"no {'gradient' if request.backward else 'output'} depends on {', '.join(sorted(frozen)) or 'nothing'}"
+                 f" (held at zero); identically zero gradients left out: {', '.join(sorted(zero_grads)) or 'none'}")
     draft = build_draft(generated, model=model, set_name=request.set or kind.set, name=name, op_type=kind.op_type,
                         description=description, namer=namer, var_axes=var_axes, workloads=workloads,
                         backward=request.backward, dtype_name=request.dtype,
@@ -170,9 +170,9 @@ def load_reference(source: str):
     return namespace
 
 
-def gradient_plan(module, example, generated) -> tuple[set[str], set[str]]:
-    """(weights no gradient depends on, inputs whose gradient is identically zero), found in float64 by
-    perturbing each weight of a copy of the module."""
+def gradient_plan(module, example, generated, backward: bool = True) -> tuple[set[str], set[str]]:
+    """(weights no gradient -- forward: no output -- depends on, inputs whose gradient is identically zero),
+    found in float64 by perturbing each weight of a copy of the module."""
     import copy
 
     import torch
@@ -193,12 +193,16 @@ def gradient_plan(module, example, generated) -> tuple[set[str], set[str]]:
                 weight.copy_(value)
         x = values[0].clone().requires_grad_()
         leaves = [x] + [w.requires_grad_() for w in weights]
+        if not backward:
+            with torch.no_grad():
+                return [twin(values[0])]
         grads = torch.autograd.grad(twin(x), leaves, grad_output, allow_unused=True)
         return [torch.zeros_like(leaf) if g is None else g.detach() for leaf, g in zip(leaves, grads)]
 
     reference = gradients(base)
     largest = max(float(g.abs().max()) for g in reference)
-    zero = {a.name for a, g in zip(arguments, reference) if float(g.abs().max()) <= 1e-12 * largest}
+    zero = {a.name for a, g in zip(arguments, reference) if float(g.abs().max()) <= 1e-12 * largest} \
+        if backward else set()
     frozen = set()
     for index in range(1, len(arguments)):
         values = list(base)

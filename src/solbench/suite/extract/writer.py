@@ -45,9 +45,10 @@ def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: s
                 frozen: frozenset[str] = frozenset(), zero_grads: frozenset[str] = frozenset()) -> ProblemDraft:
     """``var_axes``: symbol text of the activation's dynamic dims (``s77``) -> axis name.
 
-    Backward only: ``frozen`` weights are ones no gradient depends on (a bias right before the output);
-    they are not inputs, the reference holds them at zero. ``zero_grads`` are gradients that are
-    identically zero (a key bias under softmax); they are not outputs.
+    ``frozen`` weights are ones no output depends on (a key bias under softmax; in a backward problem
+    also a bias right before the output, which no gradient depends on); they are not inputs, the
+    reference holds them at zero. ``zero_grads`` (backward) are gradients that are identically zero;
+    they are not outputs.
     """
     import torch
 
@@ -136,17 +137,18 @@ def reference_source(generated: Generated, makers: list[str], backward: bool,
     parts.append("\ndef make_inputs(axes_and_scalars, device):\n    a = axes_and_scalars\n    return {\n"
                  + "\n".join(makers) + "\n    }\n\n\n")
     signature = ", ".join(names)
+    first = names[0]
+    zeros = [f"    {a.name} = torch.zeros({tuple(a.value.shape)!r}, dtype={first}.dtype, device={first}.device)"
+             f"  # {'no gradient' if backward else 'the output'} does not depend on it"
+             for a in generated.arguments if a.name in frozen]
     if not backward:
-        parts.append(f"@torch.no_grad()\ndef run({signature}):\n{generated.body}\n")
+        given = ", ".join(n for n in names if n not in frozen)
+        body = "\n".join(zeros + [generated.body])
+        parts.append(f"@torch.no_grad()\ndef run({given}):\n{body}\n")
     else:
         parts.append(f"def _forward({signature}):\n{generated.body}\n\n\n")
         given = ", ".join(n for n in names if n not in frozen)
-        lines = [f"def run({given}, grad_output):"]
-        first = names[0]
-        for argument in generated.arguments:
-            if argument.name in frozen:
-                lines.append(f"    {argument.name} = torch.zeros({tuple(argument.value.shape)!r}, "
-                             f"dtype={first}.dtype, device={first}.device)  # no gradient depends on it")
+        lines = [f"def run({given}, grad_output):"] + zeros
         wanted = [i for i, n in enumerate(names) if n not in zero_grads]
         lines += ["    with torch.enable_grad():",
                   f"        leaves = [t.detach().requires_grad_() for t in ({signature},)]",
