@@ -139,7 +139,7 @@ def reference_source(generated: Generated, makers: list[str], backward: bool,
     signature = ", ".join(names)
     first = names[0]
     zeros = [f"    {a.name} = torch.zeros({tuple(a.value.shape)!r}, dtype={first}.dtype, device={first}.device)"
-             f"  # {'no gradient' if backward else 'the output'} does not depend on it"
+             f"  # {'no gradient depends' if backward else 'the output does not depend'} on it"
              for a in generated.arguments if a.name in frozen]
     if not backward:
         given = ", ".join(n for n in names if n not in frozen)
