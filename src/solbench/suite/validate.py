@@ -118,6 +118,8 @@ def _check_reference(problem: Problem, report: ProblemValidation) -> None:
         report.add("reference", f"workload {workload.uuid}: {error}")
     except SolbenchError as error:
         report.add("reference", f"workload {workload.uuid}: inputs could not be made: {error}")
+    except Exception as error:  # the problem's own code (input generator) raised: report it, go on
+        report.add("reference", f"workload {workload.uuid}: {_described(error)}")
     finally:
         reference.close()
 
@@ -163,9 +165,12 @@ class _ReferenceChecks:
             self.report.add("degenerate", f"output {name!r}: all zeros would pass the tolerance")
             return
         values = as_comparable(truth)
-        constant = torch.full_like(values, float(values[torch.isfinite(values)].float().mean())
-                                   if bool(torch.isfinite(values).any()) else 0.0)
-        if _within_tolerance(constant, values, self.tolerance):
+        if values.numel() == 1:  # one value: it is its own constant; the check below on other inputs still applies
+            constant = None
+        else:
+            constant = torch.full_like(values, float(values[torch.isfinite(values)].float().mean())
+                                       if bool(torch.isfinite(values).any()) else 0.0)
+        if constant is not None and _within_tolerance(constant, values, self.tolerance):
             self.report.add("degenerate", f"output {name!r}: a constant would pass the tolerance")
             return
         if _within_tolerance(other, truth, self.tolerance):
@@ -178,7 +183,7 @@ class _ReferenceChecks:
         for index, name in enumerate(self.problem.definition.inputs):
             if isinstance(self.workload.inputs[name], ScalarInput):
                 continue
-            if isinstance(first[index], torch.Tensor) and torch.equal(first[index], second[index]):
+            if _equal(first[index], second[index]):
                 self.report.add("sensitivity", f"input {name!r} is the same in every input set, so its "
                                 "effect cannot be checked", "warning")
                 continue
@@ -196,10 +201,18 @@ class _ReferenceChecks:
 
 
 def _same_outputs(a: list, b: list) -> bool:
+    return all(_equal(x, y) for x, y in zip(a, b))
+
+
+def _equal(x, y) -> bool:
+    """Exact equality for any dtype (packed fp4 and fp8 have no comparison kernels of their own)."""
     import torch
 
-    return all(torch.equal(x, y) or torch.allclose(as_comparable(x), as_comparable(y), equal_nan=True)
-               for x, y in zip(a, b))
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+        return x == y
+    if x.shape != y.shape:
+        return False
+    return bool(torch.equal(as_comparable(x).nan_to_num(nan=0.5), as_comparable(y).nan_to_num(nan=0.5)))
 
 
 def _within_tolerance(candidate, truth, tolerance: Tolerance) -> bool:
@@ -229,9 +242,7 @@ def _check_sol(problem: Problem, hardware: HardwareSpec, report: ProblemValidati
         report.add("sol", f"T_SOL could not be derived: {error}")
         return
     except Exception as error:  # the analyzer runs the problem's code: report, do not crash the suite run
-        last = traceback.extract_tb(error.__traceback__)[-1]
-        report.add("sol", f"T_SOL could not be derived: {type(error).__name__}: {error} "
-                   f"({Path(last.filename).name}:{last.lineno})")
+        report.add("sol", f"T_SOL could not be derived: {_described(error)}")
         return
     for result in results:
         report.t_sol_ms.append(result.t_sol_ms)
@@ -242,6 +253,11 @@ def _check_sol(problem: Problem, hardware: HardwareSpec, report: ProblemValidati
         if result.t_sol_ms <= 0:
             report.add("sol", f"workload {result.workload.uuid}: T_SOL is zero (no work seen)")
             break
+
+
+def _described(error: Exception) -> str:
+    last = traceback.extract_tb(error.__traceback__)[-1]
+    return f"{type(error).__name__}: {error} ({Path(last.filename).name}:{last.lineno})"
 
 
 def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
