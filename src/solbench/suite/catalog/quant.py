@@ -425,7 +425,9 @@ _PER_TENSOR_GEMM_REF = '''import torch
 def make_inputs(axes_and_scalars, device):
     m, k, n = axes_and_scalars["num_tokens"], axes_and_scalars["in_features"], axes_and_scalars["out_features"]
     x = torch.randn(m, k, device=device)
-    w = torch.randn(n, k, device=device) * k ** -0.5
+    # Layers differ in weight magnitude; without that spread every draw's b_scale is the same to within
+    # the tolerance and a kernel could hard-code it.
+    w = torch.randn(n, k, device=device) * k ** -0.5 * (0.5 + 1.5 * torch.rand(1, device=device))
     a_scale = x.abs().amax().reshape(1) / 448.0 * (1.0 + torch.rand(1, device=device))  # calibrated, with headroom
     b_scale = w.abs().amax().reshape(1) / 448.0
     a = (x / a_scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
@@ -910,8 +912,10 @@ _KV_APPEND_REF = """import torch
 def make_inputs(axes_and_scalars, device):
     t, blocks = axes_and_scalars["num_tokens"], axes_and_scalars["num_blocks"]
     bs, h, d = axes_and_scalars["block_size"], axes_and_scalars["num_kv_heads"], axes_and_scalars["head_dim"]
-    k_scale = (0.02 + 0.01 * torch.rand(1, device=device))
-    v_scale = (0.02 + 0.01 * torch.rand(1, device=device))
+    # Log-uniform over 16x: per-tensor scales differ between models and layers, and a kernel must not
+    # get away with a hard-coded one.
+    k_scale = 0.005 * 2.0 ** (4 * torch.rand(1, device=device))
+    v_scale = 0.005 * 2.0 ** (4 * torch.rand(1, device=device))
     cache_k = (torch.randn(blocks, bs, h, d, device=device) / k_scale).clamp(-448, 448).to(torch.float8_e4m3fn)
     cache_v = (torch.randn(blocks, bs, h, d, device=device) / v_scale).clamp(-448, 448).to(torch.float8_e4m3fn)
     return {"key": torch.randn(t, h, d, device=device).to(torch.bfloat16),
@@ -957,7 +961,9 @@ def fp8_kv_append() -> ProblemDraft:
         reference=_KV_APPEND_REF, custom_inputs_entrypoint="make_inputs",
         workloads=grid(num_tokens=(1, 8, 32, 64, 255, 512, 1024, 2048),
                        num_blocks=(64, 128, 256, 256, 512, 512, 1024, 1024)),
-        tolerance=QUANTIZER_TOLERANCE)
+        # Every element must match: the written slots are a small share of the cache, so a matched ratio below
+        # 1 would pass a kernel that writes nothing. One e4m3 step (rtol 1/8) allows a flip at a rounding tie.
+        tolerance={"max_atol": 1e-12, "max_rtol": 0.13, "required_matched_ratio": 1.0})
 
 
 _DECODE_FP8_KV_REF = """import torch
