@@ -178,8 +178,6 @@ class _ReferenceChecks:
                             "(the output does not depend on the inputs)")
 
     def _check_sensitivity(self, first: list, second: list, truth: list) -> None:
-        import torch
-
         for index, name in enumerate(self.problem.definition.inputs):
             if isinstance(self.workload.inputs[name], ScalarInput):
                 continue

@@ -774,7 +774,7 @@ def joint_attention(m: ModelRef, tp: int, workloads) -> ProblemDraft:
         {"batch_size": (None, "images (x2 with classifier-free guidance)"),
          "image_tokens": (None, "latent patches (H/16 x W/16 pixels)"),
          "text_tokens": (None, "77 CLIP + T5 tokens (max_sequence_length 256 by default, 77 when shortened)"), "dim": (d, "num_attention_heads x attention_head_dim"),
-         "head_dim": (hd, "attention_head_dim"), "inner_dim": (inner, f"heads per rank x head_dim"),
+         "head_dim": (hd, "attention_head_dim"), "inner_dim": (inner, "heads per rank x head_dim"),
          "qkv_dim": (3 * inner, "3 x heads per rank x head_dim")},
         inputs,
         {"output": (["batch_size", "image_tokens", "dim"], "bfloat16"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import (const, l1, pairs, per, scalar, slug, tensor, uses, var)
+from solbench.suite.catalog.l1.common import (const, l1, per, scalar, slug, tensor, uses, var)
 from solbench.suite.catalog.shapes import SMALL_TOKEN_SWEEP, TOKEN_SWEEP
 
 _RMSNORM_BACKWARD = '''import torch

@@ -65,7 +65,7 @@ def gated_activation(m, *, tp: int = 1, tokens=TOKEN_SWEEP):
     code, what = _GATED_ACTIVATIONS[act]
     width = m.config["intermediate_size"] // tp
     shard = f" per GPU at tensor parallelism {tp} (intermediate_size {m.config['intermediate_size']} / {tp})" \
-        if tp > 1 else f" (intermediate_size)"
+        if tp > 1 else " (intermediate_size)"
     op = "swiglu" if act == "silu" else "geglu"
     return l1(m, f"{slug(m)}_{op}_i{width}", op,
               f"{m.name} MLP activation {what} (hidden_act {act}) on the gate and up projections, "

@@ -7,7 +7,13 @@ from solbench.suite.catalog.l1 import convolution as conv
 from solbench.suite.catalog.l1 import elementwise as ew
 from solbench.suite.catalog.l1 import matmul as mm
 from solbench.suite.catalog.l1 import norms, vocab
-from solbench.suite.catalog.l1.models import *  # noqa: F403 (the model table)
+from solbench.suite.catalog.l1.models import (
+    CLIP_L14, COMMAND_R, CONVNEXT_T, DEEPSEEK_V3, DINOV2_B14, DINOV2_L14,
+    DLRM_DCNV2, DLRM_MLPERF, GEMMA2_9B, GPT_OSS_20B, HUNYUAN_VIDEO, LLAMA_31_70B,
+    LLAMA_31_8B, LLAMA_32_1B, MAMBA2_27B, MISTRAL_7B_V03, OLMO2_7B, PHI4_MINI,
+    QWEN25_05B, QWEN25_7B, QWEN25_VL_7B, QWEN3_30B_A3B, QWEN3_8B, SAM_B,
+    SDXL_VAE, VIT_B16, VIT_L16, WAN21_1_3B, WAV2VEC2_BASE, WHISPER_LARGE_V3,
+    WHISPER_TINY)
 from solbench.suite.draft import ProblemDraft
 
 
