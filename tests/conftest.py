@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 import textwrap
 from pathlib import Path
 
@@ -81,3 +82,17 @@ def fast_config():
 
     return EvaluationConfig(device="cpu", timeout_s=30, rounds=2, time_reference=False, memory_limit_bytes=4 << 30,
                             timing=TimingPlan(budget_s=0.05, warmup_s=0.0, min_warmup=1, min_iterations=3))
+
+
+@pytest.fixture
+def probed_home(tmp_path):
+    """A stored probe of this CPU with round numbers, so `--hardware local` works without probing."""
+    home = tmp_path / "home"
+    (home / "hardware").mkdir(parents=True)
+    from solbench.hardware.probe import ProbeResult, cpu_model
+
+    result = ProbeResult(cpu_model=cpu_model(), cores=2, cache_bytes={"L3": 32 << 20},
+                         bandwidth_bytes_per_s={"read": 20e9}, matmul_flops={"float32": 100e9, "float64": 50e9,
+                                                                             "bfloat16": 200e9, "float16": 100e9})
+    (home / "hardware" / "local.json").write_text(json.dumps(asdict(result)))
+    return {"SOLBENCH_HOME": str(home)}

@@ -4,13 +4,11 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from conftest import solution_dict
-from solbench.hardware.probe import ProbeResult, cpu_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,18 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def solbench(*args, env=None, timeout=600):
     return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
-
-
-@pytest.fixture
-def probed_home(tmp_path):
-    """A stored probe of this CPU with round numbers, so `--hardware local` works without probing."""
-    home = tmp_path / "home"
-    (home / "hardware").mkdir(parents=True)
-    result = ProbeResult(cpu_model=cpu_model(), cores=2, cache_bytes={"L3": 32 << 20},
-                         bandwidth_bytes_per_s={"read": 20e9}, matmul_flops={"float32": 100e9, "float64": 50e9,
-                                                                             "bfloat16": 200e9, "float16": 100e9})
-    (home / "hardware" / "local.json").write_text(json.dumps(asdict(result)))
-    return {"SOLBENCH_HOME": str(home)}
 
 
 def test_hw_list_and_show():

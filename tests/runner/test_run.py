@@ -4,13 +4,11 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from conftest import VECTOR_ADD, solution_dict, vector_workloads, write_problem
-from solbench.hardware.probe import ProbeResult, cpu_model
 
 FAST = ["--rounds", "1", "--budget", "0.01"]
 
@@ -18,18 +16,6 @@ FAST = ["--rounds", "1", "--budget", "0.01"]
 def solbench(*args, env=None):
     return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
                           timeout=600, env={**os.environ, **(env or {})})
-
-
-@pytest.fixture
-def home(tmp_path):
-    """A stored probe of this CPU, so `local` T_SOL works without probing."""
-    folder = tmp_path / "home"
-    (folder / "hardware").mkdir(parents=True)
-    result = ProbeResult(cpu_model=cpu_model(), cores=2, cache_bytes={"L3": 32 << 20},
-                         bandwidth_bytes_per_s={"read": 20e9}, matmul_flops={"float32": 100e9, "float64": 50e9,
-                                                                             "bfloat16": 200e9, "float16": 100e9})
-    (folder / "hardware" / "local.json").write_text(json.dumps(asdict(result)))
-    return {"SOLBENCH_HOME": str(folder)}
 
 
 @pytest.fixture
@@ -47,9 +33,9 @@ def suite(tmp_path) -> Path:
     return root
 
 
-def test_run_evaluates_every_problem_resumes_and_summarises(suite, tmp_path, home):
+def test_run_evaluates_every_problem_resumes_and_summarises(suite, tmp_path, probed_home):
     out = tmp_path / "run"
-    first = solbench("run", suite, "-o", out, "--workers", "2", *FAST, env=home)
+    first = solbench("run", suite, "-o", out, "--workers", "2", *FAST, env=probed_home)
     assert first.returncode == 0, first.stderr
     assert "[2/2]" in first.stderr and "2 PASSED" in first.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -60,14 +46,14 @@ def test_run_evaluates_every_problem_resumes_and_summarises(suite, tmp_path, hom
     traces = (out / "traces" / "L1" / "vector_add" / "reference.jsonl").read_text().splitlines()
     assert len(traces) == 2 and json.loads(traces[0])["evaluation"]["solbench"]["sol"]["hardware"] == "local"
 
-    again = solbench("run", suite, "-o", out, *FAST, env=home)
+    again = solbench("run", suite, "-o", out, *FAST, env=probed_home)
     assert again.returncode == 0 and again.stderr.count("already done") == 2
-    rerun = solbench("run", suite, "-o", out, "--category", "l2", "--rerun", *FAST, env=home)
+    rerun = solbench("run", suite, "-o", out, "--category", "l2", "--rerun", *FAST, env=probed_home)
     assert rerun.returncode == 0 and "L2/vector_mul" in rerun.stderr and "L1/" not in rerun.stderr
 
 
-def test_a_named_solution_runs_where_shipped_and_is_skipped_elsewhere(suite, tmp_path, home):
-    result = solbench("run", suite, "-o", tmp_path / "r", "--solution-name", "fast", *FAST, env=home)
+def test_a_named_solution_runs_where_shipped_and_is_skipped_elsewhere(suite, tmp_path, probed_home):
+    result = solbench("run", suite, "-o", tmp_path / "r", "--solution-name", "fast", *FAST, env=probed_home)
     assert result.returncode == 0, result.stderr
     assert "vector_mul: no solution named 'fast'" in result.stderr
     assert "2 INCORRECT_NUMERICAL" in result.stderr
@@ -75,10 +61,10 @@ def test_a_named_solution_runs_where_shipped_and_is_skipped_elsewhere(suite, tmp
     assert [(p["problem"], p["passed"], p["score"]) for p in summary["problems"]] == [("vector_add", 0, 0.0)]
 
 
-def test_baseline_writes_versioned_data_that_run_scores_with(suite, tmp_path, home):
+def test_baseline_writes_versioned_data_that_run_scores_with(suite, tmp_path, probed_home):
     baselines = tmp_path / "baselines.json"
     made = solbench("baseline", suite, "-o", baselines, "--no-compile", "--work", tmp_path / "w", "--limit", "1",
-                    *FAST, env=home)
+                    *FAST, env=probed_home)
     assert made.returncode == 0, made.stderr
     data = json.loads(baselines.read_text())
     assert data["version"] == 1 and "local CPU" in data["hardware_description"]
@@ -86,7 +72,7 @@ def test_baseline_writes_versioned_data_that_run_scores_with(suite, tmp_path, ho
         {("vector_add", "local", "reference (eager)")}
     assert len(data["baselines"]) == 2 and all(b["latency_ms"] > 0 for b in data["baselines"])
 
-    scored = solbench("run", suite, "-o", tmp_path / "r", "--baselines", baselines, "--name", "add", *FAST, env=home)
+    scored = solbench("run", suite, "-o", tmp_path / "r", "--baselines", baselines, "--name", "add", *FAST, env=probed_home)
     assert scored.returncode == 0, scored.stderr
     [trace] = [json.loads(line) for line in
                (tmp_path / "r" / "traces" / "L1" / "vector_add" / "reference.jsonl").read_text().splitlines()][:1]
@@ -95,9 +81,9 @@ def test_baseline_writes_versioned_data_that_run_scores_with(suite, tmp_path, ho
 
 
 @pytest.mark.slow
-def test_baseline_includes_the_reference_under_torch_compile(suite, tmp_path, home):
+def test_baseline_includes_the_reference_under_torch_compile(suite, tmp_path, probed_home):
     baselines = tmp_path / "b.json"
-    made = solbench("baseline", suite, "-o", baselines, "--work", tmp_path / "w", "--name", "mul", *FAST, env=home)
+    made = solbench("baseline", suite, "-o", baselines, "--work", tmp_path / "w", "--name", "mul", *FAST, env=probed_home)
     assert made.returncode == 0, made.stderr
     assert "L2/vector_mul/reference-compiled · 2 PASSED" in made.stderr
     sources = {b["source"] for b in json.loads(baselines.read_text())["baselines"]}
