@@ -792,13 +792,17 @@ def run(hidden_states, norm_weight, norm_bias, fc1_weight, fc1_bias, fc2_weight,
 '''
 _LS_MLP_BWD = '''def run(hidden_states, norm_weight, norm_bias, fc1_weight, fc1_bias, fc2_weight, fc2_bias, ls_gamma,
         grad_output):
+    # Parameter gradients sum over every token: accumulate in fp32 (as mixed-precision training does);
+    # a bf16 sum's result depends on the summation order, i.e. on the thread count.
+    compute = torch.promote_types(hidden_states.dtype, torch.float32)
+    originals = (hidden_states, norm_weight, norm_bias, fc1_weight, fc1_bias, fc2_weight, fc2_bias, ls_gamma)
     with torch.enable_grad():
-        params = [t.detach().requires_grad_() for t in (hidden_states, norm_weight, norm_bias, fc1_weight, fc1_bias,
-                                                         fc2_weight, fc2_bias, ls_gamma)]
+        params = [t.detach().to(compute).requires_grad_() for t in originals]
         x, nw, nb, w1, b1, w2, b2, gamma = params
         h = F.layer_norm(x, (x.shape[-1],), nw, nb, @EPS@)
         out = x + gamma * F.linear(F.gelu(F.linear(h, w1, b1)), w2, b2)
-        return torch.autograd.grad(out, params, grad_output)
+        grads = torch.autograd.grad(out, params, grad_output.to(compute))
+    return tuple(g.to(t.dtype) for g, t in zip(grads, originals))
 '''
 
 
