@@ -59,4 +59,13 @@ class InputRotation:
         import torch
 
         return [i for i, (live, pristine) in enumerate(zip(self.live, self.pool[index]))
-                if isinstance(live, torch.Tensor) and not torch.equal(live, pristine)]
+                if isinstance(live, torch.Tensor) and not _same_bits(live, pristine)]
+
+
+def _same_bits(a, b) -> bool:
+    """Bitwise equality: defined for every dtype (packed fp4 has no comparison kernel) and NaN-safe."""
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
