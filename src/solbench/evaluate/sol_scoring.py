@@ -75,7 +75,7 @@ def score_trace_file(path: Path, hardware_id: str, baselines_path: Path | None,
     analyses: dict[str, dict[str, WorkloadSol]] = {}
     scores = []
     for trace in traces:
-        t_sol = _recorded_t_sol(trace, hardware.id)
+        t_sol = recorded_t_sol(trace, hardware.id)
         if t_sol is None and trace.definition in problems:
             if trace.definition not in analyses:
                 analyses[trace.definition] = {r.workload.uuid: r for r in analyze_problem(
@@ -88,7 +88,8 @@ def score_trace_file(path: Path, hardware_id: str, baselines_path: Path | None,
                        sets=by_set(per_problem, partial(_set_of, problems)))
 
 
-def _recorded_t_sol(trace: Trace, hardware_id: str) -> float | None:
+def recorded_t_sol(trace: Trace, hardware_id: str) -> float | None:
+    """T_SOL stored in the trace for this hardware (eval --hardware, run), or None."""
     details = trace.evaluation.solbench if trace.evaluation else None
     if details and details.sol and details.sol.hardware.upper() == hardware_id.upper():
         return details.sol.t_sol_ms

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from solbench.evaluate.sol_scoring import read_traces
+from solbench.evaluate.sol_scoring import read_traces, recorded_t_sol
 from solbench.runner.store import TraceStore
 from solbench.score import Baselines, score_trace
 from solbench.score.sol_score import mean_score
@@ -60,7 +60,7 @@ def summarize(out: Path, hardware: str | None, baselines: Baselines | None = Non
         set_name, problem, solution = path.parts[-3], path.parts[-2], path.stem
         traces = read_traces(path)
         statuses = Counter(t.evaluation.status.value for t in traces)
-        scores = [score_trace(t, _t_sol(t, hardware), baselines, hardware) for t in traces] if hardware else []
+        scores = [score_trace(t, recorded_t_sol(t, hardware), baselines, hardware) for t in traces] if hardware else []
         # A failed workload scores 0; a passed one needs T_SOL and T_b to score at all.
         scored = [s for s in scores if s.status != EvaluationStatus.PASSED.value
                   or (s.t_sol_ms is not None and s.t_baseline_ms)]
@@ -78,13 +78,6 @@ def summarize(out: Path, hardware: str | None, baselines: Baselines | None = Non
             workloads=sum(p.workloads for p in items), workloads_passed=sum(p.passed for p in items),
             score=mean_score(scores) if scores else None))
     return summary
-
-
-def _t_sol(trace, hardware: str) -> float | None:
-    details = trace.evaluation.solbench
-    if details and details.sol and details.sol.hardware.upper() == hardware.upper():
-        return details.sol.t_sol_ms
-    return None
 
 
 def write_summary(out: Path, summary: RunSummary) -> Path:
