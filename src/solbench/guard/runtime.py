@@ -4,13 +4,12 @@ The harness inside the sandbox shares an interpreter with the solution, so the s
 replace the timer, the functions that copy outputs, or the channel's encoder. Identities (and
 code objects) of those functions are recorded before the solution is imported and compared after
 the import, after every call and after the timed loop. Threads left running after a call are
-refused too: work hidden there would escape the timer.
+accounted for by `threads.py`.
 """
 
 from __future__ import annotations
 
 import importlib
-import threading
 from dataclasses import dataclass
 
 # Dotted paths of everything the measurement relies on; missing ones (no CUDA build) are skipped.
@@ -31,7 +30,11 @@ CRITICAL = (
     "solbench.sandbox.flush.CpuCacheFlusher.flush", "solbench.sandbox.flush.CudaCacheFlusher.flush",
     "solbench.sandbox.child.SandboxServer.call", "solbench.sandbox.child.SandboxServer.time",
     "solbench.sandbox.child.SandboxServer._invoke", "solbench.sandbox.child.SandboxServer._prepare",
-    "solbench.guard.runtime.IntegrityGuard.verify", "solbench.guard.runtime.ThreadGuard.verify",
+    "solbench.guard.runtime.IntegrityGuard.verify", "solbench.guard.threads.ThreadGuard.settle",
+    "solbench.guard.threads.ThreadGuard.check_no_work_since_settle", "solbench.guard.threads.ThreadGuard._busy",
+    "sys._current_frames", "time.clock_gettime_ns", "time.sleep",
+    "_thread.start_new_thread", "_thread.start_joinable_thread", "threading._start_new_thread",
+    "threading._start_joinable_thread",
 )
 
 
@@ -85,20 +88,3 @@ class IntegrityGuard:
                 current = None
             if current != expected:
                 raise GuardViolation("integrity", f"{path} was replaced or modified ({when})")
-
-
-class ThreadGuard:
-    """Threads alive after the first call are the baseline; any later survivor is refused."""
-
-    def __init__(self):
-        self.baseline: set[int] | None = None
-
-    def verify(self, when: str) -> None:
-        alive = {thread.ident for thread in threading.enumerate() if thread.is_alive()}
-        if self.baseline is None:
-            self.baseline = alive
-            return
-        extra = [t.name for t in threading.enumerate() if t.ident in alive - self.baseline]
-        if extra:
-            raise GuardViolation("threads", f"thread(s) {', '.join(extra)} still running {when}; join them "
-                                            "before returning")

@@ -14,7 +14,8 @@ import time
 import traceback
 from pathlib import Path
 
-from solbench.guard.runtime import GuardViolation, IntegrityGuard, ThreadGuard
+from solbench.guard.runtime import GuardViolation, IntegrityGuard
+from solbench.guard.threads import ThreadGuard
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, sentinel_outputs
 from solbench.sandbox.rotation import InputRotation
 from solbench.sandbox.wire import WireError, receive_message, send_message
@@ -29,8 +30,9 @@ class SandboxServer:
         self.output_specs: list[OutputSpec] = []
         self.inputs: InputRotation | None = None
         self.outputs: list | None = None
+        self.threads = ThreadGuard()  # wraps the thread starters, so it comes before the integrity snapshot
         self.integrity = IntegrityGuard.snapshot()
-        self.threads = ThreadGuard()
+        self.timing = False
 
     # --- requests -----------------------------------------------------------------------------
     def build(self, request: dict) -> dict:
@@ -61,7 +63,6 @@ class SandboxServer:
         outputs = self._invoke()
         seconds = time.monotonic() - started
         self.integrity.verify("during a call")
-        self.threads.verify("after a call")
         return {"ok": True, "outputs": outputs, "devices": [str(o.device) for o in outputs],
                 "mutated_inputs": self.inputs.mutated(index), "seconds": seconds}
 
@@ -74,11 +75,15 @@ class SandboxServer:
         self.inputs.perturb_seed = plan.perturb_seed
         timer = select_timer(request.get("timer"), self.device)
         flusher = flusher_for(self.device, request.get("flush", True))
-        measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
-                              snapshot=lambda outputs: [t.clone() for t in outputs])
+        self.threads.settle("before the timed loop")
+        self.timing = True
+        try:
+            measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
+                                  snapshot=lambda outputs: [t.clone() for t in outputs])
+        finally:
+            self.timing = False
         self.inputs.perturb_seed = None
         self.integrity.verify("during the timed loop")
-        self.threads.verify("after the timed loop")
         return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,
                 "warmup": measurement.warmup, "flush_bytes": measurement.flush_bytes,
                 "captured": [[i, outs, [str(o.device) for o in outs]] for i, outs in sorted(measurement.captured.items())],
@@ -93,11 +98,15 @@ class SandboxServer:
                 buffer.copy_(fresh)
 
     def _invoke(self) -> list:
+        """One call, as timed: it ends when the device is done and the solution's threads are idle."""
+        if self.timing:
+            self.threads.check_no_work_since_settle("between timed calls")
         outputs = call_with_convention(self.function, self.inputs.live, self.outputs, [o.name for o in self.output_specs])
         if self.device.startswith("cuda"):
             import torch
 
             torch.cuda.synchronize()
+        self.threads.settle("after the call returned")
         return outputs
 
 

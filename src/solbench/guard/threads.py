@@ -1,0 +1,209 @@
+"""Thread accounting inside the sandbox: work a solution's threads do is timed, or refused.
+
+Every Python thread starts through the interpreter's low-level starters, which are wrapped here
+before any solution code runs. The wrapper runs the thread's function inside a Python frame of
+its own (so even a thread whose target is a C function stays visible), keeps the set of live
+threads and records where each was started, for messages.
+
+Two rules, checked by the sandbox around each call:
+
+- **A call ends when its threads are idle.** After the solution's function returns, the sandbox
+  waits, inside the timed region, until every thread it did not start itself is idle; one still
+  busy after `deadline_s` is refused. Idle means blocked in one of the standard library's waits
+  (Condition, Event, Semaphore, Barrier, join, an executor worker waiting for work, a selector),
+  or, anywhere else, sleeping in the kernel and using no CPU time while the sandbox sleeps (a
+  read on a pipe, a sleep).
+  Idle pools are allowed whoever started them: what matters is whether a thread works.
+- **No work between timed calls.** Inputs are loaded and the cache is flushed between timed
+  calls, outside the timer. A thread that uses CPU time then (say, one that polls the input
+  buffers and starts on the next result before the timer runs) is refused.
+
+Threads that C code starts without the interpreter's starters, and native threads (OpenMP pools,
+``std::thread``), are not seen here; the static rules flag ``std::thread`` in native sources.
+"""
+
+from __future__ import annotations
+
+import _thread
+import concurrent.futures.thread
+import selectors
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from solbench.guard.runtime import GuardViolation
+
+_STARTERS = (("_thread", "start_new_thread"), ("_thread", "start_joinable_thread"),
+             ("threading", "_start_new_thread"), ("threading", "_start_joinable_thread"))
+"""Every Python thread starts through one of these; names this interpreter lacks are skipped."""
+_MODULES = {"_thread": _thread, "threading": threading}
+_SKIPPED_FILES = (threading.__file__, concurrent.futures.thread.__file__)
+
+_PROBE_S = 200e-6
+_PROBES = 8
+"""The sandbox sleeps (releasing the GIL) `_PROBES` times `_PROBE_S` to see whether a thread uses CPU time."""
+_STILL_S = 20e-6
+"""CPU time a blocked thread may show over a probe or since the last check (wake-ups, bookkeeping)."""
+_GAP_BUDGET_S = 0.5e-3
+"""CPU time a thread may use between two timed calls."""
+
+
+def _idle_code_objects() -> frozenset:
+    """Code objects of the standard waits, taken now, before a solution could replace the functions."""
+    functions = [threading.Condition.wait, threading.Condition.wait_for, threading.Thread.join,
+                 threading.Thread._wait_for_tstate_lock, concurrent.futures.thread._worker]
+    functions += [cls.select for cls in vars(selectors).values()
+                  if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector) and "select" in vars(cls)]
+    return frozenset(function.__code__ for function in functions if hasattr(function, "__code__"))
+
+
+def _cpu_time_s(native_id: int) -> float | None:
+    """CPU time of one thread of this process, or None once it has exited.
+
+    The clock id is Linux's per-thread CPU clock for a thread id (MAKE_THREAD_CPUCLOCK); unlike
+    pthread_getcpuclockid it is safe to ask about a thread that has just exited (EINVAL).
+    """
+    try:
+        return time.clock_gettime_ns((~native_id << 3) | 6) * 1e-9
+    except OSError:
+        return None
+
+
+@dataclass
+class _LiveThread:
+    native_id: int
+    started_at: str
+    still_at: tuple | None = None
+    """(code object, instruction offset) where the thread was last found blocked outside the standard waits."""
+    cpu_s: float | None = None
+    """Its CPU time when it was last found idle."""
+
+
+class ThreadGuard:
+    """Keeps the live threads started after it was made, and decides whether they are idle."""
+
+    def __init__(self, deadline_s: float = 1.0):
+        self.deadline_s = deadline_s
+        self.live: dict[int, _LiveThread] = {}
+        """Thread ident -> its record, from the moment it runs until its function returns."""
+        self._idle_codes = _idle_code_objects()
+        for module_name, attribute in _STARTERS:
+            module = _MODULES[module_name]
+            original = getattr(module, attribute, None)
+            if original is not None:
+                setattr(module, attribute, self._wrap_starter(original))
+
+    def _wrap_starter(self, original):
+        live = self.live
+
+        def start(function, *args, **kwargs):
+            started_at = _caller_outside_threading()
+
+            def run(*inner_args, **inner_kwargs):
+                ident = _thread.get_ident()
+                live[ident] = _LiveThread(_thread.get_native_id(), started_at)
+                try:
+                    return function(*inner_args, **inner_kwargs)
+                finally:
+                    live.pop(ident, None)
+
+            return original(run, *args, **kwargs)
+
+        return start
+
+    # --- the two rules ------------------------------------------------------------------------
+    def settle(self, when: str) -> None:
+        """Return once every live thread is idle; refuse the solution if one is still busy at the deadline."""
+        if not self.live:
+            return
+        deadline = time.monotonic() + self.deadline_s
+        busy = self._busy()
+        while busy and time.monotonic() < deadline:
+            busy = self._busy(probe=True)
+        if busy:
+            described = "; ".join(busy)
+            raise GuardViolation("threads", f"thread(s) still working {self.deadline_s:g} s {when}: {described}. "
+                                            "Join threads before returning, or leave pools waiting for work")
+
+    def check_no_work_since_settle(self, when: str) -> None:
+        """Refuse threads that used CPU time since they were last found idle (between timed calls)."""
+        for ident, thread in list(self.live.items()):
+            now = _cpu_time_s(thread.native_id)
+            if now is None:
+                continue
+            used = now - thread.cpu_s if thread.cpu_s is not None else now
+            if used > _GAP_BUDGET_S:
+                raise GuardViolation("threads", f"{_describe(ident, thread)} used {used * 1e3:.2f} ms of CPU time "
+                                                f"{when}, while nothing was timed")
+
+    # --- idleness -----------------------------------------------------------------------------
+    def _busy(self, probe: bool = False) -> list[str]:
+        frames = sys._current_frames()
+        candidates = []
+        for ident, thread in list(self.live.items()):
+            frame = frames.get(ident)
+            if frame is None:
+                continue  # finishing: its function has returned
+            if frame.f_code in self._idle_codes:
+                thread.cpu_s, thread.still_at = _cpu_time_s(thread.native_id), None
+                continue
+            position = (frame.f_code, frame.f_lasti)
+            now = _cpu_time_s(thread.native_id)
+            if now is None:
+                continue
+            if position == thread.still_at and thread.cpu_s is not None and now - thread.cpu_s <= _STILL_S:
+                continue  # blocked at the same place since it was last seen, and used no CPU time
+            candidates.append((ident, thread, frame, position, now))
+        if not candidates or not probe:
+            return [_describe(ident, thread, frame) for ident, thread, frame, _, _ in candidates]
+        return self._probe(candidates)
+
+    @staticmethod
+    def _probe(candidates: list) -> list[str]:
+        """Sleep in short windows, releasing the GIL; a thread is still if it never ran nor used CPU time in any.
+
+        Several windows, because a busy thread waiting for the GIL on a loaded machine can look still in one.
+        """
+        last = {ident: cpu for ident, _, _, _, cpu in candidates}
+        moving: set[int] = set()
+        for _ in range(_PROBES):
+            time.sleep(_PROBE_S)
+            for ident, thread, _, _, _ in candidates:
+                if ident in moving:
+                    continue
+                now = _cpu_time_s(thread.native_id)
+                if now is not None and (now - last[ident] > _STILL_S or _runnable(thread.native_id)):
+                    moving.add(ident)
+                last[ident] = now if now is not None else last[ident]
+            if len(moving) == len(candidates):
+                break
+        for ident, thread, _, position, _ in candidates:
+            if ident not in moving:
+                thread.cpu_s, thread.still_at = last[ident], position
+        return [_describe(ident, thread, frame) for ident, thread, frame, _, _ in candidates if ident in moving]
+
+
+def _runnable(native_id: int) -> bool:
+    """Whether the scheduler has the thread running or waiting for a CPU (a busy thread starved by load looks
+    like a still one by its CPU time alone); a thread blocked in the kernel is sleeping instead."""
+    try:
+        with open(f"/proc/self/task/{native_id}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] == b"R"
+    except (OSError, IndexError):
+        return False
+
+
+def _describe(ident: int, thread: _LiveThread, frame=None) -> str:
+    named = threading._active.get(ident)
+    text = f"{named.name if named is not None else f'thread {ident}'} (started at {thread.started_at}"
+    if frame is not None:
+        text += f", now at {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+    return text + ")"
+
+
+def _caller_outside_threading() -> str:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename in _SKIPPED_FILES:
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "unknown"
