@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import solution_dict
+from conftest import solution_dict, write_problem
 
 FAST = ["--budget", "0.05", "--rounds", "2"]
 
@@ -73,3 +73,34 @@ def test_help_does_not_import_torch():
     code = "import sys; from solbench.cli.app import app; assert 'torch' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
     assert solbench("--help").returncode == 0
+
+
+RMSNORM_CUSTOM = {
+    "name": "rmsnorm_custom",
+    "axes": {"B": {"type": "var"}, "H": {"type": "const", "value": 64}},
+    "custom_inputs_entrypoint": "make_inputs",
+    "inputs": {"x": {"shape": ["B", "H"], "dtype": "float32"}, "weight": {"shape": ["H"], "dtype": "float32"},
+               "eps": {"shape": None, "dtype": "float32"}},
+    "outputs": {"y": {"shape": ["B", "H"], "dtype": "float32"}},
+    "reference": "import torch\n\ndef make_inputs(axes_and_scalars, device):\n"
+                 "    x = torch.randn(axes_and_scalars['B'], axes_and_scalars['H'], device=device)\n"
+                 "    return {'x': x, 'weight': 1 + torch.rand(axes_and_scalars['H'], device=device)}\n\n"
+                 "def run(x, weight, eps):\n"
+                 "    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight\n",
+}
+
+
+def test_custom_tensors_with_a_scalar_eps_pass_and_get_t_sol(tmp_path):
+    """Custom inputs may sit beside scalar ones in a workload: the entrypoint makes x and weight, eps is given."""
+    inputs = {"x": {"type": "custom"}, "weight": {"type": "custom"}, "eps": {"type": "scalar", "value": 1e-6}}
+    problem = write_problem(tmp_path / "rmsnorm_custom", RMSNORM_CUSTOM,
+                            [{"uuid": f"b{b}", "axes": {"B": b}, "inputs": inputs} for b in (3, 16)])
+    result = solbench("eval", problem, "--reference", "--json", *FAST)
+    assert result.returncode == 0, result.stderr
+    assert [t["evaluation"]["status"] for t in json.loads(result.stdout)] == ["PASSED", "PASSED"]
+    sol = solbench("sol", problem, "--hardware", "H200", "--json")
+    assert sol.returncode == 0, sol.stderr
+    rows = json.loads(sol.stdout)
+    assert [r["workload"]["uuid"] for r in rows] == ["b3", "b16"]
+    # read x and weight, write y, all fp32
+    assert rows[1]["bytes"] == (16 * 64 * 2 + 64) * 4 and rows[1]["bound"] == "memory" and rows[1]["t_sol_ms"] > 0

@@ -124,3 +124,31 @@ def test_safetensors_inputs_load_and_mismatches_are_named(tmp_path):
     workload["inputs"]["a"]["tensor_key"] = "zzz"
     with pytest.raises(SpecError, match=r"inputs\.a\.tensor_key: 'zzz' not in"):
         _inputs(tmp_path, definition, workload)
+
+
+MIXED = {
+    "name": "mixed",
+    "axes": {"N": {"type": "var"}},
+    "custom_inputs_entrypoint": "make",
+    "inputs": {"x": {"shape": ["N"], "dtype": "float32"}, "w": {"shape": ["N"], "dtype": "float32"},
+               "noise": {"shape": ["N"], "dtype": "float32"}, "eps": {"shape": None, "dtype": "float32"}},
+    "outputs": {"y": {"shape": ["N"], "dtype": "float32"}},
+    # The entrypoint sees the scalars (x is filled with eps) and also offers values the workload
+    # does not ask of it (noise, eps): those must not be used.
+    "reference": "import torch\ndef make(axes_and_scalars, device):\n"
+                 "    n, eps = axes_and_scalars['N'], axes_and_scalars['eps']\n"
+                 "    return {'x': torch.full((n,), eps, device=device), 'w': torch.arange(n, dtype=torch.float32),\n"
+                 "            'noise': torch.zeros(n), 'eps': 99.0}\n"
+                 "def run(x, w, noise, eps):\n    return x * w + noise + eps\n",
+}
+
+
+def test_custom_inputs_mix_with_scalar_and_random_ones(tmp_path):
+    workload = {"uuid": "w", "axes": {"N": 8}, "inputs": {"x": {"type": "custom"}, "w": {"type": "custom"},
+                                                          "noise": {"type": "random"},
+                                                          "eps": {"type": "scalar", "value": 0.25}}}
+    values = _inputs(tmp_path, MIXED, workload)
+    assert torch.equal(values["x"], torch.full((8,), 0.25))
+    assert torch.equal(values["w"], torch.arange(8, dtype=torch.float32))
+    assert values["noise"].shape == (8,) and bool((values["noise"] != 0).any())
+    assert values["eps"] == 0.25

@@ -82,6 +82,29 @@ def test_malformed_workloads_name_line_and_field(tmp_path):
         load_problem(root)
 
 
+def test_custom_inputs_mix_with_every_other_kind(tmp_path):
+    definition = {**VECTOR_ADD, "inputs": {**VECTOR_ADD["inputs"], "t": {"shape": ["N"], "dtype": "float32"},
+                                           "eps": {"shape": None, "dtype": "float32"}},
+                  "custom_inputs_entrypoint": "make",
+                  "reference": "def make(axes_and_scalars, device):\n    return {}\n"
+                               "def run(x, y, t, eps):\n    return x + y\n"}
+    inputs = {"x": {"type": "custom"}, "y": {"type": "random"}, "eps": {"type": "scalar", "value": 1e-6},
+              "t": {"type": "safetensors", "path": "t.safetensors", "tensor_key": "t"}}
+    workload = load_problem(write_problem(tmp_path / "p", definition,
+                                          [{"uuid": "a", "axes": {"N": 2}, "inputs": inputs}])).workloads[0]
+    assert {name: d.type for name, d in workload.inputs.items()} == {n: d["type"] for n, d in inputs.items()}
+    assert workload.scalar_inputs == {"eps": 1e-6}
+
+
+def test_custom_inputs_without_an_entrypoint_name_line_and_field(tmp_path):
+    inputs = {"x": {"type": "custom"}, "y": {"type": "random"}}
+    root = write_problem(tmp_path / "p", VECTOR_ADD, vector_workloads(8) + [{"uuid": "a", "axes": {"N": 2},
+                                                                             "inputs": inputs}])
+    with pytest.raises(SpecError, match=r"workload.jsonl:2: inputs: workload a: 'custom' inputs need the "
+                                        r"definition's custom_inputs_entrypoint"):
+        load_problem(root)
+
+
 def test_missing_files_are_named(tmp_path):
     with pytest.raises(SpecError, match="not a problem directory"):
         load_problem(tmp_path / "nowhere")

@@ -7,7 +7,7 @@ import pytest
 
 from solbench.hardware import lookup
 from solbench.spec.problem import find_problem_folders, load_problem
-from solbench.suite.stats import suite_stats, tag_value
+from solbench.suite.stats import suite_stats
 
 SUITE = Path(__file__).resolve().parents[2] / "problems"
 MINIMUM_PER_SET = {"L1": 45, "L2": 40, "Quant": 15, "FIB": 15}
@@ -34,7 +34,7 @@ def test_the_suite_meets_its_counts():
 def test_every_problem_names_its_model_and_config(problems):
     for problem in problems:
         for key in ("set", "model", "domain", "pass", "origin"):  # hf: only where the model has a HF id
-            assert tag_value(problem, key), f"{problem.name}: no {key}: tag"
+            assert problem.definition.tag(key), f"{problem.name}: no {key}: tag"
         assert any(t.startswith("config:") for t in problem.definition.tags), f"{problem.name}: cites no config"
         assert problem.definition.op_type and problem.definition.description
 

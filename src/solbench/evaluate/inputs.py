@@ -31,7 +31,11 @@ class InputContext:
 
 
 def generate_inputs(context: InputContext, seed: int, reference_module: Any) -> list:
-    """One input set in definition order; raises SpecError/ConstraintError for bad problem data."""
+    """One input set in definition order; raises SpecError/ConstraintError for bad problem data.
+
+    Each input takes the value its own descriptor names, so a workload may mix kinds: the custom
+    entrypoint's dict supplies only the inputs marked ``custom``, whatever else it returns.
+    """
     import torch
 
     generator = torch.Generator().manual_seed(seed)

@@ -111,8 +111,8 @@ def _set_of(problems: dict[str, Problem], definition: str) -> str:
     problem = problems.get(definition)
     if problem is None:
         return ALL
-    for tag in problem.definition.tags:
-        if tag.startswith("set:"):
-            return tag.removeprefix("set:")
+    tagged = problem.definition.tag("set")
+    if tagged is not None:
+        return tagged
     return problem.definition.op_type or ALL
 

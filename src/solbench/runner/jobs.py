@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from solbench.spec.definition import tag_value
 from solbench.spec.problem import DEFINITION_FILE, find_problem_folders
 from solbench.spec.validation import read_json
 
@@ -41,8 +42,7 @@ def solution_file(problem_dir: Path, solution_name: str) -> Path | None:
 def _set_and_name(folder: Path, suite_root: Path) -> tuple[str, str]:
     definition = read_json(folder / DEFINITION_FILE)
     name = str(definition.get("name") or folder.name)
-    tags = definition.get("tags") or []
-    tagged = next((t.removeprefix("set:") for t in tags if isinstance(t, str) and t.startswith("set:")), None)
+    tagged = tag_value(definition.get("tags") or [], "set")
     if tagged:
         return tagged, name
     relative = folder.resolve().relative_to(suite_root.resolve()) if folder != suite_root else Path(folder.name)

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from typing import Annotated, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from solbench.spec.dtypes import DTYPES
 from solbench.spec.expressions import ExpressionError, evaluate_axis_expression, names_in, parse_expression
+
+
+def tag_value(tags: Iterable[object], key: str) -> Optional[str]:
+    """The value of the first ``KEY:VALUE`` tag (``set:L1`` gives ``L1`` for ``set``), or None.
+
+    Takes a plain list so callers may read a raw ``definition.json`` without loading its workloads;
+    entries that are not strings are skipped there.
+    """
+    prefix = f"{key}:"
+    return next((t.removeprefix(prefix) for t in tags if isinstance(t, str) and t.startswith(prefix)), None)
 
 
 class _Upstream(BaseModel):
@@ -148,6 +159,10 @@ class Definition(_Upstream):
         for axis_name in self.axes:
             visit(axis_name)
         return order
+
+    def tag(self, key: str) -> Optional[str]:
+        """The value of this definition's first ``KEY:VALUE`` tag, or None (see `tag_value`)."""
+        return tag_value(self.tags, key)
 
     @property
     def var_axes(self) -> list[str]:

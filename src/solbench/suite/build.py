@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+from solbench.spec.definition import tag_value
 from solbench.suite.catalog import all_drafts
 from solbench.suite.draft import ProblemDraft, write_problem
 
@@ -15,7 +16,7 @@ def _origin(folder: Path) -> str | None:
         tags = json.loads((folder / "definition.json").read_text()).get("tags", [])
     except (OSError, ValueError):
         return None
-    return next((t.removeprefix("origin:") for t in tags if t.startswith("origin:")), None)
+    return tag_value(tags, "origin")
 
 
 def build_suite(root: Path, drafts: list[ProblemDraft] | None = None) -> list[Path]:

@@ -13,11 +13,6 @@ UNKNOWN = "(untagged)"
 DIMENSIONS = ("set", "op_type", "dtype", "domain", "model", "pass", "origin")
 
 
-def tag_value(problem: Problem, key: str) -> str | None:
-    prefix = f"{key}:"
-    return next((t.removeprefix(prefix) for t in problem.definition.tags if t.startswith(prefix)), None)
-
-
 def primary_dtype(problem: Problem) -> str:
     """The narrowest floating dtype among the inputs: what the kernel's main work runs in."""
     floating = [lookup_dtype(t.dtype) for t in problem.definition.inputs.values()
@@ -54,12 +49,13 @@ def suite_stats(root: Path) -> SuiteStats:
     stats = SuiteStats()
     for folder in find_problem_folders(root):
         problem = load_problem(folder)
+        definition = problem.definition
         stats.problems += 1
         stats.workloads += len(problem.workloads)
         values = {
-            "set": tag_value(problem, "set"), "op_type": problem.definition.op_type, "dtype": primary_dtype(problem),
-            "domain": tag_value(problem, "domain"), "model": tag_value(problem, "model"),
-            "pass": tag_value(problem, "pass") or "forward", "origin": tag_value(problem, "origin"),
+            "set": definition.tag("set"), "op_type": definition.op_type, "dtype": primary_dtype(problem),
+            "domain": definition.tag("domain"), "model": definition.tag("model"),
+            "pass": definition.tag("pass") or "forward", "origin": definition.tag("origin"),
         }
         for dimension, value in values.items():
             stats.counts[dimension][value or UNKNOWN] += 1

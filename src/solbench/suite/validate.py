@@ -69,7 +69,7 @@ def validate_problem(folder: Path, hardware: HardwareSpec) -> ProblemValidation:
         report.add("load", str(error))
         return report
     report.name, report.workloads = problem.name, len(problem.workloads)
-    report.set = next((t.removeprefix("set:") for t in problem.definition.tags if t.startswith("set:")), None)
+    report.set = problem.definition.tag("set")
     for warning in problem.warnings:
         report.add("load", warning, "warning")
     _check_duplicate_workloads(problem, report)
