@@ -18,7 +18,7 @@ STOP_GRACE_S = 10.0
 
 
 class WorkerDied(Exception):
-    """The worker's process ended while it held a job; `how` says how (``killed by SIGKILL``, ``exited with 1``)."""
+    """The worker's process ended while it held a job; `how` says how it ended (see `describe_exit`)."""
 
     def __init__(self, job: Job, how: str):
         self.job, self.how = job, how
