@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,112 @@ def test_run_evaluates_every_problem_resumes_and_summarises(suite, tmp_path, pro
     assert again.returncode == 0 and again.stderr.count("already done") == 2
     rerun = solbench("run", suite, "-o", out, "--category", "l2", "--rerun", *FAST, env=probed_home)
     assert rerun.returncode == 0 and "L2/vector_mul" in rerun.stderr and "L1/" not in rerun.stderr
+
+
+def ship_plain_solution(problem: Path, name: str, operator: str = "+") -> None:
+    (problem / "solutions").mkdir(exist_ok=True)
+    source = f"import torch\n\ndef run(x, y):\n    return x {operator} y\n"
+    (problem / "solutions" / "plain.json").write_text(json.dumps(solution_dict(source, definition=name, name="plain")))
+
+
+def held_problem(suite: Path, name: str, notes: Path) -> Path:
+    """A problem in set A whose reference appends its process id to NAME.pids, then waits while NAME.hold exists.
+
+    The reference runs in the pool worker itself, so the id is the worker's, and the job lasts until
+    the test lets it go (or kills that worker). Its solution `plain` is an ordinary one.
+    """
+    pids, hold = notes / f"{name}.pids", notes / f"{name}.hold"
+    hold.touch()
+    reference = (f"import os\nimport time\n\ndef run(x, y):\n"
+                 f"    with open({str(pids)!r}, 'a') as pids:\n        pids.write(f'{{os.getpid()}}\\n')\n"
+                 f"    while os.path.exists({str(hold)!r}):\n        time.sleep(0.05)\n    return x + y\n")
+    problem = write_problem(suite / "A" / name, {**VECTOR_ADD, "name": name, "tags": ["set:A"],
+                                                 "reference": reference}, vector_workloads(1000))
+    ship_plain_solution(problem, name)
+    return hold
+
+
+def next_pid(pids: Path, run: subprocess.Popen, seen: set[int]) -> int:
+    """The first process id written to `pids` that is not in `seen`, once there is one."""
+    deadline = time.monotonic() + 300  # a safety net against a hung run, not a timing check
+    while time.monotonic() < deadline and run.poll() is None:
+        new = [int(line) for line in (pids.read_text().split() if pids.exists() else []) if int(line) not in seen]
+        if new:
+            return new[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no new process id in {pids}; the run ended with {run.poll()}: {run.communicate()[1]}")
+
+
+@pytest.fixture
+def started(probed_home, tmp_path):
+    """Starts `solbench run` without waiting for it; at the end lets held jobs go and stops any run still going."""
+    runs: list[subprocess.Popen] = []
+
+    def start(*args) -> subprocess.Popen:
+        runs.append(subprocess.Popen([sys.executable, "-m", "solbench", "run", *map(str, args)], text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env={**os.environ, **probed_home}))
+        return runs[-1]
+    yield start
+    for hold in tmp_path.glob("*.hold"):
+        hold.unlink()
+    for run in runs:
+        if run.poll() is None:
+            run.send_signal(signal.SIGINT)
+            try:
+                run.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                run.kill()
+                run.communicate()
+
+
+@pytest.mark.slow
+def test_a_killed_worker_costs_only_its_job_which_is_retried_once_then_left_for_a_resume(
+        suite, tmp_path, probed_home, started):
+    held = held_problem(suite, "held", tmp_path)
+    gate = held_problem(suite, "gated", tmp_path)
+    ship_plain_solution(suite / "L1" / "vector_add", "vector_add")
+    out = tmp_path / "run"
+    plain = ["--solution-name", "plain", "--workers", "2", *FAST]
+    run = started(suite, "-o", out, *plain)
+    first = next_pid(tmp_path / "held.pids", run, set())
+    next_pid(tmp_path / "gated.pids", run, set())  # both workers busy, vector_add queued
+    os.kill(first, signal.SIGKILL)
+    gate.unlink()
+    os.kill(next_pid(tmp_path / "held.pids", run, {first}), signal.SIGKILL)  # and again on its retry
+    _, stderr = run.communicate(timeout=600)
+    assert run.returncode == 1, stderr
+    assert "A/held/plain · its worker process was killed by SIGKILL" in stderr
+    assert "A/held/plain · lost: its worker process died" in stderr and "[3/3]" in stderr
+    assert "1 job(s) lost to dead worker processes" in stderr
+    traces = out / "traces"
+    assert sorted(p.relative_to(traces).as_posix() for p in traces.glob("*/*/*.jsonl")) == \
+        ["A/gated/plain.jsonl", "L1/vector_add/plain.jsonl"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["lost_to_dead_workers"] == 1
+    assert [(p["problem"], p["passed"]) for p in summary["problems"]] == [("gated", 1), ("vector_add", 2)]
+    [error] = summary["errors"]
+    assert error.startswith("A/held/plain: the worker process running it was killed by SIGKILL") and \
+        "on each of 2 attempts" in error
+
+    held.unlink()
+    resumed = solbench("run", suite, "-o", out, *plain, env=probed_home)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr.count("already done") == 2 and "A/held/plain · 1 PASSED" in resumed.stderr, resumed.stderr
+    assert json.loads((out / "summary.json").read_text())["lost_to_dead_workers"] == 0
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_pool_run_and_its_workers(suite, tmp_path, started):
+    held_problem(suite, "held", tmp_path)
+    run = started(suite, "-o", tmp_path / "run", "--solution-name", "plain", "-j", "2", "--name", "held", *FAST)
+    worker = next_pid(tmp_path / "held.pids", run, set())
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr
+    with pytest.raises(ProcessLookupError):  # the runner stopped and reaped its worker before it exited
+        os.kill(worker, 0)
+    assert not list((tmp_path / "run").glob("traces/*/*/*.jsonl"))
 
 
 def test_a_named_solution_runs_where_shipped_and_is_skipped_elsewhere(suite, tmp_path, probed_home):

@@ -37,7 +37,7 @@ def _root() -> None:
 def main() -> None:
     """Entry point: the one place where errors become exit statuses."""
     try:
-        app(standalone_mode=False)
+        status = app(standalone_mode=False)
     except SolbenchError as error:
         print(f"solbench: error: {error}", file=sys.stderr)
         sys.exit(2)
@@ -58,3 +58,7 @@ def main() -> None:
         traceback.print_exception(type(error), error, error.__traceback__, limit=-3)
         print("solbench: internal error; please report it with the command you ran", file=sys.stderr)
         sys.exit(1)
+    # Typer turns Ctrl-C into Exit(130), whose code it returns rather than raises outside standalone mode.
+    if status == 130:
+        print("solbench: interrupted", file=sys.stderr)
+        sys.exit(130)

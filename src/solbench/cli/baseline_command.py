@@ -70,7 +70,8 @@ def measure_baselines(
                                                        ", ".join(f"{n} {s}" for s, n in result.statuses.items()))
         errors.print(f"[{counter['done']}/{len(jobs)}] {result.job.key} · {state} · {result.seconds:.1f} s")
 
-    run_jobs(jobs, settings, workers=workers, on_done=report)
+    run_jobs(jobs, settings, workers=workers, on_done=report, on_retry=lambda death: errors.print(
+        f"{death.job.key} · [yellow]its worker process {death.how}; queued to try once more[/]"))
     measured, missing = fastest_correct(work, spec.id, candidates)
     for note in missing:
         errors.print(f"[yellow]warning:[/] {note}")

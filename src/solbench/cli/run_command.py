@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -64,12 +65,16 @@ def run_suite(
     errors.print(f"{len(jobs)} problem(s) · solution {solution_name} · {chosen_device} · {workers} worker(s) · "
                  f"traces in {out}")
     results = _run_with_progress(jobs, settings, workers, errors)
-    summary = summarize(out, sol_hardware, loaded_baselines)
+    failed = [r for r in results if r.error]
+    lost = sum(r.worker_died is not None for r in failed)
+    summary = replace(summarize(out, sol_hardware, loaded_baselines),
+                      errors=[f"{r.job.key}: {r.error}" for r in failed], lost_to_dead_workers=lost)
     path = write_summary(out, summary)
     Console().print(run_tables(summary, {r.job.name for r in results}))
-    failed = [r for r in results if r.error]
     for result in failed:
         errors.print(f"[red]error:[/] {result.job.key}: {result.error}")
+    if lost:
+        errors.print(f"[red]{lost} job(s) lost to dead worker processes[/]: run the same command again to retry them")
     errors.print(f"summary: {path}")
     if failed:
         sys.exit(1)
@@ -103,14 +108,20 @@ def _run_with_progress(jobs, settings, workers: int, console):
         head = f"[{done['count']}/{len(jobs)}] {result.job.key}"
         if result.skipped:
             return f"{head} · already done"
+        if result.worker_died:
+            return f"{head} · [red]lost: its worker process died[/]"
         if result.error:
             return f"{head} · [red]error[/]"
         counts = ", ".join(f"{n} {s}" for s, n in sorted(result.statuses.items()))
         colour = "green" if set(result.statuses) == {"PASSED"} else "red"
         return f"{head} · [{colour}]{counts}[/] · {result.seconds:.1f} s"
 
+    def retrying(death) -> str:
+        return f"{death.job.key} · [yellow]its worker process {death.how}; queued to try once more[/]"
+
     if not console.is_terminal:
-        return run_jobs(jobs, settings, workers=workers, on_done=lambda r: console.print(line(r)))
+        return run_jobs(jobs, settings, workers=workers, on_done=lambda r: console.print(line(r)),
+                        on_retry=lambda d: console.print(retrying(d)))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
         task = bar.add_task("running", total=len(jobs))
@@ -118,4 +129,5 @@ def _run_with_progress(jobs, settings, workers: int, console):
         def finished(result) -> None:
             bar.console.print(line(result))
             bar.update(task, advance=1)
-        return run_jobs(jobs, settings, workers=workers, on_done=finished)
+        return run_jobs(jobs, settings, workers=workers, on_done=finished,
+                        on_retry=lambda d: bar.console.print(retrying(d)))

@@ -48,10 +48,14 @@ class RunSummary:
     problems: list[ProblemSummary] = field(default_factory=list)
     sets: list[SetSummary] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    """This run's jobs that wrote no traces, as ``set/problem/solution: why`` (filled in by the caller)."""
+    lost_to_dead_workers: int = 0
+    """How many of those failed because their worker process died on every attempt."""
 
     def as_json(self) -> dict:
         return {"hardware": self.hardware, "sets": [asdict(s) for s in self.sets],
-                "problems": [asdict(p) for p in self.problems], "errors": self.errors}
+                "problems": [asdict(p) for p in self.problems], "errors": self.errors,
+                "lost_to_dead_workers": self.lost_to_dead_workers}
 
 
 def summarize(out: Path, hardware: str | None, baselines: Baselines | None = None) -> RunSummary:

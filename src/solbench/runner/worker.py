@@ -33,7 +33,9 @@ class JobResult:
     skipped: bool = False
     """Already finished in an earlier run (and --rerun not given)."""
     error: str | None = None
-    """Why the job could not run at all (bad problem or solution file); no traces then."""
+    """Why the job could not run at all (bad problem or solution file, its worker died); no traces then."""
+    worker_died: str | None = None
+    """How the worker process running it ended (``was killed by SIGKILL …``) when it died on every attempt."""
     trace_path: str | None = None
 
 
