@@ -225,3 +225,74 @@ def test_solution_for_another_definition_is_refused(vector_add_problem, fast_con
     with pytest.raises(SpecError, match="is for 'softmax', not for this problem 'vector_add'"):
         evaluate(load_problem(vector_add_problem), make_solution("def run(x, y):\n    return x\n",
                                                                  definition="softmax"), fast_config)
+
+
+EVALUATOR = """
+import sys
+from solbench.evaluate import EvaluationConfig, evaluate
+from solbench.spec import load_problem
+from solbench.spec.solution import Solution
+solution = Solution.model_validate_json(open(sys.argv[2]).read())
+evaluate(load_problem(sys.argv[1]), solution, EvaluationConfig(static_check=False, timeout_s=300))
+"""
+
+
+@pytest.mark.slow
+def test_the_sandbox_dies_with_its_evaluator(vector_add_problem, tmp_path):
+    """An evaluator killed by the OS (OOM killer, kill -9) mid-call takes its sandbox along: no solution code
+    outlives it (a sandbox waiting for a request would see its socket close; one inside a call would not)."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    solution = tmp_path / "sleepy.json"
+    solution.write_text(make_solution("import time\ndef run(x, y):\n    open('in_the_call', 'w').close()\n"
+                                      "    time.sleep(300)\n    return x + y\n").model_dump_json())
+    evaluator = subprocess.Popen([sys.executable, "-c", EVALUATOR, str(vector_add_problem), str(solution)])
+    try:
+        sandbox = _wait_for(lambda: _children_running(evaluator.pid, "solbench.sandbox.child"), 120)
+        arguments = Path(f"/proc/{sandbox}/cmdline").read_bytes().decode().split("\0")
+        workdir = Path(arguments[arguments.index("--workdir") + 1])
+        assert _wait_for(lambda: (workdir / "in_the_call").exists(), 120), "the solution was never called"
+        evaluator.send_signal(signal.SIGKILL)
+        evaluator.wait()
+        assert _wait_for(lambda: not _process_alive(sandbox), 10), f"sandbox {sandbox} outlived its evaluator"
+    finally:
+        evaluator.kill()
+
+
+def _wait_for(predicate, seconds: float):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    return None
+
+
+def _children_running(parent: int, module: str) -> int | None:
+    from pathlib import Path
+
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == parent and module.encode() in cmdline:
+            return int(stat.parent.name)
+    return None
+
+
+def _process_alive(pid: int) -> bool:
+    """Alive and not a zombie (a killed orphan is reaped by init, a zombie until then)."""
+    from pathlib import Path
+
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -60,6 +60,7 @@ class SandboxSession:
                 os.chown(folder, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
         # Computed here, not between fork and exec, where only plain syscalls are safe.
         self._landlock = (str(self.workdir), landlock.readable_roots(), landlock.abi_version())
+        self._parent_pid = os.getpid()
         parent_end, child_end = socket.socketpair()
         read_fd, write_fd = os.pipe()
         self._socket = parent_end
@@ -130,6 +131,7 @@ class SandboxSession:
             os.setgroups([])
             os.setgid(UNPRIVILEGED_ID)
             os.setuid(UNPRIVILEGED_ID)
+        _die_with_parent(self._parent_pid)
 
     # --- requests -----------------------------------------------------------------------------
     def request(self, message: dict, timeout_s: float) -> dict:
@@ -244,6 +246,25 @@ class SandboxSession:
 
 UNPRIVILEGED_ID = 65534  # nobody / nogroup
 _CLONE_NEWNET = 0x40000000
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """SIGKILL the sandbox when the process that started it dies, so no solution code outlives its evaluator.
+
+    Set after the switch of user, which clears it. The signal follows the thread that started the
+    sandbox: the evaluator starts sandboxes from the thread that runs the evaluation and waits on them.
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
 
 
 def _unshare_network() -> None:
