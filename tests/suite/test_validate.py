@@ -99,3 +99,34 @@ def test_upstream_softmax_is_flagged_degenerate():
 
     report = validate_problem(UPSTREAM / "softmax", H200)
     assert any(f.check == "degenerate" for f in report.findings)
+
+
+LAYER_NORM_PARAMETER_GRADS = """import torch
+import torch.nn.functional as F
+
+def run(x, weight, bias, grad_output):
+    compute = {compute}
+    params = [t.detach().to(compute).requires_grad_() for t in (weight, bias)]
+    with torch.enable_grad():
+        out = F.layer_norm(x.to(compute), (x.shape[-1],), *params)
+        grads = torch.autograd.grad(out, params, grad_output.to(compute))
+    return tuple(g.to(x.dtype) for g in grads)
+"""
+
+
+@pytest.mark.parametrize("compute, sound", [("x.dtype", False), ("torch.float32", True)], ids=["bf16-sums", "fp32-sums"])
+def test_a_reference_whose_sums_depend_on_the_thread_count_is_caught(tmp_path, compute, sound):
+    """bf16 LayerNorm parameter gradients sum over tokens in an order set by the thread split."""
+    definition = {"name": "ln_param_grads", "axes": {"T": {"type": "var"}, "H": {"type": "const", "value": 768}},
+                  "inputs": {name: {"shape": shape, "dtype": "bfloat16"} for name, shape in
+                             (("x", ["T", "H"]), ("weight", ["H"]), ("bias", ["H"]), ("grad_output", ["T", "H"]))},
+                  "outputs": {"grad_weight": {"shape": ["H"], "dtype": "bfloat16"},
+                              "grad_bias": {"shape": ["H"], "dtype": "bfloat16"}},
+                  "reference": LAYER_NORM_PARAMETER_GRADS.format(compute=compute)}
+    inputs = {name: {"type": "random"} for name in definition["inputs"]}
+    folder = write_problem(tmp_path / "ln", definition, [{"uuid": "t512", "axes": {"T": 512}, "inputs": inputs}])
+    report = validate_problem(folder, H200)
+    by_threads = [f for f in report.findings if "CPU thread" in f.message]
+    assert (not by_threads) == sound, report.findings
+    if not sound:
+        assert by_threads[0].severity == "error" and "grad_" in by_threads[0].message
