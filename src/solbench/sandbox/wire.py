@@ -22,10 +22,6 @@ class WireError(Exception):
     """A frame is malformed, too large, or the peer closed the channel."""
 
 
-def _itemsize(torch, dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()
-
-
 def _encode_value(value: Any, blobs: list) -> Any:
     import torch
 
@@ -72,7 +68,7 @@ def _decode_tensor(meta: dict, blobs: list[memoryview]):
         raise WireError("tensor refers to a missing blob")
     dtype = getattr(torch, dtype_name)
     blob = blobs[index]
-    if len(blob) != math.prod(shape) * _itemsize(torch, dtype):
+    if len(blob) != math.prod(shape) * dtype.itemsize:
         raise WireError(f"tensor bytes ({len(blob)}) do not match shape {shape} of {dtype_name}")
     if not len(blob):
         return torch.empty(shape, dtype=dtype)
