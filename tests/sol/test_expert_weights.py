@@ -4,13 +4,17 @@ The routing below is fixed by the generator (token j prefers experts j mod E and
 experts used are known by hand; only the activations are random.
 """
 
+import shutil
+
 import pytest
 
 from conftest import write_problem
 from solbench.evaluate.inputs import inputs_for_analysis
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol import AnalysisError, analyze_problem
+from solbench.sol.analysis import INPUT_DRAWS
 from solbench.spec import load_problem
+from solbench.spec.reference_code import import_reference
 
 TOY = HardwareSpec(id="toy", name="toy", kind="gpu", memory_bandwidth_bytes_per_s=1e12,
                    tensor_flops={"bfloat16": 100e12, "float16": 100e12, "tf32": 30e12},
@@ -122,3 +126,34 @@ def test_grouped_mm_counts_each_row_once_and_only_the_groups_that_own_rows(tmp_p
 def test_grouped_mm_without_input_values_cannot_be_analysed(tmp_path):
     with pytest.raises(AnalysisError, match="values of its offsets"):
         analyze_problem(grouped_moe(tmp_path), TOY)
+
+
+RAGGED = '''
+import torch
+
+
+def make_inputs(axes, device):
+    return {"x": torch.randn(axes["rows"], 256), "count": torch.randint(1, axes["rows"] + 1, (1,))}
+
+
+def run(x, count):
+    return x[: int(count.item())].sum(0)
+'''
+
+
+def test_value_dependent_work_takes_the_least_of_several_draws(tmp_path):
+    """The evaluator's inputs come from a secret seed: T_SOL is the least over the analysed draws."""
+    axes = {"rows": {"type": "const", "value": 1000}, "width": {"type": "const", "value": 256},
+            "one": {"type": "const", "value": 1}}
+    problem = moe_problem(tmp_path, RAGGED, {"x": {"shape": ["rows", "width"], "dtype": "float32"},
+                                             "count": {"shape": ["one"], "dtype": "int64"}},
+                          {"s": {"shape": ["width"], "dtype": "float32"}}, axes, [{}])
+    [result] = analyze_problem(problem, TOY, make_inputs=inputs_for_analysis)
+    module, folder = import_reference(problem.definition, "cpu")
+    try:
+        counts = [int(inputs_for_analysis(problem, problem.workloads[0], module, draw=d)[1])
+                  for d in range(INPUT_DRAWS)]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert len(set(counts)) > 1 and f"least of {INPUT_DRAWS} input draws" in result.coverage.execution
+    assert result.bytes == min(counts) * 256 * 4 + 8 + 256 * 4
