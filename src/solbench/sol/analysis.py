@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,9 +17,13 @@ from solbench.spec.problem import Problem
 from solbench.spec.reference_code import import_reference
 from solbench.spec.workload import ScalarInput, Workload
 
-InputFactory = Callable[..., list]
-"""(problem, workload, reference module, draw=N) -> real inputs, for references that need values; each
-draw is a different fixed seed."""
+
+class InputFactory(Protocol):
+    """Makes real inputs for a workload (given the reference module), for references that need values;
+    each draw comes from its own fixed seed."""
+
+    def __call__(self, problem: Problem, workload: Workload, reference_module: Any, *, draw: int = 0) -> list: ...
+
 
 INPUT_DRAWS = 8
 """Input draws analysed when the work depends on input values (which experts tokens route to, ragged
