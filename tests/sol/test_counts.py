@@ -215,19 +215,6 @@ def test_ops_without_a_rule_are_reported_not_free(tmp_path):
     assert result.t_sol_ms >= result.bytes / 1e12 * 1e3  # still bounded by memory
 
 
-def test_grouped_mm_counts_each_row_once(tmp_path):
-    """MoE-style: 96 routed rows, each multiplied by its expert's [K, N] matrix, however the rows split."""
-    reference = ("import torch\ndef run(x, w, offsets):\n"
-                 "    return torch._grouped_mm(x, w, offs=offsets)\n")
-    axes = {"rows": {"type": "const", "value": 96}, "experts": {"type": "const", "value": 4},
-            "k": {"type": "const", "value": 64}, "n": {"type": "const", "value": 32}}
-    inputs = {"x": {"shape": ["rows", "k"], "dtype": "bfloat16"},
-              "w": {"shape": ["experts", "k", "n"], "dtype": "bfloat16"},
-              "offsets": {"shape": ["experts"], "dtype": "int32"}}
-    result = analyze(tmp_path, inputs, {"y": {"shape": ["rows", "n"], "dtype": "bfloat16"}}, reference, axes=axes)
-    assert result.flops_by_class["matrix"] == {"bfloat16": 2 * 96 * 64 * 32}
-
-
 def test_an_output_returned_twice_is_written_once(tmp_path):
     result = analyze(tmp_path, {"x": t([256])}, {"a": t([256]), "b": t([256])},
                      "def run(x):\n    y = x * 2\n    return y, y\n")

@@ -178,11 +178,12 @@ def check_constraints(definition: Definition, axes: dict[str, int], inputs: dict
 
 
 ANALYSIS_SEED = 0
-"""Analysis inputs are fixed: T_SOL must not change from one run to the next."""
+"""Analysis inputs are fixed: T_SOL must not change from one run to the next. Draw d uses seed ANALYSIS_SEED + d."""
 
 
 def inputs_for_analysis(problem: Problem, workload: Workload, reference_module: Any,
-                        data_roots: tuple[Path, ...] = ()) -> list:
+                        data_roots: tuple[Path, ...] = (), draw: int = 0) -> list:
     """Real CPU inputs for the speed-of-light analyzer, for references whose work depends on values."""
     axes = problem.axes_of(workload)
-    return generate_inputs(InputContext(problem, workload, axes, "cpu", data_roots), ANALYSIS_SEED, reference_module)
+    return generate_inputs(InputContext(problem, workload, axes, "cpu", data_roots), ANALYSIS_SEED + draw,
+                           reference_module)

@@ -5,3 +5,7 @@ from solbench.errors import SolbenchError
 
 class AnalysisError(SolbenchError):
     """The reference could not be analysed at all (it failed even on real inputs)."""
+
+
+class ValuesNeeded(AnalysisError):
+    """The fake run met an op whose cost depends on input values: the reference must run on real inputs."""

@@ -3,7 +3,7 @@
 The reference runs on fake tensors (shapes, dtypes and devices, no data) under a dispatch mode
 that sees every ATen call. Each call is costed by its rule as it happens, while the recorder
 tracks what cost rules cannot see locally: which precision each tensor's values came from
-(dequantization), and which graph inputs are only gathered from (compulsory bytes).
+(dequantization), and which rows of each graph input some op reads (compulsory bytes).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
+from solbench.sol.errors import ValuesNeeded
 from solbench.sol.masks import MaskTracker
+from solbench.sol.rows import InputRows, RowSet, gathered_rows, view_rows
 from solbench.sol.rules import GATHER_OPS, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
 
 # Ops whose output carries the precision its main input came from.
@@ -21,6 +23,8 @@ _PASS_THROUGH = {"_to_copy", "copy", "clone", "contiguous", "expand", "repeat", 
                  "stack", "index_select", "gather", "embedding", "index", "_unsafe_index", "view", "_unsafe_view",
                  "reshape", "permute", "transpose", "t", "squeeze", "unsqueeze", "slice", "select", "flatten",
                  "unflatten", "as_strided", "alias", "detach", "tile", "narrow", "unfold"}
+_GROUPED = {"_grouped_mm": (2, (1,)), "_scaled_grouped_mm": (4, (1, 3))}
+"""Grouped GEMMs: argument position of the offsets, and positions of the per-group operands."""
 _CREATION = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
              "new_zeros", "full", "full_like", "new_full", "ones", "ones_like", "new_ones"}
 
@@ -38,9 +42,10 @@ class Recording:
     ops: list[RecordedOp] = field(default_factory=list)
     input_bytes: dict[int, int] = field(default_factory=dict)
     """Graph input position -> bytes it occupies."""
+    rows_read: dict[int, RowSet] = field(default_factory=dict)
+    """Graph input position -> the rows (indices along dim 0) that ops with a nonempty result read."""
     gathered_bytes: dict[int, int] = field(default_factory=dict)
-    """Graph input position -> bytes read by gathers, for inputs used only by gathers."""
-    fully_read: set[int] = field(default_factory=set)
+    """Graph input position -> bytes read by gathers whose indices are unknown (fake tensors)."""
     output_bytes: int = 0
     opaque_outputs: list[str] = field(default_factory=list)
     """Outputs that no ATen op wrote (a custom kernel filled them): their compute is unknown."""
@@ -61,19 +66,21 @@ class OpRecorder(_dispatch_mode_base()):
         self.masks = MaskTracker()
         self._keep: list[Any] = []  # keeps tensors alive so their id() stays theirs
         self._origin: dict[int, str] = {}
-        self._root: dict[int, int] = {}
+        self._rows: dict[int, InputRows] = {}
         self._producer: dict[int, str] = {}
         self._base: dict[int, int] = {}
         for position, value in enumerate(inputs):
             if isinstance(value, torch.Tensor):
-                self._track(value, precision_of(value.dtype), root=position)
+                rows = value.shape[0] if value.dim() else 1
+                self._track(value, precision_of(value.dtype), rows=InputRows(position, range(rows), True))
                 self.recording.input_bytes[position] = value.numel() * value.element_size()
+                self.recording.rows_read[position] = RowSet(rows)
 
-    def _track(self, tensor, origin: str, root: int | None = None, producer: str | None = None) -> None:
+    def _track(self, tensor, origin: str, rows: InputRows | None = None, producer: str | None = None) -> None:
         self._keep.append(tensor)
         self._origin[id(tensor)] = origin
-        if root is not None:
-            self._root[id(tensor)] = root
+        if rows is not None:
+            self._rows[id(tensor)] = rows
         if producer is not None:
             self._producer[id(tensor)] = producer
 
@@ -126,22 +133,54 @@ class OpRecorder(_dispatch_mode_base()):
         self.recording.ops[index] = replace(op, cost=scaled)
 
     def _note_input_uses(self, name, func, args, kwargs, outputs) -> None:
+        """Note the rows of graph inputs this op reads; an op with an empty result needs none of its inputs."""
         import torch
 
+        if func.is_view or (outputs and all(o.numel() == 0 for o in outputs)):
+            return
         tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
         tensors += [(-1, a) for v in kwargs.values() for a in (v if isinstance(v, (list, tuple)) else [v])
                     if isinstance(a, torch.Tensor)]
         if name == "index":  # aten.index(self, indices): the index tensors arrive as a list
             tensors += [(-1, a) for a in (args[1] if len(args) > 1 else []) if isinstance(a, torch.Tensor)]
+        groups = self._groups_used(name, args, kwargs) if name in _GROUPED else {}
         for position, tensor in tensors:
-            root = self._root.get(id(tensor))
-            if root is None or func.is_view:
+            where = self._rows.get(id(tensor))
+            if where is None:
                 continue
-            if name in GATHER_OPS and position == GATHER_OPS[name] and outputs:
-                touched = outputs[0].numel() * tensor.element_size()
-                self.recording.gathered_bytes[root] = self.recording.gathered_bytes.get(root, 0) + touched
+            read = self.recording.rows_read[where.root]
+            if position in groups and where.leading:
+                read.add_indices(where.rows[group] for group in groups[position])
+            elif name in GATHER_OPS and position == GATHER_OPS[name] and outputs:
+                rows = gathered_rows(name, args) if where.leading else None
+                if rows is not None:
+                    read.add_indices(where.rows[row] for row in rows)
+                else:
+                    touched = outputs[0].numel() * tensor.element_size()
+                    self.recording.gathered_bytes[where.root] = \
+                        self.recording.gathered_bytes.get(where.root, 0) + touched
             else:
-                self.recording.fully_read.add(root)
+                read.add(where.rows)
+
+    def _groups_used(self, name, args, kwargs) -> dict[int, list[int]]:
+        """For a grouped GEMM over row groups (2-D rows x 3-D per-group weights): per-group operand
+        position -> the groups owning at least one row. Which they are depends on the offsets' values."""
+        from torch._subclasses.fake_tensor import is_fake
+
+        offsets_at, per_group = _GROUPED[name]
+        if args[0].dim() != 2 or args[1].dim() != 3:
+            return {}
+        offsets = kwargs.get("offs", args[offsets_at] if len(args) > offsets_at else None)
+        if offsets is None or not any(p < len(args) and id(args[p]) in self._rows for p in per_group):
+            return {}
+        if is_fake(offsets):
+            raise ValuesNeeded(f"{name}: which groups' weights are read depends on the values of its offsets")
+        used, start = [], 0
+        for group, end in enumerate(offsets.tolist()):
+            if end > start:
+                used.append(group)
+            start = max(start, end)
+        return {position: used for position in per_group}
 
     def _propagate(self, name, func, args, kwargs, outputs) -> None:
         import torch
@@ -150,8 +189,11 @@ class OpRecorder(_dispatch_mode_base()):
         if name in ("index", "_unsafe_index") and len(args) > 1:
             # A table lookup's values carry the information of its indices (e.g. 4-bit codes -> E2M1 values).
             sources = [args[0]] + [a for a in args[1] if isinstance(a, torch.Tensor)]
-        for out in outputs:
-            root = self._root.get(id(sources[0])) if func.is_view and sources else None
+        source_rows = self._rows.get(id(sources[0])) if func.is_view and sources else None
+        for piece, out in enumerate(outputs):
+            rows = None if source_rows is None else view_rows(
+                name, args, sources[0], source_rows, out, piece, outputs,
+                self.recording.rows_read[source_rows.root].total)
             if name in _PASS_THROUGH or torch.Tag.pointwise in func.tags or name in POINTWISE_COST:
                 same_size = [s for s in sources if s.numel() == out.numel()] or sources
                 origins = [self.origin_of(s) for s in same_size if self.origin_of(s) not in ("int", "bool")]
@@ -162,7 +204,7 @@ class OpRecorder(_dispatch_mode_base()):
                 origin = precision_of(out.dtype)
             if func.is_view and sources:
                 self._base[id(out)] = self._base.get(id(sources[0]), id(sources[0]))
-            self._track(out, origin, root=root, producer=name if not func.is_view else
+            self._track(out, origin, rows=rows, producer=name if not func.is_view else
                         self._producer.get(id(sources[0])) if sources else name)
 
     def finish(self, outputs: list) -> Recording:
@@ -182,14 +224,18 @@ class OpRecorder(_dispatch_mode_base()):
 
 
 def compulsory_bytes(recording: Recording) -> int:
-    """Each graph input read once (only the gathered rows of inputs used only by gathers), each output written once."""
+    """Each graph input's rows read once (gathers with unknown indices: the bytes they touch), each output
+    written once."""
     total = recording.output_bytes
     for position, size in recording.input_bytes.items():
-        if position in recording.fully_read:
-            total += size
-        elif position in recording.gathered_bytes:
-            total += min(size, recording.gathered_bytes[position])
+        total += min(size, _read_bytes(recording, position, size))
     return total
+
+
+def _read_bytes(recording: Recording, position: int, size: int) -> int:
+    rows = recording.rows_read[position]
+    row_bytes = size // rows.total if rows.total else 0
+    return rows.count() * row_bytes + recording.gathered_bytes.get(position, 0)
 
 
 def total_cost(recording: Recording) -> OpCost:

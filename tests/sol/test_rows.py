@@ -1,0 +1,59 @@
+"""Compulsory bytes count the rows of an input that some op reads: views narrow, other ops read what they see."""
+
+import pytest
+
+from conftest import write_problem
+from solbench.hardware import lookup
+from solbench.sol import analyze_problem
+from solbench.sol.rows import RowSet
+from solbench.spec import load_problem
+
+
+def compulsory(tmp_path, shape: list[int], reference: str) -> int:
+    """Bytes for one float32 input `x` of `shape` and whatever `run(x)` returns."""
+    definition = {"name": "p", "axes": {}, "inputs": {"x": {"shape": [str(d) for d in shape], "dtype": "float32"}},
+                  "outputs": {"y": {"shape": None, "dtype": "float32"}}, "reference": "import torch\n" + reference}
+    workload = {"uuid": "w", "axes": {}, "inputs": {"x": {"type": "random"}}}
+    [result] = analyze_problem(load_problem(write_problem(tmp_path / "p", definition, [workload])), lookup("H200"))
+    return result.bytes
+
+
+ROW = 32 * 4  # one row of a [64, 32] float32 input
+
+
+@pytest.mark.parametrize("body, rows_read, rows_written", [
+    ("return x * 2", 64, 64),
+    ("return x[:16] * 2", 16, 16),
+    ("return x[8:40:4] * 2", 8, 8),
+    ("return x[5] + x[-1]", 2, 1),
+    ("return x.view(64, 4, 8)[3:5].sum(0)", 2, 1),
+    ("return x.unsqueeze(2).transpose(1, 2)[7] * 2", 1, 1),
+    ("return x.unbind(0)[9] * 2", 1, 1),
+    ("return x.split(16)[1][2:4] * 2", 2, 2),
+    ("return x.t()[3] * 2", 64, 2),  # a column touches every row
+    ("return x[:, :8] * 2", 64, 16),  # slicing another dim keeps every row
+    ("return x[2:4].as_strided((4, 32), (32, 1)) * 2", 64, 4),  # as_strided may reach anywhere
+    ("return x[:0].sum(0) + x[3]", 1, 1),  # an empty slice adds no rows
+])
+def test_views_narrow_the_rows_read(tmp_path, body, rows_read, rows_written):
+    assert compulsory(tmp_path, [64, 32], f"def run(x):\n    {body}\n") == (rows_read + rows_written) * ROW
+
+
+def test_an_op_with_an_empty_result_reads_nothing(tmp_path):
+    """An expert that no token routes to multiplies zero rows by its weights: nothing of them is needed."""
+    assert compulsory(tmp_path, [64, 32], "def run(x):\n    return x[:0] @ x.t(), x[1] + 1\n") == 2 * ROW
+
+
+def test_gather_with_unknown_indices_counts_the_rows_it_copies(tmp_path):
+    reference = "def run(x):\n    return x[torch.zeros(5, dtype=torch.long)] * 2\n"
+    assert compulsory(tmp_path, [64, 32], reference) == (5 + 5) * ROW
+
+
+def test_row_set_counts_distinct_rows():
+    rows = RowSet(100)
+    rows.add(range(10, 20))
+    rows.add(range(15, 30))
+    rows.add(range(40, 50, 5))
+    rows.add(range(0))
+    rows.add_indices([12, 45, 60, 60, 99])
+    assert rows.count() == 20 + 2 + 2  # 10..29, 40 and 45, 60 and 99
