@@ -157,3 +157,5 @@ def test_value_dependent_work_takes_the_least_of_several_draws(tmp_path):
         shutil.rmtree(folder, ignore_errors=True)
     assert len(set(counts)) > 1 and f"least of {INPUT_DRAWS} input draws" in result.coverage.execution
     assert result.bytes == min(counts) * 256 * 4 + 8 + 256 * 4
+    [single] = analyze_problem(problem, TOY, make_inputs=inputs_for_analysis, draws=1)
+    assert single.bytes == counts[0] * 256 * 4 + 8 + 256 * 4 and "one input draw" in single.coverage.execution

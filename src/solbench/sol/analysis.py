@@ -27,8 +27,10 @@ class InputFactory(Protocol):
 
 INPUT_DRAWS = 8
 """Input draws analysed when the work depends on input values (which experts tokens route to, ragged
-lengths): the evaluator draws secret inputs, so T_SOL is the least over these draws. It exceeds the
-ideal time of a median draw only if all 8 draws lie above that median: probability 2^-8."""
+lengths): the evaluator times inputs from a secret seed, so T_SOL is the least over these draws. The
+chance that one more draw needs less than all 8 is 1/9, and then by no more than the spread between
+draws; the timed loop also averages several input sets, which makes an average below the least of
+8 rarer still."""
 
 
 class _Result(BaseModel):
@@ -84,10 +86,12 @@ class WorkloadSol(_Result):
 
 
 def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool = False,
-                    make_inputs: InputFactory | None = None) -> list[WorkloadSol]:
+                    make_inputs: InputFactory | None = None, draws: int = INPUT_DRAWS) -> list[WorkloadSol]:
+    """T_SOL of every workload; `draws` bounds the input draws analysed where the work depends on values."""
     module, folder = import_reference(problem.definition, "cpu")
     try:
-        return [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs)
+        return [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs,
+                                 draws=draws)
                 for workload in problem.workloads]
     finally:
         import shutil
@@ -96,8 +100,9 @@ def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool =
 
 
 def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpec, module, *,
-                     explain: bool = False, make_inputs: InputFactory | None = None) -> WorkloadSol:
-    recordings, execution = _record(problem, workload, module, make_inputs)
+                     explain: bool = False, make_inputs: InputFactory | None = None,
+                     draws: int = INPUT_DRAWS) -> WorkloadSol:
+    recordings, execution = _record(problem, workload, module, make_inputs, draws)
     recording = min(recordings, key=lambda r: roofline(total_cost(r), compulsory_bytes(r), hardware).t_sol_s)
     cost = total_cost(recording)
     needed = compulsory_bytes(recording)
@@ -122,9 +127,9 @@ def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpe
         t_memory_ms=roof.memory_s * 1e3, bound=roof.bound, coverage=coverage, ops=rows)
 
 
-def _record(problem: Problem, workload: Workload, module,
-            make_inputs: InputFactory | None) -> tuple[list[Recording], str]:
-    """Run the reference on fake tensors; where it needs values, on INPUT_DRAWS draws of real ones from
+def _record(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
+            draws: int) -> tuple[list[Recording], str]:
+    """Run the reference on fake tensors; where it needs values, on `draws` draws of real ones from
     `make_inputs` (one when the inputs are fixed data)."""
     if "triton" in problem.definition.reference:
         reason = "the reference launches Triton kernels, which need real memory"
@@ -138,12 +143,14 @@ def _record(problem: Problem, workload: Workload, module,
                             "generator was given")
     inputs = _make_inputs(make_inputs, problem, workload, module, 0)
     recordings = [_run_recorded_real(problem, workload, module, inputs)]
-    for draw in range(1, INPUT_DRAWS):
+    for draw in range(1, draws):
         more = _make_inputs(make_inputs, problem, workload, module, draw)
         if draw == 1 and _same_values(inputs, more):
             return recordings, f"real ({reason})"  # fixed data (safetensors, scalars): every draw is the same
         recordings.append(_run_recorded_real(problem, workload, module, more))
-    return recordings, f"real ({reason}); least of {INPUT_DRAWS} input draws"
+    if draws == 1:
+        return recordings, f"real ({reason}); one input draw"
+    return recordings, f"real ({reason}); least of {draws} input draws"
 
 
 def _make_inputs(make_inputs: InputFactory, problem: Problem, workload: Workload, module, draw: int) -> list:
