@@ -296,3 +296,23 @@ def _process_alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_the_sandbox_is_stopped_while_the_reference_is_timed():
+    """Whatever a solution left running (a thread that burns CPU when calls stop coming) cannot slow T_b down."""
+    from solbench.evaluate.session import SandboxLimits, SandboxSession
+
+    session = SandboxSession("cpu", SandboxLimits(memory_bytes=None))
+    try:
+        assert _wait_for(lambda: _state(session.process.pid) in {"S", "R"}, 30)
+        with session.paused():
+            assert _wait_for(lambda: _state(session.process.pid) == "T", 5), _state(session.process.pid)
+        assert _wait_for(lambda: _state(session.process.pid) in {"S", "R"}, 5)
+    finally:
+        session.close()
+
+
+def _state(pid: int) -> str:
+    from pathlib import Path
+
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

@@ -52,7 +52,7 @@ def test_a_thread_still_working_after_the_call_is_refused_and_named():
 
 def test_a_thread_whose_target_is_a_c_function_is_seen():
     out = run_scenario("""
-        _thread.start_new_thread(functools.partial(torch.linalg.matrix_power, torch.rand(1024, 1024), 2 ** 40), ())
+        _thread.start_new_thread(functools.partial(torch.linalg.matrix_power, torch.rand(2048, 2048), 2 ** 40), ())
         time.sleep(0.05)
         outcome(lambda: guard.settle("after the call returned"))
     """)

@@ -193,7 +193,10 @@ class _WorkloadEvaluation:
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         timing = self._time_solution(sets, verdict)
-        reference_timing = self._time_reference(sets) if self.config.time_reference else None
+        reference_timing = None
+        if self.config.time_reference:
+            with self.session.paused():  # nothing the solution left behind may compete with the reference
+                reference_timing = self._time_reference(sets)
         log = self.session.log.take()
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
                           rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,21 @@ class SandboxSession:
             except ProcessLookupError:
                 pass
         self.process.wait()
+
+    @contextmanager
+    def paused(self):
+        """Stop the sandbox's whole process group meanwhile (SIGSTOP), so it uses no CPU while the parent times."""
+        try:
+            os.killpg(self.process.pid, signal.SIGSTOP)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            yield
+        finally:
+            try:
+                os.killpg(self.process.pid, signal.SIGCONT)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def close(self) -> None:
         if self.alive:

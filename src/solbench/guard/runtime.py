@@ -22,7 +22,8 @@ CRITICAL = (
     "socket.socket.sendall", "socket.socket.recv_into",
     "solbench.sandbox.measure.measure", "solbench.sandbox.measure._should_stop",
     "solbench.sandbox.calling.call_with_convention", "solbench.sandbox.calling.normalize_outputs",
-    "solbench.sandbox.calling.sentinel_outputs", "solbench.sandbox.wire.send_message",
+    "solbench.sandbox.calling.sentinel_outputs", "solbench.sandbox.calling.materialized",
+    "solbench.sandbox.wire.send_message",
     "solbench.sandbox.wire._encode_value", "solbench.sandbox.rotation.InputRotation.prepare",
     "solbench.sandbox.rotation.InputRotation.mutated", "solbench.sandbox.timers.cpu.CpuTimer.time_call",
     "solbench.sandbox.timers.cuda_events.CudaEventTimer.time_call",
@@ -64,11 +65,60 @@ def _fingerprint(value) -> tuple:
     return id(value), id(code) if code is not None else None
 
 
+HARNESS_MODULES = ("solbench.sandbox", "solbench.guard")
+"""Packages whose module globals the harness inside the sandbox reads its functions and modules through."""
+
+
+def _harness_globals() -> dict[tuple[str, str], int]:
+    """Identity of every function, class and module a harness module holds as a global.
+
+    The harness calls through its modules' globals (``time.perf_counter_ns`` through the ``time``
+    global of ``timers/cpu.py``), so rebinding a global is as good as replacing the function.
+    """
+    import sys
+    import types
+
+    kept = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
+    return {(name, attribute): id(value)
+            for name, module in list(sys.modules.items()) if module is not None and name.startswith(HARNESS_MODULES)
+            for attribute, value in list(vars(module).items()) if isinstance(value, kept)}
+
+
+def _signal_state() -> tuple:
+    """Python-level signal handlers and interval timers: a handler runs wherever the main thread is, timer
+    stopped or not (after the cache flush, say), so a solution may not install one."""
+    import signal
+
+    handlers = []
+    for number in sorted(signal.valid_signals()):
+        try:
+            handlers.append((number, id(signal.getsignal(number))))
+        except (OSError, ValueError):
+            continue
+    timers = tuple(signal.getitimer(which) for which in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF))
+    return tuple(handlers), timers
+
+
+def _active_modes() -> str | None:
+    """A TorchFunctionMode or TorchDispatchMode left active intercepts the harness's own tensor calls (its
+    clone of the outputs, after the timer stopped), where lazy work could hide."""
+    import torch
+
+    if torch._C._len_torch_function_stack():
+        return "a torch function mode (TorchFunctionMode) is active"
+    if torch._C._len_torch_dispatch_stack():
+        return "a torch dispatch mode (TorchDispatchMode) is active"
+    return None
+
+
 @dataclass
 class IntegrityGuard:
-    """Fingerprints of the critical functions, taken before any solution code runs."""
+    """Fingerprints of the critical functions, the harness's globals and the signal state, taken before any
+    solution code runs."""
 
     fingerprints: dict[str, tuple]
+    harness_globals: dict[tuple[str, str], int]
+    signals: tuple
 
     @classmethod
     def snapshot(cls) -> "IntegrityGuard":
@@ -78,7 +128,7 @@ class IntegrityGuard:
                 fingerprints[path] = _fingerprint(_resolve(path))
             except (ImportError, AttributeError):
                 continue
-        return cls(fingerprints)
+        return cls(fingerprints, _harness_globals(), _signal_state())
 
     def verify(self, when: str) -> None:
         for path, expected in self.fingerprints.items():
@@ -88,3 +138,12 @@ class IntegrityGuard:
                 current = None
             if current != expected:
                 raise GuardViolation("integrity", f"{path} was replaced or modified ({when})")
+        now = _harness_globals()
+        for (module, attribute), identity in self.harness_globals.items():
+            if now.get((module, attribute)) != identity:
+                raise GuardViolation("integrity", f"{module}.{attribute} was rebound or removed ({when})")
+        if _signal_state() != self.signals:
+            raise GuardViolation("integrity", f"a signal handler or interval timer was installed ({when})")
+        mode = _active_modes()
+        if mode:
+            raise GuardViolation("integrity", f"{mode} ({when})")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from solbench.guard.runtime import GuardViolation, IntegrityGuard
 from solbench.guard.threads import ThreadGuard
-from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, sentinel_outputs
+from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
 from solbench.sandbox.rotation import InputRotation
 from solbench.sandbox.wire import WireError, receive_message, send_message
 
@@ -102,6 +102,8 @@ class SandboxServer:
         if self.timing:
             self.threads.check_no_work_since_settle("between timed calls")
         outputs = call_with_convention(self.function, self.inputs.live, self.outputs, [o.name for o in self.output_specs])
+        if self.outputs is None:
+            outputs = materialized(outputs, self.inputs.live)
         if self.device.startswith("cuda"):
             import torch
 
