@@ -55,6 +55,15 @@ ROOT = Path(__file__).resolve().parents[2]
     ("seen = {}\ndef run(x):\n    seen[id(x)] = 1\n", "pointer-branch"),
     ("n = 0\ndef run(x):\n    global n\n    n += 1\n    return x\n", "call-counter"),
     ("import os\nv = os.environ.get('X')\n", "environment"),
+    # names that dodge the attribute rules: built from pieces, computed for a protected module, or given as strings
+    ("import sys\nframe = getattr(sys, '_get' + 'frame')(1)\n", "introspection"),
+    ("def f(frame):\n    return getattr(frame, f'f_{\"back\"}')\n", "introspection"),
+    ("import sys\nname = 'settrace'\nhook = getattr(sys, name)\n", "introspection"),
+    ("def f(g):\n    return getattr(g, '__closure__')\n", "introspection"),
+    ("import os\npid = getattr(os, 'fork')()\n", "process"),
+    ("import signal\n", "trace-hooks"),
+    ("import importlib\nm = importlib.import_module('solbench')\n", "dynamic-code"),
+    ("import torch\nfuture = torch.jit.fork(torch.add, 1, 2)\n", "threads"),
 ])
 def test_each_python_rule_fires(source, rule):
     findings = check_sources([("kernel.py", source)])

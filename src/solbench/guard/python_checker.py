@@ -19,7 +19,13 @@ IMPORT_RULES = {"solbench": "harness-access", "gc": "introspection", "inspect": 
                 "ftplib": "network", "aiohttp": "network", "subprocess": "process", "multiprocessing": "process",
                 "pty": "process", "ctypes": "native-loading", "cffi": "native-loading", "pip": "runtime-install",
                 "ensurepip": "runtime-install", "marshal": "dynamic-code", "threading": "threads",
-                "_thread": "threads", "concurrent": "threads", "asyncio": "async", "atexit": "trace-hooks"}
+                "_thread": "threads", "concurrent": "threads", "asyncio": "async", "atexit": "trace-hooks",
+                "signal": "trace-hooks", "importlib": "dynamic-code"}
+_FRAME_ATTRIBUTES = {"__builtins__", "f_back", "f_globals", "f_locals", "gi_frame", "cr_frame", "ag_frame",
+                     "tb_frame", "__closure__", "__globals__", "_getframe", "_current_frames"}
+"""Attributes that reach frames, closures or module globals: the harness's state from the solution's code."""
+_ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr", "hasattr", "builtins.getattr", "builtins.setattr",
+                        "builtins.delattr", "builtins.hasattr"}
 CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
     (r"(builtins\.)?(exec|eval|compile|__import__)$", "dynamic-code"),
     (r"(base64\.\w*decode|codecs\.decode|zlib\.decompress|marshal\.loads?|pickle\.loads?|dill\.loads?"
@@ -40,7 +46,8 @@ CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
     (r"torch\.cuda\.(Stream|Event|stream|ExternalStream)$|torch\.Stream$", "streams"),
     (r"threading\.\w+$|concurrent\.futures\.\w+$|_thread\.\w+$", "threads"),
     (r"asyncio\.\w+$", "async"),
-    (r"sys\.(settrace|setprofile)$|atexit\.\w+$", "trace-hooks"),
+    (r"sys\.(settrace|setprofile|addaudithook)$|atexit\.\w+$|signal\.\w+$", "trace-hooks"),
+    (r"torch\.jit\.(fork|_fork)$|torch\.futures\.\w+$", "threads"),
     (r"os\.getenv$|os\.environ\.\w+$", "environment"),
     (r"(builtins\.)?id$", "pointer-branch"),
 ]
@@ -106,7 +113,26 @@ class PythonChecker(ast.NodeVisitor):
             target = self.qualified(node.args[0])
             if target and target.split(".")[0] in PROTECTED_MODULES:
                 self.report("patch-module", node, f"{name}() on {target}")
+        if name in _ATTRIBUTE_FUNCTIONS and len(node.args) >= 2:
+            self._check_dynamic_attribute(node, name)
         self.generic_visit(node)
+
+    def _check_dynamic_attribute(self, node: ast.Call, function: str) -> None:
+        """getattr(obj, "name") is obj.name: check it as such; a name built from pieces or computed for a
+        protected module is how the attribute rules are dodged (getattr(sys, "_get" + "frame"))."""
+        owner, attribute = self.qualified(node.args[0]), node.args[1]
+        if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
+            if attribute.value in _FRAME_ATTRIBUTES:
+                self.report("introspection", node, f"{function}() of {attribute.value}")
+            elif owner:
+                self._check_call_name(node, f"{owner}.{attribute.value}")
+            return
+        if owner and owner.split(".")[0] in PROTECTED_MODULES - {"torch", "numpy", "math", "triton"}:
+            self.report("introspection", node, f"{function}() of a computed name on {owner}")
+        elif isinstance(attribute, (ast.BinOp, ast.JoinedStr)) or (
+                isinstance(attribute, ast.Call) and isinstance(attribute.func, ast.Attribute)
+                and attribute.func.attr in ("join", "format", "replace", "decode")):
+            self.report("introspection", node, f"{function}() of an attribute name built from pieces")
 
     def _check_call_name(self, node: ast.Call, name: str) -> None:
         for pattern, rule_id in CALL_RULES:
@@ -116,8 +142,7 @@ class PythonChecker(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.qualified(node)
-        if name in ("sys.modules", "builtins.__dict__") or node.attr in ("__builtins__", "f_back", "f_globals",
-                                                                           "f_locals", "gi_frame", "tb_frame"):
+        if name in ("sys.modules", "builtins.__dict__") or node.attr in _FRAME_ATTRIBUTES:
             rule_id = "harness-access" if name == "sys.modules" else "introspection"
             self.report(rule_id, node, f"uses {name or node.attr}")
         elif name == "os.environ":

@@ -39,7 +39,8 @@ RULES = {rule.id: rule for rule in (
     Rule("l2-persistence", BLOCK, "Persisting-L2 access policies keep data resident across the cache flush "
          "between timed calls."),
     Rule("cuda-graph", BLOCK, "CUDA graph capture and replay can replay work recorded once, outside the timed call."),
-    Rule("trace-hooks", BLOCK, "sys.settrace/setprofile and atexit hooks run code outside the measured call."),
+    Rule("trace-hooks", BLOCK, "sys.settrace/setprofile, atexit and signal handlers run code outside the measured "
+         "call."),
     Rule("threads", WARN, "Threads and executors can leave work running after the call returns; runtime thread "
          "accounting refuses that."),
     Rule("async", WARN, "Asynchronous work may outlive the call."),
