@@ -67,12 +67,24 @@ def test_slow_calls_still_get_the_minimum_over_budget():
     assert len(measurement.samples_s) == 3
 
 
-def test_captures_exactly_the_requested_iterations():
-    measurement, *_ = _run([0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=4, min_iterations=3,
-                                              capture_iterations=(1, 6)))
-    assert sorted(measurement.captured) == [1, 6]
-    assert len(measurement.samples_s) == 7  # kept going until the last capture
+def test_keeps_one_timed_output_per_input_variant():
+    measurement, *_ = _run([0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=4, min_iterations=1,
+                                              capture=True), variants=3)
+    assert len(measurement.samples_s) == 3  # kept going until every variant had a call
+    assert sorted(measurement.captured) == [0, 1, 2]
     assert measurement.captured[1] == 4 + 1  # warm-up produced results 0..3
+
+
+def test_the_kept_output_is_any_of_a_variants_calls_drawn_after_the_call():
+    """Nothing before a call says whether its output will be checked: over many runs each call is kept."""
+    chosen = set()
+    for _ in range(200):
+        measurement, *_ = _run([0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=1, min_iterations=9,
+                                                  capture=True), variants=3)
+        assert len(measurement.samples_s) == 9 and len(measurement.captured) == 3
+        assert sorted(i % 3 for i in measurement.captured) == [0, 1, 2]
+        chosen.update(i for i in measurement.captured if i % 3 == 0)
+    assert chosen == {0, 3, 6}
 
 
 def test_iteration_cap():

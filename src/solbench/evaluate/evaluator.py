@@ -251,12 +251,9 @@ class _WorkloadEvaluation:
         return reply
 
     def _timing_plan(self) -> TimingPlan:
-        """The configured plan plus one secretly chosen timed iteration per input variant to check."""
-        plan, variants = self.config.timing, self.config.rounds
-        horizon = max(plan.min_iterations, variants)
-        capture = tuple(sorted(v + variants * secrets.randbelow(max((horizon - v + variants - 1) // variants, 1))
-                               for v in range(variants)))
-        return replace(plan, capture_iterations=capture, perturb_seed=secrets.randbits(48))
+        """The configured plan: one timed output per input variant kept for checking, chosen in the sandbox
+        after each call returns (see measure.py), and a fresh perturbation seed."""
+        return replace(self.config.timing, capture=True, perturb_seed=secrets.randbits(48))
 
     def _time_solution(self, sets: list, verdict: Verdict):
         plan = self._timing_plan()
@@ -268,12 +265,14 @@ class _WorkloadEvaluation:
         if not (isinstance(samples, list) and samples and all(isinstance(s, (int, float)) and s >= 0 for s in samples)
                 and isinstance(captured, list)):
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned malformed timing data")
+        variants = len(sets)
         seen = set()
         for entry in captured:
             iteration, outputs, devices = entry
-            if iteration not in plan.capture_iterations:
-                raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an unrequested iteration")
-            seen.add(iteration)
+            if not (isinstance(iteration, int) and 0 <= iteration < len(samples)) or iteration % variants in seen:
+                raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an iteration it did "
+                                 "not time, or two for one input variant")
+            seen.add(iteration % variants)
             inputs = perturbed_inputs(sets[iteration % len(sets)], iteration, plan.perturb_seed)
             try:
                 truth = self.reference.run(inputs)
@@ -282,8 +281,8 @@ class _WorkloadEvaluation:
             check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration, phase="timing")
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
-        if seen != set(plan.capture_iterations):
-            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing skipped the iterations chosen for checking")
+        if seen != set(range(min(variants, len(samples)))):
+            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing kept no output for some input variant")
         warnings = [str(w) for w in reply.get("warnings", [])][:10]
         flush_bytes = reply.get("flush_bytes")
         return timing_summary(str(reply.get("backend")), [float(s) for s in samples], int(reply.get("warmup", 0)),
@@ -299,6 +298,6 @@ class _WorkloadEvaluation:
         timer = select_timer(self.config.timer, self.config.device)
         flusher = flusher_for(self.config.device, self.config.flush_cache)
         measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,
-                              flusher, replace(self.config.timing, capture_iterations=()))
+                              flusher, replace(self.config.timing, capture=False))
         return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, measurement.flush_bytes,
                               len(rotation), measurement.warnings)

@@ -33,7 +33,7 @@ CRITICAL = (
     "solbench.sandbox.child.SandboxServer._invoke", "solbench.sandbox.child.SandboxServer._prepare",
     "solbench.guard.runtime.IntegrityGuard.verify", "solbench.guard.threads.ThreadGuard.settle",
     "solbench.guard.threads.ThreadGuard.check_no_work_since_settle", "solbench.guard.threads.ThreadGuard._busy",
-    "sys._current_frames", "time.clock_gettime_ns", "time.sleep",
+    "sys._current_frames", "time.clock_gettime_ns", "time.sleep", "secrets.randbelow", "os.urandom",
     "_thread.start_new_thread", "_thread.start_joinable_thread", "threading._start_new_thread",
     "threading._start_joinable_thread",
 )

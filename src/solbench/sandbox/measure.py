@@ -1,12 +1,15 @@
 """The sampling policy: warm up, then time calls until the mean is known well enough or time runs out.
 
 Inputs rotate between iterations (`prepare(i)` copies variant i's content into the live buffers
-outside the timed region), the cache is flushed before every call, and the outputs of a few
-iterations chosen by the trusted parent are kept so that timed work can be checked too.
+outside the timed region), the cache is flushed before every call, and one timed output per input
+variant is kept so that timed work can be checked too. Which one is drawn after each call
+returns, from the OS's randomness (reservoir sampling: every iteration of a variant is equally
+likely to be the one kept), so no state a call could read says whether its output will be checked.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,8 +31,8 @@ class TimingPlan:
     """Stop once the standard error of the mean is below this share of the mean."""
     min_iterations_over_budget: int = 3
     """Even a call slower than the whole budget is timed this many times."""
-    capture_iterations: tuple[int, ...] = ()
-    """Timed iterations whose outputs are returned for checking (chosen by the parent)."""
+    capture: bool = False
+    """Keep one timed output per input variant, for the parent to check."""
     perturb_seed: int | None = None
     """Seed that makes every iteration's input content unique (see rotation.py); None: plain rotation."""
 
@@ -42,7 +45,7 @@ class Measurement:
     variants: int
     flush_bytes: int
     captured: dict[int, Any] = field(default_factory=dict)
-    """Iteration index -> that call's outputs, for the iterations in capture_iterations."""
+    """Iteration index -> that call's outputs, one iteration per input variant (when the plan captures)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -75,16 +78,20 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
         warmup += 1
     measurement = Measurement(backend=timer.name, samples_s=[], warmup=warmup, variants=variants,
                               flush_bytes=flusher.bytes)
-    pending = set(plan.capture_iterations)
+    kept: dict[int, int] = {}
+    """Input variant -> the iteration whose output is kept for it."""
     start = clock()
     iteration = 0
-    while not _should_stop(plan, measurement.samples_s, clock() - start, bool(pending)):
+    while not _should_stop(plan, measurement.samples_s, clock() - start, plan.capture and iteration < variants):
         prepare(iteration)
         flusher.flush()
         measurement.samples_s.append(timer.time_call(invoke))
-        if iteration in pending:
-            measurement.captured[iteration] = snapshot(result[0])
-            pending.discard(iteration)
+        if plan.capture:
+            variant, seen = iteration % variants, iteration // variants + 1
+            if secrets.randbelow(seen) == 0:  # keep this one with probability 1/seen: uniform over the variant's calls
+                measurement.captured.pop(kept.get(variant), None)
+                kept[variant] = iteration
+                measurement.captured[iteration] = snapshot(result[0])
         iteration += 1
     resolution = getattr(timer, "resolution_s", lambda: 0.0)()
     if resolution and stats.median(measurement.samples_s) < 100 * resolution:
