@@ -316,3 +316,20 @@ def _state(pid: int) -> str:
     from pathlib import Path
 
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_a_process_that_left_the_sandbox_group_dies_with_the_sandbox(vector_add_problem, fast_config):
+    """A forked grandchild in a session of its own (setsid) is not in the sandbox's process group; it still dies."""
+    import re
+    from dataclasses import replace
+
+    source = ("import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+              "        os.write(w, str(os.getpid()).encode().ljust(16))\n        time.sleep(120)\n    os._exit(0)\n"
+              "ESCAPED = int(os.read(r, 16))\nprint('escaped pid', ESCAPED)\n"
+              "def run(x, y):\n    assert os.path.exists(f'/proc/{ESCAPED}'), 'the escaped process is gone'\n"
+              "    return x + y\n")
+    traces = evaluate(load_problem(vector_add_problem), make_solution(source), replace(fast_config, static_check=False))
+    assert {t.evaluation.status for t in traces} == {S.PASSED}, traces[0].evaluation.log[-2000:]
+    escaped = [int(pid) for pid in re.findall(r"escaped pid (\d+)", " ".join(t.evaluation.log for t in traces))]
+    assert escaped, "the escaping process never started"
+    assert all(_wait_for(lambda: not _process_alive(pid), 10) for pid in escaped), f"{escaped} outlived the evaluation"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import resource
+import secrets
 import selectors
 import shutil
 import signal
@@ -52,6 +53,8 @@ class SandboxSession:
 
     def __post_init__(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix="solbench-sandbox-"))
+        self._token = secrets.token_hex(16)
+        """Marks every process the sandbox starts (in its environment), to find ones that left its group."""
         (self.workdir / "tmp").mkdir()
         self.log = BoundedLog()
         # As root, the child runs as `nobody` where that user can reach the interpreter (see _apply_limits).
@@ -115,6 +118,7 @@ class SandboxSession:
                            TORCH_EXTENSIONS_DIR=str(self.workdir / "torch_extensions"),
                            TRITON_CACHE_DIR=str(self.workdir / "triton_cache"),
                            PYTHONPATH=source_root, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        environment[SANDBOX_MARK] = self._token
         return environment
 
     def _apply_limits(self) -> None:
@@ -227,6 +231,24 @@ class SandboxSession:
             except ProcessLookupError:
                 pass
         self.process.wait()
+        self._kill_escaped()
+
+    def _kill_escaped(self) -> None:
+        """SIGKILL processes the sandbox started that left its process group (setsid): they carry its mark.
+
+        A survivor would outlive the evaluation as the sandbox's user, free to read or seed the next
+        sandbox's files or to load the machine while others are timed. /proc/PID/environ is the
+        environment the process was started with, which a fork inherits whatever it does to os.environ.
+        """
+        mark = f"{SANDBOX_MARK}={self._token}".encode()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if mark in (entry / "environ").read_bytes().split(b"\0"):
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except (OSError, ValueError):
+                continue
 
     @contextmanager
     def paused(self):
@@ -255,12 +277,14 @@ class SandboxSession:
         except (ProcessLookupError, PermissionError):
             pass
         self.process.wait()
+        self._kill_escaped()
         self._socket.close()
         self._output.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 UNPRIVILEGED_ID = 65534  # nobody / nogroup
+SANDBOX_MARK = "SOLBENCH_SANDBOX"
 _CLONE_NEWNET = 0x40000000
 
 
