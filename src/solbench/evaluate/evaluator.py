@@ -17,6 +17,7 @@ from solbench.evaluate.environment import clock_state, device_name, library_vers
 from solbench.evaluate.inputs import InputContext, generate_inputs
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
+from solbench.evaluate.roles import timing_sign_flips
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
 from solbench.sandbox.measure import TimingPlan
 from solbench.sandbox.rotation import perturbed_inputs
@@ -173,6 +174,7 @@ class _WorkloadEvaluation:
         self.axes = run.problem.axes_of(workload)
         self.expected = [ExpectedOutput(name, definition.shape_of(t, self.axes) or (), t.dtype, self.config.device)
                          for name, t in definition.outputs.items()]
+        self.sign_flips = timing_sign_flips(definition)
         self.slowest_call_s = 0.0
 
     def _stop(self, status: EvaluationStatus, failure: str | None = None, verdict: Verdict | None = None,
@@ -183,7 +185,7 @@ class _WorkloadEvaluation:
 
     def run(self) -> Trace:
         sets, references, golden = self._prepare_truth()
-        self._request({"op": "load", "sets": sets,
+        self._request({"op": "load", "sets": sets, "sign_flips": self.sign_flips,
                        "outputs": [{"name": e.name, "shape": list(e.shape), "dtype": e.dtype} for e in self.expected]})
         verdict = Verdict(checks=list(self.run_state.static_checks))
         for round_index in range(self.config.rounds):
@@ -273,7 +275,7 @@ class _WorkloadEvaluation:
                 raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an iteration it did "
                                  "not time, or two for one input variant")
             seen.add(iteration % variants)
-            inputs = perturbed_inputs(sets[iteration % len(sets)], iteration, plan.perturb_seed)
+            inputs = perturbed_inputs(sets[iteration % len(sets)], iteration, plan.perturb_seed, self.sign_flips)
             try:
                 truth = self.reference.run(inputs)
             except ReferenceFailure as error:
@@ -294,7 +296,7 @@ class _WorkloadEvaluation:
         from solbench.sandbox.rotation import InputRotation
         from solbench.sandbox.timers import select_timer
 
-        rotation = InputRotation(sets, perturb_seed=secrets.randbits(48))
+        rotation = InputRotation(sets, self.sign_flips, perturb_seed=secrets.randbits(48))
         timer = select_timer(self.config.timer, self.config.device)
         flusher = flusher_for(self.config.device, self.config.flush_cache)
         measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,

@@ -64,6 +64,17 @@ def role_of(name: str, tensor: TensorSpec, definition: Definition) -> Role:
     return Role("plain")
 
 
+def is_scale(name: str) -> bool:
+    """A scale by name (`a_scale`, `w_scales`, `x_scale_inv`, `q_descale`, NVFP4's `a_sf`): timing never flips
+    its signs, as kernels may rely on scales being positive."""
+    return "scale" in name.lower() or any(w in ("sf", "sfa", "sfb") for w in _words(name))
+
+
+def timing_sign_flips(definition: Definition) -> list[bool]:
+    """Per input, in order: whether timing may flip its signs (fp8/fp4 data, see sandbox/rotation.py)."""
+    return [not is_scale(name) for name in definition.inputs]
+
+
 def _bound_axis(name: str, tensor: TensorSpec, definition: Definition) -> str | None:
     text = tensor.description or ""
     for axis in sorted(definition.axes, key=len, reverse=True):

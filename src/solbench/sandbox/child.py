@@ -52,7 +52,8 @@ class SandboxServer:
     def load(self, request: dict) -> dict:
         self.output_specs = [OutputSpec(o["name"], tuple(o["shape"]) if o["shape"] is not None else None, o["dtype"])
                              for o in request["outputs"]]
-        self.inputs = InputRotation([[_to_device(v, self.device) for v in inputs] for inputs in request["sets"]])
+        self.inputs = InputRotation([[_to_device(v, self.device) for v in inputs] for inputs in request["sets"]],
+                                    request["sign_flips"])
         self.outputs = sentinel_outputs(self.output_specs, self.device) if self.dps else None
         return {"ok": True}
 
