@@ -90,6 +90,16 @@ def test_precision_downgrade_against_float64_golden():
     assert _check(honest, reference, loose, golden=golden).status is EvaluationStatus.PASSED
 
 
+def test_golden_record_keeps_the_round_closest_to_the_limit():
+    a, b = torch.randn(64, 256, dtype=torch.float64), torch.randn(256, 32, dtype=torch.float64)
+    golden, reference = a @ b, (a.float() @ b.float())
+    verdict = Verdict()
+    for round_index, output in enumerate([reference.clone(), reference * (1 + 2e-6), reference.clone()]):
+        check_outputs([output], ["cpu"], [reference], [SPEC], Tolerance(), verdict, round_index, golden=[golden])
+    assert verdict.status is EvaluationStatus.PASSED
+    assert verdict.golden["out"]["solution_error"] > 2 * verdict.golden["out"]["reference_error"]
+
+
 def test_negative_infinity_rule():
     reference = torch.tensor([[0.5, float("-inf")]] * 4)
     spec = ExpectedOutput("lse", (4, 2), "float32", "cpu")

@@ -245,15 +245,18 @@ def _check_precision(out, ref, golden, spec: ExpectedOutput, verdict: Verdict, o
 
     golden_norm = _norm(golden)
     if golden_norm == 0 or not math.isfinite(golden_norm):
-        verdict.golden[spec.name] = "not checked: golden result is zero or not finite"
+        verdict.golden.setdefault(spec.name, "not checked: golden result is zero or not finite")
         return True
     scratch = torch.sub(golden, out)  # float64
     solution_error = _norm(scratch) / golden_norm
     reference_error = _norm(torch.sub(golden, ref, out=scratch)) / golden_norm
     del scratch
     allowed = max(PRECISION_FACTOR * reference_error, PRECISION_FLOOR_ROUNDOFFS * UNIT_ROUNDOFF[spec.dtype])
-    verdict.golden[spec.name] = {"solution_error": solution_error, "reference_error": reference_error,
-                                 "allowed": allowed}
+    worst = verdict.golden.get(spec.name)
+    if not isinstance(worst, dict) or solution_error / allowed > worst["solution_error"] / worst["allowed"]:
+        # every round and checked timed iteration is compared; the trace keeps the closest call to the limit
+        verdict.golden[spec.name] = {"solution_error": solution_error, "reference_error": reference_error,
+                                     "allowed": allowed}
     return outcome("precision_downgrade", solution_error <= allowed,
                    f"{solution_error:.3g} relative to the float64 result vs the reference's {reference_error:.3g} "
                    f"(allowed {allowed:.3g}): computed in lower precision than the problem asks",

@@ -2,7 +2,8 @@
 
 Per workload: secret-seeded inputs for several rounds, reference (and float64 golden) outputs
 here in the parent, the solution's outputs from the sandbox checked round by round, then a timed
-loop in the sandbox whose sampled outputs are checked too, and the reference timed the same way.
+loop in the sandbox whose sampled outputs are checked too (golden included), and the reference
+timed the same way.
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ class _WorkloadEvaluation:
                          for name, t in definition.outputs.items()]
         self.sign_flips = timing_sign_flips(definition)
         self.slowest_call_s = 0.0
+        self.golden_available = self.config.check_precision
 
     def _stop(self, status: EvaluationStatus, failure: str | None = None, verdict: Verdict | None = None,
               **extra) -> WorkloadOutcome:
@@ -184,14 +186,14 @@ class _WorkloadEvaluation:
                                           rounds=self.config.rounds, **extra))
 
     def run(self) -> Trace:
-        sets, references, golden = self._prepare_truth()
+        sets, references = self._prepare_truth()
         self._request({"op": "load", "sets": sets, "sign_flips": self.sign_flips,
                        "outputs": [{"name": e.name, "shape": list(e.shape), "dtype": e.dtype} for e in self.expected]})
         verdict = Verdict(checks=list(self.run_state.static_checks))
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
             check_outputs(reply["outputs"], reply["devices"], references[round_index], self.expected, self.tolerance,
-                          verdict, round_index, golden if round_index == 0 else None, keep_passed=round_index == 0)
+                          verdict, round_index, self._golden(sets[round_index]), keep_passed=round_index == 0)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         timing = self._time_solution(sets, verdict)
@@ -204,7 +206,7 @@ class _WorkloadEvaluation:
                           rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,
                           seed=self.seed, timer=timing.backend)
 
-    def _prepare_truth(self) -> tuple[list, list, list | None]:
+    def _prepare_truth(self) -> tuple[list, list]:
         context = InputContext(self.run_state.problem, self.workload, self.axes, self.config.device,
                                self.config.data_roots)
         try:
@@ -218,8 +220,19 @@ class _WorkloadEvaluation:
             problem = reference_problem(outputs, self.expected, self.tolerance)
             if problem:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, problem)
-        golden = self.reference.run_golden(sets[0]) if self.config.check_precision else None
-        return sets, references, golden
+        return sets, references
+
+    def _golden(self, inputs: list) -> list | None:
+        """Float64 outputs for `inputs`, or None where precision is not checked.
+
+        Run for every round and every checked timed iteration: a solution that keeps full precision
+        only on some calls must not pass. A reference with no float64 path is not tried again.
+        """
+        if not self.golden_available:
+            return None
+        golden = self.reference.run_golden(inputs)
+        self.golden_available = golden is not None
+        return golden
 
     def _request(self, message: dict, timeout_s: float | None = None) -> dict:
         reply = self.session.request(message, timeout_s or self.config.timeout_s)
@@ -280,7 +293,8 @@ class _WorkloadEvaluation:
                 truth = self.reference.run(inputs)
             except ReferenceFailure as error:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}") from None
-            check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration, phase="timing")
+            check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration,
+                          self._golden(inputs), phase="timing")
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(range(min(variants, len(samples)))):
