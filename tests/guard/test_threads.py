@@ -50,6 +50,18 @@ def test_a_thread_still_working_after_the_call_is_refused_and_named():
     assert out.startswith("refused:") and "hidden-work" in out and "after the call returned" in out, out
 
 
+def test_a_thread_waiting_on_a_bare_lock_counts_as_working():
+    """Outside the standard waits a futex wait is ambiguous (the GIL, an OpenMP barrier): not idle."""
+    out = run_scenario("""
+        lock = _thread.allocate_lock()
+        lock.acquire()
+        threading.Thread(target=lock.acquire, daemon=True).start()
+        time.sleep(0.05)
+        outcome(lambda: guard.settle("after the call returned"))
+    """)
+    assert out.startswith("refused:"), out
+
+
 def test_a_thread_whose_target_is_a_c_function_is_seen():
     out = run_scenario("""
         _thread.start_new_thread(functools.partial(torch.linalg.matrix_power, torch.rand(2048, 2048), 2 ** 40), ())
@@ -75,7 +87,8 @@ def test_work_that_ends_before_the_deadline_is_waited_for():
     "event = threading.Event()\nthreading.Thread(target=event.wait, daemon=True).start()",
     "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()",
     "threading.Thread(target=lambda: [time.sleep(0.01) for _ in range(10 ** 6)], daemon=True).start()",
-], ids=["executor-pool", "event-wait", "sleep", "sleeping-loop"])
+    "reader, _ = os.pipe()\nthreading.Thread(target=os.read, args=(reader, 1), daemon=True).start()",
+], ids=["executor-pool", "event-wait", "sleep", "sleeping-loop", "pipe-read"])
 def test_idle_threads_are_accepted(idle):
     out = run_scenario(idle, """
 time.sleep(0.05)

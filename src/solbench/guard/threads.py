@@ -11,8 +11,9 @@ Two rules, checked by the sandbox around each call:
   waits, inside the timed region, until every thread it did not start itself is idle; one still
   busy after `deadline_s` is refused. Idle means blocked in one of the standard library's waits
   (Condition, Event, Semaphore, Barrier, join, an executor worker waiting for work, a selector),
-  or, anywhere else, sleeping in the kernel and using no CPU time while the sandbox sleeps (a
-  read on a pipe, a sleep).
+  or, anywhere else, asleep or waiting for I/O in the kernel (a sleep, a read on a pipe; not
+  on a lock, where a busy thread waits for the GIL) and using no CPU time while the sandbox
+  sleeps.
   Idle pools are allowed whoever started them: what matters is whether a thread works.
 - **No work between timed calls.** Inputs are loaded and the cache is flushed between timed
   calls, outside the timer. A thread that uses CPU time then (say, one that polls the input
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import _thread
 import concurrent.futures.thread
+import platform
 import selectors
 import sys
 import threading
@@ -173,7 +175,8 @@ class ThreadGuard:
                 if ident in moving:
                     continue
                 now = _cpu_time_s(thread.native_id)
-                if now is not None and (now - last[ident] > _STILL_S or _runnable(thread.native_id)):
+                if now is not None and (now - last[ident] > _STILL_S or _runnable(thread.native_id)
+                                        or _waits_on_a_lock(thread.native_id)):
                     moving.add(ident)
                 last[ident] = now if now is not None else last[ident]
             if len(moving) == len(candidates):
@@ -192,6 +195,24 @@ def _runnable(native_id: int) -> bool:
             return stat.read().rsplit(b")", 1)[1].split()[0] == b"R"
     except (OSError, IndexError):
         return False
+
+
+_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
+"""The futex system call: where a thread waits for a lock, the GIL or an OpenMP barrier."""
+
+
+def _waits_on_a_lock(native_id: int) -> bool:
+    """Whether the thread is blocked on a futex. Outside the standard waits that is ambiguous: a busy thread
+    waits there for the GIL, or for the OpenMP helpers doing its work at a barrier, so it counts as working;
+    asleep (`time.sleep`) or waiting for I/O (a pipe, a socket) is idle."""
+    if _FUTEX is None:
+        return False
+    try:
+        with open(f"/proc/self/task/{native_id}/syscall", "rb") as syscall:
+            first = syscall.read().split(maxsplit=1)[0]
+    except (OSError, IndexError):
+        return False
+    return first == b"running" or (first.isdigit() and int(first) == _FUTEX)
 
 
 def _describe(ident: int, thread: _LiveThread, frame=None) -> str:
