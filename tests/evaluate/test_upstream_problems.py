@@ -10,8 +10,10 @@ from solbench.spec.trace import EvaluationStatus
 
 NEEDS_DATA = {"gqa_paged_decode"}
 PROBLEMS = sorted(p.name for p in UPSTREAM.iterdir() if (p / "definition.json").exists()) if UPSTREAM.is_dir() else []
-# One round and a token timing budget: this checks correctness paths on every workload, not speed.
+# One round and a token timing budget: this checks correctness paths on every workload, not speed. The
+# float64 precision check is left out: its bf16 references are slow on a CPU, and tests/evaluate covers it.
 CONFIG = EvaluationConfig(device="cpu", rounds=1, time_reference=False, memory_limit_bytes=8 << 30, timeout_s=300,
+                          check_precision=False,
                           timing=TimingPlan(budget_s=0.02, warmup_s=0.0, min_warmup=1, min_iterations=3))
 
 
