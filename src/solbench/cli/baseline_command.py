@@ -35,6 +35,7 @@ def measure_baselines(
     from rich.console import Console
 
     import solbench
+    from solbench.cli.render import worker_retry_line
     from solbench.evaluate import EvaluationConfig
     from solbench.hardware import lookup
     from solbench.runner.baseline import fastest_correct, merge
@@ -70,8 +71,8 @@ def measure_baselines(
                                                        ", ".join(f"{n} {s}" for s, n in result.statuses.items()))
         errors.print(f"[{counter['done']}/{len(jobs)}] {result.job.key} · {state} · {result.seconds:.1f} s")
 
-    run_jobs(jobs, settings, workers=workers, on_done=report, on_retry=lambda death: errors.print(
-        f"{death.job.key} · [yellow]its worker process {death.how}; queued to try once more[/]"))
+    run_jobs(jobs, settings, workers=workers, on_done=report,
+             on_retry=lambda death: errors.print(worker_retry_line(death)))
     measured, missing = fastest_correct(work, spec.id, candidates)
     for note in missing:
         errors.print(f"[yellow]warning:[/] {note}")

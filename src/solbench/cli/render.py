@@ -151,3 +151,8 @@ def run_tables(summary, just_run: set[str] | None = None) -> Group:
         problems.add_row(item.set, item.problem, item.solution, f"{item.passed}/{item.workloads}", score(item.score),
                          style=style)
     return Group(problems, sets)
+
+
+def worker_retry_line(death) -> str:
+    """One line for a job sent back to the queue because its worker process died (runner.pool)."""
+    return f"{death.job.key} · [yellow]its worker process {death.how}; queued to try once more[/]"

@@ -99,6 +99,7 @@ def _default_hardware(hardware: str | None, device: str, console) -> str | None:
 def _run_with_progress(jobs, settings, workers: int, console):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from solbench.cli.render import worker_retry_line
     from solbench.runner.pool import run_jobs
 
     done = {"count": 0}
@@ -116,12 +117,9 @@ def _run_with_progress(jobs, settings, workers: int, console):
         colour = "green" if set(result.statuses) == {"PASSED"} else "red"
         return f"{head} · [{colour}]{counts}[/] · {result.seconds:.1f} s"
 
-    def retrying(death) -> str:
-        return f"{death.job.key} · [yellow]its worker process {death.how}; queued to try once more[/]"
-
     if not console.is_terminal:
         return run_jobs(jobs, settings, workers=workers, on_done=lambda r: console.print(line(r)),
-                        on_retry=lambda d: console.print(retrying(d)))
+                        on_retry=lambda d: console.print(worker_retry_line(d)))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
         task = bar.add_task("running", total=len(jobs))
@@ -130,4 +128,4 @@ def _run_with_progress(jobs, settings, workers: int, console):
             bar.console.print(line(result))
             bar.update(task, advance=1)
         return run_jobs(jobs, settings, workers=workers, on_done=finished,
-                        on_retry=lambda d: bar.console.print(retrying(d)))
+                        on_retry=lambda d: bar.console.print(worker_retry_line(d)))

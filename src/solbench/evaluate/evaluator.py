@@ -288,7 +288,7 @@ class _WorkloadEvaluation:
                 raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an iteration it did "
                                  "not time, or two for one input variant")
             seen.add(iteration % variants)
-            inputs = perturbed_inputs(sets[iteration % len(sets)], iteration, plan.perturb_seed, self.sign_flips)
+            inputs = perturbed_inputs(sets[iteration % variants], iteration, plan.perturb_seed, self.sign_flips)
             try:
                 truth = self.reference.run(inputs)
             except ReferenceFailure as error:

@@ -84,17 +84,15 @@ def call_with_convention(fn, inputs: Sequence, outputs: Sequence | None, names: 
     return normalize_outputs(fn(*inputs), names)
 
 
-def materialized(outputs: list, inputs: Sequence) -> list:
+def materialized(outputs: list, input_storages: frozenset[int]) -> list:
     """Outputs as the caller will read them, made inside the timed region.
 
     A view (a transpose, an expand) or an input handed back costs nothing to return; the copy
     that makes it a result would otherwise happen when the harness snapshots or sends it, after
     the timer stopped. Contiguous outputs that own their memory pass through untouched.
+    `input_storages`: data pointers of the inputs' storages (InputRotation.storages).
     """
     import torch
 
-    input_storages = {value.untyped_storage().data_ptr() for value in inputs
-                      if isinstance(value, torch.Tensor) and value.numel()}
     return [value if value.is_contiguous() and value.untyped_storage().data_ptr() not in input_storages
             else value.clone(memory_format=torch.contiguous_format) for value in outputs]
-

@@ -104,7 +104,7 @@ class SandboxServer:
             self.threads.check_no_work_since_settle("between timed calls")
         outputs = call_with_convention(self.function, self.inputs.live, self.outputs, [o.name for o in self.output_specs])
         if self.outputs is None:
-            outputs = materialized(outputs, self.inputs.live)
+            outputs = materialized(outputs, self.inputs.storages)
         if self.device.startswith("cuda"):
             import torch
 

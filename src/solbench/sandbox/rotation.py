@@ -11,6 +11,8 @@ The trusted parent rebuilds the same content with `perturbed_inputs` to check ca
 
 from __future__ import annotations
 
+from solbench.spec.dtypes import same_bits
+
 PERTURBATION = 0.25
 
 # Per byte of each sign-flippable format: (sign bit, the magnitude bits that bit belongs to). Zeros keep
@@ -86,6 +88,9 @@ class InputRotation:
         self.sign_flips = _checked_flags(sign_flips, len(pool[0]))
         self.perturb_seed = perturb_seed
         self.live = [v.clone() if isinstance(v, torch.Tensor) else v for v in pool[0]]
+        self.storages = frozenset(v.untyped_storage().data_ptr() for v in self.live
+                                  if isinstance(v, torch.Tensor) and v.numel())
+        """Data pointers of the live buffers' storages: fixed, since every iteration copies into the same buffers."""
 
     def __len__(self) -> int:
         return len(self.pool)
@@ -105,13 +110,5 @@ class InputRotation:
         import torch
 
         return [i for i, (live, pristine) in enumerate(zip(self.live, self.pool[index]))
-                if isinstance(live, torch.Tensor) and not _same_bits(live, pristine)]
+                if isinstance(live, torch.Tensor) and not same_bits(live, pristine)]
 
-
-def _same_bits(a, b) -> bool:
-    """Bitwise equality: defined for every dtype (packed fp4 has no comparison kernel) and NaN-safe."""
-    import torch
-
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))

@@ -12,7 +12,7 @@ from solbench.hardware.spec import HardwareSpec
 from solbench.sol.errors import AnalysisError
 from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity, compulsory_bytes, total_cost
 from solbench.sol.roofline import roofline
-from solbench.spec.dtypes import lookup_dtype
+from solbench.spec.dtypes import lookup_dtype, same_bits
 from solbench.spec.problem import Problem
 from solbench.spec.reference_code import import_reference
 from solbench.spec.workload import ScalarInput, Workload
@@ -145,7 +145,7 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
     recordings = [_run_recorded_real(problem, workload, module, inputs)]
     for draw in range(1, draws):
         more = _make_inputs(make_inputs, problem, workload, module, draw)
-        if draw == 1 and _same_values(inputs, more):
+        if draw == 1 and all(same_bits(a, b) for a, b in zip(inputs, more)):
             return recordings, f"real ({reason})"  # fixed data (safetensors, scalars): every draw is the same
         recordings.append(_run_recorded_real(problem, workload, module, more))
     if draws == 1:
@@ -169,18 +169,6 @@ def _run_recorded_real(problem: Problem, workload: Workload, module, inputs: lis
     except Exception as error:
         raise AnalysisError(f"{problem.name}, workload {workload.uuid}: the reference failed on real inputs: "
                             f"{type(error).__name__}: {error}") from None
-
-
-def _same_values(first: list, second: list) -> bool:
-    """Bitwise, so that every dtype compares (packed fp4 has no equality kernel)."""
-    import torch
-
-    def bits(tensor):
-        return tensor.contiguous().reshape(-1).view(torch.uint8)
-
-    return all((a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b)))
-               if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) else a == b
-               for a, b in zip(first, second))
 
 
 def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recording:

@@ -55,6 +55,18 @@ DTYPES: dict[str, DType] = {
 }
 
 
+def same_bits(a, b) -> bool:
+    """Bitwise equality of two values: tensors of any dtype in the table (packed fp4 has no comparison
+    kernel) compared NaN-safe by their bytes; anything else by ==."""
+    import torch
+
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return a == b
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
+
+
 def lookup_dtype(name: str) -> DType:
     """Return the dtype called `name`; raises KeyError naming the known ones."""
     try:

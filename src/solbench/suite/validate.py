@@ -188,14 +188,12 @@ class _ReferenceChecks:
             self.report.add("degenerate", f"output {name!r}: all zeros would pass the tolerance")
             return
         values = as_comparable(truth)
-        if values.numel() == 1:  # one value: it is its own constant; the check below on other inputs still applies
-            constant = None
-        else:
+        if values.numel() > 1:  # one value is its own constant; the check on other inputs below still applies
             constant = torch.full_like(values, float(values[torch.isfinite(values)].float().mean())
                                        if bool(torch.isfinite(values).any()) else 0.0)
-        if constant is not None and _within_tolerance(constant, values, self.tolerance):
-            self.report.add("degenerate", f"output {name!r}: a constant would pass the tolerance")
-            return
+            if _within_tolerance(constant, values, self.tolerance):
+                self.report.add("degenerate", f"output {name!r}: a constant would pass the tolerance")
+                return
         if _within_tolerance(other, truth, self.tolerance):
             self.report.add("degenerate", f"output {name!r}: the outputs for other inputs pass as this one's "
                             "(the output does not depend on the inputs)")
