@@ -29,6 +29,7 @@ CPP_ADD = """
 torch::Tensor add(torch::Tensor x, torch::Tensor y) {
     auto z = torch::empty_like(x);
     auto xs = x.data_ptr<float>(), ys = y.data_ptr<float>(), zs = z.data_ptr<float>();
+    #pragma omp parallel for num_threads(2)  // an OpenMP runtime of its own: its idle workers must not count
     for (int64_t i = 0; i < x.numel(); ++i) zs[i] = xs[i] + ys[i];
     return z;
 }
@@ -51,7 +52,7 @@ def test_cpp_solution_builds_as_a_torch_extension(vector_add_problem, fast_confi
     from dataclasses import replace
 
     solution = make_solution(CPP_ADD, language="cpp", entry="add.cpp::add",
-                             compile_options={"cflags": ["-DSOLBENCH_TEST=1"]})
+                             compile_options={"cflags": ["-DSOLBENCH_TEST=1", "-fopenmp"], "ld_flags": ["-fopenmp"]})
     traces = evaluate(load_problem(vector_add_problem), solution, replace(fast_config, build_timeout_s=600))
     assert [t.evaluation.status for t in traces] == [S.PASSED, S.PASSED], traces[0].evaluation.log[-2000:]
 

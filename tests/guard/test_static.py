@@ -80,10 +80,17 @@ def test_each_python_rule_fires(source, rule):
     ("cudaGraphLaunch(graph, stream);", "cuda-graph"),
     ("cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes);", "l2-persistence"),
     ("std::thread worker(f);", "threads"),
+    ("thread(watch).detach();  // after using namespace std", "threads"),
+    ("std::jthread worker(f);", "threads"),
+    ("auto f = async(std::launch::async, work);", "threads"),
     ("__attribute__((constructor)) void early() {}", "trace-hooks"),
 ])
 def test_each_native_rule_fires(source, rule):
     assert rule in {f.rule for f in check_sources([("kernel.cu", source)])}
+
+
+def test_this_thread_and_thread_local_are_not_threads():
+    assert not check_sources([("k.cpp", "thread_local int n;\nvoid f() { std::this_thread::yield(); }\n")])
 
 
 def test_comments_and_aliases():

@@ -5,15 +5,18 @@ It wraps the interpreter's thread starters, so each scenario runs in a fresh int
 
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 
 PRELUDE = """
 import _thread, functools, os, sys, threading, time, torch
 from concurrent.futures import ThreadPoolExecutor
-from solbench.guard.threads import ThreadGuard
+from solbench.guard.threads import ThreadGuard, harness_thread_count, start_runtime_threads
 from solbench.guard.runtime import GuardViolation
+start_runtime_threads("cpu")  # as the sandbox does: torch's pool belongs to the runtime
 guard = ThreadGuard(deadline_s=0.5)
 
 def outcome(check):
@@ -37,7 +40,10 @@ def spin(seconds):
 
 def run_scenario(*parts: str) -> str:
     script = PRELUDE + "".join(textwrap.dedent(part) for part in parts) + "\nsys.stdout.flush()\nos._exit(0)\n"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    with tempfile.TemporaryDirectory() as folder:  # a file, not -c: TorchScript reads the source
+        path = Path(folder, "scenario.py")
+        path.write_text(script)
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -127,3 +133,82 @@ def test_finished_threads_leave_the_ledger():
         print(len(guard.live))
     """)
     assert out == "0\n", out
+
+
+NATIVE_WORK = """
+# torch.jit.fork runs these on torch's native inter-op pool: threads with no Python frame
+@torch.jit.script
+def work(x: torch.Tensor, rounds: int) -> int:
+    for _ in range(rounds):
+        x.mul_(1.0001)
+    return 0
+
+@torch.jit.script
+def launch(x: torch.Tensor, rounds: int) -> torch.jit.Future[int]:
+    return torch.jit.fork(work, x, rounds)
+
+@torch.jit.script
+def work_after(go: torch.jit.Future[torch.Tensor], x: torch.Tensor) -> int:
+    torch.jit.wait(go)
+    return work(x, 2000)
+
+@torch.jit.script
+def launch_after(go: torch.jit.Future[torch.Tensor], x: torch.Tensor) -> torch.jit.Future[int]:
+    return torch.jit.fork(work_after, go, x)
+"""
+
+
+def test_a_native_thread_still_working_after_the_call_is_refused():
+    out = run_scenario(NATIVE_WORK, """
+        task = launch(torch.rand(1 << 16), 10 ** 9)
+        time.sleep(0.05)
+        outcome(lambda: guard.settle("after the call returned"))
+    """)
+    assert out.startswith("refused:") and "native code" in out and "PTThreadPool" in out, out
+
+
+def test_native_threads_that_worked_and_went_idle_are_accepted():
+    """torch's inter-op pool stays behind after a finished fork: idle native threads cost nothing."""
+    out = run_scenario(NATIVE_WORK, """
+        launch(torch.rand(1 << 16), 2000).wait()
+        outcome(lambda: guard.settle("after the call returned"))
+        print(len(guard.native))
+        time.sleep(0.05)
+        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))
+        outcome(lambda: guard.settle("after the call returned"))
+    """)
+    lines = out.splitlines()
+    assert lines[0] == "accepted" and int(lines[1]) > 0 and lines[2:] == ["accepted", "accepted"], out
+
+
+def test_a_native_thread_working_between_calls_is_refused():
+    out = run_scenario(NATIVE_WORK, """
+        go = torch.futures.Future()
+        task = launch_after(go, torch.rand(1 << 16))
+        time.sleep(0.05)
+        guard.settle("after the call returned")
+        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))  # waiting: idle
+        go.set_result(torch.ones(1))  # wakes it, while nothing is timed
+        time.sleep(0.2)
+        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))
+    """)
+    lines = out.splitlines()
+    assert lines[0] == "accepted", out
+    assert lines[1].startswith("refused:") and "native code" in lines[1] and "between timed calls" in lines[1], out
+
+
+def test_more_torch_threads_than_the_harness_uses_stay_out_of_its_work():
+    """A solution that raises torch's thread count starts pool workers of its own; the harness's work
+    between calls runs at the sandbox's count, so they stay idle then."""
+    out = run_scenario("""
+        count = torch.get_num_threads()
+        torch.set_num_threads(count + 3)
+        torch.rand(1 << 22).mul_(2)  # the call: new workers join the pool
+        outcome(lambda: guard.settle("after the call returned"))
+        with harness_thread_count(count):
+            for _ in range(20):
+                torch.ones(1 << 22).add_(1)  # the flush
+        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))
+        print(torch.get_num_threads() == count + 3)
+    """)
+    assert out == "accepted\naccepted\nTrue\n", out

@@ -17,7 +17,7 @@ NATIVE_PATTERNS = [
     (r"\b(cudaGraph\w*|cudaStreamBeginCapture|cudaStreamEndCapture)\b", "cuda-graph"),
     (r"\b(cudaStreamAttributeAccessPolicyWindow|cudaLimitPersistingL2CacheSize|accessPolicyWindow|"
      r"cudaAccessPropertyPersisting)\b", "l2-persistence"),
-    (r"\b(std::thread|pthread_create|std::async)\b", "threads"),
+    (r"\b(?:std::)?j?thread\b|\bpthread_create\b|\b(?:std::)?async\s*\(", "threads"),  # also after `using namespace std`
     (r"\b(cudaStreamCreate\w*|cudaEventCreate\w*|cudaEventRecord)\b", "streams"),
     (r"\b(getenv|setenv|putenv)\s*\(", "environment"),
     (r"\b(srand|rand)\s*\(", "rng-state"),

@@ -19,14 +19,27 @@ Two rules, checked by the sandbox around each call:
   calls, outside the timer. A thread that uses CPU time then (say, one that polls the input
   buffers and starts on the next result before the timer runs) is refused.
 
-Threads that C code starts without the interpreter's starters, and native threads (OpenMP pools,
-``std::thread``), are not seen here; the static rules flag ``std::thread`` in native sources.
+Native threads (``std::thread`` in an extension, torch's inter-op pool behind ``torch.jit.fork``, the
+OpenMP pool of a runtime an extension brings) have no Python frame, so they are found by listing
+the process's threads: every thread that was not running before the solution was built (the
+interpreter's, torch's OpenMP pool, the CUDA driver's; see `start_runtime_threads`) and is not a
+Python thread above is a native one. The same two rules hold for them, with idle meaning not
+runnable and using no CPU time over a probe: a native thread has no Python wait to recognise, and
+a futex is where an idle native pool sleeps. OpenMP runtimes loaded after the sandbox started are
+told to sleep at once after a parallel region instead of spinning (`quiet_later_openmp_runtimes`),
+so their idle workers cost a call nothing; torch's own pool keeps its default, as in the parent.
+
+The harness's own work between calls runs on the runtime threads only (the flush and the input
+copies use torch's pool at the thread count the sandbox started with, see
+`harness_thread_count`), so a solution thread's CPU time there is the solution's.
 """
 
 from __future__ import annotations
 
 import _thread
 import concurrent.futures.thread
+import contextlib
+import os
 import platform
 import selectors
 import sys
@@ -49,6 +62,7 @@ _STILL_S = 20e-6
 """CPU time a blocked thread may show over a probe or since the last check (wake-ups, bookkeeping)."""
 _GAP_BUDGET_S = 0.5e-3
 """CPU time a thread may use between two timed calls."""
+_TASKS = "/proc/self/task"
 
 
 def _idle_code_objects() -> frozenset:
@@ -72,6 +86,48 @@ def _cpu_time_s(native_id: int) -> float | None:
         return None
 
 
+def start_runtime_threads(device: str) -> None:
+    """Start the threads the runtime keeps for itself, before the guard is made, so it can tell them apart.
+
+    torch's OpenMP pool starts at the first parallel region and the CUDA driver's threads with the
+    context; started here, by the harness, they are the runtime's and not a solution's.
+    """
+    import torch
+
+    torch.ones(1 << 20).add_(1)  # above the grain size: wakes the whole pool
+    if device.startswith("cuda"):
+        torch.ones(1, device=device).add_(1)
+        torch.cuda.synchronize(device)
+
+
+def quiet_later_openmp_runtimes() -> None:
+    """Have OpenMP runtimes loaded from now on (an extension's own libgomp/libiomp) sleep as soon as a
+    parallel region ends. By default their workers spin for milliseconds, which settling a call would
+    have to wait for and time. torch's runtime read its settings when it loaded and keeps spinning."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
+
+
+@contextlib.contextmanager
+def harness_thread_count(count: int):
+    """Run harness work on torch's pool at `count` threads, whatever count the solution set.
+
+    With more threads the pool has workers the solution's calls started; the harness's flush on
+    them would look like solution work between calls.
+    """
+    import torch
+
+    chosen = torch.get_num_threads()
+    if chosen == count:
+        yield
+        return
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(chosen)
+
+
 @dataclass
 class _LiveThread:
     native_id: int
@@ -80,6 +136,8 @@ class _LiveThread:
     """(code object, instruction offset) where the thread was last found blocked outside the standard waits."""
     cpu_s: float | None = None
     """Its CPU time when it was last found idle."""
+    native: bool = False
+    """Started by native code: no Python frame, and its idle waits are futexes."""
 
 
 class ThreadGuard:
@@ -89,6 +147,14 @@ class ThreadGuard:
         self.deadline_s = deadline_s
         self.live: dict[int, _LiveThread] = {}
         """Thread ident -> its record, from the moment it runs until its function returns."""
+        self.native: dict[int, _LiveThread] = {}
+        """Native thread id -> its record, for threads found running that neither Python nor the runtime started."""
+        self._finished_ids: set[int] = set()
+        """Native ids of Python threads whose function returned: the OS thread lingers a moment, doing no work."""
+        self._runtime_ids = _task_ids()
+        """Threads running when the guard was made: the interpreter's and the runtime's (see start_runtime_threads)."""
+        self._task_count = len(self._runtime_ids)
+        self._tasks_fd = os.open(_TASKS, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self._idle_codes = _idle_code_objects()
         for module_name, attribute in _STARTERS:
             module = _MODULES[module_name]
@@ -97,7 +163,7 @@ class ThreadGuard:
                 setattr(module, attribute, self._wrap_starter(original))
 
     def _wrap_starter(self, original):
-        live = self.live
+        live, finished = self.live, self._finished_ids
 
         def start(function, *args, **kwargs):
             started_at = _caller_outside_threading()
@@ -108,6 +174,7 @@ class ThreadGuard:
                 try:
                     return function(*inner_args, **inner_kwargs)
                 finally:
+                    finished.add(_thread.get_native_id())
                     live.pop(ident, None)
 
             return original(run, *args, **kwargs)
@@ -117,7 +184,10 @@ class ThreadGuard:
     # --- the two rules ------------------------------------------------------------------------
     def settle(self, when: str) -> None:
         """Return once every live thread is idle; refuse the solution if one is still busy at the deadline."""
-        if not self.live:
+        if not self.live and not self.native and self._thread_count_unchanged():
+            return  # the common case, inside the timed region: one fstat
+        self._find_native_threads()
+        if not self.live and not self.native:
             return
         deadline = time.monotonic() + self.deadline_s
         busy = self._busy()
@@ -130,7 +200,8 @@ class ThreadGuard:
 
     def check_no_work_since_settle(self, when: str) -> None:
         """Refuse threads that used CPU time since they were last found idle (between timed calls)."""
-        for ident, thread in list(self.live.items()):
+        self._find_native_threads()
+        for ident, thread in [*self.live.items(), *self.native.items()]:
             now = _cpu_time_s(thread.native_id)
             if now is None:
                 continue
@@ -138,6 +209,43 @@ class ThreadGuard:
             if used > _GAP_BUDGET_S:
                 raise GuardViolation("threads", f"{_describe(ident, thread)} used {used * 1e3:.2f} ms of CPU time "
                                                 f"{when}, while nothing was timed")
+
+    def adopt_threads_started_by(self, work) -> None:
+        """Run harness `work` and take the native threads it starts for the runtime's (a device timer's first
+        use starts the profiler's). Called right after settling, so the solution's threads are idle."""
+        self._find_native_threads()
+        before = _task_ids()
+        work()
+        self._find_native_threads()
+        started = set(self.native) - before
+        self._runtime_ids |= started
+        for native_id in started:
+            del self.native[native_id]
+
+    # --- native threads ------------------------------------------------------------------------
+    def _thread_count_unchanged(self) -> bool:
+        """Whether the process has as many threads as at the last listing. A cheap test, for inside the timer;
+        a solution that fools it (closing or replacing the descriptor) only has its threads' work in the call
+        counted as work between calls, where the listing is always made."""
+        try:
+            return os.fstat(self._tasks_fd).st_nlink - 2 == self._task_count
+        except OSError:
+            return False
+
+    def _find_native_threads(self) -> None:
+        """List the process's threads: keep a record per native thread, forget those that exited."""
+        ids = _task_ids()
+        self._task_count = len(ids)
+        self._runtime_ids &= ids  # an exited runtime thread's id may be reused by a solution's thread
+        self._finished_ids &= ids
+        python_ids = {thread.native_id for thread in list(self.live.values())}
+        found = ids - self._runtime_ids - python_ids - self._finished_ids
+        for native_id in list(self.native):
+            if native_id not in found:
+                del self.native[native_id]
+        for native_id in found - self.native.keys():
+            self.native[native_id] = _LiveThread(native_id, f"native code, thread {native_id} {_name(native_id)!r}",
+                                                 native=True)
 
     # --- idleness -----------------------------------------------------------------------------
     def _busy(self, probe: bool = False) -> list[str]:
@@ -157,6 +265,13 @@ class ThreadGuard:
             if position == thread.still_at and thread.cpu_s is not None and now - thread.cpu_s <= _STILL_S:
                 continue  # blocked at the same place since it was last seen, and used no CPU time
             candidates.append((ident, thread, frame, position, now))
+        for native_id, thread in list(self.native.items()):
+            now = _cpu_time_s(native_id)
+            if now is None:
+                continue
+            if thread.cpu_s is not None and now - thread.cpu_s <= _STILL_S:
+                continue  # asleep since it was last seen, and used no CPU time
+            candidates.append((native_id, thread, None, None, now))
         if not candidates or not probe:
             return [_describe(ident, thread, frame) for ident, thread, frame, _, _ in candidates]
         return self._probe(candidates)
@@ -165,18 +280,20 @@ class ThreadGuard:
     def _probe(candidates: list) -> list[str]:
         """Sleep in short windows, releasing the GIL; a thread is still if it never ran nor used CPU time in any.
 
-        Several windows, because a busy thread waiting for the GIL on a loaded machine can look still in one.
+        Several windows, because a busy thread waiting for the GIL on a loaded machine can look still in one;
+        native threads do not wait for the GIL (one that is starved is runnable), so one window decides them.
         """
         last = {ident: cpu for ident, _, _, _, cpu in candidates}
         moving: set[int] = set()
-        for _ in range(_PROBES):
+        windows = 1 if all(thread.native for _, thread, _, _, _ in candidates) else _PROBES
+        for _ in range(windows):
             time.sleep(_PROBE_S)
             for ident, thread, _, _, _ in candidates:
                 if ident in moving:
                     continue
                 now = _cpu_time_s(thread.native_id)
                 if now is not None and (now - last[ident] > _STILL_S or _runnable(thread.native_id)
-                                        or _waits_on_a_lock(thread.native_id)):
+                                        or (not thread.native and _waits_on_a_lock(thread.native_id))):
                     moving.add(ident)
                 last[ident] = now if now is not None else last[ident]
             if len(moving) == len(candidates):
@@ -215,7 +332,21 @@ def _waits_on_a_lock(native_id: int) -> bool:
     return first == b"running" or (first.isdigit() and int(first) == _FUTEX)
 
 
+def _task_ids() -> set[int]:
+    return {int(name) for name in os.listdir(_TASKS)}
+
+
+def _name(native_id: int) -> str:
+    try:
+        with open(f"{_TASKS}/{native_id}/comm") as comm:
+            return comm.read().strip()
+    except OSError:
+        return "?"
+
+
 def _describe(ident: int, thread: _LiveThread, frame=None) -> str:
+    if thread.native:
+        return thread.started_at
     named = threading._active.get(ident)
     text = f"{named.name if named is not None else f'thread {ident}'} (started at {thread.started_at}"
     if frame is not None:

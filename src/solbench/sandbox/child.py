@@ -8,6 +8,7 @@ to stdout/stderr, which the parent only captures as log text.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 import sys
 import time
@@ -15,7 +16,8 @@ import traceback
 from pathlib import Path
 
 from solbench.guard.runtime import GuardViolation, IntegrityGuard
-from solbench.guard.threads import ThreadGuard
+from solbench.guard.threads import (ThreadGuard, harness_thread_count, quiet_later_openmp_runtimes,
+                                    start_runtime_threads)
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
 from solbench.sandbox.rotation import InputRotation
 from solbench.sandbox.wire import WireError, receive_message, send_message
@@ -30,9 +32,12 @@ class SandboxServer:
         self.output_specs: list[OutputSpec] = []
         self.inputs: InputRotation | None = None
         self.outputs: list | None = None
+        import torch
+
+        self.thread_count = torch.get_num_threads()
+        """torch's pool size the harness's own work runs at (see harness_thread_count)."""
         self.threads = ThreadGuard()  # wraps the thread starters, so it comes before the integrity snapshot
         self.integrity = IntegrityGuard.snapshot()
-        self.timing = False
 
     # --- requests -----------------------------------------------------------------------------
     def build(self, request: dict) -> dict:
@@ -77,12 +82,10 @@ class SandboxServer:
         timer = select_timer(request.get("timer"), self.device)
         flusher = flusher_for(self.device, request.get("flush", True))
         self.threads.settle("before the timed loop")
-        self.timing = True
-        try:
-            measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
-                                  snapshot=lambda outputs: [t.clone() for t in outputs])
-        finally:
-            self.timing = False
+        if self.device.startswith("cuda"):
+            self.threads.adopt_threads_started_by(lambda: timer.time_call(_device_work(self.device)))
+        measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
+                              snapshot=lambda outputs: [t.clone() for t in outputs], between_calls=self._between_calls)
         self.inputs.perturb_seed = None
         self.integrity.verify("during the timed loop")
         return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,
@@ -98,10 +101,16 @@ class SandboxServer:
             for buffer, fresh in zip(self.outputs, sentinel_outputs(self.output_specs, self.device)):
                 buffer.copy_(fresh)
 
+    @contextlib.contextmanager
+    def _between_calls(self):
+        """The harness's work between timed calls: on the runtime's threads only, and no solution thread may work
+        meanwhile (checked last, just before the timer starts)."""
+        with harness_thread_count(self.thread_count):
+            yield
+        self.threads.check_no_work_since_settle("between timed calls")
+
     def _invoke(self) -> list:
         """One call, as timed: it ends when the device is done and the solution's threads are idle."""
-        if self.timing:
-            self.threads.check_no_work_since_settle("between timed calls")
         outputs = call_with_convention(self.function, self.inputs.live, self.outputs, [o.name for o in self.output_specs])
         if self.outputs is None:
             outputs = materialized(outputs, self.inputs.storages)
@@ -111,6 +120,12 @@ class SandboxServer:
             torch.cuda.synchronize()
         self.threads.settle("after the call returned")
         return outputs
+
+
+def _device_work(device: str):
+    import torch
+
+    return lambda: torch.ones(1, device=device).add_(1)
 
 
 def _to_device(value, device: str):
@@ -175,6 +190,8 @@ def main(argv: list[str] | None = None) -> None:
     channel = socket.socket(fileno=args.fd)
     import torch  # noqa: F401  imported before the snapshot so the guard fingerprints torch's functions too
 
+    start_runtime_threads(args.device)  # before the thread guard, which takes these threads for the runtime's
+    quiet_later_openmp_runtimes()
     serve(channel, SandboxServer(args.device, args.workdir))
 
 

@@ -9,6 +9,7 @@ likely to be the one kept), so no state a call could read says whether its outpu
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Callable
@@ -62,8 +63,13 @@ def _should_stop(plan: TimingPlan, samples: list[float], elapsed_s: float, captu
 
 def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: int, timer, flusher,
             plan: TimingPlan, snapshot: Callable[[Any], Any] = lambda outputs: outputs,
-            clock: Callable[[], float] = time.monotonic) -> Measurement:
-    """Time `call` under `plan`. `prepare(i)` loads iteration i's inputs; `snapshot` copies outputs to keep."""
+            clock: Callable[[], float] = time.monotonic,
+            between_calls: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext) -> Measurement:
+    """Time `call` under `plan`. `prepare(i)` loads iteration i's inputs; `snapshot` copies outputs to keep.
+
+    `between_calls()` wraps the harness's own work outside the timer (the sandbox checks there that
+    no solution thread worked meanwhile).
+    """
     result: list[Any] = [None]
 
     def invoke() -> None:
@@ -72,8 +78,9 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
     warmup = 0
     start = clock()
     while warmup < plan.min_warmup or clock() - start < plan.warmup_s:
-        prepare(-1 - warmup)  # warm-up iterations get content of their own too
-        flusher.flush()
+        with between_calls():
+            prepare(-1 - warmup)  # warm-up iterations get content of their own too
+            flusher.flush()
         timer.time_call(invoke)
         warmup += 1
     measurement = Measurement(backend=timer.name, samples_s=[], warmup=warmup, variants=variants,
@@ -83,15 +90,17 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
     start = clock()
     iteration = 0
     while not _should_stop(plan, measurement.samples_s, clock() - start, plan.capture and iteration < variants):
-        prepare(iteration)
-        flusher.flush()
+        with between_calls():
+            prepare(iteration)
+            flusher.flush()
         measurement.samples_s.append(timer.time_call(invoke))
         if plan.capture:
             variant, seen = iteration % variants, iteration // variants + 1
             if secrets.randbelow(seen) == 0:  # keep this one with probability 1/seen: uniform over the variant's calls
                 measurement.captured.pop(kept.get(variant), None)
                 kept[variant] = iteration
-                measurement.captured[iteration] = snapshot(result[0])
+                with between_calls():
+                    measurement.captured[iteration] = snapshot(result[0])
         iteration += 1
     resolution = getattr(timer, "resolution_s", lambda: 0.0)()
     if resolution and stats.median(measurement.samples_s) < 100 * resolution:
