@@ -18,7 +18,7 @@ from solbench.evaluate.environment import clock_state, device_name, library_vers
 from solbench.evaluate.inputs import InputContext, generate_inputs
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
-from solbench.evaluate.roles import timing_sign_flips
+from solbench.evaluate.roles import timing_perturbations
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
 from solbench.sandbox.measure import TimingPlan
 from solbench.sandbox.rotation import perturbed_inputs
@@ -175,7 +175,7 @@ class _WorkloadEvaluation:
         self.axes = run.problem.axes_of(workload)
         self.expected = [ExpectedOutput(name, definition.shape_of(t, self.axes) or (), t.dtype, self.config.device)
                          for name, t in definition.outputs.items()]
-        self.sign_flips = timing_sign_flips(definition)
+        self.perturbations = timing_perturbations(definition)
         self.slowest_call_s = 0.0
         self.golden_available = self.config.check_precision
 
@@ -187,7 +187,7 @@ class _WorkloadEvaluation:
 
     def run(self) -> Trace:
         sets, references = self._prepare_truth()
-        self._request({"op": "load", "sets": sets, "sign_flips": self.sign_flips,
+        self._request({"op": "load", "sets": sets, "perturbations": self.perturbations,
                        "outputs": [{"name": e.name, "shape": list(e.shape), "dtype": e.dtype} for e in self.expected]})
         verdict = Verdict(checks=list(self.run_state.static_checks))
         for round_index in range(self.config.rounds):
@@ -288,7 +288,7 @@ class _WorkloadEvaluation:
                 raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an iteration it did "
                                  "not time, or two for one input variant")
             seen.add(iteration % variants)
-            inputs = perturbed_inputs(sets[iteration % variants], iteration, plan.perturb_seed, self.sign_flips)
+            inputs = perturbed_inputs(sets[iteration % variants], iteration, plan.perturb_seed, self.perturbations)
             try:
                 truth = self.reference.run(inputs)
             except ReferenceFailure as error:
@@ -310,7 +310,7 @@ class _WorkloadEvaluation:
         from solbench.sandbox.rotation import InputRotation
         from solbench.sandbox.timers import select_timer
 
-        rotation = InputRotation(sets, self.sign_flips, perturb_seed=secrets.randbits(48))
+        rotation = InputRotation(sets, self.perturbations, perturb_seed=secrets.randbits(48))
         timer = select_timer(self.config.timer, self.config.device)
         flusher = flusher_for(self.config.device, self.config.flush_cache)
         measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,

@@ -58,7 +58,7 @@ class SandboxServer:
         self.output_specs = [OutputSpec(o["name"], tuple(o["shape"]) if o["shape"] is not None else None, o["dtype"])
                              for o in request["outputs"]]
         self.inputs = InputRotation([[_to_device(v, self.device) for v in inputs] for inputs in request["sets"]],
-                                    request["sign_flips"])
+                                    request["perturbations"])
         self.outputs = sentinel_outputs(self.output_specs, self.device) if self.dps else None
         return {"ok": True}
 
