@@ -106,6 +106,7 @@ class SandboxSession:
             "not confined (no Landlock in this kernel)"
 
     def _filesystem_confinement(self) -> str:
+        """Which Landlock set applied: a reader of the trace must see that a root sandbox got the narrow one."""
         abi = self._landlock[3]
         if not self._keeps_root:
             return (f"Landlock ABI {abi}: reads under system folders and the Python installation, writes under "
