@@ -5,6 +5,12 @@ torch, compiling an extension and running the interpreter need) and the sandbox'
 entry; writes only under the sandbox's working directory and /dev. Everything else, the user's home and the evaluator's
 files included, cannot be opened. Where the kernel has no Landlock the child runs unconfined and
 the trace says so (the child reports whether it can list "/").
+
+A sandbox that keeps root (the interpreter is where `nobody` cannot reach it) passes every
+permission check inside those folders, so it gets a narrower set (`keeps_root=True`): of /etc
+only the few files the loader, the C library and OpenSSL read, no /opt, /run or /var/lib beyond
+the interpreter's own prefixes, and of /dev only the plain character devices and the GPU's, never
+a disk, a terminal or another process's shared memory.
 """
 
 from __future__ import annotations
@@ -27,6 +33,16 @@ READ_ONLY = EXECUTE | READ_FILE | READ_DIR
 _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 SYSTEM_FOLDERS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/sys", "/run",
                   "/var/lib", "/usr/local/cuda")
+# As root, what running Python, torch, triton, a C++ extension build and a GPU read, found by tracing those runs.
+# /usr holds the compilers, headers and libcuda; /usr/local/cuda is named for where it links outside /usr; /sys
+# has the CPU and PCI topology the GPU driver reads. Of /etc: the loader's cache and preload list, the time zone,
+# user and group names (getpass.getuser() in torch.compile), locale aliases and OpenSSL's configuration (hashing
+# by hashlib and the openssl tool), never a key, a password hash or a service's configuration.
+ROOT_SYSTEM_FOLDERS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/sys", "/usr/local/cuda")
+ROOT_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime", "/etc/passwd", "/etc/group",
+                     "/etc/nsswitch.conf", "/etc/locale.alias", "/etc/ssl/openssl.cnf")
+ROOT_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+GPU_DEVICES = "/dev/nvidia*"  # nvidiactl, nvidia0.., nvidia-uvm, nvidia-caps/ (MIG)
 # Of /proc, only the sandbox's own entry and machine-wide facts: never another process's memory or environment.
 PROC_ENTRIES = ("/proc/self", "/proc/thread-self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
                 "/proc/filesystems", "/proc/mounts", "/proc/sys", "/proc/version", "/proc/loadavg", "/proc/uptime",
@@ -42,10 +58,12 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def readable_roots() -> list[str]:
-    """Folders the sandbox may read: system folders, the interpreter's prefixes, site-packages and solbench.
+def readable_roots(*, keeps_root: bool = False) -> list[str]:
+    """Paths the sandbox may read: system folders, the interpreter's prefixes, site-packages and solbench.
 
-    Not the rest of sys.path: it can hold the current directory or a test runner's root.
+    Not the rest of sys.path: it can hold the current directory or a test runner's root. With
+    `keeps_root`, the narrower system set (ROOT_SYSTEM_FOLDERS and ROOT_SYSTEM_FILES): file
+    permissions no longer keep the sandbox out of /etc/shadow or a database under /var/lib.
     """
     import site
 
@@ -55,7 +73,20 @@ def readable_roots() -> list[str]:
     import solbench
 
     roots.add(str(Path(solbench.__file__).resolve().parent.parent))
-    return sorted(r for r in roots | set(SYSTEM_FOLDERS) if os.path.exists(r))
+    system = {*ROOT_SYSTEM_FOLDERS, *ROOT_SYSTEM_FILES} if keeps_root else set(SYSTEM_FOLDERS)
+    return sorted(r for r in roots | system if os.path.exists(r))
+
+
+def device_paths(*, keeps_root: bool = False) -> list[str]:
+    """What the sandbox may open under /dev: all of it, where device permissions keep `nobody` out of disks.
+
+    As root, only the plain character devices and the GPU's: a disk opened raw holds every file.
+    """
+    if not keeps_root:
+        return ["/dev"]
+    import glob
+
+    return [path for path in (*ROOT_DEVICES, *sorted(glob.glob(GPU_DEVICES))) if os.path.exists(path)]
 
 
 def abi_version() -> int:
@@ -66,8 +97,8 @@ def abi_version() -> int:
         return 0
 
 
-def confine(workdir: str, readable: list[str], abi: int) -> bool:
-    """Restrict this process (and what it execs) to `readable` for reading and `workdir` + /dev for writing.
+def confine(workdir: str, readable: list[str], devices: list[str], abi: int) -> bool:
+    """Restrict this process (and what it execs) to `readable` for reading, `workdir` and `devices` for writing.
 
     Called in the forked child before exec: plain syscalls only, no allocation-heavy work. Returns
     False where Landlock is unavailable, leaving the process unconfined.
@@ -84,8 +115,8 @@ def confine(workdir: str, readable: list[str], abi: int) -> bool:
         return False
     # Opened here, after fork: /proc/self is this child, which keeps its pid across exec.
     rules = [(path, READ_ONLY) for path in (*readable, *PROC_ENTRIES)]
-    rules += [(workdir, handled), ("/dev", READ_ONLY | WRITE_FILE | (IOCTL_DEV if abi >= 5 else 0) |
-                                    (TRUNCATE if abi >= 3 else 0))]
+    device_access = READ_ONLY | WRITE_FILE | (IOCTL_DEV if abi >= 5 else 0) | (TRUNCATE if abi >= 3 else 0)
+    rules += [(workdir, handled), *((path, device_access) for path in devices)]
     for path, access in rules:
         try:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)

@@ -62,8 +62,11 @@ class SandboxSession:
         if self._unprivileged:
             for folder in (self.workdir, self.workdir / "tmp"):
                 os.chown(folder, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+        # A sandbox that stays root passes every permission check, so Landlock alone must keep it out.
+        self._keeps_root = os.geteuid() == 0 and not self._unprivileged
         # Computed here, not between fork and exec, where only plain syscalls are safe.
-        self._landlock = (str(self.workdir), landlock.readable_roots(), landlock.abi_version())
+        self._landlock = (str(self.workdir), landlock.readable_roots(keeps_root=self._keeps_root),
+                          landlock.device_paths(keeps_root=self._keeps_root), landlock.abi_version())
         self._parent_pid = os.getpid()
         parent_end, child_end = socket.socketpair()
         read_fd, write_fd = os.pipe()
@@ -99,9 +102,18 @@ class SandboxSession:
         else:
             self.confinement["network"] = "not isolated (no permission for a network namespace)"
         confined = isinstance(state, dict) and state.get("filesystem_confined") is True
-        self.confinement["filesystem"] = (f"Landlock ABI {self._landlock[2]}: reads under system folders and the "
-                                          "Python installation, writes under the working directory and /dev"
-                                          if confined else "not confined (no Landlock in this kernel)")
+        self.confinement["filesystem"] = self._filesystem_confinement() if confined else \
+            "not confined (no Landlock in this kernel)"
+
+    def _filesystem_confinement(self) -> str:
+        """Which Landlock set applied: a reader of the trace must see that a root sandbox got the narrow one."""
+        abi = self._landlock[3]
+        if not self._keeps_root:
+            return (f"Landlock ABI {abi}: reads under system folders and the Python installation, writes under "
+                    "the working directory and /dev")
+        return (f"Landlock ABI {abi}: reads narrowed to {', '.join(landlock.ROOT_SYSTEM_FOLDERS)}, the loader's "
+                "and user files of /etc, and the Python installation, because the sandbox keeps root; writes "
+                "under the working directory and the plain and GPU devices of /dev")
 
     def _uses_address_limit(self) -> bool:
         # CUDA reserves huge virtual ranges, so only CPU runs can cap the address space.
