@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import socket
 import sys
 import time
@@ -84,8 +85,10 @@ class SandboxServer:
         self.threads.settle("before the timed loop")
         if self.device.startswith("cuda"):
             self.threads.adopt_threads_started_by(lambda: timer.time_call(_device_work(self.device)))
-        measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
-                              snapshot=lambda outputs: [t.clone() for t in outputs], between_calls=self._between_calls)
+        with _no_cyclic_collection():
+            measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
+                                  snapshot=lambda outputs: [t.clone() for t in outputs],
+                                  between_calls=self._between_calls)
         self.inputs.perturb_seed = None
         self.integrity.verify("during the timed loop")
         return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,
@@ -107,6 +110,9 @@ class SandboxServer:
         meanwhile (checked last, just before the timer starts)."""
         with harness_thread_count(self.thread_count):
             yield
+        if gc.isenabled():
+            raise GuardViolation("integrity", "the solution turned cyclic garbage collection back on during the timed "
+                                              "loop, where finalizers would run between calls, untimed")
         self.threads.check_no_work_since_settle("between timed calls")
 
     def _invoke(self) -> list:
@@ -120,6 +126,21 @@ class SandboxServer:
             torch.cuda.synchronize()
         self.threads.settle("after the call returned")
         return outputs
+
+
+@contextlib.contextmanager
+def _no_cyclic_collection():
+    """No cyclic garbage collection in the timed loop: it starts when allocations pass a threshold, often in the
+    harness's work between calls, and the finalizers (`__del__`) of a solution's reference cycles would run then,
+    untimed, on the main thread. Cycles are collected before the loop instead, and after it."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _device_work(device: str):
