@@ -59,8 +59,9 @@ def test_cpp_solution_builds_as_a_torch_extension(vector_add_problem, fast_confi
 
 @pytest.mark.slow
 def test_cpp_compile_error_is_reported(vector_add_problem, fast_config):
-    solution = make_solution("#include <torch/extension.h>\nthis is not C++;\n", language="cpp",
-                             entry="bad.cpp::add")
+    # The error comes first and is fatal, so the compiler stops before parsing torch's headers (30 s here).
+    solution = make_solution("this is not C++;\n#include <torch/extension.h>\n", language="cpp",
+                             entry="bad.cpp::add", compile_options={"cflags": ["-Wfatal-errors"]})
     traces = evaluate(load_problem(vector_add_problem), solution, fast_config)
     assert [t.evaluation.status for t in traces] == [S.COMPILE_ERROR, S.COMPILE_ERROR]
     assert "compilation failed" in traces[0].evaluation.log
