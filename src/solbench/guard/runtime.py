@@ -3,8 +3,10 @@
 The harness inside the sandbox shares an interpreter with the solution, so the solution could
 replace the timer, the functions that copy outputs, or the channel's encoder. Identities (and
 code objects) of those functions are recorded before the solution is imported and compared after
-the import, after every call and after the timed loop. Threads left running after a call are
-accounted for by `threads.py`.
+the import, after every call and after the timed loop, together with the other ways code can run
+inside the harness's own work: signal handlers, torch modes, profile/trace/monitoring hooks and
+audit hooks (refused as they are added). Threads left running after a call are accounted for by
+`threads.py`.
 """
 
 from __future__ import annotations
@@ -118,6 +120,33 @@ def _active_modes() -> str | None:
     return None
 
 
+def _active_hooks() -> str | None:
+    """A profile, trace or monitoring hook runs the solution's code at every call the harness makes, between timed
+    calls included, where it could compute untimed."""
+    import sys
+
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return "a profile or trace function (sys.setprofile/settrace) is installed"
+    monitoring = getattr(sys, "monitoring", None)  # Python 3.12+
+    if monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6)):
+        return "a sys.monitoring tool is registered"
+    return None
+
+
+def _refuse_audit_hooks(attempts: list[str]) -> None:
+    """Audit hooks cannot be removed once added, and run at every audited event, the harness's included (opening
+    files, listing /proc). Installed first, this hook refuses every later one (a RuntimeError from a hook
+    stops sys.addaudithook silently) and notes the attempt for the trace."""
+    import sys
+
+    def refuse(event: str, args) -> None:
+        if event == "sys.addaudithook":
+            attempts.append(event)
+            raise RuntimeError("audit hooks are not allowed in the solbench sandbox")
+
+    sys.addaudithook(refuse)
+
+
 @dataclass
 class IntegrityGuard:
     """Fingerprints of the critical functions, the harness's globals and the signal state, taken before any
@@ -126,6 +155,7 @@ class IntegrityGuard:
     fingerprints: dict[str, tuple]
     harness_globals: dict[tuple[str, str], int]
     signals: tuple
+    audit_hook_attempts: list[str]
 
     @classmethod
     def snapshot(cls) -> "IntegrityGuard":
@@ -135,7 +165,9 @@ class IntegrityGuard:
                 fingerprints[path] = _fingerprint(_resolve(path))
             except (ImportError, AttributeError):
                 continue
-        return cls(fingerprints, _harness_globals(), _signal_state())
+        attempts: list[str] = []
+        _refuse_audit_hooks(attempts)
+        return cls(fingerprints, _harness_globals(), _signal_state(), attempts)
 
     def verify(self, when: str) -> None:
         for path, expected in self.fingerprints.items():
@@ -151,6 +183,9 @@ class IntegrityGuard:
                 raise GuardViolation("integrity", f"{module}.{attribute} was rebound or removed ({when})")
         if _signal_state() != self.signals:
             raise GuardViolation("integrity", f"a signal handler or interval timer was installed ({when})")
-        mode = _active_modes()
+        mode = _active_modes() or _active_hooks()
         if mode:
             raise GuardViolation("integrity", f"{mode} ({when})")
+        if self.audit_hook_attempts:
+            raise GuardViolation("integrity", f"the solution tried to add an audit hook (sys.addaudithook), which "
+                                              f"would run its code inside the harness's own work ({when})")
