@@ -215,17 +215,20 @@ def test_more_torch_threads_than_the_harness_uses_stay_out_of_its_work():
 
 
 def test_fewer_torch_threads_keep_the_harness_off_new_workers():
-    """A solution that lowers torch's thread count shrinks the pool; the harness's work between calls stays at the
-    lower count, since growing the pool back would start workers that look like the solution's."""
+    """A solution that lowers torch's thread count shrinks the pool (OpenMP ends surplus workers when a smaller
+    team starts); the harness's work between calls stays at the lower count, since growing the pool back would
+    start workers that look like the solution's."""
     out = run_scenario("""
-        count = torch.get_num_threads()
-        torch.set_num_threads(1)
-        torch.rand(1 << 22).mul_(2)  # the call
-        outcome(lambda: guard.settle("after the call returned"))
-        with harness_thread_count(max(count, 2)):
+        torch.set_num_threads(4)
+        torch.ones(1 << 22).add_(1)
+        sandbox_guard = ThreadGuard(deadline_s=0.5)  # as a sandbox started with a pool of 4 would
+        torch.set_num_threads(2)
+        torch.rand(1 << 22).mul_(2)  # the call, on a team of 2
+        outcome(lambda: sandbox_guard.settle("after the call returned"))
+        with harness_thread_count(4):
             for _ in range(20):
                 torch.ones(1 << 22).add_(1)  # the flush
-        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))
+        outcome(lambda: sandbox_guard.check_no_work_since_settle("between timed calls"))
         print(torch.get_num_threads())
     """)
-    assert out == "accepted\naccepted\n1\n", out
+    assert out == "accepted\naccepted\n2\n", out

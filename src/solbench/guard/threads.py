@@ -110,15 +110,16 @@ def quiet_later_openmp_runtimes() -> None:
 
 @contextlib.contextmanager
 def harness_thread_count(count: int):
-    """Run harness work on torch's pool at `count` threads, whatever count the solution set.
+    """Run harness work on torch's pool at no more than `count` threads, and no more than the solution chose.
 
-    With more threads the pool has workers the solution's calls started; the harness's flush on
-    them would look like solution work between calls.
+    With more threads the pool has workers the solution's calls started, and with fewer it has lost some of its
+    own (OpenMP ends surplus workers when a smaller team starts); growing it back would start new ones. Either
+    way the harness's flush would run on threads that look like the solution's, working between calls.
     """
     import torch
 
     chosen = torch.get_num_threads()
-    if chosen == count:
+    if chosen <= count:
         yield
         return
     torch.set_num_threads(count)
