@@ -56,6 +56,13 @@ ROOT = Path(__file__).resolve().parents[2]
     ("n = 0\ndef run(x):\n    global n\n    n += 1\n    return x\n", "call-counter"),
     ("import os\nv = os.environ.get('X')\n", "environment"),
     # names that dodge the attribute rules: built from pieces, computed for a protected module, or given as strings
+    ("import torch\nobjects = torch.accelerator.graphs.gc.get_objects()\n", "introspection"),
+    ("from torch.accelerator.graphs import gc\n", "introspection"),
+    ("import torch\npid = torch.os.fork()\n", "process"),
+    ("import sys\nvars(sys)['addaudithook'](print)\n", "introspection"),
+    ("import sys\nsys.__dict__['setprofile'](print)\n", "introspection"),
+    ("import torch\nlib = torch.library.Library('aten', 'IMPL')\n", "patch-module"),
+    ("import torch\n@torch.library.impl('aten::add_.Tensor', 'CPU')\ndef f(*a):\n    pass\n", "patch-module"),
     ("import sys\nframe = getattr(sys, '_get' + 'frame')(1)\n", "introspection"),
     ("def f(frame):\n    return getattr(frame, f'f_{\"back\"}')\n", "introspection"),
     ("import sys\nname = 'settrace'\nhook = getattr(sys, name)\n", "introspection"),
@@ -89,6 +96,13 @@ def test_each_native_rule_fires(source, rule):
     assert rule in {f.rule for f in check_sources([("kernel.cu", source)])}
 
 
+def test_own_custom_ops_and_torch_submodules_are_not_flagged():
+    source = ("import torch\nfrom torch.types import Number\nw = torch.signal.windows.hann(8)\n"
+              "@torch.library.custom_op('mylib::add', mutates_args=())\n"
+              "def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n    return x + y\n")
+    assert not check_sources([("k.py", source)])
+
+
 def test_this_thread_and_thread_local_are_not_threads():
     assert not check_sources([("k.cpp", "thread_local int n;\nvoid f() { std::this_thread::yield(); }\n")])
 
@@ -108,7 +122,7 @@ def _honest_sources() -> list[tuple[str, list[tuple[str, str]]]]:
     for path in sorted((ROOT / "examples").glob("*/solution_*.json")):
         data = json.loads(path.read_text())
         honest.append((str(path), [(s["path"], s["content"]) for s in data["sources"]]))
-    references = sorted((ROOT / "examples").glob("*/definition.json"))
+    references = sorted((ROOT / "examples").glob("*/definition.json")) + sorted((ROOT / "problems").rglob("definition.json"))
     if UPSTREAM.is_dir():
         references += sorted(UPSTREAM.glob("*/definition.json"))
     honest += [(str(p), [("reference.py", json.loads(p.read_text())["reference"])]) for p in references]
@@ -116,8 +130,14 @@ def _honest_sources() -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 def test_no_honest_solution_or_reference_is_blocked():
-    for name, sources in _honest_sources():
-        assert not blocking(check_sources(sources)), name
+    """The false-positive check: examples, the suite's and upstream references, the honest corpus entries."""
+    from exploits.corpus import HONEST
+
+    sources = _honest_sources()
+    assert len(sources) > 190  # the suite's 183 references are among them
+    sources += [(entry.name, [(entry.entry.split("::")[0], entry.source)]) for entry in HONEST]
+    for name, files in sources:
+        assert not blocking(check_sources(files)), (name, [f.one_line() for f in blocking(check_sources(files))])
 
 
 def test_check_command(tmp_path):

@@ -115,10 +115,11 @@ def test_cpu_time_used_between_calls_is_refused():
         threading.Thread(target=worker, daemon=True).start()
         time.sleep(0.05)
         guard.settle("after the call returned")
-        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))  # nothing happened yet
+        guard.begin_gap()
+        outcome(lambda: guard.check_gap("between timed calls"))  # nothing happened yet
         go.set()
         time.sleep(0.2)
-        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))
+        outcome(lambda: guard.check_gap("between timed calls"))
     """)
     lines = out.splitlines()
     assert lines[0] == "accepted", out
@@ -173,8 +174,9 @@ def test_native_threads_that_worked_and_went_idle_are_accepted():
         launch(torch.rand(1 << 16), 2000).wait()
         outcome(lambda: guard.settle("after the call returned"))
         print(len(guard.native))
+        guard.begin_gap()
         time.sleep(0.05)
-        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))
+        outcome(lambda: guard.check_gap("between timed calls"))
         outcome(lambda: guard.settle("after the call returned"))
     """)
     lines = out.splitlines()
@@ -187,14 +189,49 @@ def test_a_native_thread_working_between_calls_is_refused():
         task = launch_after(go, torch.rand(1 << 16))
         time.sleep(0.05)
         guard.settle("after the call returned")
-        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))  # waiting: idle
+        guard.begin_gap()
+        outcome(lambda: guard.check_gap("between timed calls"))  # waiting: idle
         go.set_result(torch.ones(1))  # wakes it, while nothing is timed
         time.sleep(0.2)
-        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))
+        outcome(lambda: guard.check_gap("between timed calls"))
     """)
     lines = out.splitlines()
     assert lines[0] == "accepted", out
     assert lines[1].startswith("refused:") and "native code" in lines[1] and "between timed calls" in lines[1], out
+
+
+def test_work_by_threads_that_exit_before_the_check_still_counts():
+    """A relay of short-lived threads, each doing a little and exiting: none is alive to be asked, yet their CPU
+    time is the process's."""
+    out = run_scenario(BUSY_LOOP, """
+        guard.settle("after the call returned")
+        guard.begin_gap()
+        for _ in range(8):
+            relay = threading.Thread(target=spin, args=(0.002,))
+            relay.start()
+            relay.join()
+        outcome(lambda: guard.check_gap("between timed calls"))
+    """)
+    assert out.startswith("refused:") and "between timed calls" in out, out
+
+
+def test_a_python_thread_working_after_its_function_returned_is_counted():
+    """What a thread's function returns is dropped after the guard's record of the thread is gone: a `__del__`
+    there runs in a thread the guard no longer lists as Python's."""
+    out = run_scenario(BUSY_LOOP, """
+        class Afterlife:
+            def __del__(self):
+                time.sleep(0.1)  # while the harness settles
+                spin(0.05)
+
+        _thread.start_new_thread(Afterlife, ())
+        time.sleep(0.02)
+        outcome(lambda: guard.settle("after the call returned"))
+        guard.begin_gap()
+        time.sleep(0.2)
+        outcome(lambda: guard.check_gap("between timed calls"))
+    """)
+    assert out.splitlines()[-1].startswith("refused:"), out
 
 
 def test_more_torch_threads_than_the_harness_uses_stay_out_of_its_work():
@@ -205,10 +242,11 @@ def test_more_torch_threads_than_the_harness_uses_stay_out_of_its_work():
         torch.set_num_threads(count + 3)
         torch.rand(1 << 22).mul_(2)  # the call: new workers join the pool
         outcome(lambda: guard.settle("after the call returned"))
+        guard.begin_gap()
         with harness_thread_count(count):
             for _ in range(20):
                 torch.ones(1 << 22).add_(1)  # the flush
-        outcome(lambda: guard.check_no_work_since_settle("between timed calls"))
+        outcome(lambda: guard.check_gap("between timed calls"))
         print(torch.get_num_threads() == count + 3)
     """)
     assert out == "accepted\naccepted\nTrue\n", out
@@ -225,10 +263,11 @@ def test_fewer_torch_threads_keep_the_harness_off_new_workers():
         torch.set_num_threads(2)
         torch.rand(1 << 22).mul_(2)  # the call, on a team of 2
         outcome(lambda: sandbox_guard.settle("after the call returned"))
+        sandbox_guard.begin_gap()
         with harness_thread_count(4):
             for _ in range(20):
                 torch.ones(1 << 22).add_(1)  # the flush
-        outcome(lambda: sandbox_guard.check_no_work_since_settle("between timed calls"))
+        outcome(lambda: sandbox_guard.check_gap("between timed calls"))
         print(torch.get_num_threads())
     """)
     assert out == "accepted\naccepted\n2\n", out

@@ -24,6 +24,11 @@ IMPORT_RULES = {"solbench": "harness-access", "gc": "introspection", "inspect": 
 _FRAME_ATTRIBUTES = {"__builtins__", "f_back", "f_globals", "f_locals", "gi_frame", "cr_frame", "ag_frame",
                      "tb_frame", "__closure__", "__globals__", "_getframe", "_current_frames"}
 """Attributes that reach frames, closures or module globals: the harness's state from the solution's code."""
+_REACHED_MODULES = {"gc", "ctypes", "os", "sys", "importlib", "inspect", "subprocess", "socket", "builtins",
+                    "threading", "_thread", "marshal", "pickle", "shutil", "tempfile", "atexit", "multiprocessing",
+                    "cffi", "codecs", "base64", "zlib", "asyncio", "concurrent"}
+"""Modules a solution can reach as an attribute of any module that imported them (`torch.os`, `np.ctypes`).
+Not `types` or `signal`: torch.types and torch.signal are torch's own."""
 _ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr", "hasattr", "builtins.getattr", "builtins.setattr",
                         "builtins.delattr", "builtins.hasattr"}
 CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
@@ -89,8 +94,8 @@ class PythonChecker(ast.NodeVisitor):
             self._check_import(node, f"{module}.{alias.name}" if module else alias.name)
 
     def _check_import(self, node: ast.AST, name: str) -> None:
-        root = name.split(".")[0]
-        if root in IMPORT_RULES:
+        root = next((part for part in name.split(".") if part in IMPORT_RULES), None)  # from torch.x import gc
+        if root is not None:
             self.report(IMPORT_RULES[root], node, f"imports {name}")
         elif name.startswith("torch.utils.cpp_extension"):
             self.report("native-loading", node, f"imports {name}")
@@ -109,6 +114,10 @@ class PythonChecker(ast.NodeVisitor):
             elif method in ("read_text", "write_text", "read_bytes", "write_bytes", "open") and \
                     not (name or "").startswith(("torch.", "triton.")):
                 self.report("file-access", node, f"calls .{method}()")
+        if name in ("vars", "builtins.vars") and node.args:
+            target = self.qualified(node.args[0])
+            if target and target.split(".")[0] in PROTECTED_MODULES | _REACHED_MODULES:
+                self.report("introspection", node, f"vars() of {target}: a module's namespace, where rules see no names")
         if name in ("setattr", "builtins.setattr", "delattr") and node.args:
             target = self.qualified(node.args[0])
             if target and target.split(".")[0] in PROTECTED_MODULES:
@@ -135,19 +144,33 @@ class PythonChecker(ast.NodeVisitor):
             self.report("introspection", node, f"{function}() of an attribute name built from pieces")
 
     def _check_call_name(self, node: ast.Call, name: str) -> None:
-        for pattern, rule_id in CALL_RULES:
-            if re.match(pattern, name):
-                self.report(rule_id, node, f"calls {name}")
-                return
+        for reached in _reached_names(name):
+            for pattern, rule_id in CALL_RULES:
+                if re.match(pattern, reached):
+                    self.report(rule_id, node, f"calls {name}")
+                    return
+        if re.match(r"torch\.library\.\w+|torch\._C\._dispatch_\w+", name) and any(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("aten")
+                for a in [*node.args, *(k.value for k in node.keywords)]):
+            self.report("patch-module", node, f"calls {name} on aten: replaces a kernel torch and the harness use")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.qualified(node)
+        if node.attr in _REACHED_MODULES and name is not None and name.split(".")[0] not in _REACHED_MODULES:
+            self._check_reached_module(node, name, node.attr)
+        if node.attr == "__dict__" and name is not None and name.split(".")[0] in PROTECTED_MODULES | _REACHED_MODULES:
+            self.report("introspection", node, f"uses {name}: a module's namespace, where rules see no names")
         if name in ("sys.modules", "builtins.__dict__") or node.attr in _FRAME_ATTRIBUTES:
             rule_id = "harness-access" if name == "sys.modules" else "introspection"
             self.report(rule_id, node, f"uses {name or node.attr}")
         elif name == "os.environ":
             self.report("environment", node, "reads os.environ")
         self.generic_visit(node)
+
+    def _check_reached_module(self, node: ast.AST, name: str, module: str) -> None:
+        """`torch.os`, `torch.accelerator.graphs.gc`: a module reached through another is the module itself."""
+        rule_id = IMPORT_RULES.get(module, "introspection")
+        self.report(rule_id, node, f"reaches module {module} through {name}")
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id == "__builtins__":
@@ -209,6 +232,12 @@ class PythonChecker(ast.NodeVisitor):
                 self.report("proc-access", node, "string mentions /proc/")
             elif _BASE64_BLOB.match(node.value):
                 self.report("dynamic-code", node, f"embedded payload of {len(node.value)} characters")
+
+
+def _reached_names(name: str) -> list[str]:
+    """`name`, then the rest of it from each module it reaches through another: torch.os.fork -> os.fork."""
+    parts = name.split(".")
+    return [name] + [".".join(parts[i:]) for i in range(1, len(parts)) if parts[i] in _REACHED_MODULES]
 
 
 def check_python(path: str, source: str) -> list[Finding]:

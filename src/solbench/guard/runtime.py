@@ -4,8 +4,8 @@ The harness inside the sandbox shares an interpreter with the solution, so the s
 replace the timer, the functions that copy outputs, or the channel's encoder. Identities (and
 code objects) of those functions are recorded before the solution is imported and compared after
 the import, after every call and after the timed loop, together with the other ways code can run
-inside the harness's own work: signal handlers, torch modes, profile/trace/monitoring hooks and
-audit hooks (refused as they are added). Threads left running after a call are accounted for by
+inside the harness's own work: signal handlers, torch modes, kernels registered over the operators
+the harness uses, profile/trace/monitoring hooks and audit hooks (refused as they are added). Threads left running after a call are accounted for by
 `threads.py`.
 """
 
@@ -36,7 +36,8 @@ CRITICAL = (
     "solbench.sandbox.child.SandboxServer.call", "solbench.sandbox.child.SandboxServer.time",
     "solbench.sandbox.child.SandboxServer._invoke", "solbench.sandbox.child.SandboxServer._prepare",
     "solbench.guard.runtime.IntegrityGuard.verify", "solbench.guard.threads.ThreadGuard.settle",
-    "solbench.guard.threads.ThreadGuard.check_no_work_since_settle", "solbench.guard.threads.ThreadGuard._busy",
+    "solbench.guard.threads.ThreadGuard.begin_gap", "solbench.guard.threads.ThreadGuard.check_gap",
+    "solbench.guard.threads.ThreadGuard._solution_cpu_s", "time.clock_gettime", "solbench.guard.threads.ThreadGuard._busy",
     "solbench.guard.threads.ThreadGuard._probe", "solbench.guard.threads.ThreadGuard._find_native_threads",
     "solbench.guard.threads.ThreadGuard._thread_count_unchanged", "solbench.guard.threads._task_ids",
     "solbench.guard.threads._cpu_time_s", "solbench.guard.threads.harness_thread_count",
@@ -74,6 +75,17 @@ def _fingerprint(value) -> tuple:
     return id(value), id(code) if code is not None else None
 
 
+HARNESS_OPS = (
+    "aten::_to_copy", "aten::add_.Tensor", "aten::bitwise_and.Scalar", "aten::bitwise_and.Tensor",
+    "aten::bitwise_and_.Tensor", "aten::bitwise_or_.Tensor", "aten::bitwise_xor.Tensor", "aten::bitwise_xor_.Tensor",
+    "aten::clone", "aten::copy_", "aten::detach", "aten::empty.memory_format", "aten::empty_strided", "aten::equal",
+    "aten::fill_.Scalar", "aten::full", "aten::mul.Tensor", "aten::mul_.Tensor", "aten::ne.Scalar", "aten::neg",
+    "aten::ones", "aten::rand.generator", "aten::randint.low_generator", "aten::t", "aten::view", "aten::view.dtype",
+    "aten::where.self", "aten::zero_", "aten::zeros_like",
+)
+"""The operators the harness's own tensor work in the sandbox dispatches (input rotation, the flush, sentinels,
+copies of outputs, the channel's encoder); tests/guard/test_runtime.py records them to keep the list whole."""
+
 HARNESS_MODULES = ("solbench.sandbox", "solbench.guard")
 """Packages whose module globals the harness inside the sandbox reads its functions and modules through."""
 
@@ -106,6 +118,20 @@ def _signal_state() -> tuple:
             continue
     timers = tuple(signal.getitimer(which) for which in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF))
     return tuple(handlers), timers
+
+
+def _dispatch_tables() -> dict[str, str]:
+    """The kernels registered for each harness operator, on every dispatch key. A kernel registered over one of
+    them (torch.library on aten::add_ for the CPU) runs the solution's code inside the harness's flush."""
+    import torch
+
+    tables = {}
+    for op in HARNESS_OPS:
+        try:
+            tables[op] = torch._C._dispatch_dump(op)
+        except RuntimeError:  # not in this torch
+            continue
+    return tables
 
 
 def _active_modes() -> str | None:
@@ -156,6 +182,7 @@ class IntegrityGuard:
     harness_globals: dict[tuple[str, str], int]
     signals: tuple
     audit_hook_attempts: list[str]
+    dispatch_tables: dict[str, str]
 
     @classmethod
     def snapshot(cls) -> "IntegrityGuard":
@@ -167,7 +194,7 @@ class IntegrityGuard:
                 continue
         attempts: list[str] = []
         _refuse_audit_hooks(attempts)
-        return cls(fingerprints, _harness_globals(), _signal_state(), attempts)
+        return cls(fingerprints, _harness_globals(), _signal_state(), attempts, _dispatch_tables())
 
     def verify(self, when: str) -> None:
         for path, expected in self.fingerprints.items():
@@ -181,6 +208,11 @@ class IntegrityGuard:
         for (module, attribute), identity in self.harness_globals.items():
             if now.get((module, attribute)) != identity:
                 raise GuardViolation("integrity", f"{module}.{attribute} was rebound or removed ({when})")
+        tables = _dispatch_tables()
+        changed = [op for op, table in self.dispatch_tables.items() if tables.get(op) != table]
+        if changed:
+            raise GuardViolation("integrity", f"a kernel was registered over {changed[0]}, which the harness uses "
+                                              f"(torch.library on an aten operator) ({when})")
         if _signal_state() != self.signals:
             raise GuardViolation("integrity", f"a signal handler or interval timer was installed ({when})")
         mode = _active_modes() or _active_hooks()

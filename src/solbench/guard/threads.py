@@ -16,8 +16,10 @@ Two rules, checked by the sandbox around each call:
   sleeps.
   Idle pools are allowed whoever started them: what matters is whether a thread works.
 - **No work between timed calls.** Inputs are loaded and the cache is flushed between timed
-  calls, outside the timer. A thread that uses CPU time then (say, one that polls the input
-  buffers and starts on the next result before the timer runs) is refused.
+  calls, outside the timer. The solution's threads may use no more than a sliver of CPU time
+  then (one that polls the input buffers could start on the next result before the timer runs).
+  It is counted as the process's CPU time less the runtime's threads', so a thread that works
+  and exits meanwhile counts too.
 
 Native threads (``std::thread`` in an extension, torch's inter-op pool behind ``torch.jit.fork``, the
 OpenMP pool of a runtime an extension brings) have no Python frame, so they are found by listing
@@ -150,10 +152,12 @@ class ThreadGuard:
         """Thread ident -> its record, from the moment it runs until its function returns."""
         self.native: dict[int, _LiveThread] = {}
         """Native thread id -> its record, for threads found running that neither Python nor the runtime started."""
-        self._finished_ids: set[int] = set()
-        """Native ids of Python threads whose function returned: the OS thread lingers a moment, doing no work."""
         self._runtime_ids = _task_ids()
         """Threads running when the guard was made: the interpreter's and the runtime's (see start_runtime_threads)."""
+        self._runtime_cpu_s = {native_id: _cpu_time_s(native_id) or 0.0 for native_id in self._runtime_ids}
+        """CPU time of every runtime thread when last read; exited ones keep their last reading."""
+        self._gap: tuple[float, dict[int, float]] | None = None
+        """At the start of the harness's work between calls: the solution's CPU time, and each thread's."""
         self._task_count = len(self._runtime_ids)
         self._tasks_fd = os.open(_TASKS, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self._idle_codes = _idle_code_objects()
@@ -164,7 +168,7 @@ class ThreadGuard:
                 setattr(module, attribute, self._wrap_starter(original))
 
     def _wrap_starter(self, original):
-        live, finished = self.live, self._finished_ids
+        live = self.live
 
         def start(function, *args, **kwargs):
             started_at = _caller_outside_threading()
@@ -175,7 +179,6 @@ class ThreadGuard:
                 try:
                     return function(*inner_args, **inner_kwargs)
                 finally:
-                    finished.add(_thread.get_native_id())
                     live.pop(ident, None)
 
             return original(run, *args, **kwargs)
@@ -199,17 +202,66 @@ class ThreadGuard:
             raise GuardViolation("threads", f"thread(s) still working {self.deadline_s:g} s {when}: {described}. "
                                             "Join threads before returning, or leave pools waiting for work")
 
-    def check_no_work_since_settle(self, when: str) -> None:
-        """Refuse threads that used CPU time since they were last found idle (between timed calls)."""
+    def begin_gap(self) -> None:
+        """The harness's work between timed calls starts: note the CPU time the solution's threads have used."""
         self._find_native_threads()
-        for ident, thread in [*self.live.items(), *self.native.items()]:
-            now = _cpu_time_s(thread.native_id)
-            if now is None:
-                continue
-            used = now - thread.cpu_s if thread.cpu_s is not None else now
-            if used > _GAP_BUDGET_S:
-                raise GuardViolation("threads", f"{_describe(ident, thread)} used {used * 1e3:.2f} ms of CPU time "
-                                                f"{when}, while nothing was timed")
+        self._gap = (self._solution_cpu_s()[1], self._cpu_by_thread())
+
+    def check_gap(self, when: str) -> None:
+        """Refuse the solution if its threads used more than a sliver of CPU time since `begin_gap`.
+
+        Counted as the process's CPU time less the runtime's threads' (the main thread's included), so a thread
+        that worked and exited meanwhile counts too, as does a Python thread after its function returned.
+        """
+        if self._gap is None:
+            raise RuntimeError("check_gap without begin_gap")
+        self._find_native_threads()
+        start, by_thread = self._gap
+        used = self._solution_cpu_s()[0] - start  # the least it can have been: noise never refuses
+        if used <= _GAP_BUDGET_S:
+            return
+        now = self._cpu_by_thread()
+        deltas = sorted(((cpu - by_thread.get(key, 0.0), key) for key, cpu in now.items()), reverse=True)
+        records = {**self.live, **self.native}
+        named = [f"{_describe(key, records[key])} {delta * 1e3:.2f} ms" for delta, key in deltas[:3]
+                 if delta > _STILL_S and key in records]
+        raise GuardViolation("threads", f"the solution's threads used {used * 1e3:.2f} ms of CPU time {when}, while "
+                                        f"nothing was timed: {'; '.join(named) or 'threads that have exited since'}")
+
+    @contextlib.contextmanager
+    def between_calls(self, when: str):
+        """Harness work between timed calls, during which the solution's threads must not work."""
+        self.begin_gap()
+        yield
+        self.check_gap(when)
+
+    def _solution_cpu_s(self) -> tuple[float, float]:
+        """Bounds on the CPU time of every thread the process ever had, less the runtime's (the main thread's,
+        torch's pool's).
+
+        The process's clock leaves a thread running on another CPU up to a scheduler tick behind (milliseconds,
+        while torch's pool spins after the flush); reading a thread's own clock brings the kernel's count up to
+        date. So each runtime thread's clock is read just before the process's and just after: its share of the
+        process's clock lies between the two readings.
+        """
+        ids = _task_ids()
+        before = {native_id: _cpu_time_s(native_id) for native_id in ids}  # also brings solution threads up to date
+        process = time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)
+        runtime_before = runtime_after = 0.0
+        for native_id in self._runtime_ids:
+            earlier = before.get(native_id)
+            later = _cpu_time_s(native_id)
+            if later is not None:
+                self._runtime_cpu_s[native_id] = later
+            runtime_before += earlier if earlier is not None else self._runtime_cpu_s.get(native_id, 0.0)
+            runtime_after += self._runtime_cpu_s.get(native_id, 0.0)
+        exited = sum(cpu for native_id, cpu in self._runtime_cpu_s.items() if native_id not in self._runtime_ids)
+        return process - runtime_after - exited, process - runtime_before - exited
+
+    def _cpu_by_thread(self) -> dict[int, float]:
+        """CPU time of each Python and native thread of the solution, for naming the ones that worked."""
+        readings = {key: _cpu_time_s(thread.native_id) for key, thread in [*self.live.items(), *self.native.items()]}
+        return {key: cpu for key, cpu in readings.items() if cpu is not None}
 
     def adopt_threads_started_by(self, work) -> None:
         """Run harness `work` and take the native threads it starts for the runtime's (a device timer's first
@@ -220,6 +272,7 @@ class ThreadGuard:
         self._find_native_threads()
         started = set(self.native) - before
         self._runtime_ids |= started
+        self._runtime_cpu_s.update((native_id, 0.0) for native_id in started)
         for native_id in started:
             del self.native[native_id]
 
@@ -237,10 +290,10 @@ class ThreadGuard:
         """List the process's threads: keep a record per native thread, forget those that exited."""
         ids = _task_ids()
         self._task_count = len(ids)
-        self._runtime_ids &= ids  # an exited runtime thread's id may be reused by a solution's thread
-        self._finished_ids &= ids
+        self._runtime_ids &= ids  # an exited runtime thread's id may be reused by a solution's thread (its last
+        # CPU reading stays in _runtime_cpu_s)
         python_ids = {thread.native_id for thread in list(self.live.values())}
-        found = ids - self._runtime_ids - python_ids - self._finished_ids
+        found = ids - self._runtime_ids - python_ids
         for native_id in list(self.native):
             if native_id not in found:
                 del self.native[native_id]

@@ -108,12 +108,11 @@ class SandboxServer:
     def _between_calls(self):
         """The harness's work between timed calls: on the runtime's threads only, and no solution thread may work
         meanwhile (checked last, just before the timer starts)."""
-        with harness_thread_count(self.thread_count):
+        with self.threads.between_calls("between timed calls"), harness_thread_count(self.thread_count):
             yield
         if gc.isenabled():
             raise GuardViolation("integrity", "the solution turned cyclic garbage collection back on during the timed "
                                               "loop, where finalizers would run between calls, untimed")
-        self.threads.check_no_work_since_settle("between timed calls")
 
     def _invoke(self) -> list:
         """One call, as timed: it ends when the device is done and the solution's threads are idle."""
