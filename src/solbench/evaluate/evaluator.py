@@ -201,6 +201,10 @@ class _WorkloadEvaluation:
         if self.config.time_reference:
             with self.session.paused():  # nothing the solution left behind may compete with the reference
                 reference_timing = self._time_reference(sets)
+            if self.session.scheduling_changes:
+                raise self._stop(EvaluationStatus.REWARD_HACK, "scheduling: the evaluator's CPU scheduling was changed "
+                                 f"while the sandbox ran ({'; '.join(self.session.scheduling_changes[:3])}); it was "
+                                 "restored before the reference was timed")
         log = self.session.log.take()
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
                           rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solbench.evaluate import landlock
+from solbench.evaluate import landlock, scheduling
 from solbench.evaluate.capture import BoundedLog
 from solbench.sandbox.wire import WireError, receive_message, send_message
 
@@ -64,10 +64,14 @@ class SandboxSession:
                 os.chown(folder, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
         # A sandbox that stays root passes every permission check, so Landlock alone must keep it out.
         self._keeps_root = os.geteuid() == 0 and not self._unprivileged
+        self._last_capability = _last_capability()
         # Computed here, not between fork and exec, where only plain syscalls are safe.
         self._landlock = (str(self.workdir), landlock.readable_roots(keeps_root=self._keeps_root),
                           landlock.device_paths(keeps_root=self._keeps_root), landlock.abi_version())
         self._parent_pid = os.getpid()
+        self._scheduling = scheduling.Scheduling.of()
+        self.scheduling_changes: list[str] = []
+        """Changes to the evaluator's CPU scheduling found while the sandbox lived (see scheduling.py)."""
         parent_end, child_end = socket.socketpair()
         read_fd, write_fd = os.pipe()
         self._socket = parent_end
@@ -101,6 +105,12 @@ class SandboxSession:
             self.confinement["network"] = "isolated (own network namespace, loopback only, down)"
         else:
             self.confinement["network"] = "not isolated (no permission for a network namespace)"
+        if self._keeps_root and isinstance(state, dict):
+            capabilities = state.get("capabilities")
+            self.confinement["user"] = ("root, the caller's (the interpreter is in a directory other users cannot "
+                                        "enter), " + ("with no capabilities" if capabilities and
+                                                      not int(str(capabilities), 16) else
+                                                      f"with capabilities {capabilities}"))
         confined = isinstance(state, dict) and state.get("filesystem_confined") is True
         self.confinement["filesystem"] = self._filesystem_confinement() if confined else \
             "not confined (no Landlock in this kernel)"
@@ -148,6 +158,8 @@ class SandboxSession:
             os.setgroups([])
             os.setgid(UNPRIVILEGED_ID)
             os.setuid(UNPRIVILEGED_ID)
+        elif self._keeps_root:
+            _drop_capabilities(self._last_capability)
         _die_with_parent(self._parent_pid)
 
     # --- requests -----------------------------------------------------------------------------
@@ -264,11 +276,13 @@ class SandboxSession:
 
     @contextmanager
     def paused(self):
-        """Stop the sandbox's whole process group meanwhile (SIGSTOP), so it uses no CPU while the parent times."""
+        """Stop the sandbox's whole process group meanwhile (SIGSTOP), so it uses no CPU while the parent times;
+        the parent's scheduling is back to what it was when the sandbox started."""
         try:
             os.killpg(self.process.pid, signal.SIGSTOP)
         except (ProcessLookupError, PermissionError):
             pass
+        self.scheduling_changes += scheduling.restore(self._scheduling)
         try:
             yield
         finally:
@@ -317,6 +331,31 @@ def _die_with_parent(parent_pid: int) -> None:
         return
     if os.getppid() != parent_pid:  # the parent died before the signal was armed
         os._exit(1)
+
+
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+
+
+def _last_capability() -> int:
+    try:
+        return int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        return 40
+
+
+def _drop_capabilities(last: int) -> None:
+    """A sandbox that stays root keeps uid 0 but none of root's capabilities once it execs: no kernel modules,
+    raw devices, clock or priority changes, signals or ptrace across users. Emptying the bounding set and
+    the ambient set is enough, since exec recomputes root's capabilities from them."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for capability in range(last + 1):
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
 
 
 def _unshare_network() -> None:

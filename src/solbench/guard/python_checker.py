@@ -37,7 +37,8 @@ CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
      r"|types\.(CodeType|FunctionType))$", "dynamic-code"),
     (r"(builtins\.)?open$|io\.open$|os\.(open|remove|unlink|rename|listdir|scandir|makedirs|mkdir)$|shutil\.\w+$"
      r"|(torch|numpy)\.(load|save)$|tempfile\.\w+$", "file-access"),
-    (r"os\.(system|popen|fork|forkpty|exec\w*|spawn\w*|kill|killpg|posix_spawn\w*)$|subprocess\.\w+$", "process"),
+    (r"os\.(system|popen|fork|forkpty|exec\w*|spawn\w*|kill|killpg|posix_spawn\w*|sched_set\w+|setpriority|nice)$"
+     r"|subprocess\.\w+$", "process"),
     (r"gc\.\w+$|sys\._getframe$|inspect\.\w+$", "introspection"),
     (r"ctypes\.\w+|cffi\.\w+|torch\.ops\.load_library$|torch\.utils\.cpp_extension\.(load|load_inline)$",
      "native-loading"),

@@ -166,7 +166,20 @@ def _confinement_state() -> dict:
         filesystem_confined = False
     except PermissionError:
         filesystem_confined = True
-    return {"network_namespace": namespace, "uid": os.getuid(), "filesystem_confined": filesystem_confined}
+    return {"network_namespace": namespace, "uid": os.getuid(), "filesystem_confined": filesystem_confined,
+            "capabilities": _effective_capabilities()}
+
+
+def _effective_capabilities() -> str | None:
+    """The CapEff mask from /proc/self/status, as hex; None where it cannot be read."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("CapEff:"):
+                    return line.split()[1]
+    except OSError:
+        pass
+    return None
 
 
 def _failure(error: BaseException) -> dict:
