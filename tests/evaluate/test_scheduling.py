@@ -1,7 +1,6 @@
 """The evaluator's CPU scheduling is restored before the reference is timed, and a change is reported."""
 
 import os
-import tempfile
 import threading
 import time
 
@@ -50,12 +49,10 @@ def test_an_evaluation_whose_evaluator_was_rescheduled_is_refused(tmp_path, fast
     problem = load_problem(write_problem(tmp_path / "add", VECTOR_ADD, vector_workloads(1000)))
     baseline = Scheduling.of()
     stop = threading.Event()
-    folder = tempfile.gettempdir()
-    before = set(os.listdir(folder))
 
     def attacker():
         while not stop.is_set():
-            if any(name.startswith("solbench-sandbox-") for name in set(os.listdir(folder)) - before):
+            if _sandbox_started():
                 os.sched_setaffinity(os.getpid(), {min(baseline.affinity)})
             time.sleep(0.01)
 
@@ -71,3 +68,19 @@ def test_an_evaluation_whose_evaluator_was_rescheduled_is_refused(tmp_path, fast
     evaluation = traces[0].evaluation
     assert evaluation.status is EvaluationStatus.REWARD_HACK, evaluation.solbench.failure
     assert "scheduling" in evaluation.solbench.failure and "pinned to CPUs" in evaluation.solbench.failure
+
+
+def _sandbox_started() -> bool:
+    """Whether this process has a sandbox child running (its own, not another test process's)."""
+    for task in os.listdir("/proc/self/task"):
+        try:
+            children = open(f"/proc/self/task/{task}/children").read().split()
+        except OSError:
+            continue
+        for child in children:
+            try:
+                if b"solbench.sandbox.child" in open(f"/proc/{child}/cmdline", "rb").read():
+                    return True
+            except OSError:
+                continue
+    return False
