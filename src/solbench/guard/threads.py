@@ -32,7 +32,7 @@ told to sleep at once after a parallel region instead of spinning (`quiet_later_
 so their idle workers cost a call nothing; torch's own pool keeps its default, as in the parent.
 
 The harness's own work between calls runs on the runtime threads only (the flush and the input
-copies use torch's pool at the thread count the sandbox started with, see
+copies use torch's pool at no more threads than the sandbox started with, see
 `harness_thread_count`), so a solution thread's CPU time there is the solution's.
 """
 
