@@ -96,7 +96,9 @@ def started(probed_home, tmp_path):
     def start(*args) -> subprocess.Popen:
         runs.append(subprocess.Popen([sys.executable, "-m", "solbench", "run", *map(str, args)], text=True,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env={**os.environ, **probed_home}))
+                                     env={**os.environ, **probed_home},
+                                     # as from a terminal: test runners' workers (pytest-xdist) ignore Ctrl-C
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)))
         return runs[-1]
     yield start
     for hold in tmp_path.glob("*.hold"):
