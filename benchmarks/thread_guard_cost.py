@@ -21,13 +21,15 @@ import statistics
 import time
 
 
-def _median_us(function, iterations: int) -> float:
-    samples = []
+def _medians_us(functions: list, iterations: int) -> list[float]:
+    """Median time of each function, measured in turns so that drift in the machine's speed hits all alike."""
+    samples: list[list[int]] = [[] for _ in functions]
     for _ in range(iterations):
-        start = time.perf_counter_ns()
-        function()
-        samples.append(time.perf_counter_ns() - start)
-    return statistics.median(samples) / 1e3
+        for function, kept in zip(functions, samples):
+            start = time.perf_counter_ns()
+            function()
+            kept.append(time.perf_counter_ns() - start)
+    return [statistics.median(kept) / 1e3 for kept in samples]
 
 
 def main() -> None:
@@ -52,8 +54,7 @@ def main() -> None:
         call()
         guard.settle("after the call returned")
 
-    bare = _median_us(call, args.iterations)
-    fast = _median_us(call_and_settle, args.iterations)
+    bare, fast = _medians_us([call, call_and_settle], args.iterations)
 
     @torch.jit.script
     def work(t: torch.Tensor) -> torch.Tensor:
@@ -65,17 +66,15 @@ def main() -> None:
 
     launch(x).wait()  # torch's inter-op pool: native threads, idle from now on
     guard.settle("after the call returned")
-    with_native = _median_us(call_and_settle, args.iterations)
+    bare_again, with_native = _medians_us([call, call_and_settle], args.iterations)
     natives = len(guard.native)
-
-    flush_alone = _median_us(flusher.flush, args.iterations // 3)
 
     def gap():
         guard.begin_gap()
         flusher.flush()
         guard.check_gap("between timed calls")
 
-    gap_us = _median_us(gap, args.iterations // 3)
+    flush_alone, gap_us = _medians_us([flusher.flush, gap], args.iterations // 3)
     worst = float("-inf")
     for _ in range(args.iterations):
         torch.ones(1 << 20).add_(1)  # a parallel region: the pool spins after it
@@ -86,7 +85,8 @@ def main() -> None:
     print(f"{'measure':<34}{'median µs':>12}{'ratio':>10}")
     print(f"{'bare call':<34}{bare:>12.2f}{1.0:>10.2f}")
     print(f"{'+ settle, no solution threads':<34}{fast:>12.2f}{fast / bare:>10.2f}")
-    print(f"{f'+ settle, {natives} idle native threads':<34}{with_native:>12.2f}{with_native / bare:>10.2f}")
+    print(f"{'bare call, again':<34}{bare_again:>12.2f}{1.0:>10.2f}")
+    print(f"{f'+ settle, {natives} idle native threads':<34}{with_native:>12.2f}{with_native / bare_again:>10.2f}")
     print(f"{'flush alone':<34}{flush_alone:>12.2f}{1.0:>10.2f}")
     print(f"{'begin_gap + flush + check_gap':<34}{gap_us:>12.2f}{gap_us / flush_alone:>10.2f}")
     print(f"gap noise: largest CPU time given to the solution over {args.iterations} flushes: "

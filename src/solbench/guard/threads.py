@@ -188,8 +188,8 @@ class ThreadGuard:
     # --- the two rules ------------------------------------------------------------------------
     def settle(self, when: str) -> None:
         """Return once every live thread is idle; refuse the solution if one is still busy at the deadline."""
-        if not self.live and not self.native and self._thread_count_unchanged():
-            return  # the common case, inside the timed region: one fstat
+        if not self.live and self._thread_count_unchanged() and self._natives_still():
+            return  # the common case, inside the timed region: one fstat and a clock per native thread
         self._find_native_threads()
         if not self.live and not self.native:
             return
@@ -285,6 +285,14 @@ class ThreadGuard:
             return os.fstat(self._tasks_fd).st_nlink - 2 == self._task_count
         except OSError:
             return False
+
+    def _natives_still(self) -> bool:
+        """Whether every known native thread has used no CPU time since it was last found idle."""
+        for native_id, thread in self.native.items():
+            now = _cpu_time_s(native_id)
+            if thread.cpu_s is None or now is None or now - thread.cpu_s > _STILL_S:
+                return False
+        return True
 
     def _find_native_threads(self) -> None:
         """List the process's threads: keep a record per native thread, forget those that exited."""
