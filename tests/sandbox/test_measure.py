@@ -91,3 +91,19 @@ def test_iteration_cap():
     measurement, *_ = _run([0.01, 0.02] * 100, TimingPlan(budget_s=1e9, warmup_s=0, max_iterations=50,
                                                     target_rel_std_err=0.0))
     assert len(measurement.samples_s) == 50
+
+
+def test_the_timers_resolution_is_kept_and_times_near_it_warned_about():
+    class CoarseTimer(FakeTimer):
+        @staticmethod
+        def resolution_s():
+            return 1e-3
+
+    clock = FakeClock()
+    measurement = measure(lambda: None, lambda i: None, 1, CoarseTimer(clock, [2e-3]), CountingFlusher(),
+                          TimingPlan(budget_s=1, warmup_s=0, min_warmup=1, min_iterations=3), clock=clock)
+    assert measurement.resolution_s == 1e-3
+    assert any("resolution" in warning for warning in measurement.warnings)
+    plain = measure(lambda: None, lambda i: None, 1, FakeTimer(clock, [2e-3]), CountingFlusher(),
+                    TimingPlan(budget_s=1, warmup_s=0, min_warmup=1, min_iterations=3), clock=clock)
+    assert plain.resolution_s is None

@@ -53,3 +53,29 @@ def test_baselines_round_trip_and_bad_files(tmp_path):
     path.write_text(json.dumps({"version": 9, "baselines": []}))
     with pytest.raises(ScoreError, match="version 9 is not supported"):
         load_baselines(path)
+
+
+def _passed_trace(samples_s, resolution_s):
+    from solbench.evaluate.correctness import Verdict
+    from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
+    from solbench.spec.trace import EvaluationStatus, Environment
+    from solbench.spec.workload import Workload
+
+    context = RunContext(definition="d", solution="s", environment=Environment(hardware="test"), device="cuda",
+                         device_name="test", clock={})
+    timing = timing_summary("cuda_events", samples_s, 1, 0, 1, [], resolution_s)
+    return make_trace(context, Workload(uuid="w", axes={}, inputs={}), EvaluationStatus.PASSED, verdict=Verdict(),
+                      timing=timing, reference_timing=timing_summary("cuda_events", [1e-3], 1, 0, 1, []))
+
+
+def test_a_time_below_the_timers_resolution_is_flagged_implausible():
+    from solbench.score import score_trace
+
+    fast = _passed_trace([0.2e-6, 0.3e-6, 0.2e-6], resolution_s=0.5e-6)
+    assert fast.evaluation.solbench.timing.below_resolution
+    assert fast.evaluation.solbench.timing.resolution_ms == pytest.approx(0.5e-3)
+    scored = score_trace(fast, t_sol_ms=1e-7, baselines=None, hardware="H200")
+    assert scored.implausible and "below the timer's resolution" in scored.note
+    normal = _passed_trace([20e-6, 21e-6], resolution_s=0.5e-6)
+    assert not normal.evaluation.solbench.timing.below_resolution
+    assert not score_trace(normal, t_sol_ms=1e-3, baselines=None, hardware="H200").implausible

@@ -304,9 +304,10 @@ class _WorkloadEvaluation:
         if seen != set(range(min(variants, len(samples)))):
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing kept no output for some input variant")
         warnings = [str(w) for w in reply.get("warnings", [])][:10]
-        flush_bytes = reply.get("flush_bytes")
+        flush_bytes, resolution = reply.get("flush_bytes"), reply.get("resolution_s")
         return timing_summary(str(reply.get("backend")), [float(s) for s in samples], int(reply.get("warmup", 0)),
-                              flush_bytes if isinstance(flush_bytes, int) else 0, self.config.rounds, warnings)
+                              flush_bytes if isinstance(flush_bytes, int) else 0, self.config.rounds, warnings,
+                              float(resolution) if isinstance(resolution, (int, float)) and resolution > 0 else None)
 
     def _time_reference(self, sets: list):
         from solbench.sandbox.flush import flusher_for
@@ -320,4 +321,4 @@ class _WorkloadEvaluation:
         measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,
                               flusher, replace(self.config.timing, capture=False))
         return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, measurement.flush_bytes,
-                              len(rotation), measurement.warnings)
+                              len(rotation), measurement.warnings, measurement.resolution_s)

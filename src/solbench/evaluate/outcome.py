@@ -27,9 +27,12 @@ class RunContext:
 
 
 def timing_summary(backend: str, samples_s: list[float], warmup: int, flush_bytes: int, variants: int,
-                   warnings: list[str]) -> TimingSummary:
+                   warnings: list[str], resolution_s: float | None = None) -> TimingSummary:
     samples_ms = [s * 1e3 for s in samples_s]
-    return TimingSummary(backend=backend, samples_ms=samples_ms, warmup=warmup, median_ms=stats.median(samples_ms),
+    median_ms = stats.median(samples_ms)
+    resolution_ms = resolution_s * 1e3 if resolution_s else None
+    return TimingSummary(backend=backend, samples_ms=samples_ms, warmup=warmup, median_ms=median_ms,
+                         resolution_ms=resolution_ms, below_resolution=resolution_ms is not None and median_ms < resolution_ms,
                          mean_ms=stats.mean(samples_ms), p10_ms=stats.quantile(samples_ms, 0.1),
                          p90_ms=stats.quantile(samples_ms, 0.9), cv=stats.coefficient_of_variation(samples_ms),
                          rel_std_err=stats.relative_standard_error(samples_ms), cache_flush=flush_bytes > 0,

@@ -93,6 +93,7 @@ class SandboxServer:
         self.integrity.verify("during the timed loop")
         return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,
                 "warmup": measurement.warmup, "flush_bytes": measurement.flush_bytes,
+                "resolution_s": measurement.resolution_s,
                 "captured": [[i, outs, [str(o.device) for o in outs]] for i, outs in sorted(measurement.captured.items())],
                 "warnings": measurement.warnings}
 

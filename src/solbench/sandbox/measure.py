@@ -45,6 +45,8 @@ class Measurement:
     warmup: int
     variants: int
     flush_bytes: int
+    resolution_s: float | None = None
+    """The timer's resolution, where it states one."""
     captured: dict[int, Any] = field(default_factory=dict)
     """Iteration index -> that call's outputs, one iteration per input variant (when the plan captures)."""
     warnings: list[str] = field(default_factory=list)
@@ -103,6 +105,7 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
                     measurement.captured[iteration] = snapshot(result[0])
         iteration += 1
     resolution = getattr(timer, "resolution_s", lambda: 0.0)()
+    measurement.resolution_s = resolution or None
     if resolution and stats.median(measurement.samples_s) < 100 * resolution:
         measurement.warnings.append("median is within 100x of the timer's resolution")
     if stats.relative_standard_error(measurement.samples_s) > plan.target_rel_std_err:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solbench.score.baselines import Baselines
 from solbench.score.sol_score import SolScore, mean_score, sol_score
@@ -40,6 +40,10 @@ def score_trace(trace: Trace, t_sol_ms: float | None, baselines: Baselines | Non
         return WorkloadScore(score=0.0, t_kernel_ms=performance.latency_ms,
                              note="no T_SOL" if t_sol_ms is None else "no baseline", **common)
     result: SolScore = sol_score(performance.latency_ms, t_baseline, t_sol_ms)
+    timing = evaluation.solbench.timing if evaluation.solbench else None
+    if timing is not None and timing.below_resolution:
+        result = replace(result, implausible=True, note=f"T_k {timing.median_ms:.4g} ms below the timer's resolution "
+                                                         f"({timing.resolution_ms:.4g} ms)")
     return WorkloadScore(score=result.score, t_kernel_ms=performance.latency_ms, implausible=result.implausible,
                          note=result.note, **common)
 

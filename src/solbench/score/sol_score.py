@@ -13,7 +13,8 @@ from dataclasses import dataclass
 class SolScore:
     score: float
     implausible: bool = False
-    """T_k below T_SOL: faster than physics allows (a measurement problem or a cheat)."""
+    """T_k below T_SOL, faster than physics allows, or below the timer's resolution (see aggregate.score_trace):
+    a measurement problem or a cheat."""
     note: str = ""
 
 

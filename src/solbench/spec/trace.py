@@ -84,6 +84,10 @@ class TimingSummary(_Record):
     """Bytes written between iterations to evict the caches (0: no flush)."""
     input_variants: int = 1
     """How many distinct input sets were rotated through the timed iterations."""
+    resolution_ms: Optional[float] = None
+    """The timer's resolution, where it states one."""
+    below_resolution: bool = False
+    """The median is below the timer's resolution: no time can be trusted (a measurement problem or a cheat)."""
     warnings: list[str] = Field(default_factory=list)
 
 

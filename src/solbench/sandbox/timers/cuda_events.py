@@ -30,3 +30,8 @@ class CudaEventTimer(CudaTimerBase):
         self._end.record()
         self._end.synchronize()
         return self._start.elapsed_time(self._end) * 1e-3
+
+    @staticmethod
+    def resolution_s() -> float:
+        """cudaEventElapsedTime: "a resolution of around 0.5 microseconds" (CUDA Runtime API)."""
+        return 0.5e-6
