@@ -206,8 +206,13 @@ def test_work_by_threads_that_exit_before_the_check_still_counts():
     out = run_scenario(BUSY_LOOP, """
         guard.settle("after the call returned")
         guard.begin_gap()
+        def share():  # a fixed amount of work (a few ms of CPU time), however loaded the machine is
+            scratch = torch.empty_like(x)
+            for _ in range(20):
+                torch.add(x, x, out=scratch)
+
         for _ in range(8):
-            relay = threading.Thread(target=spin, args=(0.002,))
+            relay = threading.Thread(target=share)
             relay.start()
             relay.join()
         outcome(lambda: guard.check_gap("between timed calls"))
