@@ -1,5 +1,9 @@
 """The integrity guard's list of harness operators covers what the harness's tensor work dispatches."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -63,3 +67,36 @@ def test_a_kernel_registered_over_a_harness_operator_changes_its_table():
     finally:
         library._destroy()
     assert _dispatch_tables() == before
+
+
+NATIVE_SIGNALS = """
+import ctypes, faulthandler, sys
+faulthandler.disable()
+import torch
+from solbench.guard.runtime import GuardViolation, IntegrityGuard
+
+def outcome(change):
+    guard = IntegrityGuard.snapshot()
+    change()
+    try:
+        guard.verify("after the call")
+    except GuardViolation as violation:
+        print("refused:", violation)
+    else:
+        print("accepted")
+
+outcome(lambda: None)
+outcome(faulthandler.enable)  # sigaction from C, for SIGSEGV and others: Python's signal module does not see it
+timer = ctypes.c_void_p()
+outcome(lambda: ctypes.CDLL(None).timer_create(1, None, ctypes.byref(timer)))  # a POSIX timer (CLOCK_MONOTONIC)
+"""
+
+
+def test_signal_handlers_and_timers_installed_from_native_code_are_refused(tmp_path):
+    script = tmp_path / "native_signals.py"
+    script.write_text(NATIVE_SIGNALS)
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONFAULTHANDLER"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=environment)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and lines[0] == "accepted", done.stdout + done.stderr
+    assert all(line.startswith("refused:") and "native code" in line for line in lines[1:3]), done.stdout

@@ -62,10 +62,15 @@ ROOT = Path(__file__).resolve().parents[2]
     ("import sys\nvars(sys)['addaudithook'](print)\n", "introspection"),
     ("import sys\nsys.__dict__['setprofile'](print)\n", "introspection"),
     ("import torch\nlib = torch.library.Library('aten', 'IMPL')\n", "patch-module"),
+    ("import torch\nT = torch.Tensor\nT.add_ = lambda *a: None\n", "patch-module"),
+    ("import torch\ntorch.ops.aten.add_.Tensor.py_impl(torch._C.DispatchKey.CPU)(print)\n", "patch-module"),
+    ("import torch\nkeep = torch._C._EnablePythonDispatcher()\n", "patch-module"),
+    ("import torch\nNAME = 'gc'\ncollector = getattr(torch.accelerator.graphs, NAME)\n", "introspection"),
     ("import torch\n@torch.library.impl('aten::add_.Tensor', 'CPU')\ndef f(*a):\n    pass\n", "patch-module"),
     ("import sys\nframe = getattr(sys, '_get' + 'frame')(1)\n", "introspection"),
     ("def f(frame):\n    return getattr(frame, f'f_{\"back\"}')\n", "introspection"),
-    ("import sys\nname = 'settrace'\nhook = getattr(sys, name)\n", "introspection"),
+    ("import sys\nname = 'settrace'\nhook = getattr(sys, name)\n", "trace-hooks"),  # the name's value is known
+    ("import sys\ndef hook(name):\n    return getattr(sys, name)\n", "introspection"),
     ("def f(g):\n    return getattr(g, '__closure__')\n", "introspection"),
     ("import os\npid = getattr(os, 'fork')()\n", "process"),
     ("import signal\n", "trace-hooks"),
@@ -91,6 +96,10 @@ def test_each_python_rule_fires(source, rule):
     ("std::jthread worker(f);", "threads"),
     ("auto f = async(std::launch::async, work);", "threads"),
     ("__attribute__((constructor)) void early() {}", "trace-hooks"),
+    ("struct sigaction action; sigaction(SIGALRM, &action, nullptr);", "trace-hooks"),
+    ("timer_create(CLOCK_MONOTONIC, &event, &timer);", "trace-hooks"),
+    ("PyEval_SetProfile(hook, nullptr);", "trace-hooks"),
+    ("Py_AddPendingCall(work, nullptr);", "trace-hooks"),
 ])
 def test_each_native_rule_fires(source, rule):
     assert rule in {f.rule for f in check_sources([("kernel.cu", source)])}

@@ -14,6 +14,9 @@ NATIVE_PATTERNS = [
     (r"\b(system|popen|fork|vfork|execl\w*|execv\w*|posix_spawn\w*|kill)\s*\(", "process"),
     (r"\b(dlopen|dlsym)\s*\(", "native-loading"),
     (r"__attribute__\s*\(\(\s*constructor", "trace-hooks"),
+    # code that runs wherever the process is (between timed calls too): signal handlers, timers, interpreter hooks
+    (r"\b(sigaction|signal|timer_create|setitimer|alarm|syscall|PyEval_Set(Profile|Trace)(AllThreads)?"
+     r"|Py_AddPendingCall|PyThreadState_SetAsyncExc)\s*\(", "trace-hooks"),
     (r"\b(cudaGraph\w*|cudaStreamBeginCapture|cudaStreamEndCapture)\b", "cuda-graph"),
     (r"\b(cudaStreamAttributeAccessPolicyWindow|cudaLimitPersistingL2CacheSize|accessPolicyWindow|"
      r"cudaAccessPropertyPersisting)\b", "l2-persistence"),

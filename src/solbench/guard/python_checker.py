@@ -53,6 +53,8 @@ CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
     (r"threading\.\w+$|concurrent\.futures\.\w+$|_thread\.\w+$", "threads"),
     (r"asyncio\.\w+$", "async"),
     (r"sys\.(settrace|setprofile|addaudithook)$|atexit\.\w+$|signal\.\w+$", "trace-hooks"),
+    (r"torch\._C\._(dispatch_\w+|EnablePythonDispatcher|DisablePythonDispatcher|set_dispatch_mode\w*)$",
+     "patch-module"),
     (r"torch\.jit\.(fork|_fork)$|torch\.futures\.\w+$", "threads"),
     (r"os\.getenv$|os\.environ\.\w+$", "environment"),
     (r"(builtins\.)?id$", "pointer-branch"),
@@ -64,6 +66,8 @@ class PythonChecker(ast.NodeVisitor):
     def __init__(self, path: str):
         self.path = path
         self.aliases: dict[str, str] = {}
+        self.strings: dict[str, str] = {}
+        """Names bound to a string constant, for getattr(owner, NAME)."""
         self.findings: list[Finding] = []
         self._function_globals: list[set[str]] = []
 
@@ -110,6 +114,8 @@ class PythonChecker(ast.NodeVisitor):
             method = node.func.attr
             if method == "data_ptr":
                 self.report("pointer-branch", node, "calls .data_ptr()")
+            elif method == "py_impl":
+                self.report("patch-module", node, "calls .py_impl(): a Python kernel over a torch operator")
             elif method in ("as_subclass", "_make_subclass"):
                 self.report("tensor-subclass", node, f"calls .{method}()")
             elif method in ("read_text", "write_text", "read_bytes", "write_bytes", "open") and \
@@ -131,9 +137,13 @@ class PythonChecker(ast.NodeVisitor):
         """getattr(obj, "name") is obj.name: check it as such; a name built from pieces or computed for a
         protected module is how the attribute rules are dodged (getattr(sys, "_get" + "frame"))."""
         owner, attribute = self.qualified(node.args[0]), node.args[1]
+        if isinstance(attribute, ast.Name) and attribute.id in self.strings:
+            attribute = ast.Constant(self.strings[attribute.id])
         if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
             if attribute.value in _FRAME_ATTRIBUTES:
                 self.report("introspection", node, f"{function}() of {attribute.value}")
+            elif owner and attribute.value in _REACHED_MODULES and owner.split(".")[0] not in _REACHED_MODULES:
+                self._check_reached_module(node, f"{owner}.{attribute.value}", attribute.value)
             elif owner:
                 self._check_call_name(node, f"{owner}.{attribute.value}")
             return
@@ -196,6 +206,13 @@ class PythonChecker(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._check_assignment_target(target, node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, value = node.targets[0].id, node.value
+            source = self.qualified(value)
+            if source is not None and source.split(".")[0] in PROTECTED_MODULES | _REACHED_MODULES:
+                self.aliases[name] = source  # T = torch.Tensor; T.add_ = f is torch.Tensor.add_ = f
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                self.strings[name] = value.value  # getattr(torch.x, NAME) is checked with NAME's value
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:

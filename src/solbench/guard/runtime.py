@@ -4,8 +4,10 @@ The harness inside the sandbox shares an interpreter with the solution, so the s
 replace the timer, the functions that copy outputs, or the channel's encoder. Identities (and
 code objects) of those functions are recorded before the solution is imported and compared after
 the import, after every call and after the timed loop, together with the other ways code can run
-inside the harness's own work: signal handlers, torch modes, kernels registered over the operators
-the harness uses, profile/trace/monitoring hooks and audit hooks (refused as they are added). Threads left running after a call are accounted for by
+inside the harness's own work: signal handlers and POSIX timers (Python's and native ones), torch
+modes, torch.Tensor's methods, kernels registered over the operators the harness uses (in the
+dispatcher's tables or on the Python dispatcher), profile/trace/monitoring hooks and audit hooks
+(refused as they are added). Threads left running after a call are accounted for by
 `threads.py`.
 """
 
@@ -20,6 +22,8 @@ CRITICAL = (
     "builtins.isinstance", "builtins.type", "builtins.len", "builtins.getattr", "builtins.id",
     "torch.Tensor.clone", "torch.Tensor.copy_", "torch.Tensor.cpu", "torch.Tensor.contiguous", "torch.Tensor.view",
     "torch.Tensor.numel", "torch.Tensor.detach", "torch.equal", "torch.full", "torch.cuda.synchronize",
+    "torch.rand", "torch.randint", "torch.zeros_like", "torch.empty", "torch.ones", "torch.where", "torch.Generator",
+    "torch.add", "torch.set_num_threads", "torch.get_num_threads",
     "torch.cuda.Event.record", "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize",
     "socket.socket.sendall", "socket.socket.recv_into",
     "solbench.sandbox.measure.measure", "solbench.sandbox.measure._should_stop",
@@ -91,8 +95,52 @@ HARNESS_MODULES = ("solbench.sandbox", "solbench.guard")
 """Packages whose module globals the harness inside the sandbox reads its functions and modules through."""
 
 
-def _harness_globals() -> dict[tuple[str, str], int]:
-    """Identity of every function, class and module a harness module holds as a global.
+def _tensor_methods() -> dict[str, int]:
+    """Identity of every attribute of torch.Tensor and its C base: the harness's tensor work calls them
+    (`buffer.add_(1)` in the flush), and one replaced runs the solution's code there."""
+    import torch
+
+    return {f"{cls.__name__}.{name}": id(value) for cls in (torch.Tensor, torch._C.TensorBase)
+            for name, value in list(vars(cls).items())}
+
+
+def _dispatcher_state() -> tuple:
+    """What decides which kernel a call reaches besides the registered tables: the Python dispatcher, the kernels
+    registered on it (`py_impl`) for the harness's operators, and this thread's included and excluded keys."""
+    import torch
+
+    py_kernels = []
+    for op in HARNESS_OPS:
+        name, _, overload = op.removeprefix("aten::").partition(".")
+        packet = getattr(torch.ops.aten, name, None)
+        operator = getattr(packet, overload or "default", None) if packet is not None else None
+        kernels = getattr(operator, "py_kernels", None) or {}
+        py_kernels.append((op, tuple(sorted((str(key), id(kernel)) for key, kernel in kernels.items()))))
+    # The Python dispatcher, when on, is the PythonDispatcher key in the included set.
+    return (tuple(py_kernels), repr(torch._C._dispatch_tls_local_include_set()),
+            repr(torch._C._dispatch_tls_local_exclude_set()))
+
+
+def _native_signal_state() -> tuple:
+    """Signals caught at the C level and POSIX timers: an extension's sigaction and timer_create run its code
+    wherever the process is, between calls too, and Python's signal module does not see them."""
+    caught = None
+    try:
+        with open("/proc/self/status") as status:
+            caught = next((line.split()[1] for line in status if line.startswith("SigCgt:")), None)
+    except OSError:
+        pass
+    try:
+        with open("/proc/self/timers") as timers:
+            posix_timers = sum(line.startswith("ID:") for line in timers)
+    except OSError:
+        posix_timers = None
+    return caught, posix_timers
+
+
+def _harness_globals() -> dict[tuple[str, str], object]:
+    """Identity of every function, class and module a harness module holds as a global, and the value of every
+    plain constant (a flush size, a budget).
 
     The harness calls through its modules' globals (``time.perf_counter_ns`` through the ``time``
     global of ``timers/cpu.py``), so rebinding a global is as good as replacing the function.
@@ -101,9 +149,11 @@ def _harness_globals() -> dict[tuple[str, str], int]:
     import types
 
     kept = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
-    return {(name, attribute): id(value)
+    constants = (int, float, str, bytes, tuple, frozenset, type(None))
+    return {(name, attribute): id(value) if isinstance(value, kept) else (type(value).__name__, repr(value))
             for name, module in list(sys.modules.items()) if module is not None and name.startswith(HARNESS_MODULES)
-            for attribute, value in list(vars(module).items()) if isinstance(value, kept)}
+            for attribute, value in list(vars(module).items())
+            if isinstance(value, kept) or (isinstance(value, constants) and not attribute.startswith("__"))}
 
 
 def _signal_state() -> tuple:
@@ -184,6 +234,9 @@ class IntegrityGuard:
     signals: tuple
     audit_hook_attempts: list[str]
     dispatch_tables: dict[str, str]
+    tensor_methods: dict[str, int]
+    dispatcher: tuple
+    native_signals: tuple
 
     @classmethod
     def snapshot(cls) -> "IntegrityGuard":
@@ -195,7 +248,8 @@ class IntegrityGuard:
                 continue
         attempts: list[str] = []
         _refuse_audit_hooks(attempts)
-        return cls(fingerprints, _harness_globals(), _signal_state(), attempts, _dispatch_tables())
+        return cls(fingerprints, _harness_globals(), _signal_state(), attempts, _dispatch_tables(), _tensor_methods(),
+                   _dispatcher_state(), _native_signal_state())
 
     def verify(self, when: str) -> None:
         for path, expected in self.fingerprints.items():
@@ -209,6 +263,18 @@ class IntegrityGuard:
         for (module, attribute), identity in self.harness_globals.items():
             if now.get((module, attribute)) != identity:
                 raise GuardViolation("integrity", f"{module}.{attribute} was rebound or removed ({when})")
+        methods = _tensor_methods()
+        changed = sorted(name for name in methods.keys() | self.tensor_methods.keys()
+                         if methods.get(name) != self.tensor_methods.get(name))
+        if changed:
+            raise GuardViolation("integrity", f"torch.{changed[0]} was replaced, added or removed ({when})")
+        if _dispatcher_state() != self.dispatcher:
+            raise GuardViolation("integrity", "the dispatcher was changed: the Python dispatcher turned on, a Python "
+                                              "kernel (py_impl) on an operator the harness uses, or this thread's "
+                                              f"dispatch keys ({when})")
+        if _native_signal_state() != self.native_signals:
+            raise GuardViolation("integrity", "a signal handler or POSIX timer was installed from native code "
+                                              f"(sigaction, timer_create) ({when})")
         tables = _dispatch_tables()
         changed = [op for op, table in self.dispatch_tables.items() if tables.get(op) != table]
         if changed:

@@ -108,7 +108,10 @@ class SandboxServer:
     @contextlib.contextmanager
     def _between_calls(self):
         """The harness's work between timed calls: on the runtime's threads only, and no solution thread may work
-        meanwhile (checked last, just before the timer starts)."""
+        meanwhile (checked last, just before the timer starts). Profile and trace functions are cleared first:
+        one set from native code (PyEval_SetProfile) is invisible to sys.getprofile, and would run in this work."""
+        sys.setprofile(None)
+        sys.settrace(None)
         with self.threads.between_calls("between timed calls"), harness_thread_count(self.thread_count):
             yield
         if gc.isenabled():
