@@ -39,6 +39,8 @@ class SandboxServer:
         """torch's pool size the harness's own work runs at (see harness_thread_count)."""
         self.threads = ThreadGuard()  # wraps the thread starters, so it comes before the integrity snapshot
         self.integrity = IntegrityGuard.snapshot()
+        self._last_outputs: list = []
+        """What the last call returned, checked with the inputs before the harness's next work."""
 
     # --- requests -----------------------------------------------------------------------------
     def build(self, request: dict) -> dict:
@@ -69,11 +71,14 @@ class SandboxServer:
         started = time.monotonic()
         outputs = self._invoke()
         seconds = time.monotonic() - started
+        self._check_tensors_untouched(outputs)
         self.integrity.verify("during a call")
         return {"ok": True, "outputs": outputs, "devices": [str(o.device) for o in outputs],
                 "mutated_inputs": self.inputs.mutated(index), "seconds": seconds}
 
     def time(self, request: dict) -> dict:
+        import torch
+
         from solbench.sandbox.flush import flusher_for
         from solbench.sandbox.measure import TimingPlan, measure
         from solbench.sandbox.timers import select_timer
@@ -87,7 +92,7 @@ class SandboxServer:
             self.threads.adopt_threads_started_by(lambda: timer.time_call(_device_work(self.device)))
         with _no_cyclic_collection():
             measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
-                                  snapshot=lambda outputs: [t.clone() for t in outputs],
+                                  snapshot=lambda outputs: [torch.Tensor.clone(t) for t in outputs],
                                   between_calls=self._between_calls)
         self.inputs.perturb_seed = None
         self.integrity.verify("during the timed loop")
@@ -112,17 +117,36 @@ class SandboxServer:
         one set from native code (PyEval_SetProfile) is invisible to sys.getprofile, and would run in this work."""
         sys.setprofile(None)
         sys.settrace(None)
+        self._check_tensors_untouched(self._last_outputs)
         with self.threads.between_calls("between timed calls"), harness_thread_count(self.thread_count):
             yield
         if gc.isenabled():
             raise GuardViolation("integrity", "the solution turned cyclic garbage collection back on during the timed "
                                               "loop, where finalizers would run between calls, untimed")
 
+    def _check_tensors_untouched(self, outputs) -> None:
+        """The tensors the harness works on next must behave as plain tensors: a method set on one (`z.copy_ = f`
+        shadows torch.Tensor.copy_ for that tensor) or a changed class would run the solution's code in the
+        harness's own work, between timed calls. Other attributes are fine (torch.compile tags its outputs)."""
+        import torch
+
+        for role, tensors in (("input", self.inputs.live), ("output buffer", self.outputs or ()),
+                              ("output", outputs or ())):
+            for index, value in enumerate(tensors):
+                if not isinstance(value, torch.Tensor):
+                    continue
+                shadowed = [name for name in value.__dict__ if hasattr(torch.Tensor, name)]
+                if type(value) is not torch.Tensor or shadowed:
+                    what = f"set {shadowed[0]!r} on" if shadowed else "changed the class of"
+                    raise GuardViolation("integrity", f"the solution {what} {role} {index}, shadowing torch.Tensor's "
+                                                      "own, which the harness uses next")
+
     def _invoke(self) -> list:
         """One call, as timed: it ends when the device is done and the solution's threads are idle."""
         outputs = call_with_convention(self.function, self.inputs.live, self.outputs, [o.name for o in self.output_specs])
         if self.outputs is None:
             outputs = materialized(outputs, self.inputs.storages)
+        self._last_outputs = outputs
         if self.device.startswith("cuda"):
             import torch
 
