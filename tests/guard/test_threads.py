@@ -160,12 +160,19 @@ def launch_after(go: torch.jit.Future[torch.Tensor], x: torch.Tensor) -> torch.j
 
 
 def test_a_native_thread_still_working_after_the_call_is_refused():
+    """Refused when the call is settled; under heavy load a busy native thread can look idle over the short
+    probe, and is then refused between calls, where its CPU time is counted."""
     out = run_scenario(NATIVE_WORK, """
         task = launch(torch.rand(1 << 16), 10 ** 9)
         time.sleep(0.05)
-        outcome(lambda: guard.settle("after the call returned"))
+        def settle_then_gap():
+            guard.settle("after the call returned")
+            guard.begin_gap()
+            time.sleep(0.1)
+            guard.check_gap("between timed calls")
+        outcome(settle_then_gap)
     """)
-    assert out.startswith("refused:") and "native code" in out and "PTThreadPool" in out, out
+    assert out.startswith("refused:") and ("PTThreadPool" in out or "threads used" in out), out
 
 
 def test_native_threads_that_worked_and_went_idle_are_accepted():

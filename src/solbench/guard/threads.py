@@ -26,7 +26,7 @@ OpenMP pool of a runtime an extension brings) have no Python frame, so they are 
 the process's threads: every thread that was not running before the solution was built (the
 interpreter's, torch's OpenMP pool, the CUDA driver's; see `start_runtime_threads`) and is not a
 Python thread above is a native one. The same two rules hold for them, with idle meaning not
-runnable and using no CPU time over a probe: a native thread has no Python wait to recognise, and
+runnable and using no CPU time over two short probes: a native thread has no Python wait to recognise, and
 a futex is where an idle native pool sleeps. OpenMP runtimes loaded after the sandbox started are
 told to sleep at once after a parallel region instead of spinning (`quiet_later_openmp_runtimes`),
 so their idle workers cost a call nothing; torch's own pool keeps its default, as in the parent.
@@ -60,6 +60,9 @@ _SKIPPED_FILES = (threading.__file__, concurrent.futures.thread.__file__)
 _PROBE_S = 200e-6
 _PROBES = 8
 """The sandbox sleeps (releasing the GIL) `_PROBES` times `_PROBE_S` to see whether a thread uses CPU time."""
+_NATIVE_PROBE_S, _NATIVE_PROBES = 50e-6, 2
+"""Windows when only native threads are probed: short, since an extension's OpenMP pool is probed after every call
+it worked in, inside the timer. A busy thread that still looks idle (heavy load) is caught between calls."""
 _STILL_S = 20e-6
 """CPU time a blocked thread may show over a probe or since the last check (wake-ups, bookkeeping)."""
 _GAP_BUDGET_S = 0.5e-3
@@ -343,13 +346,14 @@ class ThreadGuard:
         """Sleep in short windows, releasing the GIL; a thread is still if it never ran nor used CPU time in any.
 
         Several windows, because a busy thread waiting for the GIL on a loaded machine can look still in one;
-        native threads do not wait for the GIL (one that is starved is runnable), so one window decides them.
+        native threads do not wait for the GIL (one that is starved is runnable), so fewer decide them.
         """
         last = {ident: cpu for ident, _, _, _, cpu in candidates}
         moving: set[int] = set()
-        windows = 1 if all(thread.native for _, thread, _, _, _ in candidates) else _PROBES
+        native_only = all(thread.native for _, thread, _, _, _ in candidates)
+        windows, window_s = (_NATIVE_PROBES, _NATIVE_PROBE_S) if native_only else (_PROBES, _PROBE_S)
         for _ in range(windows):
-            time.sleep(_PROBE_S)
+            time.sleep(window_s)
             for ident, thread, _, _, _ in candidates:
                 if ident in moving:
                     continue
