@@ -122,15 +122,19 @@ def _dispatcher_state() -> tuple:
             repr(torch._C._dispatch_tls_local_exclude_set()))
 
 
+def status_field(name: str) -> str | None:
+    """A field of /proc/self/status (SigCgt, CapEff: hex masks); None where it cannot be read."""
+    try:
+        with open("/proc/self/status") as status:
+            return next((line.split()[1] for line in status if line.startswith(f"{name}:")), None)
+    except OSError:
+        return None
+
+
 def _native_signal_state() -> tuple:
     """Signals caught at the C level and POSIX timers: an extension's sigaction and timer_create run its code
     wherever the process is, between calls too, and Python's signal module does not see them."""
-    caught = None
-    try:
-        with open("/proc/self/status") as status:
-            caught = next((line.split()[1] for line in status if line.startswith("SigCgt:")), None)
-    except OSError:
-        pass
+    caught = status_field("SigCgt")
     try:
         with open("/proc/self/timers") as timers:
             posix_timers = sum(line.startswith("ID:") for line in timers)

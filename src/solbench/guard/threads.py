@@ -207,8 +207,7 @@ class ThreadGuard:
 
     def begin_gap(self) -> None:
         """The harness's work between timed calls starts: note the CPU time the solution's threads have used."""
-        self._find_native_threads()
-        self._gap = (self._solution_cpu_s()[1], self._cpu_by_thread())
+        self._gap = (self._solution_cpu_s(self._find_native_threads())[1], self._cpu_by_thread())
 
     def check_gap(self, when: str) -> None:
         """Refuse the solution if its threads used more than a sliver of CPU time since `begin_gap`.
@@ -218,9 +217,8 @@ class ThreadGuard:
         """
         if self._gap is None:
             raise RuntimeError("check_gap without begin_gap")
-        self._find_native_threads()
         start, by_thread = self._gap
-        used = self._solution_cpu_s()[0] - start  # the least it can have been: noise never refuses
+        used = self._solution_cpu_s(self._find_native_threads())[0] - start  # the least it can have been: noise never refuses
         if used <= _GAP_BUDGET_S:
             return
         now = self._cpu_by_thread()
@@ -238,16 +236,15 @@ class ThreadGuard:
         yield
         self.check_gap(when)
 
-    def _solution_cpu_s(self) -> tuple[float, float]:
+    def _solution_cpu_s(self, ids: set[int]) -> tuple[float, float]:
         """Bounds on the CPU time of every thread the process ever had, less the runtime's (the main thread's,
         torch's pool's).
 
         The process's clock leaves a thread running on another CPU up to a scheduler tick behind (milliseconds,
         while torch's pool spins after the flush); reading a thread's own clock brings the kernel's count up to
         date. So each runtime thread's clock is read just before the process's and just after: its share of the
-        process's clock lies between the two readings.
+        process's clock lies between the two readings. `ids`: the process's threads, as just listed.
         """
-        ids = _task_ids()
         before = {native_id: _cpu_time_s(native_id) for native_id in ids}  # also brings solution threads up to date
         process = time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)
         runtime_before = runtime_after = 0.0
@@ -297,8 +294,8 @@ class ThreadGuard:
                 return False
         return True
 
-    def _find_native_threads(self) -> None:
-        """List the process's threads: keep a record per native thread, forget those that exited."""
+    def _find_native_threads(self) -> set[int]:
+        """List the process's threads: keep a record per native thread, forget those that exited. Returns the list."""
         ids = _task_ids()
         self._task_count = len(ids)
         self._runtime_ids &= ids  # an exited runtime thread's id may be reused by a solution's thread (its last
@@ -311,6 +308,7 @@ class ThreadGuard:
         for native_id in found - self.native.keys():
             self.native[native_id] = _LiveThread(native_id, f"native code, thread {native_id} {_name(native_id)!r}",
                                                  native=True)
+        return ids
 
     # --- idleness -----------------------------------------------------------------------------
     def _busy(self, probe: bool = False) -> list[str]:

@@ -16,7 +16,7 @@ import time
 import traceback
 from pathlib import Path
 
-from solbench.guard.runtime import GuardViolation, IntegrityGuard
+from solbench.guard.runtime import GuardViolation, IntegrityGuard, status_field
 from solbench.guard.threads import (ThreadGuard, harness_thread_count, quiet_later_openmp_runtimes,
                                     start_runtime_threads)
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
@@ -195,19 +195,7 @@ def _confinement_state() -> dict:
     except PermissionError:
         filesystem_confined = True
     return {"network_namespace": namespace, "uid": os.getuid(), "filesystem_confined": filesystem_confined,
-            "capabilities": _effective_capabilities()}
-
-
-def _effective_capabilities() -> str | None:
-    """The CapEff mask from /proc/self/status, as hex; None where it cannot be read."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("CapEff:"):
-                    return line.split()[1]
-    except OSError:
-        pass
-    return None
+            "capabilities": status_field("CapEff")}
 
 
 def _failure(error: BaseException) -> dict:
