@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import Device, UsageError, default_device
+from solbench.cli.common import DEFAULTS, Device, UsageError, evaluation_config
 
 
 def measure_baselines(
@@ -27,8 +27,10 @@ def measure_baselines(
     work: Optional[Path] = typer.Option(None, "--work", help="Folder for the candidates' traces (resumable)."),
     rerun: bool = typer.Option(False, "--rerun", help="Measure again what an earlier run already finished."),
     device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
-    rounds: int = typer.Option(1, "--rounds", min=1, help="Correctness rounds per candidate and workload."),
-    budget: float = typer.Option(0.5, "--budget", min=0, help="Seconds of timed iterations per workload."),
+    rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", min=1,
+                               help="Correctness rounds per candidate and workload."),
+    budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
+                                 help="Seconds of timed iterations per workload."),
 ) -> None:
     """T_b per workload: the fastest correct of the reference (eager), the reference under torch.compile
     and any named baseline solutions, stored as versioned data for `run`, `eval` and `score`."""
@@ -36,16 +38,15 @@ def measure_baselines(
 
     import solbench
     from solbench.cli.render import worker_retry_line
-    from solbench.evaluate import EvaluationConfig
     from solbench.hardware import lookup
     from solbench.runner.baseline import fastest_correct, merge
     from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE, plan_jobs
     from solbench.runner.pool import run_jobs
     from solbench.runner.worker import RunSettings
-    from solbench.sandbox import TimingPlan
     from solbench.score.baselines import load_baselines, save_baselines
 
-    chosen_device = device.value if device else default_device()
+    config = evaluation_config(device, rounds=rounds, budget_s=budget, time_reference=False)
+    chosen_device = config.device
     if hardware is None and chosen_device != "cpu":
         raise UsageError("--hardware is required on a GPU: name the spec these baselines are for (e.g. H200)")
     spec = lookup(hardware or "local")
@@ -58,9 +59,7 @@ def measure_baselines(
     if not jobs:
         raise UsageError(f"{suite}: no problems match")
     work = work or Path("runs") / f"baseline-{spec.id.lower()}"
-    settings = RunSettings(config=EvaluationConfig(device=chosen_device, rounds=rounds,
-                                                   timing=TimingPlan(budget_s=budget), time_reference=False),
-                           out=work, rerun=rerun)
+    settings = RunSettings(config=config, out=work, rerun=rerun)
     errors.print(f"timing {len(candidates)} candidate(s) on {len(jobs) // len(candidates) or len(jobs)} problem(s) "
                  f"on {spec.id} · traces in {work}")
     counter = {"done": 0}

@@ -1,10 +1,16 @@
-"""What the commands share: the usage error and device defaults."""
+"""What the commands share: the usage error, the device choice and the evaluation settings."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
+from pathlib import Path
 
 from solbench.errors import SolbenchError
+from solbench.evaluate.config import AUTO_DEVICE, EvaluationConfig, resolve_device
+
+DEFAULTS = EvaluationConfig()
+"""The one set of defaults: every option that feeds an EvaluationConfig takes its default from here."""
 
 
 class UsageError(SolbenchError):
@@ -17,6 +23,31 @@ class Device(str, Enum):
 
 
 def default_device() -> str:
-    import torch
+    return resolve_device(AUTO_DEVICE)
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+
+def chosen_device(device: Device | None) -> str:
+    """The device a command runs on: the one asked for (which must exist here), else the config's default."""
+    if device is None:
+        return resolve_device(DEFAULTS.device)
+    if device is Device.cuda and default_device() != "cuda":
+        raise UsageError("--device cuda: no CUDA device is available here")
+    return device.value
+
+
+def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.rounds,
+                      budget_s: float = DEFAULTS.timing.budget_s, timeout_s: float = DEFAULTS.timeout_s,
+                      memory_limit_gb: float | None = None, timer: str | None = DEFAULTS.timer,
+                      data_roots: tuple[Path, ...] = DEFAULTS.data_roots, **fixed) -> EvaluationConfig:
+    """EvaluationConfig's defaults with the command's options applied, device resolved.
+
+    `fixed` holds settings a command always sets (baselines do not time the reference).
+    """
+    if timeout_s <= 0 or rounds < 1 or budget_s < 0:
+        raise UsageError("--timeout must be positive, --rounds at least 1, --budget not negative")
+    if memory_limit_gb is not None and memory_limit_gb <= 0:
+        raise UsageError("--memory-limit-gb must be positive")
+    memory = int(memory_limit_gb * 2**30) if memory_limit_gb is not None else DEFAULTS.memory_limit_bytes
+    return replace(DEFAULTS, device=chosen_device(device), rounds=rounds, timing=replace(DEFAULTS.timing,
+                   budget_s=budget_s), timeout_s=timeout_s, memory_limit_bytes=memory, timer=timer,
+                   data_roots=tuple(data_roots), **fixed)

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import Device, UsageError, default_device
+from solbench.cli.common import DEFAULTS, Device, UsageError, evaluation_config
 
 
 def evaluate_solution(
@@ -17,11 +17,13 @@ def evaluate_solution(
     solution: Optional[Path] = typer.Option(None, "--solution", "-s", help="Solution JSON file."),
     reference: bool = typer.Option(False, "--reference", help="Evaluate the reference itself as the solution."),
     json_output: bool = typer.Option(False, "--json", help="Print only a JSON array of traces on stdout."),
-    timeout: float = typer.Option(120.0, "--timeout", help="Seconds allowed for each sandbox request."),
+    timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout",
+                                  help="Seconds allowed for each sandbox request."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Append traces to this JSONL file."),
     device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
-    rounds: int = typer.Option(3, "--rounds", help="Correctness rounds, each on fresh inputs."),
-    budget: float = typer.Option(1.0, "--budget", help="Seconds of timed iterations per workload."),
+    rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", help="Correctness rounds, each on fresh inputs."),
+    budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget",
+                                 help="Seconds of timed iterations per workload."),
     timer: Optional[str] = typer.Option(None, "--timer", help="cpu_monotonic, cuda_events or cuda_profiler."),
     memory_limit_gb: Optional[float] = typer.Option(None, "--memory-limit-gb",
                                                     help="Sandbox memory limit (default: half of RAM)."),
@@ -29,33 +31,29 @@ def evaluate_solution(
     hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
                                            help="Add T_SOL and the SOL score on this hardware to each trace."),
     baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON for the SOL score."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache folder: an evaluation measured before "
+                                         "with the same key is returned from it (see docs/result-cache.md)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="With --cache: measure again and overwrite the entry."),
 ) -> None:
     """Evaluate a solution on every workload of a problem; one trace per workload."""
     from rich.console import Console
 
     from solbench.cli.render import status_counts, traces_table
-    from solbench.evaluate import EvaluationConfig, default_memory_limit_bytes
-    from solbench.sandbox import TimingPlan
     from solbench.spec import load_problem, load_solution, reference_solution
 
-    if timeout <= 0 or rounds < 1 or budget < 0:
-        raise UsageError("--timeout must be positive, --rounds at least 1, --budget not negative")
     if (solution is None) == (not reference):
         raise UsageError("give exactly one of --solution FILE or --reference")
+    config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout,
+                               memory_limit_gb=memory_limit_gb, timer=timer, data_roots=tuple(data_root))
+    chosen_device = config.device
     problem = load_problem(problem_dir)
     candidate = reference_solution(problem.definition) if reference else load_solution(solution)
-    chosen_device = device.value if device else default_device()
-    if chosen_device == "cuda" and default_device() != "cuda":
-        raise UsageError("--device cuda: no CUDA device is available here")
-    memory = int(memory_limit_gb * 2**30) if memory_limit_gb else default_memory_limit_bytes()
-    config = EvaluationConfig(device=chosen_device, timeout_s=timeout, rounds=rounds,
-                              timing=TimingPlan(budget_s=budget), timer=timer, memory_limit_bytes=memory,
-                              data_roots=tuple(data_root))
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")
     sol_hardware = _sol_hardware(hardware, chosen_device, errors)
-    traces = _evaluate_with_progress(problem, candidate, config, errors)
+    traces = _evaluate_with_progress(problem, candidate, config, errors, cache, no_cache)
+    _report_cache(traces, errors)
     if sol_hardware is not None:
         from solbench.evaluate.sol_scoring import attach_sol
         from solbench.score import load_baselines
@@ -85,7 +83,22 @@ def _sol_hardware(hardware: str | None, device: str, console):
     return spec
 
 
-def _evaluate_with_progress(problem, solution, config, console):
+def _report_cache(traces, console) -> None:
+    """One line on stderr saying whether the traces came from the result cache."""
+    records = [t.evaluation.solbench.cache for t in traces if t.evaluation and t.evaluation.solbench]
+    record = records[0] if records else None
+    if record is None:
+        return
+    if record.hit:
+        console.print(f"cache: hit {record.key[:16]} · {len(traces)} trace(s) measured "
+                      f"{traces[0].evaluation.timestamp}", highlight=False)
+    elif record.stored:
+        console.print(f"cache: miss · measured and stored as {record.key[:16]}", highlight=False)
+    else:
+        console.print(f"cache: miss · measured, not stored: {record.reason}", highlight=False)
+
+
+def _evaluate_with_progress(problem, solution, config, console, cache=None, refresh_cache=False):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from solbench.evaluate import evaluate
@@ -93,14 +106,14 @@ def _evaluate_with_progress(problem, solution, config, console):
     if not console.is_terminal:
         def report(done: int, total: int, what: str) -> None:
             console.print(f"[{done}/{total}] {what}", highlight=False)
-        return evaluate(problem, solution, config, report)
+        return evaluate(problem, solution, config, report, cache=cache, refresh_cache=refresh_cache)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("starting", total=len(problem.workloads))
 
         def update(done: int, total: int, what: str) -> None:
             bar.update(task, completed=done, description=what)
-        return evaluate(problem, solution, config, update)
+        return evaluate(problem, solution, config, update, cache=cache, refresh_cache=refresh_cache)
 
 
 def _append_jsonl(path: Path, traces) -> None:

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import Device, UsageError, default_device
+from solbench.cli.common import DEFAULTS, Device, UsageError, evaluation_config
 
 
 def run_suite(
@@ -27,27 +27,23 @@ def run_suite(
                                            help="T_SOL on this hardware (default: `local` on CPU when probed)."),
     baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON (T_b) for the SOL score."),
     device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
-    rounds: int = typer.Option(3, "--rounds", min=1, help="Correctness rounds per workload."),
-    budget: float = typer.Option(0.3, "--budget", min=0, help="Seconds of timed iterations per workload."),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds allowed for each sandbox request."),
+    rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", min=1, help="Correctness rounds per workload."),
+    budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
+                                 help="Seconds of timed iterations per workload."),
+    timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout", help="Seconds allowed for each sandbox request."),
 ) -> None:
     """Evaluate many problems, resumably, with progress; write traces and a summary (pass counts per set,
     SOL scores per problem and set)."""
     from rich.console import Console
 
     from solbench.cli.render import run_tables
-    from solbench.evaluate import EvaluationConfig
     from solbench.runner.jobs import plan_jobs
     from solbench.runner.summary import summarize, write_summary
     from solbench.runner.worker import RunSettings
-    from solbench.sandbox import TimingPlan
     from solbench.score import load_baselines
 
-    chosen_device = device.value if device else default_device()
-    if chosen_device == "cuda" and default_device() != "cuda":
-        raise UsageError("--device cuda: no CUDA device is available here")
-    if timeout <= 0:
-        raise UsageError("--timeout must be positive")
+    config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout)
+    chosen_device = config.device
     errors = Console(stderr=True, highlight=False)
     sol_hardware = _default_hardware(hardware, chosen_device, errors)
     loaded_baselines = load_baselines(baselines) if baselines else None  # fail fast on a bad file
@@ -59,9 +55,7 @@ def run_suite(
         raise UsageError(f"{suite}: no problems match (categories {category or 'any'}, names {name or 'any'})")
     out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
     settings = RunSettings(
-        config=EvaluationConfig(device=chosen_device, rounds=rounds, timing=TimingPlan(budget_s=budget),
-                                timeout_s=timeout),
-        out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun)
+        config=config, out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun)
     errors.print(f"{len(jobs)} problem(s) · solution {solution_name} · {chosen_device} · {workers} worker(s) · "
                  f"traces in {out}")
     results = _run_with_progress(jobs, settings, workers, errors)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 from solbench.evaluate.config import EvaluationConfig
 from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
@@ -49,18 +50,37 @@ class _Build:
     error: Trace | None = None
 
 
-def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig = EvaluationConfig(),
-             progress: ProgressCallback | None = None) -> list[Trace]:
+def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | None = None,
+             progress: ProgressCallback | None = None, *, cache: Path | None = None,
+             refresh_cache: bool = False) -> list[Trace]:
     """Evaluate `solution` on every workload of `problem`; returns one trace per workload, in order.
+
+    `config` defaults to ``EvaluationConfig()`` (device ``auto``: cuda when present). With `cache`, a
+    folder, an earlier evaluation with the same key is returned instead of measuring (see
+    result_cache.py); `refresh_cache` measures again and overwrites it. Every trace then records
+    the cache's use in ``evaluation.solbench.cache``.
 
     Raises SpecError (before starting any process) for problems with missing data files or a
     solution written for another definition; everything the solution does becomes a status.
     """
+    config = (config or EvaluationConfig()).resolved()
     check_data_files(problem, config.data_roots)
     if solution.definition != problem.name:
         raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "
                         f"not for this problem {problem.name!r}")
-    run = _Run(problem, solution, config, progress or (lambda *_: None))
+    report = progress or (lambda *_: None)
+    if cache is None:
+        return _measure(problem, solution, config, report)
+    from solbench.evaluate.result_cache import cached_evaluation
+
+    traces = cached_evaluation(cache, problem, solution, config, lambda: _measure(problem, solution, config, report),
+                               refresh=refresh_cache)
+    report(len(traces), len(traces), "done")
+    return traces
+
+
+def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback) -> list[Trace]:
+    run = _Run(problem, solution, config, progress)
     if config.static_check:
         findings = check_solution(solution)
         run.static_checks = [CheckOutcome(rule=f"static:{f.rule}", passed=f.severity is not Severity.BLOCK,

@@ -105,6 +105,19 @@ class SolRecord(_Record):
     """The measured latency is below T_SOL: faster than the hardware allows."""
 
 
+class CacheRecord(_Record):
+    """How a result cache was used for this trace (``evaluate(..., cache=DIR)`` or ``solbench eval --cache DIR``)."""
+
+    key: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """sha256 over the solution, the problem, the harness version, the device and the evaluation config."""
+    hit: bool
+    """True: this trace was read from the cache, measured by an earlier evaluation; False: measured now."""
+    stored: bool
+    """The evaluation is in the cache under `key` (always true on a hit)."""
+    reason: Optional[str] = None
+    """Why a measured evaluation was not stored, when it was not."""
+
+
 class EvaluationDetails(_Record):
     """solbench's own record, beside the upstream fields."""
 
@@ -124,6 +137,8 @@ class EvaluationDetails(_Record):
     """Revealed after the run so a failure can be reproduced; a new run draws a new one."""
     confinement: dict[str, Any] = Field(default_factory=dict)
     sol: Optional[SolRecord] = None
+    cache: Optional[CacheRecord] = None
+    """Set when the evaluation used a result cache."""
 
 
 class Evaluation(_Record):
