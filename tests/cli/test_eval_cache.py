@@ -39,9 +39,16 @@ def test_a_second_eval_hits_no_cache_measures_again_and_a_changed_source_misses(
     assert [t["evaluation"]["performance"] for t in json.loads(second.stdout)] == \
         [t["evaluation"]["performance"] for t in json.loads(first.stdout)]
 
+    entry = cache / records[0]["key"][:2] / f"{records[0]['key']}.json"
+    entry.write_text(entry.read_text()[:100])
+    damaged = solbench(*command)
+    assert [r["hit"] for r in _cache_records(damaged)] == [False, False]
+    assert f"warning: {entry}: damaged cache entry" in damaged.stderr
+
     third = solbench(*command, "--no-cache")
     assert [r["hit"] for r in _cache_records(third)] == [False, False]
-    assert json.loads(third.stdout)[0]["evaluation"]["timestamp"] != json.loads(first.stdout)[0]["evaluation"]["timestamp"]
+    timestamps = [json.loads(r.stdout)[0]["evaluation"]["timestamp"] for r in (first, third)]
+    assert timestamps[0] != timestamps[1]
 
     solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return y + x\n")))
     changed = _cache_records(solbench(*command))

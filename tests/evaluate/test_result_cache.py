@@ -123,7 +123,8 @@ def test_a_hit_returns_the_stored_traces_marked_without_measuring(problem, tmp_p
 def test_refresh_measures_again_and_overwrites(problem, tmp_path):
     solution = make_solution(ADD)
     cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: _traces(problem, log="old"))
-    fresh = cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: _traces(problem, log="new"), refresh=True)
+    fresh = cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: _traces(problem, log="new"),
+                              refresh=True)
     assert all(not t.evaluation.solbench.cache.hit and "new" in t.evaluation.log for t in fresh)
     again = cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: pytest.fail("measured on a hit"))
     assert all(t.evaluation.solbench.cache.hit and "new" in t.evaluation.log for t in again)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -39,6 +40,7 @@ def evaluate_solution(
     from rich.console import Console
 
     from solbench.cli.render import status_counts, traces_table
+    from solbench.evaluate.result_cache import CacheWarning
     from solbench.spec import load_problem, load_solution, reference_solution
 
     if (solution is None) == (not reference):
@@ -52,7 +54,14 @@ def evaluate_solution(
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")
     sol_hardware = _sol_hardware(hardware, chosen_device, errors)
-    traces = _evaluate_with_progress(problem, candidate, config, errors, cache, no_cache)
+    with warnings.catch_warnings(record=True) as cache_warnings:
+        warnings.simplefilter("always", CacheWarning)
+        traces = _evaluate_with_progress(problem, candidate, config, errors, cache, no_cache)
+    for warning in cache_warnings:  # a damaged entry: one line; anything else as Python shows it
+        if issubclass(warning.category, CacheWarning):
+            errors.print(f"[yellow]warning:[/yellow] {warning.message}", highlight=False, soft_wrap=True)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     _report_cache(traces, errors)
     if sol_hardware is not None:
         from solbench.evaluate.sol_scoring import attach_sol
@@ -91,11 +100,11 @@ def _report_cache(traces, console) -> None:
         return
     if record.hit:
         console.print(f"cache: hit {record.key[:16]} · {len(traces)} trace(s) measured "
-                      f"{traces[0].evaluation.timestamp}", highlight=False)
+                      f"{traces[0].evaluation.timestamp}", highlight=False, soft_wrap=True)
     elif record.stored:
-        console.print(f"cache: miss · measured and stored as {record.key[:16]}", highlight=False)
+        console.print(f"cache: miss · measured and stored as {record.key[:16]}", highlight=False, soft_wrap=True)
     else:
-        console.print(f"cache: miss · measured, not stored: {record.reason}", highlight=False)
+        console.print(f"cache: miss · measured, not stored: {record.reason}", highlight=False, soft_wrap=True)
 
 
 def _evaluate_with_progress(problem, solution, config, console, cache=None, refresh_cache=False):

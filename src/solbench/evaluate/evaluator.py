@@ -75,7 +75,8 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
 
     traces = cached_evaluation(cache, problem, solution, config, lambda: _measure(problem, solution, config, report),
                                refresh=refresh_cache)
-    report(len(traces), len(traces), "done")
+    if traces and traces[0].evaluation.solbench.cache.hit:
+        report(len(traces), len(traces), "read from the result cache")
     return traces
 
 
