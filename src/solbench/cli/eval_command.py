@@ -75,7 +75,8 @@ def evaluate_solution(
         sys.stdout.write(json.dumps([t.model_dump(mode="json") for t in traces]) + "\n")
         return
     console = Console()
-    console.print(traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device}"))
+    cached = " · read from the result cache" if _cache_hit(traces) else ""
+    console.print(traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device}{cached}"))
     console.print(status_counts(traces))
 
 
@@ -92,10 +93,19 @@ def _sol_hardware(hardware: str | None, device: str, console):
     return spec
 
 
+def _cache_record(traces):
+    records = [t.evaluation.solbench.cache for t in traces if t.evaluation and t.evaluation.solbench]
+    return records[0] if records else None
+
+
+def _cache_hit(traces) -> bool:
+    record = _cache_record(traces)
+    return record is not None and record.hit
+
+
 def _report_cache(traces, console) -> None:
     """One line on stderr saying whether the traces came from the result cache."""
-    records = [t.evaluation.solbench.cache for t in traces if t.evaluation and t.evaluation.solbench]
-    record = records[0] if records else None
+    record = _cache_record(traces)
     if record is None:
         return
     if record.hit:
