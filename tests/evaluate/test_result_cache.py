@@ -120,6 +120,19 @@ def test_a_hit_returns_the_stored_traces_marked_without_measuring(problem, tmp_p
     assert [without_cache(t) for t in second] == [without_cache(t) for t in first]
 
 
+def test_a_new_harness_version_measures_again(problem, tmp_path, monkeypatch):
+    solution, measured = make_solution(ADD), []
+
+    def measure():
+        measured.append(1)
+        return _traces(problem)
+
+    cached_evaluation(tmp_path / "cache", problem, solution, CPU, measure)
+    monkeypatch.setattr(result_cache, "harness_version", lambda: "0.1.0+edited")
+    traces = cached_evaluation(tmp_path / "cache", problem, solution, CPU, measure)
+    assert len(measured) == 2 and not traces[0].evaluation.solbench.cache.hit
+
+
 def test_refresh_measures_again_and_overwrites(problem, tmp_path):
     solution = make_solution(ADD)
     cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: _traces(problem, log="old"))

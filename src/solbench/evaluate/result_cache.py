@@ -208,6 +208,7 @@ class ResultCache:
                 os.fsync(handle.fileno())
             os.replace(temporary, path)
             temporary = None
+            _sync_folder(path.parent)
         except OSError as error:
             _warn(f"{path}: cannot write cache entry ({error.strerror or error}); the result is not cached")
             raise _NotStored(str(error.strerror or error)) from None
@@ -218,6 +219,20 @@ class ResultCache:
 
 class _NotStored(Exception):
     pass
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every file system lets a folder be synced)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def cached_evaluation(root: Path | str, problem: Problem, solution: Solution, config: EvaluationConfig,
