@@ -200,6 +200,18 @@ def test_a_damaged_entry_is_a_miss_with_a_warning_and_is_replaced(problem, tmp_p
     assert CacheEntry.model_validate_json(path.read_bytes()).key == cache_key(problem, solution, CPU)
 
 
+def test_a_failed_write_warns_keeps_the_result_and_leaves_no_temporary_file(problem, tmp_path, monkeypatch):
+    def full_disk(source, destination):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(result_cache.os, "replace", full_disk)
+    with pytest.warns(CacheWarning, match="cannot write the entry .No space left on device."):
+        traces = cached_evaluation(tmp_path / "cache", problem, make_solution(ADD), CPU, lambda: _traces(problem))
+    record = traces[0].evaluation.solbench.cache
+    assert len(traces) == 2 and not record.stored and "No space left" in record.reason
+    assert not any(p.is_file() for p in (tmp_path / "cache").rglob("*"))
+
+
 def test_an_entry_for_other_workloads_is_a_miss(problem, tmp_path):
     solution = make_solution(ADD)
     key = cache_key(problem, solution, CPU)

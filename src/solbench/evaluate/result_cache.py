@@ -49,8 +49,11 @@ state, so an evaluation with any of them is measured again next time; a REWARD_H
 static check is decided by the sources alone and is stored."""
 
 
-class CacheWarning(UserWarning):
-    """A cache entry could not be read or written; the evaluation went on without it."""
+class CacheWarning(UserWarning, SolbenchError):
+    """A cache entry could not be read or written; the evaluation went on without it.
+
+    Issued with `warnings.warn`, never raised; a SolbenchError like every solbench exception class.
+    """
 
 
 class ResultCacheError(SolbenchError):
@@ -193,8 +196,12 @@ class ResultCache:
             return _warn(f"{path}: cache entry does not match its key or the problem's workloads; measuring again")
         return entry.traces
 
-    def store(self, key: str, traces: list[Trace]) -> None:
-        """Write the entry atomically: a concurrent reader sees the old entry, the new one, or none."""
+    def store(self, key: str, traces: list[Trace]) -> str | None:
+        """Write the entry atomically: a concurrent reader sees the old entry, the new one, or none.
+
+        Returns None when stored, else why not (and warns): a cache that cannot be written costs
+        the next evaluation a measurement, not this one its result.
+        """
         entry = CacheEntry(format=CACHE_FORMAT, key=key, harness_version=harness_version(), traces=traces,
                            created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         path = self.path_of(key)
@@ -210,15 +217,13 @@ class ResultCache:
             temporary = None
             _sync_folder(path.parent)
         except OSError as error:
-            _warn(f"{path}: cannot write cache entry ({error.strerror or error}); the result is not cached")
-            raise _NotStored(str(error.strerror or error)) from None
+            reason = f"cannot write the entry ({error.strerror or error})"
+            _warn(f"{path}: {reason}; the result is not cached")
+            return reason
         finally:
             if temporary is not None:
                 Path(temporary).unlink(missing_ok=True)
-
-
-class _NotStored(Exception):
-    pass
+        return None
 
 
 def _sync_folder(folder: Path) -> None:
@@ -251,10 +256,7 @@ def cached_evaluation(root: Path | str, problem: Problem, solution: Solution, co
     traces = measure()
     reason = unsettled_reason(traces)
     if reason is None:
-        try:
-            store.store(key, traces)
-        except _NotStored as error:
-            reason = f"cannot write the entry: {error}"
+        reason = store.store(key, traces)
     record = CacheRecord(key=key, hit=False, stored=reason is None, reason=reason)
     return [_mark(trace, record, solution.name) for trace in traces]
 
