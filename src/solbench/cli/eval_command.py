@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import Device, UsageError, default_device
+from solbench.cli.common import Device, UsageError, default_device, ensure_local_probe
 
 
 def evaluate_solution(
@@ -78,6 +78,7 @@ def _sol_hardware(hardware: str | None, device: str, console):
         return None
     from solbench.hardware import lookup
 
+    ensure_local_probe(hardware, console)
     spec = lookup(hardware)
     if (spec.kind == "cpu") != (device == "cpu"):
         console.print(f"[yellow]warning:[/yellow] scoring a {device} run against {spec.id} ({spec.kind}): "

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import UsageError
+from solbench.cli.common import UsageError, ensure_local_probe
 
 
 def score_traces(
@@ -22,14 +22,15 @@ def score_traces(
     or the reference timed in the same run."""
     from solbench.evaluate.sol_scoring import score_trace_file
 
+    from rich.console import Console
+
     if not traces_file.exists():
         raise UsageError(f"{traces_file}: file not found")
+    ensure_local_probe(hardware, Console(stderr=True))
     report = score_trace_file(traces_file, hardware, baselines, problems)
     if json_output:
         print(json.dumps(report.as_json()))
         return
-    from rich.console import Console
-
     from solbench.cli.render import score_tables
 
     Console().print(score_tables(report))

@@ -23,7 +23,12 @@ def speed_of_light(
     from solbench.sol import analyze_problem
     from solbench.spec import load_problem
 
+    from rich.console import Console
+
+    from solbench.cli.common import ensure_local_probe
+
     problem = load_problem(problem_dir)
+    ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)
     results = analyze_problem(problem, spec, explain=explain,
                               make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)))
