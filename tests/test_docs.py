@@ -72,6 +72,27 @@ def test_every_docs_page_is_in_the_site_nav():
     assert not missing, f"pages missing from mkdocs.yml's nav: {missing}"
 
 
+def _shallow_nested_items(text: str) -> list[str]:
+    """List items indented by 1 to 3 spaces: GitHub nests them, Python-Markdown (MkDocs) needs 4 and flattens them."""
+    return [line for line in FENCE.sub("", text).splitlines() if re.match(r" {1,3}([-*+]|\d+\.) ", line)]
+
+
+@pytest.mark.parametrize("page", PAGES[1:], ids=lambda p: str(p.relative_to(ROOT)))
+def test_nested_lists_are_indented_four_spaces(page):
+    shallow = _shallow_nested_items(page.read_text())
+    assert not shallow, f"{page.relative_to(ROOT)}: indent nested list items by 4 spaces per level:\n" + "\n".join(shallow)
+
+
+def test_the_indent_check_finds_a_shallow_item():
+    assert _shallow_nested_items("- a\n  - b\n    - c\n1. d\n   - e\n```\n  - code\n```\n") == ["  - b", "   - e"]
+
+
+def _stray_list_markers(html: str) -> list[str]:
+    """Rendered text lines that begin with a list marker: an item Markdown read as the previous paragraph's text."""
+    text = re.sub(r"<code>.*?</code>", "code", re.sub(r"<pre.*?</pre>", "", html, flags=re.DOTALL), flags=re.DOTALL)
+    return [m.group(0).strip() for m in re.finditer(r"\n[ \t]*(?:[-*+]|\d+\.) \S.*", text)]
+
+
 @pytest.mark.slow
 def test_mkdocs_strict_build_passes(tmp_path):
     environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
@@ -79,3 +100,7 @@ def test_mkdocs_strict_build_passes(tmp_path):
                             cwd=ROOT, capture_output=True, text=True, timeout=300, env=environment)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "site" / "architecture" / "index.html").is_file()
+    stray = {str(page.relative_to(tmp_path)): _stray_list_markers(page.read_text())
+             for page in (tmp_path / "site").rglob("index.html")}
+    stray = {page: lines for page, lines in stray.items() if lines}
+    assert not stray, f"list items rendered as text (put a blank line before them): {stray}"
