@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from solbench.evaluate.inputs import InputContext, generate_inputs
+from solbench.spec.inputs import InputContext, generate_inputs
 from solbench.evaluate.reference import ReferenceProgram
 from solbench.evaluate.roles import timing_perturbations
 from solbench.sandbox.rotation import perturbed_inputs

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from conftest import write_problem
-from solbench.evaluate.inputs import inputs_for_analysis
+from solbench.spec.inputs import inputs_for_analysis
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol import AnalysisError, analyze_problem
 from solbench.sol.analysis import INPUT_DRAWS

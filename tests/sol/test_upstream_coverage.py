@@ -3,7 +3,7 @@
 import pytest
 
 from conftest import UPSTREAM
-from solbench.evaluate.inputs import inputs_for_analysis
+from solbench.spec.inputs import inputs_for_analysis
 from solbench.hardware import lookup
 from solbench.sol import analyze_problem
 from solbench.spec import MissingDataError, load_problem

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from solbench.evaluate.config import EvaluationConfig
 from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
 from solbench.evaluate.environment import clock_state, device_name, library_versions
-from solbench.evaluate.inputs import InputContext, generate_inputs
+from solbench.spec.inputs import InputContext, generate_inputs
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluate.roles import timing_perturbations

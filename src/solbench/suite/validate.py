@@ -20,7 +20,7 @@ from pathlib import Path
 
 from solbench.errors import SolbenchError
 from solbench.evaluate.correctness import ExpectedOutput, as_comparable, reference_problem
-from solbench.evaluate.inputs import InputContext, generate_inputs, inputs_for_analysis
+from solbench.spec.inputs import InputContext, generate_inputs, inputs_for_analysis
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol import analyze_problem
