@@ -8,8 +8,6 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import UsageError
-
 
 def score_traces(
     traces_file: Path = typer.Argument(..., help="JSONL traces (solbench eval -o FILE)."),
@@ -19,12 +17,10 @@ def score_traces(
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Score traces: T_SOL from the trace (eval --hardware) or by analysing the problem; T_b from --baselines
-    or the reference timed in the same run."""
-    from solbench.evaluate.sol_scoring import score_trace_file
+    or the reference timed in the same run. PASSED workloads without T_SOL or T_b are left out of the means."""
+    from solbench.score import score_trace_file
 
-    if not traces_file.exists():
-        raise UsageError(f"{traces_file}: file not found")
-    report = score_trace_file(traces_file, hardware, baselines, problems)
+    report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems)
     if json_output:
         print(json.dumps(report.as_json()))
         return
