@@ -156,8 +156,8 @@ def run_tables(summary, just_run: set[str] | None = None) -> Group:
         problems.add_column(column, overflow="fold")
     for item in summary.problems:
         style = None if item.passed == item.workloads else "red"
-        problems.add_row(item.set, item.problem, item.solution, f"{item.passed}/{item.workloads}", format_score(item.score),
-                         style=style)
+        problems.add_row(item.set, item.problem, item.solution, f"{item.passed}/{item.workloads}",
+                         format_score(item.score), style=style)
     return Group(problems, sets)
 
 
