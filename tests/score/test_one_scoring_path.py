@@ -164,3 +164,15 @@ def test_hand_worked_unscored_workload_is_left_out(suite, tmp_path):
 
     failed = [traces[0], _trace("p_tagged", "cand", "w1", EvaluationStatus.RUNTIME_ERROR)]
     assert score_traces(failed, HARDWARE).problems[0].score == pytest.approx(0.375)  # a failure counts 0
+
+
+def test_without_hardware_the_summary_counts_but_scores_nothing():
+    from solbench.runner.summary import summarize_traces
+
+    traces = [_trace("p_root", "cand", "w0", EvaluationStatus.PASSED, 1.0, 2.0),
+              _trace("p_root", "cand", "w1", EvaluationStatus.TIMEOUT)]
+    summary = summarize_traces([("all", "p_root", "cand", traces)], None)
+    [problem], [set_summary] = summary.problems, summary.sets
+    assert (problem.workloads, problem.passed, problem.statuses) == (2, 1, {"PASSED": 1, "TIMEOUT": 1})
+    assert problem.score is None and set_summary.score is None and set_summary.workloads_passed == 1
+    assert json.loads(json.dumps(summary.as_json()))["problems"][0]["unscored"] == 2

@@ -32,7 +32,7 @@ class ProblemSummary:
     scored: int = 0
     """Workloads counted in `score`."""
     unscored: int = 0
-    """PASSED workloads without T_SOL or T_b (left out of `score`, see `unscored_policy`)."""
+    """Workloads left out of `score`: PASSED ones without T_SOL or T_b (see `unscored_policy`); all without hardware."""
     latency_ms: float | None = None
     """Geometric mean of T_k over the workloads; None unless every workload PASSED."""
 

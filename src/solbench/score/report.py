@@ -61,7 +61,7 @@ class ProblemScore(_Value):
     scored: int
     """Workloads counted in `score`: every failed one (as 0) and every PASSED one with an S."""
     unscored: int
-    """PASSED workloads without T_SOL or T_b, left out of `score`."""
+    """Workloads left out of `score`: PASSED ones without T_SOL or T_b (every workload when no hardware is given)."""
     score: Optional[float]
     """Mean S over the `scored` workloads, failures counting 0; None when no workload counts."""
     latency_ms: Optional[float]
