@@ -101,7 +101,7 @@ def score_tables(report) -> Group:
         workloads.add_row(w.definition, w.workload, w.status, format_ms(w.t_kernel_ms), format_ms(w.t_baseline_ms),
                           format_ms(w.t_sol_ms), format_score(w.score),
                           ("IMPLAUSIBLE " if w.implausible else "") + w.note)
-    problems = Table(title="per problem (mean over workloads, failures count 0; T_k: geometric mean)",
+    problems = Table(title="per problem (S: mean, failures count 0; T_k: geometric mean)",
                      title_justify="left")
     for column in ("set", "problem", "solution", "passed", "unscored", "T_k", "S"):
         problems.add_column(column)
@@ -158,7 +158,11 @@ def run_tables(summary, just_run: set[str] | None = None) -> Group:
         style = None if item.passed == item.workloads else "red"
         problems.add_row(item.set, item.problem, item.solution, f"{item.passed}/{item.workloads}",
                          format_score(item.score), style=style)
-    return Group(problems, sets)
+    unscored = sum(item.unscored for item in summary.problems) if summary.hardware else 0
+    if not unscored:
+        return Group(problems, sets)
+    return Group(problems, sets, Text(f"{unscored} PASSED workload(s) without T_SOL or T_b are left out of the scores "
+                                      f"(unscored policy: {summary.unscored_policy})", style="dim"))
 
 
 def worker_retry_line(death) -> str:
