@@ -69,7 +69,8 @@ def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_ad
     assert scored.returncode == 0, scored.stderr
     report = json.loads(scored.stdout)
     assert [p["definition"] for p in report["problems"]] == ["vector_add"]
-    assert report["sets"] == {"all": pytest.approx(report["problems"][0]["score"])}
+    assert [(s["set"], s["score"]) for s in report["sets"]] == [("all", pytest.approx(report["problems"][0]["score"]))]
+    assert report["unscored_policy"] == "exclude" and report["problems"][0]["latency_ms"] > 0
 
 
 def test_score_analyses_problems_for_traces_without_t_sol(vector_add_problem, tmp_path):

@@ -57,8 +57,7 @@ def evaluate_solution(
     sol_hardware = _sol_hardware(hardware, chosen_device, errors)
     traces = _evaluate_with_progress(problem, candidate, config, errors)
     if sol_hardware is not None:
-        from solbench.evaluate.sol_scoring import attach_sol
-        from solbench.score import load_baselines
+        from solbench.score import attach_sol, load_baselines
 
         traces = attach_sol(traces, problem, sol_hardware, load_baselines(baselines) if baselines else None,
                             tuple(data_root))

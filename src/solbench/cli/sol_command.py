@@ -18,10 +18,10 @@ def speed_of_light(
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
 
-    from solbench.evaluate.inputs import inputs_for_analysis
     from solbench.hardware import lookup
     from solbench.sol import analyze_problem
     from solbench.spec import load_problem
+    from solbench.spec.inputs import inputs_for_analysis
 
     from rich.console import Console
 
