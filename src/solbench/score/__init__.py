@@ -10,3 +10,8 @@ from solbench.score.traces import attach_sol, recorded_t_sol, score_trace_file, 
 __all__ = ["UNSCORED_POLICY", "Baseline", "Baselines", "ProblemScore", "ScoreError", "ScoreReport", "SetScore",
            "SolScore", "WorkloadScore", "aggregate", "attach_sol", "geometric_mean", "load_baselines", "mean_score",
            "recorded_t_sol", "save_baselines", "score_trace", "score_trace_file", "score_traces", "sol_score"]
+
+# `solbench.score(traces, hardware=...)` is the public API's score (see solbench/callable_package.py).
+from solbench.callable_package import forward_calls_to_api  # noqa: E402
+
+forward_calls_to_api(__name__)
