@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from cache_guard import isolated_cache  # noqa: F401  (autouse: every test gets its own empty cache folder)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 UPSTREAM = SHARED / "upstream-format"
@@ -22,11 +24,15 @@ def pytest_collection_modifyitems(config, items):
         has_cuda = False
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
     skip_upstream = pytest.mark.skip(reason=f"{UPSTREAM} is absent")
+    skip_cxx = pytest.mark.skip(reason="no C++ compiler (c++) on PATH: .ci/run installs g++")
+    has_cxx = shutil.which("c++") is not None
     for item in items:
         if "gpu" in item.keywords and not has_cuda:
             item.add_marker(skip_gpu)
         if "upstream" in item.keywords and not UPSTREAM.is_dir():
             item.add_marker(skip_upstream)
+        if "cxx" in item.keywords and not has_cxx:
+            item.add_marker(skip_cxx)
 
 
 VECTOR_ADD = {
@@ -85,14 +91,14 @@ def fast_config():
 
 
 @pytest.fixture
-def probed_home(tmp_path):
-    """A stored probe of this CPU with round numbers, so `--hardware local` works without probing."""
-    home = tmp_path / "home"
-    (home / "hardware").mkdir(parents=True)
+def probed_home(isolated_cache):
+    """This test's cache folder holding a probe of this CPU with round numbers, so `--hardware local` works
+    without probing; the environment to hand to subprocesses."""
+    from solbench.hardware.local import save_probe
     from solbench.hardware.probe import ProbeResult, cpu_model
 
     result = ProbeResult(cpu_model=cpu_model(), cores=2, cache_bytes={"L3": 32 << 20},
                          bandwidth_bytes_per_s={"read": 20e9}, matmul_flops={"float32": 100e9, "float64": 50e9,
                                                                              "bfloat16": 200e9, "float16": 100e9})
-    (home / "hardware" / "local.json").write_text(json.dumps(asdict(result)))
-    return {"SOLBENCH_HOME": str(home)}
+    save_probe(result, isolated_cache / "hardware" / "local.json")
+    return {"SOLBENCH_CACHE_DIR": str(isolated_cache)}

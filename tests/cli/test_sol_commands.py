@@ -44,10 +44,13 @@ def test_sol_json_contract_and_explain():
     assert explained.returncode == 0 and "rsqrt" in explained.stdout and "per element" in explained.stdout
 
 
-def test_sol_local_needs_a_probe(tmp_path):
-    result = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local",
-                      env={"SOLBENCH_HOME": str(tmp_path / "empty")})
-    assert result.returncode == 2 and "run `solbench hw probe` first" in result.stderr
+def test_a_malformed_probe_is_one_line_naming_the_file_and_is_kept(isolated_cache):
+    probe_file = isolated_cache / "hardware" / "local.json"
+    probe_file.parent.mkdir(parents=True)
+    probe_file.write_text("{not json")
+    result = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert f"{probe_file}: not a probe result" in result.stderr and probe_file.read_text() == "{not json"
 
 
 def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_add_problem, tmp_path, probed_home):
@@ -66,7 +69,8 @@ def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_ad
     assert scored.returncode == 0, scored.stderr
     report = json.loads(scored.stdout)
     assert [p["definition"] for p in report["problems"]] == ["vector_add"]
-    assert report["sets"] == {"all": pytest.approx(report["problems"][0]["score"])}
+    assert [(s["set"], s["score"]) for s in report["sets"]] == [("all", pytest.approx(report["problems"][0]["score"]))]
+    assert report["unscored_policy"] == "exclude" and report["problems"][0]["latency_ms"] > 0
 
 
 def test_score_analyses_problems_for_traces_without_t_sol(vector_add_problem, tmp_path):
@@ -90,7 +94,17 @@ def test_score_analyses_problems_for_traces_without_t_sol(vector_add_problem, tm
 
 @pytest.mark.slow
 def test_hw_probe_measures_and_stores(tmp_path):
-    result = solbench("hw", "probe", env={"SOLBENCH_HOME": str(tmp_path)})
+    result = solbench("hw", "probe", env={"SOLBENCH_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert "GB/s" in result.stdout and (tmp_path / "hardware" / "local.json").exists()
-    assert solbench("hw", "show", "local", env={"SOLBENCH_HOME": str(tmp_path)}).returncode == 0
+    assert solbench("hw", "show", "local", env={"SOLBENCH_CACHE_DIR": str(tmp_path)}).returncode == 0
+
+
+@pytest.mark.slow
+def test_hardware_local_without_a_stored_probe_probes_once_and_says_so(isolated_cache):
+    first = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local", "--json")
+    assert first.returncode == 0, first.stderr
+    assert "no probe of this CPU is stored" in first.stderr and "probed this CPU in" in first.stderr
+    assert (isolated_cache / "hardware" / "local.json").exists() and json.loads(first.stdout)
+    again = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local", "--json")
+    assert again.returncode == 0 and again.stderr == ""

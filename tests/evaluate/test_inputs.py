@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from conftest import write_problem
-from solbench.evaluate.inputs import InputContext, generate_inputs
 from solbench.evaluate.reference import ReferenceProgram
 from solbench.spec import ConstraintError, SpecError, load_problem
+from solbench.spec.inputs import InputContext, generate_inputs
 
 PAGED = {
     "name": "paged_gather",

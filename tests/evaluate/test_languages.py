@@ -48,6 +48,7 @@ def test_triton_solution_runs_in_the_interpreter_on_cpu(vector_add_problem, fast
 
 
 @pytest.mark.slow
+@pytest.mark.cxx
 def test_cpp_solution_builds_as_a_torch_extension(vector_add_problem, fast_config):
     from dataclasses import replace
 
@@ -58,6 +59,7 @@ def test_cpp_solution_builds_as_a_torch_extension(vector_add_problem, fast_confi
 
 
 @pytest.mark.slow
+@pytest.mark.cxx
 def test_cpp_compile_error_is_reported(vector_add_problem, fast_config):
     # The error comes first and is fatal, so the compiler stops before parsing torch's headers (30 s here).
     solution = make_solution("this is not C++;\n#include <torch/extension.h>\n", language="cpp",

@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from solbench.evaluate.inputs import InputContext, generate_inputs
 from solbench.evaluate.reference import ReferenceProgram
 from solbench.evaluate.roles import timing_perturbations
 from solbench.sandbox.rotation import perturbed_inputs
 from solbench.spec.definition import Definition
 from solbench.spec.dtypes import same_bits
+from solbench.spec.inputs import InputContext, generate_inputs
 from solbench.spec.problem import find_problem_folders, load_problem
 
 SUITE = Path(__file__).resolve().parents[2] / "problems"

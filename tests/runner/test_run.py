@@ -200,14 +200,30 @@ def test_baseline_includes_the_reference_under_torch_compile(suite, tmp_path, pr
     assert sources <= {"reference (eager)", "reference (torch.compile)"} and sources
 
 
-def test_bad_input_is_one_line_and_exit_2(suite, tmp_path):
-    assert solbench("run", tmp_path / "missing").returncode == 2
+def test_bad_input_is_one_line_and_exit_2(suite, tmp_path, isolated_cache):
+    """Also on a machine never probed: input is checked before the CPU would be probed."""
+    missing = solbench("run", tmp_path / "missing")
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1, missing.stderr
     nothing = solbench("run", suite, "--category", "Quant", "-o", tmp_path / "x")
-    assert nothing.returncode == 2 and "no problems match" in nothing.stderr
+    assert nothing.returncode == 2 and "no problems match" in nothing.stderr and nothing.stderr.count("\n") == 1
     bad_baselines = tmp_path / "b.json"
     bad_baselines.write_text("{}")
     broken = solbench("run", suite, "--baselines", bad_baselines, "-o", tmp_path / "x")
     assert broken.returncode == 2 and "b.json" in broken.stderr and broken.stderr.count("\n") == 1
+    assert not (isolated_cache / "hardware").exists()
+
+
+@pytest.mark.slow
+def test_run_on_a_never_probed_cpu_probes_it_once_saying_so_and_scores(suite, tmp_path, isolated_cache):
+    out = tmp_path / "run"
+    first = solbench("run", suite, "--name", "vector_add", "-o", out, *FAST)
+    assert first.returncode == 0, first.stderr
+    assert "no probe of this CPU is stored" in first.stderr and "probed this CPU in" in first.stderr
+    assert (isolated_cache / "hardware" / "local.json").exists()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["hardware"] == "local" and summary["problems"][0]["score"] is not None
+    again = solbench("run", suite, "--name", "vector_add", "-o", out, "--rerun", *FAST)
+    assert again.returncode == 0 and "probing" not in again.stderr
 
 
 def test_suite_stats_counts_every_dimension(suite):

@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from solbench.score import (Baseline, ScoreError, WorkloadScore, by_problem, by_set, load_baselines, save_baselines,
-                            sol_score)
+from solbench.score import Baseline, ScoreError, WorkloadScore, aggregate, load_baselines, save_baselines, sol_score
 
 
 @pytest.mark.parametrize("t_kernel, t_baseline, t_sol, expected", [
@@ -29,16 +28,25 @@ def test_baseline_at_the_speed_of_light():
     assert sol_score(1.2, 1.0, 1.0).score == 0.0
 
 
-def _score(definition, workload, score, status="PASSED"):
-    return WorkloadScore(definition=definition, workload=workload, status=status, score=score, t_kernel_ms=1.0,
-                         t_baseline_ms=2.0, t_sol_ms=0.5, baseline_source="test")
+def _score(definition, workload, score, status="PASSED", t_kernel_ms=1.0):
+    return WorkloadScore(definition=definition, workload=workload, status=status, score=score,
+                         t_kernel_ms=t_kernel_ms if status == "PASSED" else None, t_baseline_ms=2.0, t_sol_ms=0.5,
+                         baseline_source="test")
 
 
 def test_problem_and_set_means_count_failures_as_zero():
     scores = [_score("a", "1", 0.8), _score("a", "2", 0.0, status="RUNTIME_ERROR"), _score("b", "1", 0.5)]
-    problems = by_problem(scores)
-    assert [(p.definition, p.score, p.passed, p.workloads) for p in problems] == [("a", 0.4, 1, 2), ("b", 0.5, 1, 1)]
-    assert by_set(problems, lambda name: "L1") == {"L1": pytest.approx(0.45)}
+    report = aggregate(scores, "H200", {"a": "L1", "b": "L1"})
+    assert [(p.definition, p.score, p.passed, p.workloads) for p in report.problems] == \
+        [("a", 0.4, 1, 2), ("b", 0.5, 1, 1)]
+    assert [(s.set, s.score, s.problems, s.problems_passed) for s in report.sets] == [("L1", pytest.approx(0.45), 2, 1)]
+
+
+def test_latency_is_the_geometric_mean_and_needs_every_workload():
+    report = aggregate([_score("a", "1", 0.5, t_kernel_ms=1.0), _score("a", "2", 0.5, t_kernel_ms=4.0),
+                        _score("b", "1", 0.5, t_kernel_ms=1.0), _score("b", "2", 0.0, status="TIMEOUT")], "H200")
+    assert report.problem("a").latency_ms == pytest.approx(2.0)
+    assert report.problem("b").latency_ms is None and report.problem("b").score == 0.25
 
 
 def test_baselines_round_trip_and_bad_files(tmp_path):

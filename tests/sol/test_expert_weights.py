@@ -9,11 +9,11 @@ import shutil
 import pytest
 
 from conftest import write_problem
-from solbench.evaluate.inputs import inputs_for_analysis
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol import AnalysisError, analyze_problem
 from solbench.sol.analysis import INPUT_DRAWS
 from solbench.spec import load_problem
+from solbench.spec.inputs import inputs_for_analysis
 from solbench.spec.reference_code import import_reference
 
 TOY = HardwareSpec(id="toy", name="toy", kind="gpu", memory_bandwidth_bytes_per_s=1e12,

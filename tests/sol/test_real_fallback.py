@@ -1,10 +1,10 @@
 """References that need input values run on real inputs, and the analysis says so."""
 
 from conftest import write_problem
-from solbench.evaluate.inputs import inputs_for_analysis
 from solbench.hardware import lookup
 from solbench.sol import AnalysisError, analyze_problem
 from solbench.spec import load_problem
+from solbench.spec.inputs import inputs_for_analysis
 
 DATA_DEPENDENT = {
     "name": "ragged_sum",

@@ -3,10 +3,10 @@
 import pytest
 
 from conftest import UPSTREAM
-from solbench.evaluate.inputs import inputs_for_analysis
 from solbench.hardware import lookup
 from solbench.sol import analyze_problem
 from solbench.spec import MissingDataError, load_problem
+from solbench.spec.inputs import inputs_for_analysis
 
 PROBLEMS = sorted(p.name for p in UPSTREAM.iterdir() if (p / "definition.json").exists()) if UPSTREAM.is_dir() else []
 EXPECTED_GAPS = {"triton_ref_vecadd": "written outside ATen"}  # its output comes from a Triton kernel

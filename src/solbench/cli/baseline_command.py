@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, Device, UsageError, evaluation_config
+from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
 
 
 def measure_baselines(
@@ -49,15 +49,16 @@ def measure_baselines(
     chosen_device = config.device
     if hardware is None and chosen_device != "cpu":
         raise UsageError("--hardware is required on a GPU: name the spec these baselines are for (e.g. H200)")
-    spec = lookup(hardware or "local")
     existing = load_baselines(output).entries() if output.exists() else []
     candidates = [REFERENCE] + ([COMPILED_REFERENCE] if compile_reference else []) + list(solution_name)
     jobs, notes = plan_jobs(suite, solutions=candidates, categories=category or None, names=name or None, limit=limit)
-    errors = Console(stderr=True, highlight=False)
-    for note in notes:
-        errors.print(f"[yellow]skipped:[/] {note}")
     if not jobs:
         raise UsageError(f"{suite}: no problems match")
+    errors = Console(stderr=True, highlight=False)
+    ensure_local_probe(hardware or "local", errors)
+    spec = lookup(hardware or "local")
+    for note in notes:
+        errors.print(f"[yellow]skipped:[/] {note}")
     work = work or Path("runs") / f"baseline-{spec.id.lower()}"
     settings = RunSettings(config=config, out=work, rerun=rerun)
     errors.print(f"timing {len(candidates)} candidate(s) on {len(jobs) // len(candidates) or len(jobs)} problem(s) "

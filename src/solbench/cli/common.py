@@ -51,3 +51,19 @@ def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.ro
     return replace(DEFAULTS, device=chosen_device(device), rounds=rounds, timing=replace(DEFAULTS.timing,
                    budget_s=budget_s), timeout_s=timeout_s, memory_limit_bytes=memory, timer=timer,
                    data_roots=tuple(data_roots), **fixed)
+
+
+def ensure_local_probe(hardware: str | None, console) -> None:
+    """Before `--hardware local` is looked up: probe this CPU now if no probe of it is stored, saying so.
+
+    Without this a first run on a new machine would skip its SOL scores; probing takes a few seconds
+    to a minute and happens once per machine (the result is kept in solbench's cache folder).
+    """
+    from solbench.hardware import LOCAL_ID
+    from solbench.hardware.local import load_or_probe
+
+    if hardware is None or hardware.lower() != LOCAL_ID:
+        return
+    outcome = load_or_probe(lambda message: console.print(message, highlight=False))
+    if outcome.measured_now:
+        console.print(f"probed this CPU in {outcome.result.seconds:.0f} s; stored at {outcome.path}", highlight=False)

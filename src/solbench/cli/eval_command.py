@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, Device, UsageError, evaluation_config
+from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
 
 
 def evaluate_solution(
@@ -64,8 +64,7 @@ def evaluate_solution(
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     _report_cache(traces, errors)
     if sol_hardware is not None:
-        from solbench.evaluate.sol_scoring import attach_sol
-        from solbench.score import load_baselines
+        from solbench.score import attach_sol, load_baselines
 
         traces = attach_sol(traces, problem, sol_hardware, load_baselines(baselines) if baselines else None,
                             tuple(data_root))
@@ -86,6 +85,7 @@ def _sol_hardware(hardware: str | None, device: str, console):
         return None
     from solbench.hardware import lookup
 
+    ensure_local_probe(hardware, console)
     spec = lookup(hardware)
     if (spec.kind == "cpu") != (device == "cpu"):
         console.print(f"[yellow]warning:[/yellow] scoring a {device} run against {spec.id} ({spec.kind}): "

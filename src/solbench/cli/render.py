@@ -88,24 +88,35 @@ def explain_table(result) -> Table:
     return table
 
 
+def format_score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def score_tables(report) -> Group:
+    """Per workload, per problem and per set, from a score.ScoreReport; the policy for unscored workloads last."""
     workloads = Table(title=f"SOL scores on {report.hardware}", title_justify="left")
     for column in ("problem", "workload", "status", "T_k", "T_b", "T_SOL", "S", "note"):
         workloads.add_column(column, overflow="fold")
     for w in report.workloads:
         workloads.add_row(w.definition, w.workload, w.status, format_ms(w.t_kernel_ms), format_ms(w.t_baseline_ms),
-                          format_ms(w.t_sol_ms), f"{w.score:.3f}", ("IMPLAUSIBLE " if w.implausible else "") + w.note)
-    problems = Table(title="per problem (mean over workloads, failures count 0)", title_justify="left")
-    for column in ("problem", "passed", "S"):
+                          format_ms(w.t_sol_ms), format_score(w.score),
+                          ("IMPLAUSIBLE " if w.implausible else "") + w.note)
+    problems = Table(title="per problem (S: mean, failures count 0; T_k: geometric mean)",
+                     title_justify="left")
+    for column in ("set", "problem", "solution", "passed", "unscored", "T_k", "S"):
         problems.add_column(column)
     for p in report.problems:
-        problems.add_row(p.definition, f"{p.passed}/{p.workloads}", f"{p.score:.3f}")
-    sets = Table(title="per set", title_justify="left")
-    sets.add_column("set")
-    sets.add_column("S")
-    for name, value in report.sets.items():
-        sets.add_row(name, f"{value:.3f}")
-    return Group(workloads, problems, sets)
+        problems.add_row(p.set, p.definition, p.solution or "-", f"{p.passed}/{p.workloads}", str(p.unscored),
+                         format_ms(p.latency_ms), format_score(p.score))
+    sets = Table(title="per set (mean over problems)", title_justify="left")
+    for column in ("set", "problems passed", "workloads passed", "S"):
+        sets.add_column(column)
+    for item in report.sets:
+        sets.add_row(item.set, f"{item.problems_passed}/{item.problems}", f"{item.workloads_passed}/{item.workloads}",
+                     format_score(item.score))
+    policy = Text(f"unscored policy: {report.unscored_policy} (a PASSED workload without T_SOL or T_b has no S "
+                  "and is left out of the means)", style="dim")
+    return Group(workloads, problems, sets, policy)
 
 
 def stats_tables(stats, top: int | None = None) -> Group:
@@ -134,23 +145,24 @@ def stats_tables(stats, top: int | None = None) -> Group:
 
 def run_tables(summary, just_run: set[str] | None = None) -> Group:
     """Per set, then per problem: pass counts and SOL scores of a suite run."""
-    def score(value) -> str:
-        return "-" if value is None else f"{value:.3f}"
-
     sets = Table(title=f"per set (SOL scores on {summary.hardware or 'no hardware'})", title_justify="left")
     for column in ("set", "problems passed", "workloads passed", "S"):
         sets.add_column(column, justify="right" if column != "set" else "left")
     for item in summary.sets:
         sets.add_row(item.set, f"{item.problems_passed}/{item.problems}",
-                     f"{item.workloads_passed}/{item.workloads}", score(item.score))
+                     f"{item.workloads_passed}/{item.workloads}", format_score(item.score))
     problems = Table(title="per problem", title_justify="left")
     for column in ("set", "problem", "solution", "passed", "S"):
         problems.add_column(column, overflow="fold")
     for item in summary.problems:
         style = None if item.passed == item.workloads else "red"
-        problems.add_row(item.set, item.problem, item.solution, f"{item.passed}/{item.workloads}", score(item.score),
-                         style=style)
-    return Group(problems, sets)
+        problems.add_row(item.set, item.problem, item.solution, f"{item.passed}/{item.workloads}",
+                         format_score(item.score), style=style)
+    unscored = sum(item.unscored for item in summary.problems) if summary.hardware else 0
+    if not unscored:
+        return Group(problems, sets)
+    return Group(problems, sets, Text(f"{unscored} PASSED workload(s) without T_SOL or T_b are left out of the scores "
+                                      f"(unscored policy: {summary.unscored_policy})", style="dim"))
 
 
 def worker_retry_line(death) -> str:

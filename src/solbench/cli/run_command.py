@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, Device, UsageError, evaluation_config
+from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
 
 
 def run_suite(
@@ -45,14 +45,15 @@ def run_suite(
     config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout)
     chosen_device = config.device
     errors = Console(stderr=True, highlight=False)
-    sol_hardware = _default_hardware(hardware, chosen_device, errors)
-    loaded_baselines = load_baselines(baselines) if baselines else None  # fail fast on a bad file
+    # Every input is checked before anything slow happens (probing the CPU, starting workers).
+    loaded_baselines = load_baselines(baselines) if baselines else None
     jobs, notes = plan_jobs(suite, solutions=[solution_name], categories=category or None, names=name or None,
                             limit=limit)
-    for note in notes:
-        errors.print(f"[yellow]skipped:[/] {note}")
     if not jobs:
         raise UsageError(f"{suite}: no problems match (categories {category or 'any'}, names {name or 'any'})")
+    sol_hardware, no_scores_reason = _sol_hardware(hardware, chosen_device, errors)
+    for note in notes:
+        errors.print(f"[yellow]skipped:[/] {note}")
     out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
     settings = RunSettings(
         config=config, out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun)
@@ -69,25 +70,25 @@ def run_suite(
         errors.print(f"[red]error:[/] {result.job.key}: {result.error}")
     if lost:
         errors.print(f"[red]{lost} job(s) lost to dead worker processes[/]: run the same command again to retry them")
+    if no_scores_reason:
+        errors.print(f"no SOL scores: {no_scores_reason}")
     errors.print(f"summary: {path}")
     if failed:
         sys.exit(1)
 
 
-def _default_hardware(hardware: str | None, device: str, console) -> str | None:
-    from solbench.hardware import lookup
-    from solbench.hardware.errors import HardwareError
+def _sol_hardware(hardware: str | None, device: str, console) -> tuple[str | None, str]:
+    """The hardware T_SOL is derived for, or None and the reason there will be no SOL scores.
 
-    if hardware is not None:
-        return lookup(hardware).id
-    if device != "cpu":
-        console.print("[yellow]note:[/] no --hardware given: traces get no T_SOL and no SOL score")
-        return None
-    try:
-        return lookup("local").id
-    except HardwareError as error:
-        console.print(f"[yellow]note:[/] no SOL scores: {error}")
-        return None
+    On the CPU the default is the CPU itself (`local`), probed now if this machine has no stored probe.
+    """
+    from solbench.hardware import LOCAL_ID, lookup
+
+    if hardware is None and device != "cpu":
+        return None, "no --hardware given (name the GPU, e.g. --hardware H100_SXM; `solbench hw list`)"
+    chosen = hardware or LOCAL_ID
+    ensure_local_probe(chosen, console)
+    return lookup(chosen).id, ""
 
 
 def _run_with_progress(jobs, settings, workers: int, console):

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import UsageError
+from solbench.cli.common import ensure_local_probe
 
 
 def score_traces(
@@ -19,17 +19,17 @@ def score_traces(
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Score traces: T_SOL from the trace (eval --hardware) or by analysing the problem; T_b from --baselines
-    or the reference timed in the same run."""
-    from solbench.evaluate.sol_scoring import score_trace_file
+    or the reference timed in the same run. PASSED workloads without T_SOL or T_b are left out of the means."""
+    from rich.console import Console
 
-    if not traces_file.exists():
-        raise UsageError(f"{traces_file}: file not found")
-    report = score_trace_file(traces_file, hardware, baselines, problems)
+    from solbench.score import score_trace_file
+
+    if traces_file.exists():
+        ensure_local_probe(hardware, Console(stderr=True))
+    report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems)
     if json_output:
         print(json.dumps(report.as_json()))
         return
-    from rich.console import Console
-
     from solbench.cli.render import score_tables
 
     Console().print(score_tables(report))

@@ -18,12 +18,17 @@ def speed_of_light(
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
 
-    from solbench.evaluate.inputs import inputs_for_analysis
     from solbench.hardware import lookup
     from solbench.sol import analyze_problem
     from solbench.spec import load_problem
+    from solbench.spec.inputs import inputs_for_analysis
+
+    from rich.console import Console
+
+    from solbench.cli.common import ensure_local_probe
 
     problem = load_problem(problem_dir)
+    ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)
     results = analyze_problem(problem, spec, explain=explain,
                               make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)))

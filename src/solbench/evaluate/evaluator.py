@@ -16,7 +16,7 @@ from pathlib import Path
 from solbench.evaluate.config import EvaluationConfig
 from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
 from solbench.evaluate.environment import clock_state, device_name, library_versions
-from solbench.evaluate.inputs import InputContext, generate_inputs
+from solbench.evaluate.errors import EvaluationError
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluate.roles import timing_perturbations
@@ -24,6 +24,7 @@ from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSess
 from solbench.sandbox.measure import TimingPlan
 from solbench.sandbox.rotation import perturbed_inputs
 from solbench.spec.errors import MissingDataError, SpecError
+from solbench.spec.inputs import InputContext, generate_inputs
 from solbench.spec.problem import Problem, check_data_files
 from solbench.spec.solution import Solution
 from solbench.guard import Severity, blocking, check_solution
@@ -37,8 +38,8 @@ _FAILURE_STATUS = {"timeout": EvaluationStatus.TIMEOUT, "crash": EvaluationStatu
                    "oom": EvaluationStatus.RUNTIME_ERROR, "protocol": EvaluationStatus.RUNTIME_ERROR}
 
 
-class WorkloadOutcome(Exception):
-    """Ends one workload's evaluation early with a finished trace."""
+class WorkloadOutcome(EvaluationError):
+    """Ends one workload's evaluation early with a finished trace (caught in `evaluate`, never leaves it)."""
 
     def __init__(self, trace: Trace):
         self.trace = trace

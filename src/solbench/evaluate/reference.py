@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from solbench.evaluate.correctness import as_comparable
+from solbench.evaluate.errors import EvaluationError
 from solbench.sandbox.calling import normalize_outputs
 from solbench.spec.definition import Definition
 from solbench.spec.dtypes import lookup_dtype
@@ -11,7 +12,7 @@ from solbench.spec.reference_code import ReferenceImportError, import_reference
 _UPCAST_TO_GOLDEN = ("float32", "float16", "bfloat16")
 
 
-class ReferenceFailure(Exception):
+class ReferenceFailure(EvaluationError):
     """The reference raised or returned the wrong outputs: the workload is INVALID_REFERENCE."""
 
 

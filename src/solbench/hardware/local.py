@@ -4,25 +4,28 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from solbench.cache_dir import cache_dir
 from solbench.hardware.errors import HardwareError
 from solbench.hardware.probe import ProbeResult, cpu_model
 from solbench.hardware.spec import EMULATED_TRANSCENDENTAL_FLOPS, HardwareSpec
 
 
 def local_probe_path() -> Path:
-    """$SOLBENCH_HOME/hardware/local.json, or under $XDG_CACHE_HOME (default ~/.cache)/solbench."""
-    home = os.environ.get("SOLBENCH_HOME")
-    base = Path(home) if home else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "solbench"
-    return base / "hardware" / "local.json"
+    """hardware/local.json in solbench's cache folder (see `solbench.cache_dir`)."""
+    return cache_dir() / "hardware" / "local.json"
 
 
 def save_probe(result: ProbeResult, path: Path | None = None) -> Path:
+    """Written atomically: a run that probes in parallel with another never reads half a file."""
     path = path or local_probe_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(asdict(result), indent=2))
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(asdict(result), indent=2))
+    os.replace(partial, path)
     return path
 
 
@@ -30,14 +33,18 @@ def load_probe(path: Path | None = None) -> ProbeResult:
     path = path or local_probe_path()
     if not path.exists():
         raise HardwareError(f"no local hardware probe at {path}; run `solbench hw probe` first")
-    try:
-        result = ProbeResult(**json.loads(path.read_text()))
-    except (ValueError, TypeError) as error:
-        raise HardwareError(f"{path}: not a probe result ({error}); run `solbench hw probe` again") from None
+    result = _read_probe(path)
     if result.cpu_model != cpu_model():
         raise HardwareError(f"{path} was measured on {result.cpu_model!r}, this machine is {cpu_model()!r}; "
                             "run `solbench hw probe` again")
     return result
+
+
+def _read_probe(path: Path) -> ProbeResult:
+    try:
+        return ProbeResult(**json.loads(path.read_text()))
+    except (ValueError, TypeError) as error:
+        raise HardwareError(f"{path}: not a probe result ({error}); run `solbench hw probe` again") from None
 
 
 def spec_from_probe(result: ProbeResult) -> HardwareSpec:
@@ -75,3 +82,33 @@ def spec_from_probe(result: ProbeResult) -> HardwareSpec:
 
 def load_local_spec() -> HardwareSpec:
     return spec_from_probe(load_probe())
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """The probe `--hardware local` uses, and whether it was measured just now (`result.seconds`: how long)."""
+
+    result: ProbeResult
+    path: Path
+    measured_now: bool
+
+
+def load_or_probe(progress: Callable[[str], None] = lambda message: None) -> ProbeOutcome:
+    """The stored probe of this CPU, or a fresh one measured and stored now; `progress` hears why and each step.
+
+    A missing probe, or one from another CPU, is measured again; a malformed file is an error the
+    user should see (someone wrote it by hand), not something to overwrite silently.
+    """
+    from solbench.hardware.probe import probe
+
+    path = local_probe_path()
+    if not path.exists():
+        progress(f"no probe of this CPU is stored at {path}: probing it now (`solbench hw probe`)")
+    else:
+        stored = _read_probe(path)
+        if stored.cpu_model == cpu_model():
+            return ProbeOutcome(stored, path, measured_now=False)
+        progress(f"{path} was measured on {stored.cpu_model!r}: probing this CPU now (`solbench hw probe`)")
+    result = probe(lambda step: progress(f"probing {step} ..."))
+    save_probe(result, path)
+    return ProbeOutcome(result, path, measured_now=True)

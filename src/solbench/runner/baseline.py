@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from solbench.evaluate.sol_scoring import read_traces
 from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE
 from solbench.runner.store import TraceStore
 from solbench.score.baselines import Baseline
 from solbench.spec.trace import EvaluationStatus
+from solbench.spec.trace_files import read_traces
 
 SOURCE_NAMES = {REFERENCE: "reference (eager)", COMPILED_REFERENCE: "reference (torch.compile)"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from solbench.spec.definition import tag_value
 from solbench.spec.problem import DEFINITION_FILE, find_problem_folders
+from solbench.spec.problem_set import problem_set
 from solbench.spec.validation import read_json
 
 REFERENCE = "reference"
@@ -42,18 +42,14 @@ def solution_file(problem_dir: Path, solution_name: str) -> Path | None:
 def _set_and_name(folder: Path, suite_root: Path) -> tuple[str, str]:
     definition = read_json(folder / DEFINITION_FILE)
     name = str(definition.get("name") or folder.name)
-    tagged = tag_value(definition.get("tags") or [], "set")
-    if tagged:
-        return tagged, name
-    relative = folder.resolve().relative_to(suite_root.resolve()) if folder != suite_root else Path(folder.name)
-    return (relative.parts[0] if len(relative.parts) > 1 else "all"), name
+    return problem_set(definition.get("tags") or [], folder, suite_root), name
 
 
 def plan_jobs(suite_root: Path, *, solutions: list[str], categories: list[str] | None = None,
               names: list[str] | None = None, limit: int | None = None) -> tuple[list[Job], list[str]]:
     """Jobs in suite order, and notes for problems skipped because they lack a named solution.
 
-    ``categories`` match a problem's set (``set:`` tag, else its first folder under the suite),
+    ``categories`` match a problem's set (`problem_set`: its ``set:`` tag, else its first folder under the suite),
     case-insensitively; ``names`` match definition names by substring; ``limit`` caps the problems.
     """
     wanted_sets = {c.lower() for c in categories or []}

@@ -76,9 +76,8 @@ def _solution_for(job: Job, problem):
 
 
 def _with_sol(traces, problem, settings: RunSettings):
-    from solbench.evaluate.sol_scoring import attach_sol
     from solbench.hardware import lookup
-    from solbench.score import load_baselines
+    from solbench.score import attach_sol, load_baselines
 
     baselines = load_baselines(settings.baselines) if settings.baselines else None
     return attach_sol(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots)

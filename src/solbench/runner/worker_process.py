@@ -10,6 +10,7 @@ import signal
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnContext
 
+from solbench.runner.errors import RunError
 from solbench.runner.jobs import Job
 from solbench.runner.worker import JobResult, RunSettings, run_job
 
@@ -17,7 +18,7 @@ STOP_GRACE_S = 10.0
 """How long a stopped worker may take to close its sandboxes (a sandbox gets 5 s to exit) before SIGKILL."""
 
 
-class WorkerDied(Exception):
+class WorkerDied(RunError):
     """The worker's process ended while it held a job; `how` says how it ended (see `describe_exit`)."""
 
     def __init__(self, job: Job, how: str):

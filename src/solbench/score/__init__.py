@@ -1,9 +1,17 @@
-"""Scoring: the SOL score per workload, aggregation per problem and set, baselines as versioned data."""
+"""Scoring: the SOL score per workload, the one aggregation per problem and set, baselines as versioned data."""
 
-from solbench.score.aggregate import ProblemScore, WorkloadScore, by_problem, by_set, score_trace
+from solbench.score.aggregate import aggregate, geometric_mean, score_trace
 from solbench.score.baselines import Baseline, Baselines, load_baselines, save_baselines
 from solbench.score.errors import ScoreError
+from solbench.score.report import UNSCORED_POLICY, ProblemScore, ScoreReport, SetScore, WorkloadScore
 from solbench.score.sol_score import SolScore, mean_score, sol_score
+from solbench.score.traces import attach_sol, recorded_t_sol, score_trace_file, score_traces
 
-__all__ = ["Baseline", "Baselines", "ProblemScore", "ScoreError", "SolScore", "WorkloadScore", "by_problem",
-           "by_set", "load_baselines", "mean_score", "save_baselines", "score_trace", "sol_score"]
+__all__ = ["UNSCORED_POLICY", "Baseline", "Baselines", "ProblemScore", "ScoreError", "ScoreReport", "SetScore",
+           "SolScore", "WorkloadScore", "aggregate", "attach_sol", "geometric_mean", "load_baselines", "mean_score",
+           "recorded_t_sol", "save_baselines", "score_trace", "score_trace_file", "score_traces", "sol_score"]
+
+# `solbench.score(traces, hardware=...)` is the public API's score (see solbench/callable_package.py).
+from solbench.callable_package import forward_calls_to_api  # noqa: E402
+
+forward_calls_to_api(__name__)

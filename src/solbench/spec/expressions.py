@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from solbench.errors import SolbenchError
 
-class ExpressionError(ValueError):
+
+class ExpressionError(SolbenchError, ValueError):
     """The expression uses syntax or names outside the allowed subset."""
 
 

@@ -15,10 +15,11 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+from solbench.errors import SolbenchError
 from solbench.spec.definition import Definition
 
 
-class ReferenceImportError(Exception):
+class ReferenceImportError(SolbenchError):
     """Importing the reference raised; the message names the exception."""
 
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from solbench.errors import SolbenchError
 from solbench.evaluate.correctness import ExpectedOutput, as_comparable, reference_problem
-from solbench.evaluate.inputs import InputContext, generate_inputs, inputs_for_analysis
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol import analyze_problem
+from solbench.spec.inputs import InputContext, generate_inputs, inputs_for_analysis
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.workload import ScalarInput, Tolerance, Workload
 

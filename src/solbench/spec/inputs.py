@@ -1,7 +1,9 @@
-"""Input generation in the trusted parent: from a secret seed, through a private generator.
+"""Input generation: a workload's input descriptors turned into tensors, from a seed, through a private generator.
 
-A fresh seed per evaluation means a solution cannot know its inputs in advance; a private
-`torch.Generator` means nothing else in the process can replay or disturb the stream.
+The evaluator calls it in the trusted parent with a fresh secret seed per evaluation, so a solution
+cannot know its inputs in advance; a private `torch.Generator` means nothing else in the process can
+replay or disturb the stream. The speed-of-light analyzer calls it with fixed seeds
+(`inputs_for_analysis`). torch is imported inside the functions that need it.
 """
 
 from __future__ import annotations
@@ -10,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from solbench.evaluate.roles import Role, role_of
 from solbench.spec.definition import Definition, TensorSpec
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.errors import ConstraintError, SpecError
 from solbench.spec.expressions import ExpressionError, evaluate
+from solbench.spec.input_roles import Role, role_of
 from solbench.spec.problem import WORKLOAD_FILE, Problem, find_data_file
 from solbench.spec.workload import CustomInput, SafetensorsInput, ScalarInput, Workload
 
@@ -174,7 +176,6 @@ def check_constraints(definition: Definition, axes: dict[str, int], inputs: dict
         if not holds:
             raise ConstraintError(None, f"constraints[{index}]",
                                   f"{constraint!r} does not hold for workload {workload.uuid}")
-
 
 
 ANALYSIS_SEED = 0

@@ -1,0 +1,114 @@
+"""The public Python API: the same workflows, with the same defaults, as the CLI.
+
+`import solbench` loads none of this (nor torch): `solbench/__init__.py` imports this module the
+first time one of its names is used. Paths and loaded objects are accepted alike, so a script can
+go from a folder on disk to a score in four calls:
+
+    problem = solbench.load_problem("examples/rmsnorm")
+    solution = solbench.load_solution("examples/rmsnorm/solution_pytorch.json")
+    traces = solbench.evaluate(problem, solution)
+    report = solbench.score(traces, hardware="H100_SXM", problems=[problem])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Union
+
+from solbench.evaluate.config import EvaluationConfig
+from solbench.spec import Problem, Solution, Trace
+from solbench.spec import load_problem as _load_problem
+from solbench.spec import load_solution as _load_solution
+
+if TYPE_CHECKING:
+    from solbench.hardware import HardwareSpec
+    from solbench.score import Baselines, ScoreReport
+    from solbench.sol import WorkloadSol
+
+PathArg = Union[str, PathLike]
+
+
+def load_problem(path: PathArg) -> Problem:
+    """A problem folder (definition.json + workload.jsonl); raises SpecError naming the file and field."""
+    return _load_problem(Path(path))
+
+
+def load_solution(path: PathArg) -> Solution:
+    """A solution JSON file; raises SpecError naming the file and field."""
+    return _load_solution(Path(path))
+
+
+def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config: EvaluationConfig | None = None,
+             hardware: str | HardwareSpec | None = None, baselines: Baselines | PathArg | None = None,
+             cache: PathArg | None = None, refresh_cache: bool = False,
+             progress: Callable[[int, int, str], None] | None = None) -> list[Trace]:
+    """Evaluate `solution` on every workload of `problem` in a sandbox: one Trace per workload, in order.
+
+    `config` defaults to `EvaluationConfig()`, the defaults of `solbench eval` too. With `hardware`,
+    each trace also records T_SOL on it and, where T_b is known (`baselines`, else the reference
+    timed in the same run), the SOL score. With `cache` (a folder), an identical earlier evaluation
+    is returned instead of measuring again; `refresh_cache` measures and overwrites it.
+    A solution's failure is a trace status; bad input raises a SolbenchError before anything runs.
+    """
+    from solbench.evaluate import evaluate as evaluate_solution
+    from solbench.score import attach_sol
+
+    problem = problem if isinstance(problem, Problem) else load_problem(problem)
+    solution = solution if isinstance(solution, Solution) else load_solution(solution)
+    config = config or EvaluationConfig()
+    spec = _hardware(hardware) if hardware is not None else None  # an unknown id fails before evaluating
+    loaded_baselines = _baselines(baselines)
+    traces = evaluate_solution(problem, solution, config, progress, cache=Path(cache) if cache else None,
+                               refresh_cache=refresh_cache)
+    if spec is None:
+        return traces
+    return attach_sol(traces, problem, spec, loaded_baselines, config.data_roots)
+
+
+def analyze(problem: Problem | PathArg, hardware: str | HardwareSpec, *, explain: bool = False,
+            data_roots: Sequence[PathArg] = ()) -> list[WorkloadSol]:
+    """T_SOL of every workload of `problem` on `hardware`, derived from the reference without running it.
+
+    `explain` adds the per-op rows (`WorkloadSol.ops`). Ops the cost model does not know are listed in
+    `WorkloadSol.coverage`, never counted as free.
+    """
+    from solbench.sol import analyze_problem
+    from solbench.spec.inputs import inputs_for_analysis
+
+    problem = problem if isinstance(problem, Problem) else load_problem(problem)
+    roots = tuple(Path(root) for root in data_roots)
+    return analyze_problem(problem, _hardware(hardware), explain=explain,
+                           make_inputs=partial(inputs_for_analysis, data_roots=roots))
+
+
+def score(traces: Iterable[Trace], hardware: str | HardwareSpec, *, problems: Iterable[Problem] = (),
+          baselines: Baselines | PathArg | None = None) -> ScoreReport:
+    """SOL scores per workload, per problem and per set: the aggregation `solbench score` and `run` use.
+
+    T_SOL comes from each trace's own record for this hardware (`evaluate(..., hardware=)`), else from
+    analysing its problem when it is among `problems`; a PASSED workload with neither is unscored and
+    left out of its problem's mean (`ScoreReport.unscored_policy`).
+    """
+    from solbench.score import score_traces
+
+    return score_traces(traces, _hardware(hardware), problems=list(problems), baselines=_baselines(baselines))
+
+
+def _hardware(hardware: str | HardwareSpec) -> HardwareSpec:
+    from solbench.hardware import lookup
+
+    return lookup(hardware) if isinstance(hardware, str) else hardware
+
+
+def _baselines(baselines: Baselines | PathArg | None) -> Baselines | None:
+    from solbench.score import load_baselines
+
+    if baselines is None or not isinstance(baselines, (str, PathLike)):
+        return baselines
+    return load_baselines(Path(baselines))
+
+
+__all__ = ["EvaluationConfig", "analyze", "evaluate", "load_problem", "load_solution", "score"]
