@@ -153,10 +153,9 @@ def unsettled_reason(traces: list[Trace]) -> str | None:
         evaluation = trace.evaluation
         if evaluation is None or evaluation.solbench is None:
             return "a trace without solbench's record"
-        if evaluation.status in SETTLED_STATUSES:
-            continue
-        if evaluation.status is EvaluationStatus.REWARD_HACK and (evaluation.solbench.failed_rule or "").startswith(
-                "static:"):
+        static_finding = (evaluation.solbench.failed_rule or "").startswith("static:")
+        if evaluation.status in SETTLED_STATUSES or (evaluation.status is EvaluationStatus.REWARD_HACK
+                                                     and static_finding):
             continue
         return f"{evaluation.status.value} on workload {trace.workload.uuid} may not repeat; it is measured again"
     return None
@@ -209,6 +208,7 @@ class ResultCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+            os.fchmod(descriptor, 0o644)  # mkstemp's 0600 would hide entries from other users of a shared cache
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(entry.model_dump_json().encode())
                 handle.flush()
