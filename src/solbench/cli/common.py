@@ -1,4 +1,4 @@
-"""What the commands share: the usage error and device defaults."""
+"""What the commands share: the usage error, device defaults and how an option error names its flag."""
 
 from __future__ import annotations
 
@@ -9,6 +9,15 @@ from solbench.errors import SolbenchError
 
 class UsageError(SolbenchError):
     """A bad combination of arguments."""
+
+
+def flag_error(error, flags: dict[str, tuple[str, object]]) -> UsageError:
+    """A HarnessOptionError told with the command's own flag and the value as typed.
+
+    `flags` maps an EvaluationConfig option (``timer``, ``timing.budget_s``) to (flag, typed value).
+    """
+    flag, typed = flags.get(error.option, (error.option, error.value))
+    return UsageError(f"{flag} {typed}: {error.reason}")
 
 
 class Device(str, Enum):

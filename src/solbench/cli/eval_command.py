@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import Device, UsageError, default_device
+from solbench.cli.common import Device, UsageError, default_device, flag_error
 
 
 def evaluate_solution(
@@ -34,23 +34,27 @@ def evaluate_solution(
     from rich.console import Console
 
     from solbench.cli.render import status_counts, traces_table
-    from solbench.evaluate import EvaluationConfig, default_memory_limit_bytes
+    from solbench.evaluate import EvaluationConfig, HarnessOptionError, default_memory_limit_bytes
+    from solbench.evaluate.config import check_device_available
     from solbench.sandbox import TimingPlan
     from solbench.spec import load_problem, load_solution, reference_solution
 
-    if timeout <= 0 or rounds < 1 or budget < 0:
-        raise UsageError("--timeout must be positive, --rounds at least 1, --budget not negative")
     if (solution is None) == (not reference):
         raise UsageError("give exactly one of --solution FILE or --reference")
+    chosen_device = device.value if device else default_device()
+    memory = int(memory_limit_gb * 2**30) if memory_limit_gb else default_memory_limit_bytes()
+    try:  # every harness option is checked before anything runs: a bad one is exit 2, with no trace
+        config = EvaluationConfig(device=chosen_device, timeout_s=timeout, rounds=rounds,
+                                  timing=TimingPlan(budget_s=budget), timer=timer, memory_limit_bytes=memory,
+                                  data_roots=tuple(data_root))
+        check_device_available(chosen_device)
+    except HarnessOptionError as error:
+        raise flag_error(error, {"device": ("--device", chosen_device), "timeout_s": ("--timeout", timeout),
+                                 "rounds": ("--rounds", rounds), "timing.budget_s": ("--budget", budget),
+                                 "timer": ("--timer", timer), "memory_limit_bytes": ("--memory-limit-gb",
+                                                                                     memory_limit_gb)}) from None
     problem = load_problem(problem_dir)
     candidate = reference_solution(problem.definition) if reference else load_solution(solution)
-    chosen_device = device.value if device else default_device()
-    if chosen_device == "cuda" and default_device() != "cuda":
-        raise UsageError("--device cuda: no CUDA device is available here")
-    memory = int(memory_limit_gb * 2**30) if memory_limit_gb else default_memory_limit_bytes()
-    config = EvaluationConfig(device=chosen_device, timeout_s=timeout, rounds=rounds,
-                              timing=TimingPlan(budget_s=budget), timer=timer, memory_limit_bytes=memory,
-                              data_roots=tuple(data_root))
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")

@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluate.config import EvaluationConfig, check_device_available
 from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
 from solbench.evaluate.environment import clock_state, device_name, library_versions
 from solbench.evaluate.inputs import InputContext, generate_inputs
@@ -55,9 +55,11 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig = Ev
              progress: ProgressCallback | None = None) -> list[Trace]:
     """Evaluate `solution` on every workload of `problem`; returns one trace per workload, in order.
 
-    Raises SpecError (before starting any process) for problems with missing data files or a
-    solution written for another definition; everything the solution does becomes a status.
+    Raises, before starting any process, HarnessOptionError for a device this machine lacks (the
+    config checked its other options when it was made) and SpecError for problems with missing data
+    files or a solution written for another definition; everything the solution does becomes a status.
     """
+    check_device_available(config.device)
     check_data_files(problem, config.data_roots)
     if solution.definition != problem.name:
         raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "

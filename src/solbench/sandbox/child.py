@@ -21,6 +21,7 @@ from solbench.guard.threads import (ThreadGuard, harness_thread_count, quiet_lat
                                     start_runtime_threads)
 from solbench.sandbox import protocol
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
+from solbench.sandbox.protected import integrity_list
 from solbench.sandbox.protocol import (BuildRequest, Built, CallRequest, Called, CapturedOutputs, CompileFailed,
                                        ExitRequest, GuardTripped, Loaded, LoadRequest, OutputRejected, ProtocolError,
                                        RequestRejected, SandboxState, SolutionFailed, Timed, TimeRequest)
@@ -42,7 +43,7 @@ class SandboxServer:
         self.thread_count = torch.get_num_threads()
         """torch's pool size the harness's own work runs at (see harness_thread_count)."""
         self.threads = ThreadGuard()  # wraps the thread starters, so it comes before the integrity snapshot
-        self.integrity = IntegrityGuard.snapshot()
+        self.integrity = IntegrityGuard.snapshot(integrity_list(type(self)))
         self._last_outputs: list = []
         """What the last call returned, checked with the inputs before the harness's next work."""
 
@@ -253,4 +254,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    # One module, the one running: an import of solbench.sandbox.child would otherwise load a second copy, whose
+    # functions are not the ones serving requests (and whose globals the integrity guard would watch instead).
+    sys.modules["solbench.sandbox.child"] = sys.modules[__name__]
     main()
