@@ -22,7 +22,7 @@ from solbench.evaluate.roles import timing_perturbations
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
 from solbench.sandbox.measure import TimingPlan
 from solbench.sandbox.protocol import (FAILURES, BuildRequest, Called, CallRequest, GuardTripped, LoadRequest,
-                                       OutputDescription, OutputRejected, Timed, TimeRequest)
+                                       OutputDescription, OutputRejected, RequestRejected, Timed, TimeRequest)
 from solbench.sandbox.rotation import perturbed_inputs
 from solbench.spec.errors import MissingDataError, SpecError
 from solbench.spec.problem import Problem, check_data_files
@@ -252,6 +252,8 @@ class _WorkloadEvaluation:
             status = EvaluationStatus.REWARD_HACK if isinstance(reply, GuardTripped) or \
                 reply.rule == "tensor_subclass" else EvaluationStatus.RUNTIME_ERROR
             raise self._stop(status, f"{reply.rule}: {reply.error}")
+        if isinstance(reply, RequestRejected):  # the parent validated it: a solution wrote to the channel, or a bug
+            raise self._stop(EvaluationStatus.RUNTIME_ERROR, f"the sandbox rejected a request: {reply.error}")
         raise self._stop(EvaluationStatus.RUNTIME_ERROR, reply.error)
 
     def _call(self, round_index: int) -> Called:

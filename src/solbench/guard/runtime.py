@@ -4,12 +4,12 @@ The harness inside the sandbox shares an interpreter with the solution, so the s
 replace the timer, the functions that copy outputs, or the channel's encoder. The sandbox hands
 the guard the list of what it protects (sandbox/protected.py: objects, not names, and a missing
 one is an error, never skipped); their identities (and code objects) are recorded before the
-solution is imported and compared after the import, after every call and after the timed loop, together with the other ways code can run
-inside the harness's own work: signal handlers and POSIX timers (Python's and native ones), torch
-modes, torch.Tensor's methods, kernels registered over the operators the harness uses (in the
-dispatcher's tables or on the Python dispatcher), profile/trace/monitoring hooks and audit hooks
-(refused as they are added). Threads left running after a call are accounted for by
-`threads.py`.
+solution is imported and compared after the import, after every call and after the timed loop,
+together with the other ways code can run inside the harness's own work: signal handlers and
+POSIX timers (Python's and native ones), torch modes, torch.Tensor's methods, kernels registered
+over the operators the harness uses (in the dispatcher's tables or on the Python dispatcher),
+profile/trace/monitoring hooks and audit hooks (refused as they are added). Threads left running
+after a call are accounted for by `threads.py`.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ from solbench.sandbox.rotation import Perturbation
 
 
 class ProtocolError(Exception):
-    """A message that is not one of this module's models, or a reply that does not answer its request."""
+    """A message that is not one of this module's models, or a reply that does not answer its request.
+
+    Not a SolbenchError: a bad reply is the sandbox's failure (a trace status), a bad request a bug."""
 
 
 def _tensor(value: Any) -> Any:

@@ -19,7 +19,10 @@ _FLOAT_KEY = "__float__"
 
 
 class WireError(Exception):
-    """A frame is malformed, too large, or the peer closed the channel."""
+    """A frame is malformed, too large, or the peer closed the channel.
+
+    Not a SolbenchError: from the sandbox it is the solution's failure (a trace status); in the
+    sandbox it means the parent went away."""
 
 
 def _encode_value(value: Any, blobs: list) -> Any:
