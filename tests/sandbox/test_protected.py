@@ -58,3 +58,13 @@ def test_thread_starters_of_this_python_are_protected():
         assert {"_thread.start_joinable_thread", "threading._start_joinable_thread"} <= labels
     else:
         assert "threading._start_new_thread" in labels
+
+
+def test_every_class_a_message_looks_attributes_up_in_is_protected():
+    """A method added to any class of a reply's MRO would run when the reply is encoded, after the last check."""
+    from solbench.sandbox import protocol
+
+    protected = integrity_list(SandboxServer).classes
+    unprotected = {base.__name__ for model in protocol.MODELS for base in model.__mro__
+                   if base is not object and base not in protected}
+    assert unprotected == set()

@@ -18,8 +18,6 @@ import sys
 import threading
 import time
 
-from pydantic import BaseModel
-
 from solbench.guard import runtime, threads
 from solbench.guard.runtime import IntegrityList, OptionalProtected, Protected
 from solbench.sandbox import calling, flush, protocol, rotation, wire
@@ -84,5 +82,5 @@ def integrity_list(server: type) -> IntegrityList:
         ),
         # A reply is built and encoded through these classes' validators and serializers after the last check of a
         # request ran: one replaced (a property over `samples_s`) would rewrite what the parent reads.
-        classes=(BaseModel, *protocol.MODELS),
+        classes=protocol.CLASSES,
     )

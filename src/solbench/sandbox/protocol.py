@@ -220,7 +220,10 @@ Reply = Annotated[Union[Built, Loaded, Called, Timed, CompileFailed, GuardTrippe
 MODELS = (BuildRequest, OutputDescription, LoadRequest, CallRequest, TimeRequest, ExitRequest, SandboxState, Built,
           Loaded, Called, CapturedOutputs, Timed, CompileFailed, GuardTripped, OutputRejected, SolutionFailed,
           RequestRejected)
-"""Every model of the protocol; the sandbox's integrity guard fingerprints their classes."""
+"""Every model of the protocol."""
+CLASSES = (BaseModel, _Message, _Reply, *MODELS)
+"""The classes a message's attributes and methods are looked up in; the sandbox's integrity guard protects each
+attribute of each (a method added to a base would reach every model)."""
 
 _REQUEST = TypeAdapter(Request)
 _REPLY = TypeAdapter(Reply)
