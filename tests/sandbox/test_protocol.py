@@ -109,3 +109,24 @@ def test_each_reply_answers_its_request_kind():
 def test_messages_are_frozen():
     with pytest.raises(ValidationError, match="frozen"):
         CallRequest(input_set=0).input_set = 1
+
+
+def test_the_sandbox_answers_a_malformed_request_with_a_rejection_and_keeps_serving():
+    from types import SimpleNamespace
+
+    from solbench.sandbox.child import serve
+
+    def never(request):
+        raise AssertionError("a malformed request reached a handler")
+
+    server = SimpleNamespace(build=never, load=never, call=never, time=never)
+    parent, child = socket.socketpair()
+    with parent, child:
+        serving = threading.Thread(target=serve, args=(child, server))
+        serving.start()
+        send_message(parent, {"kind": "call", "set": 0})  # the field is input_set
+        reply = protocol.parse_reply(receive_message(parent), CallRequest(input_set=0))
+        send_message(parent, protocol.encode(ExitRequest()))
+        serving.join(timeout=10)
+    assert isinstance(reply, protocol.RequestRejected) and not serving.is_alive()
+    assert "call.input_set: Field required" in reply.error and "call.set: Extra inputs" in reply.error
