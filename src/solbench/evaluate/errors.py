@@ -1,7 +1,4 @@
-"""Errors of the evaluation layer that a user can fix.
-
-What a solution does is never an exception here: it becomes a trace status (see evaluator.py).
-"""
+"""Errors of the trusted evaluation layer."""
 
 from __future__ import annotations
 
@@ -10,11 +7,17 @@ from typing import Any
 from solbench.errors import SolbenchError
 
 
-class HarnessOptionError(SolbenchError):
+class EvaluationError(SolbenchError):
+    """Evaluation could not go on as asked (a failing reference, a workload ended early); most become a trace
+    status inside `evaluate` and never reach the caller."""
+
+
+class HarnessOptionError(EvaluationError):
     """An evaluation option (EvaluationConfig field) has a value the harness cannot run with.
 
-    Raised before any sandbox starts. `option` is the field's name (``timer``, ``timing.budget_s``),
-    `value` the value given and `reason` what is wrong with it, so a front end can name its own flag.
+    Raised before any sandbox starts; what a solution does is never one (it becomes a trace status).
+    `option` is the field's name (``timer``, ``timing.budget_s``), `value` the value given and
+    `reason` what is wrong with it, so a front end can name its own flag.
     """
 
     def __init__(self, option: str, value: Any, reason: str):
