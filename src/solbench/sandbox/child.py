@@ -220,11 +220,11 @@ def serve(channel: socket.socket, server: SandboxServer) -> None:
     while True:
         try:
             request = protocol.parse_request(receive_message(channel))
-        except WireError:
-            return  # the parent went away
         except ProtocolError as error:  # the parent built it from the same models: a bug in the harness
             send_message(channel, protocol.encode(RequestRejected(error=str(error))))
             continue
+        except WireError:
+            return  # the parent went away
         if isinstance(request, ExitRequest):
             return
         try:

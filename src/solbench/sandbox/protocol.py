@@ -19,12 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictBool, S
 
 from solbench.sandbox.measure import TimingPlan
 from solbench.sandbox.rotation import Perturbation
+from solbench.sandbox.wire import WireError
 
 
-class ProtocolError(Exception):
-    """A message that is not one of this module's models, or a reply that does not answer its request.
+class ProtocolError(WireError):
+    """A well-framed message that is not one of this module's models, or a reply that does not answer its request.
 
-    Not a SolbenchError: a bad reply is the sandbox's failure (a trace status), a bad request a bug."""
+    Not a SolbenchError (as WireError): a bad reply is the sandbox's failure (a trace status), a bad request a bug."""
 
 
 def _tensor(value: Any) -> Any:
