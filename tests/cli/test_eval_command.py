@@ -3,12 +3,14 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import solution_dict, write_problem
 
 FAST = ["--budget", "0.05", "--rounds", "2"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def solbench(*args, timeout=300):
@@ -54,7 +56,9 @@ def test_table_output(vector_add_problem, solution_file):
     (["eval", "{problem}", "--solution", "{missing}"], "nope.json: file not found"),
     (["eval", "{nowhere}", "--reference"], "not a problem directory"),
     (["eval", "{problem}"], "give exactly one of --solution FILE or --reference"),
-    (["eval", "{problem}", "--reference", "--timeout", "0"], "--timeout must be positive"),
+    (["eval", "{problem}", "--reference", "--timeout", "0"], "--timeout 0.0: must be positive"),
+    (["eval", "{problem}", "--reference", "--rounds", "0"], "--rounds 0: must be positive"),
+    (["eval", "{problem}", "--reference", "--budget", "-1"], "--budget -1.0: must not be negative"),
     (["eval", "{problem}", "--reference", "--bogus"], "No such option"),
     (["eval", "{problem}", "--solution", "{broken}"], "broken.json:1: invalid JSON"),
 ])
@@ -67,6 +71,17 @@ def test_bad_input_is_one_line_and_exit_2(vector_add_problem, tmp_path, argument
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.slow
+def test_a_bad_harness_option_is_one_line_exit_2_and_no_trace(tmp_path):
+    """Checked before any sandbox starts: not four RUNTIME_ERROR traces whose log is the harness's traceback."""
+    traces_file = tmp_path / "traces.jsonl"
+    result = solbench("eval", ROOT / "examples" / "rmsnorm", "--reference", "--timer", "cuda_foo", "-o", traces_file)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == ["solbench: error: --timer cuda_foo: unknown timer (known: cpu_monotonic, "
+                                          "cuda_events, cuda_profiler)"]
+    assert result.stdout == "" and not traces_file.exists()
 
 
 def test_help_does_not_import_torch():

@@ -11,7 +11,7 @@ import pytest
 from conftest import make_solution
 from solbench.evaluate import evaluate
 from solbench.evaluate.landlock import abi_version
-from solbench.evaluate.session import _world_can_run
+from solbench.evaluate.confinement import _world_can_run
 from solbench.spec import load_problem
 
 

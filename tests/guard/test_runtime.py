@@ -73,10 +73,10 @@ NATIVE_SIGNALS = """
 import ctypes, faulthandler, sys
 faulthandler.disable()
 import torch
-from solbench.guard.runtime import GuardViolation, IntegrityGuard
+from solbench.guard.runtime import GuardViolation, IntegrityGuard, IntegrityList
 
 def outcome(change):
-    guard = IntegrityGuard.snapshot()
+    guard = IntegrityGuard.snapshot(IntegrityList(required=()))
     change()
     try:
         guard.verify("after the call")

@@ -1,4 +1,5 @@
-"""What the commands share: the usage error, the device choice and the evaluation settings."""
+"""What the commands share: the usage error, the device choice, the evaluation settings and how an option
+error names its flag."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ DEFAULTS = EvaluationConfig()
 
 class UsageError(SolbenchError):
     """A bad combination of arguments."""
+
+
+def flag_error(error, flags: dict[str, tuple[str, object]]) -> UsageError:
+    """A HarnessOptionError told with the command's own flag and the value as typed.
+
+    `flags` maps an EvaluationConfig option (``timer``, ``timing.budget_s``) to (flag, typed value).
+    """
+    flag, typed = flags.get(error.option, (error.option, error.value))
+    return UsageError(f"{flag} {typed}: {error.reason}")
 
 
 class Device(str, Enum):
@@ -47,10 +57,22 @@ def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.ro
         raise UsageError("--timeout must be positive, --rounds at least 1, --budget not negative")
     if memory_limit_gb is not None and memory_limit_gb <= 0:
         raise UsageError("--memory-limit-gb must be positive")
+    from solbench.evaluate import HarnessOptionError
+    from solbench.evaluate.config import check_device_available
+
     memory = int(memory_limit_gb * 2**30) if memory_limit_gb is not None else DEFAULTS.memory_limit_bytes
-    return replace(DEFAULTS, device=chosen_device(device), rounds=rounds, timing=replace(DEFAULTS.timing,
-                   budget_s=budget_s), timeout_s=timeout_s, memory_limit_bytes=memory, timer=timer,
-                   data_roots=tuple(data_roots), **fixed)
+    try:  # every harness option is checked before anything runs: a bad one is exit 2, with no trace
+        config = replace(DEFAULTS, device=chosen_device(device), rounds=rounds, timing=replace(
+            DEFAULTS.timing, budget_s=budget_s), timeout_s=timeout_s, memory_limit_bytes=memory, timer=timer,
+            data_roots=tuple(data_roots), **fixed)
+        check_device_available(config.device)
+    except HarnessOptionError as error:
+        flags = {"device": ("--device", device.value if device else DEFAULTS.device),
+                 "timeout_s": ("--timeout", timeout_s), "rounds": ("--rounds", rounds),
+                 "timing.budget_s": ("--budget", budget_s), "timer": ("--timer", timer),
+                 "memory_limit_bytes": ("--memory-limit-gb", memory_limit_gb)}
+        raise flag_error(error, flags) from None
+    return config
 
 
 def ensure_local_probe(hardware: str | None, console) -> None:

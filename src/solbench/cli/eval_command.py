@@ -54,6 +54,7 @@ def evaluate_solution(
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")
     sol_hardware = _sol_hardware(hardware, chosen_device, errors)
+    loaded_baselines = _read_baselines(baselines)  # a bad file fails before anything runs
     with warnings.catch_warnings(record=True) as cache_warnings:
         warnings.simplefilter("always", CacheWarning)
         traces = _evaluate_with_progress(problem, candidate, config, errors, cache, no_cache)
@@ -64,10 +65,9 @@ def evaluate_solution(
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     _report_cache(traces, errors)
     if sol_hardware is not None:
-        from solbench.score import attach_sol, load_baselines
+        from solbench.score import attach_sol
 
-        traces = attach_sol(traces, problem, sol_hardware, load_baselines(baselines) if baselines else None,
-                            tuple(data_root))
+        traces = attach_sol(traces, problem, sol_hardware, loaded_baselines, tuple(data_root))
     if output is not None:
         _append_jsonl(output, traces)
     if json_output:
@@ -77,6 +77,14 @@ def evaluate_solution(
     cached = " · read from the result cache" if _cache_hit(traces) else ""
     console.print(traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device}{cached}"))
     console.print(status_counts(traces))
+
+
+def _read_baselines(path: Path | None):
+    if path is None:
+        return None
+    from solbench.score import load_baselines
+
+    return load_baselines(path)
 
 
 def _sol_hardware(hardware: str | None, device: str, console):

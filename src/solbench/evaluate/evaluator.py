@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluate.config import EvaluationConfig, check_device_available
 from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
 from solbench.evaluate.environment import clock_state, device_name, library_versions
 from solbench.evaluate.errors import EvaluationError
@@ -22,6 +22,8 @@ from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluate.roles import timing_perturbations
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
 from solbench.sandbox.measure import TimingPlan
+from solbench.sandbox.protocol import (FAILURES, BuildRequest, Called, CallRequest, GuardTripped, LoadRequest,
+                                       OutputDescription, OutputRejected, RequestRejected, Timed, TimeRequest)
 from solbench.sandbox.rotation import perturbed_inputs
 from solbench.spec.errors import MissingDataError, SpecError
 from solbench.spec.inputs import InputContext, generate_inputs
@@ -61,10 +63,13 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
     result_cache.py); `refresh_cache` measures again and overwrites it. Every trace then records
     the cache's use in ``evaluation.solbench.cache``.
 
-    Raises SpecError (before starting any process) for problems with missing data files or a
-    solution written for another definition; everything the solution does becomes a status.
+    Raises, before starting any process, HarnessOptionError for a device this machine lacks or a
+    timer that does not suit it (the config checked its other options when it was made) and
+    SpecError for problems with missing data files or a solution written for another definition;
+    everything the solution does becomes a status.
     """
     config = (config or EvaluationConfig()).resolved()
+    check_device_available(config.device)
     check_data_files(problem, config.data_roots)
     if solution.definition != problem.name:
         raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "
@@ -150,20 +155,20 @@ class _Run:
             session = self._start_session()
         if self.build.session is session:
             return session
-        request = {"op": "build", "solution": self.solution.model_dump(mode="json"), "device": self.config.device}
+        request = BuildRequest(solution=self.solution.model_dump(mode="json"))
         try:
             reply = session.request(request, self.config.build_timeout_s)
         except SandboxFailure as failure:
             status = EvaluationStatus.TIMEOUT if failure.kind == "timeout" else EvaluationStatus.COMPILE_ERROR
             self.build.error = self._build_failure(status, f"build: {failure}", session.log.take())
             return session
-        if not reply["ok"]:
-            guarded = reply.get("kind") == "guard"
+        if isinstance(reply, FAILURES):
+            guarded = isinstance(reply, GuardTripped)
             status = EvaluationStatus.REWARD_HACK if guarded else EvaluationStatus.COMPILE_ERROR
-            message = f"{reply.get('rule')}: {reply.get('error')}" if guarded else str(reply.get("error"))
+            message = f"{reply.rule}: {reply.error}" if guarded else reply.error
             self.build.error = self._build_failure(status, message, session.log.take())
             return session
-        session.note_sandbox_state(reply.get("state"))
+        session.note_sandbox_state(reply.state)
         self.context = replace(self.context, confinement=dict(session.confinement))
         self.build.session = session
         return session
@@ -209,12 +214,13 @@ class _WorkloadEvaluation:
 
     def run(self) -> Trace:
         sets, references = self._prepare_truth()
-        self._request({"op": "load", "sets": sets, "perturbations": self.perturbations,
-                       "outputs": [{"name": e.name, "shape": list(e.shape), "dtype": e.dtype} for e in self.expected]})
+        self._request(LoadRequest(sets=sets, perturbations=self.perturbations,
+                                  outputs=[OutputDescription(name=e.name, shape=list(e.shape), dtype=e.dtype)
+                                           for e in self.expected]))
         verdict = Verdict(checks=list(self.run_state.static_checks))
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
-            check_outputs(reply["outputs"], reply["devices"], references[round_index], self.expected, self.tolerance,
+            check_outputs(reply.outputs, reply.devices, references[round_index], self.expected, self.tolerance,
                           verdict, round_index, self._golden(sets[round_index]), keep_passed=round_index == 0)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
@@ -260,35 +266,30 @@ class _WorkloadEvaluation:
         self.golden_available = golden is not None
         return golden
 
-    def _request(self, message: dict, timeout_s: float | None = None) -> dict:
+    def _request(self, message, timeout_s: float | None = None):
+        """The reply to `message`; a failure the sandbox reports ends the workload with its status."""
         reply = self.session.request(message, timeout_s or self.config.timeout_s)
-        if reply["ok"]:
+        if not isinstance(reply, FAILURES):
             return reply
-        if reply.get("kind") in ("output", "guard"):
-            status = EvaluationStatus.REWARD_HACK if reply.get("kind") == "guard" or \
-                reply.get("rule") == "tensor_subclass" else EvaluationStatus.RUNTIME_ERROR
-            raise self._stop(status, f"{reply.get('rule')}: {reply.get('error')}")
-        raise self._stop(EvaluationStatus.RUNTIME_ERROR, str(reply.get("error")))
+        if isinstance(reply, (OutputRejected, GuardTripped)):
+            status = EvaluationStatus.REWARD_HACK if isinstance(reply, GuardTripped) or \
+                reply.rule == "tensor_subclass" else EvaluationStatus.RUNTIME_ERROR
+            raise self._stop(status, f"{reply.rule}: {reply.error}")
+        if isinstance(reply, RequestRejected):  # the parent validated it: a solution wrote to the channel, or a bug
+            raise self._stop(EvaluationStatus.RUNTIME_ERROR, f"the sandbox rejected a request: {reply.error}")
+        raise self._stop(EvaluationStatus.RUNTIME_ERROR, reply.error)
 
-    def _call(self, round_index: int) -> dict:
-        import torch
-
-        reply = self._request({"op": "call", "set": round_index})
-        outputs, devices = reply.get("outputs"), reply.get("devices")
-        if not (isinstance(outputs, list) and len(outputs) == len(self.expected)
-                and all(isinstance(o, torch.Tensor) for o in outputs)
-                and isinstance(devices, list) and len(devices) == len(outputs)
-                and all(isinstance(d, str) for d in devices)):
+    def _call(self, round_index: int) -> Called:
+        reply = self._request(CallRequest(input_set=round_index))
+        if not (len(reply.outputs) == len(self.expected) and len(reply.devices) == len(reply.outputs)):
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned a malformed result")
-        mutated = reply.get("mutated_inputs")
+        mutated = reply.mutated_inputs
         if mutated:
             names = list(self.run_state.problem.definition.inputs)
-            described = ", ".join(names[i] for i in mutated if isinstance(i, int) and 0 <= i < len(names))
+            described = ", ".join(names[i] for i in mutated if 0 <= i < len(names))
             raise self._stop(EvaluationStatus.REWARD_HACK, f"input_mutation: the solution modified input(s) "
                              f"{described or mutated}; inputs are read-only")
-        seconds = reply.get("seconds")
-        if isinstance(seconds, (int, float)):
-            self.slowest_call_s = max(self.slowest_call_s, float(seconds))
+        self.slowest_call_s = max(self.slowest_call_s, reply.seconds)
         return reply
 
     def _timing_plan(self) -> TimingPlan:
@@ -300,17 +301,14 @@ class _WorkloadEvaluation:
         plan = self._timing_plan()
         calls = plan.min_iterations + plan.min_warmup + 2
         deadline = self.config.timeout_s + plan.budget_s + plan.warmup_s + 3 * calls * self.slowest_call_s
-        reply = self._request({"op": "time", "plan": asdict(plan), "timer": self.config.timer,
-                               "flush": self.config.flush_cache}, deadline)
-        samples, captured = reply.get("samples_s"), reply.get("captured")
-        if not (isinstance(samples, list) and samples and all(isinstance(s, (int, float)) and s >= 0 for s in samples)
-                and isinstance(captured, list)):
-            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned malformed timing data")
+        reply: Timed = self._request(TimeRequest(plan=plan, timer=self.config.timer, flush=self.config.flush_cache),
+                                     deadline)
+        samples = reply.samples_s
         variants = len(sets)
         seen = set()
-        for entry in captured:
-            iteration, outputs, devices = entry
-            if not (isinstance(iteration, int) and 0 <= iteration < len(samples)) or iteration % variants in seen:
+        for entry in reply.captured:
+            iteration, outputs, devices = entry.iteration, entry.outputs, entry.devices
+            if not iteration < len(samples) or iteration % variants in seen:
                 raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an iteration it did "
                                  "not time, or two for one input variant")
             seen.add(iteration % variants)
@@ -325,11 +323,9 @@ class _WorkloadEvaluation:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(range(min(variants, len(samples)))):
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing kept no output for some input variant")
-        warnings = [str(w) for w in reply.get("warnings", [])][:10]
-        flush_bytes, resolution = reply.get("flush_bytes"), reply.get("resolution_s")
-        return timing_summary(str(reply.get("backend")), [float(s) for s in samples], int(reply.get("warmup", 0)),
-                              flush_bytes if isinstance(flush_bytes, int) else 0, self.config.rounds, warnings,
-                              float(resolution) if isinstance(resolution, (int, float)) and resolution > 0 else None)
+        resolution = reply.resolution_s
+        return timing_summary(reply.backend, list(samples), reply.warmup, reply.flush_bytes, self.config.rounds,
+                              list(reply.warnings[:10]), resolution if resolution else None)
 
     def _time_reference(self, sets: list):
         from solbench.sandbox.flush import flusher_for

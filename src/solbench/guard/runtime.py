@@ -1,84 +1,103 @@
 """Runtime integrity checks that run inside the sandbox, around the solution's code.
 
 The harness inside the sandbox shares an interpreter with the solution, so the solution could
-replace the timer, the functions that copy outputs, or the channel's encoder. Identities (and
-code objects) of those functions are recorded before the solution is imported and compared after
-the import, after every call and after the timed loop, together with the other ways code can run
-inside the harness's own work: signal handlers and POSIX timers (Python's and native ones), torch
-modes, torch.Tensor's methods, kernels registered over the operators the harness uses (in the
-dispatcher's tables or on the Python dispatcher), profile/trace/monitoring hooks and audit hooks
-(refused as they are added). Threads left running after a call are accounted for by
-`threads.py`.
+replace the timer, the functions that copy outputs, or the channel's encoder. The sandbox hands
+the guard the list of what it protects (sandbox/protected.py: objects, not names, and a missing
+one is an error, never skipped); their identities (and code objects) are recorded before the
+solution is imported and compared after the import, after every call and after the timed loop,
+together with the other ways code can run inside the harness's own work: signal handlers and
+POSIX timers (Python's and native ones), torch modes, torch.Tensor's methods, kernels registered
+over the operators the harness uses (in the dispatcher's tables or on the Python dispatcher),
+profile/trace/monitoring hooks and audit hooks (refused as they are added). Threads left running
+after a call are accounted for by `threads.py`.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-
-# Dotted paths of everything the measurement relies on; missing ones (no CUDA build) are skipped.
-CRITICAL = (
-    "time.perf_counter", "time.perf_counter_ns", "time.monotonic", "time.monotonic_ns",
-    "builtins.isinstance", "builtins.type", "builtins.len", "builtins.getattr", "builtins.id",
-    "torch.Tensor.clone", "torch.Tensor.copy_", "torch.Tensor.cpu", "torch.Tensor.contiguous", "torch.Tensor.view",
-    "torch.Tensor.numel", "torch.Tensor.detach", "torch.equal", "torch.full", "torch.cuda.synchronize",
-    "torch.rand", "torch.randint", "torch.zeros_like", "torch.empty", "torch.ones", "torch.where", "torch.Generator",
-    "torch.add", "torch.set_num_threads", "torch.get_num_threads",
-    "torch.cuda.Event.record", "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize",
-    "socket.socket.sendall", "socket.socket.recv_into",
-    "solbench.sandbox.measure.measure", "solbench.sandbox.measure._should_stop",
-    "solbench.sandbox.calling.call_with_convention", "solbench.sandbox.calling.normalize_outputs",
-    "solbench.sandbox.calling.sentinel_outputs", "solbench.sandbox.calling.materialized",
-    "solbench.sandbox.wire.send_message",
-    "solbench.sandbox.wire._encode_value", "solbench.sandbox.rotation.InputRotation.prepare",
-    "solbench.sandbox.rotation.InputRotation.mutated", "solbench.sandbox.rotation._perturb",
-    "solbench.sandbox.rotation._flip_signs", "solbench.sandbox.rotation._negate_codes",
-    "solbench.sandbox.rotation._complement_nibbles", "solbench.sandbox.timers.cpu.CpuTimer.time_call",
-    "solbench.sandbox.timers.cuda_events.CudaEventTimer.time_call",
-    "solbench.sandbox.timers.cuda_profiler.CudaProfilerTimer.time_call",
-    "solbench.sandbox.flush.CpuCacheFlusher.flush", "solbench.sandbox.flush.CudaCacheFlusher.flush",
-    "solbench.sandbox.child.SandboxServer.call", "solbench.sandbox.child.SandboxServer.time",
-    "solbench.sandbox.child.SandboxServer._invoke", "solbench.sandbox.child.SandboxServer._prepare",
-    "solbench.guard.runtime.IntegrityGuard.verify", "solbench.guard.threads.ThreadGuard.settle",
-    "solbench.guard.threads.ThreadGuard.begin_gap", "solbench.guard.threads.ThreadGuard.check_gap",
-    "solbench.guard.threads.ThreadGuard._solution_cpu_s", "time.clock_gettime", "solbench.guard.threads.ThreadGuard._busy",
-    "solbench.guard.threads.ThreadGuard._probe", "solbench.guard.threads.ThreadGuard._find_native_threads",
-    "solbench.guard.threads.ThreadGuard._thread_count_unchanged",
-    "solbench.guard.threads.ThreadGuard._natives_still", "solbench.guard.threads._task_ids",
-    "solbench.guard.threads._cpu_time_s", "solbench.guard.threads.harness_thread_count",
-    "solbench.sandbox.child.SandboxServer._between_calls",
-    "solbench.sandbox.child.SandboxServer._check_tensors_untouched", "solbench.sandbox.measure.measure",
-    "os.listdir", "os.fstat", "torch.get_num_threads", "torch.set_num_threads",
-    "sys._current_frames", "time.clock_gettime_ns", "time.sleep", "secrets.randbelow", "os.urandom",
-    "_thread.start_new_thread", "_thread.start_joinable_thread", "threading._start_new_thread",
-    "threading._start_joinable_thread",
-)
 
 
 class GuardViolation(Exception):
-    """A runtime check failed; `rule` is ``integrity`` or ``threads``."""
+    """A runtime check failed; `rule` is ``integrity`` or ``threads``.
+
+    Not a SolbenchError: it is what the solution did, which the sandbox reports as a REWARD_HACK status.
+    """
 
     def __init__(self, rule: str, message: str):
         self.rule = rule
         super().__init__(message)
 
 
-def _resolve(path: str):
-    parts = path.split(".")
-    for split in range(len(parts) - 1, 0, -1):
-        try:
-            value = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        for attribute in parts[split:]:
-            value = getattr(value, attribute)  # AttributeError: not available here
-        return value
-    raise ImportError(path)
+class IntegritySetupError(Exception):
+    """A protected entry does not exist: the harness changed (a function renamed or moved) and its integrity list
+    was not updated. A bug in solbench, never a solution's doing: the guard refuses to start without the check."""
+
+
+def _name_of(owner: object) -> str:
+    if isinstance(owner, type):
+        return f"{owner.__module__}.{owner.__qualname__}"
+    return getattr(owner, "__name__", type(owner).__name__)
+
+
+@dataclass(frozen=True)
+class Protected:
+    """`owner.name`, an attribute the measurement relies on: a function of a module, a method of a class.
+
+    Checked by identity (and the identity of its code object), read through `owner` each time, so
+    rebinding the attribute, replacing the function's code or deleting it is seen.
+    """
+
+    owner: object
+    name: str
+
+    @property
+    def label(self) -> str:
+        return f"{_name_of(self.owner)}.{self.name}"
+
+
+@dataclass(frozen=True)
+class OptionalProtected(Protected):
+    """A protected entry that exists only in some environments: absent is accepted only where `expected` is False,
+    for the stated `reason` (a Python version, a CUDA build)."""
+
+    reason: str = ""
+    expected: bool = True
+    """Whether this environment must have it."""
+
+
+@dataclass(frozen=True)
+class IntegrityList:
+    """What the sandbox hands the guard to protect; built by the sandbox from the objects themselves."""
+
+    required: tuple[Protected, ...]
+    optional: tuple[OptionalProtected, ...] = ()
+    classes: tuple[type, ...] = ()
+    """Classes all of whose own attributes are protected (added, replaced or removed ones are refused)."""
+
+    def resolved(self) -> tuple[Protected, ...]:
+        """The entries to check here; raises IntegritySetupError for a required (or expected optional) entry that
+        does not exist."""
+        present = []
+        for entry in (*self.required, *self.optional):
+            if hasattr(entry.owner, entry.name):
+                present.append(entry)
+            elif not isinstance(entry, OptionalProtected) or entry.expected:
+                raise IntegritySetupError(f"protected entry {entry.label} does not exist: update the sandbox's "
+                                          "integrity list (sandbox/protected.py) with the harness")
+        return tuple(present)
+
+
+_ABSENT = object()
 
 
 def _fingerprint(value) -> tuple:
     code = getattr(value, "__code__", None)
     return id(value), id(code) if code is not None else None
+
+
+def _class_attributes(classes: Sequence[type]) -> dict[str, int]:
+    return {f"{_name_of(cls)}.{name}": id(value) for cls in classes for name, value in list(vars(cls).items())}
 
 
 HARNESS_OPS = (
@@ -231,10 +250,13 @@ def _refuse_audit_hooks(attempts: list[str]) -> None:
 
 @dataclass
 class IntegrityGuard:
-    """Fingerprints of the critical functions, the harness's globals and the signal state, taken before any
-    solution code runs."""
+    """Fingerprints of the protected entries and classes, the harness's globals and the signal state, taken before
+    any solution code runs."""
 
-    fingerprints: dict[str, tuple]
+    protected: dict[str, tuple[Protected, tuple]]
+    """Label -> (entry, fingerprint) for every entry of the integrity list that exists here."""
+    classes: tuple[type, ...]
+    class_attributes: dict[str, int]
     harness_globals: dict[tuple[str, str], int]
     signals: tuple
     audit_hook_attempts: list[str]
@@ -244,26 +266,26 @@ class IntegrityGuard:
     native_signals: tuple
 
     @classmethod
-    def snapshot(cls) -> "IntegrityGuard":
-        fingerprints = {}
-        for path in CRITICAL:
-            try:
-                fingerprints[path] = _fingerprint(_resolve(path))
-            except (ImportError, AttributeError):
-                continue
+    def snapshot(cls, integrity_list: IntegrityList) -> "IntegrityGuard":
+        """Raises IntegritySetupError (before changing anything) when an entry of `integrity_list` is missing."""
+        protected = {entry.label: (entry, _fingerprint(getattr(entry.owner, entry.name)))
+                     for entry in integrity_list.resolved()}
         attempts: list[str] = []
         _refuse_audit_hooks(attempts)
-        return cls(fingerprints, _harness_globals(), _signal_state(), attempts, _dispatch_tables(), _tensor_methods(),
-                   _dispatcher_state(), _native_signal_state())
+        classes = tuple(integrity_list.classes)
+        return cls(protected, classes, _class_attributes(classes), _harness_globals(), _signal_state(), attempts,
+                   _dispatch_tables(), _tensor_methods(), _dispatcher_state(), _native_signal_state())
 
     def verify(self, when: str) -> None:
-        for path, expected in self.fingerprints.items():
-            try:
-                current = _fingerprint(_resolve(path))
-            except (ImportError, AttributeError):
-                current = None
-            if current != expected:
-                raise GuardViolation("integrity", f"{path} was replaced or modified ({when})")
+        for label, (entry, expected) in self.protected.items():
+            current = getattr(entry.owner, entry.name, _ABSENT)
+            if current is _ABSENT or _fingerprint(current) != expected:
+                raise GuardViolation("integrity", f"{label} was replaced or modified ({when})")
+        attributes = _class_attributes(self.classes)
+        changed = sorted(name for name in attributes.keys() | self.class_attributes.keys()
+                         if attributes.get(name) != self.class_attributes.get(name))
+        if changed:
+            raise GuardViolation("integrity", f"{changed[0]} was replaced, added or removed ({when})")
         now = _harness_globals()
         for (module, attribute), identity in self.harness_globals.items():
             if now.get((module, attribute)) != identity:

@@ -19,7 +19,12 @@ from pathlib import Path
 from solbench.guard.runtime import GuardViolation, IntegrityGuard, status_field
 from solbench.guard.threads import (ThreadGuard, harness_thread_count, quiet_later_openmp_runtimes,
                                     start_runtime_threads)
+from solbench.sandbox import protocol
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
+from solbench.sandbox.protected import integrity_list
+from solbench.sandbox.protocol import (BuildRequest, Built, CallRequest, Called, CapturedOutputs, CompileFailed,
+                                       ExitRequest, GuardTripped, Loaded, LoadRequest, OutputRejected, ProtocolError,
+                                       RequestRejected, SandboxState, SolutionFailed, Timed, TimeRequest)
 from solbench.sandbox.rotation import InputRotation
 from solbench.sandbox.wire import WireError, receive_message, send_message
 
@@ -38,55 +43,55 @@ class SandboxServer:
         self.thread_count = torch.get_num_threads()
         """torch's pool size the harness's own work runs at (see harness_thread_count)."""
         self.threads = ThreadGuard()  # wraps the thread starters, so it comes before the integrity snapshot
-        self.integrity = IntegrityGuard.snapshot()
+        self.integrity = IntegrityGuard.snapshot(integrity_list(type(self)))
         self._last_outputs: list = []
         """What the last call returned, checked with the inputs before the harness's next work."""
 
     # --- requests -----------------------------------------------------------------------------
-    def build(self, request: dict) -> dict:
+    def build(self, request: BuildRequest) -> Built | CompileFailed:
         from solbench.sandbox.builders import BuildError, builder_for
         from solbench.spec.solution import Solution
 
-        solution = Solution.model_validate(request["solution"])
+        solution = Solution.model_validate(request.solution)
         started = time.monotonic()
         try:
             self.function = builder_for(solution.spec).build(solution, self.workdir / "solution", self.device)
         except BuildError as error:
-            return {"ok": False, "kind": "compile", "error": str(error)}
+            return CompileFailed(error=str(error))
         self.integrity.verify("by importing the solution")
         self.dps = solution.spec.destination_passing_style
-        return {"ok": True, "seconds": time.monotonic() - started, "state": _confinement_state()}
+        return Built(seconds=time.monotonic() - started, state=_confinement_state())
 
-    def load(self, request: dict) -> dict:
-        self.output_specs = [OutputSpec(o["name"], tuple(o["shape"]) if o["shape"] is not None else None, o["dtype"])
-                             for o in request["outputs"]]
-        self.inputs = InputRotation([[_to_device(v, self.device) for v in inputs] for inputs in request["sets"]],
-                                    request["perturbations"])
+    def load(self, request: LoadRequest) -> Loaded:
+        self.output_specs = [OutputSpec(o.name, tuple(o.shape) if o.shape is not None else None, o.dtype)
+                             for o in request.outputs]
+        self.inputs = InputRotation([[_to_device(v, self.device) for v in inputs] for inputs in request.sets],
+                                    list(request.perturbations))
         self.outputs = sentinel_outputs(self.output_specs, self.device) if self.dps else None
-        return {"ok": True}
+        return Loaded()
 
-    def call(self, request: dict) -> dict:
-        index = request["set"]
+    def call(self, request: CallRequest) -> Called:
+        index = request.input_set
         self._prepare(index)
         started = time.monotonic()
         outputs = self._invoke()
         seconds = time.monotonic() - started
         self._check_tensors_untouched(outputs)
         self.integrity.verify("during a call")
-        return {"ok": True, "outputs": outputs, "devices": [str(o.device) for o in outputs],
-                "mutated_inputs": self.inputs.mutated(index), "seconds": seconds}
+        return Called(outputs=outputs, devices=[str(o.device) for o in outputs],
+                      mutated_inputs=self.inputs.mutated(index), seconds=seconds)
 
-    def time(self, request: dict) -> dict:
+    def time(self, request: TimeRequest) -> Timed:
         import torch
 
         from solbench.sandbox.flush import flusher_for
-        from solbench.sandbox.measure import TimingPlan, measure
+        from solbench.sandbox.measure import measure
         from solbench.sandbox.timers import select_timer
 
-        plan = TimingPlan(**request["plan"])
+        plan = request.plan
         self.inputs.perturb_seed = plan.perturb_seed
-        timer = select_timer(request.get("timer"), self.device)
-        flusher = flusher_for(self.device, request.get("flush", True))
+        timer = select_timer(request.timer, self.device)
+        flusher = flusher_for(self.device, request.flush)
         self.threads.settle("before the timed loop")
         if self.device.startswith("cuda"):
             self.threads.adopt_threads_started_by(lambda: timer.time_call(_device_work(self.device)))
@@ -96,11 +101,11 @@ class SandboxServer:
                                   between_calls=self._between_calls)
         self.inputs.perturb_seed = None
         self.integrity.verify("during the timed loop")
-        return {"ok": True, "backend": measurement.backend, "samples_s": measurement.samples_s,
-                "warmup": measurement.warmup, "flush_bytes": measurement.flush_bytes,
-                "resolution_s": measurement.resolution_s,
-                "captured": [[i, outs, [str(o.device) for o in outs]] for i, outs in sorted(measurement.captured.items())],
-                "warnings": measurement.warnings}
+        return Timed(backend=measurement.backend, samples_s=measurement.samples_s, warmup=measurement.warmup,
+                     flush_bytes=measurement.flush_bytes, resolution_s=measurement.resolution_s,
+                     captured=[CapturedOutputs(iteration=i, outputs=outs, devices=[str(o.device) for o in outs])
+                               for i, outs in sorted(measurement.captured.items())],
+                     warnings=measurement.warnings)
 
     # --- helpers ------------------------------------------------------------------------------
     def _prepare(self, index: int) -> None:
@@ -182,7 +187,7 @@ def _to_device(value, device: str):
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def _confinement_state() -> dict:
+def _confinement_state() -> SandboxState:
     import os
 
     try:
@@ -194,40 +199,44 @@ def _confinement_state() -> dict:
         filesystem_confined = False
     except PermissionError:
         filesystem_confined = True
-    return {"network_namespace": namespace, "uid": os.getuid(), "filesystem_confined": filesystem_confined,
-            "capabilities": status_field("CapEff")}
+    return SandboxState(network_namespace=namespace, uid=os.getuid(), filesystem_confined=filesystem_confined,
+                        capabilities=status_field("CapEff"))
 
 
-def _failure(error: BaseException) -> dict:
+def _failure(error: BaseException) -> GuardTripped | OutputRejected | SolutionFailed:
     if isinstance(error, GuardViolation):
-        return {"ok": False, "kind": "guard", "rule": error.rule, "error": str(error)}
+        return GuardTripped(rule=error.rule, error=str(error))
     if isinstance(error, OutputError):
-        return {"ok": False, "kind": "output", "rule": error.rule, "error": str(error)}
+        return OutputRejected(rule=error.rule, error=str(error))
     if isinstance(error, SystemExit):
-        return {"ok": False, "kind": "runtime", "error": f"the solution called sys.exit({error.code})"}
+        return SolutionFailed(error=f"the solution called sys.exit({error.code})")
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__, limit=12))
-    return {"ok": False, "kind": "runtime", "error": text[-8000:]}
+    return SolutionFailed(error=text[-8000:])
 
 
 def serve(channel: socket.socket, server: SandboxServer) -> None:
-    handlers = {"build": server.build, "load": server.load, "call": server.call, "time": server.time}
+    handlers = {BuildRequest: server.build, LoadRequest: server.load, CallRequest: server.call,
+                TimeRequest: server.time}
     while True:
         try:
-            request = receive_message(channel)
+            request = protocol.parse_request(receive_message(channel))
+        except ProtocolError as error:  # the parent built it from the same models: a bug in the harness
+            send_message(channel, protocol.encode(RequestRejected(error=str(error))))
+            continue
         except WireError:
             return  # the parent went away
-        if request.get("op") == "exit":
+        if isinstance(request, ExitRequest):
             return
         try:
-            reply = handlers[request["op"]](request)
+            reply = handlers[type(request)](request)
         except BaseException as error:  # anything the solution raises, SystemExit included, is a result
             reply = _failure(error)
         sys.stdout.flush()
         sys.stderr.flush()
         try:
-            send_message(channel, reply)
+            send_message(channel, protocol.encode(reply))
         except TypeError as error:
-            send_message(channel, {"ok": False, "kind": "runtime", "error": f"unsendable result: {error}"})
+            send_message(channel, protocol.encode(SolutionFailed(error=f"unsendable result: {error}")))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -245,4 +254,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    # One module, the one running: an import of solbench.sandbox.child would otherwise load a second copy, whose
+    # functions are not the ones serving requests (and whose globals the integrity guard would watch instead).
+    sys.modules["solbench.sandbox.child"] = sys.modules[__name__]
     main()

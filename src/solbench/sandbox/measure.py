@@ -21,6 +21,8 @@ from solbench.sandbox import stats
 
 @dataclass(frozen=True)
 class TimingPlan:
+    __pydantic_config__ = {"extra": "forbid"}  # a field of the sandbox protocol's TimeRequest
+
     budget_s: float = 1.0
     """Time for the timed loop; it stops early once the target is met."""
     warmup_s: float = 0.2

@@ -19,7 +19,10 @@ _FLOAT_KEY = "__float__"
 
 
 class WireError(Exception):
-    """A frame is malformed, too large, or the peer closed the channel."""
+    """A frame is malformed, too large, or the peer closed the channel.
+
+    Not a SolbenchError: from the sandbox it is the solution's failure (a trace status); in the
+    sandbox it means the parent went away."""
 
 
 def _encode_value(value: Any, blobs: list) -> Any:
@@ -90,7 +93,10 @@ def _receive_exactly(sock: socket.socket, size: int) -> memoryview:
     view = memoryview(buffer)
     received = 0
     while received < size:
-        count = sock.recv_into(view[received:], min(size - received, 1 << 24))
+        try:
+            count = sock.recv_into(view[received:], min(size - received, 1 << 24))
+        except ConnectionError as error:  # a peer that died with unread data resets the channel
+            raise WireError(f"channel closed by the other side ({error.strerror})") from None
         if count == 0:
             raise WireError("channel closed by the other side")
         received += count

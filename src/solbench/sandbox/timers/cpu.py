@@ -7,6 +7,7 @@ import time
 
 class CpuTimer:
     name = "cpu_monotonic"
+    device_kind = "cpu"
 
     def __init__(self, device: str = "cpu"):
         self.device = device

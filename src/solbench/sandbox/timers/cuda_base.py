@@ -5,6 +5,7 @@ from __future__ import annotations
 
 class CudaTimerBase:
     name = "cuda"
+    device_kind = "cuda"
 
     def __init__(self, device: str = "cuda"):
         import torch

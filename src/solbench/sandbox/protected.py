@@ -1,0 +1,86 @@
+"""What the sandbox's integrity guard protects: the objects the measurement relies on, handed over as objects.
+
+Each entry names its owner (a module or a class) by the object itself and the attribute it
+protects, so a renamed or moved function makes the guard refuse to start (IntegritySetupError)
+instead of dropping its check. An entry may be absent only where it is listed as optional, with
+the reason and the condition under which this environment must have it.
+"""
+
+from __future__ import annotations
+
+import _thread
+import builtins
+import importlib
+import os
+import secrets
+import socket
+import sys
+import threading
+import time
+
+from solbench.guard import runtime, threads
+from solbench.guard.runtime import IntegrityList, OptionalProtected, Protected
+from solbench.sandbox import calling, flush, protocol, rotation, wire
+from solbench.sandbox.timers import cpu, cuda_events, cuda_profiler
+
+measure = importlib.import_module("solbench.sandbox.measure")  # the package's `measure` is the function
+
+_SERVER_METHODS = ("call", "time", "_invoke", "_prepare", "_between_calls", "_check_tensors_untouched")
+"""The methods of the sandbox's request server that run in or around the timed region."""
+
+
+def _entries(owner: object, *names: str) -> list[Protected]:
+    return [Protected(owner, name) for name in names]
+
+
+def integrity_list(server: type) -> IntegrityList:
+    """The integrity list of a sandbox whose request server is the class `server` (child.SandboxServer, as it
+    runs: the child is `__main__`, so the class is handed over rather than imported again)."""
+    import torch
+
+    new_threads = sys.version_info >= (3, 13)
+    return IntegrityList(
+        required=(
+            *_entries(time, "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "clock_gettime",
+                      "clock_gettime_ns", "sleep"),
+            *_entries(builtins, "isinstance", "type", "len", "getattr", "id"),
+            *_entries(os, "listdir", "fstat", "urandom"),
+            *_entries(sys, "_current_frames"),
+            *_entries(secrets, "randbelow"),
+            *_entries(_thread, "start_new_thread"),
+            *_entries(socket.socket, "sendall", "recv_into"),
+            *_entries(torch.Tensor, "clone", "copy_", "cpu", "contiguous", "view", "numel", "detach"),
+            *_entries(torch, "equal", "full", "rand", "randint", "zeros_like", "empty", "ones", "where", "Generator",
+                      "add", "set_num_threads", "get_num_threads"),
+            # Defined on every torch build, CPU-only ones included; they only fail when called there.
+            *_entries(torch.cuda, "synchronize"),
+            *_entries(torch.cuda.Event, "record", "elapsed_time", "synchronize"),
+            *_entries(measure, "measure", "_should_stop"),
+            *_entries(calling, "call_with_convention", "normalize_outputs", "sentinel_outputs", "materialized"),
+            *_entries(wire, "send_message", "_encode_value"),
+            *_entries(protocol, "encode", "parse_request"),
+            *_entries(rotation.InputRotation, "prepare", "mutated"),
+            *_entries(rotation, "_perturb", "_flip_signs", "_negate_codes", "_complement_nibbles"),
+            *_entries(cpu.CpuTimer, "time_call"),
+            *_entries(cuda_events.CudaEventTimer, "time_call"),
+            *_entries(cuda_profiler.CudaProfilerTimer, "time_call"),
+            *_entries(flush.CpuCacheFlusher, "flush"),
+            *_entries(flush.CudaCacheFlusher, "flush"),
+            *_entries(server, *_SERVER_METHODS),
+            *_entries(runtime.IntegrityGuard, "verify"),
+            *_entries(threads.ThreadGuard, "settle", "begin_gap", "check_gap", "_solution_cpu_s", "_busy", "_probe",
+                      "_find_native_threads", "_thread_count_unchanged", "_natives_still"),
+            *_entries(threads, "_task_ids", "_cpu_time_s", "harness_thread_count"),
+        ),
+        optional=(
+            # Python 3.13 starts threads through start_joinable_thread, and threading no longer keeps
+            # _start_new_thread; earlier versions have only the latter pair.
+            OptionalProtected(_thread, "start_joinable_thread", reason="Python 3.13+", expected=new_threads),
+            OptionalProtected(threading, "_start_joinable_thread", reason="Python 3.13+", expected=new_threads),
+            OptionalProtected(threading, "_start_new_thread", reason="Python before 3.13",
+                              expected=not new_threads),
+        ),
+        # A reply is built and encoded through these classes' validators and serializers after the last check of a
+        # request ran: one replaced (a property over `samples_s`) would rewrite what the parent reads.
+        classes=protocol.CLASSES,
+    )
