@@ -13,10 +13,10 @@ from solbench.sandbox.measure import TimingPlan
 
 @pytest.mark.parametrize("options, message", [
     ({"timer": "cuda_foo"}, "timer cuda_foo: unknown timer (known: cpu_monotonic, cuda_events, cuda_profiler)"),
-    ({"timer": "cuda_events"}, "timer cuda_events: needs a cuda device, not cpu (timers for cpu: cpu_monotonic)"),
-    ({"timer": "cuda_profiler"}, "timer cuda_profiler: needs a cuda device, not cpu"),
+    ({"device": "cpu", "timer": "cuda_events"}, "timer cuda_events: needs a cuda device, not cpu (timers for cpu: cpu_monotonic)"),
+    ({"device": "cpu", "timer": "cuda_profiler"}, "timer cuda_profiler: needs a cuda device, not cpu"),
     ({"device": "cuda", "timer": "cpu_monotonic"}, "timer cpu_monotonic: needs a cpu device, not cuda"),
-    ({"device": "tpu"}, "device tpu: unknown device (known: cpu, cuda, cuda:N)"),
+    ({"device": "tpu"}, "device tpu: unknown device (known: auto, cpu, cuda, cuda:N)"),
     ({"device": "cuda:x"}, "device cuda:x: unknown device"),
     ({"rounds": 0}, "rounds 0: must be positive"),
     ({"rounds": 2.5}, "rounds 2.5: must be a whole number"),
@@ -39,6 +39,17 @@ def test_every_timing_plan_field_is_checked(field):
     """A field added to TimingPlan without a check here would reach the sandbox unchecked."""
     with pytest.raises(HarnessOptionError, match=f"^timing.{field} "):
         EvaluationConfig(timing=dataclasses.replace(TimingPlan(), **{field: "x"}))
+
+
+def test_with_device_auto_the_timer_is_checked_against_the_device_it_resolves_to():
+    config = EvaluationConfig(timer="cuda_events")  # the name is known; the device is not yet
+    import torch
+
+    if torch.cuda.is_available():
+        assert config.resolved().device == "cuda"
+    else:
+        with pytest.raises(HarnessOptionError, match="^timer cuda_events: needs a cuda device, not cpu"):
+            config.resolved()
 
 
 def test_an_option_error_is_a_user_error_with_its_parts():

@@ -53,10 +53,6 @@ def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.ro
 
     `fixed` holds settings a command always sets (baselines do not time the reference).
     """
-    if timeout_s <= 0 or rounds < 1 or budget_s < 0:
-        raise UsageError("--timeout must be positive, --rounds at least 1, --budget not negative")
-    if memory_limit_gb is not None and memory_limit_gb <= 0:
-        raise UsageError("--memory-limit-gb must be positive")
     from solbench.evaluate import HarnessOptionError
     from solbench.evaluate.config import check_device_available
 
