@@ -23,6 +23,7 @@ def _flags(command: list[str]) -> str:
                           cwd=ROOT).stdout
 
 
+@pytest.mark.slow
 def test_device_check_calls_only_existing_flags_and_files():
     text = DEVICE_CHECK.read_text()
     for path in re.findall(r"\b((?:examples|benchmarks)/[\w/.-]+)", text):

@@ -28,6 +28,7 @@ def test_hw_list_and_show():
     assert unknown.returncode == 2 and "unknown hardware 'TPUv9'" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_sol_json_contract_and_explain():
     result = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "H200", "--json")
     assert result.returncode == 0, result.stderr
@@ -44,12 +45,14 @@ def test_sol_json_contract_and_explain():
     assert explained.returncode == 0 and "rsqrt" in explained.stdout and "per element" in explained.stdout
 
 
+@pytest.mark.slow
 def test_sol_local_needs_a_probe(tmp_path):
     result = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local",
                       env={"SOLBENCH_HOME": str(tmp_path / "empty")})
     assert result.returncode == 2 and "run `solbench hw probe` first" in result.stderr
 
 
+@pytest.mark.slow
 def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_add_problem, tmp_path, probed_home):
     solution = tmp_path / "solution.json"
     solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
@@ -69,6 +72,7 @@ def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_ad
     assert report["sets"] == {"all": pytest.approx(report["problems"][0]["score"])}
 
 
+@pytest.mark.slow
 def test_score_analyses_problems_for_traces_without_t_sol(vector_add_problem, tmp_path):
     solution = tmp_path / "solution.json"
     solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
