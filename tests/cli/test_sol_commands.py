@@ -45,7 +45,6 @@ def test_sol_json_contract_and_explain():
     assert explained.returncode == 0 and "rsqrt" in explained.stdout and "per element" in explained.stdout
 
 
-@pytest.mark.slow
 def test_sol_local_needs_a_probe(tmp_path):
     result = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local",
                       env={"SOLBENCH_HOME": str(tmp_path / "empty")})

@@ -203,7 +203,6 @@ def test_baseline_includes_the_reference_under_torch_compile(suite, tmp_path, pr
     assert sources <= {"reference (eager)", "reference (torch.compile)"} and sources
 
 
-@pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(suite, tmp_path):
     assert solbench("run", tmp_path / "missing").returncode == 2
     nothing = solbench("run", suite, "--category", "Quant", "-o", tmp_path / "x")
