@@ -25,6 +25,7 @@ def solution_file(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_json_output_is_only_a_json_array_and_o_appends(vector_add_problem, solution_file, tmp_path):
     traces_file = tmp_path / "traces.jsonl"
     for _ in range(2):
@@ -38,6 +39,7 @@ def test_json_output_is_only_a_json_array_and_o_appends(vector_add_problem, solu
     assert len(lines) == 4 and all(json.loads(line)["solution"] == "candidate" for line in lines)
 
 
+@pytest.mark.slow
 def test_failing_solution_still_exits_zero(vector_add_problem, tmp_path):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(solution_dict("def run(x, y):\n    raise ValueError('no')\n")))
@@ -46,6 +48,7 @@ def test_failing_solution_still_exits_zero(vector_add_problem, tmp_path):
     assert {t["evaluation"]["status"] for t in json.loads(result.stdout)} == {"RUNTIME_ERROR"}
 
 
+@pytest.mark.slow
 def test_table_output(vector_add_problem, solution_file):
     result = solbench("eval", vector_add_problem, "--solution", solution_file, *FAST)
     assert result.returncode == 0, result.stderr
@@ -105,6 +108,7 @@ RMSNORM_CUSTOM = {
 }
 
 
+@pytest.mark.slow
 def test_custom_tensors_with_a_scalar_eps_pass_and_get_t_sol(tmp_path):
     """Custom inputs may sit beside scalar ones in a workload: the entrypoint makes x and weight, eps is given."""
     inputs = {"x": {"type": "custom"}, "weight": {"type": "custom"}, "eps": {"type": "scalar", "value": 1e-6}}

@@ -28,6 +28,7 @@ def test_hw_list_and_show():
     assert unknown.returncode == 2 and "unknown hardware 'TPUv9'" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_sol_json_contract_and_explain():
     result = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "H200", "--json")
     assert result.returncode == 0, result.stderr
@@ -53,6 +54,7 @@ def test_a_malformed_probe_is_one_line_naming_the_file_and_is_kept(isolated_cach
     assert f"{probe_file}: not a probe result" in result.stderr and probe_file.read_text() == "{not json"
 
 
+@pytest.mark.slow
 def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_add_problem, tmp_path, probed_home):
     solution = tmp_path / "solution.json"
     solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
@@ -73,6 +75,7 @@ def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_ad
     assert report["unscored_policy"] == "exclude" and report["problems"][0]["latency_ms"] > 0
 
 
+@pytest.mark.slow
 def test_score_analyses_problems_for_traces_without_t_sol(vector_add_problem, tmp_path):
     solution = tmp_path / "solution.json"
     solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))

@@ -14,6 +14,8 @@ from solbench.evaluate.landlock import abi_version
 from solbench.evaluate.confinement import _world_can_run
 from solbench.spec import load_problem
 
+pytestmark = pytest.mark.slow  # each test starts confined processes or a sandbox
+
 
 @pytest.mark.skipif(abi_version() < 1, reason="this kernel has no Landlock")
 def test_confined_process_reads_only_what_it_needs(tmp_path):

@@ -1,9 +1,13 @@
 """Precision downgrade: a loose tolerance lets bf16 work pass as fp32; the float64 golden check does not."""
 
+import pytest
+
 from conftest import make_solution, write_problem
 from solbench.evaluate import evaluate
 from solbench.spec import load_problem
 from solbench.spec.trace import EvaluationStatus as S
+
+pytestmark = pytest.mark.slow  # sandbox evaluations
 
 MATMUL = {
     "name": "matmul_fp32",

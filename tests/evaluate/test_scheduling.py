@@ -40,6 +40,7 @@ def test_restore_gives_every_thread_back_its_affinity_and_nice_value():
         thread.join()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not TWO_CPUS, reason="needs two CPUs to pin to one")
 def test_an_evaluation_whose_evaluator_was_rescheduled_is_refused(tmp_path, fast_config):
     """The attacker is a thread of the test, as a sandbox of the caller's own user would be a process of it:

@@ -34,11 +34,13 @@ def test_value_returning_solution_passes_with_timing(vector_add_problem, fast_co
         evaluation.correctness.extra["golden"]["z"]["allowed"]
 
 
+@pytest.mark.slow
 def test_destination_passing_style(vector_add_problem, fast_config):
     source = "import torch\ndef run(x, y, z):\n    torch.add(x, y, out=z)\n"
     assert _statuses(_run(vector_add_problem, source, fast_config, dps=True)) == [S.PASSED, S.PASSED]
 
 
+@pytest.mark.slow
 def test_dps_buffer_partly_written_fails_on_the_sentinel(vector_add_problem, fast_config):
     source = "def run(x, y, z):\n    n = x.shape[0] // 2\n    z[:n] = x[:n] + y[:n]\n"
     traces = _run(vector_add_problem, source, fast_config, dps=True)
@@ -46,6 +48,7 @@ def test_dps_buffer_partly_written_fails_on_the_sentinel(vector_add_problem, fas
     assert traces[0].evaluation.solbench.failed_rule == "nan"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body, status, rule", [
     ("return (x + y)[:-1]", S.INCORRECT_SHAPE, "shape"),
     ("return (x + y).double()", S.INCORRECT_DTYPE, "dtype"),
@@ -59,6 +62,7 @@ def test_incorrect_outputs(vector_add_problem, fast_config, body, status, rule):
     assert traces[0].evaluation.performance is None
 
 
+@pytest.mark.slow
 def test_runtime_error_is_logged_and_the_next_workload_still_runs(vector_add_problem, fast_config):
     source = """
         import torch
@@ -72,6 +76,7 @@ def test_runtime_error_is_logged_and_the_next_workload_still_runs(vector_add_pro
     assert "boom at 1000" in traces[0].evaluation.log
 
 
+@pytest.mark.slow
 def test_process_exit_crash_and_segfault_do_not_stop_the_evaluator(vector_add_problem, fast_config):
     source = """
         import os, torch
@@ -89,12 +94,14 @@ def test_process_exit_crash_and_segfault_do_not_stop_the_evaluator(vector_add_pr
     assert "SIGSEGV" in traces[1].evaluation.solbench.failure
 
 
+@pytest.mark.slow
 def test_sys_exit_in_a_call(vector_add_problem, fast_config):
     traces = _run(vector_add_problem, "import sys\ndef run(x, y):\n    sys.exit(0)\n", fast_config)
     assert _statuses(traces) == [S.RUNTIME_ERROR] * 2
     assert "sys.exit(0)" in traces[0].evaluation.solbench.failure
 
 
+@pytest.mark.slow
 def test_hang_times_out_and_the_next_workload_runs(vector_add_problem, fast_config):
     from dataclasses import replace
 
@@ -110,6 +117,7 @@ def test_hang_times_out_and_the_next_workload_runs(vector_add_problem, fast_conf
     assert "no reply within 3 s" in traces[0].evaluation.solbench.failure
 
 
+@pytest.mark.slow
 def test_out_of_memory_is_a_runtime_error(vector_add_problem, fast_config):
     source = "import torch\ndef run(x, y):\n    keep = torch.ones(1 << 40, dtype=torch.uint8)\n    return x + y\n"
     traces = _run(vector_add_problem, source, fast_config)
@@ -117,6 +125,7 @@ def test_out_of_memory_is_a_runtime_error(vector_add_problem, fast_config):
     assert "memory" in traces[0].evaluation.log.lower()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, fragment", [
     ("import sys\nsys.exit(4)\ndef run(x, y):\n    return x\n", "sys.exit(4)"),
     ("import not_a_module_anywhere\ndef run(x, y):\n    return x\n", "not_a_module_anywhere"),
@@ -130,6 +139,7 @@ def test_build_failures_are_compile_errors_for_every_workload(vector_add_problem
     assert traces[1].workload.uuid == "n4099"
 
 
+@pytest.mark.slow
 def test_cuda_language_on_cpu_says_a_gpu_is_needed(vector_add_problem, fast_config):
     source = "__global__ void k() {}\n"
     traces = _run(vector_add_problem, source, fast_config, language="cuda_cpp", entry="kernel.cu::run")
@@ -137,6 +147,7 @@ def test_cuda_language_on_cpu_says_a_gpu_is_needed(vector_add_problem, fast_conf
     assert "needs a CUDA device" in traces[0].evaluation.log
 
 
+@pytest.mark.slow
 def test_printing_is_only_log_text(vector_add_problem, fast_config):
     source = """
         import sys, torch
@@ -161,6 +172,7 @@ LAZY_SUBCLASS = """
     """
 
 
+@pytest.mark.slow
 def test_tensor_subclass_output_is_a_reward_hack_at_run_time(vector_add_problem, fast_config):
     from dataclasses import replace
 
@@ -169,6 +181,7 @@ def test_tensor_subclass_output_is_a_reward_hack_at_run_time(vector_add_problem,
     assert "tensor_subclass" in traces[0].evaluation.solbench.failure
 
 
+@pytest.mark.slow
 def test_blocking_static_findings_stop_the_solution_before_it_runs(vector_add_problem, fast_config):
     traces = _run(vector_add_problem, LAZY_SUBCLASS, fast_config)
     assert _statuses(traces) == [S.REWARD_HACK] * 2
@@ -178,6 +191,7 @@ def test_blocking_static_findings_stop_the_solution_before_it_runs(vector_add_pr
     assert details.timing is None and "(+1 more)" in details.failure  # as_subclass is a second finding
 
 
+@pytest.mark.slow
 def test_static_warnings_are_recorded_on_passing_traces(vector_add_problem, fast_config):
     source = "import torch\ndef run(x, y):\n    key = x.data_ptr()\n    return x + y\n"
     traces = _run(vector_add_problem, source, fast_config)
@@ -186,12 +200,14 @@ def test_static_warnings_are_recorded_on_passing_traces(vector_add_problem, fast
     assert [c.rule for c in static] == ["static:pointer-branch"] and static[0].passed
 
 
+@pytest.mark.slow
 def test_non_tensor_output_is_a_runtime_error(vector_add_problem, fast_config):
     traces = _run(vector_add_problem, "def run(x, y):\n    return (x + y).numpy()\n", fast_config)
     assert _statuses(traces) == [S.RUNTIME_ERROR] * 2
     assert "not a torch.Tensor" in traces[0].evaluation.solbench.failure
 
 
+@pytest.mark.slow
 def test_outputs_of_timed_iterations_are_checked(vector_add_problem, fast_config):
     source = """
         import torch
@@ -209,6 +225,7 @@ def test_outputs_of_timed_iterations_are_checked(vector_add_problem, fast_config
     assert failure.phase == "timing"
 
 
+@pytest.mark.slow
 def test_reference_that_raises_is_an_invalid_reference(tmp_path, fast_config):
     from conftest import VECTOR_ADD, vector_workloads, write_problem
 
@@ -219,6 +236,7 @@ def test_reference_that_raises_is_an_invalid_reference(tmp_path, fast_config):
     assert "bad reference" in traces[0].evaluation.solbench.failure
 
 
+@pytest.mark.slow
 def test_solution_for_another_definition_is_refused(vector_add_problem, fast_config):
     from solbench.spec import SpecError
 
@@ -298,6 +316,7 @@ def _process_alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_the_sandbox_is_stopped_while_the_reference_is_timed():
     """Whatever a solution left running (a thread that burns CPU when calls stop coming) cannot slow T_b down."""
     from solbench.evaluate.session import SandboxLimits, SandboxSession
@@ -318,6 +337,7 @@ def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
+@pytest.mark.slow
 def test_a_process_that_left_the_sandbox_group_dies_with_the_sandbox(vector_add_problem, fast_config):
     """A forked grandchild in a session of its own (setsid) is not in the sandbox's process group; it still dies."""
     import re

@@ -33,6 +33,7 @@ def _input_sets():
             for _ in range(2)]
 
 
+@pytest.mark.slow
 def test_every_operator_the_harness_dispatches_is_guarded():
     perturbations = ["multiply", "multiply", "flip_signs", "negate", "complement_nibbles", "keep", "keep"]
     assert set(perturbations) == set(PERTURBATIONS)
@@ -92,6 +93,7 @@ outcome(lambda: ctypes.CDLL(None).timer_create(1, None, ctypes.byref(timer)))  #
 """
 
 
+@pytest.mark.slow
 def test_signal_handlers_and_timers_installed_from_native_code_are_refused(tmp_path):
     script = tmp_path / "native_signals.py"
     script.write_text(NATIVE_SIGNALS)

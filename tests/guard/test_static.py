@@ -149,6 +149,7 @@ def test_no_honest_solution_or_reference_is_blocked():
         assert not blocking(check_sources(files)), (name, [f.one_line() for f in blocking(check_sources(files))])
 
 
+@pytest.mark.slow
 def test_check_command(tmp_path):
     clean, dirty = tmp_path / "clean.json", tmp_path / "dirty.json"
     clean.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))

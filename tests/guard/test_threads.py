@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every scenario starts a fresh interpreter with torch
+
 PRELUDE = """
 import _thread, functools, os, sys, threading, time, torch
 from concurrent.futures import ThreadPoolExecutor

@@ -35,6 +35,7 @@ def suite(tmp_path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_run_evaluates_every_problem_resumes_and_summarises(suite, tmp_path, probed_home):
     out = tmp_path / "run"
     first = solbench("run", suite, "-o", out, "--workers", "2", *FAST, env=probed_home)
@@ -162,6 +163,7 @@ def test_ctrl_c_stops_a_pool_run_and_its_workers(suite, tmp_path, started):
     assert not list((tmp_path / "run").glob("traces/*/*/*.jsonl"))
 
 
+@pytest.mark.slow
 def test_a_named_solution_runs_where_shipped_and_is_skipped_elsewhere(suite, tmp_path, probed_home):
     result = solbench("run", suite, "-o", tmp_path / "r", "--solution-name", "fast", *FAST, env=probed_home)
     assert result.returncode == 0, result.stderr
@@ -171,6 +173,7 @@ def test_a_named_solution_runs_where_shipped_and_is_skipped_elsewhere(suite, tmp
     assert [(p["problem"], p["passed"], p["score"]) for p in summary["problems"]] == [("vector_add", 0, 0.0)]
 
 
+@pytest.mark.slow
 def test_baseline_writes_versioned_data_that_run_scores_with(suite, tmp_path, probed_home):
     baselines = tmp_path / "baselines.json"
     made = solbench("baseline", suite, "-o", baselines, "--no-compile", "--work", tmp_path / "w", "--limit", "1",

@@ -39,6 +39,7 @@ def _inputs(reference, draft, axes):
     return reference["make_inputs"]({**const, **axes}, torch.device("cpu"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["mlp", "norm"])
 def test_forward_reference_equals_the_transformers_module(tmp_path, kind):
     draft = extract(_request(kind, tokens=[1, 5, 33]))
@@ -84,6 +85,7 @@ def test_backward_gradients_equal_autograd_on_the_module():
         torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_attention_keeps_token_dims_dynamic_and_embeds_rotary_frequencies():
     draft = extract(_request("attention", dtype="bfloat16", shapes=[(1, 3), (2, 17)]))
     assert draft.axes["batch_size"]["type"] == "var" and draft.axes["seq_len"]["type"] == "var"

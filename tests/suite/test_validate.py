@@ -77,6 +77,7 @@ def test_a_suite_reports_names_used_twice(tmp_path):
     assert len(reports) == 2 and any(f.check == "suite" for f in reports[1].findings)
 
 
+@pytest.mark.slow
 def test_the_cli_exits_1_on_findings_and_0_when_clean(tmp_path, vector_add_problem):
     ok = subprocess.run([sys.executable, "-m", "solbench", "validate", str(vector_add_problem), "--json"],
                         capture_output=True, text=True, timeout=300)
