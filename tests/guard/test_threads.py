@@ -1,6 +1,9 @@
 """The thread guard tells idle threads from working ones.
 
-It wraps the interpreter's thread starters, so each scenario runs in a fresh interpreter.
+It wraps the interpreter's thread starters, so each scenario runs in a fresh interpreter. The machine running
+these may be loaded, and a thread may run long after it was started: scenarios wait for events (with generous
+bounds) rather than for time to pass, work is a fixed amount or lasts until told to stop, and a settle that
+must accept has a deadline long enough for a late thread to reach its wait.
 """
 
 import subprocess
@@ -20,6 +23,22 @@ from solbench.guard.threads import ThreadGuard, harness_thread_count, start_runt
 from solbench.guard.runtime import GuardViolation
 start_runtime_threads("cpu")  # as the sandbox does: torch's pool belongs to the runtime
 guard = ThreadGuard(deadline_s=0.5)
+PATIENT_S = 60.0  # a settle deadline for threads that are idle once they reach their wait, whenever they run
+
+def wait_for(condition, what, timeout_s=60.0):
+    # poll until condition() holds; on a timeout the scenario did not get going, which the test reports
+    end = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > end:
+            print("timed out waiting for", what)
+            sys.stdout.flush()
+            os._exit(3)
+        time.sleep(0.002)
+
+def blocked(thread):
+    # whether a thread is asleep in the kernel (state S in /proc): it reached a wait
+    with open(f"/proc/self/task/{thread.native_id}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "S"
 
 def outcome(check):
     try:
@@ -32,10 +51,15 @@ def outcome(check):
 
 BUSY_LOOP = """
 x = torch.rand(1 << 18)
-def spin(seconds):
+def work(rounds):
+    # a fixed amount of CPU work (milliseconds), however loaded the machine is
     scratch = torch.empty_like(x)
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    for _ in range(rounds):
+        torch.add(x, x, out=scratch)
+def work_until(stop):
+    # CPU work until told to stop: busy for as long as the scenario needs, however late it runs
+    scratch = torch.empty_like(x)
+    while not stop.is_set():
         torch.add(x, x, out=scratch)
 """
 
@@ -52,7 +76,7 @@ def run_scenario(*parts: str) -> str:
 
 def test_a_thread_still_working_after_the_call_is_refused_and_named():
     out = run_scenario(BUSY_LOOP, """
-        threading.Thread(target=spin, args=(5,), name="hidden-work", daemon=True).start()
+        threading.Thread(target=work_until, args=(threading.Event(),), name="hidden-work", daemon=True).start()
         outcome(lambda: guard.settle("after the call returned"))
     """)
     assert out.startswith("refused:") and "hidden-work" in out and "after the call returned" in out, out
@@ -63,8 +87,9 @@ def test_a_thread_waiting_on_a_bare_lock_counts_as_working():
     out = run_scenario("""
         lock = _thread.allocate_lock()
         lock.acquire()
-        threading.Thread(target=lock.acquire, daemon=True).start()
-        time.sleep(0.05)
+        waiter = threading.Thread(target=lock.acquire, daemon=True)
+        waiter.start()
+        wait_for(lambda: blocked(waiter), "the thread to wait on the lock")
         outcome(lambda: guard.settle("after the call returned"))
     """)
     assert out.startswith("refused:"), out
@@ -80,14 +105,25 @@ def test_a_thread_whose_target_is_a_c_function_is_seen():
 
 
 def test_work_that_ends_before_the_deadline_is_waited_for():
+    """The thread is still working when the guard first looks (it works until then), then does a fixed amount more:
+    settle returns only once that is done."""
     out = run_scenario(BUSY_LOOP, """
-        threading.Thread(target=spin, args=(0.1,), daemon=True).start()
-        started = time.monotonic()
+        looking, finished = threading.Event(), threading.Event()
+        busy = guard._busy
+        def watched_busy(probe=False):
+            looking.set()
+            return busy(probe)
+        guard._busy = watched_busy
+        def worker():
+            work_until(looking)
+            work(50)
+            finished.set()
+        threading.Thread(target=worker, daemon=True).start()
+        guard.deadline_s = PATIENT_S
         outcome(lambda: guard.settle("after the call returned"))
-        print(f"waited {time.monotonic() - started:.3f}")
+        print("finished" if finished.is_set() else "returned while the thread worked")
     """)
-    assert out.startswith("accepted"), out
-    assert float(out.split("waited ")[1]) >= 0.05, out
+    assert out == "accepted\nfinished\n", out
 
 
 @pytest.mark.parametrize("idle", [
@@ -98,9 +134,11 @@ def test_work_that_ends_before_the_deadline_is_waited_for():
     "reader, _ = os.pipe()\nthreading.Thread(target=os.read, args=(reader, 1), daemon=True).start()",
 ], ids=["executor-pool", "event-wait", "sleep", "sleeping-loop", "pipe-read"])
 def test_idle_threads_are_accepted(idle):
+    """Accepted once they reach their wait (however late they run), and then at once, at the usual deadline."""
     out = run_scenario(idle, """
-time.sleep(0.05)
+guard.deadline_s = PATIENT_S
 outcome(lambda: guard.settle("after the call returned"))
+guard.deadline_s = 0.5
 outcome(lambda: guard.settle("after the call returned"))
 """)
     assert out == "accepted\naccepted\n", out
@@ -108,19 +146,18 @@ outcome(lambda: guard.settle("after the call returned"))
 
 def test_cpu_time_used_between_calls_is_refused():
     out = run_scenario(BUSY_LOOP, """
-        go = threading.Event()
+        go, done = threading.Event(), threading.Event()
         def worker():
-            while True:
-                go.wait()
-                go.clear()
-                spin(0.05)
+            go.wait()
+            work(400)  # tens of milliseconds of CPU time: far above the gap's budget
+            done.set()
         threading.Thread(target=worker, daemon=True).start()
-        time.sleep(0.05)
-        guard.settle("after the call returned")
+        guard.deadline_s = PATIENT_S
+        guard.settle("after the call returned")  # returns once the worker waits for go
         guard.begin_gap()
         outcome(lambda: guard.check_gap("between timed calls"))  # nothing happened yet
         go.set()
-        time.sleep(0.2)
+        wait_for(done.is_set, "the worker's work")
         outcome(lambda: guard.check_gap("between timed calls"))
     """)
     lines = out.splitlines()
@@ -151,13 +188,25 @@ def launch(x: torch.Tensor, rounds: int) -> torch.jit.Future[int]:
     return torch.jit.fork(work, x, rounds)
 
 @torch.jit.script
-def work_after(go: torch.jit.Future[torch.Tensor], x: torch.Tensor) -> int:
+def counted_work(x: torch.Tensor, count: torch.Tensor, rounds: int) -> int:
+    for _ in range(rounds):
+        x.mul_(1.0001)
+        count.add_(1)
+    return 0
+
+@torch.jit.script
+def launch_counted(x: torch.Tensor, count: torch.Tensor, rounds: int) -> torch.jit.Future[int]:
+    return torch.jit.fork(counted_work, x, count, rounds)
+
+@torch.jit.script
+def work_after(go: torch.jit.Future[torch.Tensor], x: torch.Tensor, started: torch.Tensor) -> int:
+    started.fill_(1)
     torch.jit.wait(go)
     return work(x, 2000)
 
 @torch.jit.script
-def launch_after(go: torch.jit.Future[torch.Tensor], x: torch.Tensor) -> torch.jit.Future[int]:
-    return torch.jit.fork(work_after, go, x)
+def launch_after(go: torch.jit.Future[torch.Tensor], x: torch.Tensor, started: torch.Tensor) -> torch.jit.Future[int]:
+    return torch.jit.fork(work_after, go, x, started)
 """
 
 
@@ -165,12 +214,14 @@ def test_a_native_thread_still_working_after_the_call_is_refused():
     """Refused when the call is settled; under heavy load a busy native thread can look idle over the short
     probe, and is then refused between calls, where its CPU time is counted."""
     out = run_scenario(NATIVE_WORK, """
-        task = launch(torch.rand(1 << 16), 10 ** 9)
-        time.sleep(0.05)
+        count = torch.zeros((), dtype=torch.int64)
+        task = launch_counted(torch.rand(1 << 16) + 0.5, count, 10 ** 9)
+        wait_for(lambda: int(count) > 0, "the native thread to start working")
         def settle_then_gap():
             guard.settle("after the call returned")
             guard.begin_gap()
-            time.sleep(0.1)
+            worked = int(count)
+            wait_for(lambda: int(count) > worked + 1000, "the native thread to work between calls")
             guard.check_gap("between timed calls")
         outcome(settle_then_gap)
     """)
@@ -181,7 +232,9 @@ def test_native_threads_that_worked_and_went_idle_are_accepted():
     """torch's inter-op pool stays behind after a finished fork: idle native threads cost nothing."""
     out = run_scenario(NATIVE_WORK, """
         launch(torch.rand(1 << 16), 2000).wait()
+        guard.deadline_s = PATIENT_S  # the pool's threads go back to waiting whenever the machine runs them
         outcome(lambda: guard.settle("after the call returned"))
+        guard.deadline_s = 0.5
         print(len(guard.native))
         guard.begin_gap()
         time.sleep(0.05)
@@ -195,13 +248,15 @@ def test_native_threads_that_worked_and_went_idle_are_accepted():
 def test_a_native_thread_working_between_calls_is_refused():
     out = run_scenario(NATIVE_WORK, """
         go = torch.futures.Future()
-        task = launch_after(go, torch.rand(1 << 16))
-        time.sleep(0.05)
-        guard.settle("after the call returned")
+        started = torch.zeros(())
+        task = launch_after(go, torch.rand(1 << 16), started)
+        wait_for(lambda: bool(started), "the native thread to start")
+        guard.deadline_s = PATIENT_S
+        guard.settle("after the call returned")  # returns once it waits for go
         guard.begin_gap()
         outcome(lambda: guard.check_gap("between timed calls"))  # waiting: idle
         go.set_result(torch.ones(1))  # wakes it, while nothing is timed
-        time.sleep(0.2)
+        task.wait()  # its 2000 rounds are done
         outcome(lambda: guard.check_gap("between timed calls"))
     """)
     lines = out.splitlines()
@@ -233,16 +288,21 @@ def test_a_python_thread_working_after_its_function_returned_is_counted():
     """What a thread's function returns is dropped after the guard's record of the thread is gone: a `__del__`
     there runs in a thread the guard no longer lists as Python's."""
     out = run_scenario(BUSY_LOOP, """
+        returned, gap_started, done = threading.Event(), threading.Event(), threading.Event()
         class Afterlife:
             def __del__(self):
-                time.sleep(0.1)  # while the harness settles
-                spin(0.05)
+                returned.set()
+                gap_started.wait()  # idle while the harness settles
+                work(400)
+                done.set()
 
         _thread.start_new_thread(Afterlife, ())
-        time.sleep(0.02)
+        wait_for(returned.is_set, "the thread's function to return")
+        guard.deadline_s = PATIENT_S
         outcome(lambda: guard.settle("after the call returned"))
         guard.begin_gap()
-        time.sleep(0.2)
+        gap_started.set()
+        wait_for(done.is_set, "the work after the function returned")
         outcome(lambda: guard.check_gap("between timed calls"))
     """)
     assert out.splitlines()[-1].startswith("refused:"), out
@@ -255,6 +315,7 @@ def test_more_torch_threads_than_the_harness_uses_stay_out_of_its_work():
         count = torch.get_num_threads()
         torch.set_num_threads(count + 3)
         torch.rand(1 << 22).mul_(2)  # the call: new workers join the pool
+        guard.deadline_s = PATIENT_S  # they spin a while after the call, then wait, whenever the machine runs them
         outcome(lambda: guard.settle("after the call returned"))
         guard.begin_gap()
         with harness_thread_count(count):
@@ -273,7 +334,7 @@ def test_fewer_torch_threads_keep_the_harness_off_new_workers():
     out = run_scenario("""
         torch.set_num_threads(4)
         torch.ones(1 << 22).add_(1)
-        sandbox_guard = ThreadGuard(deadline_s=0.5)  # as a sandbox started with a pool of 4 would
+        sandbox_guard = ThreadGuard(deadline_s=PATIENT_S)  # as a sandbox started with a pool of 4 would
         torch.set_num_threads(2)
         torch.rand(1 << 22).mul_(2)  # the call, on a team of 2
         outcome(lambda: sandbox_guard.settle("after the call returned"))
