@@ -6,6 +6,7 @@ with 130; a bug with a short traceback and a request to report it, exit 1.
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 import typer
@@ -17,14 +18,19 @@ from solbench.errors import SolbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Measure compute kernels against a PyTorch reference and the hardware's speed of light.")
-app.command("eval")(eval_command.evaluate_solution)
-app.command("sol")(sol_command.speed_of_light)
-app.command("score")(score_command.score_traces)
-app.command("check")(check_command.check_solution_file)
-app.command("validate")(validate_command.validate_problems)
-app.command("run")(run_command.run_suite)
-app.command("baseline")(baseline_command.measure_baselines)
-app.command("extract")(extract_command.extract_module)
+
+
+def _help(command) -> str:
+    """The docstring as paragraphs: single line breaks are joined so Rich wraps help at any width."""
+    paragraphs = inspect.cleandoc(command.__doc__ or "").split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+for name, command in (("eval", eval_command.evaluate_solution), ("sol", sol_command.speed_of_light),
+                      ("score", score_command.score_traces), ("check", check_command.check_solution_file),
+                      ("validate", validate_command.validate_problems), ("run", run_command.run_suite),
+                      ("baseline", baseline_command.measure_baselines), ("extract", extract_command.extract_module)):
+    app.command(name, help=_help(command))(command)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")
 

@@ -18,7 +18,7 @@ def measure_baselines(
                                            help="Hardware id the baselines are for (default: `local` on CPU)."),
     category: list[str] = typer.Option([], "--category", "-c", help="Only this set; repeatable."),
     name: list[str] = typer.Option([], "--name", help="Only problems whose name contains this; repeatable."),
-    solution_name: list[str] = typer.Option([], "--solution-name", "-s",
+    solution_name: list[str] = typer.Option([], "--solution-name",
                                             help="Also time this optimized baseline solution each problem ships."),
     compile_reference: bool = typer.Option(True, "--compile/--no-compile",
                                            help="Also time the reference under torch.compile."),

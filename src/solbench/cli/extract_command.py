@@ -36,7 +36,7 @@ def extract_module(
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model name as in the configs file."),
     module: Optional[str] = typer.Option(None, "--module", help="Module kind: norm, mlp, attention, moe, "
                                          "decoder_layer, encoder_layer (see --list)."),
-    out: Path = typer.Option(Path("problems"), "--out", "-o", help="Root folder; the problem lands in OUT/SET/NAME."),
+    out: Path = typer.Option(Path("problems"), "--output", "--out", "-o", help="Root folder; the problem lands in OUT/SET/NAME."),
     configs: Optional[Path] = typer.Option(None, "--configs", help="model-configs.json "
                                            "(default ../shared/model-configs.json next to the repository)."),
     config: Optional[Path] = typer.Option(None, "--config", help="An HF-style config JSON instead of --model."),

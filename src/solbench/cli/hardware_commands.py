@@ -23,8 +23,11 @@ def list_hardware(json_output: bool = typer.Option(False, "--json", help="Print 
         print(json.dumps([{"id": s.id, "name": s.name, "aliases": list(s.aliases)} for s in specs]))
         return
     table = Table(title="hardware", title_justify="left")
-    for column in ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "fp32 TFLOP/s", "memory TB/s", "aliases"):
+    # Ids are what users type: never cut or wrapped; the other columns wrap on a narrow terminal.
+    table.add_column("id", no_wrap=True, min_width=max(len(s.id) for s in specs))
+    for column in ("name", "bf16 TFLOP/s", "fp8 TFLOP/s", "fp32 TFLOP/s", "memory TB/s"):
         table.add_column(column)
+    table.add_column("aliases", overflow="fold")
     for spec in specs:
         table.add_row(spec.id, spec.name, f"{spec.matrix_rate('bfloat16')[0] / 1e12:,.0f}",
                       f"{spec.matrix_rate('float8')[0] / 1e12:,.0f}", f"{spec.vector_flops['float32'] / 1e12:,.1f}",
