@@ -8,7 +8,7 @@ from enum import Enum
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.evaluate.config import AUTO_DEVICE, EvaluationConfig, resolve_device
+from solbench.evaluate.config import EvaluationConfig
 
 DEFAULTS = EvaluationConfig()
 """The one set of defaults: every option that feeds an EvaluationConfig takes its default from here."""
@@ -32,19 +32,6 @@ class Device(str, Enum):
     cuda = "cuda"
 
 
-def default_device() -> str:
-    return resolve_device(AUTO_DEVICE)
-
-
-def chosen_device(device: Device | None) -> str:
-    """The device a command runs on: the one asked for (which must exist here), else the config's default."""
-    if device is None:
-        return resolve_device(DEFAULTS.device)
-    if device is Device.cuda and default_device() != "cuda":
-        raise UsageError("--device cuda: no CUDA device is available here")
-    return device.value
-
-
 def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.rounds,
                       budget_s: float = DEFAULTS.timing.budget_s, timeout_s: float = DEFAULTS.timeout_s,
                       memory_limit_gb: float | None = None, timer: str | None = DEFAULTS.timer,
@@ -58,10 +45,10 @@ def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.ro
 
     memory = int(memory_limit_gb * 2**30) if memory_limit_gb is not None else DEFAULTS.memory_limit_bytes
     try:  # every harness option is checked before anything runs: a bad one is exit 2, with no trace
-        config = replace(DEFAULTS, device=chosen_device(device), rounds=rounds, timing=replace(
-            DEFAULTS.timing, budget_s=budget_s), timeout_s=timeout_s, memory_limit_bytes=memory, timer=timer,
-            data_roots=tuple(data_roots), **fixed)
-        check_device_available(config.device)
+        config = replace(DEFAULTS, device=device.value if device else DEFAULTS.device, rounds=rounds,
+                         timing=replace(DEFAULTS.timing, budget_s=budget_s), timeout_s=timeout_s,
+                         memory_limit_bytes=memory, timer=timer, data_roots=tuple(data_roots), **fixed).resolved()
+        check_device_available(config.device)  # --device cuda where there is none: exit 2 naming the flag
     except HarnessOptionError as error:
         flags = {"device": ("--device", device.value if device else DEFAULTS.device),
                  "timeout_s": ("--timeout", timeout_s), "rounds": ("--rounds", rounds),
