@@ -18,7 +18,7 @@ from pathlib import Path
 
 from solbench.guard.runtime import GuardViolation, IntegrityGuard, status_field
 from solbench.guard.threads import (ThreadGuard, harness_thread_count, quiet_later_openmp_runtimes,
-                                    start_runtime_threads)
+                                    quiet_library_monitors, start_runtime_threads)
 from solbench.sandbox import protocol
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
 from solbench.sandbox.protected import integrity_list
@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
 
     start_runtime_threads(args.device)  # before the thread guard, which takes these threads for the runtime's
     quiet_later_openmp_runtimes()
+    quiet_library_monitors()
     serve(channel, SandboxServer(args.device, args.workdir))
 
 
