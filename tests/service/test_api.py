@@ -60,6 +60,11 @@ def test_a_submission_goes_from_queued_to_done_with_one_result_and_a_score(live_
         bundle = client.get(f"/submissions/{body['id']}/bundle").json()
         assert bundle["format"] == "solbench-bundle/1" and bundle["solution"]["sources"]
         assert [w["uuid"] for w in bundle["problem"]["workloads"]] == ["n1000", "n4099"]
+    # A ranked submission is public, but its code is its owner's.
+    with live_server.client(live_server.add_user("rival")) as rival:
+        seen = rival.get(f"/submissions/{body['id']}").json()
+        assert seen["result"]["score"] == result["score"] and seen["solution"] is None
+        assert rival.get(f"/submissions/{body['id']}/bundle").status_code == 403
 
 
 def test_requests_without_a_valid_token_are_refused(live_server):

@@ -85,7 +85,8 @@ class SubmissionView(_Body):
     attempts: int
     error: str | None
     code_hash: str
-    solution: dict[str, Any]
+    solution: dict[str, Any] | None
+    """The solution as submitted; None for readers other than its owner and admins."""
     result: ResultView | None
 
 
