@@ -106,6 +106,10 @@ def execute_submission(session_factory: sessionmaker[Session], submission_id: in
         _give_back(session_factory, submission_id, token, settings.max_attempts, f"{type(error).__name__}: {error}")
         record_worker(session_factory, worker, current=None)
         raise InfrastructureError(f"submission {submission_id}: {type(error).__name__}: {error}") from error
+    except BaseException:  # the worker is stopping (Ctrl-C, SIGTERM): the job waits for the next one, no try used
+        beat.stop()
+        _give_back(session_factory, submission_id, token, settings.max_attempts, None)
+        raise
     beat.stop()
     _store(session_factory, submission_id, token, worker, outcome)
     record_worker(session_factory, worker, current=None, finished=True)
@@ -192,14 +196,18 @@ def _store(session_factory: sessionmaker[Session], submission_id: int, token: st
 
 
 def _give_back(session_factory: sessionmaker[Session], submission_id: int, token: str, max_attempts: int,
-               message: str) -> None:
-    """After an infrastructure failure: queued again for another try, or failed once the tries are used up."""
+               message: str | None) -> None:
+    """After an infrastructure failure: queued again for another try, or failed once the tries are used up.
+    Without a message (the worker was stopped) it is queued again and the try is not counted."""
     with session_factory.begin() as session:
         submission = session.get(Submission, submission_id)
         if submission is None or submission.claim_token != token:
             return
-        submission.error = message[:2000]
         submission.claim_token = None
+        if message is None:
+            submission.status, submission.attempts = "queued", max(0, submission.attempts - 1)
+            return
+        submission.error = message[:2000]
         if submission.attempts >= max_attempts:
             submission.status, submission.finished_at = "failed", utcnow()
         else:
