@@ -94,10 +94,12 @@ def test_an_infrastructure_failure_is_retried_a_bounded_number_of_times_then_fai
 @pytest.mark.slow
 def test_a_solutions_own_failure_is_a_result_not_a_retry(service):
     settings, factory = service
-    job = _submit(factory, source="def run(x, y):\n    return x - y\n")
+    job = _submit(factory, source="def run(x, y):\n    return (x + y) / 0.0\n")
     execute_submission(factory, job, WORKER, settings=settings)
     result = _result(factory, job)
     assert result.verdict == "INCORRECT_NUMERICAL" and result.score == 0.0
+    text = json.dumps(result.traces, allow_nan=False)  # infinite errors as strict JSON (PostgreSQL, API responses)
+    assert '"Infinity"' in text or '"NaN"' in text
     with factory() as session:
         assert session.get(Submission, job).attempts == 1
 

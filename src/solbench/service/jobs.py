@@ -14,6 +14,7 @@ so the guarantees live here, in the database, whatever the queue:
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -166,8 +167,7 @@ def _store(session_factory: sessionmaker[Session], submission_id: int, token: st
         hardware=worker.hardware, device=details.device_name if details else worker.device, worker=worker.name,
         environment=evaluation.environment.model_dump(mode="json") if evaluation else {},
         clock=dict(details.clock) if details else {},
-        traces=[t.model_dump(mode="json") for t in outcome.traces],
-        held_out_traces=[t.model_dump(mode="json") for t in outcome.held_out],
+        traces=[_as_json(t) for t in outcome.traces], held_out_traces=[_as_json(t) for t in outcome.held_out],
         t_sol_ms=outcome.t_sol_ms, t_b_ms=scores.t_b_ms,
         cache_hit=bool(details and details.cache and details.cache.hit))
     with session_factory.begin() as session:
@@ -193,6 +193,12 @@ def _store(session_factory: sessionmaker[Session], submission_id: int, token: st
         for name, value in values.items():
             setattr(existing, name, value)
         existing.rescored_at = utcnow()
+
+
+def _as_json(trace: Trace) -> dict:
+    """A trace as strict JSON: an infinite or NaN error is the string "Infinity"/"NaN" (the spec's own JSON form),
+    which PostgreSQL's JSON type and the API's JSON responses accept, and Trace.model_validate reads back."""
+    return json.loads(trace.model_dump_json())
 
 
 def _give_back(session_factory: sessionmaker[Session], submission_id: int, token: str, max_attempts: int,
