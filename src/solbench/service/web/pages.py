@@ -1,0 +1,232 @@
+"""Each page's content: read through the query module, turned into view values and charts.
+
+Visibility is decided here, once: others' private and test submissions do not exist for a viewer
+(not found), and the code of someone else's submission is shown only once its set is frozen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from solbench.service import queries
+from solbench.service.models import Problem, ProblemVersion, Submission, User, utcnow
+from solbench.service.web import views
+from solbench.service.web.charts import (Bar, TimelineEvent, TrendPoint, bar_chart, firsts_timeline, roofline_chart,
+                                         timing_spread_chart, trend_chart)
+from solbench.service.web.roofline_data import problem_roofline
+from solbench.service.web.traces_view import findings_of, workload_rows
+
+ACTIVITY_HOURS = 48
+CHART_ROWS = 20
+
+
+class PageNotFound(LookupError):
+    """The page's subject does not exist, or the viewer may not see it (said the same way, on purpose)."""
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is reading: a user name when the request carried a valid token, else anonymous."""
+
+    name: str | None = None
+    is_admin: bool = False
+
+
+def home(session: Session, hardware: str) -> dict:
+    sets = []
+    for info in queries.problem_sets(session):
+        leaders, _ = queries.set_leaderboard(session, info.name, limit=1)
+        sets.append(views.SetSummary(name=info.name, title=info.title, problems=info.problems,
+                                     submissions=info.submissions, frozen_at=info.frozen_at,
+                                     leader=leaders[0].user if leaders else None,
+                                     leader_score=leaders[0].score if leaders else None))
+    firsts = [views.FirstRow(when=f.when, user=f.user, set=f.set_name, problem=f.problem, score=f.score,
+                             previous_score=f.previous_score, submission_id=f.submission_id)
+              for f in queries.firsts(session, limit=10)]
+    activity = [TrendPoint(hour, count) for hour, count in queries.per_hour(session, hours=ACTIVITY_HOURS,
+                                                                             finished=False)]
+    return dict(title="Sets", nav="home", hardware=hardware, sets=sets, firsts=firsts,
+                totals=queries.totals(session), activity_hours=ACTIVITY_HOURS,
+                activity_chart=trend_chart(activity, title="Submissions per hour", y_label="submissions"))
+
+
+def problem_set(session: Session, name: str, page: int, hardware: str) -> dict:
+    info = next((s for s in queries.problem_sets(session) if s.name == name), None)
+    if info is None:
+        raise PageNotFound(f"There is no problem set {name!r}.")
+    _, total = queries.set_leaderboard(session, name, limit=0)
+    pager = views.pagination(page, views.DEFAULT_PER_PAGE, total)
+    standings, _ = queries.set_leaderboard(session, name, offset=pager.offset, limit=pager.per_page)
+    rows = [views.LeaderRow(rank=s.rank, user=s.user, score=s.score, problems_solved=s.problems_scored,
+                            problems_total=s.problems_total, last_at=s.last_at) for s in standings]
+    chart = bar_chart([Bar(r.user, r.score, href=f"/users/{r.user}") for r in rows[:CHART_ROWS]],
+                      title=f"Set scores of {name}")
+    problems = [views.ProblemLink(name=p.name, op_type=p.op_type, workloads=p.workloads, best_score=p.best_score,
+                                  best_user=p.best_user) for p in queries.set_problems(session, name)]
+    summary = views.SetSummary(name=info.name, title=info.title, problems=info.problems,
+                               submissions=info.submissions, frozen_at=info.frozen_at)
+    return dict(title=info.title or name, nav="home", hardware=hardware, set=summary, description=info.description,
+                rows=rows, pager=pager, problems=problems, chart=chart, chart_rows=CHART_ROWS)
+
+
+def problem(session: Session, set_name: str, name: str, page: int, hardware: str) -> dict:
+    version = session.scalar(select(ProblemVersion).join(Problem).where(
+        Problem.name == name, Problem.set_name == set_name, ProblemVersion.is_current.is_(True)))
+    if version is None:
+        raise PageNotFound(f"There is no problem {name!r} in set {set_name!r}.")
+    definition = version.definition
+    best = queries.best_results(session, name)
+    t_sol = _t_sol_of(session, version, hardware, best)
+    t_b = _t_b_of(session, name, hardware, best)
+    workloads = [views.WorkloadRow(uuid=w["uuid"], axes=w.get("axes", {}), t_sol_ms=t_sol.get(w["uuid"]),
+                                   t_baseline_ms=t_b.get(w["uuid"])) for w in version.workloads]
+    _, total = queries.problem_ranking(session, name, limit=0)
+    pager = views.pagination(page, views.DEFAULT_PER_PAGE, total)
+    entries, _ = queries.problem_ranking(session, name, offset=pager.offset, limit=pager.per_page)
+    ranking = [views.RankRow(rank=e.rank, user=e.user, submission_id=e.submission_id, solution=e.solution,
+                             score=e.score, latency_ms=None, submitted_at=e.submitted_at,
+                             harness_version=e.harness_version) for e in entries]
+    events = [TimelineEvent(f.when, f.score, f.user, href=f"/submissions/{f.submission_id}")
+              for f in queries.firsts(session, problem=name, limit=200)]
+    roofline = problem_roofline(queries.sol_costs(session, version.id, hardware), best)
+    if roofline is None:
+        roofline_svg = roofline_chart([], memory_bandwidth_bytes_per_s=0, peak_flops_per_s=0, hardware=hardware)
+    else:
+        roofline_svg = roofline_chart(roofline.points, memory_bandwidth_bytes_per_s=roofline.bandwidth_bytes_per_s,
+                                      peak_flops_per_s=roofline.peak_flops_per_s, hardware=hardware)
+    about = dict(name=name, op_type=definition.get("op_type", ""), description=definition.get("description", ""),
+                 version=version.version_hash[:12], reference=definition.get("reference", ""),
+                 axes={k: _describe_axis(v) for k, v in definition.get("axes", {}).items()},
+                 inputs={k: _describe_tensor(v) for k, v in definition.get("inputs", {}).items()},
+                 outputs={k: _describe_tensor(v) for k, v in definition.get("outputs", {}).items()})
+    return dict(title=name, nav="home", hardware=hardware, set_name=set_name, problem=about, workloads=workloads,
+                ranking=ranking, pager=pager, timeline_chart=firsts_timeline(events, now=utcnow()),
+                roofline_chart=roofline_svg)
+
+
+def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
+    row = session.get(Submission, submission_id)
+    if row is None or row.deleted_at is not None:
+        raise PageNotFound(f"There is no submission #{submission_id}.")
+    owner = row.user.name
+    is_own = viewer.name == owner
+    if row.mode not in queries.PUBLIC_MODES and not (is_own or viewer.is_admin):
+        raise PageNotFound(f"There is no submission #{submission_id}.")
+    problem_row = row.problem_version.problem
+    result = row.result
+    frozen_at = queries.set_frozen_at(session, problem_row.set_name)
+    sources = None
+    code_note = ""
+    if is_own or viewer.is_admin or frozen_at is not None:
+        sources = [views.SourceFile(s["path"], s["content"]) for s in row.solution.get("sources", [])]
+    else:
+        code_note = (f"The code of others' submissions is shown once set {problem_row.set_name} is frozen; "
+                     "until then only its author sees it.")
+    workloads = workload_rows(result) if result is not None else []
+    history = _history(session, row)
+    detail = views.SubmissionDetail(
+        id=row.id, user=owner, set=problem_row.set_name, problem=problem_row.name,
+        solution=row.solution.get("name", ""), mode=row.mode, status=row.status,
+        verdict=result.verdict if result is not None else (row.error or row.status),
+        score=result.score if result is not None else None, submitted_at=row.created_at,
+        finished_at=row.finished_at, hardware=result.hardware if result is not None else "—",
+        harness_version=result.harness_version if result is not None else None, workloads=workloads,
+        findings=findings_of(result) if result is not None else [], history=history, sources=sources,
+        code_note=code_note, private=row.mode != queries.RANKED_MODE)
+    spreads = [w for w in workloads if w.min_ms is not None]
+    from solbench.service.web.charts import TimingSpread
+
+    spread = timing_spread_chart([TimingSpread(w.uuid, w.min_ms, w.median_ms, w.max_ms, w.t_sol_ms, w.t_baseline_ms)
+                                  for w in spreads])
+    return dict(title=f"Submission #{row.id}", nav="", s=detail, spread_chart=spread)
+
+
+def user(session: Session, name: str, page: int, viewer: Viewer) -> dict:
+    row = session.scalar(select(User).where(User.name == name))
+    if row is None:
+        raise PageNotFound(f"There is no user {name!r}.")
+    own = viewer.name == name or viewer.is_admin
+    _, total = queries.user_submissions(session, name, include_private=own, limit=0)
+    pager = views.pagination(page, views.DEFAULT_PER_PAGE, total)
+    entries, _ = queries.user_submissions(session, name, include_private=own, offset=pager.offset,
+                                          limit=pager.per_page)
+    rows = [views.SubmissionRow(id=e.id, user=e.user, set=e.set_name, problem=e.problem, mode=e.mode,
+                                status=e.verdict or e.status, score=e.score, submitted_at=e.created_at)
+            for e in entries]
+    bars = [Bar(problem, score, href=f"/sets/{set_name}/problems/{problem}")
+            for set_name, problem, score in queries.user_best_scores(session, name)[:CHART_ROWS]]
+    return dict(title=name, nav="", user={"name": row.name, "joined": row.created_at}, own=own,
+                chart=bar_chart(bars, title=f"Best scores of {name}"), submissions=rows, pager=pager)
+
+
+def status(session: Session, hardware: str) -> dict:
+    from solbench.service.web.hardware_rows import hardware_rows
+
+    now = utcnow()
+    worker_rows = [views.WorkerRow(name=w.name, hardware=w.hardware, device=w.device, last_seen=w.last_seen,
+                                   state=_worker_state(w.last_seen, w.current_submission_id, now),
+                                   current_submission=w.current_submission_id) for w in queries.workers(session)]
+    hours = ACTIVITY_HOURS
+    per_hour = [TrendPoint(hour, count) for hour, count in queries.per_hour(session, hours=hours)]
+    return dict(title="Status", nav="status", queue=queries.queue_counts(session), workers=worker_rows,
+                hardware_rows=hardware_rows(hardware, worker_rows), hours=hours,
+                per_hour_chart=trend_chart(per_hour, title="Evaluations per hour", y_label="evaluations"))
+
+
+STALE_WORKER_S = 300.0
+"""A worker silent this long is shown as gone (its jobs are requeued by the service after `stale_after_s`)."""
+
+
+def _worker_state(last_seen: datetime | None, current: int | None, now: datetime) -> str:
+    if last_seen is None or (now - last_seen).total_seconds() > STALE_WORKER_S:
+        return "gone"
+    return "busy" if current else "idle"
+
+
+def _history(session: Session, row: Submission) -> list[views.ScoreHistoryRow]:
+    changes = queries.score_history(session, row.id)
+    if not changes or row.result is None:
+        return []
+    first = changes[0]
+    history = [views.ScoreHistoryRow(first.old_harness, first.old_score, row.result.created_at, "first scored")]
+    history += [views.ScoreHistoryRow(c.new_harness, c.new_score, c.at, c.reason) for c in changes]
+    return history
+
+
+def _t_sol_of(session: Session, version: ProblemVersion, hardware: str, best: list) -> dict[str, float]:
+    costs = queries.sol_costs(session, version.id, hardware) or {}
+    values = {uuid: c["t_sol_ms"] for uuid, c in costs.items() if "t_sol_ms" in c}
+    for _, _, result in best:
+        for uuid, ms in (result.t_sol_ms or {}).items():
+            values.setdefault(uuid, ms)
+    return values
+
+
+def _t_b_of(session: Session, name: str, hardware: str, best: list) -> dict[str, float]:
+    from solbench.service.catalog import baselines_for
+
+    values = dict(baselines_for(session, name, hardware))
+    for _, _, result in best:
+        for uuid, ms in (result.t_b_ms or {}).items():
+            if ms is not None:
+                values.setdefault(uuid, ms)
+    return values
+
+
+def _describe_axis(axis: dict) -> str:
+    kind = axis.get("type", "")
+    if kind == "const":
+        return f"= {axis.get('value')}"
+    if kind == "expr":
+        return f"= {axis.get('expression', axis.get('expr', ''))}"
+    return "(varies per workload)"
+
+
+def _describe_tensor(tensor: dict) -> str:
+    shape = tensor.get("shape")
+    dims = "scalar" if shape is None else "[" + ", ".join(str(d) for d in shape) + "]"
+    return f"{tensor.get('dtype', '')} {dims}"
