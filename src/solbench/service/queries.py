@@ -1,288 +1,297 @@
-"""Read queries of the service: rankings, leaderboards, firsts, users and status; the API and the pages both call
-these, so a ranking is computed one way only.
+"""Every ranking the service shows comes from here: the API and the web pages both call these functions.
 
-A ranked entry is a submission in mode ``ranked`` that finished (``done``), is not deleted and has a score.
-A user's standing on a problem is their best such score (earliest wins a tie); on a set, the mean of
-their best scores over the set's problems, a problem without a scored submission counting 0.
+Only ranked submissions that finished with a score count, from users who are not banned and
+submissions not deleted. The rules:
+
+- a user's S on a problem is their best score on it; ties between users are broken by the earlier
+  submission (the one that reached the score first);
+- a set total is the mean over the set's problems of the user's best per-problem S, a problem the user
+  has no score on counting 0;
+- the firsts history of a problem lists each submission that took first place, in time order: a score
+  strictly above every earlier one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
 from datetime import datetime, timedelta
 
-from sqlalchemy import Select, and_, func, select
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from solbench.service.models import (Problem, ProblemSet, ProblemVersion, Result, ScoreChange, SolAnalysis, Submission,
-                                     User, Worker, utcnow)
+from solbench.service.models import Problem, ProblemVersion, Result, Submission, User, Worker, utcnow
 
-RANKED_MODE = "ranked"
-PUBLIC_MODES = (RANKED_MODE,)
-"""Modes whose submissions others may see; ``private`` and ``test`` ones are their owner's alone."""
+WORKER_ALIVE_S = 120.0
+"""A worker seen within this many seconds counts as alive on the status page."""
 
 
-def _ranked_entries() -> Select:
-    """Scored ranked results joined to their submission and problem."""
-    return (select(Submission.id.label("submission_id"), Submission.user_id, Submission.created_at,
-                   Submission.finished_at, Result.score, Result.public_score, Result.held_out_score,
-                   Result.harness_version, Problem.id.label("problem_id"), Problem.name.label("problem"),
-                   Problem.set_name)
-            .join(Result, Result.submission_id == Submission.id)
-            .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-            .join(Problem, Problem.id == ProblemVersion.problem_id)
-            .where(Submission.mode == RANKED_MODE, Submission.status == "done", Submission.deleted_at.is_(None),
-                   Result.score.is_not(None)))
+class _Data(BaseModel):
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
 
-@dataclass(frozen=True)
-class RankingEntry:
+class RankedScore(_Data):
+    """One user's best score on one problem."""
+
     rank: int
     user: str
-    submission_id: int
-    solution: str
+    problem: str
     score: float
-    public_score: float | None
-    held_out_score: float | None
+    submission_id: int
     submitted_at: datetime
     harness_version: str
+    """The harness release the score was measured with."""
+    hardware: str
 
 
-def problem_ranking(session: Session, problem: str, *, offset: int = 0,
-                    limit: int = 50) -> tuple[list[RankingEntry], int]:
-    """Each user's best ranked submission on `problem`, best first: one page of it and the number of users."""
-    entries = _ranked_entries().where(Problem.name == problem).add_columns(
-        func.row_number().over(partition_by=Submission.user_id,
-                               order_by=(Result.score.desc(), Submission.created_at, Submission.id)).label("nth"))
-    best = entries.subquery()
-    total = session.scalar(select(func.count()).select_from(best).where(best.c.nth == 1)) or 0
-    rows = session.execute(
-        select(best, User.name, Submission.solution["name"].as_string())
-        .join(User, User.id == best.c.user_id).join(Submission, Submission.id == best.c.submission_id)
-        .where(best.c.nth == 1).order_by(best.c.score.desc(), best.c.created_at, best.c.submission_id)
-        .offset(offset).limit(limit)).all()
-    return [RankingEntry(rank=offset + index + 1, user=row.name, submission_id=row.submission_id,
-                         solution=row[-1] or "", score=row.score, public_score=row.public_score,
-                         held_out_score=row.held_out_score, submitted_at=row.created_at,
-                         harness_version=row.harness_version) for index, row in enumerate(rows)], total
+class FirstPlace(_Data):
+    """A submission that took first place on a problem: its score beat every earlier one."""
 
-
-@dataclass(frozen=True)
-class SetStanding:
-    rank: int
+    at: datetime
     user: str
     score: float
+    submission_id: int
+
+
+class ProblemBoard(_Data):
+    problem: str
+    set: str
+    entries: list[RankedScore]
+    firsts: list[FirstPlace]
+
+
+class SetRow(_Data):
+    rank: int
+    user: str
+    total: float
+    """Mean over the set's problems of the user's best S (a problem without a score counts 0)."""
     problems_scored: int
-    problems_total: int
-    last_at: datetime | None
+    scores: dict[str, float]
+    """Problem name -> the user's best S on it (problems without a score are absent)."""
 
 
-def set_leaderboard(session: Session, set_name: str, *, offset: int = 0,
-                    limit: int = 50) -> tuple[list[SetStanding], int]:
-    """Users by the mean of their best score per problem of `set_name` (0 where they have none)."""
-    problems_total = session.scalar(select(func.count()).select_from(Problem).where(Problem.set_name == set_name)) or 0
-    entries = _ranked_entries().where(Problem.set_name == set_name).subquery()
-    best = (select(entries.c.user_id, entries.c.problem_id, func.max(entries.c.score).label("best"),
-                   func.max(entries.c.created_at).label("last_at"))
-            .group_by(entries.c.user_id, entries.c.problem_id).subquery())
-    standing = (select(best.c.user_id, (func.sum(best.c.best) / max(problems_total, 1)).label("score"),
-                       func.count().label("scored"), func.max(best.c.last_at).label("last_at"))
-                .group_by(best.c.user_id).subquery())
-    total = session.scalar(select(func.count()).select_from(standing)) or 0
-    rows = session.execute(select(standing, User.name).join(User, User.id == standing.c.user_id)
-                           .order_by(standing.c.score.desc(), standing.c.last_at, User.name)
-                           .offset(offset).limit(limit)).all()
-    return [SetStanding(rank=offset + index + 1, user=row.name, score=float(row.score), problems_scored=row.scored,
-                        problems_total=problems_total, last_at=row.last_at) for index, row in enumerate(rows)], total
+class SetBoard(_Data):
+    set: str
+    problems: list[str]
+    rows: list[SetRow]
 
 
-@dataclass(frozen=True)
-class SetInfo:
+class ProblemSummary(_Data):
     name: str
-    title: str
-    description: str
-    frozen_at: datetime | None
-    problems: int
-    submissions: int
-
-
-def problem_sets(session: Session) -> list[SetInfo]:
-    """Every set that has problems, with its counts and its freeze date (None: open)."""
-    problems = dict(session.execute(select(Problem.set_name, func.count()).group_by(Problem.set_name)).all())
-    submissions = dict(session.execute(
-        select(Problem.set_name, func.count()).select_from(Submission)
-        .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-        .join(Problem, Problem.id == ProblemVersion.problem_id)
-        .where(Submission.deleted_at.is_(None)).group_by(Problem.set_name)).all())
-    described = {row.name: row for row in session.scalars(select(ProblemSet))}
-    return [SetInfo(name=name, title=getattr(described.get(name), "title", "") or "",
-                    description=getattr(described.get(name), "description", "") or "",
-                    frozen_at=getattr(described.get(name), "frozen_at", None), problems=count,
-                    submissions=submissions.get(name, 0)) for name, count in sorted(problems.items())]
-
-
-def set_frozen_at(session: Session, set_name: str) -> datetime | None:
-    """When `set_name` was frozen (its submissions' code became public), or None while it is open."""
-    frozen = session.scalar(select(ProblemSet.frozen_at).where(ProblemSet.name == set_name))
-    return frozen if frozen is not None and frozen <= utcnow() else None
-
-
-def freeze_set(session: Session, set_name: str, at: datetime | None = None) -> None:
-    """Freeze `set_name` now (or at `at`): from then on, the code of every submission to it is shown to all."""
-    row = session.get(ProblemSet, set_name)
-    if row is None:
-        row = ProblemSet(name=set_name)
-        session.add(row)
-    row.frozen_at = at or utcnow()
-
-
-@dataclass(frozen=True)
-class ProblemEntry:
-    name: str
-    op_type: str
+    set: str
+    version: str
     workloads: int
+    ranked_users: int
     best_score: float | None
     best_user: str | None
 
 
-def set_problems(session: Session, set_name: str) -> list[ProblemEntry]:
-    """The problems of a set with their current version's size and the best ranked score on each."""
-    versions = session.execute(
-        select(Problem.name, ProblemVersion.definition["op_type"].as_string(), ProblemVersion.workloads)
-        .join(ProblemVersion, and_(ProblemVersion.problem_id == Problem.id, ProblemVersion.is_current.is_(True)))
-        .where(Problem.set_name == set_name).order_by(Problem.name)).all()
-    entries = _ranked_entries().where(Problem.set_name == set_name).add_columns(
-        func.row_number().over(partition_by=Problem.id,
-                               order_by=(Result.score.desc(), Submission.created_at, Submission.id)).label("nth"))
-    best = entries.subquery()
-    leaders = {row.problem: (row.score, row.name) for row in session.execute(
-        select(best.c.problem, best.c.score, User.name).join(User, User.id == best.c.user_id).where(best.c.nth == 1))}
-    return [ProblemEntry(name=name, op_type=op_type or "", workloads=len(workloads or []),
-                         best_score=leaders.get(name, (None, None))[0], best_user=leaders.get(name, (None, None))[1])
-            for name, op_type, workloads in versions]
+class SetStanding(_Data):
+    set: str
+    rank: int
+    total: float
+    users: int
 
 
-@dataclass(frozen=True)
-class First:
-    """A ranked submission that beat every earlier one on its problem when it finished."""
-
-    when: datetime
-    user: str
-    set_name: str
-    problem: str
-    score: float
-    previous_score: float | None
-    submission_id: int
-
-
-def firsts(session: Session, *, problem: str | None = None, limit: int = 20) -> list[First]:
-    """The newest firsts (of one problem, or of all), newest first."""
-    entries = _ranked_entries().add_columns(
-        func.max(Result.score).over(partition_by=Problem.id, order_by=(Submission.finished_at, Submission.id),
-                                    rows=(None, -1)).label("previous"))
-    if problem is not None:
-        entries = entries.where(Problem.name == problem)
-    ordered = entries.subquery()
-    rows = session.execute(
-        select(ordered, User.name).join(User, User.id == ordered.c.user_id)
-        .where((ordered.c.previous.is_(None)) | (ordered.c.score > ordered.c.previous))
-        .order_by(ordered.c.finished_at.desc(), ordered.c.submission_id.desc()).limit(limit)).all()
-    return [First(when=row.finished_at or row.created_at, user=row.name, set_name=row.set_name, problem=row.problem,
-                  score=row.score, previous_score=row.previous, submission_id=row.submission_id) for row in rows]
-
-
-@dataclass(frozen=True)
-class SubmissionEntry:
+class UserSubmission(_Data):
     id: int
-    user: str
-    set_name: str
     problem: str
     mode: str
     status: str
-    verdict: str | None
     score: float | None
-    created_at: datetime
+    verdict: str | None
+    submitted_at: datetime
 
 
-def user_submissions(session: Session, user: str, *, include_private: bool, offset: int = 0,
-                     limit: int = 50) -> tuple[list[SubmissionEntry], int]:
-    """A user's submissions, newest first; their private and test ones only when `include_private` (the owner)."""
-    query = (select(Submission.id, Submission.mode, Submission.status, Submission.created_at, Result.verdict,
-                    Result.score, Problem.name.label("problem"), Problem.set_name)
+class UserPage(_Data):
+    name: str
+    joined: datetime
+    sets: list[SetStanding]
+    best: list[RankedScore]
+    """The user's best score per problem, with its rank on that problem."""
+    submissions: list[UserSubmission]
+    """Newest first; other viewers see only ranked submissions."""
+
+
+class WorkerStatus(_Data):
+    name: str
+    hardware: str
+    device: str
+    last_seen: datetime
+    alive: bool
+    running: int | None
+    evaluations: int
+
+
+class StatusData(_Data):
+    queue_depth: int
+    """Submissions waiting for a worker."""
+    running: int
+    workers: list[WorkerStatus]
+    evaluations_last_hour: int
+    evaluations_per_hour: float
+    """Mean over the last 24 hours."""
+    problems: int
+    users: int
+
+
+def _scored_rows(session: Session, *, problem: str | None = None, set_name: str | None = None,
+                 user: str | None = None) -> list[tuple]:
+    """(problem, set, user, score, submission id, created_at, harness, hardware) of every counting result, in
+    submission order."""
+    query = (select(Problem.name, Problem.set_name, User.name, Result.score, Submission.id, Submission.created_at,
+                    Result.harness_version, Result.hardware)
+             .select_from(Submission)
+             .join(Result, Result.submission_id == Submission.id)
              .join(User, User.id == Submission.user_id)
              .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
              .join(Problem, Problem.id == ProblemVersion.problem_id)
+             .where(Submission.mode == "ranked", Submission.status == "done", Submission.deleted_at.is_(None),
+                    User.banned.is_(False), Result.score.is_not(None))
+             .order_by(Submission.created_at, Submission.id))
+    if problem is not None:
+        query = query.where(Problem.name == problem)
+    if set_name is not None:
+        query = query.where(Problem.set_name == set_name)
+    if user is not None:
+        query = query.where(User.name == user)
+    return list(session.execute(query).all())
+
+
+def _best_per_user(rows: list[tuple]) -> dict[tuple[str, str], tuple]:
+    """(problem, user) -> the row of the user's best score; in submission order, so `>` keeps the earlier tie."""
+    best: dict[tuple[str, str], tuple] = {}
+    for row in rows:
+        key = (row[0], row[2])
+        if key not in best or row[3] > best[key][3]:
+            best[key] = row
+    return best
+
+
+def _ranked(rows: list[tuple]) -> list[RankedScore]:
+    """Best rows of one problem, ranked: higher score first, then the earlier submission."""
+    ordered = sorted(rows, key=lambda r: (-r[3], r[5], r[4]))
+    return [RankedScore(rank=i + 1, problem=r[0], user=r[2], score=r[3], submission_id=r[4], submitted_at=r[5],
+                        harness_version=r[6], hardware=r[7]) for i, r in enumerate(ordered)]
+
+
+def problem_leaderboard(session: Session, name: str) -> ProblemBoard | None:
+    """Best score per user on problem `name`, ranked, and its firsts history; None for an unknown problem."""
+    problem = session.scalar(select(Problem).where(Problem.name == name))
+    if problem is None:
+        return None
+    rows = _scored_rows(session, problem=name)
+    firsts: list[FirstPlace] = []
+    for row in rows:
+        if not firsts or row[3] > firsts[-1].score:
+            firsts.append(FirstPlace(at=row[5], user=row[2], score=row[3], submission_id=row[4]))
+    return ProblemBoard(problem=name, set=problem.set_name, entries=_ranked(list(_best_per_user(rows).values())),
+                        firsts=firsts)
+
+
+def set_problems(session: Session, set_name: str) -> list[str]:
+    return list(session.scalars(select(Problem.name).where(Problem.set_name == set_name).order_by(Problem.name)))
+
+
+def set_names(session: Session) -> list[str]:
+    return list(session.scalars(select(Problem.set_name).distinct().order_by(Problem.set_name)))
+
+
+def set_leaderboard(session: Session, set_name: str) -> SetBoard | None:
+    """Per-user totals over the set's problems; None for a set with no problems."""
+    problems = set_problems(session, set_name)
+    if not problems:
+        return None
+    best = _best_per_user(_scored_rows(session, set_name=set_name))
+    per_user: dict[str, dict[str, tuple]] = defaultdict(dict)
+    for (problem, user), row in best.items():
+        per_user[user][problem] = row
+    totals = []
+    for user, scores in per_user.items():
+        total = sum(row[3] for row in scores.values()) / len(problems)
+        reached = max(row[5] for row in scores.values())  # when the user's standing was complete
+        totals.append((user, total, reached, scores))
+    totals.sort(key=lambda t: (-t[1], t[2], t[0]))
+    rows = [SetRow(rank=i + 1, user=user, total=total, problems_scored=len(scores),
+                   scores={p: row[3] for p, row in sorted(scores.items())})
+            for i, (user, total, _, scores) in enumerate(totals)]
+    return SetBoard(set=set_name, problems=problems, rows=rows)
+
+
+def list_problems(session: Session) -> list[ProblemSummary]:
+    best = _best_per_user(_scored_rows(session))
+    by_problem: dict[str, list[tuple]] = defaultdict(list)
+    for (problem, _), row in best.items():
+        by_problem[problem].append(row)
+    summaries = []
+    query = (select(Problem, ProblemVersion).join(ProblemVersion, ProblemVersion.problem_id == Problem.id)
+             .where(ProblemVersion.is_current.is_(True)).order_by(Problem.set_name, Problem.name))
+    for problem, version in session.execute(query).all():
+        ranked = _ranked(by_problem.get(problem.name, []))
+        summaries.append(ProblemSummary(name=problem.name, set=problem.set_name, version=version.version_hash[:16],
+                                        workloads=len(version.workloads), ranked_users=len(ranked),
+                                        best_score=ranked[0].score if ranked else None,
+                                        best_user=ranked[0].user if ranked else None))
+    return summaries
+
+
+def user_page(session: Session, name: str, *, viewer: User | None = None) -> UserPage | None:
+    """A user's standings, best scores and submissions; None for an unknown or banned user (admins see banned
+    ones). `viewer` decides whether non-ranked submissions are listed (the user themself, or an admin)."""
+    user = session.scalar(select(User).where(User.name == name))
+    privileged = viewer is not None and (viewer.is_admin or viewer.id == (user.id if user else None))
+    if user is None or (user.banned and not (viewer is not None and viewer.is_admin)):
+        return None
+    best_rows = list(_best_per_user(_scored_rows(session, user=name)).values())
+    best = []
+    for row in sorted(best_rows, key=lambda r: r[0]):
+        board = problem_leaderboard(session, row[0])
+        rank = next((e.rank for e in board.entries if e.user == name), 0) if board else 0
+        best.append(RankedScore(rank=rank, problem=row[0], user=name, score=row[3], submission_id=row[4],
+                                submitted_at=row[5], harness_version=row[6], hardware=row[7]))
+    sets = []
+    for set_name in sorted({row[1] for row in best_rows}):
+        board = set_leaderboard(session, set_name)
+        row = next((r for r in board.rows if r.user == name), None) if board else None
+        if row is not None:
+            sets.append(SetStanding(set=set_name, rank=row.rank, total=row.total, users=len(board.rows)))
+    query = (select(Submission, Problem.name, Result.score, Result.verdict).select_from(Submission)
+             .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+             .join(Problem, Problem.id == ProblemVersion.problem_id)
              .outerjoin(Result, Result.submission_id == Submission.id)
-             .where(User.name == user, Submission.deleted_at.is_(None)))
-    if not include_private:
-        query = query.where(Submission.mode.in_(PUBLIC_MODES))
-    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    rows = session.execute(query.order_by(Submission.id.desc()).offset(offset).limit(limit)).all()
-    return [SubmissionEntry(id=row.id, user=user, set_name=row.set_name, problem=row.problem, mode=row.mode,
-                            status=row.status, verdict=row.verdict, score=row.score, created_at=row.created_at)
-            for row in rows], total
+             .where(Submission.user_id == user.id, Submission.deleted_at.is_(None))
+             .order_by(Submission.id.desc()).limit(100))
+    if not privileged:
+        query = query.where(Submission.mode == "ranked")
+    submissions = [UserSubmission(id=s.id, problem=problem, mode=s.mode, status=s.status, score=score,
+                                  verdict=verdict, submitted_at=s.created_at)
+                   for s, problem, score, verdict in session.execute(query).all()]
+    return UserPage(name=user.name, joined=user.created_at, sets=sets, best=best, submissions=submissions)
 
 
-def user_best_scores(session: Session, user: str) -> list[tuple[str, str, float]]:
-    """(set, problem, best ranked score) of a user, best first."""
-    entries = _ranked_entries().join(User, User.id == Submission.user_id).where(User.name == user).subquery()
-    rows = session.execute(select(entries.c.set_name, entries.c.problem, func.max(entries.c.score).label("best"))
-                           .group_by(entries.c.set_name, entries.c.problem).order_by(func.max(entries.c.score).desc()))
-    return [(row.set_name, row.problem, row.best) for row in rows]
+def queue_position(session: Session, submission: Submission) -> int:
+    """1 for the next job to run; 0 when the submission is not waiting."""
+    if submission.status != "queued":
+        return 0
+    return session.scalar(select(func.count()).select_from(Submission).where(
+        Submission.status == "queued", Submission.deleted_at.is_(None), Submission.id <= submission.id)) or 0
 
 
-def score_history(session: Session, submission_id: int) -> list[ScoreChange]:
-    """Rescores that changed a submission's result, oldest first."""
-    return list(session.scalars(select(ScoreChange).where(ScoreChange.submission_id == submission_id)
-                                .order_by(ScoreChange.at, ScoreChange.id)))
-
-
-def sol_costs(session: Session, version_id: int, hardware: str) -> dict | None:
-    """Per workload uuid the FLOPs, compulsory bytes and compute/memory times of the newest analysis, if stored."""
-    row = session.scalar(select(SolAnalysis).where(SolAnalysis.problem_version_id == version_id,
-                                                   func.upper(SolAnalysis.hardware) == hardware.upper())
-                         .order_by(SolAnalysis.id.desc()).limit(1))
-    return dict(row.costs) if row is not None and row.costs else None
-
-
-def best_results(session: Session, problem: str, *, limit: int = 100) -> list[tuple[str, int, Result]]:
-    """(user, submission id, result) of each user's best ranked submission on `problem`, best first."""
-    entries, _ = problem_ranking(session, problem, limit=limit)
-    results = {r.submission_id: r for r in session.scalars(
-        select(Result).where(Result.submission_id.in_([e.submission_id for e in entries])))}
-    return [(e.user, e.submission_id, results[e.submission_id]) for e in entries if e.submission_id in results]
-
-
-def queue_counts(session: Session) -> dict[str, int]:
-    """Submissions per status (queued, running, done, failed), deleted ones left out."""
-    counts = dict(session.execute(select(Submission.status, func.count()).where(Submission.deleted_at.is_(None))
-                                  .group_by(Submission.status)).all())
-    return {status: counts.get(status, 0) for status in ("queued", "running", "done", "failed")}
-
-
-def workers(session: Session) -> list[Worker]:
-    return list(session.scalars(select(Worker).order_by(Worker.hardware, Worker.name)))
-
-
-def per_hour(session: Session, *, hours: int = 48, finished: bool = True) -> list[tuple[datetime, int]]:
-    """Submissions finished (or, with `finished=False`, created) per hour over the last `hours`, zeros included."""
+def status(session: Session) -> StatusData:
     now = utcnow()
-    start = (now - timedelta(hours=hours - 1)).replace(minute=0, second=0, microsecond=0)
-    column = Submission.finished_at if finished else Submission.created_at
-    counts: dict[datetime, int] = {}
-    for (moment,) in session.execute(select(column).where(column >= start)):
-        hour = moment.replace(minute=0, second=0, microsecond=0)
-        counts[hour] = counts.get(hour, 0) + 1
-    return [(start + timedelta(hours=h), counts.get(start + timedelta(hours=h), 0)) for h in range(hours)]
 
+    def count(*where) -> int:
+        return session.scalar(select(func.count()).select_from(Submission).where(*where)) or 0
 
-def totals(session: Session) -> dict[str, int]:
-    since = utcnow() - timedelta(hours=24)
-    return {"submissions": session.scalar(select(func.count()).select_from(Submission)
-                                          .where(Submission.deleted_at.is_(None))) or 0,
-            "users": session.scalar(select(func.count()).select_from(User)) or 0,
-            "last_24h": session.scalar(select(func.count()).select_from(Submission)
-                                       .where(Submission.finished_at >= since)) or 0,
-            "queued": session.scalar(select(func.count()).select_from(Submission)
-                                     .where(Submission.status.in_(("queued", "running")),
-                                            Submission.deleted_at.is_(None))) or 0}
+    finished = select(func.count()).select_from(Result)
+    last_hour = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=1))) or 0
+    last_day = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=24))) or 0
+    workers = [WorkerStatus(name=w.name, hardware=w.hardware, device=w.device, last_seen=w.last_seen,
+                            alive=(now - w.last_seen).total_seconds() < WORKER_ALIVE_S,
+                            running=w.current_submission_id, evaluations=w.evaluations or 0)
+               for w in session.scalars(select(Worker).order_by(Worker.name))]
+    return StatusData(queue_depth=count(Submission.status == "queued", Submission.deleted_at.is_(None)),
+                      running=count(Submission.status == "running", Submission.deleted_at.is_(None)),
+                      workers=workers, evaluations_last_hour=last_hour, evaluations_per_hour=last_day / 24,
+                      problems=session.scalar(select(func.count()).select_from(Problem)) or 0,
+                      users=session.scalar(select(func.count()).select_from(User)) or 0)
