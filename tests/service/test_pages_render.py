@@ -43,7 +43,7 @@ def test_set_page_links_pages_and_ranks():
     rows = [views.LeaderRow(51, "bob", 0.5, 1, 3, T0)]
     html = render("set.html", title="L1", nav="home", hardware="H200", description="",
                   set=views.SetSummary("L1", "Level 1", 3, 120, None), rows=rows,
-                  pager=views.pagination(2, 50, 120), problems=[views.ProblemLink("rmsnorm", "norm", 4, 0.9, "al")],
+                  pager=views.pagination(2, 50, 120), problems=[views.ProblemLink("rmsnorm", 2, 4, 0.9, "al")],
                   chart="", chart_rows=20)
     assert "page 2 of 3 (120 rows)" in html and 'href="/sets/L1?page=3"' in html and 'href="/sets/L1?page=1"' in html
     assert '<td class="num">51</td><td><a href="/users/bob">bob</a></td><td class="num">0.500</td>' in html
@@ -66,7 +66,7 @@ def test_home_page_lists_sets_and_firsts():
 
 def test_charts_are_inserted_as_markup_but_names_are_not():
     svg = firsts_timeline([views_event()])
-    html = render("user.html", title="u", nav="", user={"name": "<b>eve</b>", "joined": T0}, own=False,
+    html = render("user.html", title="u", nav="", user={"name": "<b>eve</b>", "joined": T0}, own=False, standings=[],
                   chart=svg, submissions=[], pager=views.pagination(1, 50, 0))
     assert "<svg" in html and "&lt;b&gt;eve&lt;/b&gt;" in html and "<b>eve</b>" not in html.replace(svg, "")
 

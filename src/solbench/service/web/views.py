@@ -81,7 +81,7 @@ class LeaderRow:
 @dataclass(frozen=True)
 class ProblemLink:
     name: str
-    op_type: str
+    ranked_users: int
     workloads: int
     best_score: float | None = None
     best_user: str | None = None
@@ -103,11 +103,10 @@ class RankRow:
     rank: int
     user: str
     submission_id: int
-    solution: str
     score: float
-    latency_ms: float | None
     submitted_at: datetime
     harness_version: str
+    hardware: str
 
 
 @dataclass(frozen=True)
@@ -171,6 +170,7 @@ class WorkerRow:
     last_seen: datetime | None
     state: str
     current_submission: int | None = None
+    evaluations: int = 0
 
 
 @dataclass(frozen=True)
