@@ -399,12 +399,11 @@ def per_hour(session: Session, *, hours: int = 48, finished: bool = True) -> lis
     return [(start + timedelta(hours=h), counts.get(start + timedelta(hours=h), 0)) for h in range(hours)]
 
 
-def sol_costs(session: Session, version_id: int, hardware: str) -> dict | None:
-    """Per workload uuid {flops, bytes, compute_ms, memory_ms} of the newest analysis of a version, if it kept them."""
-    row = session.scalar(select(SolAnalysis).where(SolAnalysis.problem_version_id == version_id,
-                                                   func.upper(SolAnalysis.hardware) == hardware.upper())
-                         .order_by(SolAnalysis.id.desc()).limit(1))
-    return dict(row.costs) if row is not None and row.costs else None
+def sol_analysis(session: Session, version_id: int, hardware: str) -> SolAnalysis | None:
+    """The newest stored SOL analysis of a problem version on `hardware` (T_SOL, and costs where it kept them)."""
+    return session.scalar(select(SolAnalysis).where(SolAnalysis.problem_version_id == version_id,
+                                                    func.upper(SolAnalysis.hardware) == hardware.upper())
+                          .order_by(SolAnalysis.id.desc()).limit(1))
 
 
 def score_changes(session: Session, submission_id: int) -> list[ScoreChange]:

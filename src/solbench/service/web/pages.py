@@ -86,16 +86,19 @@ def problem(session: Session, set_name: str, name: str, page: int, hardware: str
     if version is None or board is None:
         raise PageNotFound(f"There is no problem {name!r} in set {set_name!r}.")
     best = _results_of(session, board.entries[:ROOFLINE_POINTS])
-    t_sol = _t_sol_of(session, version, hardware, best)
+    analysis = queries.sol_analysis(session, version.id, hardware)
+    costs = analysis.costs if analysis is not None else None
+    t_sol = _t_sol_of(analysis, best)
     t_b = _t_b_of(session, name, hardware, best)
     workloads = [views.WorkloadRow(uuid=w["uuid"], axes=w.get("axes", {}), t_sol_ms=t_sol.get(w["uuid"]),
-                                   t_baseline_ms=t_b.get(w["uuid"])) for w in version.workloads]
+                                   t_baseline_ms=t_b.get(w["uuid"]), bound=_bound((costs or {}).get(w["uuid"])))
+                 for w in version.workloads]
     pager = views.pagination(page, views.DEFAULT_PER_PAGE, len(board.entries))
     ranking = [views.RankRow(rank=e.rank, user=e.user, submission_id=e.submission_id, score=e.score,
                              submitted_at=e.submitted_at, harness_version=e.harness_version, hardware=e.hardware)
                for e in board.entries[pager.offset:pager.offset + pager.per_page]]
     events = [TimelineEvent(f.at, f.score, f.user, href=f"/submissions/{f.submission_id}") for f in board.firsts]
-    roofline = problem_roofline(queries.sol_costs(session, version.id, hardware), best)
+    roofline = problem_roofline(costs, best)
     if roofline is None:
         roofline_svg = roofline_chart([], memory_bandwidth_bytes_per_s=0, peak_flops_per_s=0, hardware=hardware)
     else:
@@ -197,13 +200,20 @@ def _history(session: Session, row: Submission) -> list[views.ScoreHistoryRow]:
     return history
 
 
-def _t_sol_of(session: Session, version: ProblemVersion, hardware: str, best: list) -> dict[str, float]:
-    costs = queries.sol_costs(session, version.id, hardware) or {}
-    values = {uuid: c["t_sol_ms"] for uuid, c in costs.items() if "t_sol_ms" in c}
+def _t_sol_of(analysis, best: list) -> dict[str, float]:
+    """T_SOL per workload: the stored analysis, else what the best results were scored with."""
+    values = dict(analysis.t_sol_ms) if analysis is not None else {}
     for _, _, result in best:
         for uuid, ms in (result.t_sol_ms or {}).items():
             values.setdefault(uuid, ms)
     return values
+
+
+def _bound(cost: dict | None) -> str | None:
+    """Which roof decides T_SOL: the compute units or memory (None without a stored analysis)."""
+    if not cost or "compute_ms" not in cost or "memory_ms" not in cost:
+        return None
+    return "compute" if cost["compute_ms"] >= cost["memory_ms"] else "memory"
 
 
 def _t_b_of(session: Session, name: str, hardware: str, best: list) -> dict[str, float]:

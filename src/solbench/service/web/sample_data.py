@@ -146,7 +146,7 @@ class _Builder:
                 user_name, problem, mode, quality = special[index]
                 user = named[user_name]
             else:
-                user = users[int(self.rng.paretovariate(1.2)) % len(users)]
+                user = users[(int(self.rng.paretovariate(1.2)) - 1) % len(users)]
                 problem = self.rng.choice(list(_PROBLEMS))
                 mode = self.rng.choices(("ranked", "private", "test"), (8, 1, 1))[0]
                 quality = self.rng.betavariate(2, 3)

@@ -53,9 +53,11 @@ def findings_of(result) -> list[views.FindingRow]:
         details = evaluation.solbench if evaluation is not None else None
         for check in details.checks if details is not None else []:
             if check.phase == "static":
-                location, _, message = check.detail.partition(": ")
+                # the detail is Finding.one_line(): "file:line: rule (severity): message"
+                parts = check.detail.split(": ", 2)
+                location, message = (parts[0], parts[2]) if len(parts) == 3 else ("", check.detail)
                 severity = "warn" if check.passed else "block"
-                row = views.FindingRow(check.rule.removeprefix("static:"), severity, location, message or check.detail)
+                row = views.FindingRow(check.rule.removeprefix("static:"), severity, location, message)
             elif not check.passed and check.phase != "correctness":
                 row = views.FindingRow(check.rule, "failed", check.phase, check.detail)
             else:
