@@ -40,7 +40,7 @@ def test_submission_page_shows_code_and_the_score_history_after_a_rescore():
 
 
 def test_set_page_links_pages_and_ranks():
-    rows = [views.LeaderRow(51, "bob", 0.5, 1, 3, T0)]
+    rows = [views.LeaderRow(51, "bob", 0.5, 1, 3)]
     html = render("set.html", title="L1", nav="home", hardware="H200", description="",
                   set=views.SetSummary("L1", "Level 1", 3, 120, None), rows=rows,
                   pager=views.pagination(2, 50, 120), problems=[views.ProblemLink("rmsnorm", 2, 4, 0.9, "al")],

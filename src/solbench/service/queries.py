@@ -330,6 +330,11 @@ def problem_sets(session: Session) -> list[SetInfo]:
     return infos
 
 
+def sets_of_problems(session: Session) -> dict[str, str]:
+    """Problem name -> its set, for linking a problem where only its name is at hand."""
+    return dict(session.execute(select(Problem.name, Problem.set_name)).all())
+
+
 def set_frozen_at(session: Session, set_name: str) -> datetime | None:
     """When `set_name` was frozen, or None while it is open (a freeze date in the future is not yet a freeze)."""
     frozen = session.scalar(select(ProblemSet.frozen_at).where(ProblemSet.name == set_name))

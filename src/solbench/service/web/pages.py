@@ -12,7 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from solbench.service import queries
-from solbench.service.models import Problem, ProblemVersion, Result, Submission, User, utcnow
+from solbench.service.catalog import current_version
+from solbench.service.models import Result, Submission, User, utcnow
 from solbench.service.web import views
 from solbench.service.web.charts import (Bar, TimelineEvent, TimingSpread, TrendPoint, bar_chart, firsts_timeline,
                                          roofline_chart, timing_spread_chart, trend_chart)
@@ -80,10 +81,9 @@ def problem_set(session: Session, name: str, page: int, hardware: str) -> dict:
 
 
 def problem(session: Session, set_name: str, name: str, page: int, hardware: str) -> dict:
-    version = session.scalar(select(ProblemVersion).join(Problem).where(
-        Problem.name == name, Problem.set_name == set_name, ProblemVersion.is_current.is_(True)))
+    version = current_version(session, name)
     board = queries.problem_leaderboard(session, name)
-    if version is None or board is None:
+    if version is None or board is None or board.set != set_name:
         raise PageNotFound(f"There is no problem {name!r} in set {set_name!r}.")
     best = _results_of(session, board.entries[:ROOFLINE_POINTS])
     analysis = queries.sol_analysis(session, version.id, hardware)
@@ -156,7 +156,7 @@ def user(session: Session, name: str, page: int, viewer: Viewer) -> dict:
     pager = views.pagination(page, views.DEFAULT_PER_PAGE, total)
     entries, _ = queries.user_submissions(session, name, include_private=own, offset=pager.offset,
                                           limit=pager.per_page)
-    sets = {p.name: p.set for p in queries.list_problems(session)}
+    sets = queries.sets_of_problems(session)
     rows = [views.SubmissionRow(id=e.id, user=name, set=sets.get(e.problem, ""), problem=e.problem, mode=e.mode,
                                 status=e.verdict or e.status, score=e.score, submitted_at=e.submitted_at)
             for e in entries]

@@ -75,7 +75,6 @@ class LeaderRow:
     score: float
     problems_solved: int
     problems_total: int
-    last_at: datetime | None = None
 
 
 @dataclass(frozen=True)
