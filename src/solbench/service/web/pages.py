@@ -18,6 +18,7 @@ from solbench.service.web import views
 from solbench.service.web.charts import (Bar, TimelineEvent, TimingSpread, TrendPoint, bar_chart, firsts_timeline,
                                          roofline_chart, timing_spread_chart, trend_chart)
 from solbench.service.web.roofline_data import problem_roofline
+from solbench.service.web.svg import empty_chart
 from solbench.service.web.traces_view import findings_of, workload_rows
 
 ACTIVITY_HOURS = 48
@@ -100,7 +101,7 @@ def problem(session: Session, set_name: str, name: str, page: int, hardware: str
     events = [TimelineEvent(f.at, f.score, f.user, href=f"/submissions/{f.submission_id}") for f in board.firsts]
     roofline = problem_roofline(costs, best)
     if roofline is None:
-        roofline_svg = roofline_chart([], memory_bandwidth_bytes_per_s=0, peak_flops_per_s=0, hardware=hardware)
+        roofline_svg = empty_chart(f"Roofline on {hardware}", f"no SOL costs stored for this problem on {hardware} yet")
     else:
         roofline_svg = roofline_chart(roofline.points, memory_bandwidth_bytes_per_s=roofline.bandwidth_bytes_per_s,
                                       peak_flops_per_s=roofline.peak_flops_per_s, hardware=hardware)
