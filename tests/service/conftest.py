@@ -24,7 +24,7 @@ def fast_settings(root: Path, **overrides) -> dict:
     suite = root / "suite"
     if not suite.exists():
         write_problem(suite / "L1" / "vector_add", VECTOR_ADD, vector_workloads(1000, 4099))
-    settings = {"data_dir": str(root / "data"), "suites": [str(suite)], "baselines": [str(root / "no-baselines")],
+    settings = {"data_dir": str(root / "data"), "suites": [str(suite)],
                 "hardware": HARDWARE, "workers": 1, "held_out_per_problem": 1, "heartbeat_s": 1.0,
                 "stale_after_s": 30.0, "poll_s": 0.1,
                 "evaluation": {"device": "cpu", "rounds": 1, "budget_s": 0.02, "warmup_s": 0.0, "min_warmup": 1,
@@ -87,10 +87,10 @@ class LiveServer:
                               env={**self.env, **options.pop("env", {})}, cwd=self.root, timeout=180, **options)
 
     def add_user(self, name: str, admin: bool = False) -> str:
-        result = self.cli("admin", "add-user", name, *(["--admin"] if admin else []), "--settings",
-                          str(self.settings_file))
-        assert result.returncode == 0, result.stderr
-        return result.stdout.strip()
+        """A user and its token, written straight into the server's database (the CLI is tested once)."""
+        from solbench.service.auth import add_user
+
+        return add_user(self.session_factory(), name, admin=admin).token
 
     def client(self, token: str | None = None):
         import httpx
