@@ -201,6 +201,9 @@ def test_status_page_shows_queue_workers_hardware_and_evaluations_per_hour(site,
     assert workers["old-box"][3] == "gone"
     assert cells(page, "#hardware", 0)[:4] == ["H200", "NVIDIA H200 SXM 141GB", "2", "4.8 TB/s"]
     assert page.locator("#per-hour svg circle").count() == 48
+    page.click("#workers a")  # the job gpu-worker-1 is running
+    assert "not evaluated yet (running)" in page.inner_text("#verdict")
+    assert page.locator("#results").inner_text().count("No result yet.") == 1
 
 
 def test_unknown_pages_say_what_is_missing(visit):

@@ -75,3 +75,24 @@ def views_event():
     from solbench.service.web.charts import TimelineEvent
 
     return TimelineEvent(T0, 0.5, "<b>eve</b>")
+
+
+def test_roofline_point_is_total_work_over_total_bytes_and_total_time():
+    from types import SimpleNamespace
+
+    from solbench.service.web.roofline_data import problem_roofline
+
+    costs = {"a": {"flops": 1e9, "bytes": 4e9, "compute_ms": 0.01, "memory_ms": 1.0},
+             "b": {"flops": 3e9, "bytes": 4e9, "compute_ms": 0.03, "memory_ms": 1.0}}
+
+    def result(*latencies_ms):
+        return SimpleNamespace(traces=[{"workload": {"uuid": uuid}, "evaluation": {"performance": {"latency_ms": ms}}}
+                                       for uuid, ms in zip("ab", latencies_ms)])
+
+    costs["held-out-1"] = {"flops": 1e12, "bytes": 1.0, "compute_ms": 9.0, "memory_ms": 9.0}  # never counted
+    roofline = problem_roofline(costs, [("alice", 1, result(2.0, 2.0)), ("bob", 2, result(2.0))], ["a", "b"])
+    assert roofline.peak_flops_per_s == pytest.approx(4e9 / 0.04e-3) and roofline.bandwidth_bytes_per_s == 4e12
+    (point,) = roofline.points  # bob's result lacks workload b: no honest total, no point
+    assert point.label == "alice #1" and point.href == "/submissions/1"
+    assert point.intensity_flops_per_byte == 0.5 and point.achieved_flops_per_s == pytest.approx(4e9 / 4e-3)
+    assert problem_roofline(None, [], ["a"]) is None and problem_roofline(costs, [], ["a", "c"]) is None

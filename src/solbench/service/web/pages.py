@@ -99,7 +99,7 @@ def problem(session: Session, set_name: str, name: str, page: int, hardware: str
                              submitted_at=e.submitted_at, harness_version=e.harness_version, hardware=e.hardware)
                for e in board.entries[pager.offset:pager.offset + pager.per_page]]
     events = [TimelineEvent(f.at, f.score, f.user, href=f"/submissions/{f.submission_id}") for f in board.firsts]
-    roofline = problem_roofline(costs, best)
+    roofline = problem_roofline(costs, best, [w["uuid"] for w in version.workloads])
     if roofline is None:
         roofline_svg = empty_chart(f"Roofline on {hardware}", f"no SOL costs stored for this problem on {hardware} yet")
     else:

@@ -20,9 +20,11 @@ class ProblemRoofline:
     points: list[RooflinePoint]
 
 
-def problem_roofline(costs: dict | None, best: list) -> ProblemRoofline | None:
-    """None when the analysis stored no costs (an analysis from before costs were kept) or no work at all."""
-    if not costs:
+def problem_roofline(costs: dict | None, best: list, public: list[str]) -> ProblemRoofline | None:
+    """The roofline over the `public` workload uuids (the stored costs also cover held-out ones, which never
+    appear on a page); None when the analysis kept no costs for them or they have no work at all."""
+    costs = {uuid: costs[uuid] for uuid in public if costs and uuid in costs}
+    if not costs or len(costs) != len(public):
         return None
     flops = sum(c.get("flops", 0.0) for c in costs.values())
     moved = sum(c.get("bytes", 0.0) for c in costs.values())
@@ -39,16 +41,17 @@ def problem_roofline(costs: dict | None, best: list) -> ProblemRoofline | None:
 
 
 def _point(costs: dict, traces: list, label: str, href: str) -> RooflinePoint | None:
-    flops = moved = seconds = 0.0
+    """None unless every workload of `costs` has a measured time: a partial total is not comparable."""
+    latencies_ms = {}
     for trace in traces:
-        uuid = trace.get("workload", {}).get("uuid")
         performance = (trace.get("evaluation") or {}).get("performance") or {}
-        cost = costs.get(uuid)
-        if cost is None or not performance.get("latency_ms"):
-            return None  # a workload without a time or a cost: no honest total
-        flops += cost.get("flops", 0.0)
-        moved += cost.get("bytes", 0.0)
-        seconds += performance["latency_ms"] / 1e3
+        if performance.get("latency_ms"):
+            latencies_ms[trace.get("workload", {}).get("uuid")] = performance["latency_ms"]
+    if any(uuid not in latencies_ms for uuid in costs):
+        return None
+    flops = sum(c.get("flops", 0.0) for c in costs.values())
+    moved = sum(c.get("bytes", 0.0) for c in costs.values())
+    seconds = sum(latencies_ms[uuid] for uuid in costs) / 1e3
     if flops <= 0 or moved <= 0 or seconds <= 0:
         return None
     return RooflinePoint(label, flops / moved, flops / seconds, href)
