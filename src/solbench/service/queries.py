@@ -203,7 +203,12 @@ def set_leaderboard(session: Session, set_name: str) -> SetBoard | None:
     problems = set_problems(session, set_name)
     if not problems:
         return None
-    best = _best_per_user(_scored_rows(session, set_name=set_name))
+    return SetBoard(set=set_name, problems=problems,
+                    rows=_set_rows(problems, _best_per_user(_scored_rows(session, set_name=set_name))))
+
+
+def _set_rows(problems: list[str], best: dict[tuple[str, str], tuple]) -> list[SetRow]:
+    """Per-user totals over `problems` from the best rows of the set's problems, ranked."""
     per_user: dict[str, dict[str, tuple]] = defaultdict(dict)
     for (problem, user), row in best.items():
         per_user[user][problem] = row
@@ -213,10 +218,9 @@ def set_leaderboard(session: Session, set_name: str) -> SetBoard | None:
         reached = max(row[5] for row in scores.values())  # when the user's standing was complete
         totals.append((user, total, reached, scores))
     totals.sort(key=lambda t: (-t[1], t[2], t[0]))
-    rows = [SetRow(rank=i + 1, user=user, total=total, problems_scored=len(scores),
+    return [SetRow(rank=i + 1, user=user, total=total, problems_scored=len(scores),
                    scores={p: row[3] for p, row in sorted(scores.items())})
             for i, (user, total, _, scores) in enumerate(totals)]
-    return SetBoard(set=set_name, problems=problems, rows=rows)
 
 
 def list_problems(session: Session) -> list[ProblemSummary]:
@@ -243,19 +247,21 @@ def user_page(session: Session, name: str, *, viewer: User | None = None) -> Use
     privileged = viewer is not None and (viewer.is_admin or viewer.id == (user.id if user else None))
     if user is None or (user.banned and not (viewer is not None and viewer.is_admin)):
         return None
-    best_rows = list(_best_per_user(_scored_rows(session, user=name)).values())
+    everyone = _best_per_user(_scored_rows(session))  # one scan ranks the user everywhere (fast with many problems)
+    best_rows = [row for (_, user_name), row in everyone.items() if user_name == name]
     best = []
     for row in sorted(best_rows, key=lambda r: r[0]):
-        board = problem_leaderboard(session, row[0])
-        rank = next((e.rank for e in board.entries if e.user == name), 0) if board else 0
+        entries = _ranked([r for (problem, _), r in everyone.items() if problem == row[0]])
+        rank = next((e.rank for e in entries if e.user == name), 0)
         best.append(RankedScore(rank=rank, problem=row[0], user=name, score=row[3], submission_id=row[4],
                                 submitted_at=row[5], harness_version=row[6], hardware=row[7]))
     sets = []
     for set_name in sorted({row[1] for row in best_rows}):
-        board = set_leaderboard(session, set_name)
-        row = next((r for r in board.rows if r.user == name), None) if board else None
+        rows = _set_rows(set_problems(session, set_name),
+                         {key: r for key, r in everyone.items() if r[1] == set_name})
+        row = next((r for r in rows if r.user == name), None)
         if row is not None:
-            sets.append(SetStanding(set=set_name, rank=row.rank, total=row.total, users=len(board.rows)))
+            sets.append(SetStanding(set=set_name, rank=row.rank, total=row.total, users=len(rows)))
     query = (select(Submission, Problem.name, Result.score, Result.verdict).select_from(Submission)
              .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
              .join(Problem, Problem.id == ProblemVersion.problem_id)
