@@ -250,7 +250,7 @@ def _score_axis(drawing: Drawing, y: LinearScale, margin: Margins, width: int) -
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         drawing.line(margin.left, y(tick), width - margin.right, y(tick), **GRID)
         drawing.text(margin.left - 6, y(tick) + 4, f"{tick:g}", text_anchor="end", font_size=11)
-    drawing.text(margin.left - 40, y(0.5), "S", font_size=12, class_="note")
+    drawing.text(12, y(0.5) + 4, "S", font_size=12, class_="note")
 
 
 def _time_axis(drawing: Drawing, x: LinearScale, baseline_y: float, moments: list[datetime]) -> None:
