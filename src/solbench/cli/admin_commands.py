@@ -53,6 +53,17 @@ def ban(name: str = typer.Argument(..., help="User name."),
     print(f"{name} {'unbanned' if unban else 'banned'}")
 
 
+@app.command("freeze")
+def freeze(set_name: str = typer.Argument(..., metavar="SET", help="Problem set, e.g. L1."),
+           title: str = typer.Option(None, "--title", help="The set's title on the web pages."),
+           db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+    """Freeze a problem set: from now on the web pages show the code of every submission to it."""
+    from solbench.service.web.freezing import freeze_problem_set
+
+    freeze_problem_set(_factory(db, data, settings_file), set_name, title=title)
+    print(f"set {set_name} frozen: the code of its submissions is now shown on the pages")
+
+
 @app.command("rescore")
 def rescore(problem: list[str] = typer.Option(None, "--problem", help="Only this problem (repeatable)."),
             since_version: str = typer.Option(None, "--since-version",

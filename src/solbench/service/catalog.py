@@ -153,13 +153,17 @@ def t_sol_for(session_factory: sessionmaker[Session], version_id: int, hardware:
         problem = replace(problem, workloads=problem.workloads + spec_problem(version, held_out=True).workloads)
     from solbench.api import analyze
 
-    values = {result.workload.uuid: result.t_sol_ms for result in analyze(problem, hardware)}
+    analysis = analyze(problem, hardware)
+    values = {result.workload.uuid: result.t_sol_ms for result in analysis}
+    costs = {result.workload.uuid: {"flops": result.flops, "bytes": result.bytes, "memory_ms": result.t_memory_ms,
+                                    "compute_ms": max(result.t_compute_ms.values(), default=0.0)}
+             for result in analysis}
     from sqlalchemy.exc import IntegrityError
 
     try:
         with session_factory.begin() as session:
             session.add(SolAnalysis(problem_version_id=version_id, hardware=hardware, analyzer_version=analyzer,
-                                    t_sol_ms=values))
+                                    t_sol_ms=values, costs=costs))
     except IntegrityError:  # another process stored the same analysis first
         pass
     return values

@@ -61,6 +61,18 @@ class Problem(Base):
     versions: Mapped[list[ProblemVersion]] = relationship(back_populates="problem", order_by="ProblemVersion.id")
 
 
+class ProblemSet(Base):
+    """What the pages say about a set (`Problem.set_name`) and when it was frozen: from then on the code of every
+    submission to it is public. A set without a row is open and has no title."""
+
+    __tablename__ = "problem_sets"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    title: Mapped[str] = mapped_column(String(200), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    frozen_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
 class ProblemVersion(Base):
     """One version of a problem: its definition and workloads, identified by their hash; a change is a new
     version. `held_out` are the hidden workloads ranked submissions also run on; the API never serves them."""
@@ -94,6 +106,8 @@ class SolAnalysis(Base):
     analyzer_version: Mapped[str] = mapped_column(String(64))
     t_sol_ms: Mapped[dict[str, Any]] = mapped_column(JSON)
     """workload uuid -> T_SOL in ms."""
+    costs: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """workload uuid -> {flops, bytes, compute_ms, memory_ms}: the roofline the problem page draws."""
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from solbench.service.models import Problem, ProblemVersion, Result, Submission, User, Worker, utcnow
+from solbench.service.models import (Problem, ProblemSet, ProblemVersion, Result, ScoreChange, SolAnalysis, Submission,
+                                     User, Worker, utcnow)
 
 WORKER_ALIVE_S = 120.0
 """A worker seen within this many seconds counts as alive on the status page."""
@@ -204,7 +205,12 @@ def set_leaderboard(session: Session, set_name: str) -> SetBoard | None:
     problems = set_problems(session, set_name)
     if not problems:
         return None
-    best = _best_per_user(_scored_rows(session, set_name=set_name))
+    return SetBoard(set=set_name, problems=problems,
+                    rows=_set_rows(problems, _best_per_user(_scored_rows(session, set_name=set_name))))
+
+
+def _set_rows(problems: list[str], best: dict[tuple[str, str], tuple]) -> list[SetRow]:
+    """Per-user totals over `problems` from the best rows of the set's problems, ranked."""
     per_user: dict[str, dict[str, tuple]] = defaultdict(dict)
     for (problem, user), row in best.items():
         per_user[user][problem] = row
@@ -214,10 +220,9 @@ def set_leaderboard(session: Session, set_name: str) -> SetBoard | None:
         reached = max(row[5] for row in scores.values())  # when the user's standing was complete
         totals.append((user, total, reached, scores))
     totals.sort(key=lambda t: (-t[1], t[2], t[0]))
-    rows = [SetRow(rank=i + 1, user=user, total=total, problems_scored=len(scores),
+    return [SetRow(rank=i + 1, user=user, total=total, problems_scored=len(scores),
                    scores={p: row[3] for p, row in sorted(scores.items())})
             for i, (user, total, _, scores) in enumerate(totals)]
-    return SetBoard(set=set_name, problems=problems, rows=rows)
 
 
 def list_problems(session: Session) -> list[ProblemSummary]:
@@ -244,19 +249,21 @@ def user_page(session: Session, name: str, *, viewer: User | None = None) -> Use
     privileged = viewer is not None and (viewer.is_admin or viewer.id == (user.id if user else None))
     if user is None or (user.banned and not (viewer is not None and viewer.is_admin)):
         return None
-    best_rows = list(_best_per_user(_scored_rows(session, user=name)).values())
+    everyone = _best_per_user(_scored_rows(session))  # one scan ranks the user everywhere (fast with many problems)
+    best_rows = [row for (_, user_name), row in everyone.items() if user_name == name]
     best = []
     for row in sorted(best_rows, key=lambda r: r[0]):
-        board = problem_leaderboard(session, row[0])
-        rank = next((e.rank for e in board.entries if e.user == name), 0) if board else 0
+        entries = _ranked([r for (problem, _), r in everyone.items() if problem == row[0]])
+        rank = next((e.rank for e in entries if e.user == name), 0)
         best.append(RankedScore(rank=rank, problem=row[0], user=name, score=row[3], submission_id=row[4],
                                 submitted_at=row[5], harness_version=row[6], hardware=row[7]))
     sets = []
     for set_name in sorted({row[1] for row in best_rows}):
-        board = set_leaderboard(session, set_name)
-        row = next((r for r in board.rows if r.user == name), None) if board else None
+        rows = _set_rows(set_problems(session, set_name),
+                         {key: r for key, r in everyone.items() if r[1] == set_name})
+        row = next((r for r in rows if r.user == name), None)
         if row is not None:
-            sets.append(SetStanding(set=set_name, rank=row.rank, total=row.total, users=len(board.rows)))
+            sets.append(SetStanding(set=set_name, rank=row.rank, total=row.total, users=len(rows)))
     query = (select(Submission, Problem.name, Result.score, Result.verdict).select_from(Submission)
              .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
              .join(Problem, Problem.id == ProblemVersion.problem_id)
@@ -297,3 +304,122 @@ def status(session: Session) -> StatusData:
                       workers=workers, evaluations_last_hour=last_hour, evaluations_per_hour=last_day / 24,
                       problems=session.scalar(select(func.count()).select_from(Problem)) or 0,
                       users=session.scalar(select(func.count()).select_from(User)) or 0)
+
+
+# --- for the web pages: sets and their freeze date, recent firsts, paginated submissions, activity ---------------
+
+
+class SetInfo(_Data):
+    name: str
+    title: str
+    description: str
+    frozen_at: datetime | None
+    """From then on the code of every submission to the set is public; None while the set is open."""
+    problems: int
+    submissions: int
+
+
+def problem_sets(session: Session) -> list[SetInfo]:
+    """Every set that has problems, with its problem and submission counts and its freeze date."""
+    problems = dict(session.execute(select(Problem.set_name, func.count()).group_by(Problem.set_name)).all())
+    submissions = dict(session.execute(
+        select(Problem.set_name, func.count()).select_from(Submission)
+        .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+        .join(Problem, Problem.id == ProblemVersion.problem_id)
+        .where(Submission.deleted_at.is_(None)).group_by(Problem.set_name)).all())
+    described = {row.name: row for row in session.scalars(select(ProblemSet))}
+    now = utcnow()
+    infos = []
+    for name, count in sorted(problems.items()):
+        row = described.get(name)
+        frozen = row.frozen_at if row is not None and row.frozen_at is not None and row.frozen_at <= now else None
+        infos.append(SetInfo(name=name, title=row.title if row else "", description=row.description if row else "",
+                             frozen_at=frozen, problems=count, submissions=submissions.get(name, 0)))
+    return infos
+
+
+def sets_of_problems(session: Session) -> dict[str, str]:
+    """Problem name -> its set, for linking a problem where only its name is at hand."""
+    return dict(session.execute(select(Problem.name, Problem.set_name)).all())
+
+
+def set_frozen_at(session: Session, set_name: str) -> datetime | None:
+    """When `set_name` was frozen, or None while it is open (a freeze date in the future is not yet a freeze)."""
+    frozen = session.scalar(select(ProblemSet.frozen_at).where(ProblemSet.name == set_name))
+    return frozen if frozen is not None and frozen <= utcnow() else None
+
+
+def freeze_set(session: Session, set_name: str, at: datetime | None = None, *, title: str | None = None) -> None:
+    """Freeze `set_name` now (or at `at`): from then on the code of every submission to it is shown to everyone."""
+    row = session.get(ProblemSet, set_name)
+    if row is None:
+        row = ProblemSet(name=set_name, title="", description="")
+        session.add(row)
+    row.frozen_at = at or utcnow()
+    if title is not None:
+        row.title = title
+
+
+class RecentFirst(_Data):
+    problem: str
+    set: str
+    at: datetime
+    user: str
+    score: float
+    previous: float | None
+    """The best score before this one (None: the problem's first score)."""
+    submission_id: int
+
+
+def recent_firsts(session: Session, *, limit: int = 10) -> list[RecentFirst]:
+    """The newest first places over all problems, by the same rule as `problem_leaderboard`'s firsts."""
+    best: dict[str, float] = {}
+    found: list[RecentFirst] = []
+    for row in _scored_rows(session):
+        previous = best.get(row[0])
+        if previous is None or row[3] > previous:
+            best[row[0]] = row[3]
+            found.append(RecentFirst(problem=row[0], set=row[1], at=row[5], user=row[2], score=row[3],
+                                     previous=previous, submission_id=row[4]))
+    return sorted(found, key=lambda f: (f.at, f.submission_id), reverse=True)[:limit]
+
+
+def user_submissions(session: Session, name: str, *, include_private: bool, offset: int = 0,
+                     limit: int = 50) -> tuple[list[UserSubmission], int]:
+    """One page of a user's submissions, newest first, and how many there are; their private and test ones only
+    when `include_private` (the user themself, or an admin)."""
+    query = (select(Submission, Problem.name, Result.score, Result.verdict).select_from(Submission)
+             .join(User, User.id == Submission.user_id)
+             .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+             .join(Problem, Problem.id == ProblemVersion.problem_id)
+             .outerjoin(Result, Result.submission_id == Submission.id)
+             .where(User.name == name, Submission.deleted_at.is_(None)))
+    if not include_private:
+        query = query.where(Submission.mode == "ranked")
+    total = session.scalar(select(func.count()).select_from(query.with_only_columns(Submission.id).subquery())) or 0
+    rows = session.execute(query.order_by(Submission.id.desc()).offset(offset).limit(limit)).all()
+    return [UserSubmission(id=s.id, problem=problem, mode=s.mode, status=s.status, score=score, verdict=verdict,
+                           submitted_at=s.created_at) for s, problem, score, verdict in rows], total
+
+
+def per_hour(session: Session, *, hours: int = 48, finished: bool = True) -> list[tuple[datetime, int]]:
+    """Submissions finished (`finished`) or made per hour over the last `hours` hours, empty hours included."""
+    start = (utcnow() - timedelta(hours=hours - 1)).replace(minute=0, second=0, microsecond=0)
+    column = Submission.finished_at if finished else Submission.created_at
+    counts: dict[datetime, int] = defaultdict(int)
+    for (moment,) in session.execute(select(column).where(column >= start)):
+        counts[moment.replace(minute=0, second=0, microsecond=0)] += 1
+    return [(start + timedelta(hours=h), counts.get(start + timedelta(hours=h), 0)) for h in range(hours)]
+
+
+def sol_analysis(session: Session, version_id: int, hardware: str) -> SolAnalysis | None:
+    """The newest stored SOL analysis of a problem version on `hardware` (T_SOL, and costs where it kept them)."""
+    return session.scalar(select(SolAnalysis).where(SolAnalysis.problem_version_id == version_id,
+                                                    func.upper(SolAnalysis.hardware) == hardware.upper())
+                          .order_by(SolAnalysis.id.desc()).limit(1))
+
+
+def score_changes(session: Session, submission_id: int) -> list[ScoreChange]:
+    """Rescores that changed a submission's result, oldest first."""
+    return list(session.scalars(select(ScoreChange).where(ScoreChange.submission_id == submission_id)
+                                .order_by(ScoreChange.at, ScoreChange.id)))

@@ -1,0 +1,66 @@
+"""A stored result's traces as page rows: per-workload times and scores, and the guard findings they record.
+
+Only the public traces are read; held-out traces are never shown (they would reveal the hidden workloads),
+only their share of the score, which the result holds.
+"""
+
+from __future__ import annotations
+
+from solbench.service.web import views
+
+
+def workload_rows(result) -> list[views.WorkloadResultRow]:
+    """One row per public trace, in the order the workloads ran."""
+    from solbench.spec import Trace
+
+    rows = []
+    for raw in result.traces or []:
+        trace = Trace.model_validate(raw)
+        uuid = trace.workload.uuid
+        evaluation = trace.evaluation
+        details = evaluation.solbench if evaluation is not None else None
+        timing = details.timing if details is not None else None
+        samples = sorted(timing.samples_ms) if timing is not None and timing.samples_ms else []
+        t_sol, t_b = (result.t_sol_ms or {}).get(uuid), (result.t_b_ms or {}).get(uuid)
+        score = None
+        if evaluation is not None and t_sol is not None and t_b is not None:
+            score = _score(trace, t_sol, t_b, result.hardware)
+        rows.append(views.WorkloadResultRow(
+            uuid=uuid, status=evaluation.status.value if evaluation is not None else "NOT_EVALUATED", score=score,
+            latency_ms=evaluation.performance.latency_ms if evaluation is not None and evaluation.performance
+            else None, t_sol_ms=t_sol, t_baseline_ms=t_b,
+            min_ms=samples[0] if samples else None, median_ms=timing.median_ms if samples else None,
+            max_ms=samples[-1] if samples else None, failure=details.failure if details is not None else None))
+    return rows
+
+
+def _score(trace, t_sol_ms: float, t_b_ms: float, hardware: str) -> float | None:
+    """S of one trace with the T_SOL and T_b the result was scored with (the library's one formula)."""
+    from solbench.score import Baseline, Baselines, score_trace
+
+    baselines = Baselines([Baseline(definition=trace.definition, workload=trace.workload.uuid, hardware=hardware,
+                                    latency_ms=t_b_ms, source="result")])
+    return score_trace(trace, t_sol_ms, baselines, hardware).score
+
+
+def findings_of(result) -> list[views.FindingRow]:
+    """Static findings and failed runtime guards of every public trace, each reported once."""
+    from solbench.spec import Trace
+
+    seen: dict[tuple[str, str], views.FindingRow] = {}
+    for raw in result.traces or []:
+        evaluation = Trace.model_validate(raw).evaluation
+        details = evaluation.solbench if evaluation is not None else None
+        for check in details.checks if details is not None else []:
+            if check.phase == "static":
+                # the detail is Finding.one_line(): "file:line: rule (severity): message"
+                parts = check.detail.split(": ", 2)
+                location, message = (parts[0], parts[2]) if len(parts) == 3 else ("", check.detail)
+                severity = "warn" if check.passed else "block"
+                row = views.FindingRow(check.rule.removeprefix("static:"), severity, location, message)
+            elif not check.passed and check.phase != "correctness":
+                row = views.FindingRow(check.rule, "failed", check.phase, check.detail)
+            else:
+                continue
+            seen.setdefault((row.rule, row.location), row)
+    return list(seen.values())
