@@ -142,3 +142,25 @@ def test_problem_list_names_the_best_user(board):
         summaries = {s.name: s for s in queries.list_problems(session)}
     assert (summaries["add"].best_user, summaries["add"].ranked_users) == ("bob", 2)
     assert summaries["gemm"].best_score is None
+
+
+def test_code_is_visible_to_its_author_and_admins_and_to_everyone_once_the_set_is_frozen(board):
+    from datetime import timezone
+
+    submission_id = board.result("ann", "add", 0.6)
+    with board.factory() as session:
+        submission = session.get(Submission, submission_id)
+        assert queries.code_visible(session, submission, "ann", False)
+        assert queries.code_visible(session, submission, "bob", True)
+        assert not queries.code_visible(session, submission, "bob", False)
+        assert not queries.code_visible(session, submission, None, False)
+        queries.freeze_set(session, "L2")  # another set: no change
+        session.commit()
+        assert not queries.code_visible(session, submission, "bob", False)
+        queries.freeze_set(session, "L1", datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(days=1))
+        session.commit()
+        assert not queries.code_visible(session, submission, None, False)  # a freeze date ahead is no freeze yet
+        queries.freeze_set(session, "L1")
+        session.commit()
+        assert queries.code_visible(session, submission, "bob", False)
+        assert queries.code_visible(session, submission, None, False)

@@ -349,6 +349,14 @@ def set_frozen_at(session: Session, set_name: str) -> datetime | None:
     return frozen if frozen is not None and frozen <= utcnow() else None
 
 
+def code_visible(session: Session, submission: Submission, viewer_name: str | None, viewer_is_admin: bool) -> bool:
+    """Whether a viewer may read a submission's code: its author and admins always, everyone else once the
+    submission's problem set is frozen. The one rule the API (submission view, bundle) and the pages share."""
+    if viewer_is_admin or (viewer_name is not None and viewer_name == submission.user.name):
+        return True
+    return set_frozen_at(session, submission.problem_version.problem.set_name) is not None
+
+
 def freeze_set(session: Session, set_name: str, at: datetime | None = None, *, title: str | None = None) -> None:
     """Freeze `set_name` now (or at `at`): from then on the code of every submission to it is shown to everyone."""
     row = session.get(ProblemSet, set_name)

@@ -64,9 +64,9 @@ def submit(body: SubmissionRequest, response: Response, user: User = Depends(cur
 def get_submission(submission_id: int, user: User | None = Depends(optional_user),
                    db: Session = Depends(session)) -> SubmissionView:
     """A submission with its result. Test and private submissions are readable by their owner and admins only;
-    of a ranked one, others see everything but the solution's code."""
+    of a ranked one, others see everything but the solution's code until its problem set is frozen."""
     submission = readable(db, submission_id, user)
-    return submission_view(db, submission, with_code=_owns(user, submission))
+    return submission_view(db, submission, with_code=_code_visible(db, user, submission))
 
 
 @router.delete("/submissions/{submission_id}", response_model=Deleted, responses={401: {}, 403: {}, 404: {}})
@@ -86,15 +86,15 @@ def delete_submission(submission_id: int, user: User = Depends(current_user), db
 @router.get("/submissions/{submission_id}/bundle", responses={403: {}, 404: {}})
 def bundle(submission_id: int, user: User | None = Depends(optional_user), db: Session = Depends(session)):
     """The download bundle: solution, problem version, traces with raw samples, environment (`solbench replay`).
-    It holds the code: its owner's and admins' only."""
+    It holds the code: its owner's and admins' only, everyone's once the problem set is frozen."""
     from fastapi.responses import JSONResponse
 
     from solbench.service.bundle import make_bundle
 
     submission = readable(db, submission_id, user)
-    if not _owns(user, submission):
-        raise HTTPException(403, f"submission {submission_id}: the bundle holds the code; only its owner or an "
-                                 "admin may download it")
+    if not _code_visible(db, user, submission):
+        raise HTTPException(403, f"submission {submission_id}: the bundle holds the code; until its problem set "
+                                 "is frozen only its owner or an admin may download it")
     result = submission.result
     version = submission.problem_version if result is None else db.get(type(submission.problem_version),
                                                                         result.problem_version_id)
@@ -114,8 +114,9 @@ def readable(db: Session, submission_id: int, user: User | None) -> Submission:
     return submission
 
 
-def _owns(user: User | None, submission: Submission) -> bool:
-    return user is not None and (user.id == submission.user_id or user.is_admin)
+def _code_visible(db: Session, user: User | None, submission: Submission) -> bool:
+    return queries.code_visible(db, submission, user.name if user is not None else None,
+                                user is not None and user.is_admin)
 
 
 def submission_view(db: Session, submission: Submission, *, with_code: bool = True) -> SubmissionView:

@@ -127,7 +127,7 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
     problem_row = row.problem_version.problem
     result = row.result
     sources, code_note = None, ""
-    if privileged or queries.set_frozen_at(session, problem_row.set_name) is not None:
+    if queries.code_visible(session, row, viewer.name, viewer.is_admin):
         sources = [views.SourceFile(s["path"], s["content"]) for s in row.solution.get("sources", [])]
     else:
         code_note = (f"The code of others' submissions is shown once set {problem_row.set_name} is frozen; "
