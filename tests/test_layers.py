@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "solbench"
-LAYERS = ["spec", "hardware", "sol", "score", "guard", "sandbox", "evaluate", "suite", "runner", "reach",
+LAYERS = ["spec", "hardware", "sol", "score", "guard", "sandbox", "evaluate", "suite", "runner", "optimize", "reach",
           "service", "cli"]
 
 

@@ -2,11 +2,13 @@
 
 The public API (`load_problem`, `load_solution`, `evaluate`, `analyze`, `score`, `EvaluationConfig`)
 lives in `solbench.api` and is imported on first use, so `import solbench` stays light (no torch).
+`make` and `Budget`, the optimisation environment, come from `solbench.optimize` the same way.
 """
 
 __version__ = "0.1.0"
 
 _API = ("EvaluationConfig", "analyze", "evaluate", "load_problem", "load_solution", "score")
+_OPTIMIZE = ("Budget", "make")
 
 
 def __getattr__(name: str):
@@ -18,11 +20,15 @@ def __getattr__(name: str):
         from solbench import api
 
         return getattr(api, name)
+    if name in _OPTIMIZE:
+        from solbench import optimize
+
+        return getattr(optimize, name)
     raise AttributeError(f"module 'solbench' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+    return sorted([*globals(), *_API, *_OPTIMIZE])
 
 
-__all__ = ["__version__", *_API]
+__all__ = ["__version__", *_API, *_OPTIMIZE]

@@ -1,0 +1,103 @@
+"""The budget ledger: what an agent may still spend on evaluations, tests and seconds of measuring.
+
+A cache hit costs nothing: it measured nothing. The ledger belongs to one environment (or to one
+MCP server, shared by the environments it opens); nothing here is global.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from solbench.optimize.errors import BudgetExhausted, InvalidBudget
+
+Spend = Literal["eval", "test"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits for one environment; None means unlimited. `seconds` counts the wall time of evaluations and tests
+    that measured (not cache hits, not the environment's own reference timing or `finalize`)."""
+
+    evals: Optional[int] = None
+    tests: Optional[int] = None
+    seconds: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        for name in ("evals", "tests"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise InvalidBudget(name, value)
+        seconds = self.seconds
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or not math.isfinite(seconds) or seconds < 0):
+            raise InvalidBudget("seconds", seconds)
+
+
+class BudgetLeft(BaseModel):
+    """What is left and what was used; a None limit is unlimited."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    evals: Optional[int] = None
+    """Evaluations (env.step that measured) still allowed; None: unlimited."""
+    tests: Optional[int] = None
+    """Tests (env.test that measured) still allowed; None: unlimited."""
+    seconds: Optional[float] = None
+    """Seconds of measuring still allowed; None: unlimited."""
+    evals_used: int = 0
+    tests_used: int = 0
+    seconds_used: float = 0.0
+    cache_hits: int = 0
+    """Evaluations and tests answered by the result cache, which cost nothing."""
+    exhausted: bool = False
+    """No evaluation may run any more (env.step raises BudgetExhausted)."""
+
+
+class BudgetLedger:
+    """Charges evaluations and tests against a Budget; share one ledger to share one budget."""
+
+    def __init__(self, budget: Budget | None = None):
+        self.budget = budget or Budget()
+        self.evals_used = self.tests_used = self.cache_hits = 0
+        self.seconds_used = 0.0
+
+    def check(self, kind: Spend) -> None:
+        """Raise BudgetExhausted when a `kind` call may not run now."""
+        limit, used = (self.budget.evals, self.evals_used) if kind == "eval" else (self.budget.tests, self.tests_used)
+        noun = "evaluation" if kind == "eval" else "test"
+        if limit is not None and used >= limit:
+            raise BudgetExhausted(noun, f"{used} of {limit} {noun}s used")
+        if self.budget.seconds is not None and self.seconds_used >= self.budget.seconds:
+            raise BudgetExhausted(noun, f"{self.seconds_used:.1f} s of {self.budget.seconds:g} s measuring used")
+
+    def charge(self, kind: Spend, seconds: float, cache_hit: bool) -> None:
+        if cache_hit:
+            self.cache_hits += 1
+            return
+        if kind == "eval":
+            self.evals_used += 1
+        else:
+            self.tests_used += 1
+        self.seconds_used += max(seconds, 0.0)
+
+    @property
+    def exhausted(self) -> bool:
+        """No further evaluation may run."""
+        try:
+            self.check("eval")
+        except BudgetExhausted:
+            return True
+        return False
+
+    def left(self) -> BudgetLeft:
+        budget = self.budget
+        return BudgetLeft(
+            evals=None if budget.evals is None else max(budget.evals - self.evals_used, 0),
+            tests=None if budget.tests is None else max(budget.tests - self.tests_used, 0),
+            seconds=None if budget.seconds is None else max(budget.seconds - self.seconds_used, 0.0),
+            evals_used=self.evals_used, tests_used=self.tests_used, seconds_used=round(self.seconds_used, 3),
+            cache_hits=self.cache_hits, exhausted=self.exhausted)

@@ -1,0 +1,295 @@
+"""The optimisation environment: a problem, a budget, and a record of every candidate an agent tries.
+
+`make` builds one; `reset` gives the problem card, `step` evaluates a candidate on the public
+workloads and returns its reward and feedback, `test` checks correctness cheaply, `best` is the
+best correct and compliant candidate, and `finalize` re-measures it on every workload, held-out
+ones included. Everything measured goes through the public API (`solbench.api.evaluate`) and its
+result cache, so a candidate evaluated before costs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from os import PathLike
+from pathlib import Path
+from typing import Union
+
+from solbench import api
+from solbench.evaluate.config import EvaluationConfig
+from solbench.hardware import HardwareSpec, lookup
+from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
+from solbench.optimize.card import HardwareCard, ProblemCard, languages_for, workload_card
+from solbench.optimize.errors import InvalidCandidate, RestoreMismatch
+from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
+from solbench.optimize.held_out import HeldOut, split_workloads
+from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
+from solbench.optimize.rewards import check_reward, reward_of
+from solbench.optimize.workloads import restricted, smallest
+from solbench.sandbox.measure import TimingPlan
+from solbench.score import Baseline, Baselines, load_baselines, score_trace
+from solbench.spec.packaging import reference_solution
+from solbench.spec.problem import Problem
+from solbench.spec.solution import Solution
+from solbench.spec.trace import Trace
+from solbench.spec.workload import Workload
+
+PathArg = Union[str, PathLike]
+CandidateArg = Union[Solution, dict, PathArg]
+
+ENV_REFERENCE_SOURCE = "reference timed once by this environment"
+TEST_TIMING = TimingPlan(budget_s=0.0, warmup_s=0.0, min_warmup=0, min_iterations=1, max_iterations=1,
+                         min_iterations_over_budget=1)
+"""`env.test` checks correctness; the one timed call it cannot skip is there only to check timed outputs too."""
+
+
+def make(problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local", budget: Budget | BudgetLedger | None = None,
+         reward: str = "sol", cache: PathArg | None = None, config: EvaluationConfig | None = None,
+         held_out: HeldOut = None, workspace: PathArg | None = None,
+         baselines: Baselines | PathArg | None = None) -> "Env":
+    """An environment for `problem` (a folder or a loaded Problem); see `Env` for each argument."""
+    return Env(problem, hardware=hardware, budget=budget, reward=reward, cache=cache, config=config,
+               held_out=held_out, workspace=workspace, baselines=baselines)
+
+
+class Env:
+    """One problem to optimise, gym-style.
+
+    - `hardware`: T_SOL is computed for it (`"local"` is this CPU's stored probe).
+    - `budget`: a Budget, or a BudgetLedger shared with other environments (the MCP server's).
+    - `reward`: ``sol`` (default), ``speedup`` or ``log_speedup`` (see rewards.py).
+    - `cache`: a result-cache folder; a candidate evaluated before is answered from it for free.
+      Without one, ``<workspace>/cache`` when `workspace` is given, else no cache.
+    - `config`: the EvaluationConfig candidates run under (default: the CLI's). The reference is
+      not timed beside each candidate: T_b comes from `baselines`, else from timing the reference
+      once, here, on the public workloads.
+    - `held_out`: None for the default rule (held_out.py), a fraction, or a list of workload uuids.
+    """
+
+    def __init__(self, problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local",
+                 budget: Budget | BudgetLedger | None = None, reward: str = "sol", cache: PathArg | None = None,
+                 config: EvaluationConfig | None = None, held_out: HeldOut = None, workspace: PathArg | None = None,
+                 baselines: Baselines | PathArg | None = None):
+        self._problem = problem if isinstance(problem, Problem) else api.load_problem(problem)
+        self._hardware = lookup(hardware) if isinstance(hardware, str) else hardware
+        self._ledger = budget if isinstance(budget, BudgetLedger) else BudgetLedger(budget)
+        self.reward = check_reward(reward)
+        self.workspace = Path(workspace) if workspace is not None else None
+        self.cache = Path(cache) if cache is not None else (self.workspace / "cache" if self.workspace else None)
+        self._config = replace(config or EvaluationConfig(), time_reference=False)
+        self._public, self._held_out = split_workloads(self._problem, held_out)
+        self._baselines = load_baselines(Path(baselines)) if isinstance(baselines, (str, PathLike)) else baselines
+        self._times: dict[str, tuple[float, str, float | None, str]] = {}
+        """workload uuid -> (T_SOL ms, bound, T_b ms, T_b source), filled per workload when first needed."""
+        self._results: list[StepResult] = []
+        self._seed: int | None = None
+
+    # What an agent may see.
+
+    @property
+    def problem(self) -> str:
+        return self._problem.name
+
+    @property
+    def public_workloads(self) -> tuple[Workload, ...]:
+        return self._public
+
+    @property
+    def problem_card(self) -> ProblemCard:
+        """The card `reset` returns (T_SOL and T_b are worked out on first use, once)."""
+        self._prepare(self._public)
+        definition = self._problem.definition
+        cards = [workload_card(w, self._problem.axes_of(w), *self._times[w.uuid]) for w in self._public]
+        return ProblemCard(problem=self.problem, definition=definition, reference_source=definition.reference,
+                           workloads=cards, held_out_workloads=len(self._held_out),
+                           hardware=HardwareCard.of(self._hardware), device=self._device,
+                           languages=languages_for(self._device), reward=self.reward,
+                           budget_left=self.budget_left, seed=self._seed)
+
+    @property
+    def budget_left(self) -> BudgetLeft:
+        return self._ledger.left()
+
+    @property
+    def history(self) -> list[Candidate]:
+        return [Candidate.of(result) for result in self._results]
+
+    @property
+    def results(self) -> list[StepResult]:
+        """Every StepResult so far, restored ones included: what `restore` takes back."""
+        return list(self._results)
+
+    @property
+    def best(self) -> Candidate | None:
+        """The correct, unflagged candidate with the highest reward (the earliest among equals), or None."""
+        best = None
+        for result in self._results:
+            if result.info.correct and not result.info.flagged_cheat and (best is None or result.reward > best.reward):
+                best = result
+        return Candidate.of(best) if best else None
+
+    # The gym-style calls.
+
+    def reset(self, seed: int | None = None) -> ProblemCard:
+        """The problem card. History, best and budget are the environment's and stay as they are."""
+        self._seed = seed
+        return self.problem_card
+
+    def step(self, solution: CandidateArg) -> StepResult:
+        """Evaluate a candidate on the public workloads: reward, per-workload feedback, done, info.
+
+        Raises InvalidCandidate (nothing run, nothing charged) for what is not a solution of this
+        problem, BudgetExhausted when no evaluation is left.
+        """
+        candidate = self._candidate(solution)
+        self._prepare(self._public)
+        self._ledger.check("eval")
+        traces, seconds, hit, key = self._evaluate(restricted(self._problem, self._public), candidate,
+                                                   self._config, self.cache)
+        self._ledger.charge("eval", seconds, hit)
+        feedback = self._feedback(traces)
+        flagged = any(item.status == CHEAT for item in feedback)
+        correct = all(item.status == PASSED for item in feedback)
+        reward = reward_of(self.reward, feedback)
+        best = self.best
+        is_best = correct and not flagged and (best is None or reward > best.reward)
+        info = StepInfo(candidate_id=len(self._results) + 1, cache_hit=hit, cache_key=key, flagged_cheat=flagged,
+                        correct=correct, is_best=is_best, seconds=round(seconds, 3), budget_left=self.budget_left)
+        result = StepResult(problem=self.problem, reward_kind=self.reward, reward=reward, feedback=feedback,
+                            done=self._ledger.exhausted, info=info, solution=candidate)
+        self._results.append(result)
+        return result
+
+    def test(self, solution: CandidateArg) -> TestResult:
+        """Correctness only, on the smallest public workloads, timed once: cheap, never scored, never `best`."""
+        candidate = self._candidate(solution)
+        self._ledger.check("test")
+        workloads = smallest(self._problem, self._public)
+        config = replace(self._config, timing=TEST_TIMING)
+        traces, seconds, hit, _ = self._evaluate(restricted(self._problem, workloads), candidate, config, self.cache)
+        self._ledger.charge("test", seconds, hit)
+        feedback = workload_feedback(traces, [score_trace(t, None, None, None) for t in traces])
+        statuses = [TestStatus(workload=f.workload, status=f.status, failed_rule=f.failed_rule, error=f.error,
+                               same_error_as=f.same_error_as) for f in feedback]
+        return TestResult(passed=all(s.status == PASSED for s in statuses), workloads=statuses, cache_hit=hit,
+                          seconds=round(seconds, 3), budget_left=self.budget_left)
+
+    def finalize(self) -> FinalResult:
+        """The best candidate re-measured on every workload, held-out ones included: no cache, so the
+        evaluator draws fresh secret inputs. Costs no budget. With no correct candidate, nothing is run."""
+        best = self.best
+        held_out = [w.uuid for w in self._held_out]
+        failing = reward_of(self.reward, [])
+        if best is None:
+            return FinalResult(problem=self.problem, candidate_id=None, reward_kind=self.reward, reward=failing,
+                               public_reward=failing, held_out_reward=None if not held_out else failing,
+                               correct=False, flagged_cheat=False, feedback=[], held_out=held_out, traces=[],
+                               note="no correct candidate to re-measure")
+        self._prepare(self._problem.workloads)
+        traces, _, _, _ = self._evaluate(self._problem, best.solution, self._config, None)
+        feedback = self._feedback(traces)
+        public = [f for f in feedback if f.workload not in held_out]
+        hidden = [f for f in feedback if f.workload in held_out]
+        return FinalResult(problem=self.problem, candidate_id=best.candidate_id, solution=best.solution,
+                           reward_kind=self.reward, reward=reward_of(self.reward, feedback),
+                           public_reward=reward_of(self.reward, public),
+                           held_out_reward=reward_of(self.reward, hidden) if hidden else None,
+                           correct=all(f.status == PASSED for f in feedback),
+                           flagged_cheat=any(f.status == CHEAT for f in feedback), feedback=feedback,
+                           held_out=held_out, traces=traces)
+
+    def restore(self, records: list[StepResult | dict]) -> None:
+        """Re-seat earlier step results (a journal) without evaluating: history, best and budget spent follow."""
+        for index, record in enumerate(records):
+            result = record if isinstance(record, StepResult) else StepResult.model_validate(record)
+            if result.problem != self.problem:
+                raise RestoreMismatch(index, f"made for problem {result.problem!r}, not {self.problem!r}")
+            if result.reward_kind != self.reward:
+                raise RestoreMismatch(index, f"reward {result.reward_kind!r}, but this environment's is {self.reward!r}")
+            self._ledger.charge("eval", result.info.seconds, result.info.cache_hit)
+            info = result.info.model_copy(update={"candidate_id": len(self._results) + 1})
+            self._results.append(result.model_copy(update={"info": info}))
+
+    # Internals.
+
+    @property
+    def _device(self) -> str:
+        return self._config.resolved().device
+
+    def _candidate(self, solution: CandidateArg) -> Solution:
+        if isinstance(solution, Solution):
+            candidate = solution
+        elif isinstance(solution, dict):
+            candidate = _validated(solution, "solution")
+        else:
+            candidate = api.load_solution(solution)
+        if candidate.definition != self.problem:
+            raise InvalidCandidate("solution.definition", f"{candidate.definition!r}: this problem is {self.problem!r}")
+        return candidate
+
+    def _evaluate(self, problem: Problem, solution: Solution, config: EvaluationConfig,
+                  cache: Path | None) -> tuple[list[Trace], float, bool, str | None]:
+        start = time.perf_counter()
+        traces = api.evaluate(problem, solution, config=config, cache=cache)
+        seconds = time.perf_counter() - start
+        record = traces[0].evaluation.solbench.cache if traces and traces[0].evaluation.solbench else None
+        return traces, seconds, bool(record and record.hit), record.key if record else None
+
+    def _feedback(self, traces: list[Trace]) -> list[WorkloadFeedback]:
+        baselines = Baselines([Baseline(definition=self.problem, workload=uuid, hardware=self._hardware.id,
+                                        latency_ms=t_b, source=source)
+                               for uuid, (_, _, t_b, source) in self._times.items() if t_b])
+        scores = [score_trace(t, self._times[t.workload.uuid][0], baselines, self._hardware.id) for t in traces]
+        return workload_feedback(traces, scores)
+
+    def _prepare(self, workloads: tuple[Workload, ...]) -> None:
+        """T_SOL and T_b for `workloads` not yet known: analysed, looked up in the baselines, or the reference timed."""
+        missing = tuple(w for w in workloads if w.uuid not in self._times)
+        if not missing:
+            return
+        t_sols = {s.workload.uuid: s for s in api.analyze(restricted(self._problem, missing), self._hardware,
+                                                          data_roots=self._config.data_roots)}
+        t_bs = self._baseline_times(missing)
+        for workload in missing:
+            sol = t_sols[workload.uuid]
+            self._times[workload.uuid] = (sol.t_sol_ms, sol.bound, *t_bs[workload.uuid])
+
+    def _baseline_times(self, workloads: tuple[Workload, ...]) -> dict[str, tuple[float | None, str]]:
+        found: dict[str, tuple[float | None, str]] = {}
+        for workload in workloads:
+            entry = self._baselines.get(self.problem, workload.uuid, self._hardware.id) if self._baselines else None
+            if entry is not None:
+                found[workload.uuid] = (entry.latency_ms, f"baselines file: {entry.source}")
+        untimed = tuple(w for w in workloads if w.uuid not in found)
+        if untimed:
+            # The reference's timing is the environment's own cost: no budget is charged for it.
+            traces = api.evaluate(restricted(self._problem, untimed), reference_solution(self._problem.definition),
+                                  config=self._config, cache=self.cache)
+            for trace in traces:
+                performance = trace.evaluation.performance
+                found[trace.workload.uuid] = (performance.latency_ms, ENV_REFERENCE_SOURCE) if performance else \
+                    (None, f"the reference did not pass here ({trace.evaluation.status.value})")
+        return found
+
+
+def _validated(data: dict, where: str) -> Solution:
+    from pydantic import ValidationError
+
+    try:
+        return Solution.model_validate(data)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise InvalidCandidate(f"{where}.{field}" if field else where, first["msg"]) from None
+
+
+def solution_from_text(text: str) -> Solution:
+    """A solution from its JSON text (the gymnasium action, an MCP argument); InvalidCandidate when it is not one."""
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise InvalidCandidate("solution", f"not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise InvalidCandidate("solution", "must be a JSON object")
+    return _validated(data, "solution")

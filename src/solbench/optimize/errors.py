@@ -1,0 +1,52 @@
+"""Errors of the optimisation environment: each says what went wrong and what the caller can do."""
+
+from __future__ import annotations
+
+from solbench.errors import SolbenchError
+
+
+class OptimizeError(SolbenchError):
+    """Root of the optimize layer's errors (bad input to the environment, not a candidate's failure)."""
+
+
+class BudgetExhausted(OptimizeError):
+    """The budget has no evaluations (or tests, or seconds) left for this call."""
+
+    def __init__(self, kind: str, used: str):
+        self.kind, self.used = kind, used
+        super().__init__(f"budget exhausted: {used}; no {kind} is run. Call env.finalize() for the result, "
+                         f"or make the environment with a larger solbench.Budget")
+
+
+class InvalidBudget(OptimizeError):
+    def __init__(self, field: str, value: object):
+        self.field, self.value = field, value
+        super().__init__(f"Budget.{field}: {value!r} must be a non-negative number or None (unlimited)")
+
+
+class InvalidCandidate(OptimizeError):
+    """The candidate is not a solution for this problem; nothing was evaluated and no budget was charged."""
+
+    def __init__(self, where: str, reason: str):
+        self.where, self.reason = where, reason
+        super().__init__(f"{where}: {reason}")
+
+
+class InvalidHeldOut(OptimizeError):
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"held_out: {reason}")
+
+
+class InvalidReward(OptimizeError):
+    def __init__(self, name: str, known: tuple[str, ...]):
+        self.name = name
+        super().__init__(f"reward: unknown reward {name!r} (known: {', '.join(known)})")
+
+
+class RestoreMismatch(OptimizeError):
+    """A record handed to `Env.restore` was made by a different problem or reward."""
+
+    def __init__(self, index: int, reason: str):
+        self.index, self.reason = index, reason
+        super().__init__(f"restore: record {index}: {reason}")

@@ -1,0 +1,98 @@
+"""Per-workload feedback on a candidate: bounded in size, identical errors told once.
+
+An agent reads this after every step, so it says what matters (status, which rule failed and by
+how much, latency and its spread, S, fraction of T_SOL) and never grows with a long log: each
+error is cut to its head and tail, and a workload whose error repeats an earlier one's points to it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from solbench.score.report import WorkloadScore
+from solbench.spec.trace import EvaluationStatus, Trace
+
+MAX_ERROR_CHARS = 2000
+"""Longest error text per workload; longer text keeps its first and last parts."""
+CHEAT = EvaluationStatus.REWARD_HACK.value
+PASSED = EvaluationStatus.PASSED.value
+
+
+class WorkloadFeedback(BaseModel):
+    """How a candidate did on one public workload."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    workload: str
+    """The workload uuid (as on the problem card)."""
+    status: str
+    """PASSED, INCORRECT_NUMERICAL, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, REWARD_HACK, …"""
+    failed_rule: Optional[str] = None
+    """The correctness or integrity rule that failed, when one did."""
+    error: Optional[str] = None
+    """What went wrong: the failure line and the log, cut to MAX_ERROR_CHARS."""
+    same_error_as: Optional[str] = None
+    """This workload failed with the same error as that earlier workload (`error` is then left out)."""
+    latency_ms: Optional[float] = None
+    """T_k, the median measured latency (PASSED only)."""
+    spread_ms: Optional[float] = None
+    """p90 - p10 of the timed samples: how far to trust a difference in latency."""
+    t_sol_ms: Optional[float] = None
+    t_b_ms: Optional[float] = None
+    score: Optional[float] = None
+    """S in [0, 1] (0.5: as fast as T_b, 1: at T_SOL); 0 when not PASSED, None when unscored."""
+    fraction_of_sol: Optional[float] = None
+    """T_SOL / T_k: 1 is the speed of light."""
+    speedup: Optional[float] = None
+    """T_b / T_k."""
+    implausible: bool = False
+    """T_k below T_SOL or below the timer's resolution: a measurement problem or a cheat."""
+    note: str = ""
+
+
+def workload_feedback(traces: list[Trace], scores: list[WorkloadScore]) -> list[WorkloadFeedback]:
+    """One feedback per trace, in order, with repeated errors replaced by a pointer to their first workload."""
+    first_with: dict[str, str] = {}
+    result = []
+    for trace, score in zip(traces, scores):
+        error = _error_text(trace)
+        same_as = first_with.get(error) if error else None
+        if error and same_as is None:
+            first_with[error] = trace.workload.uuid
+        result.append(_feedback(trace, score, None if same_as else error, same_as))
+    return result
+
+
+def _feedback(trace: Trace, score: WorkloadScore, error: str | None, same_as: str | None) -> WorkloadFeedback:
+    evaluation = trace.evaluation
+    details = evaluation.solbench
+    timing = details.timing if details else None
+    latency = evaluation.performance.latency_ms if evaluation.performance else None
+    return WorkloadFeedback(
+        workload=trace.workload.uuid, status=evaluation.status.value,
+        failed_rule=details.failed_rule if details else None, error=error, same_error_as=same_as,
+        latency_ms=latency, spread_ms=(timing.p90_ms - timing.p10_ms) if timing and latency is not None else None,
+        t_sol_ms=score.t_sol_ms, t_b_ms=score.t_baseline_ms, score=score.score,
+        fraction_of_sol=score.t_sol_ms / latency if latency and score.t_sol_ms else None,
+        speedup=score.t_baseline_ms / latency if latency and score.t_baseline_ms else None,
+        implausible=score.implausible, note=score.note)
+
+
+def _error_text(trace: Trace) -> str | None:
+    evaluation = trace.evaluation
+    if evaluation.status is EvaluationStatus.PASSED:
+        return None
+    # The trace's log starts with "[solbench] STATUS: failure" when there is a failure line; keep it whole.
+    text = evaluation.log.strip() or (evaluation.solbench.failure if evaluation.solbench else "") or ""
+    return truncate(text) or evaluation.status.value
+
+
+def truncate(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """`text` when short enough, else its first third and last two thirds of `limit` around a marker."""
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    tail = limit - head
+    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"

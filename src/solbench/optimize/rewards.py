@@ -1,0 +1,56 @@
+"""Rewards: one number per candidate from its per-workload feedback on the public workloads.
+
+- ``sol`` (default): the SOL score S of the problem, the mean over the workloads as `solbench score`
+  computes it (a failed workload counts 0, an unscored one is left out); 0 when none is scored.
+- ``speedup``: the geometric mean of T_b / T_k (workloads without T_b left out); 0 unless every
+  workload PASSED.
+- ``log_speedup``: the natural log of ``speedup``, floored at ln(1/100); a candidate that failed
+  anywhere gets the floor, so a correct candidate never earns less than a failing one.
+
+A candidate flagged as a cheat (any REWARD_HACK) earns the failing value of each reward.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from solbench.optimize.errors import InvalidReward
+from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback
+from solbench.score import mean_score
+
+LOG_SPEEDUP_FLOOR = math.log(1 / 100)
+
+
+def sol_reward(feedback: list[WorkloadFeedback]) -> float:
+    scores = [item.score for item in feedback if item.score is not None]
+    return mean_score(scores)
+
+
+def speedup_reward(feedback: list[WorkloadFeedback]) -> float:
+    if not feedback or any(item.status != PASSED for item in feedback):
+        return 0.0
+    speedups = [item.speedup for item in feedback if item.speedup]  # a workload without T_b is left out
+    return math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else 0.0
+
+
+def log_speedup_reward(feedback: list[WorkloadFeedback]) -> float:
+    speedup = speedup_reward(feedback)
+    return max(math.log(speedup), LOG_SPEEDUP_FLOOR) if speedup > 0 else LOG_SPEEDUP_FLOOR
+
+
+REWARDS: dict[str, Callable[[list[WorkloadFeedback]], float]] = {
+    "sol": sol_reward, "speedup": speedup_reward, "log_speedup": log_speedup_reward}
+
+
+def check_reward(name: str) -> str:
+    if name not in REWARDS:
+        raise InvalidReward(name, tuple(REWARDS))
+    return name
+
+
+def reward_of(name: str, feedback: list[WorkloadFeedback]) -> float:
+    """The reward `name` of a candidate with this feedback; a cheat gets the failing value."""
+    if any(item.status == CHEAT for item in feedback):
+        return LOG_SPEEDUP_FLOOR if name == "log_speedup" else 0.0
+    return REWARDS[name](feedback)
