@@ -283,7 +283,7 @@ class OptimizeLoop:
             problem=self.problem.definition.name,
             technique=record.technique or f"unstated (solution {solution.get('name', record.candidate_id)})",
             gain=round(gain, 4), reward=result.reward, hardware=self.settings.hardware,
-            candidate=record.candidate_id, run=str(self.workspace.root)))
+            candidate=record.candidate_id, run=str(self.workspace.root.resolve())))
 
     def _answer_test(self, round_number: int, request: dict[str, Any]) -> dict[str, Any]:
         """A `solbench test` request from the round folder: env.test, journaled, charged to the run's budget."""

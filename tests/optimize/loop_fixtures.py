@@ -1,0 +1,61 @@
+"""What the loop tests share: a vector-add problem with a held-out workload, scripted agents, fast settings."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import VECTOR_ADD, vector_workloads, write_problem
+
+SIZES = (1000, 4099, 20000, 50000)
+"""Four workloads: the env holds one out (a quarter)."""
+
+SOLUTION_HELPERS = '''
+import json, os, sys
+from pathlib import Path
+
+def solution(name, body="", description="", technique=None, path="solution.json", source=None):
+    if source is None:
+        source = "import torch\\n\\ndef run(x, y):\\n" + "".join("    " + line + "\\n" for line in body.splitlines())
+    value = {"name": name, "definition": "vector_add", "author": "scripted agent", "description": description,
+             "spec": {"languages": ["pytorch"], "target_hardware": ["LOCAL"], "entry_point": "kernel.py::run",
+                      "destination_passing_style": False},
+             "sources": [{"path": "kernel.py", "content": source}]}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(value))
+    if technique:
+        strategy = "strategy.json" if path == "solution.json" else path[:-5] + ".strategy.json"
+        Path(strategy).write_text(json.dumps({"technique": technique}))
+
+ROUND = int(os.environ["SOLBENCH_ROUND"])
+'''
+
+SLOW_ADD = "z = x + y\n" + "z = (x + y) * 1.0\n" * 40 + "return z"
+FAST_ADD = "return x + y"
+CHEAT = "import time\ntime.perf_counter_ns = lambda: 0\ndef run(x, y):\n    return x + y\n"
+
+
+def vector_add_problem(root: Path) -> Path:
+    return write_problem(root / "vector_add", VECTOR_ADD, vector_workloads(*SIZES))
+
+
+def agent_command(tmp_path: Path, body: str, name: str = "agent.py") -> str:
+    """A scripted agent: a Python script in tmp_path, run by this interpreter, with the helpers above."""
+    script = tmp_path / name
+    script.write_text(SOLUTION_HELPERS + textwrap.dedent(body))
+    return f"{sys.executable} {script}"
+
+
+def journal_records(workspace: Path) -> list[dict]:
+    return [json.loads(line) for line in (workspace / "journal.jsonl").read_text().splitlines() if line]
+
+
+def fast_settings(problem: Path, agent: str, workspace: Path, config, **options):
+    from solbench.optimize.run_settings import OptimizeSettings
+
+    return OptimizeSettings(problem=problem, agent=agent, workspace=workspace, config=config, **options)
+
+
+FAST_CLI_OPTIONS = ["--device", "cpu", "--correctness-rounds", "1", "--timing-budget", "0.05", "--timeout", "60"]
