@@ -119,7 +119,11 @@ class OptimizeLoop:
             report = self._round(round_number, state, problem_files)
             reports.append(report)
             self.on_round(report)
-        final = self._finalize()
+        stored = state.final
+        if not reports and stored is not None and stored.best == self._best()[0]:
+            final = (stored.best, stored.result)  # a finished run, resumed with nothing left to do: not re-measured
+        else:
+            final = self._finalize()
         return OptimizeResult(workspace=self.workspace.root, rounds=reports, best=final[0],
                               best_solution=self.workspace.best_dir / "solution.json" if final[0] else None,
                               final=final[1], budget_left=to_json(self.env.budget_left),
