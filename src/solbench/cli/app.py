@@ -13,7 +13,7 @@ import typer
 
 from solbench.cli import (baseline_command, check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
                           suite_commands, validate_command)
-from solbench.cli import extract_command
+from solbench.cli import extract_command, mcp_command
 from solbench.cli import optimize_command, replay_command, test_command
 from solbench.errors import SolbenchError
 
@@ -30,7 +30,8 @@ def _help(command) -> str:
 for name, command in (("eval", eval_command.evaluate_solution), ("sol", sol_command.speed_of_light),
                       ("score", score_command.score_traces), ("check", check_command.check_solution_file),
                       ("validate", validate_command.validate_problems), ("run", run_command.run_suite),
-                      ("baseline", baseline_command.measure_baselines), ("extract", extract_command.extract_module)):
+                      ("baseline", baseline_command.measure_baselines), ("extract", extract_command.extract_module),
+                      ("mcp", mcp_command.serve_mcp)):
     app.command(name, help=_help(command))(command)
 for name, command in (("optimize", optimize_command.optimize_problem), ("test", test_command.test_solution),
                       ("replay", replay_command.replay)):

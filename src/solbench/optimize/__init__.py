@@ -8,9 +8,9 @@ from solbench.optimize.errors import (BudgetExhausted, InvalidBudget, InvalidCan
 from solbench.optimize.feedback import WorkloadFeedback
 from solbench.optimize.held_out import split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
-from solbench.optimize.rewards import REWARDS
+from solbench.optimize.rewards import REWARDS, check_reward
 
 __all__ = ["REWARDS", "Budget", "BudgetExhausted", "BudgetLeft", "BudgetLedger", "Candidate", "Env", "FinalResult",
            "HardwareCard", "InvalidBudget", "InvalidCandidate", "InvalidHeldOut", "InvalidReward", "OptimizeError",
            "ProblemCard", "RestoreMismatch", "StepInfo", "StepResult", "TestResult", "TestStatus", "WorkloadCard",
-           "WorkloadFeedback", "make", "solution_from_text", "split_workloads"]
+           "WorkloadFeedback", "check_reward", "make", "solution_from_text", "split_workloads"]

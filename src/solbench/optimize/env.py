@@ -132,8 +132,10 @@ class Env:
     # The gym-style calls.
 
     def reset(self, seed: int | None = None) -> ProblemCard:
-        """The problem card. History, best and budget are the environment's and stay as they are."""
-        self._seed = seed
+        """The problem card. History, best and budget are the environment's and stay as they are; without a
+        seed the card keeps the last one given."""
+        if seed is not None:
+            self._seed = seed
         return self.problem_card
 
     def step(self, solution: CandidateArg) -> StepResult:

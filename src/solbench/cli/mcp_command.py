@@ -1,0 +1,51 @@
+"""`solbench mcp`: serve the optimisation environment to an MCP client over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from solbench.cli.common import DEFAULTS, Device, evaluation_config, ensure_local_probe
+
+
+def serve_mcp(
+    problems: Path = typer.Option(Path("problems"), "--problems", help="Folder of problems (or one problem) to offer."),
+    hardware: str = typer.Option("local", "--hardware", "-H", help="Hardware id T_SOL is computed for."),
+    budget_evals: Optional[int] = typer.Option(None, "--budget-evals", help="Evaluations allowed (all problems)."),
+    budget_tests: Optional[int] = typer.Option(None, "--budget-tests", help="Tests allowed (all problems)."),
+    budget_seconds: Optional[float] = typer.Option(None, "--budget-seconds",
+                                                   help="Seconds of measuring allowed (all problems)."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache folder: a repeated candidate is free."),
+    baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON for T_b (else the reference "
+                                             "is timed once per problem)."),
+    reward: str = typer.Option("sol", "--reward", help="sol, speedup or log_speedup."),
+    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", help="Correctness rounds, each on fresh inputs."),
+    timing_budget: float = typer.Option(DEFAULTS.timing.budget_s, "--timing-budget",
+                                        help="Seconds of timing per workload."),
+) -> None:
+    """Serve the optimisation environment as MCP tools over stdio (list_problems, get_problem_card, test,
+    evaluate, history, best), one budget and one result cache for every problem.
+
+    stdout carries the MCP protocol only; everything else goes to stderr. See docs/agent-env.md.
+    """
+    from rich.console import Console
+
+    from solbench.optimize import Budget, check_reward
+    from solbench.optimize.mcp_server import ProblemsSession, ServerSettings, serve_stdio
+    from solbench.score import load_baselines
+    from solbench.spec.problem import find_problem_folders
+
+    find_problem_folders(problems)  # no problems there: exit 2 before serving
+    settings = ServerSettings(
+        problems=problems, hardware=hardware, reward=check_reward(reward), cache=cache,
+        budget=Budget(evals=budget_evals, tests=budget_tests, seconds=budget_seconds),
+        config=evaluation_config(device, rounds=rounds, budget_s=timing_budget),
+        baselines=load_baselines(baselines) if baselines else None)
+    ensure_local_probe(hardware, Console(stderr=True))
+    from solbench.hardware import lookup
+
+    lookup(hardware)  # an unknown id: exit 2 now, not on the first tool call
+    serve_stdio(ProblemsSession(settings))

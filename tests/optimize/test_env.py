@@ -1,0 +1,82 @@
+"""The environment end to end through real sandboxes: a scripted agent improving, a cheat, the budget, restore."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import make_solution
+from optimize.candidates import BROKEN, CHEAT, FAST, HELD_OUT, SLOW, baselines_file, vector_add
+import solbench
+from solbench.optimize import BudgetExhausted, InvalidCandidate, RestoreMismatch, make
+
+HARDWARE = "H100_SXM"  # T_SOL from the database: no probe of this CPU needed
+
+
+@pytest.mark.slow
+def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remeasures_on_held_out(tmp_path,
+                                                                                                   fast_config):
+    problem = vector_add(tmp_path / "vector_add", 1000, 4099, held_out=True)
+    env = solbench.make(problem, hardware=HARDWARE, config=fast_config, held_out=[HELD_OUT])
+    card = env.reset(seed=0)
+    assert [w.uuid for w in card.workloads] == ["n1000", "n4099"] and card.held_out_workloads == 1
+    assert all(w.t_sol_ms > 0 and w.t_b_ms and w.t_b_source.startswith("reference timed once") for w in card.workloads)
+    seen = [card.model_dump_json()]
+
+    slow = env.step(make_solution(SLOW, name="slow"))
+    assert slow.info.correct and slow.info.is_best and env.best.candidate_id == 1
+    fast = env.step(make_solution(FAST, name="fast"))
+    assert fast.info.correct and fast.reward > slow.reward and env.best.candidate_id == 2
+    assert all(f.status == "PASSED" and f.latency_ms and f.score is not None and f.fraction_of_sol
+               for f in fast.feedback)
+    cheat = env.step(make_solution(CHEAT, name="cheat"))
+    assert cheat.info.flagged_cheat and cheat.reward == 0 and not cheat.info.is_best
+    assert {f.status for f in cheat.feedback} == {"REWARD_HACK"} and "input_mutation" in cheat.feedback[0].error
+    assert cheat.feedback[1].same_error_as == "n1000" and cheat.feedback[1].error is None  # told once
+    assert env.best.candidate_id == 2 and [c.flagged_cheat for c in env.history] == [False, False, True]
+    checked = env.test(make_solution(FAST, name="fast"))
+    assert checked.passed and [w.workload for w in checked.workloads] == ["n1000", "n4099"]
+    seen += [r.model_dump_json() for r in (slow, fast, cheat, checked)]
+    assert not any(HELD_OUT in text or "7777" in text for text in seen)
+
+    final = env.finalize()
+    assert final.candidate_id == 2 and final.solution.name == "fast" and final.held_out == [HELD_OUT]
+    assert [f.workload for f in final.feedback] == ["n1000", "n4099", HELD_OUT] and final.correct
+    assert final.held_out_reward is not None and final.held_out_reward > 0
+    assert all(t.evaluation.solbench.cache is None for t in final.traces)  # measured anew, not read from a cache
+
+
+@pytest.mark.slow
+def test_the_budget_runs_out_cache_hits_are_free_and_restore_reseats_without_evaluating(tmp_path, fast_config):
+    problem = vector_add(tmp_path / "vector_add", 1000, 4099)
+    baselines = baselines_file(tmp_path / "baselines.json", HARDWARE, "n1000", "n4099")
+    env = make(problem, hardware=HARDWARE, config=fast_config, budget=solbench.Budget(evals=2, tests=0),
+               cache=tmp_path / "cache", baselines=baselines, held_out=[])
+    assert [w.t_b_source for w in env.reset().workloads] == ["baselines file: test"] * 2
+
+    with pytest.raises(InvalidCandidate, match="solution.definition: 'gemm'"):
+        env.step(make_solution(FAST, definition="gemm"))  # costs nothing
+    first = env.step(make_solution(FAST, name="fast"))
+    assert not first.info.cache_hit and first.info.budget_left.evals == 1 and not first.done
+    again = env.step(make_solution(FAST, name="fast again"))
+    assert again.info.cache_hit and again.info.cache_key == first.info.cache_key
+    assert again.info.budget_left.evals == 1 and again.info.budget_left.cache_hits == 1 and not again.done
+    broken = env.step(make_solution(BROKEN, name="broken"))
+    assert broken.done and broken.info.budget_left.exhausted and not broken.info.correct
+    assert broken.feedback[0].status == "COMPILE_ERROR" and broken.feedback[1].same_error_as == "n1000"
+    with pytest.raises(BudgetExhausted, match="2 of 2 evaluations used"):
+        env.step(make_solution(FAST, name="fast"))
+    with pytest.raises(BudgetExhausted, match="0 of 0 tests used"):
+        env.test(make_solution(FAST))
+
+    fresh_cache = tmp_path / "untouched-cache"
+    resumed = make(problem, hardware=HARDWARE, config=fast_config, budget=solbench.Budget(evals=2),
+                   cache=fresh_cache, baselines=baselines, held_out=[])
+    resumed.restore([r.model_dump(mode="json") for r in env.results])  # as a journal would hold them
+    assert [c.candidate_id for c in resumed.history] == [1, 2, 3] and resumed.best.candidate_id == 1
+    left, before = resumed.budget_left, env.budget_left
+    assert (left.evals_used, left.cache_hits, left.exhausted) == (before.evals_used, before.cache_hits, True)
+    assert left.seconds_used == pytest.approx(before.seconds_used, abs=0.01)
+    assert not fresh_cache.exists()  # nothing was evaluated
+    other = make(problem, hardware=HARDWARE, reward="speedup", baselines=baselines)
+    with pytest.raises(RestoreMismatch, match="reward 'sol'"):
+        other.restore(env.results)
