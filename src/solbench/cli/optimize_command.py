@@ -57,7 +57,7 @@ def optimize_problem(
     from solbench.optimize.run_settings import OptimizeSettings
 
     config = evaluation_config(device, rounds=correctness_rounds, budget_s=timing_budget, timeout_s=timeout)
-    errors = Console(stderr=True, highlight=False)
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per round, however long
     ensure_local_probe(hardware, errors)
     settings = OptimizeSettings(
         problem=problem, agent=agent, workspace=workspace or Path("runs") / f"optimize-{problem.resolve().name}",
