@@ -34,7 +34,7 @@ def measure_baselines(
                                  help="Seconds of timed iterations per workload."),
     agent: Optional[str] = typer.Option(None, "--agent", "-a",
                                         help="Also search with this agent (`solbench optimize --agent`) per problem."),
-    candidates: int = typer.Option(DEFAULT_CANDIDATES, "--candidates", "-k", min=1,
+    search_candidates: int = typer.Option(DEFAULT_CANDIDATES, "--candidates", "-k", min=1,
                                    help="With --agent: candidates evaluated per round."),
     budget_evals: Optional[int] = typer.Option(None, "--budget-evals", min=0,
                                                help="With --agent: evaluations per problem (default: unlimited)."),
@@ -92,7 +92,7 @@ def measure_baselines(
              on_retry=lambda death: errors.print(worker_retry_line(death)))
     measured, missing = fastest_correct(work, spec.id, candidates)
     if agent is not None:
-        measured, missing = _search(jobs, agent, rounds, candidates, budget_evals, agent_timeout, spec.id, config,
+        measured, missing = _search(jobs, agent, rounds, search_candidates, budget_evals, agent_timeout, spec.id, config,
                                     work, measured, missing, errors)
     for note in missing:
         errors.print(f"[yellow]warning:[/] {note}")
