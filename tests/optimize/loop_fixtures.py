@@ -59,3 +59,12 @@ def fast_settings(problem: Path, agent: str, workspace: Path, config, **options)
 
 
 FAST_CLI_OPTIONS = ["--device", "cpu", "--correctness-rounds", "1", "--timing-budget", "0.05", "--timeout", "60"]
+
+
+def loop_config():
+    """One correctness round and a short timing budget: the loop's tests check the loop, not the evaluator."""
+    from solbench.evaluate import EvaluationConfig
+    from solbench.sandbox import TimingPlan
+
+    return EvaluationConfig(device="cpu", timeout_s=60, rounds=1, time_reference=False, memory_limit_bytes=4 << 30,
+                            timing=TimingPlan(budget_s=0.03, warmup_s=0.0, min_warmup=1, min_iterations=3))

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from optimize.loop_fixtures import FAST_ADD, SLOW_ADD, agent_command, fast_settings, journal_records, vector_add_problem
+from optimize.loop_fixtures import (FAST_ADD, SLOW_ADD, agent_command, fast_settings, journal_records, loop_config,
+                                    vector_add_problem)
 
 IMPROVING_AGENT = f'''
 import subprocess
@@ -28,7 +29,7 @@ else:
 
 
 @pytest.mark.slow
-def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, fast_config, probed_home, monkeypatch):
+def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, probed_home, monkeypatch):
     from solbench.optimize.loop import run_optimize
     from solbench.optimize.replay import replay_run
 
@@ -38,7 +39,7 @@ def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, fast_config, p
     problem = vector_add_problem(tmp_path)
     workspace = tmp_path / "run"
     rounds = []
-    result = run_optimize(fast_settings(problem, agent_command(tmp_path, IMPROVING_AGENT), workspace, fast_config,
+    result = run_optimize(fast_settings(problem, agent_command(tmp_path, IMPROVING_AGENT), workspace, loop_config(),
                                         rounds=2, candidates=2, budget_evals=5), on_round=rounds.append)
 
     # Improvement over rounds, and the best is the later, faster candidate.
@@ -85,5 +86,5 @@ def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, fast_config, p
     assert memory[1]["gain"] > memory[0]["gain"]
 
     # Replay: candidate 2-1 evaluated again in a fresh env, statuses agree.
-    report = replay_run(workspace, ["2-1"], config=fast_config)
+    report = replay_run(workspace, ["2-1"], config=loop_config())
     assert report.agrees and [w.replayed_status for w in report.candidates[0].workloads] == ["PASSED"] * 3

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from optimize.loop_fixtures import CHEAT, FAST_ADD, agent_command, fast_settings, journal_records, vector_add_problem
+from optimize.loop_fixtures import (CHEAT, FAST_ADD, agent_command, fast_settings, journal_records, loop_config,
+                                    vector_add_problem)
 
 MISBEHAVING_AGENT = f'''
 import subprocess, time
@@ -45,7 +46,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.slow
-def test_crash_hang_edit_and_cheat_do_not_stop_the_loop_or_change_scoring(tmp_path, fast_config, probed_home,
+def test_crash_hang_edit_and_cheat_do_not_stop_the_loop_or_change_scoring(tmp_path, probed_home,
                                                                           monkeypatch):
     from solbench.optimize.loop import run_optimize
 
@@ -54,7 +55,7 @@ def test_crash_hang_edit_and_cheat_do_not_stop_the_loop_or_change_scoring(tmp_pa
     problem = vector_add_problem(tmp_path)
     workspace = tmp_path / "run"
     rounds = []
-    result = run_optimize(fast_settings(problem, agent_command(tmp_path, MISBEHAVING_AGENT), workspace, fast_config,
+    result = run_optimize(fast_settings(problem, agent_command(tmp_path, MISBEHAVING_AGENT), workspace, loop_config(),
                                         rounds=4, candidates=3, agent_timeout_s=3), on_round=rounds.append)
     assert [r.round for r in rounds] == [1, 2, 3, 4]
 
