@@ -32,7 +32,7 @@ def measure_baselines(
                                help="Correctness rounds per candidate and workload; with --agent, the agent's rounds."),
     budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
                                  help="Seconds of timed iterations per workload."),
-    agent: Optional[str] = typer.Option(None, "--agent", "-a",
+    agent: Optional[str] = typer.Option(None, "--agent",
                                         help="Also search with this agent (`solbench optimize --agent`) per problem."),
     search_candidates: int = typer.Option(DEFAULT_CANDIDATES, "--candidates", "-k", min=1,
                                    help="With --agent: candidates evaluated per round."),

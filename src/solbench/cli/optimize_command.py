@@ -10,13 +10,13 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, Device, ensure_local_probe, evaluation_config
+from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
 from solbench.optimize.run_settings import DEFAULT_AGENT_TIMEOUT_S, DEFAULT_CANDIDATES, DEFAULT_ROUNDS
 
 
 def optimize_problem(
     problem: Path = typer.Argument(..., help="Problem folder holding definition.json and workload.jsonl."),
-    agent: str = typer.Option(..., "--agent", "-a",
+    agent: str = typer.Option(..., "--agent",
                               help="Shell command run in each round folder (e.g. 'claude -p \"...\"'), "
                                    "or builtin:reference / builtin:compile."),
     rounds: int = typer.Option(DEFAULT_ROUNDS, "--rounds", min=1, help="Rounds of the agent."),
@@ -31,7 +31,8 @@ def optimize_problem(
     workspace: Optional[Path] = typer.Option(None, "--workspace", "-w",
                                              help="Run folder (default: runs/optimize-<problem>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --workspace where it stopped."),
-    hardware: str = typer.Option("local", "--hardware", "-H", help="Hardware whose T_SOL the reward uses."),
+    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+                                           help="Hardware whose T_SOL the reward uses (default: `local` on CPU)."),
     held_out: Optional[float] = typer.Option(None, "--held-out", min=0, max=0.99,
                                              help="Share of workloads kept from the agent until the end "
                                                   "(default: a quarter, none below four workloads)."),
@@ -57,6 +58,9 @@ def optimize_problem(
     from solbench.optimize.run_settings import OptimizeSettings
 
     config = evaluation_config(device, rounds=correctness_rounds, budget_s=timing_budget, timeout_s=timeout)
+    if hardware is None and config.device != "cpu":
+        raise UsageError("--hardware is required on a GPU: name the spec T_SOL is computed for (e.g. H200)")
+    hardware = hardware or "local"
     errors = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per round, however long
     ensure_local_probe(hardware, errors)
     settings = OptimizeSettings(

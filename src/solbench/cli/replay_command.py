@@ -20,7 +20,7 @@ from solbench.cli.common import UsageError
 
 def replay(
     path: Path = typer.Argument(..., help="An optimisation run folder (holding journal.jsonl)."),
-    candidate: list[str] = typer.Option([], "--candidate", "-c",
+    candidate: list[str] = typer.Option([], "--candidate",
                                         help="Replay this candidate (ROUND-K); repeatable (default: all)."),
     best: bool = typer.Option(False, "--best", help="Replay only the run's final best candidate."),
     json_output: bool = typer.Option(False, "--json", help="Print only the comparison as JSON on stdout."),

@@ -14,7 +14,7 @@ from solbench.optimize.run_settings import DEFAULT_TEST_TIMEOUT_S
 
 def test_solution(
     solution: Path = typer.Argument(Path("solution.json"), help="Solution JSON (default: ./solution.json)."),
-    timeout: float = typer.Option(DEFAULT_TEST_TIMEOUT_S, "--timeout", min=1, help="Seconds to wait for the answer."),
+    wait: float = typer.Option(DEFAULT_TEST_TIMEOUT_S, "--wait", min=1, help="Seconds to wait for the loop's answer."),
     json_output: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
 ) -> None:
     """Correctness of a candidate on the problem's smallest public workloads, from inside a `solbench optimize`
@@ -28,7 +28,7 @@ def test_solution(
     except (OSError, ValueError) as error:
         raise SolbenchError(f"{solution}: cannot read a solution: {error}") from None
     folder = find_round_folder(Path.cwd(), dict(os.environ))
-    response = send_request(folder, {"file": str(solution), "solution": data}, timeout)
+    response = send_request(folder, {"file": str(solution), "solution": data}, wait)
     if "error" in response:
         raise SolbenchError(f"{solution}: {response['error']}")
     result = response["result"]
