@@ -16,10 +16,11 @@ HARDWARE = "H100_SXM"  # T_SOL from the database: no probe of this CPU needed
 def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remeasures_on_held_out(tmp_path,
                                                                                                    fast_config):
     problem = vector_add(tmp_path / "vector_add", 1000, 4099, held_out=True)
-    env = solbench.make(problem, hardware=HARDWARE, config=fast_config, held_out=[HELD_OUT])
+    baselines = baselines_file(tmp_path / "baselines.json", HARDWARE, "n1000", "n4099", HELD_OUT)
+    env = solbench.make(problem, hardware=HARDWARE, config=fast_config, held_out=[HELD_OUT], baselines=baselines)
     card = env.reset(seed=0)
     assert [w.uuid for w in card.workloads] == ["n1000", "n4099"] and card.held_out_workloads == 1
-    assert all(w.t_sol_ms > 0 and w.t_b_ms and w.t_b_source.startswith("reference timed once") for w in card.workloads)
+    assert all(w.t_sol_ms > 0 and w.t_b_ms == 0.05 for w in card.workloads)
     seen = [card.model_dump_json()]
 
     slow = env.step(make_solution(SLOW, name="slow"))
@@ -33,10 +34,8 @@ def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remea
     assert {f.status for f in cheat.feedback} == {"REWARD_HACK"} and "input_mutation" in cheat.feedback[0].error
     assert cheat.feedback[1].same_error_as == "n1000" and cheat.feedback[1].error is None  # told once
     assert env.best.candidate_id == 2 and [c.flagged_cheat for c in env.history] == [False, False, True]
-    checked = env.test(make_solution(FAST, name="fast"))
-    assert checked.passed and [w.workload for w in checked.workloads] == ["n1000", "n4099"]
-    seen += [r.model_dump_json() for r in (slow, fast, cheat, checked)]
-    assert not any(HELD_OUT in text or "7777" in text for text in seen)
+    seen += [r.model_dump_json() for r in (slow, fast, cheat)]
+    assert not any(HELD_OUT in text or '"N":7777' in text for text in seen)
 
     final = env.finalize()
     assert final.candidate_id == 2 and final.solution.name == "fast" and final.held_out == [HELD_OUT]
@@ -47,11 +46,14 @@ def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remea
 
 @pytest.mark.slow
 def test_the_budget_runs_out_cache_hits_are_free_and_restore_reseats_without_evaluating(tmp_path, fast_config):
-    problem = vector_add(tmp_path / "vector_add", 1000, 4099)
-    baselines = baselines_file(tmp_path / "baselines.json", HARDWARE, "n1000", "n4099")
-    env = make(problem, hardware=HARDWARE, config=fast_config, budget=solbench.Budget(evals=2, tests=0),
-               cache=tmp_path / "cache", baselines=baselines, held_out=[])
-    assert [w.t_b_source for w in env.reset().workloads] == ["baselines file: test"] * 2
+    problem = vector_add(tmp_path / "vector_add", 1000, 4099, 50000)
+    env = make(problem, hardware=HARDWARE, config=fast_config, budget=solbench.Budget(evals=2, tests=1),
+               cache=tmp_path / "cache", held_out=[])
+    card = env.reset()  # no baselines file: the reference is timed once, here, and never again
+    assert all(w.t_b_ms and w.t_b_source == "reference timed once by this environment" for w in card.workloads)
+    checked = env.test(make_solution(FAST))
+    assert checked.passed and [w.workload for w in checked.workloads] == ["n1000", "n4099"]  # the two smallest
+    assert checked.budget_left.tests == 0 and checked.budget_left.evals == 2
 
     with pytest.raises(InvalidCandidate, match="solution.definition: 'gemm'"):
         env.step(make_solution(FAST, definition="gemm"))  # costs nothing
@@ -62,21 +64,23 @@ def test_the_budget_runs_out_cache_hits_are_free_and_restore_reseats_without_eva
     assert again.info.budget_left.evals == 1 and again.info.budget_left.cache_hits == 1 and not again.done
     broken = env.step(make_solution(BROKEN, name="broken"))
     assert broken.done and broken.info.budget_left.exhausted and not broken.info.correct
-    assert broken.feedback[0].status == "COMPILE_ERROR" and broken.feedback[1].same_error_as == "n1000"
+    assert broken.feedback[0].status == "COMPILE_ERROR" and broken.feedback[0].error
+    assert [f.same_error_as for f in broken.feedback] == [None, "n1000", "n1000"]
     with pytest.raises(BudgetExhausted, match="2 of 2 evaluations used"):
         env.step(make_solution(FAST, name="fast"))
-    with pytest.raises(BudgetExhausted, match="0 of 0 tests used"):
-        env.test(make_solution(FAST))
+    with pytest.raises(BudgetExhausted, match="1 of 1 tests used"):
+        env.test(make_solution(SLOW))
 
     fresh_cache = tmp_path / "untouched-cache"
     resumed = make(problem, hardware=HARDWARE, config=fast_config, budget=solbench.Budget(evals=2),
-                   cache=fresh_cache, baselines=baselines, held_out=[])
+                   cache=fresh_cache, held_out=[])
     resumed.restore([r.model_dump(mode="json") for r in env.results])  # as a journal would hold them
     assert [c.candidate_id for c in resumed.history] == [1, 2, 3] and resumed.best.candidate_id == 1
     left, before = resumed.budget_left, env.budget_left
     assert (left.evals_used, left.cache_hits, left.exhausted) == (before.evals_used, before.cache_hits, True)
-    assert left.seconds_used == pytest.approx(before.seconds_used, abs=0.01)
+    steps_seconds = sum(r.info.seconds for r in env.results if not r.info.cache_hit)  # tests are not journaled
+    assert left.seconds_used == pytest.approx(steps_seconds, abs=0.01) and left.tests_used == 0
     assert not fresh_cache.exists()  # nothing was evaluated
-    other = make(problem, hardware=HARDWARE, reward="speedup", baselines=baselines)
+    other = make(problem, hardware=HARDWARE, reward="speedup")
     with pytest.raises(RestoreMismatch, match="reward 'sol'"):
         other.restore(env.results)

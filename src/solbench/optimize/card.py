@@ -55,7 +55,8 @@ class HardwareCard(_Card):
 
     @classmethod
     def of(cls, spec: HardwareSpec) -> "HardwareCard":
-        return cls(id=spec.id, name=spec.name, kind=spec.kind, memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s,
+        return cls(id=spec.id, name=spec.name, kind=spec.kind,
+                   memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s,
                    tensor_flops=dict(spec.tensor_flops), vector_flops=dict(spec.vector_flops),
                    cache_bytes=spec.cache_bytes, memory_bytes=spec.memory_bytes, sm_count=spec.sm_count)
 

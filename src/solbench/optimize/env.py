@@ -44,9 +44,9 @@ TEST_TIMING = TimingPlan(budget_s=0.0, warmup_s=0.0, min_warmup=0, min_iteration
 """`env.test` checks correctness; the one timed call it cannot skip is there only to check timed outputs too."""
 
 
-def make(problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local", budget: Budget | BudgetLedger | None = None,
-         reward: str = "sol", cache: PathArg | None = None, config: EvaluationConfig | None = None,
-         held_out: HeldOut = None, workspace: PathArg | None = None,
+def make(problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local",
+         budget: Budget | BudgetLedger | None = None, reward: str = "sol", cache: PathArg | None = None,
+         config: EvaluationConfig | None = None, held_out: HeldOut = None, workspace: PathArg | None = None,
          baselines: Baselines | PathArg | None = None) -> "Env":
     """An environment for `problem` (a folder or a loaded Problem); see `Env` for each argument."""
     return Env(problem, hardware=hardware, budget=budget, reward=reward, cache=cache, config=config,
@@ -145,8 +145,8 @@ class Env:
         problem, BudgetExhausted when no evaluation is left.
         """
         candidate = self._candidate(solution)
-        self._prepare(self._public)
         self._ledger.check("eval")
+        self._prepare(self._public)
         traces, seconds, hit, key = self._evaluate(restricted(self._problem, self._public), candidate,
                                                    self._config, self.cache)
         self._ledger.charge("eval", seconds, hit)
@@ -208,7 +208,8 @@ class Env:
             if result.problem != self.problem:
                 raise RestoreMismatch(index, f"made for problem {result.problem!r}, not {self.problem!r}")
             if result.reward_kind != self.reward:
-                raise RestoreMismatch(index, f"reward {result.reward_kind!r}, but this environment's is {self.reward!r}")
+                raise RestoreMismatch(index, f"reward {result.reward_kind!r}, but this environment's is "
+                                             f"{self.reward!r}")
             self._ledger.charge("eval", result.info.seconds, result.info.cache_hit)
             info = result.info.model_copy(update={"candidate_id": len(self._results) + 1})
             self._results.append(result.model_copy(update={"info": info}))
