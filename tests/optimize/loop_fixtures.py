@@ -55,7 +55,8 @@ def journal_records(workspace: Path) -> list[dict]:
 def fast_settings(problem: Path, agent: str, workspace: Path, config, **options):
     from solbench.optimize.run_settings import OptimizeSettings
 
-    return OptimizeSettings(problem=problem, agent=agent, workspace=workspace, config=config, **options)
+    return OptimizeSettings(problem=problem, agent=agent, workspace=workspace, config=config,
+                            baselines=write_baselines(workspace.parent), **options)
 
 
 FAST_CLI_OPTIONS = ["--device", "cpu", "--correctness-rounds", "1", "--timing-budget", "0.05", "--timeout", "60"]
@@ -68,3 +69,14 @@ def loop_config():
 
     return EvaluationConfig(device="cpu", timeout_s=60, rounds=1, time_reference=False, memory_limit_bytes=4 << 30,
                             timing=TimingPlan(budget_s=0.03, warmup_s=0.0, min_warmup=1, min_iterations=3))
+
+
+def write_baselines(root: Path, latency_ms: float = 0.05) -> Path:
+    """T_b for every vector-add workload, so the env does not time the reference (one sandbox fewer per run)."""
+    from solbench.score.baselines import Baseline, save_baselines
+
+    path = root / "baselines.json"
+    save_baselines(path, [Baseline(definition="vector_add", workload=f"n{n}", hardware="local", latency_ms=latency_ms,
+                                   source="tests") for n in SIZES], created="2026-01-01T00:00:00Z",
+                   harness_version="tests")
+    return path

@@ -42,8 +42,9 @@ def test_resume_state_takes_up_the_unfinished_round():
     from solbench.optimize.journal import AgentFinished, CandidateRecord, RoundFinished, RoundStarted
     from solbench.optimize.resume import run_state
 
-    state = run_state([RoundStarted(round=1), AgentFinished(round=1), CandidateRecord(round=1, k=1, file="s", result={}),
-                       RoundFinished(round=1), RoundStarted(round=2), AgentFinished(round=2)])
+    state = run_state([RoundStarted(round=1), AgentFinished(round=1),
+                       CandidateRecord(round=1, k=1, file="s", result={}), RoundFinished(round=1),
+                       RoundStarted(round=2), AgentFinished(round=2)])
     assert state.next_round == 2 and state.agent_done(2) and list(state.candidates) == ["1-1"]
     assert run_state([RoundStarted(round=1), RoundFinished(round=1)]).next_round == 2
 

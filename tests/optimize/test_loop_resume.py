@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from optimize.loop_fixtures import FAST_ADD, FAST_CLI_OPTIONS, SLOW_ADD, agent_command, journal_records, \
-    vector_add_problem
+from optimize.loop_fixtures import (FAST_ADD, FAST_CLI_OPTIONS, SLOW_ADD, agent_command, journal_records,
+                                    vector_add_problem, write_baselines)
 
 KILLED_AGENT = f'''
 import time
@@ -44,7 +44,8 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
     workspace = tmp_path / "run"
     environment = {**os.environ, **probed_home, "MARKERS": str(markers)}
     command = [sys.executable, "-m", "solbench", "optimize", str(problem), "--agent",
-               agent_command(tmp_path, KILLED_AGENT), "--rounds", "2", "--workspace", str(workspace), *FAST_CLI_OPTIONS]
+               agent_command(tmp_path, KILLED_AGENT), "--rounds", "2", "--workspace", str(workspace), *FAST_CLI_OPTIONS,
+               "--baselines", str(write_baselines(tmp_path))]
 
     first = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

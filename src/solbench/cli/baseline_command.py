@@ -92,8 +92,8 @@ def measure_baselines(
              on_retry=lambda death: errors.print(worker_retry_line(death)))
     measured, missing = fastest_correct(work, spec.id, candidates)
     if agent is not None:
-        measured, missing = _search(jobs, agent, rounds, search_candidates, budget_evals, agent_timeout, spec.id, config,
-                                    work, measured, missing, errors)
+        measured, missing = _search(jobs, agent, rounds, search_candidates, budget_evals, agent_timeout, spec.id,
+                                    config, work, measured, missing, errors)
     for note in missing:
         errors.print(f"[yellow]warning:[/] {note}")
     entries = merge(existing, measured)

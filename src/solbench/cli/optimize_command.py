@@ -27,7 +27,7 @@ def optimize_problem(
     budget_tests: Optional[int] = typer.Option(None, "--budget-tests", min=0,
                                                help="`solbench test` calls the run may spend (default: unlimited)."),
     agent_timeout: float = typer.Option(DEFAULT_AGENT_TIMEOUT_S, "--agent-timeout", min=0.1,
-                                        help="Seconds an agent may run per round; past it its process group is killed."),
+                                        help="Seconds an agent may run per round; then its process group is killed."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", "-w",
                                              help="Run folder (default: runs/optimize-<problem>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --workspace where it stopped."),
@@ -36,6 +36,7 @@ def optimize_problem(
     held_out: Optional[float] = typer.Option(None, "--held-out", min=0, max=0.99,
                                              help="Share of workloads kept from the agent until the end "
                                                   "(default: a quarter, none below four workloads)."),
+    baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON (T_b) for the SOL score."),
     memory: Optional[Path] = typer.Option(None, "--memory", help="Strategy memory file (default: DIR/memory.jsonl)."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache folder (default: DIR/cache)."),
     device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
@@ -67,7 +68,7 @@ def optimize_problem(
         problem=problem, agent=agent, workspace=workspace or Path("runs") / f"optimize-{problem.resolve().name}",
         rounds=rounds, candidates=candidates, budget_evals=budget_evals, budget_tests=budget_tests,
         agent_timeout_s=agent_timeout, resume=resume, hardware=hardware, config=config, cache=cache, memory=memory,
-        held_out=held_out)
+        held_out=held_out, baselines=baselines)
     errors.print(f"optimizing {problem} with {agent} · up to {rounds} round(s) × {candidates} candidate(s) · "
                  f"workspace {settings.workspace}")
     result = run_optimize(settings, on_round=lambda report: errors.print(round_line(report, rounds)),

@@ -50,7 +50,8 @@ def search_baselines(problems: list[SearchProblem], settings: SearchSettings,
         workspace = settings.work / "optimize" / problem.set / problem.name
         result = run_optimize(OptimizeSettings(
             problem=problem.problem_dir, agent=settings.agent, workspace=workspace, rounds=settings.rounds,
-            candidates=settings.candidates, budget_evals=settings.budget_evals, agent_timeout_s=settings.agent_timeout_s,
+            candidates=settings.candidates, budget_evals=settings.budget_evals,
+            agent_timeout_s=settings.agent_timeout_s,
             resume=True, hardware=settings.hardware, config=settings.config, held_out=[]), on_round=on_round)
         if result.best is None or not result.final:
             notes.append(f"{problem.name}: the agent found no correct candidate ({workspace})")

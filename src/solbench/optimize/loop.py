@@ -27,7 +27,7 @@ from solbench.optimize.loop_errors import WorkspaceError
 from solbench.optimize.memory import StrategyMemory, StrategyRecord, stated_technique
 from solbench.optimize.resume import RunState, run_state
 from solbench.optimize.run_settings import OptimizeSettings, settings_to_json
-from solbench.optimize.workspace import (MEMORY_FILE, PROBLEM_DIR, ProblemFiles, Workspace, candidate_files,
+from solbench.optimize.workspace import (MEMORY_FILE, ProblemFiles, Workspace, candidate_files,
                                          changed_problem_files, problem_sha256, write_json_atomically)
 
 ROUND_VARIABLE = "SOLBENCH_ROUND"
@@ -103,7 +103,7 @@ class OptimizeLoop:
         self.ledger = self._ledger()
         self.env = make(self.problem, hardware=self.settings.hardware, budget=self.ledger,
                         config=self.settings.config, cache=self.settings.cache, held_out=self.settings.held_out,
-                        workspace=self.workspace.root)
+                        workspace=self.workspace.root, baselines=self.settings.baselines)
         card = self.env.reset()
         problem_files = self._problem_files(card)
         resumed = self._restore(state)
@@ -143,7 +143,8 @@ class OptimizeLoop:
         self.journal.open()
         if state.run is None:
             settings = self.settings
-            state.run = RunRecord(problem=str(Path(settings.problem).resolve()), problem_sha256=digest, agent=settings.agent,
+            state.run = RunRecord(problem=str(Path(settings.problem).resolve()), problem_sha256=digest,
+                                  agent=settings.agent,
                                   rounds=settings.rounds, candidates=settings.candidates,
                                   budget_evals=settings.budget_evals, agent_timeout_s=settings.agent_timeout_s,
                                   settings=settings_to_json(settings))
@@ -244,8 +245,8 @@ class OptimizeLoop:
 
         base = {"round": round_number, "k": candidate.k, "file": str(candidate.path)}
         if candidate.k > self.settings.candidates:
-            return self._journal_candidate(CandidateRecord(**base, error=f"over --candidates {self.settings.candidates}: "
-                                                                        f"not evaluated"))
+            over = f"over --candidates {self.settings.candidates}: not evaluated"
+            return self._journal_candidate(CandidateRecord(**base, error=over))
         try:
             data = json.loads((folder / candidate.path).read_text())
             solution = Solution.model_validate(data)

@@ -73,7 +73,8 @@ def replay_run(workspace: Path, candidate_ids: list[str] | None = None, *, best_
     chosen = _choose(state, candidate_ids, best_only, journal_path)
     settings = state.run.settings
     env = make(state.run.problem, hardware=settings.get("hardware", "local"),
-               config=config or config_from_json(settings.get("config")), cache=None, held_out=settings.get("held_out"))
+               config=config or config_from_json(settings.get("config")), cache=None, held_out=settings.get("held_out"),
+               baselines=settings.get("baselines"))
     env.reset()
     replays = []
     for record in chosen:

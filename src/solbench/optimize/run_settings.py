@@ -43,6 +43,8 @@ class OptimizeSettings:
     """The strategy memory file; None: DIR/memory.jsonl."""
     held_out: list[str] | float | None = None
     """Held-out workloads (uuids or a fraction); None: the env's default split."""
+    baselines: Path | None = None
+    """A baselines file (T_b per workload); None: the env times the reference once."""
 
 
 def config_to_json(config: EvaluationConfig | None) -> dict[str, Any] | None:
@@ -67,4 +69,5 @@ def settings_to_json(settings: OptimizeSettings) -> dict[str, Any]:
     return {"hardware": settings.hardware, "config": config_to_json(settings.config),
             "cache": str(settings.cache) if settings.cache else None,
             "memory": str(settings.memory) if settings.memory else None,
-            "held_out": settings.held_out, "budget_tests": settings.budget_tests}
+            "held_out": settings.held_out, "budget_tests": settings.budget_tests,
+            "baselines": str(Path(settings.baselines).resolve()) if settings.baselines else None}

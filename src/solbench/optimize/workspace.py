@@ -101,7 +101,8 @@ class Workspace:
         else:
             (folder / HISTORY_DIR).mkdir()
         if self.best_dir.is_dir():
-            shutil.copytree(self.best_dir, folder / HISTORY_DIR / BEST_DIR, ignore=shutil.ignore_patterns("result.json"))
+            shutil.copytree(self.best_dir, folder / HISTORY_DIR / BEST_DIR,
+                            ignore=shutil.ignore_patterns("result.json"))  # the final result names held-out workloads
         write_json_atomically(folder / FEEDBACK_FILE, feedback)
         (folder / MEMORY_FILE).write_text("".join(line + "\n" for line in memory_lines))
         write_json_atomically(folder / BUDGET_FILE, budget_left)
