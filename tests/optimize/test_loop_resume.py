@@ -75,3 +75,10 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
     assert [r["round"] for r in records if r["type"] == "round_started"] == [1, 2, 2]
     assert [r["round"] for r in records if r["type"] == "agent"] == [1, 2]
     assert records[-1]["type"] == "final" and records[-1]["result"]["candidate_id"] == 2
+
+    # The finished run's best, evaluated again by `solbench replay` from the journal alone.
+    replay = subprocess.run([sys.executable, "-m", "solbench", "replay", str(workspace), "--best", "--json"],
+                            env=environment, capture_output=True, text=True, timeout=300)
+    assert replay.returncode == 0, replay.stderr
+    report = json.loads(replay.stdout)
+    assert report["agrees"] and [c["candidate_id"] for c in report["candidates"]] == ["2-1"]
