@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +19,7 @@ from optimize.loop_fixtures import (FAST_ADD, FAST_CLI_OPTIONS, SLOW_ADD, agent_
 
 KILLED_AGENT = f'''
 import time
+from dataclasses import replace
 marker = Path(os.environ["MARKERS"])
 if ROUND == 1:
     solution("slow_add", {SLOW_ADD!r})
@@ -82,3 +85,37 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
     assert replay.returncode == 0, replay.stderr
     report = json.loads(replay.stdout)
     assert report["agrees"] and [c["candidate_id"] for c in report["candidates"]] == ["2-1"]
+
+
+TWO_CANDIDATE_AGENT = f'''
+runs = Path(os.environ["MARKERS"]) / "runs"
+runs.write_text(str(int(runs.read_text() if runs.exists() else 0) + 1))
+solution("slow_add", {SLOW_ADD!r}, path="solutions/a.json")
+solution("fast_add", {FAST_ADD!r}, path="solutions/b.json")
+'''
+
+
+@pytest.mark.slow
+def test_resume_after_a_kill_between_candidates_evaluates_only_the_rest(tmp_path, probed_home, monkeypatch):
+    from optimize.loop_fixtures import fast_settings, loop_config
+    from solbench.optimize.loop import run_optimize
+
+    monkeypatch.setenv("MARKERS", str(tmp_path))
+    problem = vector_add_problem(tmp_path)
+    workspace = tmp_path / "run"
+    settings = fast_settings(problem, agent_command(tmp_path, TWO_CANDIDATE_AGENT), workspace, loop_config(), rounds=1)
+    run_optimize(settings)
+    # What a kill right after the first candidate's record leaves: the journal up to that line, the round folder.
+    lines = (workspace / "journal.jsonl").read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if '"type":"candidate"' in line)
+    (workspace / "journal.jsonl").write_text("".join(lines[:first + 1]) + lines[first + 1][:40])
+    shutil.rmtree(workspace / "cache")  # the second candidate's evaluation never finished, so it was never cached
+    rounds = []
+    result = run_optimize(replace(settings, resume=True), on_round=rounds.append)
+
+    assert (tmp_path / "runs").read_text() == "1"  # the agent had finished: not run again
+    assert result.resumed_candidates == 1 and rounds[0].resumed == 1
+    assert [c.candidate_id for c in rounds[0].candidates] == ["1-2"]
+    assert result.budget_left["evals_used"] == 2 and result.best == "1-2"
+    records = journal_records(workspace)
+    assert [(r["round"], r["k"]) for r in records if r["type"] == "candidate"] == [(1, 1), (1, 2)]
