@@ -75,7 +75,9 @@ def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, probed_home, m
     assert response["result"]["passed"] is True and response["budget_left"]["tests_used"] == 1
     records = journal_records(workspace)
     assert [r["type"] for r in records].count("test") == 1
-    assert [r["k"] for r in records if r["type"] == "candidate"] == [1, 1]
+    candidates = [r for r in records if r["type"] == "candidate"]
+    assert [r["k"] for r in candidates] == [1, 1]
+    assert [[t["evaluation"]["status"] for t in r["traces"]] for r in candidates] == [["PASSED"] * 3] * 2
     assert records[-1]["type"] == "final" and records[-1]["best"] == "2-1"
 
     # The strategy memory: verified records from the loop's own measurement, the stated technique kept.

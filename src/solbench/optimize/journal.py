@@ -87,6 +87,9 @@ class CandidateRecord(_Record):
     """Why the file is not a solution (not evaluated, costs nothing)."""
     result: Optional[dict[str, Any]] = None
     """env.step's StepResult, as JSON."""
+    traces: Optional[list[dict[str, Any]]] = None
+    """The evaluation's traces (one per public workload), read from the result cache; None where it kept none
+    (a TIMEOUT or crash is measured again next time, so it is not cached)."""
     technique: Optional[str] = None
 
     @property

@@ -260,7 +260,8 @@ class OptimizeLoop:
             return self._journal_candidate(CandidateRecord(**base, solution=data, error=str(error)))
         except OptimizeError as error:  # not a solution for this problem: nothing evaluated, nothing charged
             return self._journal_candidate(CandidateRecord(**base, solution=data, error=str(error)))
-        record = CandidateRecord(**base, solution=data, result=to_json(result), technique=technique)
+        record = CandidateRecord(**base, solution=data, result=to_json(result), technique=technique,
+                                 traces=self._cached_traces(result.info.cache_key))
         self.env_ids[result.info.candidate_id] = record.candidate_id
         self._journal_candidate(record)
         self.workspace.record_candidate(record.candidate_id, data, _feedback_entry(record))
@@ -269,6 +270,18 @@ class OptimizeLoop:
             self.workspace.record_best(record.candidate_id, data, _feedback_entry(record))
         self._remember(record, result)
         return record
+
+    def _cached_traces(self, key: str | None) -> list[dict[str, Any]] | None:
+        """The traces the result cache stored for this evaluation (the env's step result carries feedback only)."""
+        from solbench.evaluate.result_cache import CacheEntry, ResultCache
+
+        if key is None or self.env.cache is None:
+            return None
+        try:
+            entry = CacheEntry.model_validate_json(ResultCache(self.env.cache).path_of(key).read_bytes())
+        except (OSError, ValueError):
+            return None
+        return [trace.model_dump(mode="json") for trace in entry.traces]
 
     def _journal_candidate(self, record: CandidateRecord) -> CandidateRecord:
         self.journal.append(record)
