@@ -30,6 +30,8 @@ if ROUND == 3:  # rewrites the problem it was given, then writes an honest candi
 if ROUND == 4:  # a cheat that would look fastest (the timer patched to zero), and a broken file
     solution("cheat", source={CHEAT!r}, path="solutions/a.json")
     Path("solutions/b.json").write_text("{{not json")
+    other = json.loads(Path("solutions/a.json").read_text())
+    Path("solutions/c.json").write_text(json.dumps(dict(other, definition="matmul")))
 '''
 
 
@@ -75,10 +77,12 @@ def test_crash_hang_edit_and_cheat_do_not_stop_the_loop_or_change_scoring(tmp_pa
     assert [r["files"] for r in records if r["type"] == "problem_edited"] == [
         ["definition.json", "reference.py", "workload.jsonl"]]
 
-    # The cheat is flagged, never best; the unreadable file is journaled, not evaluated.
-    cheat, broken = rounds[3].candidates
+    # The cheat is flagged, never best; the unreadable file and the other problem's solution are journaled, not
+    # evaluated.
+    cheat, broken, other = rounds[3].candidates
     assert cheat.flagged_cheat and cheat.statuses == {"REWARD_HACK": 3}
     assert broken.error.startswith("not a solution")
+    assert "solution.definition: 'matmul': this problem is 'vector_add'" in other.error
     assert result.best == "3-1" and rounds[3].best == "3-1"
     assert json.loads((workspace / "best" / "solution.json").read_text())["name"] == "honest_add"
     agents = [r for r in records if r["type"] == "agent"]

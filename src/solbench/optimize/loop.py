@@ -240,7 +240,7 @@ class OptimizeLoop:
         return environment
 
     def _evaluate(self, round_number: int, candidate, folder: Path) -> CandidateRecord:
-        from solbench.optimize.errors import BudgetExhausted, OptimizeError
+        from solbench.errors import SolbenchError
         from solbench.spec import Solution
 
         base = {"round": round_number, "k": candidate.k, "file": str(candidate.path)}
@@ -256,9 +256,8 @@ class OptimizeLoop:
         technique = stated_technique(candidate.technique, solution.description)
         try:
             result = self.env.step(solution)
-        except BudgetExhausted as error:
-            return self._journal_candidate(CandidateRecord(**base, solution=data, error=str(error)))
-        except OptimizeError as error:  # not a solution for this problem: nothing evaluated, nothing charged
+        except SolbenchError as error:  # no budget left, not a solution for this problem (InvalidCandidate), or one
+            # the evaluator refuses before running it: nothing measured, journaled, and the loop goes on
             return self._journal_candidate(CandidateRecord(**base, solution=data, error=str(error)))
         record = CandidateRecord(**base, solution=data, result=to_json(result), technique=technique,
                                  traces=self._cached_traces(result.info.cache_key))
@@ -305,7 +304,7 @@ class OptimizeLoop:
 
     def _answer_test(self, round_number: int, request: dict[str, Any]) -> dict[str, Any]:
         """A `solbench test` request from the round folder: env.test, journaled, charged to the run's budget."""
-        from solbench.optimize.errors import OptimizeError
+        from solbench.errors import SolbenchError
         from solbench.spec import Solution
 
         try:
@@ -314,7 +313,7 @@ class OptimizeLoop:
             return {"error": f"{request.get('file', 'solution')}: not a solution: {str(error).splitlines()[0]}"}
         try:
             result = self.env.test(solution)
-        except OptimizeError as error:
+        except SolbenchError as error:  # no test budget left, not a solution for this problem, …
             self.journal.append(TestRecord(round=round_number, solution_name=solution.name, error=str(error)))
             return {"error": str(error)}
         self.journal.append(TestRecord(round=round_number, solution_name=solution.name, result=to_json(result)))
