@@ -132,3 +132,19 @@ def test_solbench_test_outside_a_round_says_where_to_run_it(tmp_path):
     result = subprocess.run([sys.executable, "-m", "solbench", "test", "solution.json"], cwd=tmp_path,
                             env=environment, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "not inside a round folder of a running `solbench optimize`" in result.stderr
+
+
+def test_an_orphaned_agent_group_is_ended_only_if_its_leader_is_the_same_process():
+    from solbench.optimize.agents import end_orphaned_group, process_start_ticks
+
+    process = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        ticks = process_start_ticks(process.pid)
+        assert ticks is not None
+        assert not end_orphaned_group(process.pid, ticks + 1)  # a reused id: another process, left alone
+        assert process.poll() is None
+        assert end_orphaned_group(process.pid, ticks)
+        assert process.wait(10) == -9
+    finally:
+        process.kill()
+        process.wait()

@@ -31,6 +31,15 @@ else:
 '''
 
 
+def _alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for its parent."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _wait_for(path, process, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not path.exists():
@@ -57,18 +66,25 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
         first.kill()  # SIGKILL: no cleanup runs in the loop
         first.wait()
     agent_group = json.loads((markers / "round2.json").read_text())["group"]
-    os.killpg(agent_group, signal.SIGKILL)  # its own process group outlives a SIGKILLed loop
+    assert _alive(agent_group)  # its own process group outlives a SIGKILLed loop
     (markers / "killed").touch()
     before = journal_records(workspace)
-    assert [r["type"] for r in before][-1] == "round_started" and before[-1]["round"] == 2
+    assert [(r["type"], r["round"]) for r in before[-2:]] == [("round_started", 2), ("agent_started", 2)]
+    assert before[-1]["process_group"] == agent_group
     assert [(r["round"], r["k"]) for r in before if r["type"] == "candidate"] == [(1, 1)]
 
     again = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "--resume" in again.stderr  # a second run never overwrites the first
 
-    resumed = subprocess.run(command + ["--resume", "--json"], env=environment, capture_output=True, text=True,
-                             timeout=300)
+    try:
+        resumed = subprocess.run(command + ["--resume", "--json"], env=environment, capture_output=True, text=True,
+                                 timeout=300)
+        assert not _alive(agent_group)  # the resume ended the orphaned agent first
+    finally:
+        if _alive(agent_group):
+            os.killpg(agent_group, signal.SIGKILL)
     assert resumed.returncode == 0, resumed.stderr
+    assert f"round 2: ended its agent (process group {agent_group})" in resumed.stderr
     assert "resumed: 1 candidate(s) from the journal" in resumed.stderr
     result = json.loads(resumed.stdout)
     assert result["resumed_candidates"] == 1 and result["best"] == "2-1"

@@ -49,7 +49,8 @@ class Agent(Protocol):
     name: str
 
     def propose(self, round_folder: Path, *, round_number: int, candidates: int, environment: dict[str, str],
-                timeout_s: float, log_path: Path, serve: Callable[[], None]) -> AgentOutcome:
+                timeout_s: float, log_path: Path, serve: Callable[[], None],
+                on_start: Callable[[int], None] | None = None) -> AgentOutcome:
         """Leave this round's candidates in `round_folder`."""
 
     def is_finished(self, round_number: int, candidates: int) -> bool:
@@ -82,13 +83,16 @@ class ShellAgent:
         return False
 
     def propose(self, round_folder: Path, *, round_number: int, candidates: int, environment: dict[str, str],
-                timeout_s: float, log_path: Path, serve: Callable[[], None]) -> AgentOutcome:
+                timeout_s: float, log_path: Path, serve: Callable[[], None],
+                on_start: Callable[[int], None] | None = None) -> AgentOutcome:
         started = time.monotonic()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "wb") as log:
             process = subprocess.Popen(["/bin/sh", "-c", self.command], cwd=round_folder, env=environment,
                                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                        start_new_session=True)
+            if on_start:
+                on_start(process.pid)  # the process group's id: a resume ends it if the loop was killed
             timed_out = False
             try:
                 while process.poll() is None:
@@ -128,6 +132,25 @@ def _kill_group(group: int) -> None:
         pass
 
 
+def process_start_ticks(pid: int) -> int | None:
+    """When the process started (clock ticks since boot, /proc/PID/stat field 22); None when it is gone.
+
+    A process id can be reused; the pair (id, start) cannot, so it names one process for good."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def end_orphaned_group(group: int, start_ticks: int | None) -> bool:
+    """SIGKILL a process group left running by a killed loop, if its leader is still that same process."""
+    if start_ticks is None or process_start_ticks(group) != start_ticks:
+        return False
+    _kill_group(group)
+    return True
+
+
 def _tail(path: Path) -> str:
     try:
         with open(path, "rb") as log:
@@ -153,7 +176,8 @@ class _BuiltinAgent:
         return (round_number - 1) * candidates >= self._count()
 
     def propose(self, round_folder: Path, *, round_number: int, candidates: int, environment: dict[str, str],
-                timeout_s: float, log_path: Path, serve: Callable[[], None]) -> AgentOutcome:
+                timeout_s: float, log_path: Path, serve: Callable[[], None],
+                on_start: Callable[[int], None] | None = None) -> AgentOutcome:
         from solbench.spec import load_problem
 
         started = time.monotonic()

@@ -55,6 +55,15 @@ class RoundStarted(_Record):
     budget_left: dict[str, Any] = Field(default_factory=dict)
 
 
+class AgentStarted(_Record):
+    type: Literal["agent_started"] = "agent_started"
+    round: int
+    process_group: int
+    """The agent's process group (its leader's pid): a resume after a kill of the loop ends it."""
+    start_ticks: Optional[int] = None
+    """When the leader started (/proc/PID/stat), so that a reused process id is never taken for it."""
+
+
 class AgentFinished(_Record):
     type: Literal["agent"] = "agent"
     round: int
@@ -122,7 +131,7 @@ class FinalRecord(_Record):
     """env.finalize's FinalResult, as JSON; None when no candidate was correct."""
 
 
-JournalRecord = Annotated[Union[RunRecord, RoundStarted, AgentFinished, ProblemEdited, CandidateRecord, TestRecord,
+JournalRecord = Annotated[Union[RunRecord, RoundStarted, AgentStarted, AgentFinished, ProblemEdited, CandidateRecord, TestRecord,
                                 RoundFinished, FinalRecord], Field(discriminator="type")]
 _RECORD = TypeAdapter(JournalRecord)
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solbench.optimize.agents import Agent, AgentOutcome, agent_from_spec
+from solbench.optimize.agents import (Agent, AgentOutcome, agent_from_spec, end_orphaned_group,
+                                      process_start_ticks)
 from solbench.optimize.channel import WORKSPACE_VARIABLE, ChannelServer
-from solbench.optimize.journal import (JOURNAL_FILE, AgentFinished, CandidateRecord, FinalRecord, Journal,
+from solbench.optimize.journal import (JOURNAL_FILE, AgentFinished, AgentStarted, CandidateRecord, FinalRecord, Journal,
                                        ProblemEdited, RoundFinished, RoundStarted, RunRecord, TestRecord, to_json)
 from solbench.optimize.loop_errors import WorkspaceError
 from solbench.optimize.memory import StrategyMemory, StrategyRecord, stated_technique
@@ -106,6 +107,10 @@ class OptimizeLoop:
                         workspace=self.workspace.root, baselines=self.settings.baselines)
         card = self.env.reset()
         problem_files = self._problem_files(card)
+        for orphan in state.orphaned_agents:
+            if end_orphaned_group(orphan.process_group, orphan.start_ticks):
+                self.on_note(f"round {orphan.round}: ended its agent (process group {orphan.process_group}), "
+                             f"left running when the loop was killed")
         resumed = self._restore(state)
         reports: list[RoundReport] = []
         stopped = f"{self.settings.rounds} round(s) done"
@@ -218,7 +223,10 @@ class OptimizeLoop:
             outcome = self.agent.propose(folder, round_number=round_number, candidates=self.settings.candidates,
                                          environment=self._agent_environment(round_number, folder, budget_left),
                                          timeout_s=self.settings.agent_timeout_s,
-                                         log_path=self.workspace.round_log(round_number), serve=server.serve)
+                                         log_path=self.workspace.round_log(round_number), serve=server.serve,
+                                         on_start=lambda pid: self.journal.append(AgentStarted(
+                                             round=round_number, process_group=pid,
+                                             start_ticks=process_start_ticks(pid))))
         finally:
             server.close()
         files = [str(c.path) for c in candidate_files(folder)]

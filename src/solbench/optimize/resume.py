@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from solbench.optimize.journal import (AgentFinished, CandidateRecord, FinalRecord, RoundFinished, RoundStarted,
+from solbench.optimize.journal import (AgentFinished, AgentStarted, CandidateRecord, FinalRecord, RoundFinished, RoundStarted,
                                        RunRecord, TestRecord)
 from solbench.optimize.loop_errors import WorkspaceError
 
@@ -17,6 +17,7 @@ class RunState:
     rounds_started: set[int] = field(default_factory=set)
     rounds_finished: set[int] = field(default_factory=set)
     agents_finished: set[int] = field(default_factory=set)
+    agents_started: dict[int, AgentStarted] = field(default_factory=dict)
     tests: list[TestRecord] = field(default_factory=list)
     final: FinalRecord | None = None
 
@@ -33,6 +34,12 @@ class RunState:
             return min(unfinished)
         return max(self.rounds_finished, default=0) + 1
 
+    @property
+    def orphaned_agents(self) -> list[AgentStarted]:
+        """Agents started and never seen to finish: still running if the loop was killed under them."""
+        return [record for number, record in sorted(self.agents_started.items())
+                if number not in self.agents_finished]
+
     def agent_done(self, round_number: int) -> bool:
         """The round's agent ended before the kill: its candidates are on disk and it need not run again."""
         return round_number in self.agents_finished
@@ -48,6 +55,8 @@ def run_state(records: list) -> RunState:
         elif isinstance(record, RoundStarted):
             state.rounds_started.add(record.round)
             state.rounds_finished.discard(record.round)
+        elif isinstance(record, AgentStarted):
+            state.agents_started[record.round] = record
         elif isinstance(record, AgentFinished):
             state.agents_finished.add(record.round)
         elif isinstance(record, CandidateRecord):
