@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Optional
@@ -71,6 +72,7 @@ def optimize_problem(
         held_out=held_out, baselines=baselines)
     errors.print(f"optimizing {problem} with {agent} · up to {rounds} round(s) × {candidates} candidate(s) · "
                  f"workspace {settings.workspace}")
+    signal.signal(signal.SIGTERM, _interrupted)  # `kill` ends the agent's process group too, as Ctrl-C does
     result = run_optimize(settings, on_round=lambda report: errors.print(round_line(report, rounds)),
                           on_note=lambda note: errors.print(f"[yellow]{note}[/]"))
     if json_output:
@@ -78,6 +80,10 @@ def optimize_problem(
         return
     for line in summary_lines(result):
         print(line)
+
+
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def round_line(report, rounds: int) -> str:
