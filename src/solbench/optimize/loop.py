@@ -101,16 +101,16 @@ class OptimizeLoop:
 
         self.problem = load_problem(self.settings.problem)
         state = self._open_journal()
+        for orphan in state.orphaned_agents:  # first: it may still be writing into its round folder
+            if end_orphaned_group(orphan.process_group, orphan.start_ticks):
+                self.on_note(f"round {orphan.round}: ended its agent (process group {orphan.process_group}), "
+                             f"left running when the loop was killed")
         self.ledger = self._ledger()
         self.env = make(self.problem, hardware=self.settings.hardware, budget=self.ledger,
                         config=self.settings.config, cache=self.settings.cache, held_out=self.settings.held_out,
                         workspace=self.workspace.root, baselines=self.settings.baselines)
         card = self.env.reset()
         problem_files = self._problem_files(card)
-        for orphan in state.orphaned_agents:
-            if end_orphaned_group(orphan.process_group, orphan.start_ticks):
-                self.on_note(f"round {orphan.round}: ended its agent (process group {orphan.process_group}), "
-                             f"left running when the loop was killed")
         resumed = self._restore(state)
         reports: list[RoundReport] = []
         stopped = f"{self.settings.rounds} round(s) done"
@@ -149,8 +149,7 @@ class OptimizeLoop:
         if state.run is None:
             settings = self.settings
             state.run = RunRecord(problem=str(Path(settings.problem).resolve()), problem_sha256=digest,
-                                  agent=settings.agent,
-                                  rounds=settings.rounds, candidates=settings.candidates,
+                                  agent=settings.agent, rounds=settings.rounds, candidates=settings.candidates,
                                   budget_evals=settings.budget_evals, agent_timeout_s=settings.agent_timeout_s,
                                   settings=settings_to_json(settings))
             self.journal.append(state.run)
