@@ -13,7 +13,8 @@ import typer
 
 from solbench.cli import (baseline_command, check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
                           suite_commands, validate_command)
-from solbench.cli import admin_commands, extract_command, mcp_command, serve_command, submit_command
+from solbench.cli import (admin_commands, extract_command, mcp_command, optimize_command, replay_command, serve_command,
+                          submit_command, test_command)
 from solbench.errors import SolbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -30,13 +31,13 @@ for name, command in (("eval", eval_command.evaluate_solution), ("sol", sol_comm
                       ("score", score_command.score_traces), ("check", check_command.check_solution_file),
                       ("validate", validate_command.validate_problems), ("run", run_command.run_suite),
                       ("baseline", baseline_command.measure_baselines), ("extract", extract_command.extract_module),
-                      ("mcp", mcp_command.serve_mcp)):
+                      ("mcp", mcp_command.serve_mcp), ("optimize", optimize_command.optimize_problem),
+                      ("test", test_command.test_solution), ("replay", replay_command.replay),
+                      ("serve", serve_command.serve), ("submit", submit_command.submit),
+                      ("status", submit_command.status)):
     app.command(name, help=_help(command))(command)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")
-for name, command in (("serve", serve_command.serve), ("submit", submit_command.submit),
-                      ("status", submit_command.status)):
-    app.command(name, help=_help(command))(command)
 app.add_typer(admin_commands.app, name="admin")
 
 

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
+from solbench.optimize.run_settings import DEFAULT_AGENT_TIMEOUT_S, DEFAULT_CANDIDATES
 
 
 def measure_baselines(
@@ -28,12 +29,27 @@ def measure_baselines(
     rerun: bool = typer.Option(False, "--rerun", help="Measure again what an earlier run already finished."),
     device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", min=1,
-                               help="Correctness rounds per candidate and workload."),
+                               help="Correctness rounds per candidate and workload; with --agent, the agent's rounds."),
     budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
                                  help="Seconds of timed iterations per workload."),
+    agent: Optional[str] = typer.Option(None, "--agent",
+                                        help="Also search with this agent (`solbench optimize --agent`) per problem."),
+    search_candidates: int = typer.Option(DEFAULT_CANDIDATES, "--candidates", "-k", min=1,
+                                   help="With --agent: candidates evaluated per round."),
+    budget_evals: Optional[int] = typer.Option(None, "--budget-evals", min=0,
+                                               help="With --agent: evaluations per problem (default: unlimited)."),
+    agent_timeout: float = typer.Option(DEFAULT_AGENT_TIMEOUT_S, "--agent-timeout", min=0.1,
+                                        help="With --agent: seconds per round before its process group is killed."),
+    correctness_rounds: Optional[int] = typer.Option(None, "--correctness-rounds", min=1,
+                                                     help="Correctness rounds when --rounds counts the agent's "
+                                                          f"(default {DEFAULTS.rounds})."),
 ) -> None:
-    """T_b per workload: the fastest correct of the reference (eager), the reference under torch.compile
-    and any named baseline solutions, stored as versioned data for `run`, `eval` and `score`."""
+    """T_b per workload: the fastest correct of the reference (eager), the reference under torch.compile,
+    any named baseline solutions and, with --agent, the best candidate of an optimisation loop per problem,
+    stored as versioned data for `run`, `eval` and `score`.
+
+    With --agent, --rounds counts the agent's rounds (as in `solbench optimize`); correctness rounds are then
+    --correctness-rounds."""
     from rich.console import Console
 
     import solbench
@@ -45,7 +61,8 @@ def measure_baselines(
     from solbench.runner.worker import RunSettings
     from solbench.score.baselines import load_baselines, save_baselines
 
-    config = evaluation_config(device, rounds=rounds, budget_s=budget, time_reference=False)
+    checked = rounds if agent is None else (correctness_rounds or DEFAULTS.rounds)
+    config = evaluation_config(device, rounds=checked, budget_s=budget, time_reference=False)
     chosen_device = config.device
     if hardware is None and chosen_device != "cpu":
         raise UsageError("--hardware is required on a GPU: name the spec these baselines are for (e.g. H200)")
@@ -74,6 +91,9 @@ def measure_baselines(
     run_jobs(jobs, settings, workers=workers, on_done=report,
              on_retry=lambda death: errors.print(worker_retry_line(death)))
     measured, missing = fastest_correct(work, spec.id, candidates)
+    if agent is not None:
+        measured, missing = _search(jobs, agent, rounds, search_candidates, budget_evals, agent_timeout, spec.id,
+                                    config, work, measured, missing, errors)
     for note in missing:
         errors.print(f"[yellow]warning:[/] {note}")
     entries = merge(existing, measured)
@@ -84,3 +104,22 @@ def measure_baselines(
         sources[entry.source] = sources.get(entry.source, 0) + 1
     errors.print(f"{len(measured)} workload baselines measured ("
                  + ", ".join(f"{n} from {s}" for s, n in sorted(sources.items())) + f"); {output} holds {len(entries)}")
+
+
+def _search(jobs, agent, rounds, candidates, budget_evals, agent_timeout, hardware_id, config, work, measured, missing,
+            errors):
+    """The agent's loop on every problem; its best candidates' latencies join the references' (fastest wins)."""
+    from solbench.cli.optimize_command import round_line
+    from solbench.optimize.baseline_search import SearchProblem, SearchSettings, fastest, search_baselines
+    from solbench.runner.jobs import REFERENCE
+
+    problems = [SearchProblem(job.problem_dir, job.set, job.name) for job in jobs if job.solution == REFERENCE]
+    settings = SearchSettings(agent=agent, rounds=rounds, candidates=candidates, budget_evals=budget_evals,
+                              agent_timeout_s=agent_timeout, hardware=hardware_id, config=config, work=work)
+    errors.print(f"searching with {agent}: {rounds} round(s) per problem on {len(problems)} problem(s)")
+    found, notes = search_baselines(
+        problems, settings, on_problem=lambda problem, text: errors.print(f"{problem.set}/{problem.name} · {text}"),
+        on_round=lambda report: errors.print(round_line(report, rounds)))
+    searched = {(b.definition, b.workload) for b in found}
+    still_missing = [note for note in missing if not any(f"{d} workload {w}:" in note for d, w in searched)]
+    return fastest(measured, found), still_missing + notes

@@ -19,11 +19,14 @@ def reference_solution(definition: Definition) -> Solution:
     )
 
 
-def compiled_reference_solution(definition: Definition) -> Solution:
-    """The reference under ``torch.compile``: a baseline candidate (the faster correct one is T_b)."""
+def compiled_reference_solution(definition: Definition, mode: str | None = None) -> Solution:
+    """The reference under ``torch.compile`` (in `mode`, default when None): a baseline candidate (the faster
+    correct one is T_b)."""
     eager = reference_solution(definition)
-    source = definition.reference + "\n\nimport torch as _torch\n\n_eager_run = run\nrun = _torch.compile(_eager_run)\n"
+    arguments = f"_eager_run, mode={mode!r}" if mode else "_eager_run"
+    source = definition.reference + f"\n\nimport torch as _torch\n\n_eager_run = run\nrun = _torch.compile({arguments})\n"
+    suffix = f"_{mode.replace('-', '_')}" if mode else ""
     return eager.model_copy(update={
-        "name": f"{definition.name}__reference_compiled",
-        "description": "The definition's reference program under torch.compile (default mode).",
+        "name": f"{definition.name}__reference_compiled{suffix}",
+        "description": f"The definition's reference program under torch.compile ({mode or 'default'} mode).",
         "sources": [eager.sources[0].model_copy(update={"content": source})]})

@@ -1,0 +1,84 @@
+"""Baselines by search: T_b from the best candidate an agent's optimisation loop finds, beside the references.
+
+`solbench baseline --agent CMD --rounds N` times the eager and compiled references as before (runner
+layer), then runs `solbench optimize` with the agent on each problem, every workload public (T_b is
+needed for all of them), and takes the best candidate's re-measurement from `finalize`. Per workload
+T_b is the fastest candidate that PASSED, whichever it was. Each problem's loop keeps its workspace
+under WORK/optimize/<set>/<problem>, so an interrupted measurement resumes there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from solbench.evaluate.config import EvaluationConfig
+from solbench.optimize.loop import RoundReport, run_optimize
+from solbench.optimize.run_settings import OptimizeSettings
+from solbench.score.baselines import Baseline
+from solbench.spec.trace import Trace
+
+
+@dataclass(frozen=True)
+class SearchProblem:
+    problem_dir: Path
+    set: str
+    name: str
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    agent: str
+    rounds: int
+    candidates: int
+    budget_evals: int | None
+    agent_timeout_s: float
+    hardware: str
+    """The hardware id the baselines are for (also where T_SOL, and so the loop's reward, is computed)."""
+    config: EvaluationConfig
+    work: Path
+
+
+def search_baselines(problems: list[SearchProblem], settings: SearchSettings,
+                     on_problem: Callable[[SearchProblem, str], None] | None = None,
+                     on_round: Callable[[RoundReport], None] | None = None) -> tuple[list[Baseline], list[str]]:
+    """A Baseline per workload the best candidate PASSED in its re-measurement; notes for problems without one."""
+    found: list[Baseline] = []
+    notes: list[str] = []
+    for problem in problems:
+        workspace = settings.work / "optimize" / problem.set / problem.name
+        result = run_optimize(OptimizeSettings(
+            problem=problem.problem_dir, agent=settings.agent, workspace=workspace, rounds=settings.rounds,
+            candidates=settings.candidates, budget_evals=settings.budget_evals,
+            agent_timeout_s=settings.agent_timeout_s,
+            resume=True, hardware=settings.hardware, config=settings.config, held_out=[]), on_round=on_round)
+        if result.best is None or not result.final:
+            notes.append(f"{problem.name}: the agent found no correct candidate ({workspace})")
+            continue
+        source = f"optimize ({settings.agent}) candidate {result.best}"
+        traces = [Trace.model_validate(t) for t in result.final.get("traces", [])]
+        found += baselines_from_traces(traces, settings.hardware, source)
+        if on_problem:
+            on_problem(problem, f"best {result.best}, reward {result.final.get('reward', 0):.3f}")
+    return found, notes
+
+
+def baselines_from_traces(traces: list[Trace], hardware_id: str, source: str) -> list[Baseline]:
+    from solbench.spec.trace import EvaluationStatus
+
+    return [Baseline(definition=t.definition, workload=t.workload.uuid, hardware=hardware_id,
+                     latency_ms=t.evaluation.performance.latency_ms, source=source)
+            for t in traces if t.evaluation.status is EvaluationStatus.PASSED and t.evaluation.performance
+            and t.evaluation.performance.latency_ms]
+
+
+def fastest(*groups: list[Baseline]) -> list[Baseline]:
+    """Per (problem, workload, hardware) the lowest latency among all groups."""
+    best: dict[tuple[str, str, str], Baseline] = {}
+    for group in groups:
+        for baseline in group:
+            key = (baseline.definition, baseline.workload, baseline.hardware.upper())
+            if key not in best or baseline.latency_ms < best[key].latency_ms:
+                best[key] = baseline
+    return [best[key] for key in sorted(best)]
