@@ -160,3 +160,13 @@ def test_a_bundle_replays_locally_with_the_same_statuses(service, tmp_path, fast
     assert [row.workload for row in report.rows] == ["n1000", "n4099"]
     assert report.same_statuses and all(row.ratio and row.ratio > 0 for row in report.rows)
     assert report.original_hardware == HARDWARE
+    # the same through the CLI: `solbench replay BUNDLE` (what a user downloading a bundle types)
+    from typer.testing import CliRunner
+
+    from solbench.cli.app import app
+
+    replayed = CliRunner().invoke(app, ["replay", str(path), "--json"])
+    assert replayed.exit_code == 0, replayed.output
+    assert json.loads(replayed.stdout)["agrees"] is True
+    refused = CliRunner().invoke(app, ["replay", str(path), "--best"])  # main() makes this one line and exit 2
+    assert "a bundle holds one submission" in str(refused.exception), refused.output

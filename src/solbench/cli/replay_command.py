@@ -1,7 +1,8 @@
 """`solbench replay PATH`: evaluate again what a stored run recorded, and compare.
 
 What PATH is decides how it is replayed (`REPLAYERS`, tried in order): an optimisation run folder
-(it holds journal.jsonl) today; other kinds (a service download bundle) add a (matches, replay) pair.
+(it holds journal.jsonl), or a leaderboard submission's download bundle (one JSON file); another kind
+of record adds a (matches, replay) pair.
 """
 
 from __future__ import annotations
@@ -19,21 +20,24 @@ from solbench.cli.common import UsageError
 
 
 def replay(
-    path: Path = typer.Argument(..., help="An optimisation run folder (holding journal.jsonl)."),
+    path: Path = typer.Argument(..., help="An optimisation run folder (holding journal.jsonl), or a submission's "
+                                          "download bundle (GET /api/v1/submissions/ID/bundle)."),
     candidate: list[str] = typer.Option([], "--candidate",
                                         help="Replay this candidate (ROUND-K); repeatable (default: all)."),
     best: bool = typer.Option(False, "--best", help="Replay only the run's final best candidate."),
     json_output: bool = typer.Option(False, "--json", help="Print only the comparison as JSON on stdout."),
 ) -> None:
-    """Re-evaluate candidates of a stored run in a fresh environment and compare statuses, cheat verdicts,
-    rewards and latencies with the record. Exit status 0 when statuses and verdicts agree, 1 when not."""
+    """Re-evaluate candidates of a stored optimisation run in a fresh environment, or a leaderboard submission
+    from its bundle, and compare statuses (and cheat verdicts, rewards) and latencies with the record. Exit status
+    0 when statuses and verdicts agree, 1 when not."""
     for matches, replay_path in REPLAYERS:
         if matches(path):
             agrees = replay_path(path, candidate=candidate, best=best, json_output=json_output)
             if not agrees:
                 raise typer.Exit(1)
             return
-    raise UsageError(f"{path}: nothing to replay there (expected a `solbench optimize` run folder with journal.jsonl)")
+    raise UsageError(f"{path}: nothing to replay there (expected a `solbench optimize` run folder with journal.jsonl, "
+                     "or a submission bundle .json file)")
 
 
 def _is_optimize_run(path: Path) -> bool:
@@ -70,5 +74,30 @@ def _ms(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.4f} ms"
 
 
-REPLAYERS: list[tuple[Callable[[Path], bool], Callable[..., bool]]] = [(_is_optimize_run, _replay_optimize_run)]
+def _is_bundle(path: Path) -> bool:
+    return path.is_file()  # the bundle reader names the file and what is wrong with it when it is not one
+
+
+def _replay_bundle(path: Path, *, candidate: list[str], best: bool, json_output: bool) -> bool:
+    from solbench.service.bundle import replay_bundle
+
+    if candidate or best:
+        raise UsageError(f"{path}: --candidate and --best choose among an optimisation run's candidates; a bundle "
+                         "holds one submission")
+    report = replay_bundle(path)
+    if json_output:
+        sys.stdout.write(json.dumps({**report.model_dump(mode="json"), "agrees": report.same_statuses}) + "\n")
+        return report.same_statuses
+    print(f"{report.problem} (version {report.problem_version[:12]}): measured on {report.original_hardware} with "
+          f"harness {report.original_harness}, replayed with harness {report.harness_version}")
+    for row in report.rows:
+        ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
+        print(f"  {row.workload}: {row.original_status} → {row.replay_status} · {_ms(row.original_ms)} → "
+              f"{_ms(row.replay_ms)} ({ratio})")
+    print(f"{sum(r.same_status for r in report.rows)}/{len(report.rows)} workload(s) with the same status")
+    return report.same_statuses
+
+
+REPLAYERS: list[tuple[Callable[[Path], bool], Callable[..., bool]]] = [(_is_optimize_run, _replay_optimize_run),
+                                                                     (_is_bundle, _replay_bundle)]
 """(does PATH hold this kind of record, replay it and say whether it agrees), tried in order."""
