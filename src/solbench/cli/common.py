@@ -58,6 +58,16 @@ def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.ro
     return config
 
 
+def hardware_for_device(hardware: str | None, device: str) -> str:
+    """The hardware T_SOL is computed for where a command needs one (optimize, mcp): `--hardware` as given, else
+    this CPU's probe (`local`) on the CPU; on a GPU it must be named, since no probe measures one."""
+    if hardware is not None:
+        return hardware
+    if device != "cpu":
+        raise UsageError("--hardware is required on a GPU: name the spec T_SOL is computed for (e.g. H200)")
+    return "local"
+
+
 def ensure_local_probe(hardware: str | None, console) -> None:
     """Before `--hardware local` is looked up: probe this CPU now if no probe of it is stored, saying so.
 

@@ -7,12 +7,14 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, Device, evaluation_config, ensure_local_probe
+from solbench.cli.common import DEFAULTS, Device, ensure_local_probe, evaluation_config, hardware_for_device
 
 
 def serve_mcp(
     problems: Path = typer.Option(Path("problems"), "--problems", help="Folder of problems (or one problem) to offer."),
-    hardware: str = typer.Option("local", "--hardware", "-H", help="Hardware id T_SOL is computed for."),
+    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+                                           help="Hardware id T_SOL is computed for (default: this CPU's probe, "
+                                                "`local`, on the CPU; required on a GPU)."),
     budget_evals: Optional[int] = typer.Option(None, "--budget-evals", help="Evaluations allowed (all problems)."),
     budget_tests: Optional[int] = typer.Option(None, "--budget-tests", help="Tests allowed (all problems)."),
     budget_seconds: Optional[float] = typer.Option(None, "--budget-seconds",
@@ -39,10 +41,12 @@ def serve_mcp(
     from solbench.spec.problem import find_problem_folders
 
     find_problem_folders(problems)  # no problems there: exit 2 before serving
+    config = evaluation_config(device, rounds=rounds, budget_s=timing_budget)
+    hardware = hardware_for_device(hardware, config.device)
     settings = ServerSettings(
         problems=problems, hardware=hardware, reward=check_reward(reward), cache=cache,
         budget=Budget(evals=budget_evals, tests=budget_tests, seconds=budget_seconds),
-        config=evaluation_config(device, rounds=rounds, budget_s=timing_budget),
+        config=config,
         baselines=load_baselines(baselines) if baselines else None)
     ensure_local_probe(hardware, Console(stderr=True))
     from solbench.hardware import lookup

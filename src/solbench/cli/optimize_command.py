@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
+from solbench.cli.common import DEFAULTS, Device, ensure_local_probe, evaluation_config, hardware_for_device
 from solbench.optimize.run_settings import DEFAULT_AGENT_TIMEOUT_S, DEFAULT_CANDIDATES, DEFAULT_ROUNDS
 
 
@@ -60,9 +60,7 @@ def optimize_problem(
     from solbench.optimize.run_settings import OptimizeSettings
 
     config = evaluation_config(device, rounds=correctness_rounds, budget_s=timing_budget, timeout_s=timeout)
-    if hardware is None and config.device != "cpu":
-        raise UsageError("--hardware is required on a GPU: name the spec T_SOL is computed for (e.g. H200)")
-    hardware = hardware or "local"
+    hardware = hardware_for_device(hardware, config.device)
     errors = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per round, however long
     ensure_local_probe(hardware, errors)
     settings = OptimizeSettings(
