@@ -13,7 +13,7 @@ import typer
 
 from solbench.cli import (baseline_command, check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
                           suite_commands, validate_command)
-from solbench.cli import extract_command
+from solbench.cli import extract_command, worker_command
 from solbench.errors import SolbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -29,7 +29,8 @@ def _help(command) -> str:
 for name, command in (("eval", eval_command.evaluate_solution), ("sol", sol_command.speed_of_light),
                       ("score", score_command.score_traces), ("check", check_command.check_solution_file),
                       ("validate", validate_command.validate_problems), ("run", run_command.run_suite),
-                      ("baseline", baseline_command.measure_baselines), ("extract", extract_command.extract_module)):
+                      ("baseline", baseline_command.measure_baselines), ("extract", extract_command.extract_module),
+                      ("worker", worker_command.run_worker)):
     app.command(name, help=_help(command))(command)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")
