@@ -192,3 +192,71 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_url(postgres_server) -> str:
     """The SQLAlchemy URL of a fresh database of its own for this test."""
     return postgres_server.create_database()
+
+
+# ------------------------------------------------------------------------------------- solbench processes
+
+class SolbenchProcess:
+    """A long-running `solbench …` process (a worker, a server) with its output in a log file.
+
+    It runs in a session of its own, so `kill` can end it with its children (a Celery worker's pool
+    child and sandboxes): what a machine that dies does to its jobs.
+    """
+
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None, cwd: Path | None = None):
+        import sys
+
+        self.log = log
+        self._log_file = open(log, "wb")
+        self.process = subprocess.Popen([sys.executable, "-m", "solbench", *map(str, args)], stdout=self._log_file,
+                                        stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=cwd,
+                                        start_new_session=True)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_for_output(self, text: str, timeout_s: float = START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if text in self.output():
+                return
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.log.name}: exited with {self.process.returncode} before printing "
+                                   f"{text!r}:\n{self.output()[-3000:]}")
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.log.name}: no {text!r} within {timeout_s:.0f} s:\n{self.output()[-3000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL to the whole process group at once: nothing gets to clean up or hand its job back."""
+        import signal
+
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait()
+
+    def stop(self, grace_s: float = 15.0) -> None:
+        """SIGTERM (a warm shutdown), then SIGKILL to what is left of its group."""
+        import signal
+
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(grace_s)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        self._log_file.close()
+
+
+def start_worker(broker_url: str, log: Path, *args: str, env: dict[str, str] | None = None) -> SolbenchProcess:
+    """A `solbench worker` on this broker, ready to take jobs."""
+    worker = SolbenchProcess(["worker", "--broker", broker_url, *args], log, env)
+    try:
+        worker.wait_for_output(" ready.", timeout_s=60)
+    except RuntimeError:
+        worker.stop()
+        raise
+    return worker

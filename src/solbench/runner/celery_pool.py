@@ -29,10 +29,24 @@ def run_queue(hardware: str) -> str:
     return queue_name(RUN_QUEUE_PREFIX, hardware)
 
 
+def check_reachable(broker: BrokerSettings, timeout_s: float = 5.0) -> None:
+    """Raise BrokerUnreachable unless Redis answers at the URL (at once, not after Celery's reconnection attempts)."""
+    import redis
+
+    client = redis.Redis.from_url(broker.url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
+    try:
+        client.ping()
+    except (redis.RedisError, OSError) as error:
+        raise BrokerUnreachable(broker.url, str(error)) from None
+    finally:
+        client.close()
+
+
 def workers_serving(broker: BrokerSettings, hardware: str, timeout_s: float = 2.0) -> list[str]:
     """The names of the live workers that take this hardware's suite-run jobs (asked over the broker)."""
     from kombu.exceptions import OperationalError
 
+    check_reachable(broker)
     app = make_celery_app(broker)
     try:
         replies = app.control.inspect(timeout=timeout_s).active_queues() or {}

@@ -18,6 +18,7 @@ import logging
 
 from solbench.runner.celery_app import (MAX_DELIVERIES, RUN_QUEUE_PREFIX, SUBMISSION_QUEUE_PREFIX, BrokerSettings, count_delivery,
                                         make_celery_app, queue_name)
+from solbench.runner.celery_pool import check_reachable
 from solbench.runner.celery_worker import WorkerOptions, start_worker
 from solbench.runner.remote_jobs import register_run_task
 
@@ -77,6 +78,7 @@ def register_submission_task(app, *, broker_url: str, database_url: str, worker_
 
 def run_worker(options: WorkerOptions, *, database_url: str | None, max_attempts: int = 3) -> None:
     """One `solbench worker`: suite-run jobs of its hardware and, given a database, submissions of its hardware."""
+    check_reachable(options.broker)
     app = make_celery_app(options.broker)
     register_run_task(app, broker_url=options.broker.url, device=options.device)
     queues = [queue_name(RUN_QUEUE_PREFIX, options.hardware)]
