@@ -1,0 +1,127 @@
+"""EmbeddedQueue: N evaluation workers as local child processes, fed from the database.
+
+Each child (`python -m solbench.service.embedded`, settings handed down as JSON in the environment)
+polls for the oldest queued submission and runs it through `jobs.execute_submission`, whose claim is
+one conditional UPDATE: safe across processes on SQLite and PostgreSQL alike. The parent keeps the
+children alive (a dead one is restarted) and requeues jobs whose worker stopped sending heartbeats.
+A child exits when its parent is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from solbench.service.jobs import InfrastructureError, WorkerInfo, default_worker_name, execute_submission, \
+    next_queued, record_worker, requeue_stale
+from solbench.service.settings import ServiceSettings
+
+PARENT_VARIABLE = "SOLBENCH_EMBEDDED_PARENT"
+INDEX_VARIABLE = "SOLBENCH_EMBEDDED_INDEX"
+MAX_RESTARTS = 20
+"""A child that keeps dying is not restarted forever: after this many restarts in total, none."""
+
+
+class EmbeddedQueue:
+    """The JobQueue of `solbench serve` without a broker: `settings.workers` local worker processes."""
+
+    def __init__(self, settings: ServiceSettings, session_factory: sessionmaker[Session]):
+        self.settings = settings
+        self.session_factory = session_factory
+        self._children: list[subprocess.Popen | None] = [None] * settings.workers
+        self._restarts = 0
+        self._stop = threading.Event()
+        for index in range(settings.workers):
+            self._children[index] = self._spawn(index)
+        self._watcher = threading.Thread(target=self._watch, daemon=True, name="embedded-queue-watcher")
+        self._watcher.start()
+
+    @property
+    def pids(self) -> list[int]:
+        return [child.pid for child in self._children if child is not None and child.poll() is None]
+
+    def submit(self, submission_id: int) -> None:
+        """Nothing to hand over: the workers take queued submissions from the database."""
+
+    def close(self) -> None:
+        self._stop.set()
+        self._watcher.join(timeout=10)
+        for child in self._children:
+            if child is not None and child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for child in self._children:
+            if child is None:
+                continue
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait(timeout=10)
+
+    def _spawn(self, index: int) -> subprocess.Popen:
+        env = {**os.environ, **self.settings.to_env(), PARENT_VARIABLE: str(os.getpid()), INDEX_VARIABLE: str(index)}
+        return subprocess.Popen([sys.executable, "-m", "solbench.service.embedded"], env=env,
+                                stdin=subprocess.DEVNULL)
+
+    def _watch(self) -> None:
+        interval = max(0.5, min(5.0, self.settings.stale_after_s / 4))
+        while not self._stop.wait(interval):
+            try:
+                requeue_stale(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
+            except Exception as error:  # noqa: BLE001 - the database may be busy; the next round retries
+                print(f"solbench serve: reaper: {error}", file=sys.stderr)
+            for index, child in enumerate(self._children):
+                if child is not None and child.poll() is not None and self._restarts < MAX_RESTARTS \
+                        and not self._stop.is_set():
+                    self._restarts += 1
+                    self._children[index] = self._spawn(index)
+
+
+def run_worker(settings: ServiceSettings, worker: WorkerInfo, *, should_stop, parent_pid: int | None = None) -> None:
+    """The loop of one embedded worker: take the oldest queued job, run it, repeat until `should_stop()`."""
+    from solbench.service.db import open_database
+
+    _, session_factory = open_database(settings.database_url, migrate=False)
+    record_worker(session_factory, worker)
+    last_seen = time.monotonic()
+    while not should_stop():
+        if parent_pid is not None and os.getppid() != parent_pid:
+            return  # the server is gone
+        submission_id = next_queued(session_factory)
+        if submission_id is None:
+            time.sleep(settings.poll_s)
+            if time.monotonic() - last_seen > settings.heartbeat_s:
+                record_worker(session_factory, worker)
+                last_seen = time.monotonic()
+            continue
+        try:
+            execute_submission(session_factory, submission_id, worker, settings=settings)
+        except InfrastructureError as error:
+            print(f"solbench worker {worker.name}: {error}", file=sys.stderr)
+            time.sleep(settings.poll_s)
+        last_seen = time.monotonic()
+
+
+def _main() -> None:
+    from solbench.evaluate.config import resolve_device
+
+    settings = ServiceSettings.from_env()
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    index = os.environ.get(INDEX_VARIABLE, "0")
+    device = resolve_device(settings.evaluation.device)
+    worker = WorkerInfo(name=default_worker_name(f"-embedded-{index}"), hardware=settings.hardware, device=device)
+    parent = os.environ.get(PARENT_VARIABLE)
+    run_worker(settings, worker, should_stop=stopping.is_set, parent_pid=int(parent) if parent else None)
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,273 @@
+"""Evaluation jobs: the queue interface, and running one submission from claim to stored result.
+
+Every worker (embedded child process or Celery worker) runs a job through `execute_submission`,
+so the guarantees live here, in the database, whatever the queue:
+
+- a job is claimed with one conditional UPDATE (status queued -> running, a fresh claim token), so
+  two workers never run it together; a running job whose heartbeat stopped (its worker died) may be
+  claimed again after `stale_after_s`;
+- the result and the status change are written in ONE transaction, conditional on still holding the
+  claim, and a submission has at most one result (a unique constraint): a job run twice leaves one;
+- a solution's own failure (a trace status) is a result; anything else is an InfrastructureError,
+  requeued up to `max_attempts` tries and then marked failed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import threading
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Protocol
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from solbench.service.models import Result, ScoreChange, Submission, Worker, utcnow
+
+if TYPE_CHECKING:
+    from solbench.service.settings import ServiceSettings
+    from solbench.spec import Trace
+
+
+class InfrastructureError(RuntimeError):
+    """The evaluation could not run for a reason outside the solution (a missing device, a dead sandbox host,
+    a database error): the job may be retried, a bounded number of times."""
+
+
+class JobQueue(Protocol):
+    def submit(self, submission_id: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    name: str
+    hardware: str
+    """Hardware id results are scored on (T_SOL); recorded on every result."""
+    device: str
+    """``cpu``, ``cuda``, ``cuda:N``: where this worker evaluates."""
+
+
+def default_worker_name(suffix: str = "") -> str:
+    return f"{socket.gethostname()}-{os.getpid()}{suffix}"
+
+
+def claim(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo,
+          stale_after_s: float) -> str | None:
+    """Take the job for `worker`: a claim token, or None when it is not queued (done, running elsewhere,
+    deleted). A running job whose heartbeat is older than `stale_after_s` is taken over."""
+    token = secrets.token_hex(16)
+    now = utcnow()
+    with session_factory.begin() as session:
+        claimed = session.execute(
+            update(Submission)
+            .where(Submission.id == submission_id, Submission.deleted_at.is_(None),
+                   or_(Submission.status == "queued",
+                       and_(Submission.status == "running",
+                            Submission.heartbeat_at < now - timedelta(seconds=stale_after_s))))
+            .values(status="running", claim_token=token, worker=worker.name, started_at=now, heartbeat_at=now,
+                    attempts=Submission.attempts + 1)
+            .execution_options(synchronize_session=False)).rowcount
+    return token if claimed == 1 else None
+
+
+def next_queued(session_factory: sessionmaker[Session]) -> int | None:
+    """The oldest queued submission's id (a candidate for `claim`; another worker may take it first)."""
+    with session_factory() as session:
+        return session.scalar(select(Submission.id).where(Submission.status == "queued",
+                                                          Submission.deleted_at.is_(None))
+                              .order_by(Submission.id).limit(1))
+
+
+def execute_submission(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo, *,
+                       settings: ServiceSettings | None = None) -> None:
+    """Claim, evaluate and store one submission; see the module docstring for what is guaranteed.
+
+    `settings` (evaluation knobs, the result cache, retry limits) default to those handed down in the
+    environment (`ServiceSettings.from_env`). Returns without doing anything when the job is not queued.
+    """
+    from solbench.service.settings import ServiceSettings
+
+    settings = settings or ServiceSettings.from_env()
+    token = claim(session_factory, submission_id, worker, settings.stale_after_s)
+    if token is None:
+        return
+    record_worker(session_factory, worker, current=submission_id)
+    beat = _Heartbeat(session_factory, submission_id, token, worker, settings.heartbeat_s)
+    beat.start()
+    try:
+        outcome = _evaluate(session_factory, submission_id, worker, settings)
+    except Exception as error:  # noqa: BLE001 - every failure outside the solution is the infrastructure's
+        beat.stop()
+        _give_back(session_factory, submission_id, token, settings.max_attempts, f"{type(error).__name__}: {error}")
+        record_worker(session_factory, worker, current=None)
+        raise InfrastructureError(f"submission {submission_id}: {type(error).__name__}: {error}") from error
+    beat.stop()
+    _store(session_factory, submission_id, token, worker, outcome)
+    record_worker(session_factory, worker, current=None, finished=True)
+
+
+@dataclass
+class _Outcome:
+    version_id: int
+    traces: list[Trace]
+    held_out: list[Trace]
+    t_sol_ms: dict[str, float]
+    t_b_ms: dict[str, float]
+    scored: bool
+
+
+def _evaluate(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo,
+              settings: ServiceSettings) -> _Outcome:
+    from solbench.api import evaluate
+    from solbench.service.catalog import baselines_for, current_version, spec_problem, t_sol_for
+    from solbench.spec import Solution
+
+    with session_factory() as session:
+        submission = session.get(Submission, submission_id)
+        # A rescore measures on the problem's current version; a first run on the version submitted to.
+        version = submission.problem_version
+        if submission.rescore_reason:
+            version = current_version(session, version.problem.name) or version
+        mode, solution = submission.mode, Solution.model_validate(submission.solution)
+        problem, hidden = spec_problem(version), spec_problem(version, held_out=True)
+        t_b = baselines_for(session, problem.name, worker.hardware)
+        version_id = version.id
+    scored = mode != "test"
+    config = (settings.evaluation.config if scored else settings.evaluation.test_config)(worker.device)
+    settings.cache_dir.mkdir(parents=True, exist_ok=True)
+    traces = evaluate(problem, solution, config=config, cache=settings.cache_dir)
+    held_out = evaluate(hidden, solution, config=config) if mode == "ranked" and hidden.workloads else []
+    t_sol = t_sol_for(session_factory, version_id, worker.hardware) if scored else {}
+    return _Outcome(version_id, traces, held_out, t_sol, t_b, scored)
+
+
+def _store(session_factory: sessionmaker[Session], submission_id: int, token: str, worker: WorkerInfo,
+           outcome: _Outcome) -> None:
+    from solbench.evaluate.result_cache import harness_version
+    from solbench.service.scoring import score_result
+
+    scores = score_result(outcome.traces, outcome.held_out, outcome.t_sol_ms, outcome.t_b_ms, worker.hardware,
+                          scored=outcome.scored)
+    first = (outcome.traces or outcome.held_out or [None])[0]
+    evaluation = first.evaluation if first is not None else None
+    details = evaluation.solbench if evaluation is not None else None
+    values = dict(
+        problem_version_id=outcome.version_id, score=scores.score, public_score=scores.public_score,
+        held_out_score=scores.held_out_score, verdict=scores.verdict, harness_version=harness_version(),
+        hardware=worker.hardware, device=details.device_name if details else worker.device, worker=worker.name,
+        environment=evaluation.environment.model_dump(mode="json") if evaluation else {},
+        clock=dict(details.clock) if details else {},
+        traces=[t.model_dump(mode="json") for t in outcome.traces],
+        held_out_traces=[t.model_dump(mode="json") for t in outcome.held_out],
+        t_sol_ms=outcome.t_sol_ms, t_b_ms=scores.t_b_ms,
+        cache_hit=bool(details and details.cache and details.cache.hit))
+    with session_factory.begin() as session:
+        released = session.execute(
+            update(Submission).where(Submission.id == submission_id, Submission.claim_token == token,
+                                     Submission.status == "running", Submission.deleted_at.is_(None))
+            .values(status="done", finished_at=utcnow(), claim_token=None, error=None, rescore_reason=None)
+            .execution_options(synchronize_session=False)).rowcount
+        if released != 1:  # the claim was lost (taken over, or the submission deleted): store nothing
+            return
+        existing = session.scalar(select(Result).where(Result.submission_id == submission_id))
+        if existing is None:
+            session.add(Result(submission_id=submission_id, **values))
+            return
+        if existing.score != values["score"] or existing.harness_version != values["harness_version"]:
+            session.add(ScoreChange(submission_id=submission_id, old_score=existing.score, new_score=values["score"],
+                                    old_harness=existing.harness_version, new_harness=values["harness_version"],
+                                    reason="re-evaluated"))
+        for name, value in values.items():
+            setattr(existing, name, value)
+        existing.rescored_at = utcnow()
+
+
+def _give_back(session_factory: sessionmaker[Session], submission_id: int, token: str, max_attempts: int,
+               message: str) -> None:
+    """After an infrastructure failure: queued again for another try, or failed once the tries are used up."""
+    with session_factory.begin() as session:
+        submission = session.get(Submission, submission_id)
+        if submission is None or submission.claim_token != token:
+            return
+        submission.error = message[:2000]
+        submission.claim_token = None
+        if submission.attempts >= max_attempts:
+            submission.status, submission.finished_at = "failed", utcnow()
+        else:
+            submission.status = "queued"
+
+
+def requeue_stale(session_factory: sessionmaker[Session], stale_after_s: float, max_attempts: int) -> int:
+    """Running jobs whose worker stopped sending heartbeats (it died): queued again, or failed after
+    `max_attempts` tries. Returns how many were requeued or failed."""
+    cutoff = utcnow() - timedelta(seconds=stale_after_s)
+    with session_factory.begin() as session:
+        stale = session.scalars(select(Submission).where(Submission.status == "running",
+                                                         Submission.heartbeat_at < cutoff)).all()
+        for submission in stale:
+            submission.claim_token = None
+            submission.error = f"worker {submission.worker} stopped answering"
+            if submission.attempts >= max_attempts:
+                submission.status, submission.finished_at = "failed", utcnow()
+            else:
+                submission.status = "queued"
+        return len(stale)
+
+
+def record_worker(session_factory: sessionmaker[Session], worker: WorkerInfo, *, current: int | None = None,
+                  finished: bool = False) -> None:
+    """The worker's row for the status page: its hardware, when it was last seen, what it is running."""
+    with session_factory.begin() as session:
+        row = session.get(Worker, worker.name)
+        if row is None:
+            row = Worker(name=worker.name, hardware=worker.hardware, device=worker.device, evaluations=0)
+            session.add(row)
+        row.hardware, row.device, row.last_seen, row.current_submission_id = (worker.hardware, worker.device,
+                                                                              utcnow(), current)
+        if finished:
+            row.evaluations = (row.evaluations or 0) + 1
+
+
+class _Heartbeat:
+    """Refreshes the claim's heartbeat while an evaluation runs, so the reaper leaves a live job alone."""
+
+    def __init__(self, session_factory, submission_id: int, token: str, worker: WorkerInfo, interval_s: float):
+        self._args = (session_factory, submission_id, token, worker)
+        self._interval = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=f"heartbeat-{submission_id}")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        session_factory, submission_id, token, worker = self._args
+        while not self._stop.wait(self._interval):
+            try:
+                with session_factory.begin() as session:
+                    session.execute(update(Submission).where(Submission.id == submission_id,
+                                                             Submission.claim_token == token)
+                                    .values(heartbeat_at=utcnow()).execution_options(synchronize_session=False))
+                    session.execute(update(Worker).where(Worker.name == worker.name).values(last_seen=utcnow()))
+            except Exception:  # noqa: BLE001 - a missed beat is retried at the next interval
+                continue
+
+
+def make_queue(settings: ServiceSettings, session_factory: sessionmaker[Session]) -> JobQueue:
+    """Embedded worker processes without a broker; Celery workers (solbench.service.celery_queue) with one."""
+    if settings.broker_url:
+        from solbench.service.celery_queue import CeleryQueue
+
+        return CeleryQueue(settings, session_factory)
+    from solbench.service.embedded import EmbeddedQueue
+
+    return EmbeddedQueue(settings, session_factory)

@@ -1,0 +1,31 @@
+"""Alembic environment: migrates the connection the caller hands over (db.upgrade), else the configured URL."""
+
+from alembic import context
+from sqlalchemy import create_engine
+
+from solbench.service.models import Base
+
+target_metadata = Base.metadata
+
+
+def run_migrations() -> None:
+    connection = context.config.attributes.get("connection")
+    if connection is not None:
+        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = create_engine(context.config.get_main_option("sqlalchemy.url"))
+    with engine.begin() as connection:
+        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+if context.is_offline_mode():
+    context.configure(url=context.config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
+                      literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    run_migrations()
