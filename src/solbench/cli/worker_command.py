@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -12,8 +13,11 @@ from solbench.cli.common import UsageError
 def run_worker(
     broker: str = typer.Option("redis://127.0.0.1:6379/0", "--broker", help="Redis URL of the Celery broker."),
     db: Optional[str] = typer.Option(None, "--db",
-                                     help="The service's database URL (postgresql+psycopg://…): also evaluate "
-                                          "leaderboard submissions. Without it, only `solbench run --broker` jobs."),
+                                     help="The service's database URL for submissions (default: the one the server "
+                                          "sends, unless it holds a password)."),
+    data: Optional[Path] = typer.Option(None, "--data",
+                                        help="Folder of the result cache for submissions (default: the server's "
+                                             "--data folder, shared when on the same machine)."),
     hardware: str = typer.Option("local", "--hardware", "-H",
                                  help="Hardware id of this machine (`solbench hw list`): the worker takes only its jobs."),
     device: Optional[str] = typer.Option(None, "--device",
@@ -24,14 +28,11 @@ def run_worker(
     visibility_timeout: float = typer.Option(3600.0, "--visibility-timeout", min=1,
                                              help="Seconds after which a job unacknowledged by a dead worker goes to "
                                                   "another; longer than any one job."),
-    max_attempts: int = typer.Option(3, "--max-attempts", min=1,
-                                     help="Tries of a submission whose evaluation failed outside the solution."),
 ) -> None:
-    """Evaluate jobs sent over a Celery broker: suite runs (`solbench run --broker`) and, with --db, leaderboard
-    submissions (`solbench serve --broker`), one at a time per device, each in its own sandbox."""
+    """Evaluate jobs sent over a Celery broker, one at a time per device, each in its own sandbox: suite runs
+    (`solbench run --broker`) and leaderboard submissions (`solbench serve --broker`) of this hardware."""
     from solbench.evaluate.config import HarnessOptionError, check_harness_options
     from solbench.evaluate import EvaluationConfig
-    from solbench.hardware import lookup
     from solbench.runner.celery_app import BrokerSettings
     from solbench.runner.celery_worker import WorkerOptions
     from solbench.service.celery_queue import run_worker as serve_jobs
@@ -44,5 +45,12 @@ def run_worker(
         except HarnessOptionError as error:
             raise UsageError(f"--device {device}: {error}") from None
     options = WorkerOptions(broker=BrokerSettings(broker, visibility_timeout_s=visibility_timeout),
-                            hardware=lookup(hardware).id, device=device, concurrency=concurrency, name=name)
-    serve_jobs(options, database_url=db, max_attempts=max_attempts)
+                            hardware=_hardware_id(hardware), device=device, concurrency=concurrency, name=name)
+    serve_jobs(options, database_url=db, data_dir=data)
+
+
+def _hardware_id(hardware: str) -> str:
+    """The canonical id (aliases accepted); `local` needs no probe here: a worker measures, it derives no T_SOL."""
+    from solbench.hardware import LOCAL_ID, lookup
+
+    return LOCAL_ID if hardware.lower() == LOCAL_ID else lookup(hardware).id

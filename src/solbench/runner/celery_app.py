@@ -37,8 +37,11 @@ class BrokerSettings:
     url: str
     """``redis://host:port/db``: the broker, and the store of suite-run results."""
     visibility_timeout_s: float = DEFAULT_VISIBILITY_TIMEOUT_S
-    restore_interval_s: float = 10.0
-    """How often a worker looks for messages whose visibility timeout passed (their worker died)."""
+
+    @property
+    def restore_interval_s(self) -> float:
+        """How often a worker looks for messages whose visibility timeout passed (their worker died)."""
+        return min(10.0, max(1.0, self.visibility_timeout_s / 4))
 
 
 def queue_name(prefix: str, hardware: str) -> str:
