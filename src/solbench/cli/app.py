@@ -13,7 +13,9 @@ import typer
 
 from solbench.cli import (baseline_command, check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
                           suite_commands, validate_command)
-from solbench.cli import extract_command, worker_command
+from solbench.cli import extract_command
+from solbench.cli import admin_commands, serve_command, submit_command
+from solbench.cli import worker_command
 from solbench.errors import SolbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -34,6 +36,10 @@ for name, command in (("eval", eval_command.evaluate_solution), ("sol", sol_comm
     app.command(name, help=_help(command))(command)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")
+for name, command in (("serve", serve_command.serve), ("submit", submit_command.submit),
+                      ("status", submit_command.status)):
+    app.command(name, help=_help(command))(command)
+app.add_typer(admin_commands.app, name="admin")
 
 
 @app.callback()

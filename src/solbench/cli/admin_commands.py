@@ -1,0 +1,75 @@
+"""`solbench admin`: accounts, tokens, bans and rescoring, straight on the service's database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, help="Administer a leaderboard service's database.")
+
+DB = typer.Option(None, "--db", help="Database URL; default SQLite in --data.")
+DATA = typer.Option(None, "--data", help="Data folder (default ./solbench-data).")
+SETTINGS = typer.Option(None, "--settings", help="ServiceSettings as JSON (as given to solbench serve).")
+
+
+def _factory(db, data, settings_file):
+    from solbench.cli.service_options import open_service_database, service_settings
+
+    return open_service_database(service_settings(settings_file, db_url=db, data_dir=data))
+
+
+@app.command("add-user")
+def add_user(name: str = typer.Argument(..., help="User name."),
+             admin: bool = typer.Option(False, "--admin", help="May read and delete any submission."),
+             db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+    """Create a user (or give an existing one another token) and print the API token. It is shown only now."""
+    from solbench.service.auth import add_user as create
+
+    account = create(_factory(db, data, settings_file), name, admin=admin)
+    print(account.token)
+
+
+@app.command("revoke-token")
+def revoke_token(name: str = typer.Argument(..., help="User name."),
+                 token: str = typer.Option(None, "--token", help="Revoke only this token (default: all of theirs)."),
+                 db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+    """Revoke a user's tokens: requests with them get 401."""
+    from solbench.service.auth import revoke_tokens
+
+    count = revoke_tokens(_factory(db, data, settings_file), name, token)
+    print(f"revoked {count} token(s) of {name}")
+
+
+@app.command("ban")
+def ban(name: str = typer.Argument(..., help="User name."),
+        unban: bool = typer.Option(False, "--unban", help="Lift the ban."),
+        db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+    """Ban a user: their tokens stop working and their results leave the leaderboards."""
+    from solbench.service.auth import set_banned
+
+    set_banned(_factory(db, data, settings_file), name, not unban)
+    print(f"{name} {'unbanned' if unban else 'banned'}")
+
+
+@app.command("rescore")
+def rescore(problem: list[str] = typer.Option(None, "--problem", help="Only this problem (repeatable)."),
+            since_version: str = typer.Option(None, "--since-version",
+                                              help="Only results measured with this harness release or a later one."),
+            no_rerun: bool = typer.Option(False, "--no-rerun", help="Never queue a re-evaluation; only re-score."),
+            json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+            db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+    """Bring results up to date: re-evaluate those measured with another harness or an older problem version
+    (queued for the workers), re-score the others from their stored traces when T_SOL or T_b changed."""
+    from dataclasses import asdict
+
+    from solbench.service.rescore import rescore as run
+
+    report = run(_factory(db, data, settings_file), problems=tuple(problem or ()), since_version=since_version,
+                 rerun=not no_rerun)
+    if json_output:
+        print(json.dumps(asdict(report)))
+        return
+    print(f"{report.selected} result(s): {report.rescored} re-scored without running, {report.requeued} queued "
+          f"for re-evaluation, {report.unchanged} unchanged")

@@ -1,0 +1,59 @@
+"""`solbench serve`: the leaderboard service (API, and the job queue: embedded workers or a Celery broker)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def serve(
+    db: str = typer.Option(None, "--db", help="Database URL (postgresql+psycopg://...); default SQLite in --data."),
+    suite: list[Path] = typer.Option(None, "--suite", help="Suite folder to serve (repeatable); default ./problems "
+                                     "and ./examples."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", help="Port to listen on."),
+    workers: int = typer.Option(None, "--workers", help="Embedded evaluation worker processes (default 1)."),
+    broker: str = typer.Option(None, "--broker", help="Celery broker URL (redis://...): remote workers instead."),
+    data: Path = typer.Option(None, "--data", help="Data folder: SQLite database, result cache, secret "
+                              "(default ./solbench-data)."),
+    hardware: str = typer.Option(None, "--hardware", help="Hardware id scores use (default local: this CPU)."),
+    baselines: list[Path] = typer.Option(None, "--baselines", help="Baselines file with T_b (repeatable); "
+                                         "default ./baselines/*.json."),
+    settings_file: Path = typer.Option(None, "--settings", help="ServiceSettings as JSON (docs/service.md); flags "
+                                       "override it."),
+) -> None:
+    """Run the leaderboard service. With no flags it is embedded: a SQLite file in ./solbench-data, the suite in
+    ./problems imported with versions, and local evaluation workers. Prints what it uses, then serves
+    /api/v1 (OpenAPI at /api/v1/docs) until Ctrl-C."""
+    import uvicorn
+    from rich.console import Console
+
+    from solbench.cli.common import ensure_local_probe
+    from solbench.cli.service_options import service_settings
+    from solbench.service.app import create_app, prepare
+
+    console = Console(stderr=True)
+    settings = service_settings(settings_file, db_url=db, suites=tuple(suite or ()), workers=workers,
+                                broker_url=broker, data_dir=data, hardware=hardware, baselines=tuple(baselines or ()))
+    ensure_local_probe(settings.hardware, console)
+    from solbench.hardware import lookup
+
+    lookup(settings.hardware)  # an unknown hardware id fails here, before anything is served
+    service = prepare(settings)
+    from sqlalchemy.engine import make_url
+
+    queue = (f"Celery broker {make_url(settings.broker_url).render_as_string(hide_password=True)}"
+             if settings.broker_url and "://" in settings.broker_url and settings.broker_url.startswith("sql")
+             else f"Celery broker {settings.broker_url}" if settings.broker_url
+             else f"{settings.workers} embedded worker process(es)")
+    for line in (f"data folder   {settings.data_dir.resolve()}",
+                 f"database      {service.engine.url.render_as_string(hide_password=True)}",
+                 f"problems      {service.imported.problems} from {', '.join(service.imported.suites) or 'no suite'}"
+                 f" ({service.imported.new_versions} new version(s))",
+                 f"baselines     {service.baselines} T_b entries",
+                 f"hardware      {settings.hardware} on device {settings.evaluation.device}",
+                 f"workers       {queue}",
+                 f"serving       http://{host}:{port}/api/v1 (docs: /api/v1/docs)"):
+        console.print(line, highlight=False, markup=False)
+    uvicorn.run(create_app(service), host=host, port=port, log_level="warning")

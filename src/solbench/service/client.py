@@ -1,0 +1,81 @@
+"""A client of the service's HTTP API (httpx): what `solbench submit` and `solbench status` use."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from solbench.service.errors import RequestRejected, ServiceError
+
+TOKEN_VARIABLE = "SOLBENCH_TOKEN"
+SERVER_VARIABLE = "SOLBENCH_SERVER"
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+FINISHED = ("done", "failed", "cancelled")
+
+
+class ServiceClient:
+    def __init__(self, server: str, token: str | None = None, *, timeout_s: float = 30.0):
+        import httpx
+
+        self.server = server.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.server + "/api/v1", headers=headers, timeout=timeout_s)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "ServiceClient":
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
+    def submit(self, problem: str, solution: dict[str, Any], *, mode: str = "private",
+               idempotency_key: str | None = None) -> dict[str, Any]:
+        """Queue `solution`; a fresh idempotency key is sent (so a retried request cannot submit twice)."""
+        key = idempotency_key or uuid.uuid4().hex
+        return self._request("POST", "/submissions", json={"problem": problem, "solution": solution, "mode": mode},
+                             headers={"Idempotency-Key": key})
+
+    def submission(self, submission_id: int) -> dict[str, Any]:
+        return self._request("GET", f"/submissions/{submission_id}")
+
+    def delete(self, submission_id: int) -> dict[str, Any]:
+        return self._request("DELETE", f"/submissions/{submission_id}")
+
+    def bundle(self, submission_id: int) -> dict[str, Any]:
+        return self._request("GET", f"/submissions/{submission_id}/bundle")
+
+    def wait(self, submission_id: int, *, timeout_s: float = 3600.0, poll_s: float = 1.0,
+             progress=None) -> dict[str, Any]:
+        """Poll until the submission finished (done, failed or cancelled); ServiceError after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            view = self.submission(submission_id)
+            if view["status"] in FINISHED:
+                return view
+            if progress is not None:
+                progress(view)
+            if time.monotonic() > deadline:
+                raise ServiceError(f"submission {submission_id}: still {view['status']} after {timeout_s:.0f} s")
+            time.sleep(poll_s)
+
+    def get(self, path: str) -> Any:
+        return self._request("GET", path)
+
+    def _request(self, method: str, path: str, **options) -> Any:
+        import httpx
+
+        try:
+            response = self._http.request(method, path, **options)
+        except httpx.HTTPError as error:
+            raise ServiceError(f"--server {self.server}: {error} (is `solbench serve` running there?)") from None
+        if response.status_code >= 400:
+            try:
+                detail = response.json().get("detail", response.text)
+            except ValueError:
+                detail = response.text
+            retry = response.headers.get("Retry-After")
+            raise RequestRejected(response.status_code, str(detail), float(retry) if retry else None)
+        return response.json()

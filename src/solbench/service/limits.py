@@ -1,0 +1,53 @@
+"""Per-user limits: submissions per mode per hour and per day, and how many may wait at once.
+
+Counted from the submissions table (deleted ones included), so every server process sees the same
+counts. Two requests that race past a limit together can both be accepted; the next one is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from solbench.service.errors import ServiceError
+from solbench.service.models import Submission, User, utcnow
+from solbench.service.settings import Limits
+
+QUEUE_RETRY_S = 30
+"""Retry-After when the user's queue cap is reached: about one evaluation's time."""
+
+
+class LimitReached(ServiceError):
+    """A request over a limit; `retry_after_s` is when the first slot frees (HTTP 429 + Retry-After)."""
+
+    def __init__(self, message: str, retry_after_s: int):
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
+
+
+def check_limits(session: Session, user: User, mode: str, limits: Limits, now: datetime | None = None) -> None:
+    """Raise LimitReached when `user` may not submit in `mode` now. Admins have no limits."""
+    if user.is_admin:
+        return
+    now = now or utcnow()
+    for window, allowed, label in ((timedelta(hours=1), limits.per_hour.get(mode), "hour"),
+                                   (timedelta(days=1), limits.per_day.get(mode), "day")):
+        if allowed is None:
+            continue
+        since = now - window
+        times = list(session.scalars(select(Submission.created_at).where(
+            Submission.user_id == user.id, Submission.mode == mode, Submission.created_at > since)
+            .order_by(Submission.created_at)))
+        if len(times) >= allowed:
+            frees_at = times[len(times) - allowed] + window
+            wait = max(1, math.ceil((frees_at - now).total_seconds()))
+            raise LimitReached(f"mode: {allowed} {mode} submissions per {label} reached; retry in {wait} s", wait)
+    waiting = session.scalar(select(func.count()).select_from(Submission).where(
+        Submission.user_id == user.id, Submission.status.in_(("queued", "running")),
+        Submission.deleted_at.is_(None))) or 0
+    if waiting >= limits.max_queued:
+        raise LimitReached(f"queue: {waiting} of your submissions are waiting or running (at most "
+                           f"{limits.max_queued}); retry when one finishes", QUEUE_RETRY_S)
