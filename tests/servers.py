@@ -230,33 +230,38 @@ class SolbenchProcess:
         """SIGKILL to the whole process group at once: nothing gets to clean up or hand its job back."""
         import signal
 
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.process.wait()
 
     def stop(self, grace_s: float = 15.0) -> None:
         """SIGTERM (a warm shutdown), then SIGKILL to what is left of its group."""
         import signal
 
-        if self.process.poll() is None:
+        if self.process.poll() is None:  # to the main process only: it stops its children in order
+            self.process.send_signal(signal.SIGTERM)
             try:
-                os.killpg(self.process.pid, signal.SIGTERM)
                 self.process.wait(grace_s)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
+            except subprocess.TimeoutExpired:
                 pass
         self.kill()
         self._log_file.close()
 
 
-def start_worker(broker_url: str, log: Path, *args: str, env: dict[str, str] | None = None) -> SolbenchProcess:
-    """A `solbench worker` on this broker, ready to take jobs."""
+def start_worker(broker_url: str, log: Path, *args: str, env: dict[str, str] | None = None,
+                 wait: bool = True) -> SolbenchProcess:
+    """A `solbench worker` on this broker, ready to take jobs (with `wait=False`: starting; see `wait_until_ready`)."""
     worker = SolbenchProcess(["worker", "--broker", broker_url, *args], log, env)
+    if wait:
+        wait_until_ready(worker)
+    return worker
+
+
+def wait_until_ready(worker: SolbenchProcess) -> None:
     try:
         worker.wait_for_output(" ready.", timeout_s=60)
     except RuntimeError:
         worker.stop()
         raise
-    return worker

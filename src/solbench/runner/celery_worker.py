@@ -36,8 +36,20 @@ class WorkerOptions:
 
 def start_worker(app, queues: list[str], options: WorkerOptions) -> None:
     """Consume `queues` until stopped (SIGTERM or Ctrl-C: the running job finishes first; a second one cuts it)."""
+    from celery.signals import worker_process_init
+
+    worker_process_init.connect(_warm_up, weak=False)
     app.worker_main([
         "worker", f"--hostname={options.node_name}", f"--queues={','.join(queues)}",
         f"--concurrency={options.concurrency}", "--pool=prefork", f"--loglevel={options.loglevel}",
         f"--heartbeat-interval={int(HEARTBEAT_S)}", "--without-mingle", "--without-gossip",
     ])
+
+
+def _warm_up(**_) -> None:
+    """In each fresh pool child, before its first job: the imports every evaluation needs (torch takes seconds),
+    so the first job of an idle worker is not the slow one."""
+    import torch  # noqa: F401
+
+    import solbench.evaluate  # noqa: F401
+    import solbench.sol  # noqa: F401

@@ -73,9 +73,10 @@ class CeleryQueue:
         self._sweeper.start()
 
     def submit(self, submission_id: int) -> None:
-        self.app.send_task(SUBMISSION_TASK, args=[submission_id, self.message_settings], queue=self.queue,
-                           ignore_result=True)
+        """Called from the API's request threads and the sweeper: one send at a time through the app's producer."""
         with self._lock:
+            self.app.send_task(SUBMISSION_TASK, args=[submission_id, self.message_settings], queue=self.queue,
+                               ignore_result=True)
             self._sent_at[submission_id] = time.monotonic()
 
     def close(self) -> None:
