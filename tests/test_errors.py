@@ -22,6 +22,7 @@ INTERNAL = {
     "solbench.guard.runtime.GuardViolation",  # REWARD_HACK
     "solbench.guard.runtime.IntegritySetupError",  # a harness bug: a protected object is missing
     "solbench.evaluate.session.SandboxFailure",  # RUNTIME_ERROR / TIMEOUT
+    "solbench.service.jobs.InfrastructureError",  # a worker's failure outside the solution: the job is retried
 }
 
 

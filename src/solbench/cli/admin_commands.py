@@ -14,10 +14,10 @@ DATA = typer.Option(None, "--data", help="Data folder (default ./solbench-data).
 SETTINGS = typer.Option(None, "--settings", help="ServiceSettings as JSON (as given to solbench serve).")
 
 
-def _factory(db, data, settings_file):
+def _factory(db, data, settings_file, **flags):
     from solbench.cli.service_options import open_service_database, service_settings
 
-    return open_service_database(service_settings(settings_file, db_url=db, data_dir=data))
+    return open_service_database(service_settings(settings_file, db_url=db, data_dir=data, **flags))
 
 
 @app.command("add-user")
@@ -59,6 +59,8 @@ def rescore(problem: list[str] = typer.Option(None, "--problem", help="Only this
                                               help="Only results measured with this harness release or a later one."),
             no_rerun: bool = typer.Option(False, "--no-rerun", help="Never queue a re-evaluation; only re-score."),
             json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+            broker: str = typer.Option(None, "--broker", help="The server's Celery broker: re-evaluations are sent "
+                                       "to its workers (embedded workers find them in the database)."),
             db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
     """Bring results up to date: re-evaluate those measured with another harness or an older problem version
     (queued for the workers), re-score the others from their stored traces when T_SOL or T_b changed."""
@@ -66,8 +68,20 @@ def rescore(problem: list[str] = typer.Option(None, "--problem", help="Only this
 
     from solbench.service.rescore import rescore as run
 
-    report = run(_factory(db, data, settings_file), problems=tuple(problem or ()), since_version=since_version,
-                 rerun=not no_rerun)
+    from solbench.cli.service_options import service_settings
+
+    settings = service_settings(settings_file, db_url=db, data_dir=data, broker_url=broker)
+    factory = _factory(db, data, settings_file, broker_url=broker)
+    report = run(factory, problems=tuple(problem or ()), since_version=since_version, rerun=not no_rerun)
+    if settings.broker_url and report.requeued_ids:
+        from solbench.service.jobs import make_queue
+
+        queue = make_queue(settings, factory)
+        try:
+            for submission_id in report.requeued_ids:
+                queue.submit(submission_id)
+        finally:
+            queue.close()
     if json_output:
         print(json.dumps(asdict(report)))
         return

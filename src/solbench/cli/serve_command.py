@@ -8,12 +8,13 @@ import typer
 
 
 def serve(
+    ctx: typer.Context,
     db: str = typer.Option(None, "--db", help="Database URL (postgresql+psycopg://...); default SQLite in --data."),
     suite: list[Path] = typer.Option(None, "--suite", help="Suite folder to serve (repeatable); default ./problems "
                                      "and ./examples."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
-    workers: int = typer.Option(None, "--workers", help="Embedded evaluation worker processes (default 1)."),
+    workers: int = typer.Option(1, "--workers", min=0, help="Embedded evaluation worker processes."),
     broker: str = typer.Option(None, "--broker", help="Celery broker URL (redis://...): remote workers instead."),
     data: Path = typer.Option(None, "--data", help="Data folder: SQLite database, result cache, secret "
                               "(default ./solbench-data)."),
@@ -34,6 +35,10 @@ def serve(
     from solbench.service.app import create_app, prepare
 
     console = Console(stderr=True)
+    # --workers has run's default (1); only a --workers typed here overrides a settings file's value.
+    # (The source is compared by name: Typer may vendor its own Click.)
+    if getattr(ctx.get_parameter_source("workers"), "name", "") != "COMMANDLINE":
+        workers = None
     settings = service_settings(settings_file, db_url=db, suites=tuple(suite or ()), workers=workers,
                                 broker_url=broker, data_dir=data, hardware=hardware, baselines=tuple(baselines or ()))
     ensure_local_probe(settings.hardware, console)

@@ -9,15 +9,20 @@ from solbench.cli.common import UsageError
 
 
 def service_settings(settings_file: Path | None = None, **flags):
-    """ServiceSettings: the file's values (JSON), then every flag that was given (not None)."""
+    """ServiceSettings: $SOLBENCH_SERVICE_SETTINGS (JSON), then the file's values, then every flag given."""
+    import os
+
     from pydantic import ValidationError
 
-    from solbench.service.settings import ServiceSettings
+    from solbench.service.settings import SETTINGS_VARIABLE, ServiceSettings
 
-    base: dict = {}
+    try:
+        base: dict = json.loads(os.environ.get(SETTINGS_VARIABLE) or "{}")
+    except ValueError as error:
+        raise UsageError(f"${SETTINGS_VARIABLE}: {error}") from None
     if settings_file is not None:
         try:
-            base = json.loads(settings_file.read_text())
+            base.update(json.loads(settings_file.read_text()))
         except (OSError, ValueError) as error:
             raise UsageError(f"--settings {settings_file}: {error}") from None
     base.update({name: value for name, value in flags.items() if value not in (None, (), [])})

@@ -12,6 +12,8 @@ import typer
 from solbench.service.client import DEFAULT_SERVER, SERVER_VARIABLE, TOKEN_VARIABLE
 
 SERVER = typer.Option(None, "--server", help=f"Service URL (default ${SERVER_VARIABLE}, else {DEFAULT_SERVER}).")
+CONNECT_WAIT_S = 120.0
+"""A server that is still starting (importing its suite, probing the CPU) is waited for this long."""
 TOKEN = typer.Option(None, "--token", help=f"API token (default ${TOKEN_VARIABLE}).")
 
 
@@ -21,7 +23,7 @@ def _client(server: str | None, token: str | None):
     from solbench.service.client import ServiceClient
 
     return ServiceClient(server or os.environ.get(SERVER_VARIABLE) or DEFAULT_SERVER,
-                         token or os.environ.get(TOKEN_VARIABLE))
+                         token or os.environ.get(TOKEN_VARIABLE), connect_wait_s=CONNECT_WAIT_S)
 
 
 def submit(

@@ -15,10 +15,13 @@ FINISHED = ("done", "failed", "cancelled")
 
 
 class ServiceClient:
-    def __init__(self, server: str, token: str | None = None, *, timeout_s: float = 30.0):
+    def __init__(self, server: str, token: str | None = None, *, timeout_s: float = 30.0,
+                 connect_wait_s: float = 0.0):
         import httpx
 
         self.server = server.rstrip("/")
+        self.connect_wait_s = connect_wait_s
+        """How long to keep trying a server that does not answer yet (one that is still starting)."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(base_url=self.server + "/api/v1", headers=headers, timeout=timeout_s)
 
@@ -67,10 +70,18 @@ class ServiceClient:
     def _request(self, method: str, path: str, **options) -> Any:
         import httpx
 
-        try:
-            response = self._http.request(method, path, **options)
-        except httpx.HTTPError as error:
-            raise ServiceError(f"--server {self.server}: {error} (is `solbench serve` running there?)") from None
+        deadline = time.monotonic() + self.connect_wait_s
+        while True:
+            try:
+                response = self._http.request(method, path, **options)
+                break
+            except httpx.ConnectError as error:
+                if time.monotonic() < deadline:
+                    time.sleep(0.5)
+                    continue
+                raise ServiceError(f"--server {self.server}: {error} (is `solbench serve` running there?)") from None
+            except httpx.HTTPError as error:
+                raise ServiceError(f"--server {self.server}: {error}") from None
         if response.status_code >= 400:
             try:
                 detail = response.json().get("detail", response.text)

@@ -7,6 +7,7 @@ instead of failing. PostgreSQL is used by URL (``postgresql+psycopg://user:pw@ho
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
@@ -56,13 +57,39 @@ def alembic_config(engine: Engine):
 
 
 def upgrade(engine: Engine) -> None:
-    """Migrate the database to the newest schema (Alembic `upgrade head`); a no-op when it is there already."""
+    """Migrate the database to the newest schema (Alembic `upgrade head`); a no-op when it is there already.
+
+    Processes that start together (`solbench serve &` and `solbench admin add-user`) take turns: a file
+    lock beside a SQLite file, an advisory lock on PostgreSQL; otherwise both could create the tables.
+    """
     from alembic import command
 
     config = alembic_config(engine)
-    with engine.begin() as connection:
+    with _migration_lock(engine), engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+MIGRATION_LOCK_KEY = 0x501BE7C4
+"""Key of PostgreSQL's advisory lock taken while migrating."""
+
+
+@contextmanager
+def _migration_lock(engine: Engine):
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:":
+        yield
+        return
+    import fcntl
+
+    with open(f"{database}.migrate-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def open_database(url: str, *, migrate: bool = True) -> tuple[Engine, sessionmaker[Session]]:

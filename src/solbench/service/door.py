@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,8 +35,10 @@ def parse_solution(data: Any, problem: str) -> Solution:
         first = error.errors(include_url=False)[0]
         location = field_path(tuple(p for p in first["loc"] if not str(p).startswith("function-")))
         message = first["msg"].removeprefix("Value error, ")
-        if ": " in message and not location:
-            location, message = message.split(": ", 1)
+        named = re.match(r"^([A-Za-z_][\w.\[\]]*): (.+)$", message, re.DOTALL)
+        if named:  # a cross-field validator names its field at the start of its message
+            location = f"{location}.{named.group(1)}" if location else named.group(1)
+            message = named.group(2)
         raise Refused(f"solution.{location}" if location else "solution", message) from None
     if solution.definition != problem:
         raise Refused("solution.definition", f"{solution.definition!r} is not the problem submitted to ({problem!r})")

@@ -173,6 +173,10 @@ def _store(session_factory: sessionmaker[Session], submission_id: int, token: st
             .values(status="done", finished_at=utcnow(), claim_token=None, error=None, rescore_reason=None)
             .execution_options(synchronize_session=False)).rowcount
         if released != 1:  # the claim was lost (taken over, or the submission deleted): store nothing
+            session.execute(update(Submission).where(Submission.id == submission_id, Submission.claim_token == token,
+                                                     Submission.deleted_at.is_not(None))
+                            .values(status="cancelled", claim_token=None, finished_at=utcnow())
+                            .execution_options(synchronize_session=False))
             return
         existing = session.scalar(select(Result).where(Result.submission_id == submission_id))
         if existing is None:

@@ -28,6 +28,8 @@ class RescoreReport:
     rescored: int
     """Results whose score changed without running (T_SOL or T_b moved)."""
     unchanged: int
+    requeued_ids: tuple[int, ...] = ()
+    """Submissions queued again: a Celery deployment hands them to its queue (see `solbench admin rescore`)."""
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -55,6 +57,7 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
         selected = [rid for rid, harness in session.execute(query).all()
                     if since_version is None or _release(harness) >= _release(since_version)]
     requeued = rescored = unchanged = 0
+    requeued_ids: list[int] = []
     for result_id in selected:
         with session_factory.begin() as session:
             result = session.get(Result, result_id)
@@ -72,6 +75,7 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
                     submission.status, submission.rescore_reason = "queued", "; ".join(reasons)
                     submission.claim_token, submission.attempts = None, 0
                     requeued += 1
+                    requeued_ids.append(submission.id)
                 else:
                     unchanged += 1
                 continue
@@ -97,7 +101,8 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
                                                                         scores.held_out_score)
             result.t_sol_ms, result.t_b_ms, result.rescored_at = t_sol, scores.t_b_ms, utcnow()
             rescored += 1
-    return RescoreReport(selected=len(selected), requeued=requeued, rescored=rescored, unchanged=unchanged)
+    return RescoreReport(selected=len(selected), requeued=requeued, rescored=rescored, unchanged=unchanged,
+                         requeued_ids=tuple(requeued_ids))
 
 
 def _what_moved(result: Result, t_sol: dict, t_b: dict) -> str:

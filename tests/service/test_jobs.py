@@ -1,0 +1,154 @@
+"""Jobs in-process: claims, one result per submission, result reuse, retries, rescoring, bundles."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from solbench.service.catalog import current_version, import_baselines, import_suites
+from solbench.service.jobs import InfrastructureError, WorkerInfo, claim, execute_submission, requeue_stale
+from solbench.service.models import Result, ScoreChange, Submission, User, utcnow
+from service.conftest import HARDWARE, add_solution, fast_settings, settings_model
+
+WORKER = WorkerInfo(name="test-worker", hardware=HARDWARE, device="cpu")
+
+
+@pytest.fixture
+def service(tmp_path, database):
+    settings = settings_model(fast_settings(tmp_path))
+    import_suites(database, settings.suite_folders(), "secret", settings.held_out_per_problem)
+    with database.begin() as session:
+        session.add(User(name="ann"))
+    return settings, database
+
+
+def _submit(factory, mode: str = "private", source: str | None = None) -> int:
+    with factory.begin() as session:
+        version = current_version(session, "vector_add")
+        submission = Submission(user_id=1, problem_version_id=version.id, mode=mode, status="queued",
+                                solution=add_solution(source) if source else add_solution(), code_hash="0" * 64)
+        session.add(submission)
+        session.flush()
+        return submission.id
+
+
+def _result(factory, submission_id: int) -> Result:
+    with factory() as session:
+        return session.scalar(select(Result).where(Result.submission_id == submission_id))
+
+
+def test_claims_are_exclusive_and_a_stale_claim_is_taken_over(service):
+    settings, factory = service
+    job = _submit(factory)
+    assert claim(factory, job, WORKER, stale_after_s=60) is not None
+    assert claim(factory, job, WORKER, stale_after_s=60) is None
+    with factory.begin() as session:
+        session.get(Submission, job).heartbeat_at = utcnow() - timedelta(seconds=120)
+    assert claim(factory, job, WORKER, stale_after_s=60) is not None
+    with factory.begin() as session:
+        session.get(Submission, job).heartbeat_at = utcnow() - timedelta(seconds=120)
+    assert requeue_stale(factory, stale_after_s=60, max_attempts=3) == 1
+    with factory() as session:
+        assert (session.get(Submission, job).status, session.get(Submission, job).attempts) == ("queued", 2)
+
+
+@pytest.mark.slow
+def test_a_job_run_twice_leaves_one_result_and_identical_code_reuses_the_cached_result(service):
+    settings, factory = service
+    first, second = _submit(factory), _submit(factory)
+    execute_submission(factory, first, WORKER, settings=settings)
+    before = _result(factory, first)
+    execute_submission(factory, first, WORKER, settings=settings)  # finished: nothing happens
+    execute_submission(factory, second, WORKER, settings=settings)
+    with factory() as session:
+        assert session.scalar(select(func.count()).select_from(Result)) == 2
+        assert session.get(Submission, first).status == "done"
+    after, reused = _result(factory, first), _result(factory, second)
+    assert after.created_at == before.created_at and after.score == before.score
+    assert (before.cache_hit, reused.cache_hit) == (False, True)
+    assert reused.traces[0]["evaluation"]["solbench"]["timing"] == before.traces[0]["evaluation"]["solbench"]["timing"]
+    assert before.verdict == "PASSED" and before.score is not None and before.clock
+
+
+@pytest.mark.slow
+def test_an_infrastructure_failure_is_retried_a_bounded_number_of_times_then_fails(service):
+    settings, factory = service
+    settings = settings.model_copy(update={"max_attempts": 2})
+    job = _submit(factory, mode="test")
+    broken = WorkerInfo(name="broken", hardware=HARDWARE, device="cuda:7")  # no such device here
+    with pytest.raises(InfrastructureError):
+        execute_submission(factory, job, broken, settings=settings)
+    with factory() as session:
+        assert (session.get(Submission, job).status, session.get(Submission, job).attempts) == ("queued", 1)
+    with pytest.raises(InfrastructureError):
+        execute_submission(factory, job, broken, settings=settings)
+    with factory() as session:
+        submission = session.get(Submission, job)
+        assert submission.status == "failed" and "cuda" in submission.error
+    assert _result(factory, job) is None
+
+
+@pytest.mark.slow
+def test_a_solutions_own_failure_is_a_result_not_a_retry(service):
+    settings, factory = service
+    job = _submit(factory, source="def run(x, y):\n    return x - y\n")
+    execute_submission(factory, job, WORKER, settings=settings)
+    result = _result(factory, job)
+    assert result.verdict == "INCORRECT_NUMERICAL" and result.score == 0.0
+    with factory() as session:
+        assert session.get(Submission, job).attempts == 1
+
+
+@pytest.mark.slow
+def test_rescore_re_scores_without_running_when_only_t_b_changed_and_requeues_other_harnesses(service, tmp_path):
+    from solbench.score import Baseline, save_baselines
+    from solbench.service.rescore import rescore
+
+    settings, factory = service
+    job = _submit(factory)
+    execute_submission(factory, job, WORKER, settings=settings)
+    before = _result(factory, job)
+    assert rescore(factory).rescored == 0  # nothing moved
+
+    baselines = tmp_path / "baselines.json"
+    save_baselines(baselines, [Baseline(definition="vector_add", workload=w, hardware=HARDWARE, latency_ms=50.0)
+                               for w in ("n1000", "n4099")], created="2026-01-01", harness_version="test")
+    import_baselines(factory, (baselines,))
+    report = rescore(factory)
+    assert (report.rescored, report.requeued) == (1, 0)
+    after = _result(factory, job)
+    assert after.traces == before.traces and after.score > before.score and after.t_b_ms["n1000"] == 50.0
+    with factory() as session:
+        change = session.scalar(select(ScoreChange))
+        assert "T_b changed" in change.reason and session.get(Submission, job).status == "done"
+
+    with factory.begin() as session:  # as if measured by an older harness release
+        session.scalar(select(Result)).harness_version = "0.0.9+old"
+    assert rescore(factory, since_version="0.1.0").selected == 0
+    assert rescore(factory, since_version="0.0.1").requeued == 1
+    execute_submission(factory, job, WORKER, settings=settings)
+    with factory() as session:
+        assert session.scalar(select(func.count()).select_from(Result)) == 1
+        assert session.scalar(select(ScoreChange).order_by(ScoreChange.id.desc())).reason == "re-evaluated"
+        assert session.get(Submission, job).status == "done"
+
+
+@pytest.mark.slow
+def test_a_bundle_replays_locally_with_the_same_statuses(service, tmp_path, fast_config):
+    from solbench.service.bundle import make_bundle, replay_bundle
+
+    settings, factory = service
+    job = _submit(factory)
+    execute_submission(factory, job, WORKER, settings=settings)
+    with factory() as session:
+        submission = session.get(Submission, job)
+        bundle = make_bundle(submission, submission.result, submission.problem_version)
+    path = tmp_path / "submission.bundle.json"
+    path.write_text(json.dumps(bundle, default=str))
+    report = replay_bundle(path, config=fast_config)
+    assert [row.workload for row in report.rows] == ["n1000", "n4099"]
+    assert report.same_statuses and all(row.ratio and row.ratio > 0 for row in report.rows)
+    assert report.original_hardware == HARDWARE

@@ -1,0 +1,60 @@
+"""Rate limits and the queue cap, counted in the database (fast: rows written directly)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from solbench.service.limits import LimitReached, check_limits
+from solbench.service.models import Problem, ProblemVersion, Submission, User, utcnow
+from solbench.service.settings import Limits
+
+LIMITS = Limits(per_hour={"ranked": 2}, per_day={"ranked": 3}, max_queued=2)
+
+
+@pytest.fixture
+def seeded(database):
+    with database.begin() as session:
+        session.add_all([User(name="ann"), User(name="root", is_admin=True), Problem(name="p", set_name="L1")])
+        session.flush()
+        session.add(ProblemVersion(problem_id=1, version_hash="0" * 64, definition={}, workloads=[], held_out=[],
+                                   source_dir="/"))
+    return database
+
+
+def _add(factory, user_id: int, ago: timedelta, status: str = "done", mode: str = "ranked") -> None:
+    with factory.begin() as session:
+        session.add(Submission(user_id=user_id, problem_version_id=1, mode=mode, status=status, solution={},
+                               code_hash="0" * 64, created_at=utcnow() - ago,
+                               deleted_at=utcnow() if status == "cancelled" else None))
+
+
+def _check(factory, name: str, mode: str = "ranked") -> None:
+    from sqlalchemy import select
+
+    with factory() as session:
+        check_limits(session, session.scalar(select(User).where(User.name == name)), mode, LIMITS)
+
+
+def test_the_hourly_limit_says_when_the_oldest_counted_submission_leaves_the_window(seeded):
+    _add(seeded, 1, timedelta(minutes=50))
+    _check(seeded, "ann")
+    _add(seeded, 1, timedelta(minutes=10), status="cancelled")  # deleted: still counted
+    with pytest.raises(LimitReached, match="per hour") as refused:
+        _check(seeded, "ann")
+    assert 540 <= refused.value.retry_after_s <= 660  # the 50-minute-old one frees its slot in ~10 minutes
+    _check(seeded, "ann", mode="test")  # no limit for another mode here
+    _check(seeded, "root")  # admins have none
+
+
+def test_the_daily_limit_and_the_queue_cap(seeded):
+    for hours in (20, 10, 5):
+        _add(seeded, 1, timedelta(hours=hours))
+    with pytest.raises(LimitReached, match="per day") as refused:
+        _check(seeded, "ann")
+    assert 3 * 3600 <= refused.value.retry_after_s <= 4 * 3600 + 60
+    _add(seeded, 1, timedelta(minutes=1), status="queued", mode="test")
+    _add(seeded, 1, timedelta(minutes=1), status="running", mode="test")
+    with pytest.raises(LimitReached, match="queue"):
+        _check(seeded, "ann", mode="test")
