@@ -18,11 +18,12 @@ def run_worker(
     data: Optional[Path] = typer.Option(None, "--data",
                                         help="Folder of the result cache for submissions (default: the server's "
                                              "--data folder, shared when on the same machine)."),
-    hardware: str = typer.Option("local", "--hardware", "-H",
-                                 help="Hardware id of this machine (`solbench hw list`): the worker takes only its jobs."),
+    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+                                           help="Hardware id of this machine (`solbench hw list`; default `local`, "
+                                                "this CPU): the worker takes only its jobs."),
     device: Optional[str] = typer.Option(None, "--device",
                                          help="cpu, cuda or cuda:N (default: the job's setting; cuda when present)."),
-    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1,
+    concurrency: int = typer.Option(1, "--concurrency", min=1,
                                     help="Jobs at once; keep 1 per device, so timings do not share it."),
     name: Optional[str] = typer.Option(None, "--name", help="Celery node name (default: hardware, device, pid, host)."),
     visibility_timeout: float = typer.Option(3600.0, "--visibility-timeout", min=1,
@@ -45,7 +46,7 @@ def run_worker(
         except HarnessOptionError as error:
             raise UsageError(f"--device {device}: {error}") from None
     options = WorkerOptions(broker=BrokerSettings(broker, visibility_timeout_s=visibility_timeout),
-                            hardware=_hardware_id(hardware), device=device, concurrency=concurrency, name=name)
+                            hardware=_hardware_id(hardware or "local"), device=device, concurrency=concurrency, name=name)
     serve_jobs(options, database_url=db, data_dir=data)
 
 

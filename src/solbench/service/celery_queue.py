@@ -54,8 +54,8 @@ class CeleryQueue:
     """The server's side of the JobQueue protocol: each submission id goes to its hardware's queue.
 
     A thread requeues jobs whose worker stopped sending heartbeats and sends again those left
-    queued for `resend_after_s` (at start: every unfinished one, in case the server died before
-    sending). Sending twice is harmless: the claim lets one delivery run the job.
+    queued for `resend_after_s` (on its first round: every queued one, in case a server died
+    before sending). Sending twice is harmless: the claim lets one delivery run the job.
     """
 
     def __init__(self, settings: ServiceSettings, session_factory: sessionmaker[Session]):
@@ -99,13 +99,11 @@ class CeleryQueue:
 
     def _sweep_until_closed(self) -> None:
         interval = max(0.5, min(10.0, self.settings.stale_after_s / 2))
-        while True:
+        while not self._stop.wait(interval):
             try:
                 self.sweep()
             except Exception as error:  # noqa: BLE001 - the database or broker may be busy; the next round retries
                 log.warning("celery queue sweep: %s", error)
-            if self._stop.wait(interval):
-                return
 
 
 def settings_for_workers(settings: ServiceSettings) -> str:
