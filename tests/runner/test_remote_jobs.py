@@ -58,3 +58,12 @@ def test_queues_are_per_kind_and_hardware_and_the_restore_sweep_follows_the_visi
     assert queue_name("solbench.run", "H100_SXM") == "solbench.run.h100_sxm"
     assert BrokerSettings("redis://x").restore_interval_s == 10.0
     assert BrokerSettings("redis://x", visibility_timeout_s=5).restore_interval_s == 1.25
+
+
+def test_an_alias_names_the_same_queue_as_its_id():
+    from solbench.hardware import lookup
+    from solbench.runner.celery_app import canonical_hardware
+
+    spec = lookup("H100_SXM")
+    assert {canonical_hardware(name) for name in (spec.id, *spec.aliases)} == {spec.id}
+    assert canonical_hardware("LOCAL") == "local"

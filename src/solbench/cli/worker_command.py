@@ -34,7 +34,7 @@ def run_worker(
     (`solbench run --broker`) and leaderboard submissions (`solbench serve --broker`) of this hardware."""
     from solbench.evaluate.config import HarnessOptionError, check_harness_options
     from solbench.evaluate import EvaluationConfig
-    from solbench.runner.celery_app import BrokerSettings
+    from solbench.runner.celery_app import BrokerSettings, canonical_hardware
     from solbench.runner.celery_worker import WorkerOptions
     from solbench.service.celery_queue import run_worker as serve_jobs
 
@@ -46,12 +46,7 @@ def run_worker(
         except HarnessOptionError as error:
             raise UsageError(f"--device {device}: {error}") from None
     options = WorkerOptions(broker=BrokerSettings(broker, visibility_timeout_s=visibility_timeout),
-                            hardware=_hardware_id(hardware or "local"), device=device, concurrency=concurrency, name=name)
+                            hardware=canonical_hardware(hardware or "local"), device=device, concurrency=concurrency,
+                            name=name)
     serve_jobs(options, database_url=db, data_dir=data)
 
-
-def _hardware_id(hardware: str) -> str:
-    """The canonical id (aliases accepted); `local` needs no probe here: a worker measures, it derives no T_SOL."""
-    from solbench.hardware import LOCAL_ID, lookup
-
-    return LOCAL_ID if hardware.lower() == LOCAL_ID else lookup(hardware).id

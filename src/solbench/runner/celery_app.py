@@ -49,6 +49,14 @@ def queue_name(prefix: str, hardware: str) -> str:
     return f"{prefix}.{hardware.lower()}"
 
 
+def canonical_hardware(hardware: str) -> str:
+    """The database id of `hardware` (an alias such as ``h100`` names the same queue as ``H100_SXM``); `local`
+    stays `local` without a probe: a worker measures, it derives no T_SOL."""
+    from solbench.hardware import LOCAL_ID, lookup
+
+    return LOCAL_ID if hardware.lower() == LOCAL_ID else lookup(hardware).id
+
+
 def make_celery_app(broker: BrokerSettings) -> Celery:
     """A Celery app with the reliability settings above and no tasks yet (`remote_jobs.register_run_task`)."""
     from celery import Celery

@@ -30,7 +30,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from solbench.runner.celery_app import (MAX_DELIVERIES, RUN_QUEUE_PREFIX, SUBMISSION_QUEUE_PREFIX, BrokerSettings,
-                                        count_delivery, make_celery_app, queue_name)
+                                        canonical_hardware, count_delivery, make_celery_app, queue_name)
 from solbench.runner.celery_pool import check_reachable
 from solbench.runner.celery_worker import WorkerOptions, start_worker
 from solbench.runner.remote_jobs import register_run_task
@@ -63,7 +63,7 @@ class CeleryQueue:
         broker = BrokerSettings(settings.broker_url)
         check_reachable(broker)
         self.app = make_celery_app(broker)
-        self.queue = submission_queue(settings.hardware)
+        self.queue = submission_queue(canonical_hardware(settings.hardware))
         self.message_settings = settings_for_workers(settings)
         self.resend_after_s = max(30.0, 4 * settings.stale_after_s)
         self._sent_at: dict[int, float] = {}
