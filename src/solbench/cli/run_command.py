@@ -117,7 +117,8 @@ def _broker_runner(broker: str, hardware: str, console):
                       f"(`solbench worker --broker {broker} --hardware {hardware}`)")
 
     def run(jobs, settings, on_done=None, on_retry=None):
-        return run_jobs_on_broker(jobs, settings, broker_settings, hardware=hardware, on_done=on_done)
+        return run_jobs_on_broker(jobs, settings, broker_settings, hardware=hardware, on_done=on_done,
+                                  on_retry=on_retry)
     return run
 
 

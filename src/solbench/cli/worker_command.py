@@ -26,6 +26,9 @@ def run_worker(
     concurrency: int = typer.Option(1, "--concurrency", min=1,
                                     help="Jobs at once; keep 1 per device, so timings do not share it."),
     name: Optional[str] = typer.Option(None, "--name", help="Celery node name (default: hardware, device, pid, host)."),
+    heartbeat: float = typer.Option(10.0, "--heartbeat", min=0.5,
+                                    help="Seconds between heartbeats; a suite-run job whose worker missed three is sent "
+                                         "to another."),
     visibility_timeout: float = typer.Option(3600.0, "--visibility-timeout", min=1,
                                              help="Seconds after which a job unacknowledged by a dead worker goes to "
                                                   "another; longer than any one job."),
@@ -47,6 +50,6 @@ def run_worker(
             raise UsageError(f"--device {device}: {error}") from None
     options = WorkerOptions(broker=BrokerSettings(broker, visibility_timeout_s=visibility_timeout),
                             hardware=canonical_hardware(hardware or "local"), device=device, concurrency=concurrency,
-                            name=name)
+                            name=name, heartbeat_s=heartbeat)
     serve_jobs(options, database_url=db, data_dir=data)
 

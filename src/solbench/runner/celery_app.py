@@ -107,3 +107,76 @@ def count_delivery(broker_url: str, task_id: str) -> int:
     finally:
         client.close()
     return int(count)
+
+
+WORKER_ALIVE_KEY = "solbench:worker-alive:{node}"
+JOB_HOLDER_KEY = "solbench:job-holder:{task_id}"
+MISSED_BEATS = 3
+"""A worker whose alive key outlived this many heartbeats is gone: the key expires then."""
+
+
+class WorkerLiveness:
+    """The Redis keys that tell a suite runner which worker holds each job, and whether that worker is alive.
+
+    In the worker's main process: on each message it receives, it records itself as the job's
+    holder; a thread refreshes its alive key every heartbeat (the main process stays responsive
+    while its pool child runs the job). A worker that dies (a kill -9, a machine gone) stops
+    refreshing, the key expires after `MISSED_BEATS` beats, and the runner sends its jobs again
+    at once instead of after the broker's visibility timeout.
+    """
+
+    def __init__(self, broker_url: str, node: str, interval_s: float = HEARTBEAT_S):
+        import threading
+
+        import redis
+
+        self.node, self.interval_s = node, interval_s
+        self._client = redis.Redis.from_url(broker_url, socket_timeout=5, socket_connect_timeout=5)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True, name="solbench-worker-alive")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._client.delete(WORKER_ALIVE_KEY.format(node=self.node))
+
+    def holds(self, task_id: str) -> None:
+        """This worker received the job (its message is reserved here until the job ends)."""
+        import redis
+
+        try:
+            self._client.set(JOB_HOLDER_KEY.format(task_id=task_id), self.node, ex=7 * 24 * 3600)
+        except (redis.RedisError, OSError):
+            pass  # without the record the job falls back to the visibility timeout
+
+    def _beat(self) -> None:
+        import redis
+
+        key, ttl_ms = WORKER_ALIVE_KEY.format(node=self.node), int(MISSED_BEATS * self.interval_s * 1000)
+        while True:
+            try:
+                self._client.set(key, "1", px=ttl_ms)
+            except (redis.RedisError, OSError):
+                pass  # the next beat tries again
+            if self._stop.wait(self.interval_s):
+                return
+
+
+def lost_jobs(broker_url: str, task_ids: list[str]) -> dict[str, str]:
+    """The jobs among `task_ids` held by a worker whose alive key expired: task id -> that worker's name."""
+    import redis
+
+    if not task_ids:
+        return {}
+    client = redis.Redis.from_url(broker_url, socket_timeout=5, socket_connect_timeout=5)
+    try:
+        holders = dict(zip(task_ids, client.mget([JOB_HOLDER_KEY.format(task_id=t) for t in task_ids])))
+        held = {t: h.decode() for t, h in holders.items() if h is not None}
+        nodes = sorted(set(held.values()))
+        alive = dict(zip(nodes, client.mget([WORKER_ALIVE_KEY.format(node=n) for n in nodes]))) if nodes else {}
+    finally:
+        client.close()
+    return {t: node for t, node in held.items() if alive.get(node) is None}

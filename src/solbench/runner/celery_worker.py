@@ -11,7 +11,7 @@ import os
 import socket
 from dataclasses import dataclass
 
-from solbench.runner.celery_app import HEARTBEAT_S, BrokerSettings
+from solbench.runner.celery_app import HEARTBEAT_S, BrokerSettings, WorkerLiveness
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ class WorkerOptions:
     """``cpu``, ``cuda``, ``cuda:N``; None: the job's own setting (``auto``: cuda when present)."""
     concurrency: int = 1
     name: str | None = None
+    heartbeat_s: float = HEARTBEAT_S
+    """How often the worker, and each job it runs, says it is alive."""
     loglevel: str = "INFO"
 
     @property
@@ -36,13 +38,23 @@ class WorkerOptions:
 
 def start_worker(app, queues: list[str], options: WorkerOptions) -> None:
     """Consume `queues` until stopped (SIGTERM or Ctrl-C: the running job finishes first; a second one cuts it)."""
-    from celery.signals import worker_process_init
+    from celery.signals import task_received, worker_process_init
 
+    liveness = WorkerLiveness(options.broker.url, options.node_name, options.heartbeat_s)
+    task_received.connect(lambda request=None, **_: liveness.holds(request.id), weak=False)
     worker_process_init.connect(_warm_up, weak=False)
+    liveness.start()
+    try:
+        _consume(app, queues, options)
+    finally:
+        liveness.stop()
+
+
+def _consume(app, queues: list[str], options: WorkerOptions) -> None:
     app.worker_main([
         "worker", f"--hostname={options.node_name}", f"--queues={','.join(queues)}",
         f"--concurrency={options.concurrency}", "--pool=prefork", f"--loglevel={options.loglevel}",
-        f"--heartbeat-interval={int(HEARTBEAT_S)}", "--without-mingle", "--without-gossip",
+        f"--heartbeat-interval={max(1, round(options.heartbeat_s))}", "--without-mingle", "--without-gossip",
     ])
 
 
