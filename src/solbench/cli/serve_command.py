@@ -46,6 +46,11 @@ def serve(
 
     lookup(settings.hardware)  # an unknown hardware id fails here, before anything is served
     service = prepare(settings)
+    if settings.broker_url:  # an unreachable broker is one line and exit 2, not a failed startup's traceback
+        from solbench.runner.celery_app import BrokerSettings
+        from solbench.runner.celery_pool import check_reachable
+
+        check_reachable(BrokerSettings(settings.broker_url))
     from sqlalchemy.engine import make_url
 
     queue = (f"Celery broker {make_url(settings.broker_url).render_as_string(hide_password=True)}"
