@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime, timedelta
 
+from solbench.service.times import UtcDateTime
+
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -38,7 +40,7 @@ class RankedScore(_Data):
     problem: str
     score: float
     submission_id: int
-    submitted_at: datetime
+    submitted_at: UtcDateTime
     harness_version: str
     """The harness release the score was measured with."""
     hardware: str
@@ -47,7 +49,7 @@ class RankedScore(_Data):
 class FirstPlace(_Data):
     """A submission that took first place on a problem: its score beat every earlier one."""
 
-    at: datetime
+    at: UtcDateTime
     user: str
     score: float
     submission_id: int
@@ -100,12 +102,12 @@ class UserSubmission(_Data):
     status: str
     score: float | None
     verdict: str | None
-    submitted_at: datetime
+    submitted_at: UtcDateTime
 
 
 class UserPage(_Data):
     name: str
-    joined: datetime
+    joined: UtcDateTime
     sets: list[SetStanding]
     best: list[RankedScore]
     """The user's best score per problem, with its rank on that problem."""
@@ -117,7 +119,7 @@ class WorkerStatus(_Data):
     name: str
     hardware: str
     device: str
-    last_seen: datetime
+    last_seen: UtcDateTime
     alive: bool
     running: int | None
     evaluations: int

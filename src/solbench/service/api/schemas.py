@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from solbench.service.times import UtcDateTime
 from solbench.service.settings import Mode
 
 
@@ -38,7 +38,7 @@ class SubmissionAccepted(_Body):
 
 
 class ScoreChangeView(_Body):
-    at: datetime
+    at: UtcDateTime
     old_score: float | None
     new_score: float | None
     old_harness: str
@@ -66,8 +66,8 @@ class ResultView(_Body):
     t_b_ms: dict[str, Any]
     traces: list[dict[str, Any]]
     """One trace per public workload, raw timing samples included."""
-    created_at: datetime
-    rescored_at: datetime | None
+    created_at: UtcDateTime
+    rescored_at: UtcDateTime | None
     history: list[ScoreChangeView]
 
 
@@ -79,13 +79,14 @@ class SubmissionView(_Body):
     mode: str
     status: str
     queue_position: int
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
+    created_at: UtcDateTime
+    started_at: UtcDateTime | None
+    finished_at: UtcDateTime | None
     attempts: int
     error: str | None
     code_hash: str
-    solution: dict[str, Any]
+    solution: dict[str, Any] | None
+    """The solution as submitted; None for readers other than its owner and admins."""
     result: ResultView | None
 
 

@@ -63,9 +63,10 @@ def submit(body: SubmissionRequest, response: Response, user: User = Depends(cur
 @router.get("/submissions/{submission_id}", response_model=SubmissionView, responses={403: {}, 404: {}})
 def get_submission(submission_id: int, user: User | None = Depends(optional_user),
                    db: Session = Depends(session)) -> SubmissionView:
-    """A submission with its result. Test and private submissions are readable by their owner and admins only."""
+    """A submission with its result. Test and private submissions are readable by their owner and admins only;
+    of a ranked one, others see everything but the solution's code."""
     submission = readable(db, submission_id, user)
-    return submission_view(db, submission)
+    return submission_view(db, submission, with_code=_owns(user, submission))
 
 
 @router.delete("/submissions/{submission_id}", response_model=Deleted, responses={401: {}, 403: {}, 404: {}})
@@ -84,12 +85,16 @@ def delete_submission(submission_id: int, user: User = Depends(current_user), db
 
 @router.get("/submissions/{submission_id}/bundle", responses={403: {}, 404: {}})
 def bundle(submission_id: int, user: User | None = Depends(optional_user), db: Session = Depends(session)):
-    """The download bundle: solution, problem version, traces with raw samples, environment (`solbench replay`)."""
+    """The download bundle: solution, problem version, traces with raw samples, environment (`solbench replay`).
+    It holds the code: its owner's and admins' only."""
     from fastapi.responses import JSONResponse
 
     from solbench.service.bundle import make_bundle
 
     submission = readable(db, submission_id, user)
+    if not _owns(user, submission):
+        raise HTTPException(403, f"submission {submission_id}: the bundle holds the code; only its owner or an "
+                                 "admin may download it")
     result = submission.result
     version = submission.problem_version if result is None else db.get(type(submission.problem_version),
                                                                         result.problem_version_id)
@@ -109,7 +114,11 @@ def readable(db: Session, submission_id: int, user: User | None) -> Submission:
     return submission
 
 
-def submission_view(db: Session, submission: Submission) -> SubmissionView:
+def _owns(user: User | None, submission: Submission) -> bool:
+    return user is not None and (user.id == submission.user_id or user.is_admin)
+
+
+def submission_view(db: Session, submission: Submission, *, with_code: bool = True) -> SubmissionView:
     result = submission.result
     result_view = None
     if result is not None:
@@ -134,7 +143,7 @@ def submission_view(db: Session, submission: Submission) -> SubmissionView:
                           queue_position=queries.queue_position(db, submission), created_at=submission.created_at,
                           started_at=submission.started_at, finished_at=submission.finished_at,
                           attempts=submission.attempts, error=submission.error, code_hash=submission.code_hash,
-                          solution=submission.solution, result=result_view)
+                          solution=submission.solution if with_code else None, result=result_view)
 
 
 def _live(db: Session, submission_id: int) -> Submission:
