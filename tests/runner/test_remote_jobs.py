@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import VECTOR_ADD, solution_dict, vector_workloads, write_problem
 
 
@@ -67,3 +69,12 @@ def test_an_alias_names_the_same_queue_as_its_id():
     spec = lookup("H100_SXM")
     assert {canonical_hardware(name) for name in (spec.id, *spec.aliases)} == {spec.id}
     assert canonical_hardware("LOCAL") == "local"
+
+
+def test_an_unreachable_broker_is_named_at_once():
+    from solbench.runner.celery_app import BrokerSettings
+    from solbench.runner.celery_pool import workers_serving
+    from solbench.runner.errors import BrokerUnreachable
+
+    with pytest.raises(BrokerUnreachable, match=r"--broker redis://127.0.0.1:9/0: cannot reach the broker"):
+        workers_serving(BrokerSettings("redis://127.0.0.1:9/0"), "local")

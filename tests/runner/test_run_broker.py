@@ -64,10 +64,3 @@ def wait_for_a_job_holder(broker_url: str, timeout_s: float) -> str:
     finally:
         client.close()
     raise AssertionError(f"no worker took a job within {timeout_s:.0f} s")
-
-
-def test_broker_run_names_an_unreachable_broker(suite, tmp_path, probed_home):  # noqa: F811
-    result = solbench("run", suite, "-o", tmp_path / "out", "--broker", "redis://127.0.0.1:9/0", *FAST,
-                      env=probed_home)
-    assert result.returncode == 2
-    assert "redis://127.0.0.1:9/0: cannot reach the broker" in result.stderr
