@@ -27,6 +27,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from solbench.runner.celery_app import (MAX_DELIVERIES, RUN_QUEUE_PREFIX, SUBMISSION_QUEUE_PREFIX, BrokerSettings,
@@ -91,9 +92,10 @@ class CeleryQueue:
             queued = session.scalars(select(Submission.id).where(Submission.status == "queued",
                                                                  Submission.deleted_at.is_(None))).all()
         now = time.monotonic()
+        still_queued = set(queued)
         with self._lock:
             due = [i for i in queued if now - self._sent_at.get(i, -1e18) > self.resend_after_s]
-            self._sent_at = {i: t for i, t in self._sent_at.items() if i in set(queued)}
+            self._sent_at = {i: t for i, t in self._sent_at.items() if i in still_queued}
         for submission_id in due:
             self.submit(submission_id)
 
@@ -148,17 +150,18 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
             log.error("submission %s: its workers died on each of %d deliveries; not run again (the server marks it "
                       "failed)", submission_id, MAX_DELIVERIES)
             return
-        factory = databases.session_factory(settings.db_url)
         worker = WorkerInfo(name=task.request.hostname or "", hardware=options.hardware,
                             device=resolve_device(options.device or settings.evaluation.device))
         try:
+            factory = databases.session_factory(settings.db_url)
             execute_submission(factory, submission_id, worker, settings=settings)
-        except InfrastructureError as error:
+            elsewhere = _running_elsewhere(factory, submission_id)
+        except (InfrastructureError, DBAPIError) as error:  # the database unreachable is the infrastructure's too
             log.warning("submission %s: infrastructure failure on try %d: %s", submission_id, attempt + 1, error)
             if attempt >= settings.max_attempts + MAX_WAITS:
                 raise
             raise task.retry(exc=error, countdown=min(MAX_BACKOFF_S, RETRY_BACKOFF_S * 2 ** attempt))
-        if _running_elsewhere(factory, submission_id) and attempt < MAX_WAITS:
+        if elsewhere and attempt < MAX_WAITS:
             raise task.retry(countdown=max(1.0, settings.stale_after_s / 2))
 
 
