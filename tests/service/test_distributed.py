@@ -80,12 +80,24 @@ async def post_all(port: int, token: str, bodies: list[dict]) -> list[int]:
     limits = httpx.Limits(max_connections=50)
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}/api/v1", timeout=60, limits=limits,
                                  headers={"Authorization": f"Bearer {token}"}) as client:
-        def post(body):
-            return client.post("/submissions", json={"problem": "vector_add", "solution": body, "mode": "private"})
-        replies = await asyncio.gather(*[post(body) for body in bodies[:-1]])
-        replies.append(await post(bodies[-1]))
+        async def post(index: int, body: dict):
+            """As a careful client: a connection lost before the reply is retried with the same idempotency key,
+            so the server stores one submission whether or not the first request reached it."""
+            for attempt in range(3):
+                try:
+                    return await client.post("/submissions", headers={"Idempotency-Key": f"test-{index}"},
+                                             json={"problem": "vector_add", "solution": body, "mode": "private"})
+                except httpx.TransportError as error:
+                    if attempt == 2:
+                        raise
+                    print(f"POST {index}: {type(error).__name__}; sent again with its idempotency key")
+                    await asyncio.sleep(0.5)
+        replies = await asyncio.gather(*[post(i, body) for i, body in enumerate(bodies[:-1])])
+        replies.append(await post(len(bodies) - 1, bodies[-1]))
     assert all(r.status_code == 202 for r in replies), [r.text for r in replies if r.status_code != 202][:3]
-    return [r.json()["id"] for r in replies]
+    ids = [r.json()["id"] for r in replies]
+    assert len(set(ids)) == len(bodies)
+    return ids
 
 
 def add_user(db_args: list[str], settings: Path, env: dict) -> str:
