@@ -174,6 +174,8 @@ def test_solbench_submit_and_status_talk_to_the_server(live_server):
     assert shown.returncode == 0 and "done, PASSED" in shown.stdout
     refused = live_server.cli("submit", str(solution), "--problem", "nope", "--server", live_server.url, env=env)
     assert refused.returncode == 2 and "problem: unknown problem" in refused.stderr
+    tokenless = live_server.cli("submit", str(solution), "--server", live_server.url, env={"SOLBENCH_TOKEN": ""})
+    assert tokenless.returncode == 2 and "--token" in tokenless.stderr
 
 
 def test_admin_commands_make_revoke_and_ban_accounts(live_server):

@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import func, select
 
 from solbench.service.catalog import current_version, import_baselines, import_suites
-from solbench.service.jobs import InfrastructureError, WorkerInfo, claim, execute_submission, requeue_stale
+from solbench.service.jobs import InfrastructureError, WorkerInfo, _as_json, claim, execute_submission, requeue_stale
+from solbench.spec import Trace
 from solbench.service.models import Result, ScoreChange, Submission, User, utcnow
 from service.conftest import HARDWARE, add_solution, fast_settings, settings_model
 
@@ -94,10 +95,17 @@ def test_an_infrastructure_failure_is_retried_a_bounded_number_of_times_then_fai
 @pytest.mark.slow
 def test_a_solutions_own_failure_is_a_result_not_a_retry(service):
     settings, factory = service
-    job = _submit(factory, source="def run(x, y):\n    return x - y\n")
+    job = _submit(factory, source="def run(x, y):\n    return (x + y) / 0.0\n")
     execute_submission(factory, job, WORKER, settings=settings)
     result = _result(factory, job)
     assert result.verdict == "INCORRECT_NUMERICAL" and result.score == 0.0
+    json.dumps(result.traces, allow_nan=False)  # strict JSON (PostgreSQL's JSON type, the API's responses)
+    trace = Trace.model_validate(result.traces[0])
+    infinite = trace.model_copy(update={"evaluation": trace.evaluation.model_copy(update={
+        "correctness": trace.evaluation.correctness.model_copy(update={"max_relative_error": float("inf")})})})
+    stored = _as_json(infinite)
+    assert '"Infinity"' in json.dumps(stored, allow_nan=False)
+    assert Trace.model_validate(stored).evaluation.correctness.max_relative_error == float("inf")
     with factory() as session:
         assert session.get(Submission, job).attempts == 1
 

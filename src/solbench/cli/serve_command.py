@@ -51,11 +51,7 @@ def serve(
         from solbench.runner.celery_pool import check_reachable
 
         check_reachable(BrokerSettings(settings.broker_url))
-    from sqlalchemy.engine import make_url
-
-    queue = (f"Celery broker {make_url(settings.broker_url).render_as_string(hide_password=True)}"
-             if settings.broker_url and "://" in settings.broker_url and settings.broker_url.startswith("sql")
-             else f"Celery broker {settings.broker_url}" if settings.broker_url
+    queue = (f"Celery broker {_without_password(settings.broker_url)}" if settings.broker_url
              else f"{settings.workers} embedded worker process(es)")
     for line in (f"data folder   {settings.data_dir.resolve()}",
                  f"database      {service.engine.url.render_as_string(hide_password=True)}",
@@ -67,3 +63,14 @@ def serve(
                  f"serving       http://{host}:{port}/api/v1 (docs: /api/v1/docs)"):
         console.print(line, highlight=False, markup=False)
     uvicorn.run(create_app(service), host=host, port=port, log_level="warning")
+
+
+def _without_password(url: str) -> str:
+    """`redis://:secret@host/0` -> `redis://:***@host/0`, for printing."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url

@@ -42,6 +42,9 @@ def submit(
 
     if mode not in ("test", "private", "ranked"):
         raise UsageError(f"--mode {mode}: use test, private or ranked")
+    if not (token or os.environ.get(TOKEN_VARIABLE)):
+        raise UsageError(f"--token: none given (pass --token or set ${TOKEN_VARIABLE}; "
+                         "`solbench admin add-user NAME` prints one)")
     loaded = load_solution(solution)  # a malformed file fails here, naming its field
     data = json.loads(solution.read_text())
     with _client(server, token) as client:

@@ -84,8 +84,11 @@ class EmbeddedQueue:
                     self._children[index] = self._spawn(index)
 
 
-def run_worker(settings: ServiceSettings, worker: WorkerInfo, *, should_stop, parent_pid: int | None = None) -> None:
-    """The loop of one embedded worker: take the oldest queued job, run it, repeat until `should_stop()`."""
+def run_worker(settings: ServiceSettings, worker: WorkerInfo, *, should_stop, parent_pid: int | None = None,
+               busy: threading.Event | None = None) -> None:
+    """The loop of one embedded worker: take the oldest queued job, run it, repeat until `should_stop()`.
+    `busy` is set while a job runs."""
+    busy = busy or threading.Event()
     from solbench.service.db import open_database
 
     _, session_factory = open_database(settings.database_url, migrate=False)
@@ -101,11 +104,14 @@ def run_worker(settings: ServiceSettings, worker: WorkerInfo, *, should_stop, pa
                 record_worker(session_factory, worker)
                 last_seen = time.monotonic()
             continue
+        busy.set()
         try:
             execute_submission(session_factory, submission_id, worker, settings=settings)
         except InfrastructureError as error:
             print(f"solbench worker {worker.name}: {error}", file=sys.stderr)
             time.sleep(settings.poll_s)
+        finally:
+            busy.clear()
         last_seen = time.monotonic()
 
 
@@ -113,14 +119,22 @@ def _main() -> None:
     from solbench.evaluate.config import resolve_device
 
     settings = ServiceSettings.from_env()
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    stopping, busy = threading.Event(), threading.Event()
+
+    def stop(*_) -> None:
+        # Between jobs the loop sees the flag; during one, SystemExit ends the evaluation now and
+        # execute_submission puts the job back in the queue (the server is shutting down).
+        if stopping.is_set() or busy.is_set():
+            raise SystemExit(0)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     index = os.environ.get(INDEX_VARIABLE, "0")
     device = resolve_device(settings.evaluation.device)
     worker = WorkerInfo(name=default_worker_name(f"-embedded-{index}"), hardware=settings.hardware, device=device)
     parent = os.environ.get(PARENT_VARIABLE)
-    run_worker(settings, worker, should_stop=stopping.is_set, parent_pid=int(parent) if parent else None)
+    run_worker(settings, worker, should_stop=stopping.is_set, parent_pid=int(parent) if parent else None, busy=busy)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ so the guarantees live here, in the database, whatever the queue:
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -106,6 +107,10 @@ def execute_submission(session_factory: sessionmaker[Session], submission_id: in
         _give_back(session_factory, submission_id, token, settings.max_attempts, f"{type(error).__name__}: {error}")
         record_worker(session_factory, worker, current=None)
         raise InfrastructureError(f"submission {submission_id}: {type(error).__name__}: {error}") from error
+    except BaseException:  # the worker is stopping (Ctrl-C, SIGTERM): the job waits for the next one, no try used
+        beat.stop()
+        _give_back(session_factory, submission_id, token, settings.max_attempts, None)
+        raise
     beat.stop()
     _store(session_factory, submission_id, token, worker, outcome)
     record_worker(session_factory, worker, current=None, finished=True)
@@ -162,8 +167,7 @@ def _store(session_factory: sessionmaker[Session], submission_id: int, token: st
         hardware=worker.hardware, device=details.device_name if details else worker.device, worker=worker.name,
         environment=evaluation.environment.model_dump(mode="json") if evaluation else {},
         clock=dict(details.clock) if details else {},
-        traces=[t.model_dump(mode="json") for t in outcome.traces],
-        held_out_traces=[t.model_dump(mode="json") for t in outcome.held_out],
+        traces=[_as_json(t) for t in outcome.traces], held_out_traces=[_as_json(t) for t in outcome.held_out],
         t_sol_ms=outcome.t_sol_ms, t_b_ms=scores.t_b_ms,
         cache_hit=bool(details and details.cache and details.cache.hit))
     with session_factory.begin() as session:
@@ -191,15 +195,25 @@ def _store(session_factory: sessionmaker[Session], submission_id: int, token: st
         existing.rescored_at = utcnow()
 
 
+def _as_json(trace: Trace) -> dict:
+    """A trace as strict JSON: an infinite or NaN error is the string "Infinity"/"NaN" (the spec's own JSON form),
+    which PostgreSQL's JSON type and the API's JSON responses accept, and Trace.model_validate reads back."""
+    return json.loads(trace.model_dump_json())
+
+
 def _give_back(session_factory: sessionmaker[Session], submission_id: int, token: str, max_attempts: int,
-               message: str) -> None:
-    """After an infrastructure failure: queued again for another try, or failed once the tries are used up."""
+               message: str | None) -> None:
+    """After an infrastructure failure: queued again for another try, or failed once the tries are used up.
+    Without a message (the worker was stopped) it is queued again and the try is not counted."""
     with session_factory.begin() as session:
         submission = session.get(Submission, submission_id)
         if submission is None or submission.claim_token != token:
             return
-        submission.error = message[:2000]
         submission.claim_token = None
+        if message is None:
+            submission.status, submission.attempts = "queued", max(0, submission.attempts - 1)
+            return
+        submission.error = message[:2000]
         if submission.attempts >= max_attempts:
             submission.status, submission.finished_at = "failed", utcnow()
         else:
