@@ -2,7 +2,9 @@
 
 The worker runs its jobs in one pool child (concurrency 1: one job at a time per device), so a
 job that kills its process (the OOM killer) costs only that child: the worker requeues the job and
-starts a fresh child. The parent sends heartbeats the whole time, also while a long job runs.
+starts a fresh child. The parent sends heartbeats the whole time, also while a long job runs:
+Celery's (for `celery inspect`) and its alive key in Redis (`celery_app.WorkerLiveness`, which
+suite runners watch).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class WorkerOptions:
     concurrency: int = 1
     name: str | None = None
     heartbeat_s: float = HEARTBEAT_S
-    """How often the worker, and each job it runs, says it is alive."""
+    """How often the worker says it is alive; three missed beats and a suite runner sends its jobs elsewhere."""
     loglevel: str = "INFO"
 
     @property
