@@ -201,13 +201,15 @@ def test_postgres_redis_two_celery_workers_one_killed(tmp_path, postgres_url, re
         rerun = rows(engine, f"SELECT s.attempts, r.worker FROM submissions s JOIN results r "
                              f"ON r.submission_id = s.id WHERE s.id = {victim}")
         hardware = {h for (h,) in rows(engine, "SELECT DISTINCT hardware FROM results")}
+        clocks = [clock for (clock,) in rows(engine, "SELECT clock FROM results")]
     finally:
         for process in processes:
             process.stop()
         engine.dispose()
     survivor = next(name for name in workers if name != killed)
     assert rerun[0][1] == survivor and rerun[0][0] >= 2  # the killed worker's job ran again, on the other worker
-    assert hardware == {"local"}
+    assert hardware == {"local"}  # the worker's hardware id and clock state, on every result
+    assert all("state" in (json.loads(c) if isinstance(c, str) else c) for c in clocks)
     assert sum(verdicts.values()) == SUBMISSIONS and len(verdicts) >= 2  # the wrong solution fails, as a result
 
 
