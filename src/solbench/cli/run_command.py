@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -31,6 +32,9 @@ def run_suite(
     budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
                                  help="Seconds of timed iterations per workload."),
     timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout", help="Seconds allowed for each sandbox request."),
+    broker: Optional[str] = typer.Option(None, "--broker",
+                                         help="Redis URL of a Celery broker: run the jobs on the `solbench worker`s of "
+                                              "the --hardware instead of local processes."),
 ) -> None:
     """Evaluate many problems, resumably, with progress; write traces and a summary (pass counts per set,
     SOL scores per problem and set)."""
@@ -38,6 +42,7 @@ def run_suite(
 
     from solbench.cli.render import run_tables
     from solbench.runner.jobs import plan_jobs
+    from solbench.runner.pool import run_jobs
     from solbench.runner.summary import summarize, write_summary
     from solbench.runner.worker import RunSettings
     from solbench.score import load_baselines
@@ -52,14 +57,21 @@ def run_suite(
     if not jobs:
         raise UsageError(f"{suite}: no problems match (categories {category or 'any'}, names {name or 'any'})")
     sol_hardware, no_scores_reason = _sol_hardware(hardware, chosen_device, errors)
+    if broker and sol_hardware is None:
+        raise UsageError("--broker: name the hardware whose workers run the jobs with --hardware (`solbench hw list`)")
     for note in notes:
         errors.print(f"[yellow]skipped:[/] {note}")
     out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
     settings = RunSettings(
         config=config, out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun)
-    errors.print(f"{len(jobs)} problem(s) · solution {solution_name} · {chosen_device} · {workers} worker(s) · "
-                 f"traces in {out}")
-    results = _run_with_progress(jobs, settings, workers, errors)
+    if broker:
+        run = _broker_runner(broker, sol_hardware, errors)
+        where = f"workers of {sol_hardware} via {broker}"
+    else:
+        run = partial(run_jobs, workers=workers)
+        where = f"{chosen_device} · {workers} worker(s)"
+    errors.print(f"{len(jobs)} problem(s) · solution {solution_name} · {where} · traces in {out}")
+    results = _run_with_progress(jobs, settings, run, errors)
     failed = [r for r in results if r.error]
     lost = sum(r.worker_died is not None for r in failed)
     summary = replace(summarize(out, sol_hardware, loaded_baselines),
@@ -91,11 +103,29 @@ def _sol_hardware(hardware: str | None, device: str, console) -> tuple[str | Non
     return lookup(chosen).id, ""
 
 
-def _run_with_progress(jobs, settings, workers: int, console):
+def _broker_runner(broker: str, hardware: str, console):
+    """`run_jobs_on_broker` for this broker and hardware, after saying which workers will take the jobs."""
+    from solbench.runner.celery_app import BrokerSettings
+    from solbench.runner.celery_pool import run_jobs_on_broker, workers_serving
+
+    broker_settings = BrokerSettings(broker)
+    serving = workers_serving(broker_settings, hardware)
+    if serving:
+        console.print(f"{len(serving)} worker(s) of {hardware}: {', '.join(serving)}")
+    else:
+        console.print(f"[yellow]no worker of {hardware} answers yet[/]: the jobs wait in the queue for one "
+                      f"(`solbench worker --broker {broker} --hardware {hardware}`)")
+
+    def run(jobs, settings, on_done=None, on_retry=None):
+        return run_jobs_on_broker(jobs, settings, broker_settings, hardware=hardware, on_done=on_done,
+                                  on_retry=on_retry)
+    return run
+
+
+def _run_with_progress(jobs, settings, run_jobs, console):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from solbench.cli.render import worker_retry_line
-    from solbench.runner.pool import run_jobs
 
     done = {"count": 0}
 
@@ -113,7 +143,7 @@ def _run_with_progress(jobs, settings, workers: int, console):
         return f"{head} · [{colour}]{counts}[/] · {result.seconds:.1f} s"
 
     if not console.is_terminal:
-        return run_jobs(jobs, settings, workers=workers, on_done=lambda r: console.print(line(r)),
+        return run_jobs(jobs, settings, on_done=lambda r: console.print(line(r)),
                         on_retry=lambda d: console.print(worker_retry_line(d)))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
@@ -122,5 +152,5 @@ def _run_with_progress(jobs, settings, workers: int, console):
         def finished(result) -> None:
             bar.console.print(line(result))
             bar.update(task, advance=1)
-        return run_jobs(jobs, settings, workers=workers, on_done=finished,
+        return run_jobs(jobs, settings, on_done=finished,
                         on_retry=lambda d: bar.console.print(worker_retry_line(d)))

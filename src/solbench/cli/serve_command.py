@@ -46,6 +46,11 @@ def serve(
 
     lookup(settings.hardware)  # an unknown hardware id fails here, before anything is served
     service = prepare(settings)
+    if settings.broker_url:  # an unreachable broker is one line and exit 2, not a failed startup's traceback
+        from solbench.runner.celery_app import BrokerSettings
+        from solbench.runner.celery_pool import check_reachable
+
+        check_reachable(BrokerSettings(settings.broker_url))
     queue = (f"Celery broker {_without_password(settings.broker_url)}" if settings.broker_url
              else f"{settings.workers} embedded worker process(es)")
     for line in (f"data folder   {settings.data_dir.resolve()}",

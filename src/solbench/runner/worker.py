@@ -52,10 +52,10 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
         if not settings.rerun and store.finished(job, [w.uuid for w in problem.workloads]):
             result.skipped = True
             return result
-        solution = _solution_for(job, problem)
+        solution = solution_for(job, problem)
         traces = evaluate(problem, solution, settings.config)
         if settings.hardware:
-            traces = _with_sol(traces, problem, settings)
+            traces = attach_sol(traces, problem, settings)
         result.trace_path = str(store.write(job, traces))
         for trace in traces:
             status = trace.evaluation.status.value
@@ -67,7 +67,7 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
     return result
 
 
-def _solution_for(job: Job, problem):
+def solution_for(job: Job, problem):
     if job.solution == REFERENCE:
         return reference_solution(problem.definition)
     if job.solution == COMPILED_REFERENCE:
@@ -75,9 +75,10 @@ def _solution_for(job: Job, problem):
     return load_solution(job.solution_path)
 
 
-def _with_sol(traces, problem, settings: RunSettings):
+def attach_sol(traces, problem, settings: RunSettings):
+    """T_SOL (and scores, where T_b is known) on the run's hardware added to each trace."""
     from solbench.hardware import lookup
-    from solbench.score import attach_sol, load_baselines
+    from solbench.score import attach_sol as attach, load_baselines
 
     baselines = load_baselines(settings.baselines) if settings.baselines else None
-    return attach_sol(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots)
+    return attach(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots)
