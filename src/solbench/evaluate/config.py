@@ -52,6 +52,11 @@ class EvaluationConfig:
     timer: str | None = None
     """A timer backend's name (sandbox/timers/), or None for the device's default."""
     flush_cache: bool = True
+    """Flush the caches before every timed call (solution and reference alike)."""
+    cpu_flush: str = "operands"
+    """How a CPU run flushes: ``operands`` (the native helper evicts every cache line of the call's input and output
+    buffers; code stays warm, as on a GPU after an L2 flush) or ``stream`` (a 64 MiB write that evicts code and data
+    alike). A CUDA run always flushes its L2. See sandbox/flush.py."""
     time_reference: bool = True
     check_precision: bool = True
     static_check: bool = True
@@ -85,6 +90,10 @@ def check_harness_options(config: EvaluationConfig) -> None:
     for name in ("flush_cache", "time_reference", "check_precision", "static_check"):
         if not isinstance(getattr(config, name), bool):
             raise HarnessOptionError(name, getattr(config, name), "must be true or false")
+    from solbench.sandbox.flush import CPU_FLUSH_MODES
+
+    if config.cpu_flush not in CPU_FLUSH_MODES:
+        raise HarnessOptionError("cpu_flush", config.cpu_flush, f"unknown flush (known: {', '.join(CPU_FLUSH_MODES)})")
     _check_count("rounds", config.rounds, least=1)
     _check_seconds("timeout_s", config.timeout_s, positive=True)
     _check_seconds("build_timeout_s", config.build_timeout_s, positive=True)

@@ -113,6 +113,7 @@ class _Run:
                                   device=config.device, device_name=name, clock=clock_state(config.device))
         self.build = _Build()
         self.static_checks: list[CheckOutcome] = []
+        self._line_flush = None
 
     def execute(self) -> list[Trace]:
         total = len(self.problem.workloads)
@@ -141,6 +142,19 @@ class _Run:
                 session.close()
             reference.close()
         return traces
+
+    def line_flush(self):
+        """The native cache-line flush helper loaded here, for timing the reference, or (None, why not)."""
+        if not self.config.device.startswith("cpu"):
+            return None, "not a CPU run"
+        if self._line_flush is None:
+            from solbench.sandbox.line_flush import HelperUnavailable, build_helper, load_helper
+
+            try:
+                self._line_flush = (load_helper(build_helper()), None)
+            except HelperUnavailable as error:
+                self._line_flush = (None, str(error))
+        return self._line_flush
 
     # --- sandbox lifecycle ------------------------------------------------------------------
     def _start_session(self) -> SandboxSession:
@@ -301,8 +315,8 @@ class _WorkloadEvaluation:
         plan = self._timing_plan()
         calls = plan.min_iterations + plan.min_warmup + 2
         deadline = self.config.timeout_s + plan.budget_s + plan.warmup_s + 3 * calls * self.slowest_call_s
-        reply: Timed = self._request(TimeRequest(plan=plan, timer=self.config.timer, flush=self.config.flush_cache),
-                                     deadline)
+        reply: Timed = self._request(TimeRequest(plan=plan, timer=self.config.timer, flush=self.config.flush_cache,
+                                                 cpu_flush=self.config.cpu_flush), deadline)
         samples = reply.samples_s
         variants = len(sets)
         seen = set()
@@ -325,7 +339,8 @@ class _WorkloadEvaluation:
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing kept no output for some input variant")
         resolution = reply.resolution_s
         return timing_summary(reply.backend, list(samples), reply.warmup, reply.flush_bytes, self.config.rounds,
-                              list(reply.warnings[:10]), resolution if resolution else None)
+                              list(reply.warnings[:10]), resolution if resolution else None, reply.flush_mode,
+                              reply.flush_note)
 
     def _time_reference(self, sets: list):
         from solbench.sandbox.flush import flusher_for
@@ -335,8 +350,17 @@ class _WorkloadEvaluation:
 
         rotation = InputRotation(sets, self.perturbations, perturb_seed=secrets.randbits(48))
         timer = select_timer(self.config.timer, self.config.device)
-        flusher = flusher_for(self.config.device, self.config.flush_cache)
-        measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,
-                              flusher, replace(self.config.timing, capture=False))
+        last_outputs: list = []
+
+        def run_reference() -> list:
+            last_outputs[:] = self.reference.run(rotation.live)
+            return last_outputs
+
+        helper, missing = self.run_state.line_flush()
+        flusher = flusher_for(self.config.device, self.config.flush_cache, self.config.cpu_flush,
+                              lambda: [*rotation.live, *last_outputs], helper, missing)
+        measurement = measure(run_reference, rotation.prepare, len(rotation), timer, flusher,
+                              replace(self.config.timing, capture=False))
         return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, measurement.flush_bytes,
-                              len(rotation), measurement.warnings, measurement.resolution_s)
+                              len(rotation), measurement.warnings, measurement.resolution_s, measurement.flush_mode,
+                              measurement.flush_note)

@@ -27,7 +27,8 @@ class RunContext:
 
 
 def timing_summary(backend: str, samples_s: list[float], warmup: int, flush_bytes: int, variants: int,
-                   warnings: list[str], resolution_s: float | None = None) -> TimingSummary:
+                   warnings: list[str], resolution_s: float | None = None, flush_mode: str | None = None,
+                   flush_note: str | None = None) -> TimingSummary:
     samples_ms = [s * 1e3 for s in samples_s]
     median_ms = stats.median(samples_ms)
     resolution_ms = resolution_s * 1e3 if resolution_s else None
@@ -36,7 +37,7 @@ def timing_summary(backend: str, samples_s: list[float], warmup: int, flush_byte
                          mean_ms=stats.mean(samples_ms), p10_ms=stats.quantile(samples_ms, 0.1),
                          p90_ms=stats.quantile(samples_ms, 0.9), cv=stats.coefficient_of_variation(samples_ms),
                          rel_std_err=stats.relative_standard_error(samples_ms), cache_flush=flush_bytes > 0,
-                         flush_bytes=flush_bytes,
+                         flush_bytes=flush_bytes, flush_mode=flush_mode, flush_note=flush_note,
                          input_variants=variants, warnings=warnings)
 
 

@@ -81,7 +81,13 @@ class TimingSummary(_Record):
     """Standard error of the mean relative to the mean; the adaptive loop's stopping target."""
     cache_flush: bool
     flush_bytes: int = 0
-    """Bytes written between iterations to evict the caches (0: no flush)."""
+    """Bytes evicted between iterations (0: no flush): the stream's size, or the operands' bytes whose cache lines
+    were flushed."""
+    flush_mode: Optional[str] = None
+    """Which flush ran before every timed call: ``operands`` (the cache lines of the call's buffers, CPU),
+    ``stream`` (a 64 MiB write, CPU), ``l2`` (CUDA) or ``none``; None in traces written before it was recorded."""
+    flush_note: Optional[str] = None
+    """Why that flush ran instead of the one asked for (the operand flush's native helper is missing), or None."""
     input_variants: int = 1
     """How many distinct input sets were rotated through the timed iterations."""
     resolution_ms: Optional[float] = None
