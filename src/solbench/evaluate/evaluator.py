@@ -18,6 +18,8 @@ from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs
 from solbench.evaluate.environment import clock_state, device_name, library_versions
 from solbench.evaluate.errors import EvaluationError
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
+from solbench.evaluate.pool import SandboxPool
+from solbench.evaluate.reference_timing import ReferenceTimings, reference_timing_key
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluate.roles import timing_perturbations
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
@@ -55,13 +57,19 @@ class _Build:
 
 def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | None = None,
              progress: ProgressCallback | None = None, *, cache: Path | None = None,
-             refresh_cache: bool = False) -> list[Trace]:
+             refresh_cache: bool = False, sandboxes: SandboxPool | None = None,
+             reference_timings: ReferenceTimings | None = None) -> list[Trace]:
     """Evaluate `solution` on every workload of `problem`; returns one trace per workload, in order.
 
     `config` defaults to ``EvaluationConfig()`` (device ``auto``: cuda when present). With `cache`, a
     folder, an earlier evaluation with the same key is returned instead of measuring (see
     result_cache.py); `refresh_cache` measures again and overwrites it. Every trace then records
     the cache's use in ``evaluation.solbench.cache``.
+
+    For many candidates of one problem (an optimisation loop): `sandboxes`, a SandboxPool (pool.py),
+    hands this evaluation a warm spare sandbox that no solution ran in, and `reference_timings`, a
+    ReferenceTimings (reference_timing.py), reuses T_b measured by an earlier candidate for the same
+    problem, workload, device and settings instead of timing the reference again.
 
     Raises, before starting any process, HarnessOptionError for a device this machine lacks or a
     timer that does not suit it (the config checked its other options when it was made) and
@@ -75,19 +83,29 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
         raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "
                         f"not for this problem {problem.name!r}")
     report = progress or (lambda *_: None)
+    warm = _Warm(sandboxes, reference_timings)
     if cache is None:
-        return _measure(problem, solution, config, report)
+        return _measure(problem, solution, config, report, warm)
     from solbench.evaluate.result_cache import cached_evaluation
 
-    traces = cached_evaluation(cache, problem, solution, config, lambda: _measure(problem, solution, config, report),
-                               refresh=refresh_cache)
+    traces = cached_evaluation(cache, problem, solution, config,
+                               lambda: _measure(problem, solution, config, report, warm), refresh=refresh_cache)
     if traces and traces[0].evaluation.solbench.cache.hit:
         report(len(traces), len(traces), "read from the result cache")
     return traces
 
 
-def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback) -> list[Trace]:
-    run = _Run(problem, solution, config, progress)
+@dataclass(frozen=True)
+class _Warm:
+    """What earlier evaluations left ready for this one."""
+
+    sandboxes: SandboxPool | None = None
+    reference_timings: ReferenceTimings | None = None
+
+
+def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback,
+             warm: _Warm = _Warm()) -> list[Trace]:
+    run = _Run(problem, solution, config, progress, warm)
     if config.static_check:
         findings = check_solution(solution)
         run.static_checks = [CheckOutcome(rule=f"static:{f.rule}", passed=f.severity is not Severity.BLOCK,
@@ -104,8 +122,10 @@ def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, pro
 
 
 class _Run:
-    def __init__(self, problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback):
+    def __init__(self, problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback,
+                 warm: _Warm = _Warm()):
         self.problem, self.solution, self.config, self.progress = problem, solution, config, progress
+        self.warm = warm
         self.limits = SandboxLimits(memory_bytes=config.memory_limit_bytes)
         name = device_name(config.device)
         self.context = RunContext(definition=problem.name, solution=solution.name,
@@ -158,7 +178,9 @@ class _Run:
 
     # --- sandbox lifecycle ------------------------------------------------------------------
     def _start_session(self) -> SandboxSession:
-        session = SandboxSession(self.config.device, self.limits)
+        pool = self.warm.sandboxes
+        session = pool.take(self.config.device, self.limits) if pool is not None else \
+            SandboxSession(self.config.device, self.limits)
         self.context = replace(self.context, confinement=session.confinement)
         return session
 
@@ -240,13 +262,19 @@ class _WorkloadEvaluation:
                 raise self._stop(verdict.status, verdict=verdict)
         timing = self._time_solution(sets, verdict)
         reference_timing = None
-        if self.config.time_reference:
+        known, key = self.run_state.warm.reference_timings, None
+        if self.config.time_reference and known is not None:
+            key = reference_timing_key(self.run_state.problem, self.workload, self.config)
+            reference_timing = known.get(key)
+        if self.config.time_reference and reference_timing is None:
             with self.session.paused():  # nothing the solution left behind may compete with the reference
                 reference_timing = self._time_reference(sets)
             if self.session.scheduling_changes:
                 raise self._stop(EvaluationStatus.REWARD_HACK, "scheduling: the evaluator's CPU scheduling was changed "
                                  f"while the sandbox ran ({'; '.join(self.session.scheduling_changes[:3])}); it was "
                                  "restored before the reference was timed")
+            if known is not None:  # only from a workload that passed, with the evaluator's scheduling intact
+                known.put(key, reference_timing)
         log = self.session.log.take()
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
                           rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,
