@@ -108,10 +108,8 @@ def test_the_reference_is_timed_once_per_workload_and_reused_by_the_next_candida
     config = replace(fast_config, time_reference=True)
     store = ReferenceTimings()
     first = evaluate(problem, make_solution("def run(x, y):\n    return x + y\n"), config, reference_timings=store)
-    wrong = evaluate(problem, make_solution("def run(x, y):\n    return x - y\n"), config, reference_timings=store)
     second = evaluate(problem, make_solution("import torch\ndef run(x, y):\n    return torch.add(x, y)\n"), config,
                       reference_timings=store)
-    assert [t.evaluation.status.value for t in wrong] == ["INCORRECT_NUMERICAL"] * 2
     for before, after, workload in zip(first, second, problem.workloads):
         measured, reused = before.evaluation.solbench.reference_timing, after.evaluation.solbench.reference_timing
         assert measured.reused_from is None
@@ -119,3 +117,26 @@ def test_the_reference_is_timed_once_per_workload_and_reused_by_the_next_candida
         assert reused.samples_ms == measured.samples_ms
         assert after.evaluation.performance.reference_latency_ms == measured.median_ms
     assert store.reused == 2
+
+
+@pytest.mark.slow
+def test_solbench_run_keeps_a_warm_spare_per_worker(tmp_path, probed_home):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import VECTOR_ADD, vector_workloads, write_problem
+
+    suite = tmp_path / "suite"
+    write_problem(suite / "L1" / "vector_add", VECTOR_ADD, vector_workloads(1000))
+    write_problem(suite / "L1" / "vector_mul", {**VECTOR_ADD, "name": "vector_mul",
+                                                "reference": "def run(x, y):\n    return x * y\n"},
+                  vector_workloads(500))
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "solbench", "run", str(suite), "-o", str(out), "--warm-sandboxes",
+                           "--rounds", "1", "--budget", "0.01"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **probed_home})
+    assert done.returncode == 0, done.stderr
+    statuses = [json.loads(line)["evaluation"]["status"] for path in sorted((out / "traces").rglob("*.jsonl"))
+                for line in path.read_text().splitlines()]
+    assert statuses == ["PASSED", "PASSED"]

@@ -31,6 +31,9 @@ def run_suite(
     budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
                                  help="Seconds of timed iterations per workload."),
     timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout", help="Seconds allowed for each sandbox request."),
+    warm_sandboxes: bool = typer.Option(False, "--warm-sandboxes",
+                                        help="Keep a spare sandbox started per worker (no solution ever ran in it), "
+                                             "so each problem skips the sandbox's start-up."),
 ) -> None:
     """Evaluate many problems, resumably, with progress; write traces and a summary (pass counts per set,
     SOL scores per problem and set)."""
@@ -56,7 +59,8 @@ def run_suite(
         errors.print(f"[yellow]skipped:[/] {note}")
     out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
     settings = RunSettings(
-        config=config, out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun)
+        config=config, out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun,
+        warm_sandboxes=warm_sandboxes)
     errors.print(f"{len(jobs)} problem(s) · solution {solution_name} · {chosen_device} · {workers} worker(s) · "
                  f"traces in {out}")
     results = _run_with_progress(jobs, settings, workers, errors)
