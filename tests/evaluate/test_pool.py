@@ -140,3 +140,16 @@ def test_solbench_run_keeps_a_warm_spare_per_worker(tmp_path, probed_home):
     statuses = [json.loads(line)["evaluation"]["status"] for path in sorted((out / "traces").rglob("*.jsonl"))
                 for line in path.read_text().splitlines()]
     assert statuses == ["PASSED", "PASSED"]
+
+
+@pytest.mark.slow
+def test_a_correctness_only_evaluation_checks_every_round_and_times_nothing(vector_add_problem, fast_config):
+    problem = load_problem(vector_add_problem)
+    config = replace(fast_config, time_solution=False, time_reference=True)
+    passed = evaluate(problem, make_solution("def run(x, y):\n    return x + y\n"), config)
+    wrong = evaluate(problem, make_solution("def run(x, y):\n    return x + y + (x[0] > 1)\n"), config)
+    for trace in passed:
+        details = trace.evaluation.solbench
+        assert trace.evaluation.status.value == "PASSED" and trace.evaluation.performance is None
+        assert details.timing is None and details.reference_timing is None and details.rounds == 2
+    assert {t.evaluation.status.value for t in wrong} == {"INCORRECT_NUMERICAL"}

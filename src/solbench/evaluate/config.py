@@ -57,6 +57,9 @@ class EvaluationConfig:
     """How a CPU run flushes: ``operands`` (the native helper evicts every cache line of the call's input and output
     buffers; code stays warm, as on a GPU after an L2 flush) or ``stream`` (a 64 MiB write that evicts code and data
     alike). A CUDA run always flushes its L2. See sandbox/flush.py."""
+    time_solution: bool = True
+    """False: correctness rounds only (an optimisation loop's `test`): no timed loop and no reference timing; a
+    PASSED trace then has no performance record."""
     time_reference: bool = True
     check_precision: bool = True
     static_check: bool = True
@@ -87,7 +90,7 @@ def check_harness_options(config: EvaluationConfig) -> None:
         check_timer(config.timer, None if config.device == AUTO_DEVICE else config.device)
     except TimerUnavailable as error:
         raise HarnessOptionError("timer", config.timer, str(error)) from None
-    for name in ("flush_cache", "time_reference", "check_precision", "static_check"):
+    for name in ("flush_cache", "time_solution", "time_reference", "check_precision", "static_check"):
         if not isinstance(getattr(config, name), bool):
             raise HarnessOptionError(name, getattr(config, name), "must be true or false")
     from solbench.sandbox.flush import CPU_FLUSH_MODES

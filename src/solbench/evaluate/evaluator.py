@@ -260,6 +260,9 @@ class _WorkloadEvaluation:
                           verdict, round_index, self._golden(sets[round_index]), keep_passed=round_index == 0)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
+        if not self.config.time_solution:  # correctness only
+            return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, self.session.log.take(),
+                              verdict=verdict, rounds=self.config.rounds, seed=self.seed, correctness_only=True)
         timing = self._time_solution(sets, verdict)
         reference_timing = None
         known, key = self.run_state.warm.reference_timings, None

@@ -139,6 +139,9 @@ class EvaluationDetails(_Record):
     failure: Optional[str] = None
     """One line saying which rule failed and by how much."""
     checks: list[CheckOutcome] = Field(default_factory=list)
+    correctness_only: bool = False
+    """A correctness-only evaluation (EvaluationConfig.time_solution false, an optimisation loop's `test`): nothing
+    was timed, so a PASSED trace has no performance record."""
     timing: Optional[TimingSummary] = None
     reference_timing: Optional[TimingSummary] = None
     rounds: int = 0
@@ -162,7 +165,8 @@ class Evaluation(_Record):
     @model_validator(mode="after")
     def _sections_match_status(self) -> "Evaluation":
         wants_correctness = self.status in (EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL)
-        wants_performance = self.status is EvaluationStatus.PASSED
+        wants_performance = self.status is EvaluationStatus.PASSED and not (
+            self.solbench is not None and self.solbench.correctness_only)
         if (self.correctness is not None) != wants_correctness:
             raise ValueError(f"correctness must {'' if wants_correctness else 'not '}be present for {self.status.value}")
         if (self.performance is not None) != wants_performance:
