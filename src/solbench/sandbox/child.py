@@ -279,7 +279,10 @@ def _load_line_flush(path: Path | None, missing: str | None):
     except HelperUnavailable as error:
         return None, str(error)
     finally:
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:  # the mapping is what runs; a copy left behind is only a file in the working directory
+            pass
 
 
 if __name__ == "__main__":
