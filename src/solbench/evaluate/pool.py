@@ -56,6 +56,7 @@ class SandboxPool:
         while self._ready:
             session = self._ready.pop(0)
             if session.alive:
+                session.take_scheduling_baseline()
                 self._fill()
                 self.taken += 1
                 return session

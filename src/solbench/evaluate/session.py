@@ -92,6 +92,12 @@ class SandboxSession:
         copy.chmod(0o644)
         return ["--line-flush", str(copy)]
 
+    def take_scheduling_baseline(self) -> None:
+        """The evaluator's scheduling now is what `paused` restores and checks against: a spare sandbox handed to an
+        evaluation (pool.py) ran no solution code since it started, while the evaluator may have changed its own
+        scheduling meanwhile, legitimately."""
+        self._scheduling = scheduling.Scheduling.of()
+
     @property
     def confinement(self) -> dict[str, Any]:
         """How the sandbox is confined, for the trace; complete once `note_sandbox_state` has run."""
