@@ -161,6 +161,8 @@ class _Run:
             if session is not None:
                 session.close()
             reference.close()
+            if self.warm.sandboxes is not None:  # the next spare warms up now, not during this one's timed calls
+                self.warm.sandboxes.refill()
         return traces
 
     def line_flush(self):

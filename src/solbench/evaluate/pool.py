@@ -5,8 +5,9 @@ again. What a pool keeps ready is a *spare*: a sandbox process already spawned, 
 user, network namespace, Landlock, limits, scrubbed environment), with torch imported, the
 runtime's threads started and the integrity snapshot taken, that has received no request yet,
 so nothing of any solution was ever loaded into it. `take` hands a spare over, for good (there is
-no way to give a session back), and starts the next spare at once, so it warms up while the
-caller's candidate builds and runs.
+no way to give a session back). `refill`, called by `evaluate` when the evaluation ends, starts
+the next spare, so it warms up while the caller thinks (an agent's next step) instead of
+competing with the timed calls for the CPU.
 
 A spare is started from the thread that calls `take` (or makes the pool): the sandbox dies with
 that thread (see confinement._die_with_parent), so use a pool from the thread that evaluates.
@@ -49,22 +50,26 @@ class SandboxPool:
         return device == self.device and limits == self.limits
 
     def take(self, device: str, limits: SandboxLimits) -> SandboxSession:
-        """A sandbox no solution has run in, for good: a warm spare when one suits, else a fresh one. The next spare
-        starts now."""
+        """A sandbox no solution has run in, for good: a warm spare when one suits, else a fresh one.
+
+        The next spare is not started here but by `refill`, which `evaluate` calls when its evaluation
+        ends: a spare importing torch meanwhile would compete with the timed calls for the CPU.
+        """
         if not self.suits(device, limits):
             return SandboxSession(device, limits)
         while self._ready:
             session = self._ready.pop(0)
             if session.alive:
                 session.take_scheduling_baseline()
-                self._fill()
                 self.taken += 1
                 return session
             session.close()  # died while waiting (killed from outside): never handed over
-        session = SandboxSession(device, limits)
         self.started += 1
+        return SandboxSession(device, limits)
+
+    def refill(self) -> None:
+        """Start spares until `spares` are ready (they warm up while the caller does something else)."""
         self._fill()
-        return session
 
     @property
     def ready_pids(self) -> list[int]:
