@@ -62,6 +62,8 @@ def _startup(config, pool) -> float:
         return time.perf_counter() - started
     finally:
         session.close()
+        if pool is not None:
+            pool.refill()  # as evaluate does when it ends
 
 
 def _mode(name: str, candidates, config, pool, reference_timings, cache_root: Path) -> dict:
