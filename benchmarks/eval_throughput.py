@@ -16,7 +16,10 @@ and prints, per mode (mean over the candidates after the first, which pays for w
   full/work           the overhead ratio of a full evaluation over the solution's timed work
   start-up            start a sandbox (or take a spare) and build the candidate in it, until it answers
 
-Usage: python benchmarks/eval_throughput.py [--candidates N] [--budget SECONDS]
+Between evaluations the loop waits `--think` seconds (default 3; an agent's model call takes longer), in
+both modes: a spare sandbox warms up meanwhile.
+
+Usage: python benchmarks/eval_throughput.py [--candidates N] [--budget SECONDS] [--think SECONDS]
 """
 
 from __future__ import annotations
@@ -66,14 +69,14 @@ def _startup(config, pool) -> float:
             pool.refill()  # as evaluate does when it ends
 
 
-def _mode(name: str, candidates, config, pool, reference_timings, cache_root: Path) -> dict:
+def _mode(name: str, candidates, config, pool, reference_timings, cache_root: Path, think: float) -> dict:
     import solbench
 
     problem = solbench.load_problem(PROBLEM)
     full, work, test, hits, startups = [], [], [], [], []
     test_config = replace(config, time_solution=False)
     for index, candidate in enumerate(candidates):
-        time.sleep(0.5 if pool is not None else 0.0)  # a loop thinks between steps; the spare warms meanwhile
+        time.sleep(think)  # a loop thinks between steps (an agent's model call); a spare warms up meanwhile
         started = time.perf_counter()
         traces = solbench.evaluate(problem, candidate, config=config, sandboxes=pool,
                                    reference_timings=reference_timings, cache=cache_root / name)
@@ -84,11 +87,11 @@ def _mode(name: str, candidates, config, pool, reference_timings, cache_root: Pa
         started = time.perf_counter()
         solbench.evaluate(problem, candidate, config=config, cache=cache_root / name)
         hits.append(time.perf_counter() - started)
-        time.sleep(0.5 if pool is not None else 0.0)
+        time.sleep(think)
         started = time.perf_counter()
         solbench.evaluate(problem, candidate, config=test_config, sandboxes=pool)
         test.append(time.perf_counter() - started)
-        time.sleep(0.5 if pool is not None else 0.0)
+        time.sleep(think)
         startups.append(_startup(config, pool))
     steady = slice(1, None) if len(candidates) > 1 else slice(None)
     mean = lambda values: statistics.fmean(values[steady])  # noqa: E731
@@ -107,6 +110,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--budget", type=float, default=1.0, help="timing budget per workload (seconds)")
+    parser.add_argument("--think", type=float, default=3.0,
+                        help="seconds between evaluations, in both modes (an agent's model call is longer)")
     args = parser.parse_args()
     from solbench.evaluate import EvaluationConfig, ReferenceTimings, SandboxPool
     from solbench.sandbox import TimingPlan
@@ -116,12 +121,14 @@ def main() -> None:
     print(_load())
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        rows.append(_mode("before", candidates, replace(base, cpu_flush="stream"), None, None, Path(folder)))
+        rows.append(_mode("before", candidates, replace(base, cpu_flush="stream"), None, None, Path(folder),
+                          args.think))
         with SandboxPool.for_config(base) as pool:
             rows.append(_mode("after", candidates, replace(base, cpu_flush="operands"), pool, ReferenceTimings(),
-                              Path(folder)))
+                              Path(folder), args.think))
     columns = list(rows[0])
-    print(f"{PROBLEM.name}: {len(candidates)} candidates, 4 workloads each, budget {args.budget} s per workload")
+    print(f"{PROBLEM.name}: {len(candidates)} candidates, 4 workloads each, budget {args.budget} s per workload, "
+          f"{args.think} s between evaluations")
     print(" | ".join(f"{c:>15}" for c in columns))
     for row in rows:
         print(" | ".join(f"{row[c]:>15.3f}" if isinstance(row[c], float) else f"{row[c]:>15}" for c in columns))
