@@ -142,6 +142,8 @@ class _Run:
             reference = ReferenceProgram(self.problem.definition, self.config.device)
         except ReferenceFailure as error:
             session.close()
+            if self.warm.sandboxes is not None:
+                self.warm.sandboxes.refill()
             return [make_trace(self.context, w, EvaluationStatus.INVALID_REFERENCE, failure=str(error))
                     for w in self.problem.workloads]
         traces: list[Trace] = []
