@@ -273,14 +273,17 @@ class _WorkloadEvaluation:
         if self.config.time_reference and known is not None:
             key = reference_timing_key(self.run_state.problem, self.workload, self.config)
             reference_timing = known.get(key)
-        if self.config.time_reference and reference_timing is None:
+        measured_now = False
+        if self.config.time_reference:
             with self.session.paused():  # nothing the solution left behind may compete with the reference
-                reference_timing = self._time_reference(sets)
+                if reference_timing is None:
+                    reference_timing, measured_now = self._time_reference(sets), True
+            # Checked when T_b is reused too: a changed scheduling would slow the evaluator's later work.
             if self.session.scheduling_changes:
                 raise self._stop(EvaluationStatus.REWARD_HACK, "scheduling: the evaluator's CPU scheduling was changed "
                                  f"while the sandbox ran ({'; '.join(self.session.scheduling_changes[:3])}); it was "
                                  "restored before the reference was timed")
-            if known is not None:  # only from a workload that passed, with the evaluator's scheduling intact
+            if known is not None and measured_now:  # only from a workload that passed, scheduling intact
                 known.put(key, reference_timing)
         log = self.session.log.take()
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
