@@ -22,6 +22,7 @@ INTERNAL = {
     "solbench.guard.runtime.GuardViolation",  # REWARD_HACK
     "solbench.guard.runtime.IntegritySetupError",  # a harness bug: a protected object is missing
     "solbench.evaluate.session.SandboxFailure",  # RUNTIME_ERROR / TIMEOUT
+    "solbench.sandbox.line_flush.HelperUnavailable",  # no operand flush here: the streaming flush runs, said in the trace
 }
 
 
