@@ -24,6 +24,7 @@ from solbench.spec import load_problem as _load_problem
 from solbench.spec import load_solution as _load_solution
 
 if TYPE_CHECKING:
+    from solbench.evaluate import ReferenceTimings, SandboxPool
     from solbench.hardware import HardwareSpec
     from solbench.score import Baselines, ScoreReport
     from solbench.sol import WorkloadSol
@@ -44,13 +45,17 @@ def load_solution(path: PathArg) -> Solution:
 def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config: EvaluationConfig | None = None,
              hardware: str | HardwareSpec | None = None, baselines: Baselines | PathArg | None = None,
              cache: PathArg | None = None, refresh_cache: bool = False,
-             progress: Callable[[int, int, str], None] | None = None) -> list[Trace]:
+             progress: Callable[[int, int, str], None] | None = None, sandboxes: SandboxPool | None = None,
+             reference_timings: ReferenceTimings | None = None) -> list[Trace]:
     """Evaluate `solution` on every workload of `problem` in a sandbox: one Trace per workload, in order.
 
     `config` defaults to `EvaluationConfig()`, the defaults of `solbench eval` too. With `hardware`,
     each trace also records T_SOL on it and, where T_b is known (`baselines`, else the reference
     timed in the same run), the SOL score. With `cache` (a folder), an identical earlier evaluation
     is returned instead of measuring again; `refresh_cache` measures and overwrites it.
+    For many candidates of one problem: `sandboxes` (`solbench.evaluate.warm_sandboxes(config)`) hands
+    each evaluation a warm spare sandbox no solution ran in, and `reference_timings`
+    (`solbench.evaluate.ReferenceTimings()`) times the reference once per workload and reuses it.
     A solution's failure is a trace status; bad input raises a SolbenchError before anything runs.
     """
     from solbench.evaluate import evaluate as evaluate_solution
@@ -62,7 +67,7 @@ def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config
     spec = _hardware(hardware) if hardware is not None else None  # an unknown id fails before evaluating
     loaded_baselines = _baselines(baselines)
     traces = evaluate_solution(problem, solution, config, progress, cache=Path(cache) if cache else None,
-                               refresh_cache=refresh_cache)
+                               refresh_cache=refresh_cache, sandboxes=sandboxes, reference_timings=reference_timings)
     if spec is None:
         return traces
     return attach_sol(traces, problem, spec, loaded_baselines, config.data_roots)

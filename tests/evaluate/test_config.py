@@ -24,6 +24,7 @@ from solbench.sandbox.measure import TimingPlan
     ({"timeout_s": float("nan")}, "timeout_s nan: must be a finite number"),
     ({"build_timeout_s": -1}, "build_timeout_s -1: must be positive"),
     ({"flush_cache": "no"}, "flush_cache no: must be true or false"),
+    ({"cpu_flush": "clwb"}, "cpu_flush clwb: unknown flush (known: operands, stream)"),
     ({"memory_limit_bytes": 0}, "memory_limit_bytes 0: must be positive"),
     ({"timing": TimingPlan(budget_s=-1.0)}, "timing.budget_s -1.0: must not be negative"),
     ({"timing": TimingPlan(max_iterations=2)}, "timing.max_iterations 2: must be at least min_iterations"),

@@ -10,7 +10,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from solbench.guard.runtime import HARNESS_OPS, _dispatch_tables
 from solbench.sandbox.calling import OutputSpec, materialized, sentinel_outputs
-from solbench.sandbox.flush import CpuCacheFlusher
+from solbench.sandbox.flush import CpuCacheFlusher, OperandCacheFlusher
+from solbench.sandbox.line_flush import build_helper, load_helper
 from solbench.sandbox.rotation import PERTURBATIONS, InputRotation
 from solbench.sandbox.wire import _encode_value
 
@@ -41,12 +42,15 @@ def test_every_operator_the_harness_dispatches_is_guarded():
              OutputSpec("d", (4,), "bool"), OutputSpec("e", (4,), "bfloat16")]
     input_sets = _input_sets()
     recorder = _Recorder()
+    helper = load_helper(build_helper())
     with recorder:
         rotation = InputRotation(input_sets, perturbations, perturb_seed=5)
         flusher = CpuCacheFlusher(1 << 20)
+        operand_flusher = OperandCacheFlusher(lambda: rotation.live, helper)
         for iteration in (-1, 0, 1, 2):
             rotation.prepare(iteration)
             flusher.flush()
+            operand_flusher.flush()
             for buffer, fresh in zip(sentinel_outputs(specs, "cpu"), sentinel_outputs(specs, "cpu")):
                 buffer.copy_(fresh)
         rotation.mutated(0)

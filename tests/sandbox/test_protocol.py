@@ -48,7 +48,8 @@ def test_every_request_survives_the_channel(request_):
 
 
 def test_a_reply_survives_the_channel_with_its_tensors():
-    timed = Timed(backend="cpu_monotonic", samples_s=[1e-3, 2e-3], warmup=3, flush_bytes=64, resolution_s=None,
+    timed = Timed(backend="cpu_monotonic", samples_s=[1e-3, 2e-3], warmup=3, flush_bytes=64, flush_mode="operands",
+                  flush_note=None, resolution_s=None,
                   captured=[CapturedOutputs(iteration=1, outputs=[torch.ones(2, dtype=torch.bfloat16)], devices=["cpu"])],
                   warnings=[])
     received = protocol.parse_reply(_through_channel(timed), TimeRequest(plan=TimingPlan(), timer=None, flush=True))

@@ -32,6 +32,13 @@ class Device(str, Enum):
     cuda = "cuda"
 
 
+class CpuFlush(str, Enum):
+    """EvaluationConfig.cpu_flush's choices (sandbox/flush.py CPU_FLUSH_MODES)."""
+
+    operands = "operands"
+    stream = "stream"
+
+
 def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.rounds,
                       budget_s: float = DEFAULTS.timing.budget_s, timeout_s: float = DEFAULTS.timeout_s,
                       memory_limit_gb: float | None = None, timer: str | None = DEFAULTS.timer,

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
+from solbench.cli.common import DEFAULTS, CpuFlush, Device, UsageError, ensure_local_probe, evaluation_config
 
 
 def evaluate_solution(
@@ -29,6 +29,9 @@ def evaluate_solution(
     memory_limit_gb: Optional[float] = typer.Option(None, "--memory-limit-gb",
                                                     help="Sandbox memory limit (default: half of RAM)."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
+    flush: CpuFlush = typer.Option(CpuFlush(DEFAULTS.cpu_flush), "--flush",
+                                   help="CPU cache flush before each timed call: the operands' cache lines (code "
+                                        "stays warm) or a 64 MiB stream (evicts code too)."),
     hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
                                            help="Add T_SOL and the SOL score on this hardware to each trace."),
     baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON for the SOL score."),
@@ -46,7 +49,8 @@ def evaluate_solution(
     if (solution is None) == (not reference):
         raise UsageError("give exactly one of --solution FILE or --reference")
     config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout,
-                               memory_limit_gb=memory_limit_gb, timer=timer, data_roots=tuple(data_root))
+                               memory_limit_gb=memory_limit_gb, timer=timer, data_roots=tuple(data_root),
+                               cpu_flush=flush.value)
     chosen_device = config.device
     problem = load_problem(problem_dir)
     candidate = reference_solution(problem.definition) if reference else load_solution(solution)

@@ -35,6 +35,9 @@ def run_suite(
     broker: Optional[str] = typer.Option(None, "--broker",
                                          help="Redis URL of a Celery broker: run the jobs on the `solbench worker`s of "
                                               "the --hardware instead of local processes."),
+    warm_sandboxes: bool = typer.Option(False, "--warm-sandboxes",
+                                        help="Keep a spare sandbox started per worker (no solution ever ran in it), "
+                                             "so each problem skips the sandbox's start-up."),
 ) -> None:
     """Evaluate many problems, resumably, with progress; write traces and a summary (pass counts per set,
     SOL scores per problem and set)."""
@@ -57,13 +60,17 @@ def run_suite(
     if not jobs:
         raise UsageError(f"{suite}: no problems match (categories {category or 'any'}, names {name or 'any'})")
     sol_hardware, no_scores_reason = _sol_hardware(hardware, chosen_device, errors)
+    if broker and warm_sandboxes:
+        raise UsageError("--warm-sandboxes: spares are kept by local worker processes; with --broker the remote "
+                         "`solbench worker`s run the jobs")
     if broker and sol_hardware is None:
         raise UsageError("--broker: name the hardware whose workers run the jobs with --hardware (`solbench hw list`)")
     for note in notes:
         errors.print(f"[yellow]skipped:[/] {note}")
     out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
     settings = RunSettings(
-        config=config, out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun)
+        config=config, out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun,
+        warm_sandboxes=warm_sandboxes)
     if broker:
         run = _broker_runner(broker, sol_hardware, errors)
         where = f"workers of {sol_hardware} via {broker}"

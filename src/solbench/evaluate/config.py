@@ -52,6 +52,14 @@ class EvaluationConfig:
     timer: str | None = None
     """A timer backend's name (sandbox/timers/), or None for the device's default."""
     flush_cache: bool = True
+    """Flush the caches before every timed call (solution and reference alike)."""
+    cpu_flush: str = "operands"
+    """How a CPU run flushes: ``operands`` (the native helper evicts every cache line of the call's input and output
+    buffers; code stays warm, as on a GPU after an L2 flush) or ``stream`` (a 64 MiB write that evicts code and data
+    alike). A CUDA run always flushes its L2. See sandbox/flush.py."""
+    time_solution: bool = True
+    """False: correctness rounds only (an optimisation loop's `test`): no timed loop and no reference timing; a
+    PASSED trace then has no performance record."""
     time_reference: bool = True
     check_precision: bool = True
     static_check: bool = True
@@ -82,9 +90,13 @@ def check_harness_options(config: EvaluationConfig) -> None:
         check_timer(config.timer, None if config.device == AUTO_DEVICE else config.device)
     except TimerUnavailable as error:
         raise HarnessOptionError("timer", config.timer, str(error)) from None
-    for name in ("flush_cache", "time_reference", "check_precision", "static_check"):
+    for name in ("flush_cache", "time_solution", "time_reference", "check_precision", "static_check"):
         if not isinstance(getattr(config, name), bool):
             raise HarnessOptionError(name, getattr(config, name), "must be true or false")
+    from solbench.sandbox.flush import CPU_FLUSH_MODES
+
+    if config.cpu_flush not in CPU_FLUSH_MODES:
+        raise HarnessOptionError("cpu_flush", config.cpu_flush, f"unknown flush (known: {', '.join(CPU_FLUSH_MODES)})")
     _check_count("rounds", config.rounds, least=1)
     _check_seconds("timeout_s", config.timeout_s, positive=True)
     _check_seconds("build_timeout_s", config.build_timeout_s, positive=True)

@@ -18,6 +18,8 @@ from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs
 from solbench.evaluate.environment import clock_state, device_name, library_versions
 from solbench.evaluate.errors import EvaluationError
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
+from solbench.evaluate.pool import SandboxPool
+from solbench.evaluate.reference_timing import ReferenceTimings, reference_timing_key
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluate.roles import timing_perturbations
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
@@ -55,13 +57,19 @@ class _Build:
 
 def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | None = None,
              progress: ProgressCallback | None = None, *, cache: Path | None = None,
-             refresh_cache: bool = False) -> list[Trace]:
+             refresh_cache: bool = False, sandboxes: SandboxPool | None = None,
+             reference_timings: ReferenceTimings | None = None) -> list[Trace]:
     """Evaluate `solution` on every workload of `problem`; returns one trace per workload, in order.
 
     `config` defaults to ``EvaluationConfig()`` (device ``auto``: cuda when present). With `cache`, a
     folder, an earlier evaluation with the same key is returned instead of measuring (see
     result_cache.py); `refresh_cache` measures again and overwrites it. Every trace then records
     the cache's use in ``evaluation.solbench.cache``.
+
+    For many candidates of one problem (an optimisation loop): `sandboxes`, a SandboxPool (pool.py),
+    hands this evaluation a warm spare sandbox that no solution ran in, and `reference_timings`, a
+    ReferenceTimings (reference_timing.py), reuses T_b measured by an earlier candidate for the same
+    problem, workload, device and settings instead of timing the reference again.
 
     Raises, before starting any process, HarnessOptionError for a device this machine lacks or a
     timer that does not suit it (the config checked its other options when it was made) and
@@ -75,19 +83,29 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
         raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "
                         f"not for this problem {problem.name!r}")
     report = progress or (lambda *_: None)
+    warm = _Warm(sandboxes, reference_timings)
     if cache is None:
-        return _measure(problem, solution, config, report)
+        return _measure(problem, solution, config, report, warm)
     from solbench.evaluate.result_cache import cached_evaluation
 
-    traces = cached_evaluation(cache, problem, solution, config, lambda: _measure(problem, solution, config, report),
-                               refresh=refresh_cache)
+    traces = cached_evaluation(cache, problem, solution, config,
+                               lambda: _measure(problem, solution, config, report, warm), refresh=refresh_cache)
     if traces and traces[0].evaluation.solbench.cache.hit:
         report(len(traces), len(traces), "read from the result cache")
     return traces
 
 
-def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback) -> list[Trace]:
-    run = _Run(problem, solution, config, progress)
+@dataclass(frozen=True)
+class _Warm:
+    """What earlier evaluations left ready for this one."""
+
+    sandboxes: SandboxPool | None = None
+    reference_timings: ReferenceTimings | None = None
+
+
+def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback,
+             warm: _Warm = _Warm()) -> list[Trace]:
+    run = _Run(problem, solution, config, progress, warm)
     if config.static_check:
         findings = check_solution(solution)
         run.static_checks = [CheckOutcome(rule=f"static:{f.rule}", passed=f.severity is not Severity.BLOCK,
@@ -104,8 +122,10 @@ def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, pro
 
 
 class _Run:
-    def __init__(self, problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback):
+    def __init__(self, problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback,
+                 warm: _Warm = _Warm()):
         self.problem, self.solution, self.config, self.progress = problem, solution, config, progress
+        self.warm = warm
         self.limits = SandboxLimits(memory_bytes=config.memory_limit_bytes)
         name = device_name(config.device)
         self.context = RunContext(definition=problem.name, solution=solution.name,
@@ -113,6 +133,7 @@ class _Run:
                                   device=config.device, device_name=name, clock=clock_state(config.device))
         self.build = _Build()
         self.static_checks: list[CheckOutcome] = []
+        self._line_flush = None
 
     def execute(self) -> list[Trace]:
         total = len(self.problem.workloads)
@@ -121,6 +142,8 @@ class _Run:
             reference = ReferenceProgram(self.problem.definition, self.config.device)
         except ReferenceFailure as error:
             session.close()
+            if self.warm.sandboxes is not None:
+                self.warm.sandboxes.refill()
             return [make_trace(self.context, w, EvaluationStatus.INVALID_REFERENCE, failure=str(error))
                     for w in self.problem.workloads]
         traces: list[Trace] = []
@@ -140,11 +163,28 @@ class _Run:
             if session is not None:
                 session.close()
             reference.close()
+            if self.warm.sandboxes is not None:  # the next spare warms up now, not during this one's timed calls
+                self.warm.sandboxes.refill()
         return traces
+
+    def line_flush(self):
+        """The native cache-line flush helper loaded here, for timing the reference, or (None, why not)."""
+        if not self.config.device.startswith("cpu"):
+            return None, "not a CPU run"
+        if self._line_flush is None:
+            from solbench.sandbox.line_flush import HelperUnavailable, build_helper, load_helper
+
+            try:
+                self._line_flush = (load_helper(build_helper()), None)
+            except HelperUnavailable as error:
+                self._line_flush = (None, str(error))
+        return self._line_flush
 
     # --- sandbox lifecycle ------------------------------------------------------------------
     def _start_session(self) -> SandboxSession:
-        session = SandboxSession(self.config.device, self.limits)
+        pool = self.warm.sandboxes
+        session = pool.take(self.config.device, self.limits) if pool is not None else \
+            SandboxSession(self.config.device, self.limits)
         self.context = replace(self.context, confinement=session.confinement)
         return session
 
@@ -224,15 +264,27 @@ class _WorkloadEvaluation:
                           verdict, round_index, self._golden(sets[round_index]), keep_passed=round_index == 0)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
+        if not self.config.time_solution:  # correctness only
+            return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, self.session.log.take(),
+                              verdict=verdict, rounds=self.config.rounds, seed=self.seed, correctness_only=True)
         timing = self._time_solution(sets, verdict)
         reference_timing = None
+        known, key = self.run_state.warm.reference_timings, None
+        if self.config.time_reference and known is not None:
+            key = reference_timing_key(self.run_state.problem, self.workload, self.config)
+            reference_timing = known.get(key)
+        measured_now = False
         if self.config.time_reference:
             with self.session.paused():  # nothing the solution left behind may compete with the reference
-                reference_timing = self._time_reference(sets)
+                if reference_timing is None:
+                    reference_timing, measured_now = self._time_reference(sets), True
+            # Checked when T_b is reused too: a changed scheduling would slow the evaluator's later work.
             if self.session.scheduling_changes:
                 raise self._stop(EvaluationStatus.REWARD_HACK, "scheduling: the evaluator's CPU scheduling was changed "
                                  f"while the sandbox ran ({'; '.join(self.session.scheduling_changes[:3])}); it was "
                                  "restored before the reference was timed")
+            if known is not None and measured_now:  # only from a workload that passed, scheduling intact
+                known.put(key, reference_timing)
         log = self.session.log.take()
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
                           rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,
@@ -301,8 +353,8 @@ class _WorkloadEvaluation:
         plan = self._timing_plan()
         calls = plan.min_iterations + plan.min_warmup + 2
         deadline = self.config.timeout_s + plan.budget_s + plan.warmup_s + 3 * calls * self.slowest_call_s
-        reply: Timed = self._request(TimeRequest(plan=plan, timer=self.config.timer, flush=self.config.flush_cache),
-                                     deadline)
+        reply: Timed = self._request(TimeRequest(plan=plan, timer=self.config.timer, flush=self.config.flush_cache,
+                                                 cpu_flush=self.config.cpu_flush), deadline)
         samples = reply.samples_s
         variants = len(sets)
         seen = set()
@@ -325,7 +377,8 @@ class _WorkloadEvaluation:
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing kept no output for some input variant")
         resolution = reply.resolution_s
         return timing_summary(reply.backend, list(samples), reply.warmup, reply.flush_bytes, self.config.rounds,
-                              list(reply.warnings[:10]), resolution if resolution else None)
+                              list(reply.warnings[:10]), resolution if resolution else None, reply.flush_mode,
+                              reply.flush_note)
 
     def _time_reference(self, sets: list):
         from solbench.sandbox.flush import flusher_for
@@ -335,8 +388,17 @@ class _WorkloadEvaluation:
 
         rotation = InputRotation(sets, self.perturbations, perturb_seed=secrets.randbits(48))
         timer = select_timer(self.config.timer, self.config.device)
-        flusher = flusher_for(self.config.device, self.config.flush_cache)
-        measurement = measure(lambda: self.reference.run(rotation.live), rotation.prepare, len(rotation), timer,
-                              flusher, replace(self.config.timing, capture=False))
+        last_outputs: list = []
+
+        def run_reference() -> list:
+            last_outputs[:] = self.reference.run(rotation.live)
+            return last_outputs
+
+        helper, missing = self.run_state.line_flush()
+        flusher = flusher_for(self.config.device, self.config.flush_cache, self.config.cpu_flush,
+                              lambda: [*rotation.live, *last_outputs], helper, missing)
+        measurement = measure(run_reference, rotation.prepare, len(rotation), timer, flusher,
+                              replace(self.config.timing, capture=False))
         return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, measurement.flush_bytes,
-                              len(rotation), measurement.warnings, measurement.resolution_s)
+                              len(rotation), measurement.warnings, measurement.resolution_s, measurement.flush_mode,
+                              measurement.flush_note)

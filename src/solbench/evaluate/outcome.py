@@ -27,7 +27,8 @@ class RunContext:
 
 
 def timing_summary(backend: str, samples_s: list[float], warmup: int, flush_bytes: int, variants: int,
-                   warnings: list[str], resolution_s: float | None = None) -> TimingSummary:
+                   warnings: list[str], resolution_s: float | None = None, flush_mode: str | None = None,
+                   flush_note: str | None = None) -> TimingSummary:
     samples_ms = [s * 1e3 for s in samples_s]
     median_ms = stats.median(samples_ms)
     resolution_ms = resolution_s * 1e3 if resolution_s else None
@@ -36,7 +37,7 @@ def timing_summary(backend: str, samples_s: list[float], warmup: int, flush_byte
                          mean_ms=stats.mean(samples_ms), p10_ms=stats.quantile(samples_ms, 0.1),
                          p90_ms=stats.quantile(samples_ms, 0.9), cv=stats.coefficient_of_variation(samples_ms),
                          rel_std_err=stats.relative_standard_error(samples_ms), cache_flush=flush_bytes > 0,
-                         flush_bytes=flush_bytes,
+                         flush_bytes=flush_bytes, flush_mode=flush_mode, flush_note=flush_note,
                          input_variants=variants, warnings=warnings)
 
 
@@ -51,7 +52,7 @@ def correctness_record(verdict: Verdict, rounds: int) -> Correctness:
 def make_trace(context: RunContext, workload: Workload, status: EvaluationStatus, log: str = "", *,
                failure: str | None = None, verdict: Verdict | None = None, rounds: int = 0,
                timing: TimingSummary | None = None, reference_timing: TimingSummary | None = None,
-               seed: int | None = None, timer: str | None = None) -> Trace:
+               seed: int | None = None, timer: str | None = None, correctness_only: bool = False) -> Trace:
     failed_rule = verdict.failure.rule if verdict and verdict.failure else None
     if failure is None and verdict and verdict.failure:
         failure = f"{verdict.failure.rule} ({verdict.failure.output}, {verdict.failure.phase} " \
@@ -60,7 +61,7 @@ def make_trace(context: RunContext, workload: Workload, status: EvaluationStatus
         harness_version=solbench.__version__, device=context.device, device_name=context.device_name,
         timer=timer, clock=context.clock, failed_rule=failed_rule, failure=failure,
         checks=verdict.checks if verdict else [], timing=timing, reference_timing=reference_timing,
-        rounds=rounds, input_seed=seed, confinement=context.confinement)
+        rounds=rounds, input_seed=seed, confinement=context.confinement, correctness_only=correctness_only)
     correctness = correctness_record(verdict, rounds) if verdict and status in (
         EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL) else None
     performance = None

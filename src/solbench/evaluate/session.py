@@ -61,19 +61,42 @@ class SandboxSession:
         self._scheduling = scheduling.Scheduling.of()
         self.scheduling_changes: list[str] = []
         """Changes to the evaluator's CPU scheduling found while the sandbox lived (see scheduling.py)."""
+        line_flush_arguments = self._line_flush_arguments()
         parent_end, child_end = socket.socketpair()
         read_fd, write_fd = os.pipe()
         self._socket = parent_end
         self._output = os.fdopen(read_fd, "rb", buffering=0)
         os.set_blocking(read_fd, False)
         command = [sys.executable, "-m", "solbench.sandbox.child", "--fd", str(child_end.fileno()),
-                   "--device", self.device, "--workdir", str(self.workdir)]
+                   "--device", self.device, "--workdir", str(self.workdir), *line_flush_arguments]
         self.process = subprocess.Popen(
             command, cwd=self.workdir, env=self._confinement.environment(), stdin=subprocess.DEVNULL,
             stdout=write_fd, stderr=write_fd, pass_fds=(child_end.fileno(),),
             start_new_session=True, preexec_fn=self._confinement.apply)
         child_end.close()
         os.close(write_fd)
+
+    def _line_flush_arguments(self) -> list[str]:
+        """The native cache-line flush helper for a CPU sandbox, copied into its working directory (it loads the
+        copy before any solution code runs, then removes it), or why there is none."""
+        if not self.device.startswith("cpu"):
+            return []
+        from solbench.sandbox.line_flush import HELPER_FILE_NAME, HelperUnavailable, build_helper
+
+        try:
+            helper = build_helper()
+        except HelperUnavailable as error:
+            return ["--line-flush-missing", str(error)]
+        copy = self.workdir / HELPER_FILE_NAME
+        shutil.copyfile(helper, copy)
+        copy.chmod(0o644)
+        return ["--line-flush", str(copy)]
+
+    def take_scheduling_baseline(self) -> None:
+        """The evaluator's scheduling now is what `paused` restores and checks against: a spare sandbox handed to an
+        evaluation (pool.py) ran no solution code since it started, while the evaluator may have changed its own
+        scheduling meanwhile, legitimately."""
+        self._scheduling = scheduling.Scheduling.of()
 
     @property
     def confinement(self) -> dict[str, Any]:
@@ -215,13 +238,15 @@ class SandboxSession:
                 pass
 
     def close(self) -> None:
+        """End the sandbox now. A sandbox is never reused, so nothing in it is worth a graceful exit: the child is
+        told to exit and killed at once with its process group (the interpreter's own shutdown, torch loaded, took
+        0.3-2 s here, on every evaluation's critical path)."""
         if self.alive:
             try:
                 send_message(self._socket, protocol.encode(ExitRequest()))
-                self.process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
+            except OSError:
                 pass
-        try:  # the child is gone; anything it started in its process group goes too
+        try:  # the child goes; anything it started in its process group goes too
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass

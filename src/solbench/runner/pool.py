@@ -23,7 +23,7 @@ from dataclasses import replace
 from multiprocessing.connection import wait
 
 from solbench.runner.jobs import Job
-from solbench.runner.worker import JobResult, RunSettings, run_job
+from solbench.runner.worker import JobResult, RunSettings, run_job, sandbox_pool
 from solbench.runner.worker_process import STOP_GRACE_S, WorkerDied, WorkerProcess
 
 RETRIES_AFTER_WORKER_DEATH = 1
@@ -43,12 +43,17 @@ def run_jobs(jobs: list[Job], settings: RunSettings, *, workers: int = 1,
         settings = replace(settings, threads_per_worker=max(1, (os.cpu_count() or 1) // max(workers, 1)))
     if workers <= 1:
         results: list[JobResult] = []
-        for job in jobs:
-            if on_start:
-                on_start(job)
-            results.append(run_job(job, settings))
-            if on_done:
-                on_done(results[-1])
+        sandboxes = sandbox_pool(settings)
+        try:
+            for job in jobs:
+                if on_start:
+                    on_start(job)
+                results.append(run_job(job, settings, sandboxes))
+                if on_done:
+                    on_done(results[-1])
+        finally:
+            if sandboxes is not None:
+                sandboxes.close()
         return results
     return _Pool(settings, workers, on_start, on_done, on_retry, retries).run(jobs)
 

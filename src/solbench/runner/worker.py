@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.evaluate import EvaluationConfig, evaluate
+from solbench.evaluate import EvaluationConfig, SandboxPool, evaluate
 from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE, Job
 from solbench.runner.store import TraceStore
 from solbench.spec.packaging import compiled_reference_solution, reference_solution
@@ -23,6 +23,8 @@ class RunSettings:
     baselines: Path | None = None
     rerun: bool = False
     threads_per_worker: int | None = None
+    warm_sandboxes: bool = False
+    """Keep a spare sandbox started in each worker (evaluate/pool.py), so a job skips the sandbox's start-up."""
 
 
 @dataclass
@@ -39,7 +41,7 @@ class JobResult:
     trace_path: str | None = None
 
 
-def run_job(job: Job, settings: RunSettings) -> JobResult:
+def run_job(job: Job, settings: RunSettings, sandboxes: SandboxPool | None = None) -> JobResult:
     started = time.perf_counter()
     if settings.threads_per_worker:
         import torch
@@ -53,7 +55,7 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
             result.skipped = True
             return result
         solution = solution_for(job, problem)
-        traces = evaluate(problem, solution, settings.config)
+        traces = evaluate(problem, solution, settings.config, sandboxes=sandboxes)
         if settings.hardware:
             traces = attach_sol(traces, problem, settings)
         result.trace_path = str(store.write(job, traces))
@@ -82,3 +84,8 @@ def attach_sol(traces, problem, settings: RunSettings):
 
     baselines = load_baselines(settings.baselines) if settings.baselines else None
     return attach(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots)
+
+
+def sandbox_pool(settings: RunSettings) -> SandboxPool | None:
+    """The worker's pool of warm spare sandboxes when the run asks for one (close it when the worker ends)."""
+    return SandboxPool.for_config(settings.config) if settings.warm_sandboxes else None

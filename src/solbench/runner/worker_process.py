@@ -12,7 +12,7 @@ from multiprocessing.context import SpawnContext
 
 from solbench.runner.errors import RunError
 from solbench.runner.jobs import Job
-from solbench.runner.worker import JobResult, RunSettings, run_job
+from solbench.runner.worker import JobResult, RunSettings, run_job, sandbox_pool
 
 STOP_GRACE_S = 10.0
 """How long a stopped worker may take to close its sandboxes (a sandbox gets 5 s to exit) before SIGKILL."""
@@ -102,16 +102,22 @@ def serve(connection: Connection) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _interrupt_once)
+    sandboxes = None
     try:
         while (message := connection.recv()) is not None:
             job, settings = message
             try:
-                result = run_job(job, settings)
+                if sandboxes is None:  # one run's settings: a job another pool would not suit gets a fresh sandbox
+                    sandboxes = sandbox_pool(settings)
+                result = run_job(job, settings, sandboxes)
             except Exception as error:  # a harness bug met on one problem: record it, keep the worker going
                 result = JobResult(job, error=f"worker failed: {type(error).__name__}: {error}")
             connection.send(result)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):  # the runner went away, or stopped us
         pass
+    finally:
+        if sandboxes is not None:
+            sandboxes.close()
 
 
 def _interrupt_once(signum, frame) -> None:

@@ -30,9 +30,13 @@ from solbench.sandbox.wire import WireError, receive_message, send_message
 
 
 class SandboxServer:
-    def __init__(self, device: str, workdir: Path):
+    def __init__(self, device: str, workdir: Path, line_flush=None, line_flush_missing: str | None = None):
         self.device = device
         self.workdir = workdir
+        self.line_flush = line_flush
+        """The native cache-line flush helper (line_flush.LineFlushHelper), loaded before any solution code; None
+        where it is missing, and then `line_flush_missing` says why (the streaming flush runs instead)."""
+        self.line_flush_missing = line_flush_missing
         self.function = None
         self.dps = True
         self.output_specs: list[OutputSpec] = []
@@ -43,7 +47,7 @@ class SandboxServer:
         self.thread_count = torch.get_num_threads()
         """torch's pool size the harness's own work runs at (see harness_thread_count)."""
         self.threads = ThreadGuard()  # wraps the thread starters, so it comes before the integrity snapshot
-        self.integrity = IntegrityGuard.snapshot(integrity_list(type(self)))
+        self.integrity = IntegrityGuard.snapshot(integrity_list(type(self), self))
         self._last_outputs: list = []
         """What the last call returned, checked with the inputs before the harness's next work."""
 
@@ -91,7 +95,8 @@ class SandboxServer:
         plan = request.plan
         self.inputs.perturb_seed = plan.perturb_seed
         timer = select_timer(request.timer, self.device)
-        flusher = flusher_for(self.device, request.flush)
+        flusher = flusher_for(self.device, request.flush, request.cpu_flush, self._operands, self.line_flush,
+                              self.line_flush_missing)
         self.threads.settle("before the timed loop")
         if self.device.startswith("cuda"):
             self.threads.adopt_threads_started_by(lambda: timer.time_call(_device_work(self.device)))
@@ -102,7 +107,8 @@ class SandboxServer:
         self.inputs.perturb_seed = None
         self.integrity.verify("during the timed loop")
         return Timed(backend=measurement.backend, samples_s=measurement.samples_s, warmup=measurement.warmup,
-                     flush_bytes=measurement.flush_bytes, resolution_s=measurement.resolution_s,
+                     flush_bytes=measurement.flush_bytes, flush_mode=measurement.flush_mode,
+                     flush_note=measurement.flush_note, resolution_s=measurement.resolution_s,
                      captured=[CapturedOutputs(iteration=i, outputs=outs, devices=[str(o.device) for o in outs])
                                for i, outs in sorted(measurement.captured.items())],
                      warnings=measurement.warnings)
@@ -114,6 +120,11 @@ class SandboxServer:
         if self.outputs is not None:
             for buffer, fresh in zip(self.outputs, sentinel_outputs(self.output_specs, self.device)):
                 buffer.copy_(fresh)
+
+    def _operands(self) -> list:
+        """What the timed call reads and writes and exists before it runs: the live inputs, the DPS output buffers
+        and the previous call's outputs (the allocator tends to hand their memory to the next call's)."""
+        return [*self.inputs.live, *(self.outputs or ()), *self._last_outputs]
 
     @contextlib.contextmanager
     def _between_calls(self):
@@ -244,6 +255,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--device", required=True)
     parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--line-flush", type=Path, default=None, help="the native cache-line flush helper to load")
+    parser.add_argument("--line-flush-missing", default=None, help="why no helper was given")
     args = parser.parse_args(argv)
     channel = socket.socket(fileno=args.fd)
     import torch  # noqa: F401  imported before the snapshot so the guard fingerprints torch's functions too
@@ -251,7 +264,26 @@ def main(argv: list[str] | None = None) -> None:
     start_runtime_threads(args.device)  # before the thread guard, which takes these threads for the runtime's
     quiet_later_openmp_runtimes()
     quiet_library_monitors()
-    serve(channel, SandboxServer(args.device, args.workdir))
+    helper, missing = _load_line_flush(args.line_flush, args.line_flush_missing)
+    serve(channel, SandboxServer(args.device, args.workdir, helper, missing))
+
+
+def _load_line_flush(path: Path | None, missing: str | None):
+    """The helper the parent copied into the working directory, loaded, and the copy removed: the mapping stays,
+    and no file is left for a solution to rewrite under it. (None, why) where there is none."""
+    from solbench.sandbox.line_flush import HelperUnavailable, load_helper
+
+    if path is None:
+        return None, missing or "no native helper was given to the sandbox"
+    try:
+        return load_helper(path), None
+    except HelperUnavailable as error:
+        return None, str(error)
+    finally:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:  # the mapping is what runs; a copy left behind is only a file in the working directory
+            pass
 
 
 if __name__ == "__main__":

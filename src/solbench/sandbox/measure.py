@@ -47,6 +47,10 @@ class Measurement:
     warmup: int
     variants: int
     flush_bytes: int
+    flush_mode: str = "none"
+    """Which flush ran before every call: ``operands``, ``stream``, ``l2`` or ``none`` (flush.py)."""
+    flush_note: str | None = None
+    """Why that flush ran instead of the one asked for, or None."""
     resolution_s: float | None = None
     """The timer's resolution, where it states one."""
     captured: dict[int, Any] = field(default_factory=dict)
@@ -88,7 +92,8 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
         timer.time_call(invoke)
         warmup += 1
     measurement = Measurement(backend=timer.name, samples_s=[], warmup=warmup, variants=variants,
-                              flush_bytes=flusher.bytes)
+                              flush_bytes=flusher.bytes, flush_mode=getattr(flusher, "mode", "none"),
+                              flush_note=getattr(flusher, "note", None))
     kept: dict[int, int] = {}
     """Input variant -> the iteration whose output is kept for it."""
     start = clock()

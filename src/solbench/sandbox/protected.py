@@ -20,12 +20,12 @@ import time
 
 from solbench.guard import runtime, threads
 from solbench.guard.runtime import IntegrityList, OptionalProtected, Protected
-from solbench.sandbox import calling, flush, protocol, rotation, wire
+from solbench.sandbox import calling, flush, line_flush, protocol, rotation, wire
 from solbench.sandbox.timers import cpu, cuda_events, cuda_profiler
 
 measure = importlib.import_module("solbench.sandbox.measure")  # the package's `measure` is the function
 
-_SERVER_METHODS = ("call", "time", "_invoke", "_prepare", "_between_calls", "_check_tensors_untouched")
+_SERVER_METHODS = ("call", "time", "_invoke", "_prepare", "_between_calls", "_check_tensors_untouched", "_operands")
 """The methods of the sandbox's request server that run in or around the timed region."""
 
 
@@ -33,9 +33,21 @@ def _entries(owner: object, *names: str) -> list[Protected]:
     return [Protected(owner, name) for name in names]
 
 
-def integrity_list(server: type) -> IntegrityList:
+def _line_flush_entries(server: object | None) -> list[Protected]:
+    """The running server's native flush helper (a solution that swaps it, or the function pointer it calls,
+    would leave the operands warm), where there is one."""
+    if server is None:
+        return []
+    entries = [Protected(server, "line_flush")]
+    if getattr(server, "line_flush", None) is not None:
+        entries += _entries(server.line_flush, "_flush", "_count")
+    return entries
+
+
+def integrity_list(server: type, server_instance: object | None = None) -> IntegrityList:
     """The integrity list of a sandbox whose request server is the class `server` (child.SandboxServer, as it
-    runs: the child is `__main__`, so the class is handed over rather than imported again)."""
+    runs: the child is `__main__`, so the class is handed over rather than imported again), and
+    `server_instance`, the running server, whose native flush helper is protected too."""
     import torch
 
     new_threads = sys.version_info >= (3, 13)
@@ -65,7 +77,12 @@ def integrity_list(server: type) -> IntegrityList:
             *_entries(cuda_events.CudaEventTimer, "time_call"),
             *_entries(cuda_profiler.CudaProfilerTimer, "time_call"),
             *_entries(flush.CpuCacheFlusher, "flush"),
+            *_entries(flush.OperandCacheFlusher, "flush"),
             *_entries(flush.CudaCacheFlusher, "flush"),
+            *_entries(flush, "flusher_for"),
+            *_entries(line_flush.LineFlushHelper, "flush_ranges", "count_lines"),
+            *_entries(line_flush, "tensor_ranges", "merge_spans", "_arrays"),
+            *_line_flush_entries(server_instance),
             *_entries(server, *_SERVER_METHODS),
             *_entries(runtime.IntegrityGuard, "verify"),
             *_entries(threads.ThreadGuard, "settle", "begin_gap", "check_gap", "_solution_cpu_s", "_busy", "_probe",

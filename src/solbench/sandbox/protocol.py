@@ -110,7 +110,9 @@ class TimeRequest(_Message):
     timer: str | None
     """A timer backend's name (sandbox/timers/), or None for the device's default."""
     flush: StrictBool
-    """Flush the last-level cache before every call."""
+    """Flush the caches before every call."""
+    cpu_flush: Literal["operands", "stream"] = "operands"
+    """On a CPU, how (flush.py): the operands' cache lines, or a 64 MiB stream through the caches."""
     reply: ClassVar[str] = "timed"
 
 
@@ -171,6 +173,10 @@ class Timed(_Reply):
     samples_s: Annotated[list[Seconds], Field(min_length=1)]
     warmup: Count
     flush_bytes: Count
+    flush_mode: Literal["operands", "stream", "l2", "none"]
+    """Which flush ran before every call."""
+    flush_note: str | None
+    """Why that flush ran instead of the one asked for, or None."""
     resolution_s: Seconds | None
     captured: list[CapturedOutputs]
     warnings: list[str]

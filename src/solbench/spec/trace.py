@@ -81,7 +81,16 @@ class TimingSummary(_Record):
     """Standard error of the mean relative to the mean; the adaptive loop's stopping target."""
     cache_flush: bool
     flush_bytes: int = 0
-    """Bytes written between iterations to evict the caches (0: no flush)."""
+    """Bytes evicted between iterations (0: no flush): the stream's size, or the operands' bytes whose cache lines
+    were flushed."""
+    flush_mode: Optional[str] = None
+    """Which flush ran before every timed call: ``operands`` (the cache lines of the call's buffers, CPU),
+    ``stream`` (a 64 MiB write, CPU), ``l2`` (CUDA) or ``none``; None in traces written before it was recorded."""
+    flush_note: Optional[str] = None
+    """Why that flush ran instead of the one asked for (the operand flush's native helper is missing), or None."""
+    reused_from: Optional[str] = None
+    """For a reference timing taken from an earlier evaluation instead of measured now: that measurement's key
+    (evaluate/reference_timing.py); None when measured in this evaluation."""
     input_variants: int = 1
     """How many distinct input sets were rotated through the timed iterations."""
     resolution_ms: Optional[float] = None
@@ -130,6 +139,9 @@ class EvaluationDetails(_Record):
     failure: Optional[str] = None
     """One line saying which rule failed and by how much."""
     checks: list[CheckOutcome] = Field(default_factory=list)
+    correctness_only: bool = False
+    """A correctness-only evaluation (EvaluationConfig.time_solution false, an optimisation loop's `test`): nothing
+    was timed, so a PASSED trace has no performance record."""
     timing: Optional[TimingSummary] = None
     reference_timing: Optional[TimingSummary] = None
     rounds: int = 0
@@ -153,7 +165,8 @@ class Evaluation(_Record):
     @model_validator(mode="after")
     def _sections_match_status(self) -> "Evaluation":
         wants_correctness = self.status in (EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL)
-        wants_performance = self.status is EvaluationStatus.PASSED
+        wants_performance = self.status is EvaluationStatus.PASSED and not (
+            self.solbench is not None and self.solbench.correctness_only)
         if (self.correctness is not None) != wants_correctness:
             raise ValueError(f"correctness must {'' if wants_correctness else 'not '}be present for {self.status.value}")
         if (self.performance is not None) != wants_performance:
