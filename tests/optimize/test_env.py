@@ -25,7 +25,10 @@ def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remea
 
     slow = env.step(make_solution(SLOW, name="slow"))
     assert slow.info.correct and slow.info.is_best and env.best.candidate_id == 1
+    spare = env.warm_spares  # started when the evaluation ended: it warms up while the agent thinks
+    assert len(spare) == 1
     fast = env.step(make_solution(FAST, name="fast"))
+    assert len(env.warm_spares) == 1 and env.warm_spares != spare  # the spare ran "fast"; a new one waits
     assert fast.info.correct and fast.reward > slow.reward and env.best.candidate_id == 2
     assert all(f.status == "PASSED" and f.latency_ms and f.score is not None and f.fraction_of_sol
                for f in fast.feedback)
@@ -42,6 +45,20 @@ def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remea
     assert [f.workload for f in final.feedback] == ["n1000", "n4099", HELD_OUT] and final.correct
     assert final.held_out_reward is not None and final.held_out_reward > 0
     assert all(t.evaluation.solbench.cache is None for t in final.traces)  # measured anew, not read from a cache
+    waiting = env.warm_spares
+    env.close()
+    assert env.warm_spares == [] and not any(_running(pid) for pid in waiting)
+
+
+def _running(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie not yet reaped is not running
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.mark.slow
@@ -53,6 +70,8 @@ def test_the_budget_runs_out_cache_hits_are_free_and_restore_reseats_without_eva
     assert all(w.t_b_ms and w.t_b_source == "reference timed once by this environment" for w in card.workloads)
     checked = env.test(make_solution(FAST))
     assert checked.passed and [w.workload for w in checked.workloads] == ["n1000", "n4099"]  # the two smallest
+    tested = [r for r in (tmp_path / "cache").rglob("*.json") if '"correctness_only":true' in r.read_text()]
+    assert tested, "env.test evaluates correctness only: nothing timed"
     assert checked.budget_left.tests == 0 and checked.budget_left.evals == 2
 
     with pytest.raises(InvalidCandidate, match="solution.definition: 'gemm'"):

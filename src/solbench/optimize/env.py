@@ -10,7 +10,9 @@ result cache, so a candidate evaluated before costs nothing.
 from __future__ import annotations
 
 import json
+import threading
 import time
+import weakref
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import Union
 
 from solbench import api
 from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluate.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
 from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
 from solbench.optimize.card import HardwareCard, ProblemCard, languages_for, workload_card
@@ -27,7 +30,6 @@ from solbench.optimize.held_out import HeldOut, split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
 from solbench.optimize.rewards import check_reward, reward_of
 from solbench.optimize.workloads import restricted, smallest
-from solbench.sandbox.measure import TimingPlan
 from solbench.score import Baseline, Baselines, load_baselines, score_trace
 from solbench.spec.packaging import reference_solution
 from solbench.spec.problem import Problem
@@ -39,18 +41,15 @@ PathArg = Union[str, PathLike]
 CandidateArg = Union[Solution, dict, PathArg]
 
 ENV_REFERENCE_SOURCE = "reference timed once by this environment"
-TEST_TIMING = TimingPlan(budget_s=0.0, warmup_s=0.0, min_warmup=0, min_iterations=1, max_iterations=1,
-                         min_iterations_over_budget=1)
-"""`env.test` checks correctness; the one timed call it cannot skip is there only to check timed outputs too."""
 
 
 def make(problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local",
          budget: Budget | BudgetLedger | None = None, reward: str = "sol", cache: PathArg | None = None,
          config: EvaluationConfig | None = None, held_out: HeldOut = None, workspace: PathArg | None = None,
-         baselines: Baselines | PathArg | None = None) -> "Env":
+         baselines: Baselines | PathArg | None = None, warm_sandboxes: bool = True) -> "Env":
     """An environment for `problem` (a folder or a loaded Problem); see `Env` for each argument."""
     return Env(problem, hardware=hardware, budget=budget, reward=reward, cache=cache, config=config,
-               held_out=held_out, workspace=workspace, baselines=baselines)
+               held_out=held_out, workspace=workspace, baselines=baselines, warm_sandboxes=warm_sandboxes)
 
 
 class Env:
@@ -65,12 +64,16 @@ class Env:
       not timed beside each candidate: T_b comes from `baselines`, else from timing the reference
       once, here, on the public workloads.
     - `held_out`: None for the default rule (held_out.py), a fraction, or a list of workload uuids.
+    - `warm_sandboxes`: keep a spare sandbox started (confined, torch imported, no solution ever
+      loaded) so the next candidate skips the sandbox's start-up; it warms up while the agent thinks.
+      Used from the thread that made the first evaluation (a spare dies with the thread that started
+      it); `close()` stops it.
     """
 
     def __init__(self, problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local",
                  budget: Budget | BudgetLedger | None = None, reward: str = "sol", cache: PathArg | None = None,
                  config: EvaluationConfig | None = None, held_out: HeldOut = None, workspace: PathArg | None = None,
-                 baselines: Baselines | PathArg | None = None):
+                 baselines: Baselines | PathArg | None = None, warm_sandboxes: bool = True):
         self._problem = problem if isinstance(problem, Problem) else api.load_problem(problem)
         self._hardware = lookup(hardware) if isinstance(hardware, str) else hardware
         self._ledger = budget if isinstance(budget, BudgetLedger) else BudgetLedger(budget)
@@ -84,6 +87,9 @@ class Env:
         """workload uuid -> (T_SOL ms, bound, T_b ms, T_b source), filled per workload when first needed."""
         self._results: list[StepResult] = []
         self._seed: int | None = None
+        self._warm_sandboxes = warm_sandboxes
+        self._pool: SandboxPool | None = None
+        self._pool_thread: int | None = None
 
     # What an agent may see.
 
@@ -164,11 +170,11 @@ class Env:
         return result
 
     def test(self, solution: CandidateArg) -> TestResult:
-        """Correctness only, on the smallest public workloads, timed once: cheap, never scored, never `best`."""
+        """Correctness only, on the smallest public workloads, nothing timed: cheap, never scored, never `best`."""
         candidate = self._candidate(solution)
         self._ledger.check("test")
         workloads = smallest(self._problem, self._public)
-        config = replace(self._config, timing=TEST_TIMING)
+        config = replace(self._config, time_solution=False)
         traces, seconds, hit, _ = self._evaluate(restricted(self._problem, workloads), candidate, config, self.cache)
         self._ledger.charge("test", seconds, hit)
         feedback = workload_feedback(traces, [score_trace(t, None, None, None) for t in traces])
@@ -214,7 +220,35 @@ class Env:
             info = result.info.model_copy(update={"candidate_id": len(self._results) + 1})
             self._results.append(result.model_copy(update={"info": info}))
 
+    def close(self) -> None:
+        """Stop the spare sandbox kept warm for the next candidate (the environment still works: later
+        evaluations start their own)."""
+        if self._pool is not None:
+            self._pool.close()
+        self._warm_sandboxes = False
+
+    def __enter__(self) -> "Env":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def warm_spares(self) -> list[int]:
+        """Process ids of the spare sandboxes waiting for the next candidate (none before the first evaluation)."""
+        return self._pool.ready_pids if self._pool is not None else []
+
     # Internals.
+
+    def _sandboxes(self) -> SandboxPool | None:
+        """The pool of warm spares, made on the first evaluation, for evaluations from that thread only."""
+        if not self._warm_sandboxes:
+            return None
+        if self._pool is None:
+            self._pool = SandboxPool.for_config(self._config)
+            self._pool_thread = threading.get_ident()
+            weakref.finalize(self, self._pool.close)  # an env dropped without close() leaves no process behind
+        return self._pool if threading.get_ident() == self._pool_thread else None
 
     @property
     def _device(self) -> str:
@@ -234,7 +268,7 @@ class Env:
     def _evaluate(self, problem: Problem, solution: Solution, config: EvaluationConfig,
                   cache: Path | None) -> tuple[list[Trace], float, bool, str | None]:
         start = time.perf_counter()
-        traces = api.evaluate(problem, solution, config=config, cache=cache)
+        traces = api.evaluate(problem, solution, config=config, cache=cache, sandboxes=self._sandboxes())
         seconds = time.perf_counter() - start
         record = traces[0].evaluation.solbench.cache if traces and traces[0].evaluation.solbench else None
         return traces, seconds, bool(record and record.hit), record.key if record else None
@@ -268,7 +302,7 @@ class Env:
         if untimed:
             # The reference's timing is the environment's own cost: no budget is charged for it.
             traces = api.evaluate(restricted(self._problem, untimed), reference_solution(self._problem.definition),
-                                  config=self._config, cache=self.cache)
+                                  config=self._config, cache=self.cache, sandboxes=self._sandboxes())
             for trace in traces:
                 performance = trace.evaluation.performance
                 found[trace.workload.uuid] = (performance.latency_ms, ENV_REFERENCE_SOURCE) if performance else \

@@ -369,7 +369,12 @@ class OptimizeLoop:
 def run_optimize(settings: OptimizeSettings, on_round: Callable[[RoundReport], None] | None = None,
                  on_note: Callable[[str], None] | None = None) -> OptimizeResult:
     """Run (or with `settings.resume`, continue) an optimisation; see OptimizeLoop."""
-    return OptimizeLoop(settings, on_round, on_note).run()
+    loop = OptimizeLoop(settings, on_round, on_note)
+    try:
+        return loop.run()
+    finally:
+        if loop.env is not None:
+            loop.env.close()  # the spare sandbox kept warm for a next candidate
 
 
 def _summary(record: CandidateRecord) -> CandidateSummary:
