@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any, Optional, Protocol
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solbench.errors import SolbenchError
 from solbench.hardware.spec import HardwareSpec
-from solbench.sol.errors import AnalysisError
+from solbench.sol.errors import AnalysisError, ValuesNeeded
 from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity, compulsory_bytes, total_cost
 from solbench.sol.roofline import roofline
 from solbench.spec.dtypes import lookup_dtype, same_bits
@@ -88,7 +89,10 @@ class WorkloadSol(_Result):
 def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool = False,
                     make_inputs: InputFactory | None = None, draws: int = INPUT_DRAWS) -> list[WorkloadSol]:
     """T_SOL of every workload; `draws` bounds the input draws analysed where the work depends on values."""
-    module, folder = import_reference(problem.definition, "cpu")
+    from solbench.sol.hybrid import cpu_reference_source
+
+    definition = problem.definition.model_copy(update={"reference": cpu_reference_source(problem.definition.reference)})
+    module, folder = import_reference(definition, "cpu")
     try:
         return [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs,
                                  draws=draws)
@@ -127,20 +131,106 @@ def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpe
         t_memory_ms=roof.memory_s * 1e3, bound=roof.bound, coverage=coverage, ops=rows)
 
 
+REAL_RUN_BUDGET_BYTES = 256 << 20
+"""Largest real input set the analysis runs the reference on when even hybrid values are not enough
+(routing decided by floating-point logits): beyond it the problem is reported as not analysable
+rather than left to run GPU-sized work on the CPU for minutes."""
+
+
 def _record(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
             draws: int) -> tuple[list[Recording], str]:
-    """Run the reference on fake tensors; where it needs values, on `draws` draws of real ones from
-    `make_inputs` (one when the inputs are fixed data)."""
+    """Run the reference on fake tensors; where it needs values, on hybrid inputs from `make_inputs`
+    (fake floating-point tensors, real small integer ones), `draws` draws of them (one when the
+    inputs are fixed data, two when the first two give the same T_SOL); where even that is not
+    enough, on real inputs if they are small."""
     if "triton" in problem.definition.reference:
         reason = "the reference launches Triton kernels, which need real memory"
-    else:
-        try:
-            return [_run_recorded_fake(problem, workload, module)], "fake"
-        except Exception as error:  # data-dependent ops, kernels that need real memory: retry with real values
-            reason = f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+        return _record_real(problem, workload, module, make_inputs, draws, reason)
+    try:
+        return [_run_recorded_fake(problem, workload, module)], "fake"
+    except Exception as error:  # data-dependent ops: retry with the values that steer the work
+        reason = _reason(error)
     if make_inputs is None:
         raise AnalysisError(f"{problem.name}: the reference needs real input values ({reason}) and no input "
                             "generator was given")
+    try:
+        return _record_hybrid(problem, workload, module, make_inputs, draws, reason)
+    except ValuesNeeded as error:
+        return _record_real(problem, workload, module, make_inputs, draws, f"{reason}; then {error}")
+
+
+def _reason(error: Exception) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+
+
+def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: InputFactory,
+                   draws: int, reason: str) -> tuple[list[Recording], str]:
+    from solbench.sol.hybrid import hybrid_values
+
+    recordings: list[Recording] = []
+    first_inputs = None
+    for draw in range(draws):
+        with hybrid_values() as mode:
+            inputs = _make_inputs(make_inputs, problem, workload, module, draw)
+            inputs = [mode.fake(v) if _is_large_real(v) else v for v in inputs]
+            try:
+                recording = _run_recorded(module, inputs)
+            except ValuesNeeded:
+                raise
+            except Exception as error:
+                raise AnalysisError(f"{problem.name}, workload {workload.uuid}: the reference failed on hybrid "
+                                    f"inputs (fake floating-point tensors, real small ones): {_reason(error)}") from None
+        recordings.append(recording)
+        if draw == 0:
+            first_inputs = inputs
+            if all(not _is_real(v) for v in inputs):
+                return recordings, f"hybrid ({reason}); inputs without values"
+        elif draw == 1:
+            if all(_same_real(a, b) for a, b in zip(first_inputs, inputs)):
+                return recordings[:1], f"hybrid ({reason})"  # fixed data: every draw is the same
+            if _same_work(recordings[0], recordings[1]):
+                return recordings, f"hybrid ({reason}); 2 input draws, the same work"
+    if draws == 1:
+        return recordings, f"hybrid ({reason}); one input draw"
+    return recordings, f"hybrid ({reason}); least of {draws} input draws"
+
+
+def _is_real(value) -> bool:
+    import torch
+    from torch._subclasses.fake_tensor import is_fake
+
+    return isinstance(value, torch.Tensor) and not is_fake(value) and not value.is_meta
+
+
+def _is_large_real(value) -> bool:
+    from solbench.sol.hybrid import REAL_LIMIT
+
+    return _is_real(value) and value.dtype.is_floating_point and value.numel() > REAL_LIMIT
+
+
+def _same_real(a, b) -> bool:
+    if _is_real(a) and _is_real(b):
+        return same_bits(a, b)
+    return not _is_real(a) and not _is_real(b)
+
+
+def _same_work(first: Recording, second: Recording) -> bool:
+    """Two draws with the same FLOPs per class and the same compulsory bytes: the values do not change the work."""
+    a, b = total_cost(first), total_cost(second)
+    return (a.matrix_flops, a.vector_flops, a.special_ops) == (b.matrix_flops, b.vector_flops, b.special_ops) \
+        and compulsory_bytes(first) == compulsory_bytes(second)
+
+
+def _record_real(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
+                 draws: int, reason: str) -> tuple[list[Recording], str]:
+    if make_inputs is None:
+        raise AnalysisError(f"{problem.name}: the reference needs real input values ({reason}) and no input "
+                            "generator was given")
+    size = _input_bytes(problem, workload)
+    if size > REAL_RUN_BUDGET_BYTES:
+        raise AnalysisError(f"{problem.name}, workload {workload.uuid}: cannot be analysed without running its "
+                            f"floating-point work ({reason}); its inputs hold {size / 2**30:.1f} GiB, above the "
+                            f"{REAL_RUN_BUDGET_BYTES >> 20} MiB the analysis runs for real on the CPU")
     inputs = _make_inputs(make_inputs, problem, workload, module, 0)
     recordings = [_run_recorded_real(problem, workload, module, inputs)]
     for draw in range(1, draws):
@@ -148,9 +238,22 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
         if draw == 1 and all(same_bits(a, b) for a, b in zip(inputs, more)):
             return recordings, f"real ({reason})"  # fixed data (safetensors, scalars): every draw is the same
         recordings.append(_run_recorded_real(problem, workload, module, more))
+        if draw == 1 and _same_work(recordings[0], recordings[1]):
+            return recordings, f"real ({reason}); 2 input draws, the same work"
     if draws == 1:
         return recordings, f"real ({reason}); one input draw"
     return recordings, f"real ({reason}); least of {draws} input draws"
+
+
+def _input_bytes(problem: Problem, workload: Workload) -> int:
+    axes = problem.axes_of(workload)
+    total = 0
+    for tensor in problem.definition.inputs.values():
+        shape = problem.definition.shape_of(tensor, axes)
+        if shape is not None:
+            dtype = lookup_dtype(tensor.dtype)
+            total += math.prod(shape) * max(dtype.bits // 8, 1)
+    return total
 
 
 def _make_inputs(make_inputs: InputFactory, problem: Problem, workload: Workload, module, draw: int) -> list:

@@ -1,0 +1,179 @@
+"""Hybrid tensors: shape-only for the GPU-sized floating-point work, real for the small values that steer it.
+
+A reference's work can depend on input values: which experts the tokens route to (`nonzero`,
+`bincount`, `where` on an expert mask), ragged lengths (`.item()`, `.tolist()`), offsets. Those
+values live in small integer, boolean and offset tensors that the problem's own input generator
+builds. The floating-point tensors (activations, weights) are large and never steer the work.
+
+`HybridMode` runs every ATen op twice at most: once on fake tensors, which gives the result's
+shape and dtype without computing it, and, when every tensor argument is real and the result is
+small, once for real on the CPU. So the generator's `randn(256, 2048, 7168)` is fake (no memory,
+no time) while its `randperm(256)` is real, and the reference's `torch.where(expert_mask[e])`
+yields real token indices whose count sizes the expert's matrix product. A value-dependent op
+on a fake tensor (routing from floating-point logits) cannot be answered this way: it raises
+`ValuesNeeded`, and the analysis says so or runs the reference for real where that is small.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Any
+
+from solbench.sol.errors import ValuesNeeded
+
+REAL_LIMIT = 1 << 22
+"""Most elements a floating-point result may have to be computed for real (4 Mi elements:
+milliseconds on a CPU); larger ones stay fake."""
+REAL_INDEX_LIMIT = 1 << 24
+"""The same for integer and boolean results (one-hot expert masks of a few thousand tokens are
+about 10 Mi elements); larger ones stay fake."""
+
+_CUDA_LITERAL = re.compile(r"""(["'])cuda(:\d+)?\1""")
+_CUDA_CALL = re.compile(r"\.cuda\(\)")
+
+
+def cpu_reference_source(source: str) -> str:
+    """The reference with the CUDA device it names replaced by the CPU, so that it analyses without one.
+
+    Only device literals (`"cuda"`, `'cuda:0'`) and `.cuda()` calls change: the analysis needs the
+    ops, not where they would run."""
+    return _CUDA_CALL.sub(".cpu()", _CUDA_LITERAL.sub(lambda m: f"{m.group(1)}cpu{m.group(1)}", source))
+
+
+def _mode_base():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    return TorchDispatchMode
+
+
+class HybridMode(_mode_base()):
+    """Dispatch mode: shape-only (meta) results for large or floating-point-derived tensors, real ones for
+    small tensors computed only from real ones. Meta kernels run in C++, so the shape-only side costs
+    microseconds per op where fake tensors cost a millisecond."""
+
+    def __init__(self):
+        super().__init__()
+        self._twins: dict[int, Any] = {}
+        """id of a real tensor -> its meta twin (so in-place updates of the twin persist)."""
+        self._stale: set[int] = set()
+        """Real tensors written in place with shape-only values: their real data is stale, use their twin."""
+        self._keep: list[Any] = []
+
+    def fake(self, tensor):
+        """The shape-only twin of a real tensor (memoized)."""
+        if tensor.is_meta:
+            return tensor
+        twin = self._twins.get(id(tensor))
+        if twin is None:
+            twin = tensor.to("meta")
+            self._twins[id(tensor)] = twin
+            self._keep.append(tensor)
+        return twin
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        import torch
+        from torch.utils._pytree import tree_flatten, tree_map
+
+        kwargs = dict(kwargs or {})
+        device = kwargs.get("device")
+        if device is not None and torch.device(device).type not in ("cpu", "meta"):
+            kwargs["device"] = torch.device("cpu")
+        tensors = _tensors_in(args, kwargs, torch.Tensor)
+        all_real = all(not t.is_meta and id(t) not in self._stale for t in tensors)
+        if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_LIMIT and _small_result(func):
+            return func(*args, **kwargs)  # small real arguments, a result no larger than them: just compute
+        if not tensors:
+            size = _factory_size(func, args, kwargs)
+            if size is not None and size <= _limit(kwargs.get("dtype")):
+                return func(*args, **kwargs)  # a small factory (randperm, arange, a small zeros): real
+        meta_args, meta_kwargs = tree_map(lambda v: self.fake(v) if isinstance(v, torch.Tensor) else v,
+                                          (args, kwargs))
+        call = func
+        if not tensors or "device" in meta_kwargs:
+            meta_kwargs["device"] = torch.device("meta")
+            meta_kwargs.pop("pin_memory", None)
+            if meta_kwargs.pop("generator", None) is not None:
+                call = func.overloadpacket  # e.g. randn.generator -> randn.default on the meta device
+        try:
+            meta_result = call(*meta_args, **meta_kwargs)
+        except (NotImplementedError, RuntimeError) as error:
+            if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_INDEX_LIMIT:
+                return func(*args, **kwargs)  # data-dependent (nonzero, item) on small real values: compute
+            raise ValuesNeeded(f"{func.overloadpacket.__name__} on a tensor without values (computed from "
+                               f"floating-point data): {str(error).splitlines()[0][:120]}") from error
+        results, _ = tree_flatten(meta_result)
+        small = all(r.numel() <= _limit(r.dtype) for r in results if isinstance(r, torch.Tensor))
+        if all_real and small:
+            return func(*args, **kwargs)
+        if func._schema.is_mutable:
+            self._stale.update(id(t) for t in tensors if not t.is_meta)
+        return meta_result
+
+
+_SIZE_PRESERVING = {"view", "_unsafe_view", "reshape", "select", "slice", "squeeze", "unsqueeze", "permute",
+                    "transpose", "t", "alias", "detach", "_to_copy", "clone", "contiguous", "copy_", "copy",
+                    "sum", "cumsum", "add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
+                    "bitwise_or", "logical_and", "logical_or", "logical_not", "sort", "argsort", "bincount",
+                    "nonzero", "unique", "_unique2", "where", "index", "index_select", "gather", "fill_", "zero_",
+                    "index_put", "index_put_", "max", "min", "amax", "amin", "topk", "lift_fresh", "item",
+                    "_local_scalar_dense", "masked_select", "clamp", "remainder", "floor_divide", "abs", "neg"}
+"""Ops whose result is no larger than their arguments (or a small table): safe to compute directly."""
+
+
+def _tensors_in(args, kwargs, tensor_type) -> list:
+    """The tensors among the arguments (ATen arguments nest at most one list deep)."""
+    found = []
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, tensor_type):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, tensor_type))
+    return found
+
+
+def _limit(dtype) -> int:
+    return REAL_LIMIT if dtype is None or dtype.is_floating_point or dtype.is_complex else REAL_INDEX_LIMIT
+
+
+def _factory_size(func, args, kwargs) -> int | None:
+    """Elements a factory call creates, from its size argument, where that is plain (None otherwise)."""
+    import math
+
+    name = func.overloadpacket.__name__
+    if name in ("randperm",) and args and isinstance(args[0], int):
+        return args[0]
+    if name in ("arange",):
+        numbers = [a for a in args if isinstance(a, (int, float))]
+        if len(numbers) == 1:
+            return int(abs(numbers[0]))
+        if len(numbers) >= 2:
+            step = numbers[2] if len(numbers) > 2 else 1
+            return int(abs((numbers[1] - numbers[0]) / step)) if step else None
+    size = kwargs.get("size", args[0] if args else None)
+    if name in _FACTORIES and isinstance(size, (list, tuple)) and all(isinstance(d, int) for d in size):
+        return math.prod(size)
+    return None
+
+
+_FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "empty_strided", "scalar_tensor"}
+
+
+def _small_result(func) -> bool:
+    return func.overloadpacket.__name__ in _SIZE_PRESERVING
+
+
+@contextmanager
+def hybrid_values():
+    """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled so that factory calls naming
+    `device="cuda"` reach the mode (which moves them to the CPU) on a machine without CUDA."""
+    import torch.cuda
+
+    lazy_init = torch.cuda._lazy_init
+    torch.cuda._lazy_init = lambda: None
+    mode = HybridMode()
+    try:
+        with mode:
+            yield mode
+    finally:
+        torch.cuda._lazy_init = lazy_init
