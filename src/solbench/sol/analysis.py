@@ -67,6 +67,16 @@ class WorkloadRef(_Result):
     axes: dict[str, int]
 
 
+class Published(_Result):
+    """The published T_SOL beside solbench's (SOL-ExecBench's `sol_ms`, from the problem folder)."""
+
+    sol_ms: float
+    ratio: Optional[float]
+    """solbench's T_SOL / the published one (meaningful on the hardware it was published for)."""
+    disagreement: Optional[str] = None
+    """For a ratio outside [0.5, 2]: which count differs, by rule (see docs/speed-of-light.md)."""
+
+
 class WorkloadSol(_Result):
     workload: WorkloadRef
     hardware: str
@@ -75,6 +85,8 @@ class WorkloadSol(_Result):
     """{"matrix": {precision: FLOPs}, "vector": {precision: FLOPs}, "special": ops}."""
     bytes: int
     """Compulsory traffic: every input read once (gathers: the rows touched), every output written once."""
+    output_bytes: int = 0
+    """The part of `bytes` that writes the outputs (whole, as the protocol materialises them)."""
     unfused_bytes: int
     """What the reference's ops move one by one."""
     arithmetic_intensity: float
@@ -84,6 +96,7 @@ class WorkloadSol(_Result):
     bound: str
     coverage: Coverage
     ops: Optional[list[OpRow]] = None
+    published: Optional[Published] = None
 
 
 def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool = False,
@@ -94,13 +107,35 @@ def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool =
     definition = problem.definition.model_copy(update={"reference": cpu_reference_source(problem.definition.reference)})
     module, folder = import_reference(definition, "cpu")
     try:
-        return [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs,
-                                 draws=draws)
-                for workload in problem.workloads]
+        results = [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs,
+                                    draws=draws)
+                   for workload in problem.workloads]
+        return with_published(problem, results, hardware)
     finally:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def with_published(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec) -> list[WorkloadSol]:
+    """Each result with the published figure beside it, where the folder carries one for this hardware."""
+    from solbench.sol.published import PUBLISHED_HARDWARE, disagreement, published_sol
+
+    if hardware.id.lower() != PUBLISHED_HARDWARE.lower():
+        return results
+    published = published_sol(problem)
+    if not published:
+        return results
+    updated = []
+    for result in results:
+        value = published.get(result.workload.uuid)
+        if value is None:
+            updated.append(result)
+            continue
+        ratio = result.t_sol_ms / value if value > 0 else None
+        updated.append(result.model_copy(update={"published": Published(
+            sol_ms=value, ratio=ratio, disagreement=disagreement(result, value, hardware))}))
+    return updated
 
 
 def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpec, module, *,
@@ -125,7 +160,7 @@ def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpe
         workload=WorkloadRef(uuid=workload.uuid, axes=dict(workload.axes)), hardware=hardware.id,
         flops=cost.flops,
         flops_by_class={"matrix": cost.matrix_flops, "vector": cost.vector_flops, "special": cost.special_ops},
-        bytes=needed, unfused_bytes=cost.bytes_read + cost.bytes_written,
+        bytes=needed, output_bytes=recording.output_bytes, unfused_bytes=cost.bytes_read + cost.bytes_written,
         arithmetic_intensity=arithmetic_intensity(cost.flops, needed), t_sol_ms=roof.t_sol_s * 1e3,
         t_compute_ms={"matrix": roof.matrix_s * 1e3, "vector": roof.vector_s * 1e3, "special": roof.special_s * 1e3},
         t_memory_ms=roof.memory_s * 1e3, bound=roof.bound, coverage=coverage, ops=rows)
