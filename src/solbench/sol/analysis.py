@@ -216,6 +216,9 @@ def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: In
                 raise AnalysisError(f"{problem.name}, workload {workload.uuid}: the reference failed on hybrid "
                                     f"inputs (fake floating-point tensors, real small ones): {_reason(error)}") from None
         recordings.append(recording)
+        if mode.assumed and "taken as nonzero" not in reason:
+            reason += (f"; {len(mode.assumed)} branch(es) on floating-point scalars without values taken as "
+                       "nonzero / false")
         if draw == 0:
             first_inputs = inputs
             if all(not _is_real(v) for v in inputs):

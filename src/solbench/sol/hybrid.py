@@ -59,6 +59,9 @@ class HybridMode(_mode_base()):
         self._stale: set[int] = set()
         """Real tensors written in place with shape-only values: their real data is stale, use their twin."""
         self._keep: list[Any] = []
+        self.assumed: list[str] = []
+        """Branches on a floating-point scalar without a value (guards such as `if scale == 0:`), taken as
+        nonzero values and false comparisons: listed in the analysis's `execution`."""
 
     def fake(self, tensor):
         """The shape-only twin of a real tensor (memoized)."""
@@ -73,7 +76,7 @@ class HybridMode(_mode_base()):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         import torch
-        from torch.utils._pytree import tree_flatten, tree_map
+        from torch.utils._pytree import tree_map
 
         kwargs = dict(kwargs or {})
         device = kwargs.get("device")
@@ -87,6 +90,10 @@ class HybridMode(_mode_base()):
             size = _factory_size(func, args, kwargs)
             if size is not None and size <= _limit(kwargs.get("dtype")):
                 return func(*args, **kwargs)  # a small factory (randperm, arange, a small zeros): real
+        if func.overloadpacket.__name__ == "_local_scalar_dense" and tensors and tensors[0].is_meta \
+                and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
+            self.assumed.append(f"{tensors[0].dtype} scalar")
+            return False if tensors[0].dtype == torch.bool else 1.0
         meta_args, meta_kwargs = tree_map(lambda v: self.fake(v) if isinstance(v, torch.Tensor) else v,
                                           (args, kwargs))
         call = func
@@ -97,18 +104,39 @@ class HybridMode(_mode_base()):
                 call = func.overloadpacket  # e.g. randn.generator -> randn.default on the meta device
         try:
             meta_result = call(*meta_args, **meta_kwargs)
-        except (NotImplementedError, RuntimeError) as error:
-            if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_INDEX_LIMIT:
+        except (NotImplementedError, RuntimeError, ValueError) as error:
+            shape_rule = _SHAPE_RULES.get(func.overloadpacket.__name__)
+            if shape_rule is not None:
+                meta_result = shape_rule(*meta_args, **meta_kwargs)
+            elif all_real and tensors and sum(t.numel() for t in tensors) <= REAL_INDEX_LIMIT:
                 return func(*args, **kwargs)  # data-dependent (nonzero, item) on small real values: compute
-            raise ValuesNeeded(f"{func.overloadpacket.__name__} on a tensor without values (computed from "
-                               f"floating-point data): {str(error).splitlines()[0][:120]}") from error
-        results, _ = tree_flatten(meta_result)
-        small = all(r.numel() <= _limit(r.dtype) for r in results if isinstance(r, torch.Tensor))
+            else:
+                raise ValuesNeeded(f"{func.overloadpacket.__name__} on a tensor without values (computed from "
+                                   f"floating-point data): {str(error).splitlines()[0][:120]}") from error
+        results = _tensors_in((meta_result,), {}, torch.Tensor)
+        small = all(r.numel() <= _limit(r.dtype) for r in results)
         if all_real and small:
-            return func(*args, **kwargs)
+            try:
+                return func(*args, **kwargs)
+            except (NotImplementedError, RuntimeError, ValueError):
+                if any(not (r.dtype.is_floating_point or r.dtype.is_complex) for r in results):
+                    raise
+                # a floating-point result the CPU build cannot compute (NVFP4 block-scaled _scaled_mm): shape only
         if func._schema.is_mutable:
             self._stale.update(id(t) for t in tensors if not t.is_meta)
         return meta_result
+
+
+def _scaled_mm_shape(a, b, *args, out_dtype=None, **kwargs):
+    """`_scaled_mm`'s result without its scaling checks (the CPU and meta builds reject NVFP4 block scales)."""
+    import torch
+
+    dtype = out_dtype if out_dtype is not None else (args[4] if len(args) > 4 and args[4] is not None else a.dtype)
+    return torch.empty((a.shape[0], b.shape[1]), dtype=dtype, device="meta")
+
+
+_SHAPE_RULES = {"_scaled_mm": _scaled_mm_shape}
+"""Results by shape alone for ops whose meta kernel refuses configurations the GPU accepts."""
 
 
 _SIZE_PRESERVING = {"view", "_unsafe_view", "reshape", "select", "slice", "squeeze", "unsqueeze", "permute",
