@@ -341,7 +341,7 @@ def _run_recorded(module, inputs: list) -> Recording:
     return recorder.finish([o for o in outputs if isinstance(o, torch.Tensor)])
 
 
-def _fake_inputs(problem: Problem, workload: Workload) -> list:
+def _fake_inputs(problem: Problem, workload: Workload, device: str | None = None) -> list:
     """Inputs with the workload's shapes and dtypes and no data (created inside a FakeTensorMode)."""
     import torch
 
@@ -354,5 +354,6 @@ def _fake_inputs(problem: Problem, workload: Workload) -> list:
             values.append(descriptor.value if isinstance(descriptor, ScalarInput) else
                           (1.0 if dtype.is_floating else 1))
         else:
-            values.append(torch.empty(problem.definition.shape_of(tensor, axes), dtype=dtype.torch_dtype()))
+            values.append(torch.empty(problem.definition.shape_of(tensor, axes), dtype=dtype.torch_dtype(),
+                                      device=device))
     return values

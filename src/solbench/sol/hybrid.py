@@ -94,6 +94,10 @@ class HybridMode(_mode_base()):
                 and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
             self.assumed.append(f"{tensors[0].dtype} scalar")
             return False if tensors[0].dtype == torch.bool else 1.0
+        if not all_real:
+            quick = _pointwise_shape(func, args, kwargs, tensors)
+            if quick is not None:
+                return quick
         meta_args, meta_kwargs = tree_map(lambda v: self.fake(v) if isinstance(v, torch.Tensor) else v,
                                           (args, kwargs))
         call = func
@@ -125,6 +129,52 @@ class HybridMode(_mode_base()):
         if func._schema.is_mutable:
             self._stale.update(id(t) for t in tensors if not t.is_meta)
         return meta_result
+
+
+_POINTWISE_BINARY = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "rsub", "atan2", "fmod", "remainder"}
+_POINTWISE_UNARY = {"exp", "neg", "log", "sigmoid", "tanh", "rsqrt", "sqrt", "abs", "sin", "cos", "exp2", "log1p",
+                    "expm1", "reciprocal", "relu", "silu", "gelu", "erf", "square", "sign", "floor", "ceil", "round"}
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+_TO_FLOAT = {"exp", "log", "sigmoid", "tanh", "rsqrt", "sqrt", "sin", "cos", "exp2", "log1p", "expm1", "reciprocal",
+             "silu", "gelu", "erf"}
+
+
+def _pointwise_shape(func, args, kwargs, tensors):
+    """The result of a functional elementwise op on shape-only tensors, from broadcasting and type promotion
+    alone: the meta kernels of these ops are Python decompositions, a hundred times slower."""
+    import torch
+
+    name = func.overloadpacket.__name__
+    if func._schema.is_mutable or (kwargs and set(kwargs) - {"alpha"}):
+        return None
+    if name in _POINTWISE_UNARY and len(args) == 1 and len(tensors) == 1:
+        dtype = tensors[0].dtype
+    elif (name in _POINTWISE_BINARY or name in _COMPARISONS) and len(args) == 2 and tensors:
+        dtype = torch.result_type(args[0], args[1])
+        if name == "div" and not (dtype.is_floating_point or dtype.is_complex):
+            dtype = torch.get_default_dtype()
+        if name in _COMPARISONS:
+            dtype = torch.bool
+    else:
+        return None
+    if name in _TO_FLOAT and not (dtype.is_floating_point or dtype.is_complex):
+        dtype = torch.get_default_dtype()
+    return torch.empty(_broadcast(tensors), dtype=dtype, device="meta")
+
+
+def _broadcast(tensors) -> tuple[int, ...]:
+    shapes = [tuple(t.shape) for t in tensors]
+    if all(shape == shapes[0] for shape in shapes):
+        return shapes[0]
+    rank = max(len(shape) for shape in shapes)
+    result = [1] * rank
+    for shape in shapes:
+        for position, size in enumerate(shape, start=rank - len(shape)):
+            if size != 1:
+                if result[position] not in (1, size):
+                    raise RuntimeError(f"shapes {shapes} do not broadcast")
+                result[position] = size
+    return tuple(result)
 
 
 def _scaled_mm_shape(a, b, *args, out_dtype=None, **kwargs):
