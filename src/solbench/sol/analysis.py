@@ -181,6 +181,11 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
     if "triton" in problem.definition.reference:
         reason = "the reference launches Triton kernels, which need real memory"
         return _record_real(problem, workload, module, make_inputs, draws, reason)
+    if "scaled_dot_product_attention" not in problem.definition.reference:
+        try:
+            return [_run_recorded_meta(problem, workload, module)], "fake"
+        except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
+            pass
     try:
         return [_run_recorded_fake(problem, workload, module)], "fake"
     except Exception as error:  # data-dependent ops: retry with the values that steer the work
@@ -328,6 +333,22 @@ def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recordin
             return _run_recorded(module, _fake_inputs(problem, workload))
     finally:
         fake_logger.setLevel(level)
+
+
+def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recording:
+    """Shapes only, on meta tensors: for references that loop over thousands of time steps, a fake tensor's
+    millisecond per op adds up to minutes. Not for scaled-dot-product attention: on the meta device
+    PyTorch picks its decomposed math path, where the CPU (and fake tensors) pick the fused kernel."""
+    import warnings
+
+    from solbench.sol.hybrid import hybrid_values
+
+    with warnings.catch_warnings(), hybrid_values(shape_only=True) as mode:
+        warnings.simplefilter("ignore")
+        recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"))
+    if mode.assumed:
+        raise ValuesNeeded("a branch on a value")
+    return recording
 
 
 def _run_recorded(module, inputs: list) -> Recording:

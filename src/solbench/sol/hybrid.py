@@ -52,8 +52,10 @@ class HybridMode(_mode_base()):
     small tensors computed only from real ones. Meta kernels run in C++, so the shape-only side costs
     microseconds per op where fake tensors cost a millisecond."""
 
-    def __init__(self):
+    def __init__(self, shape_only: bool = False):
         super().__init__()
+        self.shape_only = shape_only
+        """Compute nothing for real (the first, values-free attempt): every result is a meta tensor."""
         self._twins: dict[int, Any] = {}
         """id of a real tensor -> its meta twin (so in-place updates of the twin persist)."""
         self._stale: set[int] = set()
@@ -83,10 +85,10 @@ class HybridMode(_mode_base()):
         if device is not None and torch.device(device).type not in ("cpu", "meta"):
             kwargs["device"] = torch.device("cpu")
         tensors = _tensors_in(args, kwargs, torch.Tensor)
-        all_real = all(not t.is_meta and id(t) not in self._stale for t in tensors)
+        all_real = not self.shape_only and all(not t.is_meta and id(t) not in self._stale for t in tensors)
         if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_LIMIT and _small_result(func):
             return func(*args, **kwargs)  # small real arguments, a result no larger than them: just compute
-        if not tensors:
+        if not tensors and not self.shape_only:
             size = _factory_size(func, args, kwargs)
             if size is not None and size <= _limit(kwargs.get("dtype")):
                 return func(*args, **kwargs)  # a small factory (randperm, arange, a small zeros): real
@@ -242,14 +244,14 @@ def _small_result(func) -> bool:
 
 
 @contextmanager
-def hybrid_values():
+def hybrid_values(shape_only: bool = False):
     """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled so that factory calls naming
     `device="cuda"` reach the mode (which moves them to the CPU) on a machine without CUDA."""
     import torch.cuda
 
     lazy_init = torch.cuda._lazy_init
     torch.cuda._lazy_init = lambda: None
-    mode = HybridMode()
+    mode = HybridMode(shape_only)
     try:
         with mode:
             yield mode
