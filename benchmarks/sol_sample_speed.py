@@ -13,6 +13,7 @@ Usage: python benchmarks/sol_sample_speed.py [PROBLEM_DIR_OR_SET_ROOT ...]
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 import sys
 import time
 from functools import partial
@@ -49,8 +50,9 @@ def main(argv: list[str]) -> None:
         analyze_problem(load_problem(folders[0]), hardware, make_inputs=make_inputs)  # warm-up
     except SolbenchError:
         pass
-    times, ratios = [], []
-    print(f"{'problem':<72} {'s':>7} {'wl':>3} {'s/wl':>6}  {'ratio':>7}  status")
+    times, ratios, classes = [], [], Counter()
+    print(f"{'problem':<64} {'s':>7} {'wl':>3} {'s/wl':>6}  {'ratio':>7} {'in [0.5,2]':>10}  status; "
+          "main class of disagreement")
     for folder in folders:
         name = f"{folder.parent.name}/{folder.name}"
         problem = load_problem(folder)
@@ -63,13 +65,18 @@ def main(argv: list[str]) -> None:
         seconds = time.perf_counter() - start
         times.append(seconds)
         published = published_sol(problem)
-        median = "-"
+        median, inside, main = "-", "-", ""
         if results and published:
             found = [c.ratio for c in compare(results, published) if c.ratio is not None]
             ratios.extend(found)
             median = f"{statistics.median(found):.3g}" if found else "-"
-        print(f"{name:<72} {seconds:7.2f} {len(problem.workloads):3d} {seconds / len(problem.workloads):6.3f}"
-              f"  {median:>7}  {status}", flush=True)
+            inside = f"{sum(1 for r in found if 0.5 <= r <= 2)}/{len(found)}"
+            why = Counter(r.published.disagreement.split(":")[0] for r in results
+                          if r.published is not None and r.published.disagreement)
+            classes.update(why)
+            main = f"; {why.most_common(1)[0][0]}" if why else ""
+        print(f"{name[:64]:<64} {seconds:7.2f} {len(problem.workloads):3d} {seconds / len(problem.workloads):6.3f}"
+              f"  {median:>7} {inside:>10}  {status}{main}", flush=True)
     ordered = sorted(times)
     print(f"\n{len(folders)} problems: median {statistics.median(times):.2f} s, "
           f"90th percentile {ordered[int(0.9 * (len(ordered) - 1))]:.2f} s, slowest {max(times):.2f} s, "
@@ -78,6 +85,8 @@ def main(argv: list[str]) -> None:
         inside = sum(1 for r in ratios if 0.5 <= r <= 2) / len(ratios)
         print(f"T_SOL / published over {len(ratios)} workloads: median {statistics.median(ratios):.3g}, "
               f"{inside:.0%} within [0.5, 2]")
+        print("classes of disagreement (workloads): " + ", ".join(f"{name} {count}" for name, count in
+                                                               classes.most_common()))
 
 
 if __name__ == "__main__":
