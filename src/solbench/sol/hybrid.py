@@ -147,8 +147,14 @@ def _pointwise_shape(func, args, kwargs, tensors):
     import torch
 
     name = func.overloadpacket.__name__
-    if func._schema.is_mutable or (kwargs and set(kwargs) - {"alpha"}):
+    if name in _IN_PLACE_SCATTERS and args and isinstance(args[0], torch.Tensor) and args[0].is_meta \
+            and not kwargs.get("out"):
+        return args[0]  # an in-place scatter into a shape-only tensor: its shape and dtype do not change
+    if func._schema.is_mutable or (kwargs and set(kwargs) - {"alpha", "beta"}):
         return None
+    shaped = _matrix_shape(name, args, tensors)
+    if shaped is not None:
+        return torch.empty(shaped[0], dtype=shaped[1], device="meta")
     if name in _POINTWISE_UNARY and len(args) == 1 and len(tensors) == 1:
         dtype = tensors[0].dtype
     elif (name in _POINTWISE_BINARY or name in _COMPARISONS) and len(args) == 2 and tensors:
@@ -162,6 +168,26 @@ def _pointwise_shape(func, args, kwargs, tensors):
     if name in _TO_FLOAT and not (dtype.is_floating_point or dtype.is_complex):
         dtype = torch.get_default_dtype()
     return torch.empty(_broadcast(tensors), dtype=dtype, device="meta")
+
+
+_IN_PLACE_SCATTERS = {"index_add_", "index_put_", "index_copy_", "index_fill_", "scatter_", "scatter_add_",
+                      "masked_fill_", "copy_", "zero_", "fill_"}
+
+
+def _matrix_shape(name, args, tensors):
+    """(shape, dtype) of a plain matrix product or a row gather, or None."""
+    import torch
+
+    if name == "mm" and len(args) == 2 and len(tensors) == 2 and args[0].dim() == args[1].dim() == 2:
+        return (args[0].shape[0], args[1].shape[1]), args[0].dtype
+    if name == "addmm" and len(args) == 3 and len(tensors) == 3 and args[1].dim() == args[2].dim() == 2:
+        return (args[1].shape[0], args[2].shape[1]), args[1].dtype
+    if name == "bmm" and len(args) == 2 and len(tensors) == 2 and args[0].dim() == args[1].dim() == 3:
+        return (args[0].shape[0], args[0].shape[1], args[1].shape[2]), args[0].dtype
+    if name == "index" and len(args) == 2 and len(args[1]) == 1 and isinstance(args[1][0], torch.Tensor) \
+            and args[1][0].dtype in (torch.int64, torch.int32) and args[0].dim() >= 1:
+        return tuple(args[1][0].shape) + tuple(args[0].shape[1:]), args[0].dtype
+    return None
 
 
 def _broadcast(tensors) -> tuple[int, ...]:
