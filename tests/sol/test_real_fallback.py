@@ -25,7 +25,7 @@ def test_data_dependent_reference_runs_on_real_inputs(tmp_path):
                 "inputs": {"values": {"type": "random"}, "offsets": {"type": "random"}}}
     problem = load_problem(write_problem(tmp_path / "ragged", DATA_DEPENDENT, [workload]))
     [result] = analyze_problem(problem, lookup("H200"), make_inputs=inputs_for_analysis)
-    assert result.coverage.full and result.coverage.execution.startswith("real (DataDependentOutputException")
+    assert result.coverage.full and result.coverage.execution.startswith("hybrid (DataDependentOutputException")
     assert result.flops_by_class["vector"]["float32"] == 90 * 64  # every value summed once
     try:
         analyze_problem(problem, lookup("H200"))

@@ -62,18 +62,37 @@ def status_counts(traces: list[Trace]) -> str:
 
 
 def sol_table(results, title: str) -> Table:
+    """One row per workload; where the folder carries published figures, they stand beside T_SOL with the ratio."""
+    published = any(r.published is not None for r in results)
     table = Table(title=title, title_justify="left")
-    for column in ("workload", "axes", "GFLOP", "MB", "FLOP/B", "T_SOL", "bound", "coverage"):
+    columns = ["workload", "axes", "GFLOP", "MB", "FLOP/B", "T_SOL", "bound", "coverage"]
+    if published:
+        columns[6:6] = ["published", "ratio"]
+    for column in columns:
         table.add_column(column, no_wrap=column in ("workload", "T_SOL"))
     for result in results:
         coverage = "full" if result.coverage.full else "missing: " + ", ".join(
             u.op for u in result.coverage.uncovered)
-        if result.coverage.execution != "fake":
+        if result.coverage.execution.startswith("real"):
             coverage += " (ran on real inputs)"
-        table.add_row(result.workload.uuid, " ".join(f"{k}={v}" for k, v in result.workload.axes.items()),
-                      f"{result.flops / 1e9:.3f}", f"{result.bytes / 1e6:.3f}", f"{result.arithmetic_intensity:.1f}",
-                      format_ms(result.t_sol_ms), result.bound, coverage)
+        elif result.coverage.execution.startswith("hybrid"):
+            coverage += " (real index values)"
+        row = [result.workload.uuid, " ".join(f"{k}={v}" for k, v in result.workload.axes.items()),
+               f"{result.flops / 1e9:.3f}", f"{result.bytes / 1e6:.3f}", f"{result.arithmetic_intensity:.1f}",
+               format_ms(result.t_sol_ms), result.bound, coverage]
+        if published:
+            figure = result.published
+            row[6:6] = ["-", "-"] if figure is None else [
+                format_ms(figure.sol_ms), "-" if figure.ratio is None else f"{figure.ratio:.3g}"]
+        table.add_row(*row)
     return table
+
+
+def disagreement_lines(results) -> list[str]:
+    """For --explain: why T_SOL and the published figure differ, per workload outside [0.5, 2]."""
+    return [f"{r.workload.uuid}: ratio {r.published.ratio:.3g}: {r.published.disagreement}" if r.published.ratio
+            else f"{r.workload.uuid}: {r.published.disagreement}"
+            for r in results if r.published is not None and r.published.disagreement]
 
 
 def explain_table(result) -> Table:

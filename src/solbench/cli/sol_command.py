@@ -37,10 +37,15 @@ def speed_of_light(
         return
     from rich.console import Console
 
-    from solbench.cli.render import explain_table, sol_table
+    from solbench.cli.render import disagreement_lines, explain_table, sol_table
 
     console = Console()
     console.print(sol_table(results, f"{problem.name} on {spec.id}"))
     if explain:
         for result in results:
             console.print(explain_table(result))
+        lines = disagreement_lines(results)
+        if lines:
+            console.print("T_SOL beside the published figure, ratios outside [0.5, 2]:", markup=False)
+            for line in lines:
+                console.print("  " + line, markup=False, soft_wrap=True)

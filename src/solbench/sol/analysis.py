@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any, Optional, Protocol
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solbench.errors import SolbenchError
 from solbench.hardware.spec import HardwareSpec
-from solbench.sol.errors import AnalysisError
+from solbench.sol.errors import AnalysisError, ValuesNeeded
 from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity, compulsory_bytes, total_cost
 from solbench.sol.roofline import roofline
 from solbench.spec.dtypes import lookup_dtype, same_bits
@@ -66,6 +67,16 @@ class WorkloadRef(_Result):
     axes: dict[str, int]
 
 
+class Published(_Result):
+    """The published T_SOL beside solbench's (SOL-ExecBench's `sol_ms`, from the problem folder)."""
+
+    sol_ms: float
+    ratio: Optional[float]
+    """solbench's T_SOL / the published one (meaningful on the hardware it was published for)."""
+    disagreement: Optional[str] = None
+    """For a ratio outside [0.5, 2]: which count differs, by rule (see docs/speed-of-light.md)."""
+
+
 class WorkloadSol(_Result):
     workload: WorkloadRef
     hardware: str
@@ -74,6 +85,8 @@ class WorkloadSol(_Result):
     """{"matrix": {precision: FLOPs}, "vector": {precision: FLOPs}, "special": ops}."""
     bytes: int
     """Compulsory traffic: every input read once (gathers: the rows touched), every output written once."""
+    output_bytes: int = 0
+    """The part of `bytes` that writes the outputs (whole, as the protocol materialises them)."""
     unfused_bytes: int
     """What the reference's ops move one by one."""
     arithmetic_intensity: float
@@ -83,20 +96,46 @@ class WorkloadSol(_Result):
     bound: str
     coverage: Coverage
     ops: Optional[list[OpRow]] = None
+    published: Optional[Published] = None
 
 
 def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool = False,
                     make_inputs: InputFactory | None = None, draws: int = INPUT_DRAWS) -> list[WorkloadSol]:
     """T_SOL of every workload; `draws` bounds the input draws analysed where the work depends on values."""
-    module, folder = import_reference(problem.definition, "cpu")
+    from solbench.sol.hybrid import cpu_reference_source
+
+    definition = problem.definition.model_copy(update={"reference": cpu_reference_source(problem.definition.reference)})
+    module, folder = import_reference(definition, "cpu")
     try:
-        return [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs,
-                                 draws=draws)
-                for workload in problem.workloads]
+        results = [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs,
+                                    draws=draws)
+                   for workload in problem.workloads]
+        return with_published(problem, results, hardware)
     finally:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def with_published(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec) -> list[WorkloadSol]:
+    """Each result with the published figure beside it, where the folder carries one for this hardware."""
+    from solbench.sol.published import PUBLISHED_HARDWARE, disagreement, published_sol
+
+    if hardware.id.lower() != PUBLISHED_HARDWARE.lower():
+        return results
+    published = published_sol(problem)
+    if not published:
+        return results
+    updated = []
+    for result in results:
+        value = published.get(result.workload.uuid)
+        if value is None:
+            updated.append(result)
+            continue
+        ratio = result.t_sol_ms / value if value > 0 else None
+        updated.append(result.model_copy(update={"published": Published(
+            sol_ms=value, ratio=ratio, disagreement=disagreement(result, value, hardware))}))
+    return updated
 
 
 def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpec, module, *,
@@ -121,26 +160,120 @@ def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpe
         workload=WorkloadRef(uuid=workload.uuid, axes=dict(workload.axes)), hardware=hardware.id,
         flops=cost.flops,
         flops_by_class={"matrix": cost.matrix_flops, "vector": cost.vector_flops, "special": cost.special_ops},
-        bytes=needed, unfused_bytes=cost.bytes_read + cost.bytes_written,
+        bytes=needed, output_bytes=recording.output_bytes, unfused_bytes=cost.bytes_read + cost.bytes_written,
         arithmetic_intensity=arithmetic_intensity(cost.flops, needed), t_sol_ms=roof.t_sol_s * 1e3,
         t_compute_ms={"matrix": roof.matrix_s * 1e3, "vector": roof.vector_s * 1e3, "special": roof.special_s * 1e3},
         t_memory_ms=roof.memory_s * 1e3, bound=roof.bound, coverage=coverage, ops=rows)
 
 
+REAL_RUN_BUDGET_BYTES = 256 << 20
+"""Largest real input set the analysis runs the reference on when even hybrid values are not enough
+(routing decided by floating-point logits): beyond it the problem is reported as not analysable
+rather than left to run GPU-sized work on the CPU for minutes."""
+
+
 def _record(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
             draws: int) -> tuple[list[Recording], str]:
-    """Run the reference on fake tensors; where it needs values, on `draws` draws of real ones from
-    `make_inputs` (one when the inputs are fixed data)."""
+    """Run the reference on fake tensors; where it needs values, on hybrid inputs from `make_inputs`
+    (fake floating-point tensors, real small integer ones), `draws` draws of them (one when the
+    inputs are fixed data, two when the first two give the same T_SOL); where even that is not
+    enough, on real inputs if they are small."""
     if "triton" in problem.definition.reference:
         reason = "the reference launches Triton kernels, which need real memory"
-    else:
+        return _record_real(problem, workload, module, make_inputs, draws, reason)
+    if "scaled_dot_product_attention" not in problem.definition.reference:
         try:
-            return [_run_recorded_fake(problem, workload, module)], "fake"
-        except Exception as error:  # data-dependent ops, kernels that need real memory: retry with real values
-            reason = f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+            return [_run_recorded_meta(problem, workload, module)], "fake"
+        except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
+            pass
+    try:
+        return [_run_recorded_fake(problem, workload, module)], "fake"
+    except Exception as error:  # data-dependent ops: retry with the values that steer the work
+        reason = _reason(error)
     if make_inputs is None:
         raise AnalysisError(f"{problem.name}: the reference needs real input values ({reason}) and no input "
                             "generator was given")
+    try:
+        return _record_hybrid(problem, workload, module, make_inputs, draws, reason)
+    except ValuesNeeded as error:
+        return _record_real(problem, workload, module, make_inputs, draws, f"{reason}; then {error}")
+
+
+def _reason(error: Exception) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+
+
+def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: InputFactory,
+                   draws: int, reason: str) -> tuple[list[Recording], str]:
+    from solbench.sol.hybrid import hybrid_values
+
+    recordings: list[Recording] = []
+    first_inputs = None
+    for draw in range(draws):
+        with hybrid_values() as mode:
+            inputs = _make_inputs(make_inputs, problem, workload, module, draw)
+            inputs = [mode.fake(v) if _is_large_real(v) else v for v in inputs]
+            try:
+                recording = _run_recorded(module, inputs)
+            except ValuesNeeded:
+                raise
+            except Exception as error:
+                raise AnalysisError(f"{problem.name}, workload {workload.uuid}: the reference failed on hybrid "
+                                    f"inputs (fake floating-point tensors, real small ones): {_reason(error)}") from None
+        recordings.append(recording)
+        if mode.assumed and "taken as nonzero" not in reason:
+            reason += (f"; {len(mode.assumed)} branch(es) on floating-point scalars without values taken as "
+                       "nonzero / false")
+        if draw == 0:
+            first_inputs = inputs
+            if all(not _is_real(v) for v in inputs):
+                return recordings, f"hybrid ({reason}); inputs without values"
+        elif draw == 1:
+            if all(_same_real(a, b) for a, b in zip(first_inputs, inputs)):
+                return recordings[:1], f"hybrid ({reason})"  # fixed data: every draw is the same
+            if _same_work(recordings[0], recordings[1]):
+                return recordings, f"hybrid ({reason}); 2 input draws, the same work"
+    if draws == 1:
+        return recordings, f"hybrid ({reason}); one input draw"
+    return recordings, f"hybrid ({reason}); least of {draws} input draws"
+
+
+def _is_real(value) -> bool:
+    import torch
+    from torch._subclasses.fake_tensor import is_fake
+
+    return isinstance(value, torch.Tensor) and not is_fake(value) and not value.is_meta
+
+
+def _is_large_real(value) -> bool:
+    from solbench.sol.hybrid import REAL_LIMIT
+
+    return _is_real(value) and value.dtype.is_floating_point and value.numel() > REAL_LIMIT
+
+
+def _same_real(a, b) -> bool:
+    if _is_real(a) and _is_real(b):
+        return same_bits(a, b)
+    return not _is_real(a) and not _is_real(b)
+
+
+def _same_work(first: Recording, second: Recording) -> bool:
+    """Two draws with the same FLOPs per class and the same compulsory bytes: the values do not change the work."""
+    a, b = total_cost(first), total_cost(second)
+    return (a.matrix_flops, a.vector_flops, a.special_ops) == (b.matrix_flops, b.vector_flops, b.special_ops) \
+        and compulsory_bytes(first) == compulsory_bytes(second)
+
+
+def _record_real(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
+                 draws: int, reason: str) -> tuple[list[Recording], str]:
+    if make_inputs is None:
+        raise AnalysisError(f"{problem.name}: the reference needs real input values ({reason}) and no input "
+                            "generator was given")
+    size = _input_bytes(problem, workload)
+    if size > REAL_RUN_BUDGET_BYTES:
+        raise AnalysisError(f"{problem.name}, workload {workload.uuid}: cannot be analysed without running its "
+                            f"floating-point work ({reason}); its inputs hold {size / 2**30:.1f} GiB, above the "
+                            f"{REAL_RUN_BUDGET_BYTES >> 20} MiB the analysis runs for real on the CPU")
     inputs = _make_inputs(make_inputs, problem, workload, module, 0)
     recordings = [_run_recorded_real(problem, workload, module, inputs)]
     for draw in range(1, draws):
@@ -148,9 +281,22 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
         if draw == 1 and all(same_bits(a, b) for a, b in zip(inputs, more)):
             return recordings, f"real ({reason})"  # fixed data (safetensors, scalars): every draw is the same
         recordings.append(_run_recorded_real(problem, workload, module, more))
+        if draw == 1 and _same_work(recordings[0], recordings[1]):
+            return recordings, f"real ({reason}); 2 input draws, the same work"
     if draws == 1:
         return recordings, f"real ({reason}); one input draw"
     return recordings, f"real ({reason}); least of {draws} input draws"
+
+
+def _input_bytes(problem: Problem, workload: Workload) -> int:
+    axes = problem.axes_of(workload)
+    total = 0
+    for tensor in problem.definition.inputs.values():
+        shape = problem.definition.shape_of(tensor, axes)
+        if shape is not None:
+            dtype = lookup_dtype(tensor.dtype)
+            total += math.prod(shape) * max(dtype.bits // 8, 1)
+    return total
 
 
 def _make_inputs(make_inputs: InputFactory, problem: Problem, workload: Workload, module, draw: int) -> list:
@@ -189,6 +335,22 @@ def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recordin
         fake_logger.setLevel(level)
 
 
+def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recording:
+    """Shapes only, on meta tensors: for references that loop over thousands of time steps, a fake tensor's
+    millisecond per op adds up to minutes. Not for scaled-dot-product attention: on the meta device
+    PyTorch picks its decomposed math path, where the CPU (and fake tensors) pick the fused kernel."""
+    import warnings
+
+    from solbench.sol.hybrid import hybrid_values
+
+    with warnings.catch_warnings(), hybrid_values(shape_only=True) as mode:
+        warnings.simplefilter("ignore")
+        recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"))
+    if mode.assumed:
+        raise ValuesNeeded("a branch on a value")
+    return recording
+
+
 def _run_recorded(module, inputs: list) -> Recording:
     import torch
 
@@ -200,7 +362,7 @@ def _run_recorded(module, inputs: list) -> Recording:
     return recorder.finish([o for o in outputs if isinstance(o, torch.Tensor)])
 
 
-def _fake_inputs(problem: Problem, workload: Workload) -> list:
+def _fake_inputs(problem: Problem, workload: Workload, device: str | None = None) -> list:
     """Inputs with the workload's shapes and dtypes and no data (created inside a FakeTensorMode)."""
     import torch
 
@@ -213,5 +375,6 @@ def _fake_inputs(problem: Problem, workload: Workload) -> list:
             values.append(descriptor.value if isinstance(descriptor, ScalarInput) else
                           (1.0 if dtype.is_floating else 1))
         else:
-            values.append(torch.empty(problem.definition.shape_of(tensor, axes), dtype=dtype.torch_dtype()))
+            values.append(torch.empty(problem.definition.shape_of(tensor, axes), dtype=dtype.torch_dtype(),
+                                      device=device))
     return values

@@ -173,7 +173,7 @@ class OpRecorder(_dispatch_mode_base()):
         offsets = kwargs.get("offs", args[offsets_at] if len(args) > offsets_at else None)
         if offsets is None or not any(p < len(args) and id(args[p]) in self._rows for p in per_group):
             return {}
-        if is_fake(offsets):
+        if is_fake(offsets) or offsets.is_meta:
             raise ValuesNeeded(f"{name}: which groups' weights are read depends on the values of its offsets")
         used, start = [], 0
         for group, end in enumerate(offsets.tolist()):

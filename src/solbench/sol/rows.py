@@ -89,7 +89,7 @@ def gathered_rows(name: str, args: tuple) -> list[int] | None:
         index = args[2]
     elif name in ("index", "_unsafe_index") and len(args) > 1 and args[1]:
         index = args[1][0]
-    if not isinstance(index, torch.Tensor) or is_fake(index) or index.dtype.is_floating_point \
+    if not isinstance(index, torch.Tensor) or is_fake(index) or index.is_meta or index.dtype.is_floating_point \
             or index.dtype == torch.bool:
         return None
     return sorted(set(index.reshape(-1).tolist()))

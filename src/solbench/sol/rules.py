@@ -235,6 +235,7 @@ REDUCTION_COST = {  # per input element
     "topk": (1, 0), "aminmax": (2, 0),
 }
 REDUCTION_COST["histc"] = (1, 0)  # extract: tokens per expert (grouped-GEMM offsets), one bin update per element
+REDUCTION_COST["bincount"] = (1, 0)  # tokens per expert from real routing indices: one bin update per element
 # L2 backward blocks: normalisation gradients read grad_out and input once (per element: x_hat, two
 # row sums for the mean terms, the combination, weight/bias gradient accumulation)
 REDUCTION_COST["native_layer_norm_backward"] = (8, 0)

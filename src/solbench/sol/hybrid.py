@@ -1,0 +1,285 @@
+"""Hybrid tensors: shape-only for the GPU-sized floating-point work, real for the small values that steer it.
+
+A reference's work can depend on input values: which experts the tokens route to (`nonzero`,
+`bincount`, `where` on an expert mask), ragged lengths (`.item()`, `.tolist()`), offsets. Those
+values live in small integer, boolean and offset tensors that the problem's own input generator
+builds. The floating-point tensors (activations, weights) are large and never steer the work.
+
+`HybridMode` runs every ATen op twice at most: once on fake tensors, which gives the result's
+shape and dtype without computing it, and, when every tensor argument is real and the result is
+small, once for real on the CPU. So the generator's `randn(256, 2048, 7168)` is fake (no memory,
+no time) while its `randperm(256)` is real, and the reference's `torch.where(expert_mask[e])`
+yields real token indices whose count sizes the expert's matrix product. A value-dependent op
+on a fake tensor (routing from floating-point logits) cannot be answered this way: it raises
+`ValuesNeeded`, and the analysis says so or runs the reference for real where that is small.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Any
+
+from solbench.sol.errors import ValuesNeeded
+
+REAL_LIMIT = 1 << 22
+"""Most elements a floating-point result may have to be computed for real (4 Mi elements:
+milliseconds on a CPU); larger ones stay fake."""
+REAL_INDEX_LIMIT = 1 << 24
+"""The same for integer and boolean results (one-hot expert masks of a few thousand tokens are
+about 10 Mi elements); larger ones stay fake."""
+
+_CUDA_LITERAL = re.compile(r"""(["'])cuda(:\d+)?\1""")
+_CUDA_CALL = re.compile(r"\.cuda\(\)")
+
+
+def cpu_reference_source(source: str) -> str:
+    """The reference with the CUDA device it names replaced by the CPU, so that it analyses without one.
+
+    Only device literals (`"cuda"`, `'cuda:0'`) and `.cuda()` calls change: the analysis needs the
+    ops, not where they would run."""
+    return _CUDA_CALL.sub(".cpu()", _CUDA_LITERAL.sub(lambda m: f"{m.group(1)}cpu{m.group(1)}", source))
+
+
+def _mode_base():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    return TorchDispatchMode
+
+
+class HybridMode(_mode_base()):
+    """Dispatch mode: shape-only (meta) results for large or floating-point-derived tensors, real ones for
+    small tensors computed only from real ones. Meta kernels run in C++, so the shape-only side costs
+    microseconds per op where fake tensors cost a millisecond."""
+
+    def __init__(self, shape_only: bool = False):
+        super().__init__()
+        self.shape_only = shape_only
+        """Compute nothing for real (the first, values-free attempt): every result is a meta tensor."""
+        self._twins: dict[int, Any] = {}
+        """id of a real tensor -> its meta twin (so in-place updates of the twin persist)."""
+        self._stale: set[int] = set()
+        """Real tensors written in place with shape-only values: their real data is stale, use their twin."""
+        self._keep: list[Any] = []
+        self.assumed: list[str] = []
+        """Branches on a floating-point scalar without a value (guards such as `if scale == 0:`), taken as
+        nonzero values and false comparisons: listed in the analysis's `execution`."""
+
+    def fake(self, tensor):
+        """The shape-only twin of a real tensor (memoized)."""
+        if tensor.is_meta:
+            return tensor
+        twin = self._twins.get(id(tensor))
+        if twin is None:
+            twin = tensor.to("meta")
+            self._twins[id(tensor)] = twin
+            self._keep.append(tensor)
+        return twin
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        import torch
+        from torch.utils._pytree import tree_map
+
+        kwargs = dict(kwargs or {})
+        device = kwargs.get("device")
+        if device is not None and torch.device(device).type not in ("cpu", "meta"):
+            kwargs["device"] = torch.device("cpu")
+        tensors = _tensors_in(args, kwargs, torch.Tensor)
+        all_real = not self.shape_only and all(not t.is_meta and id(t) not in self._stale for t in tensors)
+        if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_LIMIT and _small_result(func):
+            return func(*args, **kwargs)  # small real arguments, a result no larger than them: just compute
+        if not tensors and not self.shape_only:
+            size = _factory_size(func, args, kwargs)
+            if size is not None and size <= _limit(kwargs.get("dtype")):
+                return func(*args, **kwargs)  # a small factory (randperm, arange, a small zeros): real
+        if func.overloadpacket.__name__ == "_local_scalar_dense" and tensors and tensors[0].is_meta \
+                and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
+            self.assumed.append(f"{tensors[0].dtype} scalar")
+            return False if tensors[0].dtype == torch.bool else 1.0
+        if not all_real:
+            quick = _pointwise_shape(func, args, kwargs, tensors)
+            if quick is not None:
+                return quick
+        meta_args, meta_kwargs = tree_map(lambda v: self.fake(v) if isinstance(v, torch.Tensor) else v,
+                                          (args, kwargs))
+        call = func
+        if not tensors or "device" in meta_kwargs:
+            meta_kwargs["device"] = torch.device("meta")
+            meta_kwargs.pop("pin_memory", None)
+            if meta_kwargs.pop("generator", None) is not None:
+                call = func.overloadpacket  # e.g. randn.generator -> randn.default on the meta device
+        try:
+            meta_result = call(*meta_args, **meta_kwargs)
+        except (NotImplementedError, RuntimeError, ValueError) as error:
+            shape_rule = _SHAPE_RULES.get(func.overloadpacket.__name__)
+            if shape_rule is not None:
+                meta_result = shape_rule(*meta_args, **meta_kwargs)
+            elif all_real and tensors and sum(t.numel() for t in tensors) <= REAL_INDEX_LIMIT:
+                return func(*args, **kwargs)  # data-dependent (nonzero, item) on small real values: compute
+            else:
+                raise ValuesNeeded(f"{func.overloadpacket.__name__} on a tensor without values (computed from "
+                                   f"floating-point data): {str(error).splitlines()[0][:120]}") from error
+        results = _tensors_in((meta_result,), {}, torch.Tensor)
+        small = all(r.numel() <= _limit(r.dtype) for r in results)
+        if all_real and small:
+            try:
+                return func(*args, **kwargs)
+            except (NotImplementedError, RuntimeError, ValueError):
+                if any(not (r.dtype.is_floating_point or r.dtype.is_complex) for r in results):
+                    raise
+                # a floating-point result the CPU build cannot compute (NVFP4 block-scaled _scaled_mm): shape only
+        if func._schema.is_mutable:
+            self._stale.update(id(t) for t in tensors if not t.is_meta)
+        return meta_result
+
+
+_POINTWISE_BINARY = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "rsub", "atan2", "fmod", "remainder"}
+_POINTWISE_UNARY = {"exp", "neg", "log", "sigmoid", "tanh", "rsqrt", "sqrt", "abs", "sin", "cos", "exp2", "log1p",
+                    "expm1", "reciprocal", "relu", "silu", "gelu", "erf", "square", "sign", "floor", "ceil", "round"}
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+_TO_FLOAT = {"exp", "log", "sigmoid", "tanh", "rsqrt", "sqrt", "sin", "cos", "exp2", "log1p", "expm1", "reciprocal",
+             "silu", "gelu", "erf"}
+
+
+def _pointwise_shape(func, args, kwargs, tensors):
+    """The result of a functional elementwise op on shape-only tensors, from broadcasting and type promotion
+    alone: the meta kernels of these ops are Python decompositions, a hundred times slower."""
+    import torch
+
+    name = func.overloadpacket.__name__
+    if name in _IN_PLACE_SCATTERS and args and isinstance(args[0], torch.Tensor) and args[0].is_meta \
+            and not kwargs.get("out"):
+        return args[0]  # an in-place scatter into a shape-only tensor: its shape and dtype do not change
+    if func._schema.is_mutable or (kwargs and set(kwargs) - {"alpha", "beta"}):
+        return None
+    shaped = _matrix_shape(name, args, tensors)
+    if shaped is not None:
+        return torch.empty(shaped[0], dtype=shaped[1], device="meta")
+    if name in _POINTWISE_UNARY and len(args) == 1 and len(tensors) == 1:
+        dtype = tensors[0].dtype
+    elif (name in _POINTWISE_BINARY or name in _COMPARISONS) and len(args) == 2 and tensors:
+        dtype = torch.result_type(args[0], args[1])
+        if name == "div" and not (dtype.is_floating_point or dtype.is_complex):
+            dtype = torch.get_default_dtype()
+        if name in _COMPARISONS:
+            dtype = torch.bool
+    else:
+        return None
+    if name in _TO_FLOAT and not (dtype.is_floating_point or dtype.is_complex):
+        dtype = torch.get_default_dtype()
+    return torch.empty(_broadcast(tensors), dtype=dtype, device="meta")
+
+
+_IN_PLACE_SCATTERS = {"index_add_", "index_put_", "index_copy_", "index_fill_", "scatter_", "scatter_add_",
+                      "masked_fill_", "copy_", "zero_", "fill_"}
+
+
+def _matrix_shape(name, args, tensors):
+    """(shape, dtype) of a plain matrix product or a row gather, or None."""
+    import torch
+
+    if name == "mm" and len(args) == 2 and len(tensors) == 2 and args[0].dim() == args[1].dim() == 2:
+        return (args[0].shape[0], args[1].shape[1]), args[0].dtype
+    if name == "addmm" and len(args) == 3 and len(tensors) == 3 and args[1].dim() == args[2].dim() == 2:
+        return (args[1].shape[0], args[2].shape[1]), args[1].dtype
+    if name == "bmm" and len(args) == 2 and len(tensors) == 2 and args[0].dim() == args[1].dim() == 3:
+        return (args[0].shape[0], args[0].shape[1], args[1].shape[2]), args[0].dtype
+    if name == "index" and len(args) == 2 and len(args[1]) == 1 and isinstance(args[1][0], torch.Tensor) \
+            and args[1][0].dtype in (torch.int64, torch.int32) and args[0].dim() >= 1:
+        return tuple(args[1][0].shape) + tuple(args[0].shape[1:]), args[0].dtype
+    return None
+
+
+def _broadcast(tensors) -> tuple[int, ...]:
+    shapes = [tuple(t.shape) for t in tensors]
+    if all(shape == shapes[0] for shape in shapes):
+        return shapes[0]
+    rank = max(len(shape) for shape in shapes)
+    result = [1] * rank
+    for shape in shapes:
+        for position, size in enumerate(shape, start=rank - len(shape)):
+            if size != 1:
+                if result[position] not in (1, size):
+                    raise RuntimeError(f"shapes {shapes} do not broadcast")
+                result[position] = size
+    return tuple(result)
+
+
+def _scaled_mm_shape(a, b, *args, out_dtype=None, **kwargs):
+    """`_scaled_mm`'s result without its scaling checks (the CPU and meta builds reject NVFP4 block scales)."""
+    import torch
+
+    dtype = out_dtype if out_dtype is not None else (args[4] if len(args) > 4 and args[4] is not None else a.dtype)
+    return torch.empty((a.shape[0], b.shape[1]), dtype=dtype, device="meta")
+
+
+_SHAPE_RULES = {"_scaled_mm": _scaled_mm_shape}
+"""Results by shape alone for ops whose meta kernel refuses configurations the GPU accepts."""
+
+
+_SIZE_PRESERVING = {"view", "_unsafe_view", "reshape", "select", "slice", "squeeze", "unsqueeze", "permute",
+                    "transpose", "t", "alias", "detach", "_to_copy", "clone", "contiguous", "copy_", "copy",
+                    "sum", "cumsum", "add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
+                    "bitwise_or", "logical_and", "logical_or", "logical_not", "sort", "argsort", "bincount",
+                    "nonzero", "unique", "_unique2", "where", "index", "index_select", "gather", "fill_", "zero_",
+                    "index_put", "index_put_", "max", "min", "amax", "amin", "topk", "lift_fresh", "item",
+                    "_local_scalar_dense", "masked_select", "clamp", "remainder", "floor_divide", "abs", "neg"}
+"""Ops whose result is no larger than their arguments (or a small table): safe to compute directly."""
+
+
+def _tensors_in(args, kwargs, tensor_type) -> list:
+    """The tensors among the arguments (ATen arguments nest at most one list deep)."""
+    found = []
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, tensor_type):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, tensor_type))
+    return found
+
+
+def _limit(dtype) -> int:
+    return REAL_LIMIT if dtype is None or dtype.is_floating_point or dtype.is_complex else REAL_INDEX_LIMIT
+
+
+def _factory_size(func, args, kwargs) -> int | None:
+    """Elements a factory call creates, from its size argument, where that is plain (None otherwise)."""
+    import math
+
+    name = func.overloadpacket.__name__
+    if name in ("randperm",) and args and isinstance(args[0], int):
+        return args[0]
+    if name in ("arange",):
+        numbers = [a for a in args if isinstance(a, (int, float))]
+        if len(numbers) == 1:
+            return int(abs(numbers[0]))
+        if len(numbers) >= 2:
+            step = numbers[2] if len(numbers) > 2 else 1
+            return int(abs((numbers[1] - numbers[0]) / step)) if step else None
+    size = kwargs.get("size", args[0] if args else None)
+    if name in _FACTORIES and isinstance(size, (list, tuple)) and all(isinstance(d, int) for d in size):
+        return math.prod(size)
+    return None
+
+
+_FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "empty_strided", "scalar_tensor"}
+
+
+def _small_result(func) -> bool:
+    return func.overloadpacket.__name__ in _SIZE_PRESERVING
+
+
+@contextmanager
+def hybrid_values(shape_only: bool = False):
+    """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled so that factory calls naming
+    `device="cuda"` reach the mode (which moves them to the CPU) on a machine without CUDA."""
+    import torch.cuda
+
+    lazy_init = torch.cuda._lazy_init
+    torch.cuda._lazy_init = lambda: None
+    mode = HybridMode(shape_only)
+    try:
+        with mode:
+            yield mode
+    finally:
+        torch.cuda._lazy_init = lazy_init

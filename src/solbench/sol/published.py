@@ -1,0 +1,117 @@
+"""Published T_SOL figures beside solbench's: where a problem folder carries them, and the ratio.
+
+SOL-ExecBench publishes a `sol_ms` per workload (computed by SOLAR for a B200 at 1500 MHz). A
+problem folder imported from it may carry them in `metadata.json` (`sol.per_workload[i].sol_ms`,
+in `workload.jsonl` order, as in ../shared/sol-execbench-sample). They are shown beside solbench's
+T_SOL, never used in its place: they are not always reachable under the scored protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from solbench.spec.problem import Problem
+
+METADATA_FILE = "metadata.json"
+PUBLISHED_HARDWARE = "B200_1500MHz"
+"""The hardware the published figures were computed for: a ratio means something only there."""
+PUBLISHED_RESOLUTION_MS = 1e-4
+"""Published `sol_ms` values are rounded to 0.0001 ms."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    uuid: str
+    t_sol_ms: float
+    published_ms: float
+    ratio: float | None
+    """solbench's T_SOL / the published one; None where the published figure is 0 (rounded away)."""
+
+
+def published_sol(problem: Problem) -> dict[str, float]:
+    """Workload uuid -> published sol_ms, from the folder's metadata.json; {} where it has none."""
+    path = Path(problem.root) / METADATA_FILE
+    if not path.is_file():
+        return {}
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+        entries = metadata["sol"]["per_workload"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    if not isinstance(entries, list) or len(entries) != len(problem.workloads):
+        return {}
+    found = {}
+    for workload, entry in zip(problem.workloads, entries):
+        value = entry.get("sol_ms") if isinstance(entry, dict) else None
+        if isinstance(value, (int, float)) and value >= 0:
+            found[workload.uuid] = float(value)
+    return found
+
+
+def compare(results, published: dict[str, float]) -> list[Comparison]:
+    """One comparison per analysed workload that has a published figure."""
+    rows = []
+    for result in results:
+        value = published.get(result.workload.uuid)
+        if value is None:
+            continue
+        ratio = result.t_sol_ms / value if value > 0 else None
+        rows.append(Comparison(uuid=result.workload.uuid, t_sol_ms=result.t_sol_ms, published_ms=value, ratio=ratio))
+    return rows
+
+
+AGREEMENT = (0.5, 2.0)
+"""Ratios (solbench / published) inside this range count as agreement; outside, `disagreement` says why."""
+_FLOOR_MS = 1e-3
+"""Published figures for tiny workloads sit at about 0.0004-0.0005 ms whatever the work: a floor."""
+
+
+def disagreement(result, published_ms: float, hardware) -> str | None:
+    """Why solbench's T_SOL and the published one differ by more than 2x, from the counts that differ;
+    None inside [0.5, 2]. `result` is a WorkloadSol; `hardware` the HardwareSpec it was analysed for."""
+    ratio = result.t_sol_ms / published_ms if published_ms > 0 else None
+    if ratio is not None and AGREEMENT[0] <= ratio <= AGREEMENT[1]:
+        return None
+    if published_ms <= PUBLISHED_RESOLUTION_MS / 2:
+        return "rounding: the published figure is 0 at its 0.0001 ms resolution"
+    if published_ms <= _FLOOR_MS and result.t_sol_ms < published_ms:
+        return (f"published floor: the published figures do not go below about 0.0004 ms ({published_ms:g} ms here); "
+                f"solbench's {result.bound}-bound work takes {result.t_sol_ms:.3g} ms")
+    matrix = result.flops_by_class.get("matrix", {})
+    fp32 = matrix.get("float32", 0.0)
+    if ratio > AGREEMENT[1] and result.bound == "matrix" and fp32:
+        rate, unit = hardware.matrix_rate("float32")
+        as_bf16 = result.t_sol_ms - fp32 / rate * 1e3 + fp32 / hardware.matrix_rate("bfloat16")[0] * 1e3
+        return (f"peak used: {fp32:.3g} fp32 matrix FLOPs at the fp32-accurate rate ({unit}, {rate / 1e12:.0f} "
+                f"TFLOP/s); at the bf16 tensor rate the published figure uses they take {as_bf16:.3g} ms "
+                f"(ratio {as_bf16 / published_ms:.2g}); see --precision")
+    output_bytes = getattr(result, "output_bytes", 0) or 0
+    if ratio > AGREEMENT[1] and result.bound == "memory" and output_bytes:
+        without = (result.bytes - output_bytes) / hardware.memory_bandwidth_bytes_per_s * 1e3
+        share = output_bytes / result.bytes
+        if share >= 0.4:  # an updated cache handed back is read and written whole: half the bytes each
+            rest = (f"without them {without:.3g} ms (ratio {without / published_ms:.2g})" if without > 0
+                    else "they are the only compulsory traffic")
+            return (f"bytes counted as compulsory: outputs are {share:.0%} of the {result.bytes / 1e6:.3g} MB charged, "
+                    f"written whole (the protocol materialises expanded views and returned inputs inside the timed "
+                    f"region); {rest}")
+    if ratio > AGREEMENT[1] and result.bound == "memory":
+        cache = getattr(hardware, "cache_bytes", 0.0)
+        where = (f"; they would fit in the {cache / 2**20:.0f} MiB L2, but the protocol flushes it"
+                 if cache and result.bytes <= cache else "")
+        return (f"bytes counted as compulsory: {result.bytes / 1e6:.3g} MB at DRAM bandwidth "
+                f"({hardware.memory_bandwidth_bytes_per_s / 1e12:.1f} TB/s{where}); "
+                f"the published figure implies {published_ms * hardware.memory_bandwidth_bytes_per_s / 1e9:.3g} MB "
+                f"at that bandwidth")
+    if ratio > AGREEMENT[1] and result.bound in ("vector", "special"):
+        return (f"FLOPs of decomposed ops: {result.bound}-bound, {sum(result.flops_by_class.get('vector', {}).values()):.3g} "
+                f"vector FLOPs and {result.flops_by_class.get('special', 0):.3g} special ops counted per element "
+                "(the published figure counts these ops' FLOPs differently)")
+    if ratio < AGREEMENT[0]:
+        return (f"published counts more: solbench's {result.bound} bound is {result.t_sol_ms:.3g} ms; the published "
+                f"{published_ms:g} ms implies {published_ms * hardware.memory_bandwidth_bytes_per_s / 1e9:.3g} MB at "
+                "DRAM bandwidth or more FLOPs than the reference's ops need (unfused intermediates, dense work "
+                "where solbench counts only the rows or pairs used)")
+    return f"{result.bound}-bound; the published figure counts other work"

@@ -1,0 +1,88 @@
+"""Hybrid values: shape-only floating-point tensors, real small integer ones from the problem's generator."""
+
+import pytest
+
+from conftest import write_problem
+from solbench.hardware import lookup
+from solbench.sol import AnalysisError, analyze_problem
+from solbench.sol.hybrid import cpu_reference_source
+from solbench.spec import load_problem
+from solbench.spec.inputs import inputs_for_analysis
+
+EXPERTS, HIDDEN, INTERMEDIATE = 16, 2048, 512
+
+ROUTED_MOE = {
+    "name": "routed_moe",
+    "axes": {"tokens": {"type": "var"}, "experts": {"type": "const", "value": EXPERTS},
+             "hidden": {"type": "const", "value": HIDDEN}, "inter": {"type": "const", "value": INTERMEDIATE}},
+    "custom_inputs_entrypoint": "get_inputs",
+    "inputs": {"x": {"shape": ["tokens", "hidden"], "dtype": "bfloat16"},
+               "expert_ids": {"shape": ["tokens"], "dtype": "int64"},
+               "w": {"shape": ["experts", "inter", "hidden"], "dtype": "bfloat16"}},
+    "outputs": {"y": {"shape": ["tokens", "inter"], "dtype": "bfloat16"}},
+    # Every token goes to expert 3 or 5: only those two experts' weights are read. The weights are
+    # 16 Mi elements (32 MiB): the generator's randn of them must stay shape-only.
+    "reference": "import torch\n"
+                 "def get_inputs(axes, device):\n"
+                 "    n = axes['tokens']\n"
+                 "    ids = torch.where(torch.arange(n) % 2 == 0, 3, 5).to(device)\n"
+                 "    return {'x': torch.randn(n, axes['hidden'], dtype=torch.bfloat16, device=device),\n"
+                 "            'expert_ids': ids,\n"
+                 "            'w': torch.randn(axes['experts'], axes['inter'], axes['hidden'], dtype=torch.bfloat16,\n"
+                 "                             device=device)}\n"
+                 "def run(x, expert_ids, w):\n"
+                 "    y = torch.zeros(x.shape[0], w.shape[1], dtype=x.dtype, device='cuda')\n"
+                 "    for e in range(w.shape[0]):\n"
+                 "        rows = torch.where(expert_ids == e)[0]\n"
+                 "        if rows.numel() == 0:\n"
+                 "            continue\n"
+                 "        y[rows] = x[rows] @ w[e].t()\n"
+                 "    return y\n",
+}
+
+
+def _problem(tmp_path, definition, workloads):
+    return load_problem(write_problem(tmp_path / definition["name"], definition, workloads))
+
+
+def test_routing_from_real_indices_counts_only_the_routed_experts(tmp_path):
+    workload = {"uuid": "w", "axes": {"tokens": 64},
+                "inputs": {n: {"type": "custom"} for n in ("x", "expert_ids", "w")}}
+    [result] = analyze_problem(_problem(tmp_path, ROUTED_MOE, [workload]), lookup("B200_1500MHz"),
+                               make_inputs=inputs_for_analysis)
+    assert result.coverage.full and result.coverage.execution.startswith("hybrid (")
+    assert result.flops_by_class["matrix"]["bfloat16"] == 2 * 64 * HIDDEN * INTERMEDIATE
+    weights = 2 * INTERMEDIATE * HIDDEN * 2  # experts 3 and 5, bf16
+    activations = 64 * HIDDEN * 2 + 64 * 8 + 64 * INTERMEDIATE * 2  # x, ids, y
+    assert result.bytes == weights + activations
+
+
+def test_a_reference_that_names_the_cuda_device_analyses_on_the_cpu(tmp_path):
+    definition = {"name": "cuda_named", "axes": {"n": {"type": "var"}},
+                  "inputs": {"x": {"shape": ["n", "n"], "dtype": "float32"}},
+                  "outputs": {"y": {"shape": ["n", "n"], "dtype": "float32"}},
+                  "reference": "import torch\ndef run(x):\n    device = torch.device('cuda')\n"
+                               "    mask = torch.ones((x.shape[0], x.shape[1]), dtype=torch.bool, device=device)\n"
+                               "    return x.cuda().masked_fill(mask.to(\"cuda:0\"), 0.0)\n"}
+    problem = _problem(tmp_path, definition, [{"uuid": "w", "axes": {"n": 32}, "inputs": {"x": {"type": "random"}}}])
+    [result] = analyze_problem(problem, lookup("H200"), make_inputs=inputs_for_analysis)
+    assert result.coverage.full and result.bytes == 2 * 32 * 32 * 4
+
+
+def test_cpu_reference_source_rewrites_only_device_literals():
+    source = "d = torch.device('cuda')\ny = x.cuda()\nz = x.to(\"cuda:1\")\nname = 'cudagraph'\n"
+    assert cpu_reference_source(source) == ("d = torch.device('cpu')\ny = x.cpu()\nz = x.to(\"cpu\")\n"
+                                            "name = 'cudagraph'\n")
+
+
+def test_work_steered_by_large_floating_point_data_is_said_not_run(tmp_path):
+    # Which rows are summed depends on the values of a 128 Mi-element float tensor: no hybrid answer, and
+    # the inputs are too large to run for real.
+    definition = {"name": "float_routed", "axes": {"n": {"type": "var"}, "d": {"type": "const", "value": 8192}},
+                  "inputs": {"x": {"shape": ["n", "d"], "dtype": "float32"}},
+                  "outputs": {"y": {"shape": ["d"], "dtype": "float32"}},
+                  "reference": "import torch\ndef run(x):\n    rows = torch.nonzero(x[:, 0] > 0)[:, 0]\n"
+                               "    return x[rows].sum(0)\n"}
+    problem = _problem(tmp_path, definition, [{"uuid": "w", "axes": {"n": 16384}, "inputs": {"x": {"type": "random"}}}])
+    with pytest.raises(AnalysisError, match="cannot be analysed without running its floating-point work"):
+        analyze_problem(problem, lookup("H200"), make_inputs=inputs_for_analysis)
