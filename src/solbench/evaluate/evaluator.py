@@ -171,6 +171,8 @@ class _Run:
         """The native cache-line flush helper loaded here, for timing the reference, or (None, why not)."""
         if not self.config.device.startswith("cpu"):
             return None, "not a CPU run"
+        if not (self.config.flush_cache and self.config.cpu_flush == "operands"):
+            return None, "the operand flush is not used"  # flusher_for streams or flushes nothing: no helper to build
         if self._line_flush is None:
             from solbench.sandbox.line_flush import HelperUnavailable, build_helper, load_helper
 

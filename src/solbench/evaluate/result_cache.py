@@ -78,15 +78,20 @@ class CacheEntry(BaseModel):
 
 # --- the key ------------------------------------------------------------------------------------
 @cache
-def harness_version() -> str:
-    """solbench's version plus a hash of every .py file in HARNESS_PACKAGES (path and content)."""
+def source_hash(packages: tuple[str, ...]) -> str:
+    """A hash of every .py file (path and content) in solbench's `packages`, read once per process."""
     root = Path(solbench.__file__).resolve().parent
     digest = hashlib.sha256()
-    for package in HARNESS_PACKAGES:
+    for package in packages:
         for path in sorted((root / package).rglob("*.py")):
             digest.update(path.relative_to(root).as_posix().encode() + b"\0")
             digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return f"{solbench.__version__}+{digest.hexdigest()[:16]}"
+    return digest.hexdigest()[:16]
+
+
+def harness_version() -> str:
+    """solbench's version plus a hash of every .py file in HARNESS_PACKAGES (path and content)."""
+    return f"{solbench.__version__}+{source_hash(HARNESS_PACKAGES)}"
 
 
 def device_identity(device: str) -> dict[str, str]:

@@ -21,18 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from solbench.optimize.loop_errors import TestChannelError
+from solbench.optimize.workspace import write_json_atomically
 
 CHANNEL_DIR = ".solbench"
 SERVING_FILE = "serving.json"
 WORKSPACE_VARIABLE = "SOLBENCH_WORKSPACE"
 POLL_S = 0.05
-
-
-def _write(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.partial")
-    temporary.write_text(json.dumps(value, default=str))
-    os.replace(temporary, path)
 
 
 class ChannelServer:
@@ -43,7 +37,7 @@ class ChannelServer:
         self.handle = handle
 
     def open(self, round_number: int) -> None:
-        _write(self.root / SERVING_FILE, {"pid": os.getpid(), "round": round_number})
+        write_json_atomically(self.root / SERVING_FILE, {"pid": os.getpid(), "round": round_number})
 
     def close(self) -> None:
         (self.root / SERVING_FILE).unlink(missing_ok=True)
@@ -60,7 +54,7 @@ class ChannelServer:
                 response = {"error": f"unreadable request: {error}"}
             else:
                 response = self.handle(request if isinstance(request, dict) else {})
-            _write(self.root / "responses" / f"{request_id}.json", response)
+            write_json_atomically(self.root / "responses" / f"{request_id}.json", response)
             path.unlink(missing_ok=True)
 
 
@@ -84,7 +78,7 @@ def send_request(round_folder: Path, request: dict[str, Any], timeout_s: float) 
                                f"(run `solbench test` from inside a round, while its agent runs)")
     request_id = uuid.uuid4().hex
     response_path = root / "responses" / f"{request_id}.json"
-    _write(root / "requests" / f"{request_id}.json", request)
+    write_json_atomically(root / "requests" / f"{request_id}.json", request)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if response_path.is_file():

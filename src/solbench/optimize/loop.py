@@ -12,7 +12,6 @@ itself, so a cheat is whatever the env flags, and the best is `env.best`.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from solbench.optimize.journal import (JOURNAL_FILE, AgentFinished, AgentStarted
 from solbench.optimize.loop_errors import WorkspaceError
 from solbench.optimize.memory import StrategyMemory, StrategyRecord, stated_technique
 from solbench.optimize.resume import RunState, run_state
+from solbench.optimize.rewards import speedup_reward
 from solbench.optimize.run_settings import OptimizeSettings, settings_to_json
 from solbench.optimize.workspace import (MEMORY_FILE, ProblemFiles, Workspace, candidate_files,
                                          changed_problem_files, problem_sha256, write_json_atomically)
@@ -128,7 +128,7 @@ class OptimizeLoop:
         if not reports and stored is not None and stored.best == self._best()[0]:
             final = (stored.best, stored.result)  # a finished run, resumed with nothing left to do: not re-measured
         else:
-            final = self._finalize()
+            final = self._finalize(state)
         return OptimizeResult(workspace=self.workspace.root, rounds=reports, best=final[0],
                               best_solution=self.workspace.best_dir / "solution.json" if final[0] else None,
                               final=final[1], budget_left=to_json(self.env.budget_left),
@@ -297,10 +297,9 @@ class OptimizeLoop:
         """A strategy record for a correct, unflagged candidate: the loop's own measurement of its gain."""
         if result.info.flagged_cheat or not result.info.correct:
             return
-        speedups = [f.speedup for f in result.feedback if f.speedup]
-        if not speedups:
+        gain = speedup_reward(result.feedback)  # every workload passed: the geometric mean of T_b / T_k
+        if not gain:
             return
-        gain = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
         solution = record.solution or {}
         self.memory.add(StrategyRecord(
             family=self.problem.definition.op_type or self.problem.definition.name,
@@ -336,21 +335,18 @@ class OptimizeLoop:
     def _budget_exhausted(self) -> bool:
         return bool(self.env.budget_left.exhausted)
 
-    def _finalize(self) -> tuple[str | None, dict[str, Any] | None]:
+    def _finalize(self, state: RunState) -> tuple[str | None, dict[str, Any] | None]:
         best_id, _ = self._best()
         if best_id is None:
             self.journal.append(FinalRecord(best=None, result=None))
             return None, None
-        record = self._candidate_record(best_id)
+        record = state.candidates.get(best_id)  # kept up to date by every round: no second read of the journal
         final = to_json(self.env.finalize())
         if record is not None and record.solution is not None:
             self.workspace.record_best(best_id, record.solution, _feedback_entry(record))
         write_json_atomically(self.workspace.best_dir / "result.json", {"candidate": best_id, **final})
         self.journal.append(FinalRecord(best=best_id, result=final))
         return best_id, final
-
-    def _candidate_record(self, candidate_id: str) -> CandidateRecord | None:
-        return run_state(self.journal.read()).candidates.get(candidate_id)
 
     def _problem_files(self, card) -> ProblemFiles:
         """The round folder's problem/: the card's public workloads as their original workload.jsonl lines."""

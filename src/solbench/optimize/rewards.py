@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from solbench.optimize.errors import InvalidReward
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback
-from solbench.score import mean_score
+from solbench.score import geometric_mean, mean_score
 
 LOG_SPEEDUP_FLOOR = math.log(1 / 100)
 
@@ -31,7 +31,7 @@ def speedup_reward(feedback: list[WorkloadFeedback]) -> float:
     if not feedback or any(item.status != PASSED for item in feedback):
         return 0.0
     speedups = [item.speedup for item in feedback if item.speedup]  # a workload without T_b is left out
-    return math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else 0.0
+    return geometric_mean(speedups) or 0.0
 
 
 def log_speedup_reward(feedback: list[WorkloadFeedback]) -> float:

@@ -129,14 +129,10 @@ def spec_problem(version: ProblemVersion, *, held_out: bool = False) -> SpecProb
 
 def analyzer_version(hardware: str) -> str:
     """A hash of the analyzer's code and of the hardware's data: when either changes, T_SOL is derived again."""
-    import solbench
+    from solbench.evaluate.result_cache import source_hash
     from solbench.hardware import lookup
 
-    root = Path(solbench.__file__).resolve().parent
-    digest = hashlib.sha256(repr(lookup(hardware)).encode())
-    for path in sorted((root / "sol").rglob("*.py")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return hashlib.sha256(f"{source_hash(('sol',))}\0{lookup(hardware)!r}".encode()).hexdigest()[:16]
 
 
 def t_sol_for(session_factory: sessionmaker[Session], version_id: int, hardware: str) -> dict[str, float]:
