@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluate.result_cache import entry_path, write_entry
 from solbench.spec.problem import Problem
 from solbench.spec.trace import TimingSummary
 from solbench.spec.workload import Workload
@@ -63,7 +62,7 @@ class ReferenceTimings:
         """How many workloads took their T_b from here instead of timing the reference."""
 
     def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
+        return entry_path(self.folder, key)
 
     def get(self, key: str) -> TimingSummary | None:
         """The known timing for `key`, marked as reused, or None. A damaged file is a miss."""
@@ -86,12 +85,4 @@ class ReferenceTimings:
         self._known[key] = summary
         if self.folder is None:
             return
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(summary.model_dump_json().encode())
-            os.replace(temporary, path)
-        except OSError:
-            return
+        write_entry(self._path(key), summary.model_dump_json().encode())

@@ -179,7 +179,7 @@ class ResultCache:
             raise ResultCacheError(self.root, f"cannot create the folder: {error.strerror or error}") from None
 
     def path_of(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        return entry_path(self.root, key)
 
     def load(self, key: str, problem: Problem) -> list[Trace] | None:
         """The stored traces for `key`, or None on a miss. A damaged entry warns and is a miss."""
@@ -209,26 +209,38 @@ class ResultCache:
         entry = CacheEntry(format=CACHE_FORMAT, key=key, harness_version=harness_version(), traces=traces,
                            created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         path = self.path_of(key)
-        temporary = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
-            os.fchmod(descriptor, 0o644)  # mkstemp's 0600 would hide entries from other users of a shared cache
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(entry.model_dump_json().encode())
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, path)
-            temporary = None
-            _sync_folder(path.parent)
-        except OSError as error:
-            reason = f"cannot write the entry ({error.strerror or error})"
+        reason = write_entry(path, entry.model_dump_json().encode())
+        if reason is not None:
             _warn(f"{path}: {reason}; the result is not cached")
-            return reason
-        finally:
-            if temporary is not None:
-                Path(temporary).unlink(missing_ok=True)
-        return None
+        return reason
+
+
+def entry_path(root: Path, key: str) -> Path:
+    """Where a keyed entry lives under `root` (two-character fan-out folders)."""
+    return root / key[:2] / f"{key}.json"
+
+
+def write_entry(path: Path, data: bytes) -> str | None:
+    """Write `data` to `path` atomically and durably: a concurrent reader sees the old file, the new one, or none.
+    Returns None when written, else why not."""
+    temporary = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem[:16]}.", suffix=".tmp")
+        os.fchmod(descriptor, 0o644)  # mkstemp's 0600 would hide entries from other users of a shared cache
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        temporary = None
+        _sync_folder(path.parent)
+    except OSError as error:
+        return f"cannot write the entry ({error.strerror or error})"
+    finally:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+    return None
 
 
 def _sync_folder(folder: Path) -> None:
