@@ -110,7 +110,8 @@ def _search(jobs, agent, rounds, candidates, budget_evals, agent_timeout, hardwa
             errors):
     """The agent's loop on every problem; its best candidates' latencies join the references' (fastest wins)."""
     from solbench.cli.optimize_command import round_line
-    from solbench.optimize.baseline_search import SearchProblem, SearchSettings, fastest, search_baselines
+    from solbench.optimize.baseline_search import SearchProblem, SearchSettings, search_baselines
+    from solbench.runner.baseline import fastest
     from solbench.runner.jobs import REFERENCE
 
     problems = [SearchProblem(job.problem_dir, job.set, job.name) for job in jobs if job.solution == REFERENCE]

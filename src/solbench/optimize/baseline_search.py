@@ -16,6 +16,7 @@ from pathlib import Path
 from solbench.evaluate.config import EvaluationConfig
 from solbench.optimize.loop import RoundReport, run_optimize
 from solbench.optimize.run_settings import OptimizeSettings
+from solbench.runner.baseline import baselines_from_traces
 from solbench.score.baselines import Baseline
 from solbench.spec.trace import Trace
 
@@ -62,23 +63,3 @@ def search_baselines(problems: list[SearchProblem], settings: SearchSettings,
         if on_problem:
             on_problem(problem, f"best {result.best}, reward {result.final.get('reward', 0):.3f}")
     return found, notes
-
-
-def baselines_from_traces(traces: list[Trace], hardware_id: str, source: str) -> list[Baseline]:
-    from solbench.spec.trace import EvaluationStatus
-
-    return [Baseline(definition=t.definition, workload=t.workload.uuid, hardware=hardware_id,
-                     latency_ms=t.evaluation.performance.latency_ms, source=source)
-            for t in traces if t.evaluation.status is EvaluationStatus.PASSED and t.evaluation.performance
-            and t.evaluation.performance.latency_ms]
-
-
-def fastest(*groups: list[Baseline]) -> list[Baseline]:
-    """Per (problem, workload, hardware) the lowest latency among all groups."""
-    best: dict[tuple[str, str, str], Baseline] = {}
-    for group in groups:
-        for baseline in group:
-            key = (baseline.definition, baseline.workload, baseline.hardware.upper())
-            if key not in best or baseline.latency_ms < best[key].latency_ms:
-                best[key] = baseline
-    return [best[key] for key in sorted(best)]

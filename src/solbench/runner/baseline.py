@@ -11,7 +11,7 @@ from pathlib import Path
 from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE
 from solbench.runner.store import TraceStore
 from solbench.score.baselines import Baseline
-from solbench.spec.trace import EvaluationStatus
+from solbench.spec.trace import EvaluationStatus, Trace
 from solbench.spec.trace_files import read_traces
 
 SOURCE_NAMES = {REFERENCE: "reference (eager)", COMPILED_REFERENCE: "reference (torch.compile)"}
@@ -19,26 +19,38 @@ SOURCE_NAMES = {REFERENCE: "reference (eager)", COMPILED_REFERENCE: "reference (
 
 def fastest_correct(out: Path, hardware_id: str, candidates: list[str]) -> tuple[list[Baseline], list[str]]:
     """One Baseline per (problem, workload) that some candidate passed; notes for workloads none passed."""
-    best: dict[tuple[str, str], Baseline] = {}
+    passed: list[Baseline] = []
     seen: set[tuple[str, str]] = set()
     for path in TraceStore(out).all_trace_files():
         solution = path.stem
         if solution not in candidates:
             continue
-        for trace in read_traces(path):
-            key = (trace.definition, trace.workload.uuid)
-            seen.add(key)
-            performance = trace.evaluation.performance
-            if trace.evaluation.status is not EvaluationStatus.PASSED or performance is None \
-                    or not performance.latency_ms:
-                continue
-            if key not in best or performance.latency_ms < best[key].latency_ms:
-                best[key] = Baseline(definition=trace.definition, workload=trace.workload.uuid, hardware=hardware_id,
-                                     latency_ms=performance.latency_ms,
-                                     source=SOURCE_NAMES.get(solution, f"solution {solution}"))
+        traces = read_traces(path)
+        seen.update((trace.definition, trace.workload.uuid) for trace in traces)
+        passed += baselines_from_traces(traces, hardware_id, SOURCE_NAMES.get(solution, f"solution {solution}"))
+    best = fastest(passed)
     notes = [f"{definition} workload {workload}: no candidate passed, no baseline"
-             for definition, workload in sorted(seen - set(best))]
-    return [best[k] for k in sorted(best)], notes
+             for definition, workload in sorted(seen - {(b.definition, b.workload) for b in best})]
+    return best, notes
+
+
+def baselines_from_traces(traces: list[Trace], hardware_id: str, source: str) -> list[Baseline]:
+    """A Baseline for every trace that PASSED with a latency."""
+    return [Baseline(definition=t.definition, workload=t.workload.uuid, hardware=hardware_id,
+                     latency_ms=t.evaluation.performance.latency_ms, source=source)
+            for t in traces if t.evaluation.status is EvaluationStatus.PASSED and t.evaluation.performance
+            and t.evaluation.performance.latency_ms]
+
+
+def fastest(*groups: list[Baseline]) -> list[Baseline]:
+    """Per (problem, workload, hardware) the lowest latency among all groups; the first seen wins a tie."""
+    best: dict[tuple[str, str, str], Baseline] = {}
+    for group in groups:
+        for baseline in group:
+            key = (baseline.definition, baseline.workload, baseline.hardware.upper())
+            if key not in best or baseline.latency_ms < best[key].latency_ms:
+                best[key] = baseline
+    return [best[key] for key in sorted(best)]
 
 
 def merge(existing: list[Baseline], measured: list[Baseline]) -> list[Baseline]:
