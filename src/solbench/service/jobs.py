@@ -213,11 +213,17 @@ def _give_back(session_factory: sessionmaker[Session], submission_id: int, token
         if message is None:
             submission.status, submission.attempts = "queued", max(0, submission.attempts - 1)
             return
-        submission.error = message[:2000]
-        if submission.attempts >= max_attempts:
-            submission.status, submission.finished_at = "failed", utcnow()
-        else:
-            submission.status = "queued"
+        _retry_or_fail(submission, message, max_attempts)
+
+
+def _retry_or_fail(submission: Submission, message: str, max_attempts: int) -> None:
+    """The one rule after a failed try: queued again while tries are left, else failed with the message."""
+    submission.claim_token = None
+    submission.error = message[:2000]
+    if submission.attempts >= max_attempts:
+        submission.status, submission.finished_at = "failed", utcnow()
+    else:
+        submission.status = "queued"
 
 
 def requeue_stale(session_factory: sessionmaker[Session], stale_after_s: float, max_attempts: int) -> int:
@@ -228,12 +234,7 @@ def requeue_stale(session_factory: sessionmaker[Session], stale_after_s: float, 
         stale = session.scalars(select(Submission).where(Submission.status == "running",
                                                          Submission.heartbeat_at < cutoff)).all()
         for submission in stale:
-            submission.claim_token = None
-            submission.error = f"worker {submission.worker} stopped answering"
-            if submission.attempts >= max_attempts:
-                submission.status, submission.finished_at = "failed", utcnow()
-            else:
-                submission.status = "queued"
+            _retry_or_fail(submission, f"worker {submission.worker} stopped answering", max_attempts)
         return len(stale)
 
 
