@@ -8,6 +8,7 @@ timed the same way.
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -19,7 +20,7 @@ from solbench.evaluate.environment import clock_state, device_name, library_vers
 from solbench.evaluate.errors import EvaluationError
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluate.pool import SandboxPool
-from solbench.evaluate.reference_timing import ReferenceTimings, reference_timing_key
+from solbench.evaluate.reference_timing import ReferenceTimings, problem_timing_key, workload_timing_key
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluate.roles import timing_perturbations
 from solbench.evaluate.session import SandboxFailure, SandboxLimits, SandboxSession
@@ -167,6 +168,11 @@ class _Run:
                 self.warm.sandboxes.refill()
         return traces
 
+    @functools.cached_property
+    def reference_timing_base(self) -> str:
+        """The workload-independent part of the reference-timing key, hashed once per evaluation."""
+        return problem_timing_key(self.problem, self.config)
+
     def line_flush(self):
         """The native cache-line flush helper loaded here, for timing the reference, or (None, why not)."""
         if not self.config.device.startswith("cpu"):
@@ -273,7 +279,7 @@ class _WorkloadEvaluation:
         reference_timing = None
         known, key = self.run_state.warm.reference_timings, None
         if self.config.time_reference and known is not None:
-            key = reference_timing_key(self.run_state.problem, self.workload, self.config)
+            key = workload_timing_key(self.run_state.reference_timing_base, self.workload)
             reference_timing = known.get(key)
         measured_now = False
         if self.config.time_reference:

@@ -34,18 +34,29 @@ from solbench.spec.workload import Workload
 _TIMING_FIELDS = ("device", "timer", "flush_cache", "cpu_flush", "rounds")
 
 
-def reference_timing_key(problem: Problem, workload: Workload, config: EvaluationConfig) -> str:
+def problem_timing_key(problem: Problem, config: EvaluationConfig) -> str:
+    """The part of the key every workload of one evaluation shares; hashing the problem's material (its
+    data files included) is the costly step, so an evaluation computes this once."""
     from solbench.evaluate.result_cache import device_identity, harness_version, problem_material
 
     config = config.resolved()
     plan = asdict(config.timing)
     plan.pop("capture", None)
     plan.pop("perturb_seed", None)
-    material = {"problem": problem_material(problem, config.data_roots), "workload": workload.uuid,
+    material = {"problem": problem_material(problem, config.data_roots),
                 "harness": harness_version(), "device": device_identity(config.device),
                 "config": {name: getattr(config, name) for name in _TIMING_FIELDS}, "timing": plan}
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def workload_timing_key(problem_key: str, workload: Workload) -> str:
+    return hashlib.sha256(f"{problem_key}:{workload.uuid}".encode()).hexdigest()
+
+
+def reference_timing_key(problem: Problem, workload: Workload, config: EvaluationConfig) -> str:
+    """The key of one workload's reference timing (what decides T_b, nothing else)."""
+    return workload_timing_key(problem_timing_key(problem, config), workload)
 
 
 class ReferenceTimings:
