@@ -62,7 +62,7 @@ _FEATURE = 20
 _FBGEMM_EPS = 1e-8
 """FBGEMM's default eps of the row-wise Adagrad update (TorchRec's fused_params do not set one)."""
 
-_PER_GPU = ("per-GPU batches: global_batch_size 65536 over 8 GPUs is 8192 samples each; the CPU workloads "
+_PER_GPU = ("Per-GPU batches: global_batch_size 65536 over 8 GPUs is 8192 samples each; the CPU workloads "
             "stop lower and keep the shape class")
 
 
@@ -376,7 +376,7 @@ def dot_interaction(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
             f"embeddings (arch_sparse_feature_size {dim}) stacked, all pairwise dot products (bmm), the strictly "
             f"lower triangle ({count * (count - 1) // 2} pairs, dlrm_s_pytorch's li/lj order) concatenated after "
             f"the bottom-MLP output: {out} values per sample; fp32; batches up to mini_batch_size "
-            f"{m.config['mini_batch_size']} (the CPU workloads stop at 2048).")
+            f"{m.config['mini_batch_size']}.")
     axes = {"batch_size": var("Samples"), "num_sparse": const(sparse, "num_sparse_features"),
             "dim": const(dim, "arch_sparse_feature_size"), "out_dim": const(out, "dim + (features choose 2)")}
     inputs = {"dense": tensor(["batch_size", "dim"], "float32", "Bottom-MLP output"),
@@ -702,7 +702,7 @@ def interaction_top_mlp(m: ModelRef) -> ProblemDraft:
         f"{m.name} forward after the embeddings, as an inference step runs it: the bottom-MLP output and the "
         f"{tables} pooled embeddings concatenated (width {width}), dcn_num_layers {m.config['dcn_num_layers']} "
         f"low-rank cross layers (dcn_low_rank_dim {m.config['dcn_low_rank_dim']}, x_(l+1) = x_0 * (W_l (V_l x_l) "
-        f"+ b_l) + x_l), then the top MLP over_arch_layer_sizes {top} (ReLU but after the last layer) to the "
+        f"+ b_l) + x_l), then the top MLP over_arch_layer_sizes {top} (ReLU after every layer but the last) to the "
         "click logit. fp32.",
         axes=axes, inputs=inputs, outputs={"logit": tensor(["batch_size", dims[-1]], "float32")},
         reference=reference, workloads=_batches((1, 4, 16, 32, 64, 100, 128, 200)))
