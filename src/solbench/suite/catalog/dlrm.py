@@ -63,7 +63,7 @@ _FBGEMM_EPS = 1e-8
 """FBGEMM's default eps of the row-wise Adagrad update (TorchRec's fused_params do not set one)."""
 
 _PER_GPU = ("Per-GPU batches: global_batch_size 65536 over 8 GPUs is 8192 samples each; the CPU workloads "
-            "stop lower and keep the shape class")
+            "stop lower (at about 3 GFLOP per call) and keep the shape class")
 
 
 def _problem(m: ModelRef, name: str, op_type: str, description: str, *, axes, inputs, outputs, reference: str,
@@ -359,8 +359,8 @@ _DOT_FORWARD = _DOT.replace("@EXTRA@", "") + '''@torch.no_grad()
 def run(dense, sparse):
     return _interact(dense, sparse)
 '''
-_DOT_BACKWARD = _DOT.replace(
-    "@EXTRA@", '    out["grad_output"] = torch.randn(a["batch_size"], a["out_dim"], device=device)\n') + '''def run(dense, sparse, grad_output):
+_DOT_GRAD_INPUT = '    out["grad_output"] = torch.randn(a["batch_size"], a["out_dim"], device=device)\n'
+_DOT_BACKWARD = _DOT.replace("@EXTRA@", _DOT_GRAD_INPUT) + '''def run(dense, sparse, grad_output):
     with torch.enable_grad():
         leaves = [dense.detach().requires_grad_(), sparse.detach().requires_grad_()]
         return torch.autograd.grad(_interact(*leaves), leaves, grad_output)
@@ -492,7 +492,7 @@ def dcn_low_rank(m: ModelRef) -> ProblemDraft:
                 "sparse": tensor(["batch_size", "num_sparse", "dim"], "float32", "Pooled embeddings"),
                 **_low_rank_inputs()},
         outputs={"output": tensor(["batch_size", "width"], "float32")},
-        reference=_dcn_reference(_DCN_LOW_RANK), workloads=_batches((1, 4, 16, 32, 64, 100, 128, 256)))
+        reference=_dcn_reference(_DCN_LOW_RANK), workloads=_batches((1, 4, 16, 32, 48, 64, 100, 128)))
 
 
 def dcn_full_rank(m: ModelRef) -> ProblemDraft:
@@ -532,7 +532,8 @@ def dcn_low_rank_backward(m: ModelRef) -> ProblemDraft:
                  "grad_v_kernels": tensor(["num_layers", "rank", "width"], "float32"),
                  "grad_w_kernels": tensor(["num_layers", "width", "rank"], "float32"),
                  "grad_bias": tensor(["num_layers", "width"], "float32")},
-        reference=_dcn_reference(_DCN_BACKWARD, grad=True), backward=True, workloads=_batches((1, 4, 16, 32, 64, 100, 128, 200)))
+        reference=_dcn_reference(_DCN_BACKWARD, grad=True), backward=True,
+        workloads=_batches((1, 2, 4, 8, 16, 32, 48, 64)))
 
 
 # --- MLPs ------------------------------------------------------------------------------------------------
@@ -658,7 +659,7 @@ def top_mlp(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
             "Backward of the " + what + " Returns the gradients of the input (the cross network's backward "
             "input) and of every weight and bias given the gradient of the logit (activations recomputed).",
             sizes, last_relu=False, x_source=x_source, x_description="Cross-network output",
-            workloads=_batches((1, 4, 16, 32, 64, 100, 128, 200)), backward=True, input_grad=True)
+            workloads=_batches((1, 4, 8, 16, 32, 48, 64, 100)), backward=True, input_grad=True)
     return _mlp_problem(m, f"dlrm-dcnv2_top_mlp_{text}", "mlp", what, sizes, last_relu=False, x_source=x_source,
                         x_description="Cross-network output", workloads=_batches((1, 4, 16, 32, 64, 100, 128, 256)),
                         backward=False, input_grad=False)
@@ -705,7 +706,7 @@ def interaction_top_mlp(m: ModelRef) -> ProblemDraft:
         f"+ b_l) + x_l), then the top MLP over_arch_layer_sizes {top} (ReLU after every layer but the last) to the "
         "click logit. fp32.",
         axes=axes, inputs=inputs, outputs={"logit": tensor(["batch_size", dims[-1]], "float32")},
-        reference=reference, workloads=_batches((1, 4, 16, 32, 64, 100, 128, 200)))
+        reference=reference, workloads=_batches((1, 4, 8, 16, 32, 48, 64, 100)))
 
 
 def drafts() -> list[ProblemDraft]:
