@@ -202,7 +202,7 @@ def fused_embedding_bags(m: ModelRef) -> ProblemDraft:
                 "weights": tensor(["total_rows", "embedding_dim"], "float32", "The tables stacked")},
         outputs={"pooled": tensor(["batch_size", "num_tables", "embedding_dim"], "float32")},
         reference=reference,
-        workloads=_zip(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
+        workloads=_zip(batch_size=(1, 16, 64, 128, 200, 256, 333, 512),
                        total_rows=tuple(_capped_total(rows, c) for c in caps)))
 
 
@@ -243,7 +243,7 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
         "touched row's state grows by the mean of its squared gradient and the row moves by "
         f"-learning_rate * g / (sqrt(state) + eps), learning_rate {m.config['learning_rate']}, eps {_FBGEMM_EPS} "
         "(FBGEMM's default). Returns the updated table and state (untouched rows unchanged: every element "
-        f"must match). The real table has {rows:,} rows; the CPU workloads use 4,096-65,536. fp32.",
+        f"must match). The real table has {rows:,} rows; the CPU workloads use 4,096-32,768. fp32.",
         axes={"batch_size": var("Samples"), "hotness": const(hot, f"multi_hot_sizes[{_FEATURE}]"),
               "num_embeddings": var(f"Table rows (published: {rows})"),
               "embedding_dim": const(dim, "embedding_dim")},
@@ -257,7 +257,7 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
         reference=_EMBEDDING_BAG_ADAGRAD, backward=True, exact_share=True,
         scalars={"learning_rate": m.config["learning_rate"], "eps": _FBGEMM_EPS},
         workloads=_zip(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
-                       num_embeddings=(4096, 8192, 16384, 65536, 32768, 65536, 65536, 32768)))
+                       num_embeddings=(4096, 8192, 16384, 32768, 16384, 32768, 32768, 16384)))
 
 
 # --- jagged <-> padded ------------------------------------------------------------------------------------
