@@ -10,7 +10,7 @@ from solbench.spec.problem import find_problem_folders, load_problem
 from solbench.suite.stats import suite_stats
 
 SUITE = Path(__file__).resolve().parents[2] / "problems"
-MINIMUM_PER_SET = {"L1": 45, "L2": 40, "Quant": 15, "FIB": 15}
+MINIMUM_PER_SET = {"L1": 45, "L2": 40, "Quant": 15, "FIB": 15, "DLRM": 12}
 SIX_DOMAINS = {"language", "diffusion", "vision", "speech", "video", "multimodal"}
 
 

@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 from solbench.spec.definition import Definition
 from solbench.spec.workload import Workload
 
-SETS = ("L1", "L2", "Quant", "FIB")
+SETS = ("L1", "L2", "Quant", "FIB", "DLRM")
 DOMAINS = ("language", "vision", "speech", "diffusion", "multimodal", "video", "recommender")
 ORIGINS = ("recipe", "extract")
 _UUID_NAMESPACE = uuid.UUID("6f1c1f1e-5b0e-4a55-9f5e-50b2e4c35ac1")
