@@ -1,0 +1,75 @@
+"""Real profiles of tiny models: a one-layer decoder from a published record, a small DLRM, a user's module."""
+
+import json
+
+import pytest
+
+from solbench.reach import ModelRequest, ReachOptions, run_reach
+from solbench.reach.errors import ReachError
+
+TINY_DECODER = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
+                "head_dim": 16, "vocab_size": 256}
+FAST = ReachOptions(steps=2, warmup=1)
+
+pytestmark = pytest.mark.slow
+
+
+def _classes(report):
+    return {c.cls: c for c in report.classes}
+
+
+def test_a_depth_scaled_decoder_is_profiled_and_says_how_it_was_scaled(tmp_path):
+    request = ModelRequest("Llama-3.2-1B", batch=1, seq=32, layers=1, overrides=TINY_DECODER)
+    report = run_reach(request, ReachOptions(steps=2, warmup=1, problems=tmp_path))
+    classes = _classes(report)
+    assert report.config["num_hidden_layers"] == 1 and report.steps == 2
+    assert any("1 of 16 decoder layers" in note for note in report.scaling)
+    assert classes["gemm"].ms > 0 and classes["attention"].ms > 0 and classes["addressable"].ms > 0
+    assert sum(c.share for c in report.classes) == pytest.approx(1.0, abs=1e-6)
+    assert 0 < report.addressable_fraction < 1
+    assert report.addressable_fraction + report.vendor_fraction <= 1 + 1e-9
+    families = {row.family for row in report.ops if row.cls == "addressable"}
+    assert {"rmsnorm", "activation", "rope"} <= families
+    # an empty suite covers nothing and says which families are uncovered
+    assert report.problems == [] and report.problem_weights == {}
+    assert {u.family for u in report.uncovered} >= {"rmsnorm", "rope"}
+
+
+def test_dlrm_training_maps_embedding_time_to_the_suite_and_projects(tmp_path):
+    folder = tmp_path / "DLRM" / "bags"
+    folder.mkdir(parents=True)
+    (folder / "definition.json").write_text(json.dumps({
+        "name": "bags", "op_type": "embedding_bag", "tags": ["set:DLRM", "model:dlrm-dcnv2"],
+        "axes": {"dim": {"type": "const", "value": 128}}}))
+    request = ModelRequest("dlrm-dcnv2", mode="training", batch=64, max_rows=1000)
+    report = run_reach(request, ReachOptions(steps=2, warmup=1, problems=tmp_path, assume_speedup=2.0))
+    assert any("capped at 1,000" in note for note in report.scaling)
+    families = {(row.family, row.pass_) for row in report.ops if row.cls == "addressable"}
+    assert ("embedding_bag", "forward") in families and ("optimizer", "optimizer") in families
+    assert [p.problem for p in report.problems] == ["bags"] and report.problems[0].match == "model"
+    assert 0 < report.problem_weights["bags"] < 1
+    projection = report.projection
+    expected = 1 / (1 - report.problems[0].share_of_step / 2) - 1  # Amdahl at 2x on the covered share
+    assert projection.gain == pytest.approx(expected, rel=0.2) and projection.low <= projection.high
+
+
+def test_a_users_module_from_a_factory(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text("import torch\n\ndef make():\n"
+                    "    model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.LayerNorm(32), torch.nn.GELU())\n"
+                    "    return model, (torch.randn(16, 32),)\n")
+    report = run_reach(ModelRequest(f"module:{path}:make", mode="training"), ReachOptions(steps=2, warmup=1,
+                                                                                           problems=tmp_path))
+    assert report.kind == "module" and report.model == "mine:make"
+    assert {row.family for row in report.ops if row.cls == "addressable"} >= {"layernorm"}
+    with pytest.raises(ReachError, match="no function 'absent'"):
+        run_reach(ModelRequest(f"module:{path}:absent"), FAST)
+
+
+def test_unknown_models_and_bad_options_are_reach_errors(tmp_path):
+    with pytest.raises(ReachError, match="unknown model"):
+        run_reach(ModelRequest("No-Such-Model-7B"), ReachOptions(problems=tmp_path))
+    with pytest.raises(ReachError, match="--mode"):
+        run_reach(ModelRequest("dlrm", mode="serving"), ReachOptions(problems=tmp_path))
+    with pytest.raises(ReachError, match="module:PATH.py:FACTORY"):
+        run_reach(ModelRequest("module:nothing"), ReachOptions(problems=tmp_path))
