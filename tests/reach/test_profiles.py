@@ -9,6 +9,8 @@ from solbench.reach.errors import ReachError
 
 TINY_DECODER = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
                 "head_dim": 16, "vocab_size": 256}
+TINY_DLRM = {"embedding_dim": 16, "dense_arch_layer_sizes": [32, 16], "over_arch_layer_sizes": [32, 1],
+             "dcn_low_rank_dim": 8}
 FAST = ReachOptions(steps=2, warmup=1)
 
 pytestmark = pytest.mark.slow
@@ -28,6 +30,9 @@ def test_a_depth_scaled_decoder_is_profiled_and_says_how_it_was_scaled(tmp_path)
     assert sum(c.share for c in report.classes) == pytest.approx(1.0, abs=1e-6)
     assert 0 < report.addressable_fraction < 1
     assert report.addressable_fraction + report.vendor_fraction <= 1 + 1e-9
+    full = report.full_depth  # 16 layers' worth of layer time: a larger step, the layers weigh more
+    assert full.layers_kept == 1 and full.layers_published == 16 and full.step_ms > report.step_ms
+    assert sum(full.shares.values()) == pytest.approx(1.0, abs=1e-6)
     families = {row.family for row in report.ops if row.cls == "addressable"}
     assert {"rmsnorm", "activation", "rope"} <= families
     # an empty suite covers nothing and says which families are uncovered
@@ -36,14 +41,14 @@ def test_a_depth_scaled_decoder_is_profiled_and_says_how_it_was_scaled(tmp_path)
 
 
 def test_dlrm_training_maps_embedding_time_to_the_suite_and_projects(tmp_path):
-    folder = tmp_path / "DLRM" / "bags"
+    folder = tmp_path / "DLRM" / "bags"  # a problem of this model, at the (overridden) embedding dim
     folder.mkdir(parents=True)
     (folder / "definition.json").write_text(json.dumps({
         "name": "bags", "op_type": "embedding_bag", "tags": ["set:DLRM", "model:dlrm-dcnv2"],
-        "axes": {"dim": {"type": "const", "value": 128}}}))
-    request = ModelRequest("dlrm-dcnv2", mode="training", batch=64, max_rows=1000)
+        "axes": {"dim": {"type": "const", "value": 16}}}))
+    request = ModelRequest("dlrm-dcnv2", mode="training", batch=64, max_rows=1000, overrides=TINY_DLRM)
     report = run_reach(request, ReachOptions(steps=2, warmup=1, problems=tmp_path, assume_speedup=2.0))
-    assert any("capped at 1,000" in note for note in report.scaling)
+    assert any("capped at 1,000" in note for note in report.scaling) and report.full_depth is None
     families = {(row.family, row.pass_) for row in report.ops if row.cls == "addressable"}
     assert ("embedding_bag", "forward") in families and ("optimizer", "optimizer") in families
     assert [p.problem for p in report.problems] == ["bags"] and report.problems[0].match == "model"

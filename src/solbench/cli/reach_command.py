@@ -102,6 +102,10 @@ def _tables(report):
         covered.add_row(f"(no problem) {u.family}", "", "", u.pass_, f"{100 * u.share_of_step:.2f}%")
     parts = [head, f"addressable fraction {100 * report.addressable_fraction:.1f}% ± "
                    f"{100 * report.addressable_fraction_std:.1f}", ops, covered]
+    if report.full_depth:
+        f = report.full_depth
+        parts.append(f"extrapolated to all {f.layers_published} layers (estimate): addressable fraction "
+                     f"{100 * f.addressable_fraction:.1f}%, vendor-tuned {100 * f.vendor_fraction:.1f}%")
     if report.projection:
         p = report.projection
         parts.append(f"projected end-to-end gain {100 * p.gain:.2f}% (90% interval {100 * p.low:.2f}–"

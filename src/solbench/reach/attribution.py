@@ -6,6 +6,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Mapping
 
+from fnmatch import fnmatchcase
+
+from solbench.reach.built_model import DepthScaling
 from solbench.reach.families import family_of, pass_of, width_of
 from solbench.reach.profile import Profile
 from solbench.reach.rules import ADDRESSABLE, FRAMEWORK, Rules
@@ -30,6 +33,9 @@ class Attribution:
     """class -> self time per step (µs); includes framework and unattributed."""
     groups: dict[GroupKey, list[float]]
     """(class, family, pass, op, width) -> self time per step (µs)."""
+    full_depth: dict[str, list[float]] | None = None
+    """class -> self time per step with every repeated layer's time multiplied up to the published depth
+    (inference only: backward ops carry no module context to tell which layer ran them)."""
 
     def fraction(self, cls: str) -> list[float]:
         return [c / s if s else 0.0 for c, s in zip(self.classes.get(cls, [0.0] * len(self.step_us)), self.step_us)]
@@ -38,8 +44,12 @@ class Attribution:
         return [c for c in self.classes if c not in (ADDRESSABLE, FRAMEWORK, UNATTRIBUTED)]
 
 
-def attribute(profile: Profile, rules: Rules, module_families: Mapping[str, str] | None = None) -> Attribution:
+def attribute(profile: Profile, rules: Rules, module_families: Mapping[str, str] | None = None,
+              depth: DepthScaling | None = None) -> Attribution:
     steps = profile.steps
+    extrapolate = depth is not None and not any(call.backward_of or pass_of(call) == "optimizer"
+                                                for call in profile.calls)
+    full: dict[str, list[float]] = defaultdict(lambda: [0.0] * steps)
     classes: dict[str, list[float]] = defaultdict(lambda: [0.0] * steps)
     groups: dict[GroupKey, list[float]] = defaultdict(lambda: [0.0] * steps)
     for cls in list(rules.classes) + [ADDRESSABLE, FRAMEWORK]:
@@ -50,7 +60,13 @@ def attribute(profile: Profile, rules: Rules, module_families: Mapping[str, str]
         key = GroupKey(cls, family, pass_of(call), call.name, width_of(call) if cls == ADDRESSABLE else None)
         classes[cls][call.step] += call.self_us
         groups[key][call.step] += call.self_us
+        if extrapolate:
+            in_layer = any(fnmatchcase(m, depth.layer_glob) for m in call.modules)
+            full[cls][call.step] += call.self_us * (depth.factor if in_layer else 1.0)
     attributed = [sum(values[i] for values in classes.values()) for i in range(steps)]
     classes[UNATTRIBUTED] = [max(0.0, s - a) for s, a in zip(profile.step_us, attributed)]
     step_us = [max(s, a) for s, a in zip(profile.step_us, attributed)]
-    return Attribution(step_us=step_us, classes=dict(classes), groups=dict(groups))
+    if extrapolate:
+        full[UNATTRIBUTED] = list(classes[UNATTRIBUTED])
+    return Attribution(step_us=step_us, classes=dict(classes), groups=dict(groups),
+                       full_depth=dict(full) if extrapolate else None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 
 @dataclass
@@ -26,6 +26,21 @@ class BuiltModel:
     """The configuration values the model was built with (after scaling)."""
     module_families: dict[str, str] = field(default_factory=dict)
     """Module class name -> op family, for models whose classes the default context rules do not know."""
+    depth: Optional["DepthScaling"] = None
+    """Set when layers were left out: how to extrapolate the profile to the published depth."""
+
+
+@dataclass(frozen=True)
+class DepthScaling:
+    """``kept`` of ``published`` repeated layers (module classes matching ``layer_glob``) were built."""
+
+    layer_glob: str
+    kept: int
+    published: int
+
+    @property
+    def factor(self) -> float:
+        return self.published / self.kept
 
 
 def training_step(module, inputs: tuple, loss_of: Callable[[Any], Any], optimizer) -> Callable[[], Any]:

@@ -46,7 +46,7 @@ def build_model(request: ModelRequest) -> BuiltModel:
         return build_user_model(request.model, mode=request.mode, device=request.device)
     if request.model.lower() in DLRM_NAMES:
         return build_dlrm(mode=request.mode, batch=request.batch or 2048, device=request.device,
-                          max_rows=request.max_rows)
+                          max_rows=request.max_rows, overrides=request.overrides)
     from solbench.suite.extract.configs import DEFAULT_CONFIGS
 
     record = find_transformer_record(request.model, request.configs or DEFAULT_CONFIGS)

@@ -74,6 +74,19 @@ class ProjectionReport(_Value):
     speedups: list[SpeedupUsed]
 
 
+class FullDepth(_Value):
+    """The profile extrapolated to the published depth: each repeated layer's op times multiplied by
+    published / kept layers, the rest (embedding, final norm, LM head) as measured. An estimate, inference only."""
+
+    layers_kept: int
+    layers_published: int
+    step_ms: float
+    addressable_fraction: float
+    addressable_fraction_std: float
+    vendor_fraction: float
+    shares: dict[str, float]
+
+
 class ReachReport(_Value):
     format: str = FORMAT
     model: str
@@ -103,6 +116,7 @@ class ReachReport(_Value):
     uncovered: list[Uncovered]
     problem_weights: dict[str, float]
     projection: Optional[ProjectionReport] = None
+    full_depth: Optional[FullDepth] = None
     rules: dict
 
     def as_json(self) -> dict:

@@ -17,6 +17,11 @@ def summary_markdown(report: ReachReport, top: int = 6) -> str:
     lines += ["", f"Addressable fraction **{100 * report.addressable_fraction:.1f} % ± "
               f"{100 * report.addressable_fraction_std:.1f}**; covered by suite problems "
               f"{100 * report.covered_fraction:.1f} % of the step.", ""]
+    if report.full_depth:
+        f = report.full_depth
+        lines[-1:-1] = [f"Extrapolated to all {f.layers_published} layers (estimate from the "
+                        f"{f.layers_kept} profiled): addressable **{100 * f.addressable_fraction:.1f} %**, "
+                        f"vendor-tuned {100 * f.vendor_fraction:.1f} %.", ""]
     families: dict[str, float] = {}
     for row in report.ops:
         if row.cls == "addressable":

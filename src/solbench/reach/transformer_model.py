@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from solbench.reach.built_model import BuiltModel, inference_step, training_step
+from solbench.reach.built_model import BuiltModel, DepthScaling, inference_step, training_step
 from solbench.reach.errors import ReachError
 
 # Layer-indexed lists in a config must be cut to the scaled depth or transformers refuses the config.
@@ -59,6 +59,9 @@ def build_transformer(record: dict[str, Any], *, mode: str, batch: int, seq: int
     from transformers import AutoModelForCausalLM
 
     config, notes = transformer_config(record, layers, overrides)
+    published = record.get("num_hidden_layers")
+    depth = DepthScaling("*DecoderLayer", config.num_hidden_layers, published) \
+        if published and config.num_hidden_layers < published else None
     torch.manual_seed(0)
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
@@ -76,7 +79,7 @@ def build_transformer(record: dict[str, Any], *, mode: str, batch: int, seq: int
     return BuiltModel(name=record["name"], kind="transformers", module=model, step=step, scaling=notes,
                       config={"model_type": config.model_type, "num_hidden_layers": config.num_hidden_layers,
                               "hidden_size": config.hidden_size, "vocab_size": config.vocab_size,
-                              "batch": batch, "seq": seq, "dtype": dtype})
+                              "batch": batch, "seq": seq, "dtype": dtype}, depth=depth)
 
 
 def find_transformer_record(name: str, configs: Path) -> dict[str, Any]:

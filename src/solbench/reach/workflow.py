@@ -15,8 +15,8 @@ from solbench.reach.mapping import Coverage, cover
 from solbench.reach.models import ModelRequest, build_model
 from solbench.reach.profile import profile_model, spread
 from solbench.reach.projection import project
-from solbench.reach.report import (ClassTime, OpRow, ProblemCoverage, ProjectionReport, ReachReport, SpeedupUsed,
-                                   Uncovered)
+from solbench.reach.report import (ClassTime, FullDepth, OpRow, ProblemCoverage, ProjectionReport, ReachReport,
+                                   SpeedupUsed, Uncovered)
 from solbench.reach.rules import ADDRESSABLE, Rules, load_op_type_overrides, load_rules
 from solbench.reach.speedups import assumed, speedups_from_export, speedups_from_traces
 from solbench.reach.suite_index import load_suite
@@ -48,7 +48,7 @@ def run_reach(request: ModelRequest, options: ReachOptions = ReachOptions()) -> 
     built = build_model(request)
     build_seconds = time.perf_counter() - begin
     profile = profile_model(built, steps=options.steps, warmup=options.warmup, device=request.device)
-    attribution = attribute(profile, rules, built.module_families)
+    attribution = attribute(profile, rules, built.module_families, built.depth)
     coverage = cover(attribution, suite, built.name, op_types)
     projection = _projection(attribution, coverage, options)
     return _report(request, built, profile, attribution, coverage, projection, rules, build_seconds, problems_root)
@@ -101,6 +101,19 @@ def _report(request, built, profile, attribution: Attribution, coverage: Coverag
                            share_of_addressable=_mean_ms(series) / addressable_ms)
                  for (family, pass_), series in sorted(coverage.uncovered_us.items(), key=lambda item: -sum(item[1]))]
     covered_ms = sum(p.ms for p in covered)
+    full_depth = None
+    if attribution.full_depth is not None:
+        totals = [sum(values[i] for values in attribution.full_depth.values()) for i in range(profile.steps)]
+        fractions = {c: [v / t if t else 0.0 for v, t in zip(series, totals)]
+                     for c, series in attribution.full_depth.items()}
+        vendor_full = [sum(fractions[c][i] for c in attribution.vendor_classes() if c in fractions)
+                       for i in range(profile.steps)]
+        full_depth = FullDepth(layers_kept=built.depth.kept, layers_published=built.depth.published,
+                               step_ms=statistics.fmean(totals) / 1e3,
+                               addressable_fraction=statistics.fmean(fractions[ADDRESSABLE]),
+                               addressable_fraction_std=spread(fractions[ADDRESSABLE]),
+                               vendor_fraction=statistics.fmean(vendor_full),
+                               shares={c: statistics.fmean(v) for c, v in fractions.items()})
     return ReachReport(
         model=built.name, kind=built.kind, mode=request.mode, device=request.device, config=built.config,
         scaling=built.scaling, steps=profile.steps, warmup=profile.warmup, step_ms=step_ms,
@@ -111,7 +124,7 @@ def _report(request, built, profile, attribution: Attribution, coverage: Coverag
         problems_root=str(problems_root), covered_fraction=covered_ms / step_ms,
         covered_of_addressable=covered_ms / addressable_ms if covered else 0.0, problems=covered,
         uncovered=uncovered, problem_weights={p.problem: p.share_of_addressable for p in covered},
-        projection=projection, rules=rules.as_json())
+        projection=projection, full_depth=full_depth, rules=rules.as_json())
 
 
 def write_report(report: ReachReport, path: Path) -> Path:
