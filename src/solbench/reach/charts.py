@@ -48,11 +48,35 @@ def class_shares(report: ReachReport) -> dict[str, float]:
 
 def draw_reports(reports: list[ReachReport], path: Path) -> list[Path]:
     """Both charts for ``reports`` into ``path`` (and its twin: a .png also gets a .svg and vice versa)."""
-    if not reports:
-        raise ReachError("no reach reports to draw")
     path = Path(path)
     if path.suffix not in (".png", ".svg"):
         raise ReachError(f"{path}: a chart is written as .png or .svg")
+    plt, figure = _figure(reports)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    for suffix in (".png", ".svg"):
+        target = path.with_suffix(suffix)
+        figure.savefig(target, dpi=120, metadata={"Date": None} if suffix == ".svg" else None)
+        written.append(target)
+    plt.close(figure)
+    return written
+
+
+def chart_svg(reports: list[ReachReport]) -> str:
+    """Both charts as one inline SVG element (no XML prolog), for a web page."""
+    import io
+
+    plt, figure = _figure(reports)
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _figure(reports: list[ReachReport]):
+    if not reports:
+        raise ReachError("no reach reports to draw")
     plt = _pyplot()
     names = [label(r) for r in reports]
     figure, (bars, fractions) = plt.subplots(1, 2, figsize=(6 + 1.6 * len(reports), 4.8),
@@ -79,11 +103,4 @@ def draw_reports(reports: list[ReachReport], path: Path) -> list[Path]:
     for axes in (bars, fractions):
         axes.tick_params(axis="x", labelsize=7)
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    for suffix in (".png", ".svg"):
-        target = path.with_suffix(suffix)
-        figure.savefig(target, dpi=120, metadata={"Date": None} if suffix == ".svg" else None)
-        written.append(target)
-    plt.close(figure)
-    return written
+    return plt, figure
