@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.slow  # draws with matplotlib
+
 from solbench.reach.report import ClassTime, ProblemCoverage, ReachReport
 from solbench.service.web import views
 from solbench.service.web.reach_view import reach_section
