@@ -95,9 +95,13 @@ def _calls(events, device: str) -> tuple[list[OpCall], list[float]]:
             index = int(event.name[len(STEP_PREFIX):])
             steps[index] = event.time_range.elapsed_us()
             ranges.append((event.time_range.start, event.time_range.end, index))
+    from torch.autograd import DeviceType
+
     calls = []
     for event in events:
         if event.name.startswith((STEP_PREFIX, MODULE_PREFIX)) or event.name.startswith("ProfilerStep"):
+            continue
+        if event.device_type != DeviceType.CPU:  # a kernel record: its time is in its launching op's device time
             continue
         self_us = event.self_device_time_total if device == "cuda" else event.self_cpu_time_total
         if self_us <= 0:
