@@ -26,6 +26,8 @@ def write_problem(root, set_name, name, op_type, sizes=(), model=None):
 def suite(tmp_path):
     write_problem(tmp_path, "L1", "norm_h4096", "rmsnorm", (4096,))
     write_problem(tmp_path, "L1", "norm_h2048", "rmsnorm", (2048,))
+    write_problem(tmp_path, "DLRM", "dlrm_top_mlp", "mlp", (3456, 1024), model="DLRM-DCNv2 (MLPerf)")
+    write_problem(tmp_path, "DLRM", "dlrm_bottom_mlp", "mlp", (13, 512), model="dlrm-dcnv2")
     write_problem(tmp_path, "DLRM", "dlrm_bags", "embedding_bag", (128,), model="dlrm-dcnv2")
     write_problem(tmp_path, "L1", "other_bags", "embedding_bag", (128,))
     return load_suite(tmp_path)
@@ -43,10 +45,16 @@ def test_best_evidence_wins_and_uncovered_time_is_listed(suite):
     bags = GroupKey("addressable", "embedding_bag", "forward", "aten::_embedding_bag", 128)
     rope = GroupKey("addressable", "rope", "forward", "aten::cat", 64)
     norm_bwd = GroupKey("addressable", "rmsnorm", "backward", "aten::mul", 2048)
+    relu_top = GroupKey("addressable", "mlp", "forward", "aten::clamp_min", 1024)
+    relu_other = GroupKey("addressable", "mlp", "forward", "aten::clamp_min", 256)
     result = cover(attribution({norm: [10.0, 20.0], odd_norm: [4.0, 4.0], bags: [30.0, 30.0], rope: [5.0, 5.0],
-                                norm_bwd: [1.0, 1.0]}), suite, "DLRM-DCNv2")
+                                norm_bwd: [1.0, 1.0], relu_top: [2.0, 2.0], relu_other: [2.0, 2.0]}),
+                   suite, "dlrm-dcnv2")
     assert result.group_match[norm] == ("shape", ("norm_h2048",))
     assert result.group_match[bags] == ("model", ("dlrm_bags",))  # the model's own problem, not the other
+    # several problems of the model: the one of the op's shape, else all of them
+    assert result.group_match[relu_top] == ("model", ("dlrm_top_mlp",))
+    assert set(result.group_match[relu_other][1]) == {"dlrm_top_mlp", "dlrm_bottom_mlp"}
     level, shared = result.group_match[odd_norm]
     assert level == "family" and set(shared) == {"norm_h4096", "norm_h2048"}
     assert result.problem_us["norm_h2048"] == [12.0, 22.0]  # 10|20 alone plus half of 4

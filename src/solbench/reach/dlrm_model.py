@@ -136,9 +136,10 @@ class DLRMDCNv2(_torch_module()):
 
 
 MODULE_FAMILIES = {"SparseArch": "embedding_bag", "EmbeddingBag": "embedding_bag",
-                   "LowRankCrossNet": "dcn_cross", "FeatureInteraction": "feature_interaction",
+                   "LowRankCrossNet": "dcn_cross", "FeatureInteraction": "dcn_cross",
                    "DenseArch": "mlp", "OverArch": "mlp"}
-"""Module class -> op family: what the ops inside each part of the model are for (see families.py)."""
+"""Module class -> op family: what the ops inside each part of the model are for (see families.py). The
+concatenation of dense and pooled features belongs to the DCN interaction (suite op_type dcn_cross)."""
 
 
 def scaled_rows(config: dict[str, Any], max_rows: int) -> list[int]:

@@ -4,7 +4,8 @@ A family names the suite op_types that implement it (``FAMILY_OP_TYPES``; a rule
 extends it); backward time looks for the ``_backward`` op_types. Among the problems of a matching
 op_type, the best evidence wins, in this order:
 
-- ``model``: same op_type and the problem was taken from this model (its ``model:`` tag);
+- ``model``: same op_type and the problem was taken from this model (a ``model:`` tag), narrowed to
+  those of the op's shape class where any are;
 - ``shape``: same op_type and the op's innermost dimension is one of the problem's constant axis sizes;
 - ``family``: same op_type at another size (a kernel for it exists, tuned for other shapes).
 
@@ -58,12 +59,14 @@ class Coverage:
     """(family, pass) -> addressable time no problem covers, per step."""
 
 
-def _same_model(problem_model: str | None, model_name: str) -> bool:
-    if not problem_model:
-        return False
-    fold = lambda text: "".join(ch for ch in text.lower() if ch.isalnum())  # noqa: E731
-    a, b = fold(problem_model), fold(model_name)
-    return bool(a) and (a in b or b in a)
+def _fold(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _same_model(problem_models: tuple[str, ...], model_name: str) -> bool:
+    """One of the problem's model tags names this model (``dlrm-dcnv2`` and ``DLRM-DCNv2 (MLPerf …)`` agree)."""
+    b = _fold(model_name)
+    return any(a and b and (a in b or b in a) for a in map(_fold, problem_models))
 
 
 def op_types_for(family: str, pass_: str, overrides: Mapping[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
@@ -85,7 +88,7 @@ def cover(attribution: Attribution, suite: list[SuiteProblem], model_name: str,
             continue
         candidates = [p for t in op_types_for(key.family, key.pass_, op_type_overrides) for p in by_op_type.get(t, [])]
         levels = {
-            "model": [p for p in candidates if _same_model(p.model, model_name)],
+            "model": [p for p in candidates if _same_model(p.models, model_name)],
             "shape": [p for p in candidates if key.width is not None and key.width in p.sizes],
             "family": candidates,
         }
@@ -96,6 +99,8 @@ def cover(attribution: Attribution, suite: list[SuiteProblem], model_name: str,
             coverage.group_match[key] = (None, ())
             continue
         chosen = levels[level]
+        if level == "model":  # several problems of this model: those of the op's shape, where any
+            chosen = [p for p in chosen if key.width in p.sizes] or chosen
         for problem in chosen:
             coverage.problem_info[problem.name] = problem
             best = coverage.problem_level.get(problem.name)

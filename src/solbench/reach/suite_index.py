@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solbench.reach.errors import ReachError
-from solbench.spec.definition import tag_value
 from solbench.spec.errors import SpecError
 from solbench.spec.problem import find_problem_folders
 from solbench.spec.problem_set import problem_set
@@ -18,8 +17,8 @@ class SuiteProblem:
     name: str
     set: str
     op_type: str
-    model: str | None
-    """The ``model:`` tag (which model the problem was taken from)."""
+    models: tuple[str, ...]
+    """The ``model:`` tags (which model the problem was taken from, under each of its names)."""
     sizes: frozenset[int]
     """Values of the definition's constant axes (hidden sizes, widths, embedding dims): its shape class."""
 
@@ -45,5 +44,6 @@ def load_suite(root: Path) -> list[SuiteProblem]:
                           and isinstance(axis.get("value"), int))
         problems.append(SuiteProblem(name=definition.get("name", folder.name),
                                      set=problem_set(tags, folder, root), op_type=definition.get("op_type") or "",
-                                     model=tag_value(tags, "model"), sizes=sizes))
+                                     models=tuple(t[len("model:"):] for t in tags
+                                                 if isinstance(t, str) and t.startswith("model:")), sizes=sizes))
     return problems
