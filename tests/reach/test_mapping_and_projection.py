@@ -93,3 +93,27 @@ def test_speedups_from_an_export(tmp_path):
     path.write_text(json.dumps({"speedups": {"a": -1}}))
     with pytest.raises(ReachError, match="speedups.a"):
         speedups_from_export(path)
+
+
+def test_speedups_from_traces_take_each_problems_best_solution(tmp_path):
+    from solbench.reach.speedups import speedups_from_traces
+    from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationStatus, Performance, Trace)
+    from solbench.spec.workload import Workload
+
+    def trace(solution, workload, latency, status=EvaluationStatus.PASSED):
+        evaluation = Evaluation(status=status, environment=Environment(hardware="cpu"), timestamp="now",
+                                correctness=Correctness(),
+                                performance=Performance(latency_ms=latency, reference_latency_ms=2.0)
+                                if status is EvaluationStatus.PASSED else None)
+        return Trace(definition="bags", solution=solution, evaluation=evaluation,
+                     workload=Workload(uuid=workload, axes={}, inputs={}))
+
+    traces = [trace("fast", "w1", 1.0), trace("fast", "w2", 0.5), trace("slow", "w1", 1.9),
+              trace("broken", "w1", 0.01, EvaluationStatus.INCORRECT_NUMERICAL)]  # failed: not a speedup
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "traces.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in traces))
+    speedups = speedups_from_traces(tmp_path)
+    assert speedups["bags"].mean == pytest.approx(math.sqrt(2 * 4)) and speedups["bags"].count == 2
+    assert speedups["bags"].log_std == pytest.approx(math.log(2) / math.sqrt(2))
+    with pytest.raises(ReachError, match="no \\*.jsonl"):
+        speedups_from_traces(tmp_path / "empty")
