@@ -20,9 +20,20 @@ def _classes(report):
     return {c.cls: c for c in report.classes}
 
 
+LLAMA_3_2_1B = {"name": "Llama-3.2-1B", "domain": "language", "model_type": "llama", "attention_bias": False,
+                "head_dim": 64, "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 8192,
+                "max_position_embeddings": 131072, "num_attention_heads": 32, "num_hidden_layers": 16,
+                "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "vocab_size": 128256,
+                "tie_word_embeddings": True}
+"""The published record's values (as in model-configs.json), so the test needs no file outside the repository."""
+
+
 def test_a_depth_scaled_decoder_is_profiled_and_says_how_it_was_scaled(tmp_path):
-    request = ModelRequest("Llama-3.2-1B", batch=1, seq=32, layers=1, overrides=TINY_DECODER)
-    report = run_reach(request, ReachOptions(steps=2, warmup=1, problems=tmp_path))
+    configs = tmp_path / "configs.json"
+    configs.write_text(json.dumps({"models": [LLAMA_3_2_1B]}))
+    request = ModelRequest("Llama-3.2-1B", batch=1, seq=32, layers=1, overrides=TINY_DECODER, configs=configs)
+    (tmp_path / "suite").mkdir()
+    report = run_reach(request, ReachOptions(steps=2, warmup=1, problems=tmp_path / "suite"))
     classes = _classes(report)
     assert report.config["num_hidden_layers"] == 1 and report.steps == 2
     assert any("1 of 16 decoder layers" in note for note in report.scaling)
@@ -63,8 +74,8 @@ def test_a_users_module_from_a_factory(tmp_path):
     path.write_text("import torch\n\ndef make():\n"
                     "    model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.LayerNorm(32), torch.nn.GELU())\n"
                     "    return model, (torch.randn(16, 32),)\n")
-    report = run_reach(ModelRequest(f"module:{path}:make", mode="training"), ReachOptions(steps=2, warmup=1,
-                                                                                           problems=tmp_path))
+    report = run_reach(ModelRequest(f"module:{path}:make", mode="training"),
+                       ReachOptions(steps=2, warmup=1, problems=tmp_path))
     assert report.kind == "module" and report.model == "mine:make"
     assert {row.family for row in report.ops if row.cls == "addressable"} >= {"layernorm"}
     with pytest.raises(ReachError, match="no function 'absent'"):
@@ -72,8 +83,10 @@ def test_a_users_module_from_a_factory(tmp_path):
 
 
 def test_unknown_models_and_bad_options_are_reach_errors(tmp_path):
-    with pytest.raises(ReachError, match="unknown model"):
-        run_reach(ModelRequest("No-Such-Model-7B"), ReachOptions(problems=tmp_path))
+    configs = tmp_path / "configs.json"
+    configs.write_text(json.dumps({"models": [LLAMA_3_2_1B]}))
+    with pytest.raises(ReachError, match="unknown model 'Llama-3.2-1' .* did you mean Llama-3.2-1B"):
+        run_reach(ModelRequest("Llama-3.2-1", configs=configs), ReachOptions(problems=tmp_path))
     with pytest.raises(ReachError, match="--mode"):
         run_reach(ModelRequest("dlrm", mode="serving"), ReachOptions(problems=tmp_path))
     with pytest.raises(ReachError, match="module:PATH.py:FACTORY"):
