@@ -101,6 +101,9 @@ def _report(request, built, profile, attribution: Attribution, coverage: Coverag
                            share_of_addressable=_mean_ms(series) / addressable_ms)
                  for (family, pass_), series in sorted(coverage.uncovered_us.items(), key=lambda item: -sum(item[1]))]
     covered_ms = sum(p.ms for p in covered)
+    # like every share, the mean over steps of the per-step share (so it never exceeds the addressable one)
+    covered_steps = [sum(series[i] for series in coverage.problem_us.values()) for i in range(profile.steps)]
+    covered_fraction = statistics.fmean(c / s if s else 0.0 for c, s in zip(covered_steps, attribution.step_us))
     full_depth = None
     if attribution.full_depth is not None:
         totals = [sum(values[i] for values in attribution.full_depth.values()) for i in range(profile.steps)]
@@ -121,7 +124,7 @@ def _report(request, built, profile, attribution: Attribution, coverage: Coverag
         build_seconds=build_seconds, profile_seconds=profile.seconds,
         addressable_fraction=statistics.fmean(addressable), addressable_fraction_std=spread(addressable),
         vendor_fraction=statistics.fmean(vendor), vendor_fraction_std=spread(vendor), classes=classes, ops=ops,
-        problems_root=str(problems_root), covered_fraction=covered_ms / step_ms,
+        problems_root=str(problems_root), covered_fraction=covered_fraction,
         covered_of_addressable=covered_ms / addressable_ms if covered else 0.0, problems=covered,
         uncovered=uncovered, problem_weights={p.problem: p.share_of_addressable for p in covered},
         projection=projection, full_depth=full_depth, rules=rules.as_json())
