@@ -59,6 +59,8 @@ def test_families_come_from_op_name_then_backward_node_then_module():
     assert family_of(call("aten::mul", modules=("ReLU", "DenseArch")), {"DenseArch": "mlp"}) == "mlp"
     assert family_of(call("aten::add", modules=("LlamaDecoderLayer",))) == "elementwise"
     assert family_of(call("aten::copy_")) == "copy"
+    assert family_of(call("aten::binary_cross_entropy_with_logits")) == "loss"
+    assert family_of(call("aten::nll_loss_forward")) == "cross_entropy"
     step = call("aten::add_", ancestors=("Optimizer.step#AdamW.step", "aten::_foreach_add_"))
     assert pass_of(step) == "optimizer" and family_of(step) == "optimizer"
     assert pass_of(call("aten::mul", backward_of="MulBackward0")) == "backward"

@@ -1,9 +1,9 @@
 """Pictures of reach reports (matplotlib, Agg, imported only when drawing; ``pip install 'solbench[reach]'``).
 
-- ``time_by_class``: one stacked bar per model, its step split into the vendor classes, addressable
+- time by class: one stacked bar per model, its step split into the vendor classes, addressable
   time (covered by suite problems and not) and framework overhead, as shares of the step;
-- ``addressable_fractions``: the addressable fraction of several models side by side, with the spread
-  over the profiled steps as error bars.
+- addressable fractions: the addressable fraction of several models side by side, with the spread
+  over the profiled steps as error bars and, for depth-scaled decoders, the full-depth estimate.
 Both are drawn on one figure by ``draw_reports``; the format follows the file's suffix (.png or .svg).
 """
 
@@ -95,8 +95,13 @@ def _figure(reports: list[ReachReport]):
     values = [r.addressable_fraction * 100 for r in reports]
     errors = [r.addressable_fraction_std * 100 for r in reports]
     fractions.bar(names, values, yerr=errors, color=COLOURS["addressable (covered)"], capsize=4, width=0.6)
-    for x, value in enumerate(values):
-        fractions.text(x, value + 1.5, f"{value:.1f}%", ha="center", fontsize=8)
+    for x, (value, error) in enumerate(zip(values, errors)):
+        fractions.text(x, value + error + 1.5, f"{value:.1f}%", ha="center", fontsize=8)
+    full = [(x, r.full_depth.addressable_fraction * 100) for x, r in enumerate(reports) if r.full_depth]
+    if full:
+        fractions.scatter([x for x, _ in full], [v for _, v in full], marker="D", color="black", zorder=3, s=18,
+                          label="extrapolated to full depth")
+        fractions.legend(fontsize=7, loc="upper left", frameon=False)
     fractions.set_ylabel("addressable fraction (%)")
     fractions.set_title("Addressable fraction")
     fractions.set_ylim(0, max(100.0, max(values) + 10))
