@@ -15,6 +15,7 @@ from solbench.cli import (baseline_command, check_command, eval_command, hardwar
                           suite_commands, validate_command)
 from solbench.cli import (admin_commands, extract_command, mcp_command, optimize_command, replay_command, serve_command,
                           submit_command, test_command, worker_command)
+from solbench.cli import reach_command
 from solbench.errors import SolbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -34,7 +35,8 @@ for name, command in (("eval", eval_command.evaluate_solution), ("sol", sol_comm
                       ("mcp", mcp_command.serve_mcp), ("optimize", optimize_command.optimize_problem),
                       ("test", test_command.test_solution), ("replay", replay_command.replay),
                       ("serve", serve_command.serve), ("submit", submit_command.submit),
-                      ("status", submit_command.status), ("worker", worker_command.run_worker)):
+                      ("status", submit_command.status), ("worker", worker_command.run_worker),
+                      ("reach", reach_command.reach)):
     app.command(name, help=_help(command))(command)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")

@@ -16,6 +16,8 @@ def score_traces(
     hardware: str = typer.Option(..., "--hardware", "-H", help="Hardware the traces were measured on."),
     baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON (T_b per workload)."),
     problems: list[Path] = typer.Option([], "--problems", help="Folder of problem folders, for traces without T_SOL."),
+    weights: Optional[Path] = typer.Option(None, "--weights", help="A solbench reach report: weight each problem's "
+                                           "S by its share of the model's addressable time (problem_weights)."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Score traces: T_SOL from the trace (eval --hardware) or by analysing the problem; T_b from --baselines
@@ -26,10 +28,42 @@ def score_traces(
 
     if traces_file.exists():
         ensure_local_probe(hardware, Console(stderr=True))
+    runtime = None
+    if weights is not None:
+        from solbench.score.weights import load_weights
+
+        runtime = load_weights(weights)  # before scoring: a bad file fails fast
     report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems)
+    weighted = None
+    if runtime is not None:
+        from solbench.score.weights import weighted_score
+
+        weighted = weighted_score(report, runtime.problem_weights, runtime.model)
     if json_output:
-        print(json.dumps(report.as_json()))
+        data = report.as_json()
+        if weighted is not None:
+            data["runtime_weighted"] = weighted.model_dump(mode="json")
+        print(json.dumps(data))
         return
     from solbench.cli.render import score_tables
 
-    Console().print(score_tables(report))
+    console = Console()
+    console.print(score_tables(report))
+    if weighted is not None:
+        console.print(_weighted_table(weighted))
+
+
+def _weighted_table(weighted):
+    from rich.table import Table
+
+    from solbench.cli.render import format_score
+
+    table = Table(title=f"runtime-weighted by {weighted.model}'s addressable time: S {format_score(weighted.weighted)}"
+                        f" (unweighted {format_score(weighted.unweighted)}; scored problems stand for "
+                        f"{100 * weighted.weight_scored:.1f}%, unscored {100 * weighted.weight_missing:.1f}%)",
+                  title_justify="left")
+    for column in ("problem", "weight", "S"):
+        table.add_column(column)
+    for row in weighted.problems:
+        table.add_row(row.definition, f"{100 * row.weight:.2f}%", format_score(row.score))
+    return table

@@ -103,6 +103,8 @@ class ServiceSettings(_Settings):
     """A running job whose worker sent no heartbeat for this long is requeued."""
     poll_s: float = 0.3
     """How often an idle embedded worker looks for a queued job."""
+    reach_dir: Path | None = None
+    """Folder of `solbench reach` reports (*.json) whose shares the problem and set pages show; None: none."""
 
     @property
     def database_url(self) -> str:

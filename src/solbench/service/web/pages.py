@@ -7,6 +7,7 @@ Visibility is decided here, once: others' private and test submissions do not ex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -17,6 +18,7 @@ from solbench.service.models import Result, Submission, User, utcnow
 from solbench.service.web import views
 from solbench.service.web.charts import (Bar, TimelineEvent, TimingSpread, TrendPoint, bar_chart, firsts_timeline,
                                          roofline_chart, timing_spread_chart, trend_chart)
+from solbench.service.web.reach_view import reach_section
 from solbench.service.web.roofline_data import problem_roofline
 from solbench.service.web.svg import empty_chart
 from solbench.service.web.traces_view import findings_of, workload_rows
@@ -61,7 +63,7 @@ def home(session: Session, hardware: str) -> dict:
                 activity_chart=trend_chart(activity, title="Submissions per hour", y_label="submissions"))
 
 
-def problem_set(session: Session, name: str, page: int, hardware: str) -> dict:
+def problem_set(session: Session, name: str, page: int, hardware: str, reach_dir: Path | None = None) -> dict:
     info = next((s for s in queries.problem_sets(session) if s.name == name), None)
     board = queries.set_leaderboard(session, name)
     if info is None or board is None:
@@ -78,10 +80,12 @@ def problem_set(session: Session, name: str, page: int, hardware: str) -> dict:
     summary = views.SetSummary(name=info.name, title=info.title, problems=info.problems,
                                submissions=info.submissions, frozen_at=info.frozen_at)
     return dict(title=info.title or name, nav="home", hardware=hardware, set=summary, description=info.description,
-                rows=rows, pager=pager, problems=problems, chart=chart, chart_rows=CHART_ROWS)
+                rows=rows, pager=pager, problems=problems, chart=chart, chart_rows=CHART_ROWS,
+                reach=reach_section(reach_dir, {p.name for p in problems}))
 
 
-def problem(session: Session, set_name: str, name: str, page: int, hardware: str) -> dict:
+def problem(session: Session, set_name: str, name: str, page: int, hardware: str,
+            reach_dir: Path | None = None) -> dict:
     version = current_version(session, name)
     board = queries.problem_leaderboard(session, name)
     if version is None or board is None or board.set != set_name:
@@ -113,7 +117,7 @@ def problem(session: Session, set_name: str, name: str, page: int, hardware: str
                  outputs={k: _describe_tensor(v) for k, v in definition.get("outputs", {}).items()})
     return dict(title=name, nav="home", hardware=hardware, set_name=set_name, problem=about, workloads=workloads,
                 ranking=ranking, pager=pager, timeline_chart=firsts_timeline(events, now=utcnow()),
-                roofline_chart=roofline_svg)
+                roofline_chart=roofline_svg, reach=reach_section(reach_dir, {name}))
 
 
 def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:

@@ -29,6 +29,10 @@ def _hardware(request: Request) -> str:
     return request.app.state.service.settings.hardware
 
 
+def _reach_dir(request: Request):
+    return request.app.state.service.settings.reach_dir
+
+
 def _viewer(request: Request, session: Session = Depends(_session)) -> pages.Viewer:
     """The user whose API token the request carries (Authorization: Bearer, or the solbench_token cookie);
     anonymous without one, or with an unknown, revoked or banned one."""
@@ -59,13 +63,14 @@ def home_page(request: Request, session: Session = Depends(_session)) -> HTMLRes
 
 @router.get("/sets/{name}", response_class=HTMLResponse)
 def set_page(request: Request, name: str, page: int = Query(1), session: Session = Depends(_session)) -> HTMLResponse:
-    return _html("set.html", lambda: pages.problem_set(session, name, page, _hardware(request)))
+    return _html("set.html", lambda: pages.problem_set(session, name, page, _hardware(request), _reach_dir(request)))
 
 
 @router.get("/sets/{set_name}/problems/{name}", response_class=HTMLResponse)
 def problem_page(request: Request, set_name: str, name: str, page: int = Query(1),
                  session: Session = Depends(_session)) -> HTMLResponse:
-    return _html("problem.html", lambda: pages.problem(session, set_name, name, page, _hardware(request)))
+    return _html("problem.html", lambda: pages.problem(session, set_name, name, page, _hardware(request),
+                                                       _reach_dir(request)))
 
 
 @router.get("/submissions/{submission_id}", response_class=HTMLResponse)
