@@ -38,7 +38,7 @@ class LoadNote:
     lines: tuple[int, ...] = ()
 
     def __str__(self) -> str:
-        where = f"{self.path}:{_line_list(self.lines)}" if self.lines else str(self.path)
+        where = f"{self.path}:{line_ranges(self.lines)}" if self.lines else str(self.path)
         return f"{where}: {self.field}: {self.reason}"
 
 
@@ -101,7 +101,7 @@ def _ignored_reason(field: str, value: object) -> str:
 _DEFAULTS = {"required_matched_ratio": 0.99, "max_atol": 0.01, "max_rtol": 0.01}
 
 
-def _line_list(lines: tuple[int, ...]) -> str:
+def line_ranges(lines: tuple[int, ...]) -> str:
     """(1, 2, 3, 7) -> "1-3,7": the lines of a grouped note."""
     parts: list[str] = []
     ordered = sorted(set(lines))

@@ -4,8 +4,10 @@ at 1500 MHz) and `sol_ms` (its T_SOL), from a problem folder's metadata.json, in
 from __future__ import annotations
 
 from solbench.score.baselines import Baseline
-from solbench.sol.published import PUBLISHED_HARDWARE
 from solbench.spec.problem import Problem
+
+PUBLISHED_HARDWARE = "B200_1500MHz"
+"""sol.published's PUBLISHED_HARDWARE (not imported: the sol package imports torch); a test checks they agree."""
 
 
 def published_baselines(problem: Problem, metadata: dict | None, revision: str | None
@@ -22,7 +24,8 @@ def published_baselines(problem: Problem, metadata: dict | None, revision: str |
         count = len(entries) if isinstance(entries, list) else 0
         return [], (f"sol.per_workload: {count} figures for {len(problem.workloads)} workloads; "
                     "they cannot be paired, none used")
-    source = f"published: SOL-ExecBench {revision or (metadata.get('source') or {}).get('resolved_sha') or ''}".strip()
+    revision = revision or (metadata.get("source") or {}).get("resolved_sha") or ""
+    source = f"published: SOL-ExecBench {revision}".strip()
     baselines = []
     for index, (workload, entry) in enumerate(zip(problem.workloads, entries)):
         if not isinstance(entry, dict):
