@@ -33,8 +33,9 @@ def published_baselines(problem: Problem, metadata: dict | None, revision: str |
         axes = entry.get("axes") or {}
         differing = [k for k, v in workload.axes.items() if k in axes and axes[k] != v]
         if differing:
-            return [], (f"sol.per_workload[{index}].axes.{differing[0]}: {axes[differing[0]]} where workload line "
-                        f"{index + 1} has {workload.axes[differing[0]]}; the figures are for other workloads, none used")
+            axis = differing[0]
+            return [], (f"sol.per_workload[{index}].axes.{axis}: {axes[axis]} where workload line {index + 1} has "
+                        f"{workload.axes[axis]}; the figures are for other workloads, none used")
         latency, sol_ms = entry.get("baseline_latency_ms"), entry.get("sol_ms")
         if not isinstance(latency, (int, float)) or latency <= 0:
             continue  # no published T_b for this workload: nothing to pair
