@@ -207,3 +207,29 @@ def test_cli_import_prints_the_report_and_fetch_without_network_says_what_to_do(
     assert "cannot download nvidia/SOL-ExecBench from http://127.0.0.1:9" in fetched.stderr
     assert "solbench suite import SOL-ExecBench -o" in fetched.stderr
     assert time.monotonic() - started < 60 and not (tmp_path / "fetched").exists()
+
+
+@pytest.mark.slow  # analyses a problem in a process (about 3 s)
+def test_sol_prints_the_published_figure_from_a_baselines_file(tmp_path):
+    folder = write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000, 4099))
+    baselines = tmp_path / "baselines.json"
+    baselines.write_text(json.dumps({"version": 1, "baselines": [
+        {"definition": "vector_add", "workload": "n1000", "hardware": "H200", "latency_ms": 1.0, "sol_ms": 0.001}]}))
+    result = _solbench("sol", folder, "-H", "H200", "--json", "--baselines", baselines)
+    assert result.returncode == 0, result.stderr
+    rows = {row["workload"]["uuid"]: row for row in json.loads(result.stdout)}
+    assert rows["n1000"]["published"]["sol_ms"] == 0.001 and "published" not in rows["n4099"]
+    assert rows["n1000"]["published"]["ratio"] == pytest.approx(rows["n1000"]["t_sol_ms"] / 0.001)
+    baselines.write_text("{}")
+    broken = _solbench("sol", folder, "-H", "H200", "--baselines", baselines)
+    assert broken.returncode == 2 and "baselines.json: baselines: Field required" in broken.stderr
+
+
+@needs_sample
+def test_an_imported_suite_reimports_unchanged(from_folders, tmp_path):
+    report, output = from_folders
+    again = import_benchmark(output, tmp_path)
+    assert again.kinds() == report.kinds() and again.workloads == report.workloads
+    for folder in find_problem_folders(output):
+        twin = tmp_path / folder.relative_to(output)
+        assert (twin / "definition.json").read_text() == (folder / "definition.json").read_text()

@@ -53,7 +53,7 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
                                     "(same subset and name)")
         places[folder] = problem.source
         label = f"{set_}/{folder.name}"
-        if problem.subset not in SET_NAMES:
+        if problem.subset not in SET_NAMES and problem.subset not in SET_NAMES.values():
             notes.append(_note("unknown-subset", label, problem, folder / "definition.json",
                                f"subset {problem.subset!r} is not one of {', '.join(SET_NAMES)}; set {set_!r}"))
         write_problem(problem, folder, set_)

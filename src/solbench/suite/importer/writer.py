@@ -20,7 +20,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 def set_name(subset: str) -> str:
-    """The solbench set of an upstream subset; an unknown subset keeps its name (made folder-safe)."""
+    """The solbench set of an upstream subset (a solbench set name stays itself, so an imported suite
+    re-imports unchanged); an unknown subset keeps its name (made folder-safe)."""
     return SET_NAMES.get(subset) or _UNSAFE.sub("-", subset).strip("-.") or "all"
 
 
