@@ -81,8 +81,6 @@ class TensorSpec(_Upstream):
 class Definition(_Upstream):
     name: str = Field(min_length=1)
     op_type: Optional[str] = None
-    hf_id: Optional[str] = None
-    """The model the problem is taken from, as a Hugging Face id (SOL-ExecBench's field)."""
     description: Optional[str] = None
     axes: dict[str, Axis]
     inputs: dict[str, TensorSpec]

@@ -22,6 +22,9 @@ UNKNOWN_INPUT = "unknown-input"
 IGNORED_FIELD = "ignored-field"
 """A field no schema reads (upstream's ignores it too): ignored, the default applies."""
 
+KEPT_UPSTREAM_FIELDS = {"hf_id"}
+"""Fields of SOL-ExecBench's definition that solbench keeps (model_extra) without reading: no warning."""
+
 MISSPELLED = {"required_match_ratio": "required_matched_ratio", "match_ratio": "required_matched_ratio",
               "atol": "max_atol", "rtol": "max_rtol"}
 """Spellings of tolerance fields that upstream's schema does not read, and the field it does read."""

@@ -8,8 +8,8 @@ from pathlib import Path
 from solbench.spec.definition import Definition, TensorSpec
 from solbench.spec.errors import ConstraintError, MissingDataError, SpecError
 from solbench.spec.expressions import evaluate, names_in
-from solbench.spec.load_notes import (IGNORED_FIELD, LoadNote, extra_fields, grouped, without_unknown_names,
-                                      workload_notes)
+from solbench.spec.load_notes import (IGNORED_FIELD, KEPT_UPSTREAM_FIELDS, LoadNote, extra_fields, grouped,
+                                      without_unknown_names, workload_notes)
 from solbench.spec.solution import Solution
 from solbench.spec.validation import read_json, read_jsonl, validate_model
 from solbench.spec.workload import SafetensorsInput, Workload
@@ -48,7 +48,7 @@ def load_problem(path: Path | str) -> Problem:
     definition_path = root / DEFINITION_FILE
     definition = validate_model(Definition, read_json(definition_path), definition_path)
     notes = [LoadNote(IGNORED_FIELD, definition_path, field, "unknown field, ignored")
-             for field, _ in extra_fields(definition)]
+             for field, _ in extra_fields(definition) if field not in KEPT_UPSTREAM_FIELDS]
     workload_path = root / WORKLOAD_FILE
     workloads = []
     seen: dict[str, int] = {}
