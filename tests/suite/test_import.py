@@ -228,3 +228,17 @@ def test_an_imported_suite_reimports_unchanged(from_folders, tmp_path):
     for folder in find_problem_folders(output):
         twin = tmp_path / folder.relative_to(output)
         assert (twin / "definition.json").read_text() == (folder / "definition.json").read_text()
+
+
+def test_missing_safetensors_files_are_noted_unless_a_data_root_holds_them(tmp_path):
+    workloads = vector_workloads(8, 16)
+    for workload in workloads:
+        workload["inputs"]["y"] = {"type": "safetensors", "path": "data/trace/y.safetensors", "tensor_key": "y"}
+    _upstream_problem(tmp_path / "src", workloads)
+    missing = import_benchmark(tmp_path / "src", tmp_path / "out").notes_of("missing-data")
+    assert [(n.field, n.lines) for n in missing] == [("inputs.y.path", [1, 2])]
+    assert "data/trace/y.safetensors" in missing[0].message
+    (tmp_path / "data_root/data/trace").mkdir(parents=True)
+    (tmp_path / "data_root/data/trace/y.safetensors").write_bytes(b"")
+    found = import_benchmark(tmp_path / "src", tmp_path / "out", data_roots=(tmp_path / "data_root",))
+    assert found.notes_of("missing-data") == []

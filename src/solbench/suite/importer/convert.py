@@ -39,7 +39,7 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
     if not upstream:
         raise ImportSourceError(f"{source}: no problems in this data set")
     output.mkdir(parents=True, exist_ok=True)
-    roots = tuple(data_roots) + ((source,) if source.is_dir() else ())
+    roots = tuple(data_roots)  # where later commands look too (with the same --data-root): the report must agree
     notes: list[ImportNote] = []
     baselines: list[Baseline] = []
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
