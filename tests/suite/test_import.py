@@ -242,3 +242,16 @@ def test_missing_safetensors_files_are_noted_unless_a_data_root_holds_them(tmp_p
     (tmp_path / "data_root/data/trace/y.safetensors").write_bytes(b"")
     found = import_benchmark(tmp_path / "src", tmp_path / "out", data_roots=(tmp_path / "data_root",))
     assert found.notes_of("missing-data") == []
+
+
+def test_an_unknown_subset_keeps_its_name_and_a_shared_definition_name_is_noted(tmp_path):
+    row = {"name": "001_vector_add", "description": "", "hf_id": "", "axes": json.dumps(VECTOR_ADD["axes"]),
+           "inputs": json.dumps(VECTOR_ADD["inputs"]), "outputs": json.dumps(VECTOR_ADD["outputs"]),
+           "reference": VECTOR_ADD["reference"], "workloads": json.dumps(vector_workloads(8))}
+    _write_parquet(tmp_path / "src/data/L1.parquet", [row])
+    _write_parquet(tmp_path / "src/data/Extra Set.parquet", [row])
+    report = import_benchmark(tmp_path / "src", tmp_path / "out")
+    assert [(s.set, s.subset) for s in report.sets] == [("L1", "L1"), ("Extra-Set", "Extra Set")]
+    assert [n.problem for n in report.notes_of("unknown-subset")] == ["Extra-Set/001_vector_add"]
+    clash = report.notes_of("name-clash")[0]
+    assert (clash.problem, clash.field) == ("Extra-Set/001_vector_add", "name") and "L1/001_vector_add" in clash.message

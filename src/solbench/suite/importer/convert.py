@@ -52,30 +52,13 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
             raise ImportSourceError(f"{problem.source}: writes the same folder {folder} as {places[folder]} "
                                     "(same subset and name)")
         places[folder] = problem.source
-        label = f"{set_}/{folder.name}"
-        if problem.subset not in SET_NAMES and problem.subset not in SET_NAMES.values():
-            notes.append(_note("unknown-subset", label, problem, folder / "definition.json",
-                               f"subset {problem.subset!r} is not one of {', '.join(SET_NAMES)}; set {set_!r}"))
         write_problem(problem, folder, set_)
+        found, entries, loaded = _check_imported(problem, folder, set_, roots, names, revision)
+        notes += found
+        baselines += entries
         tally = counts[(set_, problem.subset)]
         tally[0] += 1
-        try:
-            loaded = load_problem(folder)
-        except SolbenchError as error:
-            notes.append(_note("load-error", label, problem, getattr(error, "path", None) or folder, str(error),
-                               field=getattr(error, "field", None), lines=_lines(error)))
-            continue
-        tally[1] += len(loaded.workloads)
-        notes += _load_notes(loaded, label, problem)
-        notes += _missing_data(loaded, label, problem, roots)
-        if loaded.name in names:
-            notes.append(_note("name-clash", label, problem, folder / "definition.json",
-                               f"definition name {loaded.name!r} is also {names[loaded.name]}'s", field="name"))
-        names.setdefault(loaded.name, label)
-        entries, why_not = published_baselines(loaded, problem.metadata, revision)
-        if why_not:
-            notes.append(_note("published-figures", label, problem, folder / "metadata.json", why_not))
-        baselines += entries
+        tally[1] += len(loaded.workloads) if loaded else 0
         tally[2] += len(entries)
     baselines_path = None
     if baselines:
@@ -90,6 +73,34 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
         baselines_file=str(baselines_path) if baselines_path else None, notes=notes)
     (output / REPORT_FILE).write_text(json.dumps(report.as_json(), indent=1) + "\n", encoding="utf-8")
     return report
+
+
+def _check_imported(problem: UpstreamProblem, folder: Path, set_: str, roots: tuple[Path, ...],
+                    names: dict[str, str], revision: str | None
+                    ) -> tuple[list[ImportNote], list[Baseline], Problem | None]:
+    """Load a written folder as every command will: its notes, its published baselines entries, and the
+    loaded problem (None, with a load-error note, where solbench refuses it). `names` collects definition
+    names already imported, for name clashes."""
+    label = f"{set_}/{folder.name}"
+    notes = []
+    if problem.subset not in SET_NAMES and problem.subset not in SET_NAMES.values():
+        notes.append(_note("unknown-subset", label, problem, folder / "definition.json",
+                           f"subset {problem.subset!r} is not one of {', '.join(SET_NAMES)}; set {set_!r}"))
+    try:
+        loaded = load_problem(folder)
+    except SolbenchError as error:
+        notes.append(_note("load-error", label, problem, getattr(error, "path", None) or folder, str(error),
+                           field=getattr(error, "field", None), lines=_lines(error)))
+        return notes, [], None
+    notes += _load_notes(loaded, label, problem) + _missing_data(loaded, label, problem, roots)
+    if loaded.name in names:
+        notes.append(_note("name-clash", label, problem, folder / "definition.json",
+                           f"definition name {loaded.name!r} is also {names[loaded.name]}'s", field="name"))
+    names.setdefault(loaded.name, label)
+    entries, why_not = published_baselines(loaded, problem.metadata, revision)
+    if why_not:
+        notes.append(_note("published-figures", label, problem, folder / "metadata.json", why_not))
+    return notes, entries, loaded
 
 
 def _load_notes(problem: Problem, label: str, upstream: UpstreamProblem) -> list[ImportNote]:
