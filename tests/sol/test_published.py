@@ -88,3 +88,23 @@ def test_a_missing_flashinfer_trace_file_is_named(tmp_path):
     problem = Problem(root=full.root, definition=full.definition, workloads=full.workloads[:1])
     with pytest.raises(SolbenchError, match=r"safetensors file not found: data/flashinfer-trace/.*\.safetensors"):
         analyze_problem(problem, B200, make_inputs=inputs_for_analysis)
+
+
+def test_published_figures_come_from_metadata_or_a_baselines_file(tmp_path):
+    from conftest import VECTOR_ADD, vector_workloads, write_problem
+    from solbench.score.baselines import Baseline, Baselines
+    from solbench.sol.published import PUBLISHED_HARDWARE, published_sol
+    from solbench.spec.problem import load_problem
+
+    folder = write_problem(tmp_path / "p", VECTOR_ADD, vector_workloads(8, 16))
+    (folder / "metadata.json").write_text(json.dumps({"sol": {"per_workload": [{"sol_ms": 0.5}, {"sol_ms": 0.25}]}}))
+    problem = load_problem(folder)
+    assert published_sol(problem) == {"n8": 0.5, "n16": 0.25}
+    assert published_sol(problem, hardware_id="H200") == {}  # the metadata's figures are for the published hardware
+    baselines = Baselines([Baseline(definition="vector_add", workload="n16", hardware=PUBLISHED_HARDWARE,
+                                    latency_ms=1.0, sol_ms=0.75),
+                           Baseline(definition="vector_add", workload="n8", hardware="H200", latency_ms=1.0, sol_ms=2.0),
+                           Baseline(definition="vector_add", workload="n8", hardware="B200", latency_ms=1.0)])
+    assert published_sol(problem, baselines) == {"n8": 0.5, "n16": 0.75}  # the file's figure wins
+    assert published_sol(problem, baselines, "H200") == {"n8": 2.0}
+    assert published_sol(problem, baselines, "B200") == {}  # an entry without sol_ms gives none

@@ -150,3 +150,21 @@ def test_malformed_solution_names_field(tmp_path, mutate, message):
     path.write_text(json.dumps(data))
     with pytest.raises(SpecError, match=message):
         load_solution(path)
+
+
+def test_what_upstream_accepts_loads_as_upstream_reads_it_with_a_warning_naming_file_line_and_field(tmp_path):
+    workloads = vector_workloads(8, 16, 32, 64)
+    workloads[1]["axes"]["M"] = 4  # an axis the definition does not declare
+    workloads[2]["inputs"]["bias"] = {"type": "random"}  # an input it does not have
+    workloads[2]["tolerance"] = {"max_atol": 0.1, "required_match_ratio": 0.5}  # upstream reads required_matched_ratio
+    workloads[3]["tolerance"] = {"required_match_ratio": 0.5}
+    root = write_problem(tmp_path / "p", VECTOR_ADD, workloads)
+    problem = load_problem(root)
+    assert problem.workloads[1].axes == {"N": 16} and set(problem.workloads[2].inputs) == {"x", "y"}
+    assert [w.effective_tolerance.required_matched_ratio for w in problem.workloads[2:]] == [0.99, 0.99]
+    path = root / "workload.jsonl"
+    assert [w.split(": ")[:2] for w in problem.warnings] == [
+        [f"{path}:2", "axes.M"], [f"{path}:3", "inputs.bias"], [f"{path}:3-4", "tolerance.required_match_ratio"]]
+    assert "not an axis of vector_add" in problem.warnings[0] and "(it reads required_matched_ratio)" in \
+        problem.warnings[2]
+    assert [n.kind for n in problem.notes] == ["unknown-axis", "unknown-input", "ignored-field"]

@@ -114,12 +114,18 @@ def format_score(value: float | None) -> str:
 def score_tables(report) -> Group:
     """Per workload, per problem and per set, from a score.ScoreReport; the policy for unscored workloads last."""
     workloads = Table(title=f"SOL scores on {report.hardware}", title_justify="left")
-    for column in ("problem", "workload", "status", "T_k", "T_b", "T_SOL", "S", "note"):
+    reference = any(w.reference_t_sol_ms is not None for w in report.workloads)
+    columns = ["problem", "workload", "status", "T_k", "T_b", "T_SOL", "S", "note"]
+    if reference:  # a baselines file with published figures (suite import): the reference T_SOL and the ratio
+        columns[6:6] = ["T_SOL ref", "ratio"]
+    for column in columns:
         workloads.add_column(column, overflow="fold")
     for w in report.workloads:
-        workloads.add_row(w.definition, w.workload, w.status, format_ms(w.t_kernel_ms), format_ms(w.t_baseline_ms),
-                          format_ms(w.t_sol_ms), format_score(w.score),
-                          ("IMPLAUSIBLE " if w.implausible else "") + w.note)
+        row = [w.definition, w.workload, w.status, format_ms(w.t_kernel_ms), format_ms(w.t_baseline_ms),
+               format_ms(w.t_sol_ms), format_score(w.score), ("IMPLAUSIBLE " if w.implausible else "") + w.note]
+        if reference:
+            row[6:6] = [format_ms(w.reference_t_sol_ms), "-" if w.t_sol_ratio is None else f"{w.t_sol_ratio:.3g}"]
+        workloads.add_row(*row)
     problems = Table(title="per problem (S: mean, failures count 0; T_k: geometric mean)",
                      title_justify="left")
     for column in ("set", "problem", "solution", "passed", "unscored", "T_k", "S"):

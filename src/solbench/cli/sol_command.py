@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -14,6 +15,9 @@ def speed_of_light(
     json_output: bool = typer.Option(False, "--json", help="Print only a JSON array, one object per workload."),
     explain: bool = typer.Option(False, "--explain", help="Per-op table with the formula behind each number."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
+    baselines: Optional[Path] = typer.Option(
+        None, "--baselines", help="Baselines file whose entries give sol_ms (suite import writes one): the "
+                                  "published T_SOL beside solbench's, with the ratio."),
 ) -> None:
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
@@ -30,8 +34,17 @@ def speed_of_light(
     problem = load_problem(problem_dir)
     ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)
+    figures = None
+    if baselines is not None:
+        from solbench.score.baselines import load_baselines
+
+        figures = load_baselines(baselines)  # read before the analysis: a bad file fails fast
     results = analyze_problem(problem, spec, explain=explain,
                               make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)))
+    if figures is not None:
+        from solbench.sol.analysis import with_published
+
+        results = with_published(problem, results, spec, figures)
     if json_output:
         print(json.dumps([r.model_dump(mode="json", exclude_none=True) for r in results]))
         return

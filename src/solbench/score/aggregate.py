@@ -31,9 +31,12 @@ def score_trace(trace: Trace, t_sol_ms: float | None, baselines: Baselines | Non
     t_baseline = baseline.latency_ms if baseline else (performance.reference_latency_ms or None if performance
                                                        else None)
     status = evaluation.status.value if evaluation else "NOT_EVALUATED"
+    reference_sol = baseline.sol_ms if baseline else None
     common = dict(definition=trace.definition, workload=trace.workload.uuid, solution=trace.solution,
                   status=status, t_sol_ms=t_sol_ms, t_baseline_ms=t_baseline,
-                  baseline_source=baseline.source if baseline else SAME_RUN_REFERENCE)
+                  baseline_source=baseline.source if baseline else SAME_RUN_REFERENCE,
+                  reference_t_sol_ms=reference_sol,
+                  t_sol_ratio=t_sol_ms / reference_sol if t_sol_ms is not None and reference_sol else None)
     if hardware is None:
         return WorkloadScore(score=None, t_kernel_ms=performance.latency_ms if performance else None,
                              note="no hardware given", **common)

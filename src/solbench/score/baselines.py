@@ -23,6 +23,9 @@ class Baseline(BaseModel):
     latency_ms: float = Field(gt=0)
     source: str = "reference"
     """What was timed: e.g. "reference (eager)", "reference (torch.compile)", a solution name."""
+    sol_ms: Optional[float] = Field(default=None, ge=0)
+    """A reference T_SOL for this workload and hardware (a published one, e.g. SOL-ExecBench's `sol_ms`):
+    shown beside solbench's T_SOL with the ratio, never used in its place."""
 
 
 class BaselineFile(BaseModel):

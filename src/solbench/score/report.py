@@ -37,6 +37,11 @@ class WorkloadScore(_Value):
     """T_b, from the baselines file, else the reference timed in the same run; None when neither exists."""
     t_sol_ms: Optional[float]
     """T_SOL on the report's hardware, from the trace's own record or from analysing the problem."""
+    reference_t_sol_ms: Optional[float] = None
+    """A reference (published) T_SOL for this workload from the baselines file (its `sol_ms`); shown beside
+    `t_sol_ms`, never used for S."""
+    t_sol_ratio: Optional[float] = None
+    """`t_sol_ms` / `reference_t_sol_ms` where both are known and the reference is above 0."""
     baseline_source: str
     """Where T_b came from (a baselines entry's source, or ``reference timed in the same run``)."""
     implausible: bool = False

@@ -117,13 +117,13 @@ def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool =
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def with_published(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec) -> list[WorkloadSol]:
-    """Each result with the published figure beside it, where the folder carries one for this hardware."""
-    from solbench.sol.published import PUBLISHED_HARDWARE, disagreement, published_sol
+def with_published(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec,
+                   baselines=None) -> list[WorkloadSol]:
+    """Each result with the published figure beside it, where the folder (metadata.json) or `baselines` (a
+    baselines file whose entries give `sol_ms`, see sol.published) carries one for this hardware."""
+    from solbench.sol.published import disagreement, published_sol
 
-    if hardware.id.lower() != PUBLISHED_HARDWARE.lower():
-        return results
-    published = published_sol(problem)
+    published = published_sol(problem, baselines, hardware.id)
     if not published:
         return results
     updated = []

@@ -2,8 +2,10 @@
 
 SOL-ExecBench publishes a `sol_ms` per workload (computed by SOLAR for a B200 at 1500 MHz). A
 problem folder imported from it may carry them in `metadata.json` (`sol.per_workload[i].sol_ms`,
-in `workload.jsonl` order, as in ../shared/sol-execbench-sample). They are shown beside solbench's
-T_SOL, never used in its place: they are not always reachable under the scored protocol.
+in `workload.jsonl` order, as in ../shared/sol-execbench-sample), and `solbench suite import` writes
+them into a baselines file (each entry's `sol_ms`). `published_sol` reads both, so `solbench sol`
+and `solbench score --baselines` show the same figure. They are shown beside solbench's T_SOL,
+never used in its place: they are not always reachable under the scored protocol.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from solbench.spec.problem import Problem
 
@@ -30,7 +33,27 @@ class Comparison:
     """solbench's T_SOL / the published one; None where the published figure is 0 (rounded away)."""
 
 
-def published_sol(problem: Problem) -> dict[str, float]:
+class ReferenceFigures(Protocol):
+    """What `published_sol` needs of a baselines file (score.Baselines): the entry of a workload on a
+    hardware, whose `sol_ms` is the reference T_SOL (None where the file gives none)."""
+
+    def get(self, definition: str, workload: str, hardware: str) -> Any: ...
+
+
+def published_sol(problem: Problem, baselines: ReferenceFigures | None = None,
+                  hardware_id: str = PUBLISHED_HARDWARE) -> dict[str, float]:
+    """Workload uuid -> published sol_ms on `hardware_id`: from the folder's metadata.json (whose figures
+    are for PUBLISHED_HARDWARE), then from `baselines` entries that give `sol_ms`, which take precedence;
+    {} where neither has any."""
+    found = metadata_sol(problem) if hardware_id.lower() == PUBLISHED_HARDWARE.lower() else {}
+    for workload in problem.workloads if baselines is not None else ():
+        value = getattr(baselines.get(problem.name, workload.uuid, hardware_id), "sol_ms", None)
+        if isinstance(value, (int, float)) and value >= 0:
+            found[workload.uuid] = float(value)
+    return found
+
+
+def metadata_sol(problem: Problem) -> dict[str, float]:
     """Workload uuid -> published sol_ms, from the folder's metadata.json; {} where it has none."""
     path = Path(problem.root) / METADATA_FILE
     if not path.is_file():

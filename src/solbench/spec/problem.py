@@ -8,6 +8,8 @@ from pathlib import Path
 from solbench.spec.definition import Definition, TensorSpec
 from solbench.spec.errors import ConstraintError, MissingDataError, SpecError
 from solbench.spec.expressions import evaluate, names_in
+from solbench.spec.load_notes import (IGNORED_FIELD, KEPT_UPSTREAM_FIELDS, LoadNote, extra_fields, grouped,
+                                      without_unknown_names, workload_notes)
 from solbench.spec.solution import Solution
 from solbench.spec.validation import read_json, read_jsonl, validate_model
 from solbench.spec.workload import SafetensorsInput, Workload
@@ -24,6 +26,8 @@ class Problem:
     definition: Definition
     workloads: tuple[Workload, ...]
     warnings: tuple[str, ...] = ()
+    notes: tuple[LoadNote, ...] = ()
+    """What the files carry that is left unused, as upstream leaves it (each also one of `warnings`)."""
 
     @property
     def name(self) -> str:
@@ -43,7 +47,8 @@ def load_problem(path: Path | str) -> Problem:
         raise SpecError(root, None, "not a problem directory (expected a folder with definition.json)")
     definition_path = root / DEFINITION_FILE
     definition = validate_model(Definition, read_json(definition_path), definition_path)
-    warnings = [f"{definition_path}: unknown field {f!r} ignored" for f in definition.unknown_fields()]
+    notes = [LoadNote(IGNORED_FIELD, definition_path, field, "unknown field, ignored")
+             for field, _ in extra_fields(definition) if field not in KEPT_UPSTREAM_FIELDS]
     workload_path = root / WORKLOAD_FILE
     workloads = []
     seen: dict[str, int] = {}
@@ -53,11 +58,15 @@ def load_problem(path: Path | str) -> Problem:
             raise SpecError(workload_path, "uuid", f"{workload.uuid!r} already used on line {seen[workload.uuid]}",
                             line=line)
         seen[workload.uuid] = line
+        notes += workload_notes(definition, workload, workload_path, line)
+        workload = without_unknown_names(definition, workload)
         _check_workload(definition, workload, workload_path, line)
         workloads.append(workload)
     if not workloads:
         raise SpecError(workload_path, None, "no workloads")
-    return Problem(root=root, definition=definition, workloads=tuple(workloads), warnings=tuple(warnings))
+    notes = grouped(notes)
+    return Problem(root=root, definition=definition, workloads=tuple(workloads),
+                   warnings=tuple(str(note) for note in notes), notes=tuple(notes))
 
 
 def find_problem_folders(root: Path | str) -> list[Path]:
@@ -86,10 +95,6 @@ def _check_workload(definition: Definition, workload: Workload, path: Path, line
     missing = [name for name in definition.inputs if name not in workload.inputs]
     if missing:
         raise SpecError(path, f"inputs.{missing[0]}", f"workload {workload.uuid}: no descriptor for input", line=line)
-    extra = [name for name in workload.inputs if name not in definition.inputs]
-    if extra:
-        raise SpecError(path, f"inputs.{extra[0]}", f"workload {workload.uuid}: not an input of {definition.name}",
-                        line=line)
     uses_custom = any(spec.type == "custom" for spec in workload.inputs.values())
     if uses_custom and not definition.custom_inputs_entrypoint:
         raise SpecError(path, "inputs", f"workload {workload.uuid}: 'custom' inputs need the definition's "
