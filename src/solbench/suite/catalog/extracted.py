@@ -62,13 +62,14 @@ EXTRACTIONS: tuple[Extraction, ...] = (
     Extraction("Llama-3.1-8B", "llama", "attention", tp=8, shapes=SEQUENCES),
     Extraction("Qwen3-8B", "qwen3", "attention", tp=8, shapes=SEQUENCES),
     Extraction("Gemma-2-9B", "gemma2", "attention", tp=8, shapes=SEQUENCES),
-    Extraction("OLMo-2-1124-7B", "olmo2", "attention", tp=8, shapes=SEQUENCES),
+    # OLMo-2 normalises q and k over the whole projection: no TP rank computes that alone, so the whole module.
+    Extraction("OLMo-2-1124-7B", "olmo2", "attention", shapes=SHORT_SEQUENCES),
     Extraction("ViT-B/16", "vit", "attention", dtype="float32", backward=True, shapes=SHORT_SEQUENCES),
     # L2: whole layers
     Extraction("Qwen3-0.6B", "qwen3", "decoder_layer", shapes=SHORT_SEQUENCES),
-    Extraction("Llama-3.2-1B", "llama", "decoder_layer", tp=4, shapes=SHORT_SEQUENCES),
+    Extraction("Llama-3.2-1B", "llama", "decoder_layer", shapes=SHORT_SEQUENCES),  # whole layers have no TP shard
     Extraction("ViT-B/16", "vit", "encoder_layer", dtype="float32", shapes=SEQUENCES),
     Extraction("Whisper large-v3", "whisper", "encoder_layer", shapes=SHORT_SEQUENCES),
-    # L2: mixture of experts (grouped-GEMM experts; 128 experts top-8, TP=8 expert shards)
+    # L2: mixture of experts (grouped-GEMM experts; 128 experts top-8, TP=8 expert shards; float32 router)
     Extraction("Qwen3-30B-A3B", "qwen3_moe", "moe", tp=8, tokens=GEMM_TOKENS),
 )

@@ -80,6 +80,8 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
                    ", ".join(f"{k} {values[k]} / {request.tp} = {values[k] // request.tp}" for k in sharded) +
                    " (the output is this rank's partial sum before the all-reduce where the module ends in a "
                    "row-parallel projection).")
+    router_note = (" The router computes its logits, softmax and top-k in float32 (in bfloat16, ties at the top-k "
+                   "cut would let the expert order decide the routing)." if kind.call == "moe" else "")
     namer = AxisNamer(_axis_candidates(config, kind, request.tp))
     workloads = _workloads(kind.layout, request)
     pass_text = ("backward: the gradients of the output with respect to the input and every weight, given "
@@ -91,7 +93,7 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
                     "bidirectional self-attention over the sequence"))
     description = (f"{model.name}: {arch.layer_class}{'.' + kind.path if kind.path else ''} ({kind.name}), "
                    f"{pass_text}. Extracted by `solbench extract` from transformers {transformers.__version__} with "
-                   f"torch.export; {layout_text}.{tp_note} Config: "
+                   f"torch.export; {layout_text}.{tp_note}{router_note} Config: "
                    + ", ".join(f"{k}={v}" for k, v in cited.items() if not isinstance(v, (dict, list))) + ".")
     name = request.name or "_".join(filter(None, [slug(model.name), "hf", kind.name,
                                                    f"tp{request.tp}" if request.tp > 1 else "",
