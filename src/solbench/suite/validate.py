@@ -387,7 +387,31 @@ def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
             if progress:
                 progress(reports[-1], len(reports), len(folders))
     _check_names_unique(reports)
+    _check_duplicates(reports)
     return reports
+
+
+def _check_duplicates(reports: list[ProblemValidation]) -> None:
+    """Two problems computing the same outputs score one kernel twice (see `solbench.suite.duplicates`)."""
+    from solbench.suite.duplicates import find_duplicates
+
+    loaded, by_name = [], {}
+    for report in reports:
+        if report.name is None or report.name in by_name:
+            continue
+        try:
+            loaded.append(load_problem(Path(report.path)))
+        except SolbenchError:
+            continue
+        by_name[report.name] = report
+    for duplicate in find_duplicates(loaded):
+        first = by_name[duplicate.first]
+        if duplicate.exact:
+            by_name[duplicate.second].add("suite", f"computes the same as {duplicate.first} ({first.path}): same "
+                                          "inputs and outputs, the same results on the same inputs")
+        else:
+            by_name[duplicate.second].add("suite", f"near duplicate of {duplicate.first} ({first.path}): the same "
+                                          "results once the inputs are cast to its dtypes", "warning")
 
 
 def _check_names_unique(reports: list[ProblemValidation]) -> None:

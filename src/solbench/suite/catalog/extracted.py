@@ -40,8 +40,6 @@ class Extraction:
 
 EXTRACTIONS: tuple[Extraction, ...] = (
     # L1: norms
-    Extraction("Qwen3-8B", "qwen3", "norm", tokens=NORM_TOKENS),
-    Extraction("Gemma-2-9B", "gemma2", "norm", tokens=NORM_TOKENS),
     Extraction("OLMo-2-1124-7B", "olmo2", "norm", dtype="float32", tokens=NORM_TOKENS),
     Extraction("ViT-B/16", "vit", "norm", dtype="float32", tokens=NORM_TOKENS),
     Extraction("Whisper large-v3", "whisper", "norm", dtype="float32", tokens=NORM_TOKENS),
@@ -53,11 +51,8 @@ EXTRACTIONS: tuple[Extraction, ...] = (
     Extraction("Gemma-2-9B", "gemma2", "mlp", tp=8, tokens=GEMM_TOKENS),
     Extraction("Phi-3.5-mini-instruct", "phi3", "mlp", tp=4, tokens=GEMM_TOKENS),
     Extraction("Granite-3.1-2B-Instruct", "granite", "mlp", tp=2, tokens=GEMM_TOKENS),
-    Extraction("CLIP ViT-L/14", "clip", "mlp", dtype="float32", tokens=GEMM_TOKENS),
     Extraction("Llama-3.1-8B", "llama", "mlp", tp=8, backward=True, tokens=BACKWARD_TOKENS),
     Extraction("Gemma-2-9B", "gemma2", "mlp", tp=8, backward=True, tokens=BACKWARD_TOKENS),
-    Extraction("wav2vec 2.0 Base (960h)", "wav2vec2", "mlp", dtype="float32", backward=True,
-               tokens=BACKWARD_TOKENS),
     # L2: attention (rotary, GQA, QK-norm, soft-capping as each model has them)
     Extraction("Llama-3.1-8B", "llama", "attention", tp=8, shapes=SEQUENCES),
     Extraction("Qwen3-8B", "qwen3", "attention", tp=8, shapes=SEQUENCES),
