@@ -176,8 +176,6 @@ def test_extracted_suite_problems_cite_published_values():
     from solbench.suite.draft import _config_text
     from solbench.suite.extract.configs import DEFAULT_CONFIGS, load_records, lookup
 
-    if not DEFAULT_CONFIGS.exists():
-        pytest.skip("../shared/model-configs.json is absent")
     records = load_records(DEFAULT_CONFIGS)
     root = Path(__file__).resolve().parents[2] / "problems"
     seen = 0

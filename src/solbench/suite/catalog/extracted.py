@@ -2,7 +2,7 @@
 
 `scripts/extract-suite` turns each entry into ``problems/<set>/<name>/`` (``origin:extract``; build-suite
 leaves those folders alone). Every cited config value is read from the model's record in
-../shared/model-configs.json by the extractor itself, so it is the published value by construction.
+solbench/suite/data/model-configs.json (vendored) by the extractor itself, so it is the published value by construction.
 
 CPU budget: where a real module's weights are too large for a 2-core CI run, the entry takes a
 tensor-parallel shard (``tp``: heads and intermediate sizes divided as a TP rank holds them; the

@@ -18,7 +18,7 @@ from solbench.suite.catalog.models import model
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
-# --- models (values copied from ../shared/model-configs.json) ------------------------------------------
+# --- models (values copied from solbench/suite/data/model-configs.json) ------------------------------------------
 
 QWEN3_8B = model("Qwen3-8B", "Qwen/Qwen3-8B", "language",
                  {"hidden_size": 4096, "intermediate_size": 12288, "hidden_act": "silu",
