@@ -8,7 +8,7 @@ over its sharded columns (OLMo-2 q/k norm), and one that adds the residual to it
 
 import pytest
 
-from conftest import write_problem
+from conftest import VECTOR_ADD, vector_workloads, write_problem
 from solbench.hardware import lookup
 from solbench.suite.validate import validate_problem
 
@@ -126,3 +126,11 @@ def test_real_shards_pass(tmp_path, body):
 def test_a_shard_tag_declares_the_axis_without_a_tp_tag(tmp_path):
     assert _shard(tmp_path, NORM_OVER_SHARD, tags=("shard:Q",), description="q columns") != []
     assert _shard(tmp_path, NORM_OVER_SHARD, tags=(), description="q columns") == []
+
+
+@pytest.mark.parametrize("direction, op_type, wrong", [("backward", "mlp", True), ("backward", "mlp_backward", False),
+                                                       ("forward", "rmsnorm_backward", True), ("forward", "mlp", False)])
+def test_op_type_says_backward_exactly_when_the_pass_is(tmp_path, direction, op_type, wrong):
+    definition = {**VECTOR_ADD, "op_type": op_type, "tags": [f"pass:{direction}"]}
+    report = validate_problem(write_problem(tmp_path / "p", definition, vector_workloads(64)), H200)
+    assert any(f.check == "definition" for f in report.findings) == wrong, report.findings

@@ -34,8 +34,8 @@ VALIDATION_SEEDS = (1234, 5678)
 @dataclass(frozen=True)
 class Finding:
     check: str
-    """``load``, ``workloads``, ``reference``, ``degenerate``, ``sensitivity``, ``ties``, ``shards``, ``sol`` or
-    ``suite``."""
+    """``load``, ``definition``, ``workloads``, ``reference``, ``degenerate``, ``sensitivity``, ``ties``,
+    ``shards``, ``sol`` or ``suite``."""
     message: str
     severity: str = "error"
     """``error`` fails validation; ``warning`` is reported only."""
@@ -74,6 +74,7 @@ def validate_problem(folder: Path, hardware: HardwareSpec) -> ProblemValidation:
     for warning in problem.warnings:
         report.add("load", warning, "warning")
     _check_duplicate_workloads(problem, report)
+    _check_pass_and_op_type(problem, report)
     _check_reference(problem, report)
     _check_sol(problem, hardware, report)
     report.seconds = time.perf_counter() - started
@@ -100,6 +101,17 @@ def _input_elements(problem: Problem, workload: Workload) -> int:
                 count *= dim
             total += count
     return total
+
+
+def _check_pass_and_op_type(problem: Problem, report: ProblemValidation) -> None:
+    """A backward problem's op_type says so: reports and `solbench reach` group problems by op_type, and a
+    backward pass is a different kernel (about twice the forward's work) from the forward of the same op."""
+    direction, op_type = problem.definition.tag("pass"), problem.definition.op_type or ""
+    if direction == "backward" and "backward" not in op_type:
+        report.add("definition", f"pass:backward but op_type {op_type!r} does not say backward "
+                   f"(e.g. {op_type + '_backward'!r})")
+    elif direction == "forward" and "backward" in op_type:
+        report.add("definition", f"pass:forward but op_type {op_type!r} says backward")
 
 
 def smallest_workload(problem: Problem) -> Workload:

@@ -102,7 +102,8 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
     if frozen or zero_grads:
         progress(f"no {'gradient' if request.backward else 'output'} depends on {', '.join(sorted(frozen)) or 'nothing'}"
                  f" (held at zero); identically zero gradients left out: {', '.join(sorted(zero_grads)) or 'none'}")
-    draft = build_draft(generated, model=model, set_name=request.set or kind.set, name=name, op_type=kind.op_type,
+    op_type = kind.op_type + ("_backward" if request.backward else "")  # backward problems say so in op_type
+    draft = build_draft(generated, model=model, set_name=request.set or kind.set, name=name, op_type=op_type,
                         description=description, namer=namer, var_axes=var_axes, workloads=workloads,
                         backward=request.backward, dtype_name=request.dtype,
                         extra_tags=[f"module:{arch.layer_class}{'.' + kind.path if kind.path else ''}",
