@@ -204,23 +204,42 @@ class _ReferenceChecks:
         """An arbitrary order must not decide the output (see `solbench.suite.ties`)."""
         import torch
 
-        from solbench.suite.ties import (one_ulp_apart, permuted_inputs, recorded_selections, symmetric_axes,
-                                         unknown_symmetric_axes, unpermuted_outputs)
+        from solbench.suite.ties import one_ulp_apart, recorded_selections, symmetric_axes, unknown_symmetric_axes
 
         definition = self.problem.definition
         for name in unknown_symmetric_axes(definition):
             self.report.add("ties", f"tag symmetric:{name} names no axis of the definition")
+        names = list(definition.outputs)
         axes = symmetric_axes(definition)
-        selections, _ = recorded_selections(lambda: self.reference.run(first))
-        if not axes and not selections:
+        if axes:
+            self._check_symmetric_axes(axes, names)
             return
+        selections, truth = recorded_selections(lambda: self.reference.run(first))
+        tied = [s for s in selections if s.tied > 0]
+        if not tied:
+            return
+        outputs = self.reference.run(one_ulp_apart(first))
+        chosen = ", ".join(f"{s.op} on {s.dtype} ({s.tied:.1%} of rows tied at the cut)" for s in tied)
+        for name, out, ref in zip(names, outputs, truth):
+            if not _within_tolerance(out, ref, self.tolerance):
+                self.report.add("ties", f"workload {self.workload.uuid}: output {name!r} leaves the tolerance when the "
+                                f"inputs move by one ulp (matches {_matched_ratio(out, ref, self.tolerance):.1%}); the "
+                                f"reference selects among tied values ({chosen}); declare the axis whose order is "
+                                "arbitrary (tag symmetric:AXIS) to check it", "warning")
+
+    def _check_symmetric_axes(self, axes: list[str], names: list[str]) -> None:
+        """Reverse each declared axis at a workload large enough for rare ties to show."""
+        import torch
+
+        from solbench.suite.ties import permuted_inputs, unpermuted_outputs
+
+        definition = self.problem.definition
         workload = tie_check_workload(self.problem)
         values = self.problem.axes_of(workload)
         inputs = generate_inputs(InputContext(self.problem, workload, values, "cpu"), VALIDATION_SEEDS[0],
                                  self.reference.module)
-        selections, truth = recorded_selections(lambda: self.reference.run(inputs))
+        truth = self.reference.run(inputs)
         tolerance = workload.effective_tolerance
-        names = list(definition.outputs)
         for axis in axes:
             order = torch.arange(values[axis] - 1, -1, -1)
             outputs = unpermuted_outputs(definition, self.reference.run(permuted_inputs(definition, inputs, axis,
@@ -232,16 +251,6 @@ class _ReferenceChecks:
                                     f"{_matched_ratio(out, ref, tolerance):.1%} of the reference, "
                                     f"{tolerance.required_matched_ratio:.0%} required: ties decide it (select on "
                                     "float32 scores, or on scores separated by a margin)")
-        tied = [s for s in selections if s.tied > 0]
-        if tied and not axes:
-            outputs = self.reference.run(one_ulp_apart(inputs))
-            chosen = ", ".join(f"{s.op} on {s.dtype} ({s.tied:.1%} of rows tied at the cut)" for s in tied)
-            for name, out, ref in zip(names, outputs, truth):
-                if not _within_tolerance(out, ref, tolerance):
-                    self.report.add("ties", f"workload {workload.uuid}: output {name!r} leaves the tolerance when the "
-                                    f"inputs move by one ulp (matches {_matched_ratio(out, ref, tolerance):.1%}); the "
-                                    f"reference selects among tied values ({chosen}); declare the axis whose order "
-                                    "is arbitrary (tag symmetric:AXIS) to check it", "warning")
 
     def _check_thread_count(self, first: list, truth: list) -> None:
         """The reference must agree with itself whatever the number of CPU threads.
