@@ -202,8 +202,6 @@ class _ReferenceChecks:
 
     def _check_ties(self, first: list) -> None:
         """An arbitrary order must not decide the output (see `solbench.suite.ties`)."""
-        import torch
-
         from solbench.suite.ties import one_ulp_apart, recorded_selections, symmetric_axes, unknown_symmetric_axes
 
         definition = self.problem.definition
