@@ -109,6 +109,8 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
                         extra_tags=[f"module:{arch.layer_class}{'.' + kind.path if kind.path else ''}",
                                     *([f"tp:{request.tp}"] if request.tp > 1 else []), *request.extra_tags],
                         frozen=frozenset(frozen), zero_grads=frozenset(zero_grads))
+    if not arch.decoder and "seq_len" in draft.axes:  # encoders attend both ways over their patches or frames
+        draft.axes["seq_len"]["description"] = "Tokens per sequence (bidirectional: patches or frames)"
     expert_axis = next((a for a in ("num_experts", "num_local_experts") if a in draft.axes), None)
     if kind.call == "moe" and expert_axis:  # experts are interchangeable: validate reverses their order
         draft.extra_tags.append(f"symmetric:{expert_axis}")
