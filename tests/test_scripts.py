@@ -79,8 +79,6 @@ def test_build_suite_regenerates_only_the_named_sets_into_the_problems_folder_be
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (ROOT.parent / "shared" / "model-configs.json").is_file(),
-                    reason="../shared/model-configs.json is absent")
 def test_extract_suite_writes_what_is_shipped_and_removes_stale_folders_only_on_a_full_run(
         tmp_path, monkeypatch, capsys):
     import solbench.suite.catalog.extracted as catalog

@@ -51,6 +51,13 @@ def test_problem_names_are_unique(problems):
     assert not [n for n, c in counts.items() if c > 1]
 
 
+def test_no_two_problems_compute_the_same(problems):
+    from solbench.suite.duplicates import find_duplicates
+
+    exact = [f"{d.first} = {d.second}" for d in find_duplicates(problems) if d.exact]
+    assert not exact, exact
+
+
 @pytest.mark.slow
 def test_validate_passes_on_the_whole_suite():
     """CI validates the suite: references run on the CPU, nothing degenerate, full T_SOL coverage."""

@@ -38,7 +38,7 @@ def extract_module(
                                          "decoder_layer, encoder_layer (see --list)."),
     out: Path = typer.Option(Path("problems"), "--output", "--out", "-o", help="Root folder; the problem lands in OUT/SET/NAME."),
     configs: Optional[Path] = typer.Option(None, "--configs", help="model-configs.json "
-                                           "(default ../shared/model-configs.json next to the repository)."),
+                                           "(default: the published configurations vendored with solbench)."),
     config: Optional[Path] = typer.Option(None, "--config", help="An HF-style config JSON instead of --model."),
     architecture: Optional[str] = typer.Option(None, "--architecture", "-a",
                                                help="Architecture (model_type); default the record's."),

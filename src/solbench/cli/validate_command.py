@@ -44,6 +44,11 @@ def validate_problems(
         for report in reports:
             print(json.dumps({**asdict(report), "ok": report.ok}))
     else:
+        for report in reports:  # checks across problems ran after each problem's progress line
+            for finding in (f for f in report.findings if f.check == "suite"):
+                colour = "red" if finding.severity == "error" else "yellow"
+                errors.print(f"{report.name or report.path}: [{colour}]{finding.severity}[/] suite: {finding.message}",
+                             soft_wrap=True)
         errors.print(f"{len(reports) - len(failed)} of {len(reports)} problems valid"
                      + (f"; failing: {', '.join(r.name or r.path for r in failed)}" if failed else ""))
     if failed:

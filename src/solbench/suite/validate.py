@@ -34,7 +34,8 @@ VALIDATION_SEEDS = (1234, 5678)
 @dataclass(frozen=True)
 class Finding:
     check: str
-    """``load``, ``workloads``, ``reference``, ``degenerate``, ``sensitivity``, ``sol`` or ``suite``."""
+    """``load``, ``definition``, ``workloads``, ``reference``, ``degenerate``, ``sensitivity``, ``ties``,
+    ``shards``, ``sol`` or ``suite``."""
     message: str
     severity: str = "error"
     """``error`` fails validation; ``warning`` is reported only."""
@@ -73,6 +74,7 @@ def validate_problem(folder: Path, hardware: HardwareSpec) -> ProblemValidation:
     for warning in problem.warnings:
         report.add("load", warning, "warning")
     _check_duplicate_workloads(problem, report)
+    _check_pass_and_op_type(problem, report)
     _check_reference(problem, report)
     _check_sol(problem, hardware, report)
     report.seconds = time.perf_counter() - started
@@ -89,20 +91,44 @@ def _check_duplicate_workloads(problem: Problem, report: ProblemValidation) -> N
         seen.setdefault(key, workload.uuid)
 
 
+def _input_elements(problem: Problem, workload: Workload) -> int:
+    total = 0
+    for tensor in problem.definition.inputs.values():
+        shape = problem.shape_of(tensor, workload)
+        if shape is not None:
+            count = 1
+            for dim in shape:
+                count *= dim
+            total += count
+    return total
+
+
+def _check_pass_and_op_type(problem: Problem, report: ProblemValidation) -> None:
+    """A backward problem's op_type says so: reports and `solbench reach` group problems by op_type, and a
+    backward pass is a different kernel (about twice the forward's work) from the forward of the same op."""
+    direction, op_type = problem.definition.tag("pass"), problem.definition.op_type or ""
+    if direction == "backward" and "backward" not in op_type:
+        report.add("definition", f"pass:backward but op_type {op_type!r} does not say backward "
+                   f"(e.g. {op_type + '_backward'!r})")
+    elif direction == "forward" and "backward" in op_type:
+        report.add("definition", f"pass:forward but op_type {op_type!r} says backward")
+
+
 def smallest_workload(problem: Problem) -> Workload:
     """The workload with the fewest input elements: the cheapest place to run the reference."""
-    def size(workload: Workload) -> int:
-        total = 0
-        for tensor in problem.definition.inputs.values():
-            shape = problem.shape_of(tensor, workload)
-            if shape is not None:
-                count = 1
-                for dim in shape:
-                    count *= dim
-                total += count
-        return total
+    return min(problem.workloads, key=lambda w: _input_elements(problem, w))
 
-    return min(problem.workloads, key=size)
+
+TIE_CHECK_ELEMENTS = 1 << 24
+"""The tie check runs at the largest workload with at most this many input elements (or at most 4x the
+smallest's, where the weights alone are larger): ties are rare per row, so it needs many rows."""
+
+
+def tie_check_workload(problem: Problem) -> Workload:
+    smallest = _input_elements(problem, smallest_workload(problem))
+    budget = max(TIE_CHECK_ELEMENTS, 4 * smallest)
+    fitting = [w for w in problem.workloads if _input_elements(problem, w) <= budget]
+    return max(fitting, key=lambda w: _input_elements(problem, w))
 
 
 def _check_reference(problem: Problem, report: ProblemValidation) -> None:
@@ -151,10 +177,78 @@ class _ReferenceChecks:
         if not _same_outputs(warm_up, truth):
             self.report.add("reference", "the reference gives different outputs for the same inputs", "warning")
         self._check_thread_count(first, truth)
+        self._check_shards(first)
         other = self.reference.run(second)
         for index, spec in enumerate(self.expected):
             self._check_degenerate(spec.name, truth[index], other[index])
         self._check_sensitivity(first, second, truth)
+        self._check_ties(first)
+
+    def _check_shards(self, first: list) -> None:
+        """A TP shard must be what one rank computes (see `solbench.suite.shards`)."""
+        from solbench.suite.shards import shard_findings, shard_sizes, sharded_axes
+
+        definition = self.problem.definition
+        axes = sharded_axes(definition)
+        if not axes:
+            return
+        sizes = shard_sizes(definition, self.axes)
+        if not sizes:
+            self.report.add("shards", f"sharded axes {', '.join(axes)} not checked: each has the size of another "
+                            "axis at the smallest workload", "warning")
+            return
+        for message in shard_findings(lambda: self.reference.run(first), sizes):
+            self.report.add("shards", message)
+
+    def _check_ties(self, first: list) -> None:
+        """An arbitrary order must not decide the output (see `solbench.suite.ties`)."""
+        from solbench.suite.ties import one_ulp_apart, recorded_selections, symmetric_axes, unknown_symmetric_axes
+
+        definition = self.problem.definition
+        for name in unknown_symmetric_axes(definition):
+            self.report.add("ties", f"tag symmetric:{name} names no axis of the definition")
+        names = list(definition.outputs)
+        axes = symmetric_axes(definition)
+        if axes:
+            self._check_symmetric_axes(axes, names)
+            return
+        selections, truth = recorded_selections(lambda: self.reference.run(first))
+        tied = [s for s in selections if s.tied > 0]
+        if not tied:
+            return
+        outputs = self.reference.run(one_ulp_apart(first))
+        chosen = ", ".join(f"{s.op} on {s.dtype} ({s.tied:.1%} of rows tied at the cut)" for s in tied)
+        for name, out, ref in zip(names, outputs, truth):
+            if not _within_tolerance(out, ref, self.tolerance):
+                self.report.add("ties", f"workload {self.workload.uuid}: output {name!r} leaves the tolerance when the "
+                                f"inputs move by one ulp (matches {_matched_ratio(out, ref, self.tolerance):.1%}); the "
+                                f"reference selects among tied values ({chosen}); declare the axis whose order is "
+                                "arbitrary (tag symmetric:AXIS) to check it", "warning")
+
+    def _check_symmetric_axes(self, axes: list[str], names: list[str]) -> None:
+        """Reverse each declared axis at a workload large enough for rare ties to show."""
+        import torch
+
+        from solbench.suite.ties import permuted_inputs, unpermuted_outputs
+
+        definition = self.problem.definition
+        workload = tie_check_workload(self.problem)
+        values = self.problem.axes_of(workload)
+        inputs = generate_inputs(InputContext(self.problem, workload, values, "cpu"), VALIDATION_SEEDS[0],
+                                 self.reference.module)
+        truth = self.reference.run(inputs)
+        tolerance = workload.effective_tolerance
+        for axis in axes:
+            order = torch.arange(values[axis] - 1, -1, -1)
+            outputs = unpermuted_outputs(definition, self.reference.run(permuted_inputs(definition, inputs, axis,
+                                                                                        order)), axis, order)
+            for name, out, ref in zip(names, outputs, truth):
+                if not _within_tolerance(out, ref, tolerance):
+                    self.report.add("ties", f"workload {workload.uuid}: output {name!r} with the {axis} axis in "
+                                    "reverse order (the same computation) matches "
+                                    f"{_matched_ratio(out, ref, tolerance):.1%} of the reference, "
+                                    f"{tolerance.required_matched_ratio:.0%} required: ties decide it (select on "
+                                    "float32 scores, or on scores separated by a margin)")
 
     def _check_thread_count(self, first: list, truth: list) -> None:
         """The reference must agree with itself whatever the number of CPU threads.
@@ -244,14 +338,23 @@ def _within_tolerance(candidate, truth, tolerance: Tolerance) -> bool:
     if out.numel() == 0:
         return True
     difference = (out - ref).abs()
-    matched = (difference <= tolerance.max_atol + tolerance.max_rtol * ref.abs()) | (out == ref)
-    if float(matched.double().mean()) < tolerance.required_matched_ratio:
+    if _matched_ratio(out, ref, tolerance) < tolerance.required_matched_ratio:
         return False
     finite = torch.isfinite(difference)
     if tolerance.max_error_cap is not None and bool(finite.any()) and \
             float(difference[finite].max()) > tolerance.max_error_cap:
         return False
     return True
+
+
+def _matched_ratio(candidate, truth, tolerance: Tolerance) -> float:
+    out, ref = as_comparable(candidate), as_comparable(truth)
+    if out.shape != ref.shape:
+        return 0.0
+    if out.numel() == 0:
+        return 1.0
+    matched = ((out - ref).abs() <= tolerance.max_atol + tolerance.max_rtol * ref.abs()) | (out == ref)
+    return float(matched.double().mean())
 
 
 def _check_sol(problem: Problem, hardware: HardwareSpec, report: ProblemValidation) -> None:
@@ -303,7 +406,31 @@ def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
             if progress:
                 progress(reports[-1], len(reports), len(folders))
     _check_names_unique(reports)
+    _check_duplicates(reports)
     return reports
+
+
+def _check_duplicates(reports: list[ProblemValidation]) -> None:
+    """Two problems computing the same outputs score one kernel twice (see `solbench.suite.duplicates`)."""
+    from solbench.suite.duplicates import find_duplicates
+
+    loaded, by_name = [], {}
+    for report in reports:
+        if report.name is None or report.name in by_name:
+            continue
+        try:
+            loaded.append(load_problem(Path(report.path)))
+        except SolbenchError:
+            continue
+        by_name[report.name] = report
+    for duplicate in find_duplicates(loaded):
+        first = by_name[duplicate.first]
+        if duplicate.exact:
+            by_name[duplicate.second].add("suite", f"computes the same as {duplicate.first} ({first.path}): same "
+                                          "inputs and outputs, the same results on the same inputs")
+        else:
+            by_name[duplicate.second].add("suite", f"near duplicate of {duplicate.first} ({first.path}): the same "
+                                          "results once the inputs are cast to its dtypes", "warning")
 
 
 def _check_names_unique(reports: list[ProblemValidation]) -> None:

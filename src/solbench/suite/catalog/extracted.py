@@ -2,7 +2,7 @@
 
 `scripts/extract-suite` turns each entry into ``problems/<set>/<name>/`` (``origin:extract``; build-suite
 leaves those folders alone). Every cited config value is read from the model's record in
-../shared/model-configs.json by the extractor itself, so it is the published value by construction.
+solbench/suite/data/model-configs.json (vendored) by the extractor itself, so it is the published value by construction.
 
 CPU budget: where a real module's weights are too large for a 2-core CI run, the entry takes a
 tensor-parallel shard (``tp``: heads and intermediate sizes divided as a TP rank holds them; the
@@ -23,6 +23,15 @@ SEQUENCES = ((1, 16), (1, 64), (2, 100), (1, 128), (4, 64), (1, 255), (2, 128), 
 """(batch_size, seq_len): causal prefill (decoders) or bidirectional encoder sequences."""
 SHORT_SEQUENCES = ((1, 8), (1, 16), (2, 31), (1, 64), (4, 32), (1, 100), (2, 64), (1, 160))
 """For whole layers and backward attention, whose per-token cost is largest."""
+VIT_B16_SEQUENCES = ((1, 50), (1, 101), (1, 145), (1, 197), (2, 197), (1, 257), (1, 401), (1, 577))
+"""ViT-B/16 images: 1 + (side / 16)^2 tokens at 112, 160, 192, 224 (197, the native size), 256, 320 and
+384 px (577, the fine-tuning size), not a language model's token sweep."""
+VIT_B16_TOKENS = (50, 197, 394, 577, 788, 1154, 1576, 3152)
+"""Token-layout ViT-B/16 modules: images x 197 (224 px) or x 577 (384 px), flattened."""
+CLIP_L14_TOKENS = (257, 514, 577, 771, 1028, 1154, 1542, 2056)
+"""CLIP ViT-L/14 images: x 257 tokens at 224 px, x 577 at 336 px."""
+WHISPER_FRAMES = (1500, 3000, 4500, 6000, 7500, 9000, 10500, 12000)
+"""Whisper encoder positions: 1,500 per 30 s clip (the encoder always sees a whole padded window), 1-8 clips."""
 
 
 @dataclass(frozen=True)
@@ -40,35 +49,32 @@ class Extraction:
 
 EXTRACTIONS: tuple[Extraction, ...] = (
     # L1: norms
-    Extraction("Qwen3-8B", "qwen3", "norm", tokens=NORM_TOKENS),
-    Extraction("Gemma-2-9B", "gemma2", "norm", tokens=NORM_TOKENS),
     Extraction("OLMo-2-1124-7B", "olmo2", "norm", dtype="float32", tokens=NORM_TOKENS),
-    Extraction("ViT-B/16", "vit", "norm", dtype="float32", tokens=NORM_TOKENS),
-    Extraction("Whisper large-v3", "whisper", "norm", dtype="float32", tokens=NORM_TOKENS),
+    Extraction("ViT-B/16", "vit", "norm", dtype="float32", tokens=VIT_B16_TOKENS),
+    Extraction("Whisper large-v3", "whisper", "norm", dtype="float32", tokens=WHISPER_FRAMES),
     Extraction("Mistral-7B-v0.3", "mistral", "norm", backward=True, tokens=NORM_BACKWARD_TOKENS),
-    Extraction("CLIP ViT-L/14", "clip", "norm", dtype="float32", backward=True, tokens=NORM_BACKWARD_TOKENS),
+    Extraction("CLIP ViT-L/14", "clip", "norm", dtype="float32", backward=True, tokens=CLIP_L14_TOKENS),
     # L2: MLPs
     Extraction("Llama-3.1-8B", "llama", "mlp", tp=8, tokens=GEMM_TOKENS),
     Extraction("Qwen3-8B", "qwen3", "mlp", tp=8, tokens=GEMM_TOKENS),
     Extraction("Gemma-2-9B", "gemma2", "mlp", tp=8, tokens=GEMM_TOKENS),
     Extraction("Phi-3.5-mini-instruct", "phi3", "mlp", tp=4, tokens=GEMM_TOKENS),
     Extraction("Granite-3.1-2B-Instruct", "granite", "mlp", tp=2, tokens=GEMM_TOKENS),
-    Extraction("CLIP ViT-L/14", "clip", "mlp", dtype="float32", tokens=GEMM_TOKENS),
     Extraction("Llama-3.1-8B", "llama", "mlp", tp=8, backward=True, tokens=BACKWARD_TOKENS),
     Extraction("Gemma-2-9B", "gemma2", "mlp", tp=8, backward=True, tokens=BACKWARD_TOKENS),
-    Extraction("wav2vec 2.0 Base (960h)", "wav2vec2", "mlp", dtype="float32", backward=True,
-               tokens=BACKWARD_TOKENS),
     # L2: attention (rotary, GQA, QK-norm, soft-capping as each model has them)
     Extraction("Llama-3.1-8B", "llama", "attention", tp=8, shapes=SEQUENCES),
     Extraction("Qwen3-8B", "qwen3", "attention", tp=8, shapes=SEQUENCES),
     Extraction("Gemma-2-9B", "gemma2", "attention", tp=8, shapes=SEQUENCES),
-    Extraction("OLMo-2-1124-7B", "olmo2", "attention", tp=8, shapes=SEQUENCES),
-    Extraction("ViT-B/16", "vit", "attention", dtype="float32", backward=True, shapes=SHORT_SEQUENCES),
+    # OLMo-2 normalises q and k over the whole projection: no TP rank computes that alone, so the whole module.
+    Extraction("OLMo-2-1124-7B", "olmo2", "attention", shapes=SHORT_SEQUENCES),
+    Extraction("ViT-B/16", "vit", "attention", dtype="float32", backward=True, shapes=VIT_B16_SEQUENCES),
     # L2: whole layers
     Extraction("Qwen3-0.6B", "qwen3", "decoder_layer", shapes=SHORT_SEQUENCES),
-    Extraction("Llama-3.2-1B", "llama", "decoder_layer", tp=4, shapes=SHORT_SEQUENCES),
-    Extraction("ViT-B/16", "vit", "encoder_layer", dtype="float32", shapes=SEQUENCES),
+    Extraction("Llama-3.2-1B", "llama", "decoder_layer", shapes=SHORT_SEQUENCES),  # whole layers have no TP shard
+    Extraction("ViT-B/16", "vit", "encoder_layer", dtype="float32", shapes=VIT_B16_SEQUENCES),
+    # The real length, 1,500 frames, takes 1-2.5 s per call on the 2-core CPU: it waits for a CPU workload tier.
     Extraction("Whisper large-v3", "whisper", "encoder_layer", shapes=SHORT_SEQUENCES),
-    # L2: mixture of experts (grouped-GEMM experts; 128 experts top-8, TP=8 expert shards)
+    # L2: mixture of experts (grouped-GEMM experts; 128 experts top-8, TP=8 expert shards; float32 router)
     Extraction("Qwen3-30B-A3B", "qwen3_moe", "moe", tp=8, tokens=GEMM_TOKENS),
 )

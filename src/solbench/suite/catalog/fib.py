@@ -934,7 +934,7 @@ def moe_combine(m, rows: list[int], backward: bool = False) -> ProblemDraft:
     if backward:
         inputs["grad_output"] = _t(["num_tokens", "hidden_size"], "bfloat16", "Gradient of the combined output")
         return ProblemDraft(
-            set="FIB", name=f"gpt-oss-120b_moe_combine_backward_k{k}_h{h}", op_type="moe_combine", model=m,
+            set="FIB", name=f"gpt-oss-120b_moe_combine_backward_k{k}_h{h}", op_type="moe_combine_backward", model=m,
             description=what + " Backward: grad_expert_output[src_rows[t, k]] = topk_weights[t, k] * grad_output[t], "
                                "grad_topk_weights[t, k] = <expert_output[src_rows[t, k]], grad_output[t]>.",
             axes=axes, inputs=inputs,

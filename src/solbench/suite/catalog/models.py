@@ -1,7 +1,7 @@
 """The real models recipes draw from, with the published configuration values they use.
 
-Every value here was copied from ../shared/model-configs.json (the record's ``source`` names the
-published file); tests/suite/test_catalog.py checks them against it wherever that file is present.
+Every value here was copied from solbench/suite/data/model-configs.json (the record's ``source`` names the
+published file); tests/suite/test_catalog.py checks them against it.
 Keys follow model-configs.json; ``derived.*`` keys are arithmetic on published values.
 """
 

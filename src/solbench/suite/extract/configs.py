@@ -13,8 +13,10 @@ from typing import Any
 
 from solbench.suite.extract.errors import ExtractError
 
-DEFAULT_CONFIGS = Path(__file__).resolve().parents[4].parent / "shared" / "model-configs.json"
-"""``../shared/model-configs.json`` next to the repository."""
+DEFAULT_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "model-configs.json"
+"""The published configurations vendored with solbench (``solbench/suite/data/model-configs.json``): each
+record names the file it was read from (``source``, a commit-pinned URL or the model's page) and the
+kind of source (``source_kind``); the file's ``notes`` say how it was compiled."""
 
 # Keys of a record that describe it rather than configure the model.
 _METADATA = {"name", "hf_id", "domain", "family", "source", "source_kind", "notes", "derived", "norm_type",

@@ -80,6 +80,8 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
                    ", ".join(f"{k} {values[k]} / {request.tp} = {values[k] // request.tp}" for k in sharded) +
                    " (the output is this rank's partial sum before the all-reduce where the module ends in a "
                    "row-parallel projection).")
+    router_note = (" The router computes its logits, softmax and top-k in float32 (in bfloat16, ties at the top-k "
+                   "cut would let the expert order decide the routing)." if kind.call == "moe" else "")
     namer = AxisNamer(_axis_candidates(config, kind, request.tp))
     workloads = _workloads(kind.layout, request)
     pass_text = ("backward: the gradients of the output with respect to the input and every weight, given "
@@ -91,7 +93,7 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
                     "bidirectional self-attention over the sequence"))
     description = (f"{model.name}: {arch.layer_class}{'.' + kind.path if kind.path else ''} ({kind.name}), "
                    f"{pass_text}. Extracted by `solbench extract` from transformers {transformers.__version__} with "
-                   f"torch.export; {layout_text}.{tp_note} Config: "
+                   f"torch.export; {layout_text}.{tp_note}{router_note} Config: "
                    + ", ".join(f"{k}={v}" for k, v in cited.items() if not isinstance(v, (dict, list))) + ".")
     name = request.name or "_".join(filter(None, [slug(model.name), "hf", kind.name,
                                                    f"tp{request.tp}" if request.tp > 1 else "",
@@ -100,12 +102,18 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
     if frozen or zero_grads:
         progress(f"no {'gradient' if request.backward else 'output'} depends on {', '.join(sorted(frozen)) or 'nothing'}"
                  f" (held at zero); identically zero gradients left out: {', '.join(sorted(zero_grads)) or 'none'}")
-    draft = build_draft(generated, model=model, set_name=request.set or kind.set, name=name, op_type=kind.op_type,
+    op_type = kind.op_type + ("_backward" if request.backward else "")  # backward problems say so in op_type
+    draft = build_draft(generated, model=model, set_name=request.set or kind.set, name=name, op_type=op_type,
                         description=description, namer=namer, var_axes=var_axes, workloads=workloads,
                         backward=request.backward, dtype_name=request.dtype,
                         extra_tags=[f"module:{arch.layer_class}{'.' + kind.path if kind.path else ''}",
                                     *([f"tp:{request.tp}"] if request.tp > 1 else []), *request.extra_tags],
                         frozen=frozenset(frozen), zero_grads=frozenset(zero_grads))
+    if not arch.decoder and "seq_len" in draft.axes:  # encoders attend both ways over their patches or frames
+        draft.axes["seq_len"]["description"] = "Tokens per sequence (bidirectional: patches or frames)"
+    expert_axis = next((a for a in ("num_experts", "num_local_experts") if a in draft.axes), None)
+    if kind.call == "moe" and expert_axis:  # experts are interchangeable: validate reverses their order
+        draft.extra_tags.append(f"symmetric:{expert_axis}")
     progress("checking the reference against the transformers module")
     check_reference(draft.reference, module, captured.example, generated, request.backward, frozen, zero_grads)
     return draft

@@ -37,6 +37,9 @@ class Kind:
     """Config keys divided by the tensor-parallel degree (``--tp``)."""
     call: str = "plain"
     """'plain', 'attention' (position embeddings and mask), 'layer' (same, for a decoder layer), 'moe'."""
+    no_shard: str = ""
+    """Why this module has no tensor-parallel shard that is a function of one rank's inputs ('' if it has one
+    or simply shards nothing)."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,17 @@ _LM_ATTENTION_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads
 _LM_MLP_KEYS = ("hidden_size", "intermediate_size", "hidden_act")
 
 
-def _decoder_kinds(*, norm_path: str = "input_layernorm", qk_norm: bool = False, moe: bool = False,
-                   extra_attention: tuple[str, ...] = ()) -> dict[str, Kind]:
+_LAYER_NO_SHARD = ("a TP rank's attention and MLP outputs are partial sums that the all-reduce completes before "
+                   "the residual add and the next norm; a rank's layer is not a function of its own inputs "
+                   "(extract the attention or the MLP shard instead)")
+_FULL_QK_NORM_NO_SHARD = ("q_norm/k_norm normalise over the full num_heads x head_dim projection; a rank holds "
+                          "1/TP of its columns, so its statistic needs the all-gathered projection")
+
+
+def _decoder_kinds(*, norm_path: str = "input_layernorm", qk_norm: bool = False, qk_norm_full: bool = False,
+                   moe: bool = False, extra_attention: tuple[str, ...] = ()) -> dict[str, Kind]:
+    """``qk_norm``: per-head q/k RMSNorm (Qwen3); ``qk_norm_full``: over the whole projection (OLMo-2)."""
+    qk_norm = qk_norm or qk_norm_full
     attention = _LM_ATTENTION_KEYS + extra_attention + (("rms_norm_eps",) if qk_norm else ())
     heads = ("num_attention_heads", "num_key_value_heads")
     if moe:
@@ -79,15 +91,17 @@ def _decoder_kinds(*, norm_path: str = "input_layernorm", qk_norm: bool = False,
     return {
         "norm": Kind("norm", norm_path, "tokens", "rmsnorm", "L1", ("hidden_size", "rms_norm_eps")),
         ffn.name: ffn,
-        "attention": Kind("attention", "self_attn", "sequence", "attention", "L2", attention, heads,
-                          call="attention"),
-        "decoder_layer": Kind("decoder_layer", "", "sequence", "decoder_layer", "L2", layer_keys,
-                              heads + ffn.shard, call="layer"),
+        "attention": Kind("attention", "self_attn", "sequence", "attention", "L2", attention,
+                          () if qk_norm_full else heads, call="attention",
+                          no_shard=_FULL_QK_NORM_NO_SHARD if qk_norm_full else ""),
+        "decoder_layer": Kind("decoder_layer", "", "sequence", "decoder_layer", "L2", layer_keys, (),
+                              call="layer", no_shard=_LAYER_NO_SHARD),
     }
 
 
 def _lm(name: str, package: str, prefix: str, **options) -> Architecture:
-    kind_options = {k: options.pop(k) for k in ("norm_path", "qk_norm", "moe", "extra_attention") if k in options}
+    kind_options = {k: options.pop(k) for k in ("norm_path", "qk_norm", "qk_norm_full", "moe",
+                                                        "extra_attention") if k in options}
     return Architecture(name, f"transformers.models.{package}.modeling_{package}", f"{prefix}Config",
                         f"{prefix}DecoderLayer", _decoder_kinds(**kind_options), **options)
 
@@ -116,7 +130,7 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in [
     _lm("gemma2", "gemma2", "Gemma2", attention="eager",
         extra_attention=("query_pre_attn_scalar", "attn_logit_softcapping")),
     _lm("phi3", "phi3", "Phi3"),
-    _lm("olmo2", "olmo2", "Olmo2", norm_path="post_attention_layernorm", qk_norm=True),
+    _lm("olmo2", "olmo2", "Olmo2", norm_path="post_attention_layernorm", qk_norm_full=True),
     _lm("granite", "granite", "Granite", extra_attention=("attention_multiplier", "residual_multiplier")),
     _lm("mixtral", "mixtral", "Mixtral", moe=True, config_renames={"num_experts": "num_local_experts"},
         config_defaults={"experts_implementation": "grouped_mm"}),
@@ -168,6 +182,9 @@ def hf_config(arch: Architecture, kind: Kind, values: dict[str, Any], tp: int = 
     if arch.decoder and "head_dim" not in values and "hidden_size" in values and "num_attention_heads" in values:
         values["head_dim"] = values["hidden_size"] // values["num_attention_heads"]
     if tp > 1:
+        if kind.no_shard:
+            raise ExtractError(f"--tp {tp}: {arch.name} {kind.name} has no tensor-parallel shard: {kind.no_shard}; "
+                               "drop --tp")
         for key in kind.shard:
             key = arch.config_renames.get(key, key)
             if key not in values:
@@ -216,6 +233,8 @@ def build_module(arch: Architecture, kind: Kind, config):
         module = getattr(module, part)
     if kind.call == "moe" and not any("expert" in n for n, _ in module.named_parameters()):
         raise ExtractError(f"{arch.layer_class}.{kind.path} is not a mixture-of-experts block for this config")
+    if kind.call == "moe":
+        route_in_float32(module)
     rotary = None
     if arch.decoder and kind.call in ("attention", "layer"):
         rotary_class = next((getattr(modeling, n) for n in dir(modeling)
@@ -288,6 +307,39 @@ class Wrapped(_base()):
                                   dtype=hidden_states.dtype, device=hidden_states.device)
                 kwargs["attention_mask"] = mask.triu(1)[None, None]
         return _first(self.module(hidden_states, **kwargs))
+
+
+def route_in_float32(block) -> None:
+    """Router logits, softmax and top-k in float32, as deployed MoE kernels compute them.
+
+    transformers computes the logits in the weights' dtype: in bfloat16 about 5% of tokens tie at the
+    top-k cut (Qwen3-30B-A3B, 128 experts, top 8), so the expert order -- not the model -- decides their
+    experts, and a kernel that orders experts differently fails the reference. The weights stay in the
+    model's dtype; only the router's arithmetic is float32; the routing weights it hands the experts are
+    cast back to the activation's dtype where transformers does so (Qwen3-MoE, not Mixtral).
+    """
+    import types
+
+    import torch
+
+    gate = getattr(block, "gate", None)
+    if gate is None or not hasattr(gate, "top_k") or not hasattr(gate, "weight"):
+        raise ExtractError(f"{type(block).__name__} has no top-k router 'gate' this version of extract knows")
+
+    import inspect
+
+    cast_back = ".to(router_logits.dtype)" in inspect.getsource(type(gate).forward)
+
+    def forward(self, hidden_states):
+        hidden_states = hidden_states.reshape(-1, self.weight.shape[-1])
+        logits = torch.nn.functional.linear(hidden_states.float(), self.weight.float())
+        probabilities = torch.softmax(logits, dim=-1)
+        top_values, top_indices = torch.topk(probabilities, self.top_k, dim=-1)
+        if getattr(self, "norm_topk_prob", True):
+            top_values = top_values / top_values.sum(dim=-1, keepdim=True)
+        return logits, top_values.to(hidden_states.dtype) if cast_back else top_values, top_indices
+
+    gate.forward = types.MethodType(forward, gate)
 
 
 def _first(out):

@@ -10,8 +10,8 @@ from solbench.suite.catalog.l1 import norms, vocab
 from solbench.suite.catalog.l1.models import (
     CLIP_L14, COMMAND_R, CONVNEXT_T, DEEPSEEK_V3, DINOV2_B14, DINOV2_L14,
     DLRM_DCNV2, DLRM_MLPERF, GEMMA2_9B, GPT_OSS_20B, HUNYUAN_VIDEO, LLAMA_31_70B,
-    LLAMA_31_8B, LLAMA_32_1B, MAMBA2_27B, MISTRAL_7B_V03, OLMO2_7B, PHI4_MINI,
-    QWEN25_05B, QWEN25_7B, QWEN25_VL_7B, QWEN3_30B_A3B, QWEN3_8B, SAM_B,
+    LLAMA_31_8B, LLAMA_32_1B, MAMBA2_27B, MISTRAL_7B_V03, PHI4_MINI,
+    QWEN25_05B, QWEN25_7B, QWEN25_VL_7B, QWEN3_8B, SAM_B,
     SDXL_VAE, VIT_B16, VIT_L16, WAN21_1_3B, WAV2VEC2_BASE, WHISPER_LARGE_V3,
     WHISPER_TINY)
 from solbench.suite.draft import ProblemDraft
@@ -19,7 +19,7 @@ from solbench.suite.draft import ProblemDraft
 
 def _norms() -> list[ProblemDraft]:
     return [
-        norms.rmsnorm(LLAMA_31_8B), norms.rmsnorm(DEEPSEEK_V3), norms.rmsnorm(OLMO2_7B),
+        norms.rmsnorm(LLAMA_31_8B), norms.rmsnorm(DEEPSEEK_V3),
         norms.rmsnorm(GEMMA2_9B, gemma=True),
         norms.layernorm(VIT_B16, hidden_key="hidden_size", eps=1e-12, eps_source="layer_norm_eps", dtype="float32",
                         dtype_source="torch_dtype", sequence="197 tokens per 224 px image, 577 at 384 px (patches + CLS)",
@@ -58,7 +58,7 @@ def _elementwise() -> list[ProblemDraft]:
 def _vocab() -> list[ProblemDraft]:
     return [vocab.softmax(LLAMA_31_8B, log=False), vocab.softmax(QWEN3_8B, log=True),
             vocab.final_logit_softcap(GEMMA2_9B), vocab.cross_entropy(LLAMA_32_1B),
-            vocab.greedy_argmax(MISTRAL_7B_V03), vocab.router_topk(GPT_OSS_20B), vocab.router_topk(QWEN3_30B_A3B)]
+            vocab.greedy_argmax(MISTRAL_7B_V03), vocab.router_topk(GPT_OSS_20B)]
 
 
 def _matmul() -> list[ProblemDraft]:

@@ -1,5 +1,5 @@
 """The models L1 draws from, with every published value any L1 problem cites (copied from
-../shared/model-configs.json; each problem keeps only the values it uses, see `common.uses`)."""
+solbench/suite/data/model-configs.json; each problem keeps only the values it uses, see `common.uses`)."""
 
 from __future__ import annotations
 
