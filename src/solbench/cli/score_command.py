@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import ensure_local_probe
+from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision, ensure_local_probe
 
 
 def score_traces(
@@ -17,6 +17,8 @@ def score_traces(
     baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON (T_b per workload)."),
     problems: list[Path] = typer.Option([], "--problems", help="Folder of problem folders, for traces without T_SOL."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision",
+                                        help=PRECISION_HELP + " Used for traces without T_SOL."),
 ) -> None:
     """Score traces: T_SOL from the trace (eval --hardware) or by analysing the problem; T_b from --baselines
     or the reference timed in the same run. PASSED workloads without T_SOL or T_b are left out of the means."""
@@ -26,7 +28,8 @@ def score_traces(
 
     if traces_file.exists():
         ensure_local_probe(hardware, Console(stderr=True))
-    report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems)
+    report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems,
+                              precision=precision.value)
     if json_output:
         print(json.dumps(report.as_json()))
         return

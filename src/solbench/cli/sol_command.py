@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision
+
 
 def speed_of_light(
     problem_dir: Path = typer.Argument(..., help="Problem folder holding definition.json and workload.jsonl."),
@@ -14,6 +16,7 @@ def speed_of_light(
     json_output: bool = typer.Option(False, "--json", help="Print only a JSON array, one object per workload."),
     explain: bool = typer.Option(False, "--explain", help="Per-op table with the formula behind each number."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
+    precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
 ) -> None:
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
@@ -31,16 +34,19 @@ def speed_of_light(
     ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)
     results = analyze_problem(problem, spec, explain=explain,
-                              make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)))
+                              make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)),
+                              precision=precision.value)
     if json_output:
         print(json.dumps([r.model_dump(mode="json", exclude_none=True) for r in results]))
         return
     from rich.console import Console
 
-    from solbench.cli.render import disagreement_lines, explain_table, sol_table
+    from solbench.cli.render import disagreement_lines, explain_table, precision_lines, sol_table
 
     console = Console()
     console.print(sol_table(results, f"{problem.name} on {spec.id}"))
+    for line in precision_lines(results):
+        console.print(line, markup=False, soft_wrap=True)
     if explain:
         for result in results:
             console.print(explain_table(result))
