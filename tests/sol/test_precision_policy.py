@@ -116,3 +116,11 @@ def test_large_workloads_take_the_precision_of_smaller_ones(tmp_path, monkeypatc
                                    precision="tolerance")
     assert small.precision.matrix_precision == large.precision.matrix_precision == "bf16"
     assert large.precision.basis.startswith("tolerance: inferred from 1 smaller workload")
+
+
+def test_inference_needs_a_tolerance_at_least_as_strict():
+    from solbench.sol.precision import at_least_as_strict
+
+    assert at_least_as_strict(Tolerance(max_atol=1e-3, max_rtol=1e-3), Tolerance(max_atol=2e-3, max_rtol=1e-3))
+    assert not at_least_as_strict(Tolerance(max_atol=2e-3), Tolerance(max_atol=1e-3))
+    assert not at_least_as_strict(Tolerance(), Tolerance(max_error_cap=1.0))

@@ -52,7 +52,7 @@ RELATIVE_NORM_FLOOR = 0.02
 """As evaluate/correctness.py's rule: ||out - ref|| / ||ref|| may reach max(this, 2 x rtol)."""
 CHECK_BUDGET_FLOPS = 2e11
 """Largest matrix work (FLOPs) one workload's check runs on this CPU (a few seconds per run); larger
-workloads take the precision checked on the problem's smaller workloads with the same tolerance."""
+workloads take the precision checked on the problem's smaller workloads with a tolerance as strict."""
 CHECK_BUDGET_BYTES = 1 << 30
 """Largest input set (bytes) a check runs on."""
 CACHE_FORMAT = 1
@@ -251,7 +251,7 @@ def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[st
                     ) -> dict[str, PrecisionRecord]:
     """Under the tolerance policy, a record per workload uuid: checked where the workload's matrix work
     (`matrix_flops`, from the analysis) fits this CPU's budget, else inferred from the checked workloads
-    with the same tolerance (the widest precision they need), else fp32 with the reason."""
+    whose tolerance is at least as strict, else fp32 with the reason."""
     import torch
 
     records: dict[str, PrecisionRecord] = {}
@@ -281,20 +281,31 @@ def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[st
     return records
 
 
+def at_least_as_strict(tighter: Tolerance, looser: Tolerance) -> bool:
+    """Whether meeting `tighter` implies meeting `looser` elementwise (atol, rtol, ratio and cap)."""
+    cap_ok = looser.max_error_cap is None or (tighter.max_error_cap is not None and
+                                             tighter.max_error_cap <= looser.max_error_cap)
+    return (tighter.max_atol <= looser.max_atol and tighter.max_rtol <= looser.max_rtol and
+            tighter.required_matched_ratio >= looser.required_matched_ratio and cap_ok and
+            (looser.allow_negative_inf or not tighter.allow_negative_inf))
+
+
 def _inferred(workload: Workload, workloads: Iterable[Workload], records: dict[str, PrecisionRecord]
               ) -> PrecisionRecord:
+    """A precision admitted on a checked workload whose tolerance is at least as strict as this one's is
+    admitted here too (the error of low-precision products relative to the result barely depends on size)."""
     tolerance = workload.effective_tolerance
     checked = [(w.uuid, records[w.uuid]) for w in workloads
-               if w.uuid in records and w.effective_tolerance == tolerance and records[w.uuid].basis.startswith(
-                   "tolerance: checked")]
+               if w.uuid in records and at_least_as_strict(w.effective_tolerance, tolerance) and
+               records[w.uuid].basis.startswith("tolerance: checked")]
     if not checked:
         return PrecisionRecord(policy="tolerance", matrix_precision="fp32",
                                basis="tolerance: not determined (too large to check on this CPU and no smaller "
-                                     "workload with the same tolerance): fp32-accurate")
-    widest = max((record.matrix_precision for _, record in checked), key=MATRIX_PRECISIONS.index)
-    errors = [record.admitted_error for _, record in checked if record.matrix_precision == widest and
+                                     "workload with a tolerance as strict checked): fp32-accurate")
+    lowest = min((record.matrix_precision for _, record in checked), key=MATRIX_PRECISIONS.index)
+    errors = [record.admitted_error for _, record in checked if record.matrix_precision == lowest and
               record.admitted_error]
-    return PrecisionRecord(policy="tolerance", matrix_precision=widest,
+    return PrecisionRecord(policy="tolerance", matrix_precision=lowest,
                            admitted_error=[max(column) for column in zip(*errors)] if errors else None,
-                           basis=f"tolerance: inferred from {len(checked)} smaller workload(s) with the same "
-                                 f"tolerance (too large to check on this CPU)")
+                           basis=f"tolerance: inferred from {len(checked)} smaller workload(s) with a tolerance as "
+                                 f"strict (too large to check on this CPU)")
