@@ -55,6 +55,8 @@ CHECK_BUDGET_FLOPS = 2e11
 workloads take the precision checked on the problem's smaller workloads with a tolerance as strict."""
 CHECK_BUDGET_BYTES = 1 << 30
 """Largest input set (bytes) a check runs on."""
+CHECK_BUDGET_S = 15.0
+"""Seconds of checks one problem's analysis spends (smallest workloads first); the rest are inferred."""
 CACHE_FORMAT = 1
 
 
@@ -252,9 +254,12 @@ def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[st
     """Under the tolerance policy, a record per workload uuid: checked where the workload's matrix work
     (`matrix_flops`, from the analysis) fits this CPU's budget, else inferred from the checked workloads
     whose tolerance is at least as strict, else fp32 with the reason."""
+    import time
+
     import torch
 
     records: dict[str, PrecisionRecord] = {}
+    deadline = time.monotonic() + CHECK_BUDGET_S
     for workload in sorted(problem.workloads, key=lambda w: matrix_flops.get(w.uuid, 0.0)):
         cached = load_cached(problem, workload)
         if cached is not None:
@@ -264,7 +269,7 @@ def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[st
             records[workload.uuid] = PrecisionRecord(policy="tolerance", matrix_precision="fp32",
                                                      basis="tolerance: no fp32 matrix work to lower")
             continue
-        if matrix_flops[workload.uuid] > CHECK_BUDGET_FLOPS or make_inputs is None:
+        if matrix_flops[workload.uuid] > CHECK_BUDGET_FLOPS or make_inputs is None or time.monotonic() > deadline:
             continue
         try:
             inputs = make_inputs(problem, workload, module, draw=0)
