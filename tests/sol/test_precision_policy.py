@@ -124,3 +124,15 @@ def test_inference_needs_a_tolerance_at_least_as_strict():
     assert at_least_as_strict(Tolerance(max_atol=1e-3, max_rtol=1e-3), Tolerance(max_atol=2e-3, max_rtol=1e-3))
     assert not at_least_as_strict(Tolerance(max_atol=2e-3), Tolerance(max_atol=1e-3))
     assert not at_least_as_strict(Tolerance(), Tolerance(max_error_cap=1.0))
+
+
+def test_an_analysis_checks_its_two_smallest_workloads_and_infers_the_rest(tmp_path):
+    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": LOOSE,
+                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}} for m in (48, 16, 32)]
+    problem = load_problem(write_problem(tmp_path / "mm", MATMUL, workloads))
+    for _ in range(2):  # the second analysis reads the two checks from the cache and checks nothing more
+        results = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis,
+                                  precision="tolerance")
+        bases = {r.workload.uuid: r.precision.basis.split(" (")[0] for r in results}
+        assert bases == {"m16": "tolerance: checked on this workload", "m32": "tolerance: checked on this workload",
+                         "m48": "tolerance: inferred from 2 smaller workload(s) with a tolerance as strict"}
