@@ -136,3 +136,22 @@ def test_an_analysis_checks_its_two_smallest_workloads_and_infers_the_rest(tmp_p
         bases = {r.workload.uuid: r.precision.basis.split(" (")[0] for r in results}
         assert bases == {"m16": "tolerance: checked on this workload", "m32": "tolerance: checked on this workload",
                          "m48": "tolerance: inferred from 2 smaller workload(s) with a tolerance as strict"}
+
+
+def test_peak_used_says_why_the_bf16_rate_was_not_used(tmp_path):
+    from solbench.sol.published import disagreement
+    from solbench.spec.trace import PrecisionRecord
+
+    hardware = lookup("B200_1500MHz")
+    [result] = analyze_problem(matmul_problem(tmp_path, LOOSE, m=65536), hardware, precision="strict")
+    result = result.model_copy(update={"bound": "matrix"})
+    published = result.t_sol_ms / 6
+
+    def under(policy, precision, basis):
+        record = PrecisionRecord(policy=policy, matrix_precision=precision, basis=basis)
+        return disagreement(result.model_copy(update={"precision": record}), published, hardware)
+
+    assert "--precision strict" in disagreement(result, published, hardware)
+    assert "does not admit bf16" in under("tolerance", "fp32", "tolerance: checked on this workload")
+    assert "not determined" in under("tolerance", "fp32", "tolerance: not determined (too large)")
+    assert not under("tolerance", "bf16", "tolerance: checked on this workload").startswith("peak used")
