@@ -60,6 +60,9 @@ CHECK_BUDGET_BYTES = 1 << 30
 """Largest input set (bytes) a check runs on."""
 CHECK_BUDGET_S = 15.0
 """Seconds after which an analysis starts no further check (a safety net on a loaded machine)."""
+CHECK_RUN_BUDGET_S = 1.5
+"""A reference whose real run on the check's inputs takes longer is not rerun three more times in an
+analysis (a Python loop over time steps, say): the workload is inferred or left undetermined."""
 CACHE_FORMAT = 1
 
 
@@ -282,9 +285,12 @@ def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[st
             inputs = make_inputs(problem, workload, module, draw=0)
             if sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor)) > CHECK_BUDGET_BYTES:
                 continue
+            started = time.monotonic()
             with torch.no_grad():
                 truth = module.run(*inputs)
         except Exception:  # inputs that cannot be made here (missing data): inferred below, or fp32
+            continue
+        if time.monotonic() - started > CHECK_RUN_BUDGET_S:
             continue
         records[workload.uuid] = workload_record(problem, workload, lambda values: module.run(*values), inputs, truth)
     for workload in problem.workloads:
