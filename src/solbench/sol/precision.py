@@ -60,7 +60,7 @@ CHECK_BUDGET_BYTES = 1 << 30
 """Largest input set (bytes) a check runs on."""
 CHECK_BUDGET_S = 15.0
 """Seconds after which an analysis starts no further check (a safety net on a loaded machine)."""
-CHECK_RUN_BUDGET_S = 1.5
+CHECK_RUN_BUDGET_S = 5.0
 """A reference whose real run on the check's inputs takes longer is not rerun three more times in an
 analysis (a Python loop over time steps, say): the workload is inferred or left undetermined."""
 CACHE_FORMAT = 1
