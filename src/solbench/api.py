@@ -70,15 +70,16 @@ def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config
                                refresh_cache=refresh_cache, sandboxes=sandboxes, reference_timings=reference_timings)
     if spec is None:
         return traces
-    return attach_sol(traces, problem, spec, loaded_baselines, config.data_roots)
+    return attach_sol(traces, problem, spec, loaded_baselines, config.data_roots, config.precision)
 
 
 def analyze(problem: Problem | PathArg, hardware: str | HardwareSpec, *, explain: bool = False,
-            data_roots: Sequence[PathArg] = ()) -> list[WorkloadSol]:
+            data_roots: Sequence[PathArg] = (), precision: str = "auto") -> list[WorkloadSol]:
     """T_SOL of every workload of `problem` on `hardware`, derived from the reference without running it.
 
     `explain` adds the per-op rows (`WorkloadSol.ops`). Ops the cost model does not know are listed in
-    `WorkloadSol.coverage`, never counted as free.
+    `WorkloadSol.coverage`, never counted as free. `precision` is the precision policy (``auto``, ``strict``,
+    ``tolerance``; see `EvaluationConfig.precision`).
     """
     from solbench.sol import analyze_problem
     from solbench.spec.inputs import inputs_for_analysis
@@ -86,11 +87,11 @@ def analyze(problem: Problem | PathArg, hardware: str | HardwareSpec, *, explain
     problem = problem if isinstance(problem, Problem) else load_problem(problem)
     roots = tuple(Path(root) for root in data_roots)
     return analyze_problem(problem, _hardware(hardware), explain=explain,
-                           make_inputs=partial(inputs_for_analysis, data_roots=roots))
+                           make_inputs=partial(inputs_for_analysis, data_roots=roots), precision=precision)
 
 
 def score(traces: Iterable[Trace], hardware: str | HardwareSpec, *, problems: Iterable[Problem] = (),
-          baselines: Baselines | PathArg | None = None) -> ScoreReport:
+          baselines: Baselines | PathArg | None = None, precision: str = "auto") -> ScoreReport:
     """SOL scores per workload, per problem and per set: the aggregation `solbench score` and `run` use.
 
     T_SOL comes from each trace's own record for this hardware (`evaluate(..., hardware=)`), else from
@@ -99,7 +100,8 @@ def score(traces: Iterable[Trace], hardware: str | HardwareSpec, *, problems: It
     """
     from solbench.score import score_traces
 
-    return score_traces(traces, _hardware(hardware), problems=list(problems), baselines=_baselines(baselines))
+    return score_traces(traces, _hardware(hardware), problems=list(problems), baselines=_baselines(baselines),
+                        precision=precision)
 
 
 def _hardware(hardware: str | HardwareSpec) -> HardwareSpec:

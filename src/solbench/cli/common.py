@@ -39,6 +39,19 @@ class CpuFlush(str, Enum):
     stream = "stream"
 
 
+class Precision(str, Enum):
+    """EvaluationConfig.precision's choices (sol/precision.py)."""
+
+    auto = "auto"
+    strict = "strict"
+    tolerance = "tolerance"
+
+
+PRECISION_HELP = ("Precision policy for the downgrade rule and T_SOL's matrix rate: strict (fp32 means "
+                  "fp32-accurate), tolerance (the lowest matrix precision each workload's tolerance admits), or auto "
+                  "(tolerance for problems imported from SOL-ExecBench, else strict).")
+
+
 def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.rounds,
                       budget_s: float = DEFAULTS.timing.budget_s, timeout_s: float = DEFAULTS.timeout_s,
                       memory_limit_gb: float | None = None, timer: str | None = DEFAULTS.timer,

@@ -10,7 +10,8 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, CpuFlush, Device, UsageError, ensure_local_probe, evaluation_config
+from solbench.cli.common import (DEFAULTS, PRECISION_HELP, CpuFlush, Device, Precision, UsageError, ensure_local_probe,
+                                 evaluation_config)
 
 
 def evaluate_solution(
@@ -38,6 +39,7 @@ def evaluate_solution(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache folder: an evaluation measured before "
                                          "with the same key is returned from it (see docs/result-cache.md)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="With --cache: measure again and overwrite the entry."),
+    precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
 ) -> None:
     """Evaluate a solution on every workload of a problem; one trace per workload."""
     from rich.console import Console
@@ -50,7 +52,7 @@ def evaluate_solution(
         raise UsageError("give exactly one of --solution FILE or --reference")
     config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout,
                                memory_limit_gb=memory_limit_gb, timer=timer, data_roots=tuple(data_root),
-                               cpu_flush=flush.value)
+                               cpu_flush=flush.value, precision=precision.value)
     chosen_device = config.device
     problem = load_problem(problem_dir)
     candidate = reference_solution(problem.definition) if reference else load_solution(solution)
@@ -71,7 +73,7 @@ def evaluate_solution(
     if sol_hardware is not None:
         from solbench.score import attach_sol
 
-        traces = attach_sol(traces, problem, sol_hardware, loaded_baselines, tuple(data_root))
+        traces = attach_sol(traces, problem, sol_hardware, loaded_baselines, tuple(data_root), config.precision)
     if output is not None:
         _append_jsonl(output, traces)
     if json_output:

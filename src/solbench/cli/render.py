@@ -65,7 +65,7 @@ def sol_table(results, title: str) -> Table:
     """One row per workload; where the folder carries published figures, they stand beside T_SOL with the ratio."""
     published = any(r.published is not None for r in results)
     table = Table(title=title, title_justify="left")
-    columns = ["workload", "axes", "GFLOP", "MB", "FLOP/B", "T_SOL", "bound", "coverage"]
+    columns = ["workload", "axes", "GFLOP", "MB", "FLOP/B", "T_SOL", "bound", "mm", "coverage"]
     if published:
         columns[6:6] = ["published", "ratio"]
     for column in columns:
@@ -79,13 +79,32 @@ def sol_table(results, title: str) -> Table:
             coverage += " (real index values)"
         row = [result.workload.uuid, " ".join(f"{k}={v}" for k, v in result.workload.axes.items()),
                f"{result.flops / 1e9:.3f}", f"{result.bytes / 1e6:.3f}", f"{result.arithmetic_intensity:.1f}",
-               format_ms(result.t_sol_ms), result.bound, coverage]
+               format_ms(result.t_sol_ms), result.bound, precision_cell(result.precision), coverage]
         if published:
             figure = result.published
             row[6:6] = ["-", "-"] if figure is None else [
                 format_ms(figure.sol_ms), "-" if figure.ratio is None else f"{figure.ratio:.3g}"]
         table.add_row(*row)
     return table
+
+
+def precision_cell(record) -> str:
+    """The matrix precision fp32 matrix work was charged at (`precision_lines` names the policy); `*` where it was
+    inferred from smaller workloads or not determined."""
+    if record is None:
+        return "-"
+    marker = "" if record.policy == "strict" or record.basis.startswith("tolerance: checked") else "*"
+    return f"{record.matrix_precision}{marker}"
+
+
+def precision_lines(results) -> list[str]:
+    """One line per distinct way the precision was decided, for below the T_SOL table."""
+    seen: dict[str, int] = {}
+    for result in results:
+        if result.precision is not None:
+            basis = result.precision.basis.split(" (relative error")[0]
+            seen[basis] = seen.get(basis, 0) + 1
+    return [f"precision: {basis} ({count} workload{'s' if count > 1 else ''})" for basis, count in seen.items()]
 
 
 def disagreement_lines(results) -> list[str]:

@@ -10,7 +10,8 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
+from solbench.cli.common import (DEFAULTS, PRECISION_HELP, Device, Precision, UsageError, ensure_local_probe,
+                                 evaluation_config)
 
 
 def run_suite(
@@ -38,6 +39,7 @@ def run_suite(
     warm_sandboxes: bool = typer.Option(False, "--warm-sandboxes",
                                         help="Keep a spare sandbox started per worker (no solution ever ran in it), "
                                              "so each problem skips the sandbox's start-up."),
+    precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
 ) -> None:
     """Evaluate many problems, resumably, with progress; write traces and a summary (pass counts per set,
     SOL scores per problem and set)."""
@@ -50,7 +52,7 @@ def run_suite(
     from solbench.runner.worker import RunSettings
     from solbench.score import load_baselines
 
-    config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout)
+    config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout, precision=precision.value)
     chosen_device = config.device
     errors = Console(stderr=True, highlight=False)
     # Every input is checked before anything slow happens (probing the CPU, starting workers).

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import ensure_local_probe
+from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision, ensure_local_probe
 
 
 def score_traces(
@@ -19,6 +19,8 @@ def score_traces(
     weights: Optional[Path] = typer.Option(None, "--weights", help="A solbench reach report: weight each problem's "
                                            "S by its share of the model's addressable time (problem_weights)."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision",
+                                        help=PRECISION_HELP + " Used for traces without T_SOL."),
 ) -> None:
     """Score traces: T_SOL from the trace (eval --hardware) or by analysing the problem; T_b from --baselines
     or the reference timed in the same run. PASSED workloads without T_SOL or T_b are left out of the means."""
@@ -33,7 +35,8 @@ def score_traces(
         from solbench.score.weights import load_weights
 
         runtime = load_weights(weights)  # before scoring: a bad file fails fast
-    report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems)
+    report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems,
+                              precision=precision.value)
     weighted = None
     if runtime is not None:
         from solbench.score.weights import weighted_score

@@ -8,6 +8,8 @@ from typing import Optional
 
 import typer
 
+from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision
+
 
 def speed_of_light(
     problem_dir: Path = typer.Argument(..., help="Problem folder holding definition.json and workload.jsonl."),
@@ -18,6 +20,7 @@ def speed_of_light(
     baselines: Optional[Path] = typer.Option(
         None, "--baselines", help="Baselines file whose entries give sol_ms (suite import writes one): the "
                                   "published T_SOL beside solbench's, with the ratio."),
+    precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
 ) -> None:
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
@@ -40,7 +43,8 @@ def speed_of_light(
 
         figures = load_baselines(baselines)  # read before the analysis: a bad file fails fast
     results = analyze_problem(problem, spec, explain=explain,
-                              make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)))
+                              make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)),
+                              precision=precision.value)
     if figures is not None:
         from solbench.sol.analysis import with_published
 
@@ -50,10 +54,12 @@ def speed_of_light(
         return
     from rich.console import Console
 
-    from solbench.cli.render import disagreement_lines, explain_table, sol_table
+    from solbench.cli.render import disagreement_lines, explain_table, precision_lines, sol_table
 
     console = Console()
     console.print(sol_table(results, f"{problem.name} on {spec.id}"))
+    for line in precision_lines(results):
+        console.print(line, markup=False, soft_wrap=True)
     if explain:
         for result in results:
             console.print(explain_table(result))

@@ -62,6 +62,11 @@ class EvaluationConfig:
     PASSED trace then has no performance record."""
     time_reference: bool = True
     check_precision: bool = True
+    precision: str = "auto"
+    """The precision policy (sol/precision.py): ``strict`` (fp32 means fp32-accurate: the downgrade rule holds a
+    solution to the float64 golden result as closely as the fp32 reference), ``tolerance`` (the lowest matrix
+    precision the workload's tolerance admits, bf16 say, is allowed, and T_SOL uses its rate), or ``auto``:
+    tolerance for problems imported from SOL-ExecBench, strict for every other."""
     static_check: bool = True
     """Refuse solutions with blocking static findings (REWARD_HACK) before running them."""
     memory_limit_bytes: int | None = field(default_factory=default_memory_limit_bytes)
@@ -94,6 +99,11 @@ def check_harness_options(config: EvaluationConfig) -> None:
         if not isinstance(getattr(config, name), bool):
             raise HarnessOptionError(name, getattr(config, name), "must be true or false")
     from solbench.sandbox.flush import CPU_FLUSH_MODES
+    from solbench.spec.trace import PRECISION_POLICIES
+
+    if config.precision not in PRECISION_POLICIES:
+        raise HarnessOptionError("precision", config.precision,
+                                 f"unknown precision policy (known: {', '.join(PRECISION_POLICIES)})")
 
     if config.cpu_flush not in CPU_FLUSH_MODES:
         raise HarnessOptionError("cpu_flush", config.cpu_flush, f"unknown flush (known: {', '.join(CPU_FLUSH_MODES)})")

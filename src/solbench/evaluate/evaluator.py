@@ -253,15 +253,17 @@ class _WorkloadEvaluation:
         self.perturbations = timing_perturbations(definition)
         self.slowest_call_s = 0.0
         self.golden_available = self.config.check_precision
+        self.precision = None
 
     def _stop(self, status: EvaluationStatus, failure: str | None = None, verdict: Verdict | None = None,
               **extra) -> WorkloadOutcome:
         return WorkloadOutcome(make_trace(self.run_state.context, self.workload, status, self.session.log.take(),
                                           failure=failure, verdict=verdict, seed=self.seed,
-                                          rounds=self.config.rounds, **extra))
+                                          rounds=self.config.rounds, precision=self.precision, **extra))
 
     def run(self) -> Trace:
         sets, references = self._prepare_truth()
+        self.precision = self._precision_record(sets[0], references[0])
         self._request(LoadRequest(sets=sets, perturbations=self.perturbations,
                                   outputs=[OutputDescription(name=e.name, shape=list(e.shape), dtype=e.dtype)
                                            for e in self.expected]))
@@ -269,12 +271,14 @@ class _WorkloadEvaluation:
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
             check_outputs(reply.outputs, reply.devices, references[round_index], self.expected, self.tolerance,
-                          verdict, round_index, self._golden(sets[round_index]), keep_passed=round_index == 0)
+                          verdict, round_index, self._golden(sets[round_index]), keep_passed=round_index == 0,
+                          precision=self.precision)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if not self.config.time_solution:  # correctness only
             return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, self.session.log.take(),
-                              verdict=verdict, rounds=self.config.rounds, seed=self.seed, correctness_only=True)
+                              verdict=verdict, rounds=self.config.rounds, seed=self.seed, correctness_only=True,
+                              precision=self.precision)
         timing = self._time_solution(sets, verdict)
         reference_timing = None
         known, key = self.run_state.warm.reference_timings, None
@@ -296,7 +300,7 @@ class _WorkloadEvaluation:
         log = self.session.log.take()
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
                           rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,
-                          seed=self.seed, timer=timing.backend)
+                          seed=self.seed, timer=timing.backend, precision=self.precision)
 
     def _prepare_truth(self) -> tuple[list, list]:
         context = InputContext(self.run_state.problem, self.workload, self.axes, self.config.device,
@@ -313,6 +317,16 @@ class _WorkloadEvaluation:
             if problem:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, problem)
         return sets, references
+
+    def _precision_record(self, inputs: list, reference_outputs: list):
+        """The precision policy for this workload and, under ``tolerance``, the lowest matrix precision its
+        tolerance admits (the reference rerun with emulated low-precision products; cached), which the
+        downgrade rule then allows (sol/precision.py)."""
+        from solbench.sol.precision import resolve_policy, strict_record, workload_record
+
+        if resolve_policy(self.run_state.problem, self.config.precision) == "strict":
+            return strict_record()
+        return workload_record(self.run_state.problem, self.workload, self.reference.run, inputs, reference_outputs)
 
     def _golden(self, inputs: list) -> list | None:
         """Float64 outputs for `inputs`, or None where precision is not checked.
@@ -378,7 +392,7 @@ class _WorkloadEvaluation:
             except ReferenceFailure as error:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}") from None
             check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration,
-                          self._golden(inputs), phase="timing")
+                          self._golden(inputs), phase="timing", precision=self.precision)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(range(min(variants, len(samples)))):

@@ -9,7 +9,7 @@ import solbench
 from solbench.evaluate.correctness import Verdict
 from solbench.sandbox import stats
 from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationDetails, EvaluationStatus,
-                                 Performance, TimingSummary, Trace)
+                                 Performance, PrecisionRecord, TimingSummary, Trace)
 from solbench.spec.workload import Workload
 
 
@@ -52,7 +52,8 @@ def correctness_record(verdict: Verdict, rounds: int) -> Correctness:
 def make_trace(context: RunContext, workload: Workload, status: EvaluationStatus, log: str = "", *,
                failure: str | None = None, verdict: Verdict | None = None, rounds: int = 0,
                timing: TimingSummary | None = None, reference_timing: TimingSummary | None = None,
-               seed: int | None = None, timer: str | None = None, correctness_only: bool = False) -> Trace:
+               seed: int | None = None, timer: str | None = None, correctness_only: bool = False,
+               precision: PrecisionRecord | None = None) -> Trace:
     failed_rule = verdict.failure.rule if verdict and verdict.failure else None
     if failure is None and verdict and verdict.failure:
         failure = f"{verdict.failure.rule} ({verdict.failure.output}, {verdict.failure.phase} " \
@@ -61,7 +62,8 @@ def make_trace(context: RunContext, workload: Workload, status: EvaluationStatus
         harness_version=solbench.__version__, device=context.device, device_name=context.device_name,
         timer=timer, clock=context.clock, failed_rule=failed_rule, failure=failure,
         checks=verdict.checks if verdict else [], timing=timing, reference_timing=reference_timing,
-        rounds=rounds, input_seed=seed, confinement=context.confinement, correctness_only=correctness_only)
+        rounds=rounds, input_seed=seed, confinement=context.confinement, correctness_only=correctness_only,
+        precision=precision)
     correctness = correctness_record(verdict, rounds) if verdict and status in (
         EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL) else None
     performance = None

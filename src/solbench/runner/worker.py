@@ -83,7 +83,8 @@ def attach_sol(traces, problem, settings: RunSettings):
     from solbench.score import attach_sol as attach, load_baselines
 
     baselines = load_baselines(settings.baselines) if settings.baselines else None
-    return attach(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots)
+    return attach(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots,
+                  settings.config.precision)
 
 
 def sandbox_pool(settings: RunSettings) -> SandboxPool | None:

@@ -27,7 +27,7 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
                  problems: Mapping[str, Problem] | Iterable[Problem] | None = None,
                  baselines: Baselines | Path | str | None = None,
                  sets: Mapping[str, str] | None = None,
-                 data_roots: tuple[Path, ...] = ()) -> ScoreReport:
+                 data_roots: tuple[Path, ...] = (), precision: str = "auto") -> ScoreReport:
     """Score `traces` on `hardware` (an id such as ``"H100_SXM"``, ``"local"``, or a HardwareSpec).
 
     T_SOL of a trace is its own ``evaluation.solbench.sol`` record when that is for the same hardware;
@@ -36,6 +36,7 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
     T_b is the `baselines` entry (a Baselines or the path of a baselines file), else the reference
     timed in the same run. A problem's set is `sets[definition]`, else `problem_set` of its tags when
     it is among `problems`, else ``all``. Without `hardware` nothing is scored; the counts remain.
+    `precision` is the precision policy of analysed T_SOLs (sol/precision.py).
 
     Raises HardwareError for an unknown hardware id, ScoreError for a bad baselines file, and the
     analyzer's errors when a problem cannot be analysed.
@@ -44,7 +45,7 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
     by_name = _by_name(problems)
     loaded = load_baselines(Path(baselines)) if isinstance(baselines, (str, Path)) else baselines
     traces = list(traces)
-    analysed = _analysed_t_sols(traces, spec, by_name, data_roots) if spec is not None else {}
+    analysed = _analysed_t_sols(traces, spec, by_name, data_roots, precision) if spec is not None else {}
     scores = [score_trace(trace, _t_sol(trace, spec, analysed), loaded, spec.id if spec else None)
               for trace in traces]
     all_sets = {name: problem_set(problem.definition.tags) for name, problem in by_name.items()}
@@ -53,7 +54,7 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
 
 
 def score_trace_file(path: Path, hardware: str, *, baselines: Path | None = None,
-                     problem_roots: Iterable[Path] = ()) -> ScoreReport:
+                     problem_roots: Iterable[Path] = (), precision: str = "auto") -> ScoreReport:
     """`solbench score`: the traces of a JSONL file, with the problems found under `problem_roots` for
     T_SOL and for sets (a problem's set follows `problem_set`, its root being the suite root)."""
     traces = read_traces(path)
@@ -64,7 +65,7 @@ def score_trace_file(path: Path, hardware: str, *, baselines: Path | None = None
             problem = load_problem(folder)
             problems[problem.name] = problem
             sets[problem.name] = problem_set(problem.definition.tags, folder, root)
-    return score_traces(traces, hardware, problems=problems, baselines=baselines, sets=sets)
+    return score_traces(traces, hardware, problems=problems, baselines=baselines, sets=sets, precision=precision)
 
 
 def recorded_t_sol(trace: Trace, hardware_id: str) -> float | None:
@@ -76,9 +77,11 @@ def recorded_t_sol(trace: Trace, hardware_id: str) -> float | None:
 
 
 def attach_sol(traces: list[Trace], problem: Problem, hardware: HardwareSpec,
-               baselines: Baselines | None = None, data_roots: tuple[Path, ...] = ()) -> list[Trace]:
-    """Each trace gains `solbench.sol`: T_SOL on `hardware` and, where T_b and T_k are known, the SOL score."""
-    analyses = {r.workload.uuid: r for r in _analyse(problem, hardware, data_roots)}
+               baselines: Baselines | None = None, data_roots: tuple[Path, ...] = (),
+               precision: str = "auto") -> list[Trace]:
+    """Each trace gains `solbench.sol`: T_SOL on `hardware` (under the precision policy `precision`, the
+    evaluation's) and, where T_b and T_k are known, the SOL score."""
+    analyses = {r.workload.uuid: r for r in _analyse(problem, hardware, data_roots, precision)}
     updated = []
     for trace in traces:
         analysis = analyses[trace.workload.uuid]
@@ -87,7 +90,7 @@ def attach_sol(traces: list[Trace], problem: Problem, hardware: HardwareSpec,
                            coverage_full=analysis.coverage.full,
                            score=score.score if score.t_baseline_ms and score.t_kernel_ms else None,
                            baseline_ms=score.t_baseline_ms, baseline_source=score.baseline_source,
-                           implausible=score.implausible)
+                           implausible=score.implausible, precision=analysis.precision)
         details = trace.evaluation.solbench.model_copy(update={"sol": record})
         updated.append(trace.model_copy(update={"evaluation": trace.evaluation.model_copy(
             update={"solbench": details})}))
@@ -110,7 +113,7 @@ def _t_sol(trace: Trace, hardware: HardwareSpec | None, analysed: dict[tuple[str
 
 
 def _analysed_t_sols(traces: list[Trace], hardware: HardwareSpec, problems: Mapping[str, Problem],
-                     data_roots: tuple[Path, ...]) -> dict[tuple[str, str], float]:
+                     data_roots: tuple[Path, ...], precision: str = "auto") -> dict[tuple[str, str], float]:
     """T_SOL per (definition, workload uuid) for the traces that record none on `hardware` and whose problem
     lists their workload; only those workloads are analysed, each problem's reference imported once."""
     wanted: dict[str, set[str]] = {}
@@ -121,12 +124,13 @@ def _analysed_t_sols(traces: list[Trace], hardware: HardwareSpec, problems: Mapp
     for name, uuids in wanted.items():
         needed = tuple(w for w in problems[name].workloads if w.uuid in uuids)
         if needed:
-            for result in _analyse(replace(problems[name], workloads=needed), hardware, data_roots):
+            for result in _analyse(replace(problems[name], workloads=needed), hardware, data_roots, precision):
                 found[(name, result.workload.uuid)] = result.t_sol_ms
     return found
 
 
-def _analyse(problem: Problem, hardware: HardwareSpec, data_roots: tuple[Path, ...]) -> list:
+def _analyse(problem: Problem, hardware: HardwareSpec, data_roots: tuple[Path, ...], precision: str = "auto") -> list:
     from solbench.sol import analyze_problem  # imports torch: only when a problem is analysed
 
-    return analyze_problem(problem, hardware, make_inputs=partial(inputs_for_analysis, data_roots=data_roots))
+    return analyze_problem(problem, hardware, make_inputs=partial(inputs_for_analysis, data_roots=data_roots),
+                           precision=precision)

@@ -16,6 +16,7 @@ from solbench.sol.roofline import roofline
 from solbench.spec.dtypes import lookup_dtype, same_bits
 from solbench.spec.problem import Problem
 from solbench.spec.reference_code import import_reference
+from solbench.spec.trace import PrecisionRecord
 from solbench.spec.workload import ScalarInput, Workload
 
 
@@ -97,11 +98,21 @@ class WorkloadSol(_Result):
     coverage: Coverage
     ops: Optional[list[OpRow]] = None
     published: Optional[Published] = None
+    precision: Optional[PrecisionRecord] = None
+    """The precision policy T_SOL followed and the rate fp32 matrix work was charged at (sol/precision.py)."""
 
 
 def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool = False,
-                    make_inputs: InputFactory | None = None, draws: int = INPUT_DRAWS) -> list[WorkloadSol]:
-    """T_SOL of every workload; `draws` bounds the input draws analysed where the work depends on values."""
+                    make_inputs: InputFactory | None = None, draws: int = INPUT_DRAWS,
+                    precision: str = "auto") -> list[WorkloadSol]:
+    """T_SOL of every workload; `draws` bounds the input draws analysed where the work depends on values.
+
+    `precision` is the policy (sol/precision.py): ``strict`` charges fp32 matrix work at the fp32-accurate
+    rate, ``tolerance`` at the lowest precision the workload's tolerance admits (checked by running the
+    reference on small real inputs, cached), ``auto`` picks tolerance for problems imported from SOL-ExecBench."""
+    from solbench.sol.precision import resolve_policy
+
+    policy = resolve_policy(problem, precision)
     from solbench.sol.hybrid import cpu_reference_source
 
     definition = problem.definition.model_copy(update={"reference": cpu_reference_source(problem.definition.reference)})
@@ -110,11 +121,38 @@ def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool =
         results = [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs,
                                     draws=draws)
                    for workload in problem.workloads]
+        results = with_precision(problem, results, hardware, policy, module, make_inputs)
         return with_published(problem, results, hardware)
     finally:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def with_precision(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec, policy: str, module,
+                   make_inputs: InputFactory | None) -> list[WorkloadSol]:
+    """Each result under the precision policy: strict keeps the fp32-accurate rate; tolerance charges fp32
+    matrix work at the admissible precision's rate."""
+    from solbench.sol.precision import problem_records, strict_record
+
+    if policy == "strict":
+        return [r.model_copy(update={"precision": strict_record()}) for r in results]
+    fp32_work = {r.workload.uuid: float(r.flops_by_class.get("matrix", {}).get("float32", 0.0)) for r in results}
+    records = problem_records(problem, module, make_inputs, fp32_work)
+    return [apply_precision(r, hardware, records[r.workload.uuid]) for r in results]
+
+
+def apply_precision(result: WorkloadSol, hardware: HardwareSpec, record: PrecisionRecord) -> WorkloadSol:
+    """`result` with its matrix time and T_SOL recomputed for fp32 matrix work at `record`'s precision."""
+    from solbench.sol.precision import RATE_PRECISION
+    from solbench.sol.roofline import matrix_seconds
+
+    matrix_ms = matrix_seconds(result.flops_by_class.get("matrix", {}), hardware,
+                               RATE_PRECISION[record.matrix_precision]) * 1e3
+    times = {"memory": result.t_memory_ms, **{**result.t_compute_ms, "matrix": matrix_ms}}
+    bound = max(times, key=times.get)
+    return result.model_copy(update={"precision": record, "t_compute_ms": {**result.t_compute_ms, "matrix": matrix_ms},
+                                     "t_sol_ms": times[bound], "bound": bound})
 
 
 def with_published(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec,

@@ -104,12 +104,23 @@ def disagreement(result, published_ms: float, hardware) -> str | None:
                 f"solbench's {result.bound}-bound work takes {result.t_sol_ms:.3g} ms")
     matrix = result.flops_by_class.get("matrix", {})
     fp32 = matrix.get("float32", 0.0)
-    if ratio > AGREEMENT[1] and result.bound == "matrix" and fp32:
-        rate, unit = hardware.matrix_rate("float32")
+    record = getattr(result, "precision", None)
+    applied = record.matrix_precision if record is not None else "fp32"
+    if ratio > AGREEMENT[1] and result.bound == "matrix" and fp32 and applied not in ("bf16", "fp16"):
+        from solbench.sol.precision import RATE_PRECISION
+
+        rate, unit = hardware.matrix_rate(RATE_PRECISION[applied])
         as_bf16 = result.t_sol_ms - fp32 / rate * 1e3 + fp32 / hardware.matrix_rate("bfloat16")[0] * 1e3
-        return (f"peak used: {fp32:.3g} fp32 matrix FLOPs at the fp32-accurate rate ({unit}, {rate / 1e12:.0f} "
-                f"TFLOP/s); at the bf16 tensor rate the published figure uses they take {as_bf16:.3g} ms "
-                f"(ratio {as_bf16 / published_ms:.2g}); see --precision")
+        if record is None or record.policy == "strict":
+            why = "--precision strict; see --precision tolerance"
+        elif "not determined" in record.basis:
+            why = "what the tolerance admits was not determined: too large to check on this CPU"
+        else:
+            why = "the workload's tolerance does not admit bf16 products"
+        what = "fp32-accurate" if applied == "fp32" else applied
+        return (f"peak used: {fp32:.3g} fp32 matrix FLOPs at the {what} rate ({unit}, {rate / 1e12:.0f} "
+                f"TFLOP/s: {why}); at the bf16 tensor rate the published figure uses they take {as_bf16:.3g} ms "
+                f"(ratio {as_bf16 / published_ms:.2g})")
     output_bytes = getattr(result, "output_bytes", 0) or 0
     if ratio > AGREEMENT[1] and result.bound == "memory" and output_bytes:
         without = (result.bytes - output_bytes) / hardware.memory_bandwidth_bytes_per_s * 1e3

@@ -26,9 +26,16 @@ class Roofline:
         return max(times, key=times.get)
 
 
-def roofline(cost: OpCost, compulsory_bytes: int, hardware: HardwareSpec) -> Roofline:
+def matrix_seconds(matrix_flops: dict[str, float], hardware: HardwareSpec, fp32_as: str = "float32") -> float:
+    """Matrix time; fp32 matrix work runs at `fp32_as`'s rate (float32: fp32-accurate; lower where the precision
+    policy admits it, see sol/precision.py)."""
+    return sum(flops / hardware.matrix_rate(fp32_as if precision == "float32" else precision)[0]
+               for precision, flops in matrix_flops.items())
+
+
+def roofline(cost: OpCost, compulsory_bytes: int, hardware: HardwareSpec, fp32_as: str = "float32") -> Roofline:
     """Units overlap, so the lower bound is the maximum of their times, never their sum."""
-    matrix = sum(flops / hardware.matrix_rate(precision)[0] for precision, flops in cost.matrix_flops.items())
+    matrix = matrix_seconds(cost.matrix_flops, hardware, fp32_as)
     vector = sum(flops / hardware.vector_rate(precision) for precision, flops in cost.vector_flops.items())
     special = cost.special_ops / hardware.special_ops_per_s
     memory = compulsory_bytes / hardware.memory_bandwidth_bytes_per_s

@@ -7,7 +7,7 @@ in `Evaluation.solbench`, an extra key that upstream readers ignore.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -100,6 +100,25 @@ class TimingSummary(_Record):
     warnings: list[str] = Field(default_factory=list)
 
 
+PRECISION_POLICIES = ("auto", "strict", "tolerance")
+"""EvaluationConfig.precision and --precision: auto is tolerance for problems imported from SOL-ExecBench, else
+strict (see sol/precision.py)."""
+
+
+class PrecisionRecord(_Record):
+    """Which precision policy applied to a workload and the matrix precision it decided (sol/precision.py).
+
+    The same value drives T_SOL's matrix rate for fp32 matrix work and correctness's downgrade rule."""
+
+    policy: Literal["strict", "tolerance"]
+    matrix_precision: Literal["fp32", "tf32", "fp16", "bf16"]
+    """fp32 means fp32-accurate; lower: the workload's tolerance admits matrix products at that precision."""
+    basis: str = ""
+    """How it was decided: strict, checked on this workload, inferred from smaller workloads, not determined."""
+    admitted_error: Optional[list[float]] = None
+    """||out - ref|| / ||ref|| per output of the reference run at `matrix_precision` (tolerance policy)."""
+
+
 class SolRecord(_Record):
     """Speed of light and SOL score of this workload on `hardware` (solbench eval --hardware)."""
 
@@ -112,6 +131,8 @@ class SolRecord(_Record):
     baseline_source: Optional[str] = None
     implausible: bool = False
     """The measured latency is below T_SOL: faster than the hardware allows."""
+    precision: Optional[PrecisionRecord] = None
+    """The precision policy T_SOL's matrix rate followed."""
 
 
 class CacheRecord(_Record):
@@ -149,6 +170,8 @@ class EvaluationDetails(_Record):
     """Revealed after the run so a failure can be reproduced; a new run draws a new one."""
     confinement: dict[str, Any] = Field(default_factory=dict)
     sol: Optional[SolRecord] = None
+    precision: Optional[PrecisionRecord] = None
+    """The precision policy the downgrade rule followed, and the matrix precision it admitted."""
     cache: Optional[CacheRecord] = None
     """Set when the evaluation used a result cache."""
 

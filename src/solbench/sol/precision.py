@@ -1,0 +1,329 @@
+"""One precision policy for correctness and T_SOL: which matrix precision a workload's tolerance admits.
+
+A problem whose tensors are fp32 says little about how its matrix products must be computed: a
+loose tolerance (atol 2e-3, say) is met by bf16 tensor-core products, a tight one only by
+fp32-accurate ones. Two policies:
+
+- ``strict``: fp32 means fp32-accurate. T_SOL charges fp32 matrix work at the fp32-accurate rate
+  (3xTF32 or CUDA cores) and correctness rejects a solution much farther from the float64 golden
+  result than the reference (the precision-downgrade rule).
+- ``tolerance``: per workload, the reference is run on the CPU with its matrix products (mm, bmm,
+  addmm, baddbmm, linear, matmul, einsum, convolution, fused attention) computed in bf16, fp16 and
+  TF32, and the lowest precision whose outputs still meet the workload's tolerance against the
+  reference's own outputs is *admissible*. That one precision drives both the matrix rate of T_SOL and the
+  downgrade rule (a solution as accurate as the reference computed at that precision passes).
+
+``auto`` (the default) is ``tolerance`` for problems imported from SOL-ExecBench (tag
+``origin:sol-execbench`` or a folder with its ``metadata.json``), whose published T_SOL uses the
+bf16 rate and whose upstream checker accepts bf16 kernels, and ``strict`` for every other problem.
+
+Low precision is emulated exactly enough and fast: each fp32 operand is rounded to the low format
+(bf16/fp16: cast there and back; TF32: mantissa rounded to 10 bits, to nearest even) and the product is
+taken in fp32, as a tensor core accumulates in fp32. Results are cached under the solbench cache
+folder (``precision/``), keyed by the definition, the workload (tolerance included) and this file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from solbench.cache_dir import cache_dir
+from solbench.spec.problem import Problem
+from solbench.spec.trace import PRECISION_POLICIES, PrecisionRecord
+from solbench.spec.workload import Tolerance, Workload
+
+POLICIES = PRECISION_POLICIES
+MATRIX_PRECISIONS = ("bf16", "fp16", "tf32", "fp32")
+"""Tried lowest first; fp32 (fp32-accurate) is admissible by definition."""
+RATE_PRECISION = {"bf16": "bfloat16", "fp16": "float16", "tf32": "tf32", "fp32": "float32"}
+"""The name HardwareSpec.matrix_rate knows each matrix precision by."""
+UNIT_ROUNDOFF = {"bf16": 2.0**-8, "fp16": 2.0**-11, "tf32": 2.0**-11, "fp32": 2.0**-24}
+UPSTREAM_TAG = "origin:sol-execbench"
+UPSTREAM_METADATA = "metadata.json"
+RELATIVE_NORM_FLOOR = 0.02
+"""As evaluate/correctness.py's rule: ||out - ref|| / ||ref|| may reach max(this, 2 x rtol)."""
+CHECK_BUDGET_FLOPS = 5e10
+"""Largest matrix work (FLOPs) one workload's check runs in an analysis (a second or two per run here);
+larger workloads take the precision checked on the problem's smaller workloads with a tolerance as strict."""
+CHECKED_PER_PROBLEM = 2
+"""Workloads an analysis checks (the smallest): enough to learn what the tolerance admits, few enough that a
+first, uncached `solbench sol` stays within seconds. The evaluator checks every workload it evaluates."""
+CHECK_BUDGET_BYTES = 1 << 30
+"""Largest input set (bytes) a check runs on."""
+CHECK_BUDGET_S = 15.0
+"""Seconds after which an analysis starts no further check (a safety net on a loaded machine)."""
+CHECK_RUN_BUDGET_S = 5.0
+"""A reference whose real run on the check's inputs takes longer is not rerun three more times in an
+analysis (a Python loop over time steps, say): the workload is inferred or left undetermined."""
+CACHE_FORMAT = 1
+
+
+# --- the policy ---------------------------------------------------------------------------------
+def is_upstream(problem: Problem) -> bool:
+    """Imported from SOL-ExecBench: tagged so by the importer, or a folder carrying its metadata.json."""
+    tags = problem.definition.tags or []
+    if UPSTREAM_TAG in tags:
+        return True
+    root = getattr(problem, "root", None)
+    return root is not None and (Path(root) / UPSTREAM_METADATA).is_file()
+
+
+def resolve_policy(problem: Problem, policy: str) -> str:
+    """``strict`` or ``tolerance`` for `problem` under `policy` (``auto``: tolerance for upstream problems)."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown precision policy {policy!r} (known: {', '.join(POLICIES)})")
+    if policy != "auto":
+        return policy
+    return "tolerance" if is_upstream(problem) else "strict"
+
+
+def strict_record() -> PrecisionRecord:
+    return PrecisionRecord(policy="strict", matrix_precision="fp32",
+                           basis="strict: fp32 matrix work is fp32-accurate (3xTF32 or CUDA cores)")
+
+
+# --- emulating low-precision matrix products ----------------------------------------------------
+def round_operand(tensor, precision: str):
+    """`tensor` (fp32) with its values rounded to `precision`, kept in fp32; other dtypes unchanged."""
+    import torch
+
+    if not isinstance(tensor, torch.Tensor) or tensor.dtype != torch.float32 or precision == "fp32":
+        return tensor
+    if precision == "bf16":
+        return tensor.to(torch.bfloat16).to(torch.float32)
+    if precision == "fp16":
+        return tensor.to(torch.float16).to(torch.float32)
+    if precision == "tf32":  # round the 23-bit mantissa to 10 bits, to nearest even
+        bits = tensor.contiguous().view(torch.int32)
+        rounded = (bits + (0xFFF + ((bits >> 13) & 1))) & -8192
+        keep = ~torch.isfinite(tensor.contiguous())
+        return torch.where(keep, tensor, rounded.view(torch.float32))
+    raise ValueError(f"unknown matrix precision {precision!r}")
+
+
+def _matrix_ops():
+    import torch
+
+    aten = torch.ops.aten
+    names = ("mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "_addmm_activation",
+             "convolution", "_convolution", "_scaled_dot_product_flash_attention_for_cpu",
+             "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+             "_scaled_dot_product_cudnn_attention")
+    return {getattr(aten, name) for name in names if hasattr(aten, name)}
+
+
+@contextmanager
+def matrix_products_at(precision: str):
+    """Inside, every matrix product's fp32 operands are rounded to `precision` (products and sums in fp32)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    if precision == "fp32":
+        yield
+        return
+    ops = _matrix_ops()
+
+    class _LowPrecisionProducts(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func.overloadpacket in ops:
+                args = torch.utils._pytree.tree_map(lambda v: round_operand(v, precision), args)
+                kwargs = torch.utils._pytree.tree_map(lambda v: round_operand(v, precision), kwargs)
+            return func(*args, **kwargs)
+
+    with _LowPrecisionProducts():
+        yield
+
+
+# --- is a precision admissible? ----------------------------------------------------------------
+def _tensors(outputs) -> list:
+    import torch
+
+    if isinstance(outputs, torch.Tensor):
+        return [outputs]
+    if isinstance(outputs, dict):
+        outputs = list(outputs.values())
+    return [o for o in outputs if isinstance(o, torch.Tensor)] if isinstance(outputs, (list, tuple)) else []
+
+
+def tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, float]:
+    """(whether `out` meets `tolerance` against `ref` as correctness's value rules judge it, ||out-ref||/||ref||)."""
+    import torch
+
+    if not (out.is_floating_point() and ref.is_floating_point()) or out.shape != ref.shape:
+        return bool(out.shape == ref.shape and torch.equal(out, ref)), 0.0
+    out, ref = out.double(), ref.double()
+    if out.numel() == 0:
+        return True, 0.0
+    same = (out == ref) | (torch.isnan(out) & torch.isnan(ref))
+    difference = torch.where(same, torch.zeros_like(out), (out - ref).abs())
+    difference = torch.nan_to_num(difference, nan=math.inf)
+    bound = tolerance.max_atol + tolerance.max_rtol * ref.abs()
+    matched = float(((difference <= bound) | same).double().mean())
+    finite = torch.isfinite(ref)
+    reference_norm = float(torch.linalg.vector_norm(ref[finite])) if bool(finite.any()) else 0.0
+    error_norm = float(torch.linalg.vector_norm(difference[finite])) if bool(finite.any()) else 0.0
+    relative = error_norm / reference_norm if reference_norm > 0 else (0.0 if error_norm == 0 else math.inf)
+    passed = matched >= tolerance.required_matched_ratio
+    if tolerance.max_error_cap is not None:
+        passed &= float(difference.max()) <= tolerance.max_error_cap
+    if reference_norm > 0 and math.isfinite(reference_norm):
+        passed &= relative <= max(RELATIVE_NORM_FLOOR, 2 * tolerance.max_rtol)
+    return bool(passed), relative
+
+
+def check_admissible(run: Callable[[list], Any], inputs: list, reference_outputs, tolerance: Tolerance
+                     ) -> tuple[str, dict[str, list[float]]]:
+    """The lowest precision whose emulated run of `run(inputs)` meets `tolerance` against `reference_outputs`,
+    and the relative error norms (one per output) of every precision tried."""
+    import torch
+
+    truth = _tensors(reference_outputs)
+    tried: dict[str, list[float]] = {}
+    for precision in MATRIX_PRECISIONS[:-1]:
+        try:
+            with torch.no_grad(), matrix_products_at(precision):
+                outputs = _tensors(run(inputs))
+        except Exception:  # a reference that cannot run so (a dtype check, say) does not admit it
+            continue
+        if len(outputs) != len(truth):
+            continue
+        verdicts = [tolerance_error(o, t, tolerance) for o, t in zip(outputs, truth)]
+        tried[precision] = [error for _, error in verdicts]
+        if all(passed for passed, _ in verdicts):
+            return precision, tried
+    return "fp32", tried
+
+
+# --- the cache ----------------------------------------------------------------------------------
+def _key(problem: Problem, workload: Workload) -> str:
+    source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    material = {"format": CACHE_FORMAT, "source": source, "definition": problem.definition.model_dump(mode="json"),
+                "workload": workload.model_dump(mode="json"),
+                "tolerance": workload.effective_tolerance.model_dump(mode="json")}
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cache_path(key: str) -> Path:
+    return cache_dir() / "precision" / key[:2] / f"{key}.json"
+
+
+def load_cached(problem: Problem, workload: Workload) -> PrecisionRecord | None:
+    try:
+        return PrecisionRecord.model_validate_json(_cache_path(_key(problem, workload)).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def store_cached(problem: Problem, workload: Workload, record: PrecisionRecord) -> None:
+    """Atomically (temporary file and rename); a cache that cannot be written costs a recheck, nothing else."""
+    path = _cache_path(_key(problem, workload))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".precision.", suffix=".tmp")
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(record.model_dump_json().encode())
+        os.replace(temporary, path)
+    except OSError:
+        pass
+
+
+def checked_record(precision: str, tried: dict[str, list[float]], where: str) -> PrecisionRecord:
+    errors = ", ".join(f"{p} {max(e, default=0.0):.2g}" for p, e in tried.items())
+    return PrecisionRecord(policy="tolerance", matrix_precision=precision, admitted_error=tried.get(precision),
+                           basis=f"tolerance: checked {where} (relative error by precision: {errors or 'none run'})")
+
+
+def workload_record(problem: Problem, workload: Workload, run: Callable[[list], Any], inputs: list,
+                    reference_outputs) -> PrecisionRecord:
+    """The admissible precision of one workload, from the cache or checked now on these real inputs."""
+    cached = load_cached(problem, workload)
+    if cached is not None:
+        return cached
+    precision, tried = check_admissible(run, inputs, reference_outputs, workload.effective_tolerance)
+    record = checked_record(precision, tried, "on this workload")
+    store_cached(problem, workload, record)
+    return record
+
+
+def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[str, float]
+                    ) -> dict[str, PrecisionRecord]:
+    """Under the tolerance policy, a record per workload uuid: checked where the workload's matrix work
+    (`matrix_flops`, from the analysis) fits this CPU's budget, else inferred from the checked workloads
+    whose tolerance is at least as strict, else fp32 with the reason."""
+    import time
+
+    import torch
+
+    records: dict[str, PrecisionRecord] = {}
+    deadline = time.monotonic() + CHECK_BUDGET_S
+    checks_left = CHECKED_PER_PROBLEM
+    for workload in sorted(problem.workloads, key=lambda w: matrix_flops.get(w.uuid, 0.0)):
+        cached = load_cached(problem, workload)
+        if cached is not None:  # counted as a check, so that a second analysis checks no further workloads
+            records[workload.uuid] = cached
+            checks_left -= 1
+            continue
+        if matrix_flops.get(workload.uuid, 0.0) == 0.0:
+            records[workload.uuid] = PrecisionRecord(policy="tolerance", matrix_precision="fp32",
+                                                     basis="tolerance: no fp32 matrix work to lower")
+            continue
+        if (matrix_flops[workload.uuid] > CHECK_BUDGET_FLOPS or make_inputs is None or checks_left <= 0
+                or time.monotonic() > deadline):
+            continue
+        checks_left -= 1
+        try:
+            inputs = make_inputs(problem, workload, module, draw=0)
+            if sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor)) > CHECK_BUDGET_BYTES:
+                continue
+            started = time.monotonic()
+            with torch.no_grad():
+                truth = module.run(*inputs)
+        except Exception:  # inputs that cannot be made here (missing data): inferred below, or fp32
+            continue
+        if time.monotonic() - started > CHECK_RUN_BUDGET_S:
+            continue
+        records[workload.uuid] = workload_record(problem, workload, lambda values: module.run(*values), inputs, truth)
+    for workload in problem.workloads:
+        if workload.uuid not in records:
+            records[workload.uuid] = _inferred(workload, problem.workloads, records)
+    return records
+
+
+def at_least_as_strict(tighter: Tolerance, looser: Tolerance) -> bool:
+    """Whether meeting `tighter` implies meeting `looser` elementwise (atol, rtol, ratio and cap)."""
+    cap_ok = looser.max_error_cap is None or (tighter.max_error_cap is not None and
+                                             tighter.max_error_cap <= looser.max_error_cap)
+    return (tighter.max_atol <= looser.max_atol and tighter.max_rtol <= looser.max_rtol and
+            tighter.required_matched_ratio >= looser.required_matched_ratio and cap_ok and
+            (looser.allow_negative_inf or not tighter.allow_negative_inf))
+
+
+def _inferred(workload: Workload, workloads: Iterable[Workload], records: dict[str, PrecisionRecord]
+              ) -> PrecisionRecord:
+    """A precision admitted on a checked workload whose tolerance is at least as strict as this one's is
+    admitted here too (the error of low-precision products relative to the result barely depends on size)."""
+    tolerance = workload.effective_tolerance
+    checked = [(w.uuid, records[w.uuid]) for w in workloads
+               if w.uuid in records and at_least_as_strict(w.effective_tolerance, tolerance) and
+               records[w.uuid].basis.startswith("tolerance: checked")]
+    if not checked:
+        return PrecisionRecord(policy="tolerance", matrix_precision="fp32",
+                               basis="tolerance: not determined (too large to check on this CPU and no smaller "
+                                     "workload with a tolerance as strict checked): fp32-accurate")
+    lowest = min((record.matrix_precision for _, record in checked), key=MATRIX_PRECISIONS.index)
+    errors = [record.admitted_error for _, record in checked if record.matrix_precision == lowest and
+              record.admitted_error]
+    return PrecisionRecord(policy="tolerance", matrix_precision=lowest,
+                           admitted_error=[max(column) for column in zip(*errors)] if errors else None,
+                           basis=f"tolerance: inferred from {len(checked)} smaller workload(s) with a tolerance as "
+                                 f"strict (too large to check on this CPU)")

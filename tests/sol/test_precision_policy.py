@@ -1,0 +1,157 @@
+"""The precision policy on the T_SOL side: which matrix precision a tolerance admits, and the rate it buys."""
+
+import pytest
+
+from conftest import write_problem
+from solbench.hardware import lookup
+from solbench.sol import analyze_problem
+from solbench.sol.precision import check_admissible, matrix_products_at, resolve_policy, round_operand
+from solbench.spec import load_problem
+from solbench.spec.inputs import inputs_for_analysis
+from solbench.spec.workload import Tolerance
+
+MATMUL = {
+    "name": "matmul_fp32",
+    "axes": {"M": {"type": "var"}, "K": {"type": "const", "value": 256}, "N": {"type": "const", "value": 256}},
+    "inputs": {"A": {"shape": ["M", "K"], "dtype": "float32"}, "B": {"shape": ["K", "N"], "dtype": "float32"}},
+    "outputs": {"C": {"shape": ["M", "N"], "dtype": "float32"}},
+    "reference": "import torch\ndef run(A, B):\n    return A @ B\n",
+}
+LOOSE = {"max_atol": 0.5, "max_rtol": 0.05}
+TIGHT = {"max_atol": 1e-4, "max_rtol": 1e-4}
+
+
+def matmul_problem(tmp_path, tolerance: dict, tags: list[str] = (), m: int = 512):
+    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": tolerance,
+                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}]
+    return load_problem(write_problem(tmp_path / "mm", dict(MATMUL, tags=list(tags)), workloads))
+
+
+def test_rounding_keeps_the_formats_mantissa():
+    import torch
+
+    x = torch.tensor([1 + 2**-9, 1 + 2**-12, 1 + 2**-20, 3.0], dtype=torch.float32)
+    assert round_operand(x, "bf16").tolist() == [1.0, 1.0, 1.0, 3.0]
+    assert round_operand(x, "tf32").tolist() == [1 + 2**-9, 1.0, 1.0, 3.0]  # 10 mantissa bits, to nearest even
+    assert round_operand(x, "fp16").tolist() == [1 + 2**-9, 1.0, 1.0, 3.0]
+    assert round_operand(x.double(), "bf16").dtype == torch.float64  # only fp32 operands are lowered
+
+
+def test_emulated_products_are_lowered_and_elementwise_work_is_not():
+    import torch
+
+    a = torch.full((2, 2), 1 + 2**-12)
+    with matrix_products_at("bf16"):
+        product = torch.nn.functional.linear(a, torch.eye(2))
+        total = a + 0
+    assert product[0, 0].item() == 1.0 and total[0, 0].item() == 1 + 2**-12
+
+
+def test_the_tolerance_decides_the_lowest_admissible_precision():
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, 512, generator=generator), torch.randn(512, 64, generator=generator)
+    loose, errors = check_admissible(lambda v: v[0] @ v[1], [a, b], a @ b, Tolerance(**LOOSE))
+    assert loose == "bf16" and 1e-4 < errors["bf16"][0] < 1e-2
+    tf32_only, _ = check_admissible(lambda v: v[0] @ v[1], [a, b], a @ b, Tolerance(max_atol=0.1, max_rtol=0.0,
+                                                                                       required_matched_ratio=1.0))
+    assert tf32_only == "fp16"  # bf16's largest error is about 0.2 here, fp16's and TF32's about 0.03
+    tight, errors = check_admissible(lambda v: v[0] @ v[1], [a, b], a @ b, Tolerance(**TIGHT))
+    assert tight == "fp32" and set(errors) == {"bf16", "fp16", "tf32"}
+
+
+def test_auto_policy_is_tolerance_only_for_imported_problems(tmp_path):
+    assert resolve_policy(matmul_problem(tmp_path / "a", LOOSE, ["origin:sol-execbench"]), "auto") == "tolerance"
+    plain = matmul_problem(tmp_path / "b", LOOSE)
+    assert resolve_policy(plain, "auto") == "strict"
+    (plain.root / "metadata.json").write_text("{}")
+    assert resolve_policy(load_problem(plain.root), "auto") == "tolerance"
+    with pytest.raises(ValueError, match="unknown precision policy"):
+        resolve_policy(plain, "loose")
+
+
+def _t_sol(problem, precision):
+    [result] = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis, precision=precision)
+    return result
+
+
+def test_t_sol_differs_between_policies_by_the_rate_ratio(tmp_path, monkeypatch):
+    import solbench.sol.precision as precision
+
+    monkeypatch.setattr(precision, "CHECK_BUDGET_FLOPS", 1e9)  # the large workload takes the small one's precision
+    wide = dict(MATMUL, axes={"M": {"type": "var"}, "K": {"type": "const", "value": 2048},
+                              "N": {"type": "const", "value": 2048}})
+    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": LOOSE,
+                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}} for m in (16, 16384)]
+    problem = load_problem(write_problem(tmp_path / "mm", wide, workloads))
+    hardware = lookup("B200_1500MHz")
+    strict = analyze_problem(problem, hardware, make_inputs=inputs_for_analysis, precision="strict")[1]
+    tolerant = analyze_problem(problem, hardware, make_inputs=inputs_for_analysis, precision="tolerance")[1]
+    assert strict.precision.policy == "strict" and strict.precision.matrix_precision == "fp32"
+    assert tolerant.precision.policy == "tolerance" and tolerant.precision.matrix_precision == "bf16"
+    assert strict.bound == tolerant.bound == "matrix"  # 16384 x 2048 x 2048: matrix-bound even at the bf16 rate
+    ratio = hardware.matrix_rate("bfloat16")[0] / hardware.matrix_rate("float32")[0]
+    assert ratio > 5
+    assert strict.t_sol_ms / tolerant.t_sol_ms == pytest.approx(ratio, rel=1e-9)
+    assert strict.flops == tolerant.flops  # only the rate changed
+
+
+def test_a_tight_tolerance_keeps_fp32_and_the_check_is_cached(tmp_path, isolated_cache):
+    problem = matmul_problem(tmp_path, TIGHT, m=64)
+    strict, tolerant = _t_sol(problem, "strict"), _t_sol(problem, "tolerance")
+    assert tolerant.precision.matrix_precision == "fp32" and "checked on this workload" in tolerant.precision.basis
+    assert tolerant.t_sol_ms == strict.t_sol_ms
+    assert list((isolated_cache / "precision").rglob("*.json"))
+
+
+def test_large_workloads_take_the_precision_of_smaller_ones(tmp_path, monkeypatch):
+    import solbench.sol.precision as precision
+
+    monkeypatch.setattr(precision, "CHECK_BUDGET_FLOPS", 1e8)
+    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": LOOSE,
+                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}} for m in (64, 4096)]
+    problem = load_problem(write_problem(tmp_path / "mm", MATMUL, workloads))
+    small, large = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis,
+                                   precision="tolerance")
+    assert small.precision.matrix_precision == large.precision.matrix_precision == "bf16"
+    assert large.precision.basis.startswith("tolerance: inferred from 1 smaller workload")
+
+
+def test_inference_needs_a_tolerance_at_least_as_strict():
+    from solbench.sol.precision import at_least_as_strict
+
+    assert at_least_as_strict(Tolerance(max_atol=1e-3, max_rtol=1e-3), Tolerance(max_atol=2e-3, max_rtol=1e-3))
+    assert not at_least_as_strict(Tolerance(max_atol=2e-3), Tolerance(max_atol=1e-3))
+    assert not at_least_as_strict(Tolerance(), Tolerance(max_error_cap=1.0))
+
+
+def test_an_analysis_checks_its_two_smallest_workloads_and_infers_the_rest(tmp_path):
+    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": LOOSE,
+                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}} for m in (48, 16, 32)]
+    problem = load_problem(write_problem(tmp_path / "mm", MATMUL, workloads))
+    for _ in range(2):  # the second analysis reads the two checks from the cache and checks nothing more
+        results = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis,
+                                  precision="tolerance")
+        bases = {r.workload.uuid: r.precision.basis.split(" (")[0] for r in results}
+        assert bases == {"m16": "tolerance: checked on this workload", "m32": "tolerance: checked on this workload",
+                         "m48": "tolerance: inferred from 2 smaller workload(s) with a tolerance as strict"}
+
+
+def test_peak_used_says_why_the_bf16_rate_was_not_used(tmp_path):
+    from solbench.sol.published import disagreement
+    from solbench.spec.trace import PrecisionRecord
+
+    hardware = lookup("B200_1500MHz")
+    [result] = analyze_problem(matmul_problem(tmp_path, LOOSE, m=65536), hardware, precision="strict")
+    result = result.model_copy(update={"bound": "matrix"})
+    published = result.t_sol_ms / 6
+
+    def under(policy, precision, basis):
+        record = PrecisionRecord(policy=policy, matrix_precision=precision, basis=basis)
+        return disagreement(result.model_copy(update={"precision": record}), published, hardware)
+
+    assert "--precision strict" in disagreement(result, published, hardware)
+    assert "does not admit bf16" in under("tolerance", "fp32", "tolerance: checked on this workload")
+    assert "not determined" in under("tolerance", "fp32", "tolerance: not determined (too large)")
+    assert not under("tolerance", "bf16", "tolerance: checked on this workload").startswith("peak used")
