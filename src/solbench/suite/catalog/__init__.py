@@ -9,7 +9,7 @@ import importlib
 
 from solbench.suite.draft import ProblemDraft
 
-SET_MODULES = ("l1", "l2", "quant", "fib")
+SET_MODULES = ("l1", "l2", "quant", "fib", "ssm")
 
 
 def all_drafts() -> list[ProblemDraft]:
