@@ -60,6 +60,29 @@ def test_mamba2_chunk_scan_matches_transformers():
     _close(final, final_hf, 1e-4)
 
 
+@pytest.mark.slow
+def test_mamba2_mixer_scan_matches_the_nemotron_h_torch_path():
+    """conv1d + SiLU, split, mamba2_chunk_scan and MambaRMSNormGated composed as NemotronHMamba2Mixer does."""
+    run = _reference("nemotron-3-nano_mamba2_mixer_scan_h64_n128")
+    torch.manual_seed(7)
+    b, t, h, p, g, n = 1, 128, 64, 64, 8, 128  # one chunk; the inter-chunk path is checked above
+    d_inner, conv_dim = h * p, h * p + 2 * g * n
+    proj = torch.randn(b, t, d_inner + conv_dim + h, dtype=torch.float64)
+    conv_w, conv_b = torch.randn(conv_dim, 4).double() * 0.5, torch.randn(conv_dim).double() * 0.1
+    dt_bias, A_log, D = torch.rand(h).double() - 4, torch.rand(h).double() * 2, torch.rand(h).double()
+    norm_w = torch.rand(d_inner).double() + 0.5
+    out = run(proj, conv_w, conv_b, dt_bias, A_log, D, norm_w)
+
+    z, xBC, dt = proj.split([d_inner, conv_dim, h], dim=-1)
+    xBC = mamba2.causal_conv1d_fn(xBC.transpose(1, 2), conv_w, conv_b, activation="silu").transpose(1, 2)
+    x, B, C = xBC.split([d_inner, g * n, g * n], dim=-1)
+    y = mamba2.mamba2_chunk_scan(x.reshape(b, t, h, p), dt, -torch.exp(A_log), B.reshape(b, t, g, n),
+                                 C.reshape(b, t, g, n), 128, D=D, dt_bias=dt_bias, dt_softplus=True)
+    norm = mamba2.MambaRMSNormGated(d_inner, group_size=d_inner // g, eps=1e-5).double()
+    norm.weight.data.copy_(norm_w)
+    _close(out, norm(y.reshape(b, t, d_inner).double(), z), 1e-4)
+
+
 def test_mamba2_segsum_and_state_update_match_transformers():
     torch.manual_seed(1)
     dA = -torch.rand(2, 3, 2, 256, dtype=torch.float64) * 0.1

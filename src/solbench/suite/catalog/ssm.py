@@ -48,7 +48,7 @@ NEMOTRON_H_56B = model("Nemotron-H-56B-Base-8K", "nvidia/Nemotron-H-56B-Base-8K"
                         "mamba_num_heads": 256, "n_groups": 8, "ssm_state_size": 256, "layer_norm_eps": 1e-05,
                         "use_conv_bias": True})
 NEMOTRON_NANO = model("NVIDIA-Nemotron-3-Nano-30B-A3B", "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "language",
-                      {"chunk_size": 128, "conv_kernel": 4, "mamba_head_dim": 64, "mamba_num_heads": 64,
+                      {"hidden_size": 2688, "chunk_size": 128, "conv_kernel": 4, "mamba_head_dim": 64, "mamba_num_heads": 64,
                        "n_groups": 8, "ssm_state_size": 128, "layer_norm_eps": 1e-05})
 JAMBA = model("Jamba-v0.1", "ai21labs/Jamba-v0.1", "language",
               {"hidden_size": 4096, "mamba_expand": 2, "mamba_d_state": 16, "mamba_dt_rank": 256,
@@ -285,6 +285,86 @@ def mamba2_chunk_scan(m, name: str, *, tp: int = 1) -> ProblemDraft:
         _zip(batch_size=(1, 1, 2, 1, 2, 1, 3, 4),
              seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 2, 4, 1, 1)))),
         "L2", "chunk_scan")
+
+
+_MIXER_SCAN = '''@torch.no_grad()
+def run(projected_states, conv_weight, conv_bias, dt_bias, A_log, D, norm_weight):
+    """NemotronHMamba2Mixer from the in_proj output to the gated norm (the torch path of
+    mamba2_split_conv1d_scan_combined, out_proj excluded): split z | xBC | dt, causal conv1d + SiLU on xBC,
+    split x | B | C, the SSD chunk scan (dt softplus, D, zero initial state), then y * silu(z) RMS-normalised
+    over groups of d_inner / n_groups, times norm_weight."""
+    acc = _acc(dt_bias)
+    heads, head_dim, groups, state, chunk = @HEADS@, @HEAD_DIM@, @GROUPS@, @STATE@, @CHUNK@
+    d_inner = heads * head_dim
+    batch, seq_len, _ = projected_states.shape
+    z, xBC, dt = projected_states.split([d_inner, d_inner + 2 * groups * state, heads], dim=-1)
+    xBC = F.conv1d(xBC.transpose(1, 2).to(acc), conv_weight.to(acc)[:, None, :], conv_bias.to(acc),
+                   padding=conv_weight.shape[-1] - 1, groups=xBC.shape[-1])[..., :seq_len]
+    xBC = F.silu(xBC).to(projected_states.dtype).transpose(1, 2)
+    x, B, C = xBC.split([d_inner, groups * state, groups * state], dim=-1)
+    x = x.reshape(batch, seq_len, heads, head_dim).to(acc)
+    Bh = B.reshape(batch, seq_len, groups, state).to(acc).repeat_interleave(heads // groups, dim=2)
+    Ch = C.reshape(batch, seq_len, groups, state).to(acc).repeat_interleave(heads // groups, dim=2)
+    dt = F.softplus(dt.to(acc) + dt_bias.to(acc))
+    dA = -torch.exp(A_log.to(acc)) * dt
+    xs = x * dt[..., None]
+    c = seq_len // chunk
+    xs, Bh, Ch = (t.reshape(batch, c, chunk, heads, -1) for t in (xs, Bh, Ch))
+    acs = torch.cumsum(dA.reshape(batch, c, chunk, heads).permute(0, 3, 1, 2), dim=-1)  # [b, h, c, l]
+    lower = torch.tril(torch.ones(chunk, chunk, dtype=torch.bool, device=x.device))
+    L = torch.exp((acs[..., :, None] - acs[..., None, :]).masked_fill(~lower, -torch.inf))
+    y = torch.einsum("bhcls,bcshp->bclhp", torch.einsum("bclhn,bcshn->bhcls", Ch, Bh) * L, xs)
+    Bd = Bh * torch.exp(acs[..., -1:] - acs).permute(0, 2, 3, 1)[..., None]
+    states = torch.einsum("bclhn,bclhp->bchpn", Bd, xs)
+    s = torch.zeros_like(states[:, 0])
+    entering = []
+    for i in range(c):
+        entering.append(s)
+        s = torch.exp(acs[:, :, i, -1])[:, :, None, None] * s + states[:, i]
+    y = y + torch.einsum("bclhn,bchpn->bclhp", Ch, torch.stack(entering, dim=1)) \\
+        * torch.exp(acs).permute(0, 2, 3, 1)[..., None]
+    y = y.reshape(batch, seq_len, heads, head_dim) + x * D.to(acc)[:, None]
+    g = y.reshape(batch, seq_len, d_inner) * F.silu(z.to(acc))  # the scan output stays fp32 into the norm
+    gg = g.reshape(batch, seq_len, groups, -1)
+    gg = gg * torch.rsqrt(gg.pow(2).mean(-1, keepdim=True) + @EPS@)
+    return (norm_weight.to(acc) * gg.reshape(batch, seq_len, d_inner)).to(projected_states.dtype)
+'''
+
+
+def mamba2_mixer_scan(m) -> ProblemDraft:
+    heads, p, n, g, chunk = (m.config["mamba_num_heads"], m.config["mamba_head_dim"], m.config["ssm_state_size"],
+                             m.config["n_groups"], m.config["chunk_size"])
+    kernel, eps = m.config["conv_kernel"], m.config["layer_norm_eps"]
+    d_inner = heads * p
+    conv_dim = d_inner + 2 * g * n
+    proj = d_inner + conv_dim + heads
+    reference = _MIXER_SCAN
+    for key, value in (("HEADS", heads), ("HEAD_DIM", p), ("GROUPS", g), ("STATE", n), ("CHUNK", chunk),
+                       ("EPS", eps)):
+        reference = reference.replace(f"@{key}@", repr(value))
+    return _ssm(draft(
+        m, f"nemotron-3-nano_mamba2_mixer_scan_h{heads}_n{n}", "mamba2_mixer_scan",
+        f"{m.name} Mamba2 mixer between in_proj and out_proj, as mamba2_split_conv1d_scan_combined fuses it in "
+        f"training (NemotronHMamba2Mixer's torch path): split the in_proj output ({proj} = z {d_inner} | xBC "
+        f"{conv_dim} | dt {heads}); causal conv1d (kernel {kernel}, bias) + SiLU over xBC; the SSD chunk scan "
+        f"(chunk {chunk}, {heads} heads of {p}, state {n}, {g} groups, dt softplus, D); then the gated RMSNorm "
+        f"(y * silu(z), groups of {d_inner // g}, eps {eps}). bf16 in and out, fp32 scan.",
+        {"batch_size": None, "seq_len": (None, f"a multiple of chunk_size {chunk}"),
+         "proj_size": (proj, "intermediate_size + conv_dim + mamba_num_heads"),
+         "conv_dim": (conv_dim, "intermediate_size + 2 * n_groups * ssm_state_size"),
+         "kernel_size": (kernel, "conv_kernel"), "num_heads": (heads, "mamba_num_heads"),
+         "d_inner": (d_inner, "mamba_num_heads * mamba_head_dim")},
+        {"projected_states": (["batch_size", "seq_len", "proj_size"], "bfloat16", 1.0),
+         "conv_weight": (["conv_dim", "kernel_size"], "bfloat16", kernel ** -0.5),
+         "conv_bias": (["conv_dim"], "bfloat16", 0.1),
+         "dt_bias": (["num_heads"], "float32", _DT_BIAS),
+         "A_log": (["num_heads"], "float32", _A_LOG),
+         "D": (["num_heads"], "float32", "torch.rand(shape, device=device) + 0.5"),
+         "norm_weight": (["d_inner"], "bfloat16", _UNIT + " + 0.5")},
+        {"output": (["batch_size", "seq_len", "d_inner"], "bfloat16")},
+        body(reference), _zip(batch_size=(1, 1, 2, 1, 2, 1, 3, 4),
+                              seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 2, 4, 1, 1)))),
+        "L2", "mixer_scan")
 
 
 _STATE_UPDATE2 = '''@torch.no_grad()
@@ -1025,6 +1105,28 @@ def rwkv7_time_decay(m) -> ProblemDraft:
         "L1", "rwkv7_decay")
 
 
+# ================================ Quant: FP8 Mamba2 projections ========================================
+
+def fp8_mamba2_projections(m) -> list[ProblemDraft]:
+    """The Mamba2 mixer's in_proj and out_proj as FP8 per-tensor GEMMs (quant.py's recipe, Nemotron-3-Nano dims)."""
+    from solbench.suite.catalog.quant import fp8_per_tensor_gemm
+
+    hidden, heads, p = m.config["hidden_size"], m.config["mamba_num_heads"], m.config["mamba_head_dim"]
+    g, n = m.config["n_groups"], m.config["ssm_state_size"]
+    d_inner = heads * p
+    in_out = 2 * d_inner + 2 * g * n + heads
+    sweep = (1, 2, 8, 16, 64, 128, 255, 512)
+    in_proj = fp8_per_tensor_gemm(
+        m, f"nemotron-3-nano_fp8_mamba2_in_proj_n{in_out}", hidden, in_out,
+        f"Mamba2 mixer in_proj: hidden_size {hidden} -> z, xBC and dt = 2 x {d_inner} (mamba_num_heads x "
+        f"mamba_head_dim) + 2 x n_groups {g} x ssm_state_size {n} + {heads} heads = {in_out}", sweep)
+    out_proj = fp8_per_tensor_gemm(
+        m, f"nemotron-3-nano_fp8_mamba2_out_proj_k{d_inner}", d_inner, hidden,
+        f"Mamba2 mixer out_proj: the gated-norm output {d_inner} (mamba_num_heads x mamba_head_dim) -> "
+        f"hidden_size {hidden}", sweep)
+    return [_ssm(d, "Quant", "mamba2_projection") for d in (in_proj, out_proj)]
+
+
 # ================================ the set ==============================================================
 
 def drafts() -> list[ProblemDraft]:
@@ -1039,6 +1141,7 @@ def drafts() -> list[ProblemDraft]:
         mamba2_state_passing(NEMOTRON_NANO),
         mamba2_chunk_scan(MAMBA2_27B, "mamba2-27b_ssd_chunk_scan_h80_n128"),
         mamba2_chunk_scan(NEMOTRON_H_56B, "nemotron-h-56b_ssd_chunk_scan_h32_n256_tp8", tp=8),
+        mamba2_mixer_scan(NEMOTRON_NANO),
         mamba2_state_update(NEMOTRON_NANO),
         causal_conv1d(NEMOTRON_H_56B, f"nemotron-h-56b_causal_conv1d_silu_c{nemotron_conv}", nemotron_conv,
                       NEMOTRON_H_56B.config["conv_kernel"],
@@ -1064,4 +1167,5 @@ def drafts() -> list[ProblemDraft]:
         qwen_gated_rmsnorm_backward(QWEN3_NEXT),
         wkv7(RWKV7),
         rwkv7_time_decay(RWKV7),
+        *fp8_mamba2_projections(NEMOTRON_NANO),
     ]
