@@ -85,14 +85,26 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
     report = progress or (lambda *_: None)
     warm = _Warm(sandboxes, reference_timings)
     if cache is None:
-        return _measure(problem, solution, config, report, warm)
+        return _with_tiers(problem, _measure(problem, solution, config, report, warm))
     from solbench.evaluate.result_cache import cached_evaluation
 
     traces = cached_evaluation(cache, problem, solution, config,
                                lambda: _measure(problem, solution, config, report, warm), refresh=refresh_cache)
     if traces and traces[0].evaluation.solbench.cache.hit:
         report(len(traces), len(traces), "read from the result cache")
-    return traces
+    return _with_tiers(problem, traces)
+
+
+def _with_tiers(problem: Problem, traces: list[Trace]) -> list[Trace]:
+    """Each trace with the workload tier (``gpu``/``cpu``) its workload came from, in ``evaluation.solbench.tier``."""
+    stamped = []
+    for trace in traces:
+        details = trace.evaluation.solbench if trace.evaluation else None
+        if details is not None:
+            details = details.model_copy(update={"tier": problem.tier_of(trace.workload)})
+            trace = trace.model_copy(update={"evaluation": trace.evaluation.model_copy(update={"solbench": details})})
+        stamped.append(trace)
+    return stamped
 
 
 @dataclass(frozen=True)
