@@ -243,8 +243,9 @@ class _Deriver:
         workloads = [self._workload(axes, source) for axes, source in candidates]
         floor_flops = self._flops([self._workload(self.floor, self.problem.workloads[0])])
         if floor_flops and floor_flops[0] is not None:
-            self.flop_budget = max(self.max_flops, floor_flops[0] + self.max_flops / 2)
+            self.flop_budget = max(self.max_flops, floor_flops[0] * 1.25)  # a quarter on top of the smallest
         over: list[int] = []
+        flops = None
         for _ in range(4):  # FLOPs over budget: halve again and re-analyse those
             flops = self._flops(workloads)
             if flops is None:
@@ -263,12 +264,37 @@ class _Deriver:
                 break
         if over and len(over) < len(workloads):  # those that cannot shrink further go, the others stay
             workloads = [w for i, w in enumerate(workloads) if i not in set(over)]
+            flops = [f for i, f in enumerate(flops) if i not in set(over)]
+        if flops is not None:
+            workloads = self._uncounted_kept_small(workloads, flops)
         unique: dict[str, Workload] = {}
         for workload in sorted(workloads, key=lambda w: workload_bytes(self.problem, w)):
             unique.setdefault(_key(dict(workload.axes)), workload)
         chosen = _spread(list(unique.values()), MAX_WORKLOADS)
         self._last = chosen
         return chosen
+
+    def _uncounted_kept_small(self, workloads: list[Workload], flops: list[float | None]) -> list[Workload]:
+        """Workloads whose FLOPs the analysis could not count, held to a stricter size instead.
+
+        Where constant-sized tensors dominate (weights the work multiplies every token with), the work grows with
+        the var axes whatever the bytes say: at most twice the smallest workload's var-axis product. Elsewhere a
+        quarter of the byte budget.
+        """
+        floor_product = math.prod(self.floor.values())
+        dominated = self.floor_bytes > self.max_bytes // 2
+        kept = []
+        for workload, counted in zip(workloads, flops):
+            if counted is not None:
+                kept.append(workload)
+                continue
+            axes = {a: workload.axes[a] for a in self.var_axes}
+            if dominated:
+                axes = self._shrink(axes, lambda ax: math.prod(ax.values()) <= 2 * floor_product)
+            else:
+                axes = self._shrink(axes, lambda ax: workload_bytes(self.problem, ax) <= self.max_bytes // 4)
+            kept.append(workload if axes == dict(workload.axes) else self._workload(axes, workload))
+        return kept
 
     def _shrink(self, axes: dict[str, int], fits, steps: int | None = None) -> dict[str, int]:
         """Halve the axis furthest above its floor until `fits(axes)` (or `steps` halvings, or nothing shrinks)."""
