@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from solbench.spec.definition import Definition, TensorSpec
+from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.errors import ConstraintError, MissingDataError, SpecError
 from solbench.spec.expressions import evaluate, names_in
 from solbench.spec.solution import Solution
@@ -47,6 +49,17 @@ class Problem:
 
     def shape_of(self, tensor: TensorSpec, workload: Workload):
         return self.definition.shape_of(tensor, self.axes_of(workload))
+
+    def tensor_bytes(self, axes: dict[str, int]) -> int:
+        """Bytes of every input and output tensor at these `var` axis values (a size-based estimate of the
+        traffic and of the memory one set of inputs and outputs takes)."""
+        resolved = self.definition.resolve_axes(dict(axes))
+        total = 0
+        for tensor in (*self.definition.inputs.values(), *self.definition.outputs.values()):
+            shape = self.definition.shape_of(tensor, resolved)
+            if shape is not None:
+                total += math.prod(shape) * lookup_dtype(tensor.dtype).bits // 8
+        return total
 
 
 def load_problem(path: Path | str, tier: str | None = None, *, device: str | None = None) -> Problem:

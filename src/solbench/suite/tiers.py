@@ -68,13 +68,7 @@ class CpuTierResult:
 
 def workload_bytes(problem: Problem, workload: Workload | dict[str, int]) -> int:
     """Bytes of every input and output tensor at this workload's axes (the size-based estimate)."""
-    axes = problem.definition.resolve_axes(dict(workload.axes if isinstance(workload, Workload) else workload))
-    total = 0
-    for tensor in (*problem.definition.inputs.values(), *problem.definition.outputs.values()):
-        shape = problem.definition.shape_of(tensor, axes)
-        if shape is not None:
-            total += math.prod(shape) * lookup_dtype(tensor.dtype).bits // 8
-    return total
+    return problem.tensor_bytes(dict(workload.axes if isinstance(workload, Workload) else workload))
 
 
 def write_cpu_tier(folder: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_flops: float = DEFAULT_MAX_FLOPS,
