@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import typer
+
+from solbench.cli.tier_option import TierChoice, tier_option, tier_value
 
 
 def speed_of_light(
@@ -14,6 +17,8 @@ def speed_of_light(
     json_output: bool = typer.Option(False, "--json", help="Print only a JSON array, one object per workload."),
     explain: bool = typer.Option(False, "--explain", help="Per-op table with the formula behind each number."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
+    tier: Optional[TierChoice] = tier_option("Workloads analysed: gpu (workload.jsonl), cpu (workload.cpu.jsonl) or "
+                                             "all; default: the CPU tier for CPU hardware when the problem has one."),
 ) -> None:
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
@@ -27,9 +32,9 @@ def speed_of_light(
 
     from solbench.cli.common import ensure_local_probe
 
-    problem = load_problem(problem_dir)
     ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)
+    problem = load_problem(problem_dir, tier_value(tier), device="cpu" if spec.kind == "cpu" else "cuda")
     results = analyze_problem(problem, spec, explain=explain,
                               make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)))
     if json_output:

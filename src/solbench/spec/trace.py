@@ -151,6 +151,8 @@ class EvaluationDetails(_Record):
     sol: Optional[SolRecord] = None
     cache: Optional[CacheRecord] = None
     """Set when the evaluation used a result cache."""
+    tier: Optional[str] = None
+    """The workload tier the workload came from: ``gpu`` (workload.jsonl) or ``cpu`` (workload.cpu.jsonl)."""
 
 
 class Evaluation(_Record):
