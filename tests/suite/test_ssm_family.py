@@ -40,10 +40,13 @@ def test_the_family_has_at_least_upstreams_count_of_problems():
     assert sets["L1"] >= 10 and sets["L2"] >= 3, sets
     assert sum(d.backward for d in family) >= 2
     assert all(d.set in ("L1", "L2") for d in family if d.backward)
+    # two tiers: 16 GPU-scale workloads (workload.jsonl), 8 CPU ones (workload.cpu.jsonl)
+    assert all(len(d.workloads) >= 16 and len(d.cpu_workloads or []) >= 8 for d in family)
     models = {d.model.name for d in family}
     assert {"Mamba2-2.7B", "Jamba-v0.1", "Qwen3-Next-80B-A3B-Thinking", "RWKV-7-World-1.5B"} <= models
 
 
+@pytest.mark.slow
 def test_mamba2_chunk_scan_matches_transformers():
     run = _reference("nemotron-h-56b_ssd_chunk_scan_h32_n256_tp8")
     torch.manual_seed(0)
@@ -129,6 +132,7 @@ def test_selective_scan_matches_jamba():
     _close(y, y_hf)
 
 
+@pytest.mark.slow
 def test_gated_delta_rule_matches_qwen3_next():
     torch.manual_seed(4)
     b, t, hk, hv, dk, dv = 1, 100, 2, 4, 16, 8  # 100 tokens: one full chunk of 64 and a padded one

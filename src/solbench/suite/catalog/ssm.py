@@ -24,8 +24,9 @@ over long sequences. Inputs come from a generated ``make_inputs`` with the model
 ranges (Mamba2: A in [-16, -1], dt log-uniform in [0.001, 0.1]; gated DeltaNet: log-decay from a
 logsigmoid, beta in (0, 1); RWKV-7: decay in (exp(-1/sqrt(e)), 1)), so decays neither vanish nor blow up.
 
-Workloads here are the CPU tier: the issue's GPU tier (1k-64k training tokens, ~16 workloads) waits
-for the workload-tier loader (``workload.cpu.jsonl``); see docs/benchmarks.md.
+Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (1k-64k training
+tokens, decode batches to 512), ``workload.cpu.jsonl`` the recipe's 8 small ones, each well under a second
+on a 2-core CPU.
 """
 
 from __future__ import annotations
@@ -73,8 +74,42 @@ _LOGSIGMOID = "F.logsigmoid(torch.randn(shape, device=device) + 2.0)"  # gated D
 _UNIT = "torch.rand(shape, device=device)"
 
 
-def _ssm(d: ProblemDraft, set_name: str, kernel: str) -> ProblemDraft:
-    return dataclasses.replace(d, set=set_name, extra_tags=[FAMILY_TAG, f"kernel:{kernel}"] + list(d.extra_tags))
+def _ssm(d: ProblemDraft, set_name: str, kernel: str, gpu: list[dict[str, int]]) -> ProblemDraft:
+    """Family tags, the set, and the two tiers: ``gpu`` becomes workload.jsonl, the recipe's own small
+    workloads workload.cpu.jsonl."""
+    if len({tuple(sorted(w.items())) for w in gpu}) != len(gpu):
+        raise ValueError(f"{d.name}: duplicate GPU-tier workload")
+    return dataclasses.replace(d, set=set_name, extra_tags=[FAMILY_TAG, f"kernel:{kernel}"] + list(d.extra_tags),
+                               workloads=list(gpu), cpu_workloads=list(d.workloads))
+
+
+# --- GPU-tier workloads: upstream scale (training 1k-64k tokens, decode batches to 512), 16 per problem --------
+
+TRAIN_TOKENS = (1024, 1536, 2048, 3072, 4096, 6144, 8192, 10240, 12288, 16384, 20480, 24576, 32768, 40960,
+                49152, 65536)
+GEMM_TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+DECODE_BATCHES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+TRAIN_SEQUENCES = ((1, 1024), (1, 2048), (2, 1024), (1, 4096), (4, 1024), (2, 4096), (1, 8192), (8, 1024),
+                   (4, 4096), (2, 8192), (1, 16384), (8, 4096), (4, 8192), (2, 16384), (1, 32768), (8, 8192))
+"""(batch, tokens per sequence): 1k to 64k tokens, every length a multiple of 256 (whole chunks)."""
+SHORT_SEQUENCES = ((1, 1024), (1, 2048), (2, 1024), (1, 3072), (1, 4096), (4, 1024), (2, 2048), (3, 2048),
+                   (1, 6144), (2, 4096), (1, 8192), (8, 1024), (4, 2048), (1, 12288), (2, 8192), (1, 16384))
+"""Up to 16k tokens, for outputs quadratic in the chunk (the segsum matrix: 5.4 GB at 64k tokens)."""
+STEP_SEQUENCES = ((1, 512), (2, 512), (1, 1024), (4, 512), (2, 1024), (8, 512), (4, 1024), (16, 512),
+                  (8, 1024), (32, 512), (16, 1024), (48, 512), (32, 1024), (64, 512), (48, 1024), (64, 1024))
+"""512 to 64k tokens in sequences of at most 1,024 steps, for references that loop over time steps in Python
+(the analyzer traces every step)."""
+
+
+def _tokens(values, axis="num_tokens"):
+    return [{axis: v} for v in values]
+
+
+def _seqs(pairs, *, per_chunk: int = 0):
+    """(batch, seq) pairs as ``batch_size``/``seq_len`` axes, or ``num_chunks`` = seq / per_chunk."""
+    if per_chunk:
+        return [{"batch_size": b, "num_chunks": t // per_chunk} for b, t in pairs]
+    return [{"batch_size": b, "seq_len": t} for b, t in pairs]
 
 
 def _zip(**axes):
@@ -109,7 +144,7 @@ def mamba2_segsum(m) -> ProblemDraft:
         {"dA": (["batch_size", "num_heads", "num_chunks", "chunk_size"], "float32", _NEG_DA)},
         {"L": (["batch_size", "num_heads", "num_chunks", "chunk_size", "chunk_size"], "float32")},
         body(_SEGSUM), _zip(batch_size=(1, 1, 2, 1, 1, 3, 2, 4), num_chunks=(1, 2, 1, 3, 4, 1, 3, 2))),
-        "L1", "segsum")
+        "L1", "segsum", _seqs(SHORT_SEQUENCES, per_chunk=chunk))
 
 
 _CHUNK_DIAG = '''@torch.no_grad()
@@ -148,7 +183,7 @@ def mamba2_chunk_diag(m) -> ProblemDraft:
          "C": (["batch_size", "num_chunks", "chunk_size", "num_groups", "state_size"], "bfloat16", 1.0)},
         {"y_diag": (["batch_size", "num_chunks", "chunk_size", "num_heads", "head_dim"], "bfloat16")},
         body(_CHUNK_DIAG), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 4), num_chunks=(1, 2, 1, 3, 4, 2, 1, 1))),
-        "L1", "chunk_diag")
+        "L1", "chunk_diag", _seqs(TRAIN_SEQUENCES[:-1], per_chunk=chunk))
 
 
 _CHUNK_STATE = '''@torch.no_grad()
@@ -181,7 +216,7 @@ def mamba2_chunk_state(m) -> ProblemDraft:
          "B": (["batch_size", "num_chunks", "chunk_size", "num_groups", "state_size"], "bfloat16", 1.0)},
         {"states": (["batch_size", "num_chunks", "num_heads", "head_dim", "state_size"], "float32")},
         body(_CHUNK_STATE), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 4), num_chunks=(1, 2, 1, 3, 4, 2, 1, 1))),
-        "L1", "chunk_state")
+        "L1", "chunk_state", _seqs(TRAIN_SEQUENCES, per_chunk=chunk))
 
 
 _STATE_PASSING = '''@torch.no_grad()
@@ -216,7 +251,7 @@ def mamba2_state_passing(m) -> ProblemDraft:
         {"entering_states": (["batch_size", "num_chunks", "num_heads", "head_dim", "state_size"], "float32"),
          "final_state": (["batch_size", "num_heads", "head_dim", "state_size"], "float32")},
         body(_STATE_PASSING), _zip(batch_size=(1, 1, 2, 1, 2, 1, 4, 2), num_chunks=(2, 4, 2, 8, 4, 16, 2, 8))),
-        "L1", "state_passing")
+        "L1", "state_passing", _seqs(TRAIN_SEQUENCES, per_chunk=m.config["chunk_size"]))
 
 
 _CHUNK_SCAN = '''@torch.no_grad()
@@ -284,7 +319,7 @@ def mamba2_chunk_scan(m, name: str, *, tp: int = 1) -> ProblemDraft:
         body(_CHUNK_SCAN).replace("@CHUNK@", str(chunk)),
         _zip(batch_size=(1, 1, 2, 1, 2, 1, 3, 4),
              seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 2, 4, 1, 1)))),
-        "L2", "chunk_scan")
+        "L2", "chunk_scan", _seqs(TRAIN_SEQUENCES))
 
 
 _MIXER_SCAN = '''@torch.no_grad()
@@ -364,7 +399,7 @@ def mamba2_mixer_scan(m) -> ProblemDraft:
         {"output": (["batch_size", "seq_len", "d_inner"], "bfloat16")},
         body(reference), _zip(batch_size=(1, 1, 2, 1, 2, 1, 3, 4),
                               seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 2, 4, 1, 1)))),
-        "L2", "mixer_scan")
+        "L2", "mixer_scan", _seqs(TRAIN_SEQUENCES))
 
 
 _STATE_UPDATE2 = '''@torch.no_grad()
@@ -406,7 +441,7 @@ def mamba2_state_update(m) -> ProblemDraft:
         {"out": (["batch_size", "num_heads", "head_dim"], "bfloat16"),
          "new_state": (["batch_size", "num_heads", "head_dim", "state_size"], "float32")},
         body(_STATE_UPDATE2), [{"batch_size": b} for b in (1, 2, 4, 8, 16, 32, 64, 128)]),
-        "L1", "state_update")
+        "L1", "state_update", _tokens(DECODE_BATCHES, "batch_size"))
 
 
 # --- causal depthwise conv1d (Mamba2 xBC, gated DeltaNet qkv) --------------------------------------------
@@ -437,7 +472,7 @@ def causal_conv1d(m, name: str, channels: int, kernel: int, channels_text: str, 
         {"batch_size": None, "seq_len": None, "channels": (channels, channels_text), "kernel_size": (kernel, "conv kernel")},
         inputs, {"out": (["batch_size", "channels", "seq_len"], "bfloat16")}, body(reference),
         _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 3), seq_len=(1, 16, 64, 127, 128, 512, 255, 100))),
-        "L1", "causal_conv1d")
+        "L1", "causal_conv1d", _seqs(TRAIN_SEQUENCES))
 
 
 _CONV1D_UPDATE = '''@torch.no_grad()
@@ -470,7 +505,7 @@ def causal_conv1d_update(m) -> ProblemDraft:
         {"out": (["batch_size", "channels"], "bfloat16"),
          "new_conv_state": (["batch_size", "channels", "state_len"], "bfloat16")},
         body(_CONV1D_UPDATE), [{"batch_size": b} for b in (1, 2, 4, 8, 16, 32, 64, 256)]),
-        "L1", "causal_conv1d_update")
+        "L1", "causal_conv1d_update", _tokens(DECODE_BATCHES, "batch_size"))
 
 
 _CONV1D_BWD = '''def run(x, weight, bias, grad_output):
@@ -507,7 +542,7 @@ def causal_conv1d_backward(m) -> ProblemDraft:
          "grad_bias": (["channels"], "float32")},
         body(_CONV1D_BWD), _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 3), seq_len=(16, 64, 64, 127, 128, 512, 255, 100)),
         backward=True),
-        "L1", "causal_conv1d_backward")
+        "L1", "causal_conv1d_backward", _seqs(TRAIN_SEQUENCES))
 
 
 # --- dt softplus (Mamba2 discretisation) --------------------------------------------------------------
@@ -534,7 +569,7 @@ def dt_softplus(m) -> ProblemDraft:
          "A_log": (["num_heads"], "float32", _A_LOG)},
         {"dt_out": (["num_tokens", "num_heads"], "float32"), "dA": (["num_tokens", "num_heads"], "float32")},
         body(_DT_SOFTPLUS), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 1024, 2048, 8192)]),
-        "L1", "dt_softplus")
+        "L1", "dt_softplus", _tokens(TRAIN_TOKENS))
 
 
 _DT_SOFTPLUS_BWD = '''def run(dt, dt_bias, grad_dt):
@@ -559,7 +594,7 @@ def dt_softplus_backward(m) -> ProblemDraft:
         {"grad_dt_raw": (["num_tokens", "num_heads"], "bfloat16"), "grad_dt_bias": (["num_heads"], "float32")},
         body(_DT_SOFTPLUS_BWD), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 1024, 2048, 8192)],
         backward=True),
-        "L1", "dt_softplus_backward")
+        "L1", "dt_softplus_backward", _tokens(TRAIN_TOKENS))
 
 
 # --- gated RMSNorm (Mamba2 / Nemotron-H: gate before a group-wise norm) ----------------------------------
@@ -594,7 +629,7 @@ def mamba_gated_rmsnorm(m, name: str, *, tp: int = 1) -> ProblemDraft:
          "weight": (["hidden_size"], "bfloat16", 0.1, 1.0)},
         {"output": (["num_tokens", "hidden_size"], "bfloat16")},
         body(reference), [{"num_tokens": t} for t in (1, 7, 32, 128, 255, 512, 1024, 2048)]),
-        "L1", "gated_rmsnorm")
+        "L1", "gated_rmsnorm", _tokens(TRAIN_TOKENS))
 
 
 _GATED_NORM_MAMBA_BWD = '''def run(hidden_states, gate, weight, grad_output):
@@ -632,7 +667,7 @@ def mamba_gated_rmsnorm_backward(m) -> ProblemDraft:
          "grad_gate": (["num_tokens", "hidden_size"], "bfloat16"),
          "grad_weight": (["hidden_size"], "float32")},
         body(reference), [{"num_tokens": t} for t in (1, 7, 32, 128, 255, 512, 1024, 2048)], backward=True),
-        "L1", "gated_rmsnorm_backward")
+        "L1", "gated_rmsnorm_backward", _tokens(TRAIN_TOKENS))
 
 
 # ================================ Mamba-1 (Jamba) =====================================================
@@ -680,7 +715,7 @@ def selective_scan(m) -> ProblemDraft:
          "delta_bias": (["d_inner"], "float32", _DT_BIAS)},
         {"y": (["batch_size", "d_inner", "seq_len"], "bfloat16")},
         body(_SELECTIVE_SCAN), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 2), seq_len=(64, 96, 64, 128, 100, 128, 64, 80))),
-        "L1", "selective_scan")
+        "L1", "selective_scan", _seqs(STEP_SEQUENCES))
 
 
 _STATE_UPDATE1 = '''@torch.no_grad()
@@ -720,7 +755,7 @@ def selective_state_update(m) -> ProblemDraft:
         {"out": (["batch_size", "d_inner"], "bfloat16"),
          "new_state": (["batch_size", "d_inner", "state_size"], "float32")},
         body(_STATE_UPDATE1), [{"batch_size": b} for b in (1, 2, 4, 8, 16, 32, 64, 128)]),
-        "L1", "state_update")
+        "L1", "state_update", _tokens(DECODE_BATCHES, "batch_size"))
 
 
 _JAMBA_SSM = '''@torch.no_grad()
@@ -780,7 +815,7 @@ def jamba_ssm_block(m) -> ProblemDraft:
          "D": (["d_inner"], "float32", "torch.rand(shape, device=device) + 0.5")},
         {"output": (["batch_size", "seq_len", "d_inner"], "bfloat16")},
         body(reference), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 2), seq_len=(64, 96, 64, 128, 100, 128, 64, 80))),
-        "L2", "mamba1_block")
+        "L2", "mamba1_block", _seqs(STEP_SEQUENCES))
 
 
 # ================================ Gated DeltaNet (Qwen3-Next) ===========================================
@@ -868,7 +903,7 @@ def gated_delta_rule_chunked(m) -> ProblemDraft:
          "final_state": (["batch_size", "num_v_heads", "head_k_dim", "head_v_dim"], "float32")},
         body(_L2NORM + "\n\n" + _CHUNK_GDR),
         _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 4), seq_len=(1, 37, 64, 100, 128, 127, 256, 64))),
-        "L2", "gated_delta_rule")
+        "L2", "gated_delta_rule", _seqs(TRAIN_SEQUENCES))
 
 
 _RECURRENT_GDR = '''@torch.no_grad()
@@ -906,7 +941,7 @@ def gated_delta_rule_recurrent(m) -> ProblemDraft:
         {"output": (["batch_size", "num_v_heads", "head_v_dim"], "bfloat16"),
          "new_state": (["batch_size", "num_v_heads", "head_k_dim", "head_v_dim"], "float32")},
         body(_L2NORM + "\n\n" + _RECURRENT_GDR), [{"batch_size": b} for b in (1, 2, 3, 4, 8, 16, 32, 64)]),
-        "L1", "gated_delta_rule")
+        "L1", "gated_delta_rule", _tokens(DECODE_BATCHES, "batch_size"))
 
 
 _GDN_GATING = '''@torch.no_grad()
@@ -932,7 +967,7 @@ def gdn_gating(m) -> ProblemDraft:
          "dt_bias": (["num_v_heads"], "float32", 0.1, 1.0)},
         {"g": (["num_tokens", "num_v_heads"], "float32"), "beta": (["num_tokens", "num_v_heads"], "bfloat16")},
         body(_GDN_GATING), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 1024, 2048, 8192)]),
-        "L1", "gdn_gating")
+        "L1", "gdn_gating", _tokens(TRAIN_TOKENS))
 
 
 _QWEN_GATED_NORM = '''@torch.no_grad()
@@ -960,7 +995,7 @@ def qwen_gated_rmsnorm(m) -> ProblemDraft:
         {"output": (["num_tokens", "num_v_heads", "head_v_dim"], "bfloat16")},
         body(_QWEN_GATED_NORM.replace("@EPS@", repr(eps))),
         [{"num_tokens": t} for t in (1, 7, 32, 128, 255, 512, 1024, 2048)]),
-        "L1", "gated_rmsnorm")
+        "L1", "gated_rmsnorm", _tokens(TRAIN_TOKENS))
 
 
 _GDN_GATING_BWD = '''def run(a, b, A_log, dt_bias, grad_g, grad_beta):
@@ -995,7 +1030,7 @@ def gdn_gating_backward(m) -> ProblemDraft:
         {"grad_a": (["num_tokens", "num_v_heads"], "bfloat16"), "grad_b": (["num_tokens", "num_v_heads"], "bfloat16"),
          "grad_A_log": (["num_v_heads"], "float32"), "grad_dt_bias": (["num_v_heads"], "float32")},
         body(_GDN_GATING_BWD), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 1024, 2048, 8192)], backward=True),
-        "L1", "gdn_gating_backward")
+        "L1", "gdn_gating_backward", _tokens(TRAIN_TOKENS))
 
 
 _QWEN_GATED_NORM_BWD = '''def run(hidden_states, gate, weight, grad_output):
@@ -1030,7 +1065,7 @@ def qwen_gated_rmsnorm_backward(m) -> ProblemDraft:
          "grad_weight": (["head_v_dim"], "float32")},
         body(_QWEN_GATED_NORM_BWD.replace("@EPS@", repr(eps))),
         [{"num_tokens": t} for t in (1, 7, 32, 128, 255, 512, 1024, 2048)], backward=True),
-        "L1", "gated_rmsnorm_backward")
+        "L1", "gated_rmsnorm_backward", _tokens(TRAIN_TOKENS))
 
 
 # ================================ RWKV-7 ===============================================================
@@ -1075,7 +1110,7 @@ def wkv7(m) -> ProblemDraft:
         {"y": (["batch_size", "seq_len", "num_heads", "head_dim"], "float32"),
          "final_state": (["batch_size", "num_heads", "head_dim", "head_dim"], "float32")},
         body(_WKV7), _zip(batch_size=(1, 1, 2, 1, 1, 2, 4, 1), seq_len=(1, 16, 32, 64, 100, 64, 16, 128))),
-        "L1", "wkv7")
+        "L1", "wkv7", _seqs(STEP_SEQUENCES))
 
 
 _RWKV7_DECAY = '''@torch.no_grad()
@@ -1102,7 +1137,7 @@ def rwkv7_time_decay(m) -> ProblemDraft:
          "w0": (["hidden_size"], "float32", 1.0, -0.5)},
         {"decay": (["num_tokens", "hidden_size"], "float32")},
         body(_RWKV7_DECAY), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 512, 1024, 2048)]),
-        "L1", "rwkv7_decay")
+        "L1", "rwkv7_decay", _tokens(TRAIN_TOKENS))
 
 
 # ================================ Quant: FP8 Mamba2 projections ========================================
@@ -1124,7 +1159,7 @@ def fp8_mamba2_projections(m) -> list[ProblemDraft]:
         m, f"nemotron-3-nano_fp8_mamba2_out_proj_k{d_inner}", d_inner, hidden,
         f"Mamba2 mixer out_proj: the gated-norm output {d_inner} (mamba_num_heads x mamba_head_dim) -> "
         f"hidden_size {hidden}", sweep)
-    return [_ssm(d, "Quant", "mamba2_projection") for d in (in_proj, out_proj)]
+    return [_ssm(d, "Quant", "mamba2_projection", _tokens(GEMM_TOKENS)) for d in (in_proj, out_proj)]
 
 
 # ================================ the set ==============================================================
