@@ -77,10 +77,30 @@ _UNIT = "torch.rand(shape, device=device)"
 def _ssm(d: ProblemDraft, set_name: str, kernel: str, gpu: list[dict[str, int]]) -> ProblemDraft:
     """Family tags, the set, and the two tiers: ``gpu`` becomes workload.jsonl, the recipe's own small
     workloads workload.cpu.jsonl."""
-    if len({tuple(sorted(w.items())) for w in gpu}) != len(gpu):
+    if len({_key(w) for w in gpu}) != len(gpu):
         raise ValueError(f"{d.name}: duplicate GPU-tier workload")
     return dataclasses.replace(d, set=set_name, extra_tags=[FAMILY_TAG, f"kernel:{kernel}"] + list(d.extra_tags),
-                               workloads=list(gpu), cpu_workloads=list(d.workloads))
+                               workloads=list(gpu), cpu_workloads=_disjoint(d.workloads, gpu))
+
+
+def _key(workload: dict[str, int]) -> tuple:
+    return tuple(sorted(workload.items()))
+
+
+def _disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]]) -> list[dict[str, int]]:
+    """The CPU tier without the GPU tier's axis values (validate checks the tiers together, and two
+    workloads with the same axes and random inputs are duplicates): a CPU workload the GPU tier also has
+    gets its batch (or its only axis) raised by one until it is new, so chunk multiples still hold."""
+    taken = {_key(w) for w in gpu}
+    out = []
+    for workload in cpu:
+        workload = dict(workload)
+        axis = "batch_size" if "batch_size" in workload else next(iter(workload))
+        while _key(workload) in taken:
+            workload[axis] += 1
+        taken.add(_key(workload))
+        out.append(workload)
+    return out
 
 
 # --- GPU-tier workloads: upstream scale (training 1k-64k tokens, decode batches to 512), 16 per problem --------
@@ -143,7 +163,7 @@ def mamba2_segsum(m) -> ProblemDraft:
          "chunk_size": (chunk, "chunk_size")},
         {"dA": (["batch_size", "num_heads", "num_chunks", "chunk_size"], "float32", _NEG_DA)},
         {"L": (["batch_size", "num_heads", "num_chunks", "chunk_size", "chunk_size"], "float32")},
-        body(_SEGSUM), _zip(batch_size=(1, 1, 2, 1, 1, 3, 2, 4), num_chunks=(1, 2, 1, 3, 4, 1, 3, 2))),
+        body(_SEGSUM), _zip(batch_size=(1, 1, 2, 1, 1, 3, 2, 4), num_chunks=(1, 2, 1, 3, 5, 1, 3, 2))),
         "L1", "segsum", _seqs(SHORT_SEQUENCES, per_chunk=chunk))
 
 
@@ -215,7 +235,7 @@ def mamba2_chunk_state(m) -> ProblemDraft:
                        f"torch.cumsum({_NEG_DA}, dim=-1)"),
          "B": (["batch_size", "num_chunks", "chunk_size", "num_groups", "state_size"], "bfloat16", 1.0)},
         {"states": (["batch_size", "num_chunks", "num_heads", "head_dim", "state_size"], "float32")},
-        body(_CHUNK_STATE), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 4), num_chunks=(1, 2, 1, 3, 4, 2, 1, 1))),
+        body(_CHUNK_STATE), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 4), num_chunks=(1, 2, 1, 3, 5, 2, 1, 1))),
         "L1", "chunk_state", _seqs(TRAIN_SEQUENCES, per_chunk=chunk))
 
 
@@ -318,7 +338,7 @@ def mamba2_chunk_scan(m, name: str, *, tp: int = 1) -> ProblemDraft:
          "final_state": (["batch_size", "num_heads", "head_dim", "state_size"], "float32")},
         body(_CHUNK_SCAN).replace("@CHUNK@", str(chunk)),
         _zip(batch_size=(1, 1, 2, 1, 2, 1, 3, 4),
-             seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 2, 4, 1, 1)))),
+             seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 2, 5, 1, 1)))),
         "L2", "chunk_scan", _seqs(TRAIN_SEQUENCES))
 
 
