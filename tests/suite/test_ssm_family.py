@@ -179,3 +179,19 @@ def test_wkv7_recurrence_matches_the_dense_transition():
             s[0, j] = s[0, j] @ transition + torch.outer(v[0, i, j], k[0, i, j])
             _close(y[0, i, j], s[0, j] @ r[0, i, j])
     _close(final, s)
+
+
+def test_rwkv7_decay_backward_matches_autograd():
+    torch.manual_seed(8)
+    x, w1, w2, w0 = torch.randn(5, 16).double(), torch.randn(16, 4).double(), torch.randn(4, 16).double(), \
+        torch.randn(16).double()
+    grad = torch.randn(5, 16).double()
+    ours = _reference("rwkv7-15b_time_decay_backward_h2048_r96")(x, w1, w2, w0, grad)
+    params = [t.clone().requires_grad_() for t in (x, w1, w2, w0)]
+    decay = _reference("rwkv7-15b_time_decay_h2048_r96")
+    with torch.enable_grad():
+        out = torch.exp(-torch.sigmoid(torch.tanh(params[0] @ params[1]) @ params[2] + params[3]) / 1.6487212707001282)
+        expected = torch.autograd.grad(out, params, grad)
+    _close(decay(x, w1, w2, w0), out)
+    for got, want in zip(ours, expected):
+        _close(got, want)

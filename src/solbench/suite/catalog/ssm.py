@@ -1160,6 +1160,40 @@ def rwkv7_time_decay(m) -> ProblemDraft:
         "L1", "rwkv7_decay", _tokens(TRAIN_TOKENS))
 
 
+_RWKV7_DECAY_BWD = '''def run(xw, w1, w2, w0, grad_decay):
+    """Backward of decay = exp(-sigmoid(tanh(xw @ w1) @ w2 + w0) / sqrt(e)), written out (fp32):
+    gradients of the input and of the LoRA and bias parameters (summed over tokens)."""
+    acc = _acc(w0)
+    x, a, b = xw.to(acc), w1.to(acc), w2.to(acc)
+    h = torch.tanh(x @ a)
+    s = torch.sigmoid(h @ b + w0.to(acc))
+    decay = torch.exp(-s / math.e ** 0.5)
+    gz = grad_decay.to(acc) * (-decay / math.e ** 0.5) * s * (1 - s)
+    gpre = (gz @ b.T) * (1 - h * h)
+    return gpre @ a.T, x.T @ gpre, h.T @ gz, gz.sum(0)
+'''
+
+
+def rwkv7_time_decay_backward(m) -> ProblemDraft:
+    hidden, rank = m.config["hidden_size"], m.config["decay_low_rank_dim"]
+    return _ssm(draft(
+        m, f"rwkv7-15b_time_decay_backward_h{hidden}_r{rank}", "rwkv7_time_decay_backward",
+        f"Backward of the {m.name} data-dependent decay (exp(-sigmoid(tanh(xw W1) W2 + w0) / sqrt(e)), rank-{rank} "
+        f"LoRA over hidden_size {hidden}), as in a training step: gradients of xw, W1, W2 and w0 given the "
+        "decay's gradient; fp32, parameter gradients summed over tokens.",
+        {"num_tokens": (None, "tokens in the micro-batch"), "hidden_size": (hidden, "hidden_size"),
+         "rank": (rank, "decay_low_rank_dim")},
+        {"xw": (["num_tokens", "hidden_size"], "float32", 1.0),
+         "w1": (["hidden_size", "rank"], "float32", hidden ** -0.5),
+         "w2": (["rank", "hidden_size"], "float32", rank ** -0.5),
+         "w0": (["hidden_size"], "float32", 1.0, -0.5),
+         "grad_decay": (["num_tokens", "hidden_size"], "float32", 1.0)},
+        {"grad_xw": (["num_tokens", "hidden_size"], "float32"), "grad_w1": (["hidden_size", "rank"], "float32"),
+         "grad_w2": (["rank", "hidden_size"], "float32"), "grad_w0": (["hidden_size"], "float32")},
+        body(_RWKV7_DECAY_BWD), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 512, 1000, 2047)], backward=True),
+        "L1", "rwkv7_decay_backward", _tokens(TRAIN_TOKENS))
+
+
 # ================================ Quant: FP8 Mamba2 projections ========================================
 
 def fp8_mamba2_projections(m) -> list[ProblemDraft]:
@@ -1222,5 +1256,6 @@ def drafts() -> list[ProblemDraft]:
         qwen_gated_rmsnorm_backward(QWEN3_NEXT),
         wkv7(RWKV7),
         rwkv7_time_decay(RWKV7),
+        rwkv7_time_decay_backward(RWKV7),
         *fp8_mamba2_projections(NEMOTRON_NANO),
     ]
