@@ -460,7 +460,7 @@ def mamba2_state_update(m) -> ProblemDraft:
          "dt_bias": (["num_heads"], "float32", _DT_BIAS)},
         {"out": (["batch_size", "num_heads", "head_dim"], "bfloat16"),
          "new_state": (["batch_size", "num_heads", "head_dim", "state_size"], "float32")},
-        body(_STATE_UPDATE2), [{"batch_size": b} for b in (1, 2, 4, 8, 16, 32, 64, 128)]),
+        body(_STATE_UPDATE2), [{"batch_size": b} for b in (1, 2, 4, 8, 12, 16, 24, 32)]),
         "L1", "state_update", _tokens(DECODE_BATCHES, "batch_size"))
 
 
@@ -774,7 +774,7 @@ def selective_state_update(m) -> ProblemDraft:
          "dt_bias": (["d_inner"], "float32", _DT_BIAS)},
         {"out": (["batch_size", "d_inner"], "bfloat16"),
          "new_state": (["batch_size", "d_inner", "state_size"], "float32")},
-        body(_STATE_UPDATE1), [{"batch_size": b} for b in (1, 2, 4, 8, 16, 32, 64, 128)]),
+        body(_STATE_UPDATE1), [{"batch_size": b} for b in (1, 2, 4, 8, 12, 16, 24, 32)]),
         "L1", "state_update", _tokens(DECODE_BATCHES, "batch_size"))
 
 
@@ -960,7 +960,7 @@ def gated_delta_rule_recurrent(m) -> ProblemDraft:
          "state": (["batch_size", "num_v_heads", "head_k_dim", "head_v_dim"], "float32", 0.1)},
         {"output": (["batch_size", "num_v_heads", "head_v_dim"], "bfloat16"),
          "new_state": (["batch_size", "num_v_heads", "head_k_dim", "head_v_dim"], "float32")},
-        body(_L2NORM + "\n\n" + _RECURRENT_GDR), [{"batch_size": b} for b in (1, 2, 3, 4, 8, 16, 32, 64)]),
+        body(_L2NORM + "\n\n" + _RECURRENT_GDR), [{"batch_size": b} for b in (1, 2, 4, 8, 12, 16, 24, 32)]),
         "L1", "gated_delta_rule", _tokens(DECODE_BATCHES, "batch_size"))
 
 
