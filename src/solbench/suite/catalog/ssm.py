@@ -163,7 +163,7 @@ def mamba2_segsum(m) -> ProblemDraft:
          "chunk_size": (chunk, "chunk_size")},
         {"dA": (["batch_size", "num_heads", "num_chunks", "chunk_size"], "float32", _NEG_DA)},
         {"L": (["batch_size", "num_heads", "num_chunks", "chunk_size", "chunk_size"], "float32")},
-        body(_SEGSUM), _zip(batch_size=(1, 1, 2, 1, 1, 3, 2, 4), num_chunks=(1, 2, 1, 3, 5, 1, 3, 2))),
+        body(_SEGSUM), _zip(batch_size=(1, 1, 2, 1, 3, 2, 4, 5), num_chunks=(1, 2, 1, 3, 1, 2, 1, 1))),
         "L1", "segsum", _seqs(SHORT_SEQUENCES, per_chunk=chunk))
 
 
@@ -235,7 +235,7 @@ def mamba2_chunk_state(m) -> ProblemDraft:
                        f"torch.cumsum({_NEG_DA}, dim=-1)"),
          "B": (["batch_size", "num_chunks", "chunk_size", "num_groups", "state_size"], "bfloat16", 1.0)},
         {"states": (["batch_size", "num_chunks", "num_heads", "head_dim", "state_size"], "float32")},
-        body(_CHUNK_STATE), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 4), num_chunks=(1, 2, 1, 3, 5, 2, 1, 1))),
+        body(_CHUNK_STATE), _zip(batch_size=(1, 1, 2, 1, 3, 2, 4, 5), num_chunks=(1, 2, 1, 3, 1, 2, 1, 1))),
         "L1", "chunk_state", _seqs(TRAIN_SEQUENCES, per_chunk=chunk))
 
 
@@ -337,8 +337,8 @@ def mamba2_chunk_scan(m, name: str, *, tp: int = 1) -> ProblemDraft:
         {"y": (["batch_size", "seq_len", "num_heads", "head_dim"], "bfloat16"),
          "final_state": (["batch_size", "num_heads", "head_dim", "state_size"], "float32")},
         body(_CHUNK_SCAN).replace("@CHUNK@", str(chunk)),
-        _zip(batch_size=(1, 1, 2, 1, 2, 1, 3, 4),
-             seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 2, 5, 1, 1)))),
+        _zip(batch_size=(1, 1, 2, 1, 3, 2, 4, 5),
+             seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 1, 2, 1, 1)))),
         "L2", "chunk_scan", _seqs(TRAIN_SEQUENCES))
 
 
