@@ -46,7 +46,6 @@ def test_the_family_has_at_least_upstreams_count_of_problems():
     assert {"Mamba2-2.7B", "Jamba-v0.1", "Qwen3-Next-80B-A3B-Thinking", "RWKV-7-World-1.5B"} <= models
 
 
-@pytest.mark.slow
 def test_mamba2_chunk_scan_matches_transformers():
     run = _reference("nemotron-h-56b_ssd_chunk_scan_h32_n256_tp8")
     torch.manual_seed(0)
@@ -132,7 +131,6 @@ def test_selective_scan_matches_jamba():
     _close(y, y_hf)
 
 
-@pytest.mark.slow
 def test_gated_delta_rule_matches_qwen3_next():
     torch.manual_seed(4)
     b, t, hk, hv, dk, dv = 1, 100, 2, 4, 16, 8  # 100 tokens: one full chunk of 64 and a padded one
