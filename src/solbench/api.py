@@ -32,9 +32,13 @@ if TYPE_CHECKING:
 PathArg = Union[str, PathLike]
 
 
-def load_problem(path: PathArg) -> Problem:
-    """A problem folder (definition.json + workload.jsonl); raises SpecError naming the file and field."""
-    return _load_problem(Path(path))
+def load_problem(path: PathArg, tier: str | None = None, *, device: str | None = None) -> Problem:
+    """A problem folder (definition.json + workload.jsonl); raises SpecError naming the file and field.
+
+    `tier`: ``gpu`` (workload.jsonl), ``cpu`` (workload.cpu.jsonl) or ``all``; None picks the CPU tier when
+    `device` (default: the one an evaluation would use here) is the CPU and the folder has one, else gpu.
+    """
+    return _load_problem(Path(path), tier, device=device)
 
 
 def load_solution(path: PathArg) -> Solution:
@@ -61,9 +65,12 @@ def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config
     from solbench.evaluate import evaluate as evaluate_solution
     from solbench.score import attach_sol
 
-    problem = problem if isinstance(problem, Problem) else load_problem(problem)
-    solution = solution if isinstance(solution, Solution) else load_solution(solution)
     config = config or EvaluationConfig()
+    if not isinstance(problem, Problem):
+        from solbench.evaluate.config import resolve_device
+
+        problem = load_problem(problem, device=resolve_device(config.device))
+    solution = solution if isinstance(solution, Solution) else load_solution(solution)
     spec = _hardware(hardware) if hardware is not None else None  # an unknown id fails before evaluating
     loaded_baselines = _baselines(baselines)
     traces = evaluate_solution(problem, solution, config, progress, cache=Path(cache) if cache else None,

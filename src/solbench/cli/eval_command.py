@@ -12,6 +12,8 @@ import typer
 
 from solbench.cli.common import (DEFAULTS, PRECISION_HELP, CpuFlush, Device, Precision, UsageError, ensure_local_probe,
                                  evaluation_config)
+from solbench.cli.common import DEFAULTS, CpuFlush, Device, UsageError, ensure_local_probe, evaluation_config
+from solbench.cli.tier_option import TierChoice, tier_option, tier_value
 
 
 def evaluate_solution(
@@ -40,6 +42,7 @@ def evaluate_solution(
                                          "with the same key is returned from it (see docs/result-cache.md)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="With --cache: measure again and overwrite the entry."),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
+    tier: Optional[TierChoice] = tier_option(),
 ) -> None:
     """Evaluate a solution on every workload of a problem; one trace per workload."""
     from rich.console import Console
@@ -54,8 +57,8 @@ def evaluate_solution(
                                memory_limit_gb=memory_limit_gb, timer=timer, data_roots=tuple(data_root),
                                cpu_flush=flush.value, precision=precision.value)
     chosen_device = config.device
-    problem = load_problem(problem_dir)
-    candidate = reference_solution(problem.definition) if reference else load_solution(solution)
+    problem = load_problem(problem_dir, tier_value(tier), device=chosen_device)
+    candidate = reference_solution(problem.definition, chosen_device) if reference else load_solution(solution)
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")
@@ -81,7 +84,7 @@ def evaluate_solution(
         return
     console = Console()
     cached = " · read from the result cache" if _cache_hit(traces) else ""
-    console.print(traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device}{cached}"))
+    console.print(traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device} · {problem.tier} tier{cached}"))
     console.print(status_counts(traces))
 
 

@@ -12,6 +12,8 @@ import typer
 
 from solbench.cli.common import (DEFAULTS, PRECISION_HELP, Device, Precision, UsageError, ensure_local_probe,
                                  evaluation_config)
+from solbench.cli.common import DEFAULTS, Device, UsageError, ensure_local_probe, evaluation_config
+from solbench.cli.tier_option import TierChoice, tier_option, tier_value
 
 
 def run_suite(
@@ -40,6 +42,7 @@ def run_suite(
                                         help="Keep a spare sandbox started per worker (no solution ever ran in it), "
                                              "so each problem skips the sandbox's start-up."),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
+    tier: Optional[TierChoice] = tier_option(),
 ) -> None:
     """Evaluate many problems, resumably, with progress; write traces and a summary (pass counts per set,
     SOL scores per problem and set)."""
@@ -65,6 +68,9 @@ def run_suite(
     if broker and warm_sandboxes:
         raise UsageError("--warm-sandboxes: spares are kept by local worker processes; with --broker the remote "
                          "`solbench worker`s run the jobs")
+    if broker and tier is not None and tier is not TierChoice.gpu:
+        raise UsageError("--tier: remote `solbench worker`s receive workload.jsonl only (the GPU tier); drop --broker "
+                         "to run the CPU tier here")
     if broker and sol_hardware is None:
         raise UsageError("--broker: name the hardware whose workers run the jobs with --hardware (`solbench hw list`)")
     for note in notes:
@@ -72,14 +78,15 @@ def run_suite(
     out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
     settings = RunSettings(
         config=config, out=out, hardware=sol_hardware, baselines=baselines, rerun=rerun,
-        warm_sandboxes=warm_sandboxes)
+        warm_sandboxes=warm_sandboxes, tier=tier_value(tier))
     if broker:
         run = _broker_runner(broker, sol_hardware, errors)
         where = f"workers of {sol_hardware} via {broker}"
     else:
         run = partial(run_jobs, workers=workers)
         where = f"{chosen_device} · {workers} worker(s)"
-    errors.print(f"{len(jobs)} problem(s) · solution {solution_name} · {where} · traces in {out}")
+    tier_note = f" · tier {tier.value}" if tier else " · tier by device"
+    errors.print(f"{len(jobs)} problem(s) · solution {solution_name} · {where}{tier_note} · traces in {out}")
     results = _run_with_progress(jobs, settings, run, errors)
     failed = [r for r in results if r.error]
     lost = sum(r.worker_died is not None for r in failed)

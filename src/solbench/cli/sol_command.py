@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision
+from solbench.cli.tier_option import TierChoice, tier_option, tier_value
 
 
 def speed_of_light(
@@ -21,6 +22,8 @@ def speed_of_light(
         None, "--baselines", help="Baselines file whose entries give sol_ms (suite import writes one): the "
                                   "published T_SOL beside solbench's, with the ratio."),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
+    tier: Optional[TierChoice] = tier_option("Workloads analysed: gpu (workload.jsonl), cpu (workload.cpu.jsonl) or "
+                                             "all; default: the CPU tier for CPU hardware when the problem has one."),
 ) -> None:
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
@@ -34,9 +37,9 @@ def speed_of_light(
 
     from solbench.cli.common import ensure_local_probe
 
-    problem = load_problem(problem_dir)
     ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)
+    problem = load_problem(problem_dir, tier_value(tier), device="cpu" if spec.kind == "cpu" else "cuda")
     figures = None
     if baselines is not None:
         from solbench.score.baselines import load_baselines

@@ -8,6 +8,8 @@ from typing import Optional
 
 import typer
 
+from solbench.suite.tiers import DEFAULT_MAX_BYTES, DEFAULT_MAX_FLOPS
+
 app = typer.Typer(no_args_is_help=True, help="Facts about a suite of problems.")
 
 
@@ -16,18 +18,22 @@ def suite_statistics(
     path: Path = typer.Argument(Path("problems"), help="The suite folder (default: ./problems)."),
     json_output: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
     top: int = typer.Option(0, "--top", help="Show only the N largest rows per table (0: all)."),
+    flops: bool = typer.Option(False, "--flops", help="Also count FLOPs per tier with the analyzer (seconds per "
+                               "problem); bytes are always the size-based estimate (inputs + outputs)."),
 ) -> None:
-    """Counts by set, op type, dtype, domain, model, forward/backward and origin."""
+    """Counts by set, op type, dtype, domain, model, forward/backward and origin; sizes per workload tier."""
     from rich.console import Console
 
     from solbench.cli.render import stats_tables
     from solbench.suite.stats import suite_stats
 
-    stats = suite_stats(path)
+    stats = suite_stats(path, flops=flops)
     if json_output:
         print(json.dumps(stats.as_json(), indent=1))
         return
-    Console().print(stats_tables(stats, top or None))
+    console = Console()
+    console.print(stats_tables(stats, top or None))
+    console.print(_tier_table(stats))
 
 
 @app.command("import")
@@ -77,3 +83,51 @@ def _show_import(report, json_output: bool) -> None:
     if report.loaded < report.problems:
         raise ImportSourceError(f"{report.problems - report.loaded} of {report.problems} imported problems do not load "
                                 f"(load-error notes in {report.output}/import-report.json)")
+
+
+def _tier_table(stats):
+    from rich.table import Table
+
+    table = Table(title="per workload tier (bytes: size-based, inputs + outputs; FLOPs: analyzer, with --flops)",
+                  title_justify="left")
+    columns = ("tier", "problems (own file)", "workloads", "per problem", "median largest", "≥ 400 MB", "≤ 40 MB",
+               "median largest FLOPs")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "tier" else "right")
+    for tier in stats.tiers.values():
+        data = tier.as_json()
+        flops = data.get("median_largest_workload_flops")
+        table.add_row(tier.tier, f"{data['problems']} ({data['problems_with_own_file']})", str(data["workloads"]),
+                      f"{data['workloads_per_problem']:.1f}", f"{data['median_largest_workload_bytes'] / 1e6:.1f} MB",
+                      str(data["problems_largest_at_least_400MB"]), str(data["problems_largest_at_most_40MB"]),
+                      f"{flops / 1e9:.2f} G" if flops is not None else "-")
+    return table
+
+
+@app.command("cpu-tier")
+def cpu_tier(
+    path: Path = typer.Argument(..., help="A problem folder, or a folder of problem folders."),
+    max_bytes: float = typer.Option(DEFAULT_MAX_BYTES / 1e6, "--max-mb", help="Inputs + outputs per CPU workload, MB."),
+    max_gflops: float = typer.Option(DEFAULT_MAX_FLOPS / 1e9, "--max-gflops", help="FLOPs per CPU workload (analyzer)."),
+    no_analysis: bool = typer.Option(False, "--no-analysis", help="Check the budget by bytes alone (faster)."),
+) -> None:
+    """Write workload.cpu.jsonl (small workloads for a CPU) beside each problem's workload.jsonl, which stays as
+    published; prints what it did for each problem."""
+    from rich.console import Console
+
+    from solbench.suite.tiers import write_cpu_tiers
+
+    console = Console(highlight=False)
+
+    def report(result) -> None:
+        colour = {"written": "green", "not needed": "cyan"}.get(result.action, "yellow")
+        where = f" → {result.path}" if result.path else ""
+        console.print(f"[{colour}]{result.action}[/] {result.folder}{where}: {result.reason}", soft_wrap=True)
+        if result.workloads:
+            sizes = ", ".join(" ".join(f"{k}={v}" for k, v in w.axes.items()) for w in result.workloads)
+            console.print(f"    axes: {sizes}", soft_wrap=True)
+
+    results = write_cpu_tiers(path, max_bytes=int(max_bytes * 1e6), max_flops=max_gflops * 1e9,
+                              analyze=not no_analysis, progress=report)
+    counts = {action: sum(r.action == action for r in results) for action in ("written", "not needed", "skipped")}
+    console.print(f"{len(results)} problem(s): " + ", ".join(f"{n} {a}" for a, n in counts.items()))

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from solbench.cli.tier_option import TierChoice
+
 
 def validate_problems(
     path: Path = typer.Argument(..., help="A problem folder, or a folder of problem folders (a suite)."),
@@ -15,6 +17,8 @@ def validate_problems(
     workers: int = typer.Option(1, "--workers", "-j", min=1, help="Problems validated in parallel."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object per problem (JSON lines)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Report only problems with findings."),
+    tier: TierChoice = typer.Option(TierChoice.all, "--tier", help="Workloads checked: all (both tiers, the "
+                                    "default: uuids unique across them), gpu (workload.jsonl) or cpu."),
 ) -> None:
     """Load every definition, run each reference on the CPU at its smallest workload, derive T_SOL for
     every workload, and catch degenerate problems. Exit 1 when any problem has an error."""
@@ -38,7 +42,7 @@ def validate_problems(
             colour = "red" if finding.severity == "error" else "yellow"
             errors.print(f"    [{colour}]{finding.severity}[/] {finding.check}: {finding.message}", soft_wrap=True)
 
-    reports = validate_path(path, spec, workers=workers, progress=progress)
+    reports = validate_path(path, spec, workers=workers, progress=progress, tier=tier.value)
     failed = [r for r in reports if not r.ok]
     if json_output:
         for report in reports:

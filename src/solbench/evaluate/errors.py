@@ -23,3 +23,7 @@ class HarnessOptionError(EvaluationError):
     def __init__(self, option: str, value: Any, reason: str):
         self.option, self.value, self.reason = option, value, reason
         super().__init__(f"{option} {value}: {reason}")
+
+
+class MemoryLimitError(EvaluationError):
+    """A workload's inputs and outputs alone exceed the evaluation's memory limit (checked before any is made)."""

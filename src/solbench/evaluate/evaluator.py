@@ -17,7 +17,7 @@ from pathlib import Path
 from solbench.evaluate.config import EvaluationConfig, check_device_available
 from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
 from solbench.evaluate.environment import clock_state, device_name, library_versions
-from solbench.evaluate.errors import EvaluationError
+from solbench.evaluate.errors import EvaluationError, MemoryLimitError
 from solbench.evaluate.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluate.pool import SandboxPool
 from solbench.evaluate.reference_timing import ReferenceTimings, problem_timing_key, workload_timing_key
@@ -80,20 +80,50 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
     config = (config or EvaluationConfig()).resolved()
     check_device_available(config.device)
     check_data_files(problem, config.data_roots)
+    check_memory(problem, config)
     if solution.definition != problem.name:
         raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "
                         f"not for this problem {problem.name!r}")
     report = progress or (lambda *_: None)
     warm = _Warm(sandboxes, reference_timings)
     if cache is None:
-        return _measure(problem, solution, config, report, warm)
+        return _with_tiers(problem, _measure(problem, solution, config, report, warm))
     from solbench.evaluate.result_cache import cached_evaluation
 
     traces = cached_evaluation(cache, problem, solution, config,
                                lambda: _measure(problem, solution, config, report, warm), refresh=refresh_cache)
     if traces and traces[0].evaluation.solbench.cache.hit:
         report(len(traces), len(traces), "read from the result cache")
-    return traces
+    return _with_tiers(problem, traces)
+
+
+def check_memory(problem: Problem, config: EvaluationConfig) -> None:
+    """Refuse, before any input is made, a workload whose inputs and outputs alone exceed the memory limit: the
+    evaluator would build them (and float64 golden copies) in this process and take the machine down with it."""
+    limit = config.memory_limit_bytes
+    if limit is None:
+        return
+    for workload in problem.workloads:
+        needed = problem.tensor_bytes(dict(workload.axes))
+        if needed > limit:
+            tier = problem.tier_of(workload)
+            hint = (" (the CPU tier keeps the definition's constant axes; this problem has none small enough)"
+                    if tier == "gpu" and config.device.startswith("cpu") else "")
+            raise MemoryLimitError(
+                f"workload {workload.uuid} ({tier} tier) needs {needed / 1e9:.1f} GB for "
+                f"its inputs and outputs alone, more than the memory limit of {limit / 1e9:.1f} GB (--memory-limit-gb){hint}")
+
+
+def _with_tiers(problem: Problem, traces: list[Trace]) -> list[Trace]:
+    """Each trace with the workload tier (``gpu``/``cpu``) its workload came from, in ``evaluation.solbench.tier``."""
+    stamped = []
+    for trace in traces:
+        details = trace.evaluation.solbench if trace.evaluation else None
+        if details is not None:
+            details = details.model_copy(update={"tier": problem.tier_of(trace.workload)})
+            trace = trace.model_copy(update={"evaluation": trace.evaluation.model_copy(update={"solbench": details})})
+        stamped.append(trace)
+    return stamped
 
 
 @dataclass(frozen=True)

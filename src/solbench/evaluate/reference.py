@@ -5,6 +5,7 @@ from __future__ import annotations
 from solbench.evaluate.correctness import as_comparable
 from solbench.evaluate.errors import EvaluationError
 from solbench.sandbox.calling import normalize_outputs
+from solbench.spec.cpu_reference import cpu_runnable_source
 from solbench.spec.definition import Definition
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.reference_code import ReferenceImportError, import_reference
@@ -21,6 +22,8 @@ class ReferenceProgram:
         self.definition = definition
         self.device = device
         self.output_names = list(definition.outputs)
+        if device.startswith("cpu"):  # the CUDA device it names -> the CPU; NVFP4 `_scaled_mm` -> spec.nvfp4
+            definition = definition.model_copy(update={"reference": cpu_runnable_source(definition.reference)})
         try:
             self.module, self._directory = import_reference(definition, device)
         except ReferenceImportError as error:

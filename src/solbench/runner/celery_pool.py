@@ -149,7 +149,7 @@ class _Dispatch:
 def _skipped_or_unreadable(job: Job, settings: RunSettings, store: TraceStore) -> JobResult | None:
     """A result without sending the job: finished by an earlier run, or its problem cannot be read."""
     try:
-        problem = load_problem(job.problem_dir)
+        problem = load_problem(job.problem_dir, "gpu")  # remote workers receive workload.jsonl (the GPU tier)
     except SolbenchError as error:
         return JobResult(job, error=str(error))
     if not settings.rerun and store.finished(job, [w.uuid for w in problem.workloads]):
@@ -168,7 +168,7 @@ def _collect(job: Job, meta: dict, settings: RunSettings, store: TraceStore) -> 
     try:
         traces = [Trace.model_validate_json(line) for line in remote.traces_jsonl.splitlines() if line]
         if settings.hardware:
-            traces = attach_sol(traces, load_problem(job.problem_dir), settings)
+            traces = attach_sol(traces, load_problem(job.problem_dir, "gpu"), settings)
         result.trace_path = str(store.write(job, traces))
     except SolbenchError as error:
         result.error = str(error)

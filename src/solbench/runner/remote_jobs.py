@@ -82,14 +82,15 @@ def evaluate_remote(message: RemoteJob, device: str | None, worker: str = "") ->
         config = replace(config, device=device)
     with tempfile.TemporaryDirectory(prefix="solbench-job-") as scratch:
         try:
-            problem = load_problem(_problem_folder(message, Path(scratch)))
+            problem = load_problem(_problem_folder(message, Path(scratch)), "gpu")  # only workload.jsonl travels
             solution_path = None
             if message.solution_json is not None:
                 solution_path = Path(scratch) / "solution.json"
                 solution_path.write_text(message.solution_json)
             set_name, name, solution_name = message.key.split("/", 2)
             job = Job(problem.root, name, set_name, solution_name, solution_path)
-            traces = evaluate(problem, solution_for(job, problem), config.resolved())
+            resolved = config.resolved()
+            traces = evaluate(problem, solution_for(job, problem, resolved.device), resolved)
         except SolbenchError as error:
             return RemoteResult(key=message.key, error=str(error), seconds=time.perf_counter() - started,
                                 worker=worker)

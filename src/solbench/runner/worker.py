@@ -25,6 +25,8 @@ class RunSettings:
     threads_per_worker: int | None = None
     warm_sandboxes: bool = False
     """Keep a spare sandbox started in each worker (evaluate/pool.py), so a job skips the sandbox's start-up."""
+    tier: str | None = None
+    """Workload tier to evaluate (``gpu``, ``cpu``, ``all``); None: by device (spec.tiers.default_tier)."""
 
 
 @dataclass
@@ -50,11 +52,11 @@ def run_job(job: Job, settings: RunSettings, sandboxes: SandboxPool | None = Non
     result = JobResult(job)
     store = TraceStore(settings.out)
     try:
-        problem = load_problem(job.problem_dir)
+        problem = load_run_problem(job, settings)
         if not settings.rerun and store.finished(job, [w.uuid for w in problem.workloads]):
             result.skipped = True
             return result
-        solution = solution_for(job, problem)
+        solution = solution_for(job, problem, settings.config.device)
         traces = evaluate(problem, solution, settings.config, sandboxes=sandboxes)
         if settings.hardware:
             traces = attach_sol(traces, problem, settings)
@@ -69,9 +71,16 @@ def run_job(job: Job, settings: RunSettings, sandboxes: SandboxPool | None = Non
     return result
 
 
-def solution_for(job: Job, problem):
+def load_run_problem(job: Job, settings: RunSettings):
+    """The job's problem with the run's workload tier (by the run's device when the run names none)."""
+    from solbench.evaluate.config import resolve_device
+
+    return load_problem(job.problem_dir, settings.tier, device=resolve_device(settings.config.device))
+
+
+def solution_for(job: Job, problem, device: str | None = None):
     if job.solution == REFERENCE:
-        return reference_solution(problem.definition)
+        return reference_solution(problem.definition, device)
     if job.solution == COMPILED_REFERENCE:
         return compiled_reference_solution(problem.definition)
     return load_solution(job.solution_path)

@@ -62,7 +62,7 @@ def score_trace_file(path: Path, hardware: str, *, baselines: Path | None = None
     sets: dict[str, str] = {}
     for root in problem_roots:
         for folder in find_problem_folders(root):
-            problem = load_problem(folder)
+            problem = load_problem(folder, "all")  # traces may come from either tier
             problems[problem.name] = problem
             sets[problem.name] = problem_set(problem.definition.tags, folder, root)
     return score_traces(traces, hardware, problems=problems, baselines=baselines, sets=sets, precision=precision)

@@ -16,11 +16,11 @@ on a fake tensor (routing from floating-point logits) cannot be answered this wa
 
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager
 from typing import Any
 
 from solbench.sol.errors import ValuesNeeded
+from solbench.spec.cpu_reference import cpu_reference_source  # noqa: F401  (re-exported: the analyzer's entry)
 
 REAL_LIMIT = 1 << 22
 """Most elements a floating-point result may have to be computed for real (4 Mi elements:
@@ -28,17 +28,6 @@ milliseconds on a CPU); larger ones stay fake."""
 REAL_INDEX_LIMIT = 1 << 24
 """The same for integer and boolean results (one-hot expert masks of a few thousand tokens are
 about 10 Mi elements); larger ones stay fake."""
-
-_CUDA_LITERAL = re.compile(r"""(["'])cuda(:\d+)?\1""")
-_CUDA_CALL = re.compile(r"\.cuda\(\)")
-
-
-def cpu_reference_source(source: str) -> str:
-    """The reference with the CUDA device it names replaced by the CPU, so that it analyses without one.
-
-    Only device literals (`"cuda"`, `'cuda:0'`) and `.cuda()` calls change: the analysis needs the
-    ops, not where they would run."""
-    return _CUDA_CALL.sub(".cpu()", _CUDA_LITERAL.sub(lambda m: f"{m.group(1)}cpu{m.group(1)}", source))
 
 
 def _mode_base():

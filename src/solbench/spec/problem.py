@@ -1,21 +1,24 @@
-"""Loading a problem directory (definition.json + workload.jsonl) and solution files."""
+"""Loading a problem directory (definition.json + workload.jsonl, and its CPU tier) and solution files."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from solbench.spec.definition import Definition, TensorSpec
+from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.errors import ConstraintError, MissingDataError, SpecError
 from solbench.spec.expressions import evaluate, names_in
 from solbench.spec.load_notes import (IGNORED_FIELD, KEPT_UPSTREAM_FIELDS, LoadNote, extra_fields, grouped,
                                       without_unknown_names, workload_notes)
 from solbench.spec.solution import Solution
+from solbench.spec.tiers import GPU_WORKLOAD_FILE, default_tier, tier_files
 from solbench.spec.validation import read_json, read_jsonl, validate_model
 from solbench.spec.workload import SafetensorsInput, Workload
 
 DEFINITION_FILE = "definition.json"
-WORKLOAD_FILE = "workload.jsonl"
+WORKLOAD_FILE = GPU_WORKLOAD_FILE
 
 
 @dataclass(frozen=True)
@@ -28,10 +31,22 @@ class Problem:
     warnings: tuple[str, ...] = ()
     notes: tuple[LoadNote, ...] = ()
     """What the files carry that is left unused, as upstream leaves it (each also one of `warnings`)."""
+    tier: str = "gpu"
+    """The tier loaded: ``gpu`` (workload.jsonl), ``cpu`` (workload.cpu.jsonl) or ``all`` (both, GPU first)."""
+    workload_tiers: tuple[str, ...] = ()
+    """The tier of each workload, in `workloads` order (empty: every workload is in `tier`)."""
 
     @property
     def name(self) -> str:
         return self.definition.name
+
+    def tier_of(self, workload: Workload) -> str:
+        """``gpu`` or ``cpu``: the file `workload` came from."""
+        if self.workload_tiers:
+            for candidate, tier in zip(self.workloads, self.workload_tiers):
+                if candidate.uuid == workload.uuid:
+                    return tier
+        return "cpu" if self.tier == "cpu" else "gpu"
 
     def axes_of(self, workload: Workload) -> dict[str, int]:
         return self.definition.resolve_axes(dict(workload.axes))
@@ -39,9 +54,24 @@ class Problem:
     def shape_of(self, tensor: TensorSpec, workload: Workload):
         return self.definition.shape_of(tensor, self.axes_of(workload))
 
+    def tensor_bytes(self, axes: dict[str, int]) -> int:
+        """Bytes of every input and output tensor at these `var` axis values (a size-based estimate of the
+        traffic and of the memory one set of inputs and outputs takes)."""
+        resolved = self.definition.resolve_axes(dict(axes))
+        total = 0
+        for tensor in (*self.definition.inputs.values(), *self.definition.outputs.values()):
+            shape = self.definition.shape_of(tensor, resolved)
+            if shape is not None:
+                total += math.prod(shape) * lookup_dtype(tensor.dtype).bits // 8
+        return total
 
-def load_problem(path: Path | str) -> Problem:
-    """Read and check a problem directory; raises SpecError naming the file, line and field."""
+
+def load_problem(path: Path | str, tier: str | None = None, *, device: str | None = None) -> Problem:
+    """Read and check a problem directory; raises SpecError naming the file, line and field.
+
+    `tier` is ``gpu``, ``cpu`` or ``all``; None picks by device (`spec.tiers.default_tier`: the CPU tier when
+    `device` is the CPU and the folder has one). Workload uuids must be unique across the tiers read.
+    """
     root = Path(path)
     if not root.is_dir():
         raise SpecError(root, None, "not a problem directory (expected a folder with definition.json)")
@@ -49,24 +79,30 @@ def load_problem(path: Path | str) -> Problem:
     definition = validate_model(Definition, read_json(definition_path), definition_path)
     notes = [LoadNote(IGNORED_FIELD, definition_path, field, "unknown field, ignored")
              for field, _ in extra_fields(definition) if field not in KEPT_UPSTREAM_FIELDS]
-    workload_path = root / WORKLOAD_FILE
-    workloads = []
-    seen: dict[str, int] = {}
-    for line, data in read_jsonl(workload_path):
-        workload = validate_model(Workload, data, workload_path, line=line)
-        if workload.uuid in seen:
-            raise SpecError(workload_path, "uuid", f"{workload.uuid!r} already used on line {seen[workload.uuid]}",
-                            line=line)
-        seen[workload.uuid] = line
-        notes += workload_notes(definition, workload, workload_path, line)
-        workload = without_unknown_names(definition, workload)
-        _check_workload(definition, workload, workload_path, line)
-        workloads.append(workload)
-    if not workloads:
-        raise SpecError(workload_path, None, "no workloads")
+    chosen = tier or default_tier(root, device)
+    workloads: list[Workload] = []
+    tiers: list[str] = []
+    seen: dict[str, tuple[Path, int]] = {}
+    for tier_name, workload_path in tier_files(root, chosen):
+        count = len(workloads)
+        for line, data in read_jsonl(workload_path):
+            workload = validate_model(Workload, data, workload_path, line=line)
+            if workload.uuid in seen:
+                first_path, first_line = seen[workload.uuid]
+                where = f"line {first_line}" if first_path == workload_path else f"{first_path.name} line {first_line}"
+                raise SpecError(workload_path, "uuid", f"{workload.uuid!r} already used on {where}", line=line)
+            seen[workload.uuid] = (workload_path, line)
+            notes += workload_notes(definition, workload, workload_path, line)
+            workload = without_unknown_names(definition, workload)
+            _check_workload(definition, workload, workload_path, line)
+            workloads.append(workload)
+            tiers.append(tier_name)
+        if len(workloads) == count:
+            raise SpecError(workload_path, None, "no workloads")
     notes = grouped(notes)
     return Problem(root=root, definition=definition, workloads=tuple(workloads),
-                   warnings=tuple(str(note) for note in notes), notes=tuple(notes))
+                   warnings=tuple(str(note) for note in notes), notes=tuple(notes),
+                   tier=chosen, workload_tiers=tuple(tiers) if chosen == "all" else ())
 
 
 def find_problem_folders(root: Path | str) -> list[Path]:

@@ -174,6 +174,8 @@ class EvaluationDetails(_Record):
     """The precision policy the downgrade rule followed, and the matrix precision it admitted."""
     cache: Optional[CacheRecord] = None
     """Set when the evaluation used a result cache."""
+    tier: Optional[str] = None
+    """The workload tier the workload came from: ``gpu`` (workload.jsonl) or ``cpu`` (workload.cpu.jsonl)."""
 
 
 class Evaluation(_Record):

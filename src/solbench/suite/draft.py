@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from solbench.spec.definition import Definition
+from solbench.spec.tiers import CPU_WORKLOAD_FILE
 from solbench.spec.workload import Workload
 
 SETS = ("L1", "L2", "Quant", "FIB", "DLRM")
@@ -63,6 +64,8 @@ class ProblemDraft:
     constraints: list[str] = field(default_factory=list)
     origin: str = "recipe"
     extra_tags: list[str] = field(default_factory=list)
+    cpu_workloads: Optional[list[dict[str, int]]] = None
+    """The CPU tier (``workload.cpu.jsonl``) where ``workloads`` are GPU-scale; None: no CPU tier."""
 
     def __post_init__(self) -> None:
         if self.set not in SETS:
@@ -96,9 +99,11 @@ class ProblemDraft:
             data["constraints"] = self.constraints
         return data
 
-    def workload_records(self) -> list[dict[str, Any]]:
+    def workload_records(self, tier: str = "gpu") -> list[dict[str, Any]]:
+        """Records of ``workloads`` (tier "gpu") or ``cpu_workloads`` ("cpu"); uuids differ across tiers."""
         records = []
-        for values in self.workloads:
+        salt = "cpu:" if tier == "cpu" else ""
+        for values in (self.cpu_workloads or []) if tier == "cpu" else self.workloads:
             inputs: dict[str, Any] = {}
             for input_name, spec in self.inputs.items():
                 if spec.get("shape") is None:
@@ -108,7 +113,7 @@ class ProblemDraft:
                 else:
                     inputs[input_name] = {"type": "random"}
             key = json.dumps(values, sort_keys=True)
-            record: dict[str, Any] = {"uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{self.name}:{key}")),
+            record: dict[str, Any] = {"uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{salt}{self.name}:{key}")),
                                       "axes": values, "inputs": inputs}
             if self.tolerance:
                 record["tolerance"] = self.tolerance
@@ -125,10 +130,13 @@ def write_problem(draft: ProblemDraft, root: Path) -> Path:
     definition = draft.definition()
     Definition.model_validate(definition)
     records = draft.workload_records()
-    for record in records:
+    cpu_records = draft.workload_records("cpu")
+    for record in records + cpu_records:
         Workload.model_validate(record)
     folder = Path(root) / draft.set / draft.name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "definition.json").write_text(json.dumps(definition, indent=2) + "\n")
     (folder / "workload.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    if cpu_records:
+        (folder / CPU_WORKLOAD_FILE).write_text("".join(json.dumps(r) + "\n" for r in cpu_records))
     return folder

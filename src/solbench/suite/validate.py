@@ -61,11 +61,12 @@ class ProblemValidation:
         self.findings.append(Finding(check, message, severity))
 
 
-def validate_problem(folder: Path, hardware: HardwareSpec) -> ProblemValidation:
+def validate_problem(folder: Path, hardware: HardwareSpec, tier: str = "all") -> ProblemValidation:
+    """Checks of one problem over the workloads of `tier` (default: both tiers, so uuids are checked across them)."""
     started = time.perf_counter()
     report = ProblemValidation(path=str(folder))
     try:
-        problem = load_problem(folder)
+        problem = load_problem(folder, tier)
     except SolbenchError as error:
         report.add("load", str(error))
         return report
@@ -384,7 +385,8 @@ def _described(error: Exception) -> str:
 
 
 def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
-                  progress: Callable[[ProblemValidation, int, int], None] | None = None) -> list[ProblemValidation]:
+                  progress: Callable[[ProblemValidation, int, int], None] | None = None,
+                  tier: str = "all") -> list[ProblemValidation]:
     """Every problem folder under ``root``, plus checks across problems (names used twice)."""
     folders = find_problem_folders(root)
     reports: list[ProblemValidation] = []
@@ -393,7 +395,8 @@ def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(validate_problem, folder, hardware): index for index, folder in enumerate(folders)}
+            futures = {pool.submit(validate_problem, folder, hardware, tier): index
+                       for index, folder in enumerate(folders)}
             done: dict[int, ProblemValidation] = {}
             for future in as_completed(futures):
                 done[futures[future]] = future.result()
@@ -402,7 +405,7 @@ def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
         reports = [done[i] for i in range(len(folders))]
     else:
         for folder in folders:
-            reports.append(validate_problem(folder, hardware))
+            reports.append(validate_problem(folder, hardware, tier))
             if progress:
                 progress(reports[-1], len(reports), len(folders))
     _check_names_unique(reports)

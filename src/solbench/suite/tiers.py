@@ -1,0 +1,364 @@
+"""Deriving a problem's CPU tier: a handful of small workloads from its published (GPU-scale) ones.
+
+Published SOL-ExecBench workloads are sized for a B200 (the median problem's largest moves about
+400 MB); a 2-core CPU (about 22 GB/s, 100 GFLOP/s fp32) would take seconds to minutes per reference
+run. `write_cpu_tier` writes ``workload.cpu.jsonl`` beside ``workload.jsonl`` (which stays as
+published): each published workload with its `var` axes halved, largest first, until it fits the
+budget, never below the smallest value the problem publishes for that axis and keeping the axis's
+granularity (the gcd of its published values: token counts in multiples of 128 stay so). Constants
+are kept, so a problem whose constant weights alone exceed the budget gets its smallest workloads.
+
+The budget is checked with a size-based estimate first (bytes of every input and output, from the
+definition's shapes: exact and free), then with the analyzer's per-workload FLOPs and bytes
+(`sol.analyze_problem`, shape-only, no real work) where the reference analyses. Inputs stay
+consistent: random and custom inputs follow the axes by construction; an integer scalar that equals
+the same axis in every published workload (``seq_length_scalar``) follows that axis; a workload whose
+inputs are safetensors files cannot be scaled, so such a problem gets no CPU tier (the reason says
+which file).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from solbench.errors import SolbenchError
+from solbench.spec.dtypes import lookup_dtype
+from solbench.spec.expressions import evaluate, names_in
+from solbench.spec.problem import Problem, find_problem_folders, load_problem
+from solbench.spec.tiers import CPU_WORKLOAD_FILE
+from solbench.spec.workload import SafetensorsInput, ScalarInput, Workload
+
+DEFAULT_MAX_BYTES = 32_000_000
+"""Bytes of inputs and outputs per CPU workload (size-based): about 1.5 ms of traffic at 22 GB/s, so a
+reference touching its data a few dozen times stays well under a second."""
+DEFAULT_MAX_FLOPS = 2_000_000_000
+"""FLOPs per CPU workload (the analyzer's count): 20 ms at 100 GFLOP/s fp32; low-precision matrix products
+run far slower on a CPU, which this margin absorbs."""
+MAX_FLOOR_BYTES = 3_000_000_000
+"""A problem whose tensors at the smallest published axis values (its constant-sized weights, caches) exceed this
+gets no CPU tier: the evaluator holds inputs, outputs and float64 golden copies at once."""
+MAX_WORKLOADS = 8
+MIN_WORKLOADS = 4
+ANALYSIS_HARDWARE = "B200_1500MHz"
+"""Any database entry serves: only the FLOP and byte counts of the analysis are used, not its times."""
+_UUID_NAMESPACE = uuid.UUID("5d0f8a52-4c55-4d3e-9a62-1f3b1a2c7e10")
+
+
+class CpuTierSkipped(SolbenchError):
+    """The problem's workloads cannot be scaled down (safetensors inputs); the message says which file."""
+
+
+@dataclass
+class CpuTierResult:
+    """What `write_cpu_tier` did for one problem folder."""
+
+    folder: Path
+    action: str
+    """``written``, ``not needed`` (the published workloads already fit) or ``skipped`` (cannot be scaled)."""
+    path: Path | None = None
+    workloads: list[Workload] = field(default_factory=list)
+    reason: str = ""
+    cost: str = "size-based bytes"
+    """What the budget was checked with: ``size-based bytes`` alone, or also ``analyzer FLOPs``."""
+
+
+def workload_bytes(problem: Problem, workload: Workload | dict[str, int]) -> int:
+    """Bytes of every input and output tensor at this workload's axes (the size-based estimate)."""
+    return problem.tensor_bytes(dict(workload.axes if isinstance(workload, Workload) else workload))
+
+
+def write_cpu_tier(folder: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_flops: float = DEFAULT_MAX_FLOPS,
+                   analyze: bool = True) -> Path | None:
+    """Write ``workload.cpu.jsonl`` for the problem in `folder`; its path, or None when the problem needs none
+    (its published workloads fit) or cannot have one (safetensors inputs: `derive_cpu_tier` says why)."""
+    return derive_cpu_tier(folder, max_bytes=max_bytes, max_flops=max_flops, analyze=analyze, write=True).path
+
+
+def write_cpu_tiers(root: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_flops: float = DEFAULT_MAX_FLOPS,
+                    analyze: bool = True, progress=None) -> list[CpuTierResult]:
+    """`derive_cpu_tier(write=True)` for every problem folder under `root`; a folder that fails to load is
+    reported as skipped with the error, the others go on."""
+    results = []
+    for folder in find_problem_folders(root):
+        try:
+            result = derive_cpu_tier(folder, max_bytes=max_bytes, max_flops=max_flops, analyze=analyze, write=True)
+        except SolbenchError as error:
+            result = CpuTierResult(Path(folder), "skipped", reason=str(error))
+        results.append(result)
+        if progress:
+            progress(result)
+    return results
+
+
+def derive_cpu_tier(folder: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_flops: float = DEFAULT_MAX_FLOPS,
+                    analyze: bool = True, write: bool = False) -> CpuTierResult:
+    """The CPU-tier workloads for a problem (written to ``workload.cpu.jsonl`` when `write`)."""
+    folder = Path(folder)
+    problem = load_problem(folder, "gpu")
+    try:
+        _check_scalable(problem)
+    except CpuTierSkipped as error:
+        return CpuTierResult(folder, "skipped", reason=str(error))
+    deriver = _Deriver(problem, max_bytes, max_flops, analyze)
+    if deriver.floor_bytes > MAX_FLOOR_BYTES:
+        return CpuTierResult(folder, "skipped", reason=(
+            f"its tensors take {deriver.floor_bytes / 1e9:.1f} GB even at the smallest published axis values "
+            f"{deriver.floor} (constant axes: {_largest_tensor(problem, deriver.floor)}); a CPU tier keeps the "
+            f"definition's constants, and more than {MAX_FLOOR_BYTES / 1e9:g} GB does not evaluate on a CPU"))
+    if deriver.published_fit():
+        return CpuTierResult(folder, "not needed", reason=f"every published workload fits ({deriver.budget_text()})",
+                             cost=deriver.cost_name)
+    workloads = deriver.derive()
+    result = CpuTierResult(folder, "written", workloads=workloads, cost=deriver.cost_name,
+                           reason=f"{len(workloads)} workloads from {len(problem.workloads)} published "
+                                  f"({deriver.budget_text()}){deriver.note()}")
+    if write:
+        result.path = folder / CPU_WORKLOAD_FILE
+        lines = [json.dumps(w.model_dump(mode="json", exclude_none=True)) for w in workloads]
+        result.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return result
+
+
+def _largest_tensor(problem: Problem, axes: dict[str, int]) -> str:
+    resolved = problem.definition.resolve_axes(axes)
+    sizes = []
+    for name, tensor in (*problem.definition.inputs.items(), *problem.definition.outputs.items()):
+        shape = problem.definition.shape_of(tensor, resolved)
+        if shape is not None:
+            sizes.append((math.prod(shape) * lookup_dtype(tensor.dtype).bits // 8, name, shape))
+    size, name, shape = max(sizes)
+    return f"the largest, {name}, is {'x'.join(map(str, shape))} ({size / 1e9:.1f} GB)"
+
+
+def _check_scalable(problem: Problem) -> None:
+    for workload in problem.workloads:
+        for name, spec in workload.inputs.items():
+            if isinstance(spec, SafetensorsInput):
+                raise CpuTierSkipped(f"workload {workload.uuid} input {name!r} is read from the safetensors file "
+                                     f"{spec.path} (key {spec.tensor_key}): a file's tensors cannot be scaled down, "
+                                     "so this problem has no CPU tier")
+
+
+class _Deriver:
+    def __init__(self, problem: Problem, max_bytes: int, max_flops: float, analyze: bool):
+        self.problem = problem
+        self.definition = problem.definition
+        self.max_bytes, self.max_flops = max_bytes, max_flops
+        self.analyze = analyze
+        self.var_axes = self.definition.var_axes
+        published = {a: [w.axes[a] for w in problem.workloads if a in w.axes] for a in self.var_axes}
+        self.floor = {a: min(v) if v else 1 for a, v in published.items()}
+        self.step = {a: math.gcd(*v) if v and math.gcd(*v) > 1 else 1 for a, v in published.items()}
+        self.bound_scalars = self._bound_scalars()
+        self._last: list[Workload] = []
+        self.unanalysed: list[str] = []
+        """Why some workloads' FLOPs could not be counted (the analysis needs real values it cannot make)."""
+        self.floor_bytes = workload_bytes(problem, self.floor)
+        self.byte_budget = max(max_bytes, self.floor_bytes + max_bytes // 2)
+        """Where constant-sized tensors alone come near `max_bytes`: half of it on top of the smallest workload."""
+        self.flop_budget = max_flops
+
+    @property
+    def cost_name(self) -> str:
+        return "size-based bytes and analyzer FLOPs" if self.analyze else "size-based bytes"
+
+    def budget_text(self) -> str:
+        text = f"≤ {self.byte_budget / 1e6:.0f} MB of inputs and outputs"
+        if self.byte_budget > self.max_bytes:
+            text += f" (constant-sized tensors take {self.floor_bytes / 1e6:.0f} MB at the smallest axis values)"
+        return text + (f", ≤ {self.flop_budget / 1e9:.3g} GFLOP" if self.analyze else "")
+
+    def note(self) -> str:
+        notes = []
+        if self.unanalysed:
+            notes.append(f"; FLOPs of {len(self.unanalysed)} workload(s) not counted: {self.unanalysed[0]}")
+        return "".join(notes)
+
+    def _bound_scalars(self) -> dict[str, str]:
+        """Integer scalar inputs equal to the same var axis in every published workload: input -> axis."""
+        bound = {}
+        for name, tensor in self.definition.inputs.items():
+            if tensor.shape is not None:
+                continue
+            for axis in self.var_axes:
+                if all(isinstance(w.inputs.get(name), ScalarInput) and not isinstance(w.inputs[name].value, bool)
+                       and w.inputs[name].value == w.axes.get(axis) for w in self.problem.workloads):
+                    bound[name] = axis
+                    break
+        return bound
+
+    # -- the budget -------------------------------------------------------------------------------------
+
+    def published_fit(self) -> bool:
+        """Every published workload within `max_bytes`, and the largest within the FLOP budget (when analysing,
+        a largest one that cannot be analysed does not count as fitting)."""
+        if any(workload_bytes(self.problem, w) > self.max_bytes for w in self.problem.workloads):
+            return False
+        if not self.analyze:
+            return True
+        largest = max(self.problem.workloads, key=lambda w: workload_bytes(self.problem, w))
+        flops = self._flops([largest])
+        return flops is not None and flops[0] is not None and flops[0] <= self.flop_budget
+
+    def _flops(self, workloads: list[Workload]) -> list[float | None] | None:
+        """The analyzer's FLOPs per workload (None where it cannot count them), or None when not analysing."""
+        if not self.analyze or not workloads:
+            return None
+        from solbench.hardware import lookup
+        from solbench.sol import analyze_problem
+
+        counted: list[float | None] = []
+        for workload in workloads:  # one at a time: a workload the analysis cannot do leaves the others counted
+            subset = Problem(root=self.problem.root, definition=self.definition, workloads=(workload,))
+            try:
+                # Without the problem's input generator: shape-only and fast. A reference whose work depends on
+                # generated values (routing, NVFP4 scales) is then left to the byte budget.
+                counted.append(analyze_problem(subset, lookup(ANALYSIS_HARDWARE))[0].flops)
+            except Exception as error:  # the problem's own code raised under analysis: bytes alone decide
+                counted.append(None)
+                self.unanalysed.append(f"{type(error).__name__}: {str(error)[:160]}")
+        return counted
+
+    # -- deriving ---------------------------------------------------------------------------------------
+
+    def derive(self) -> list[Workload]:
+        shrunk: dict[str, tuple[dict[str, int], Workload]] = {}
+        for workload in self.problem.workloads:
+            axes = self._shrink({a: workload.axes[a] for a in self.var_axes},
+                                lambda ax: workload_bytes(self.problem, ax) <= self.byte_budget)
+            shrunk.setdefault(_key(axes), (axes, workload))
+        candidates = list(shrunk.values())
+        if len(candidates) < MIN_WORKLOADS:
+            candidates += self._ladder(candidates, MIN_WORKLOADS - len(candidates))
+        workloads = [self._workload(axes, source) for axes, source in candidates]
+        floor_flops = self._flops([self._workload(self.floor, self.problem.workloads[0])])
+        if floor_flops and floor_flops[0] is not None:
+            self.flop_budget = max(self.max_flops, floor_flops[0] * 1.25)  # a quarter on top of the smallest
+        over: list[int] = []
+        flops = None
+        for _ in range(4):  # FLOPs over budget: halve again and re-analyse those
+            flops = self._flops(workloads)
+            if flops is None:
+                break
+            over = [i for i, f in enumerate(flops) if f is not None and f > self.flop_budget]
+            if not over:
+                break
+            changed = False
+            for i in over:
+                axes = {a: workloads[i].axes[a] for a in self.var_axes}
+                smaller = self._shrink(axes, lambda _ax: False, steps=1)
+                if smaller != axes:
+                    workloads[i] = self._workload(smaller, candidates[i][1])
+                    changed = True
+            if not changed:
+                break
+        if over and len(over) < len(workloads):  # those that cannot shrink further go, the others stay
+            workloads = [w for i, w in enumerate(workloads) if i not in set(over)]
+            flops = [f for i, f in enumerate(flops) if i not in set(over)]
+        if flops is not None:
+            workloads = self._uncounted_kept_small(workloads, flops)
+        unique: dict[str, Workload] = {}
+        for workload in sorted(workloads, key=lambda w: workload_bytes(self.problem, w)):
+            unique.setdefault(_key(dict(workload.axes)), workload)
+        chosen = _spread(list(unique.values()), MAX_WORKLOADS)
+        self._last = chosen
+        return chosen
+
+    def _uncounted_kept_small(self, workloads: list[Workload], flops: list[float | None]) -> list[Workload]:
+        """Workloads whose FLOPs the analysis could not count, held to a stricter size instead.
+
+        Where constant-sized tensors dominate (weights the work multiplies every token with), the work grows with
+        the var axes whatever the bytes say: at most twice the smallest workload's var-axis product. Elsewhere a
+        quarter of the byte budget.
+        """
+        floor_product = math.prod(self.floor.values())
+        dominated = self.floor_bytes > self.max_bytes // 2
+        kept = []
+        for workload, counted in zip(workloads, flops):
+            if counted is not None:
+                kept.append(workload)
+                continue
+            axes = {a: workload.axes[a] for a in self.var_axes}
+            if dominated:
+                axes = self._shrink(axes, lambda ax: math.prod(ax.values()) <= 2 * floor_product)
+            else:
+                axes = self._shrink(axes, lambda ax: workload_bytes(self.problem, ax) <= self.max_bytes // 4)
+            kept.append(workload if axes == dict(workload.axes) else self._workload(axes, workload))
+        return kept
+
+    def _shrink(self, axes: dict[str, int], fits, steps: int | None = None) -> dict[str, int]:
+        """Halve the axis furthest above its floor until `fits(axes)` (or `steps` halvings, or nothing shrinks)."""
+        axes = dict(axes)
+        stuck: set[str] = set()
+        done = 0
+        while not fits(axes) and (steps is None or done < steps):
+            movable = [a for a in self.var_axes if a not in stuck and axes[a] > self.floor[a]]
+            if not movable:
+                break
+            axis = max(movable, key=lambda a: axes[a] / max(self.floor[a], 1))
+            smaller = max(self.floor[axis], axes[axis] // 2 // self.step[axis] * self.step[axis])
+            trial = {**axes, axis: smaller}
+            if smaller >= axes[axis] or not self._valid(trial):
+                stuck.add(axis)
+                continue
+            axes = trial
+            done += 1
+        return axes
+
+    def _ladder(self, candidates: list[tuple[dict[str, int], Workload]], wanted: int):
+        """Extra sizes above the smallest candidate, doubling one axis at a time, while the bytes fit."""
+        axes, source = min(candidates, key=lambda c: workload_bytes(self.problem, c[0]))
+        seen = {_key(c[0]) for c in candidates}
+        extra = []
+        order = sorted(self.var_axes, key=lambda a: -max(w.axes[a] for w in self.problem.workloads))
+        for turn in range(4 * wanted * max(len(order), 1)):
+            if len(extra) >= wanted or not order:
+                break
+            axis = order[turn % len(order)]
+            trial = {**axes, axis: axes[axis] * 2}
+            if not self._valid(trial) or workload_bytes(self.problem, trial) > self.byte_budget:
+                continue
+            axes = trial
+            if _key(axes) not in seen:
+                seen.add(_key(axes))
+                extra.append((axes, source))
+        return extra
+
+    def _valid(self, axes: dict[str, int]) -> bool:
+        try:
+            resolved = self.definition.resolve_axes(axes)
+        except ValueError:
+            return False
+        for constraint in self.definition.constraints:
+            try:
+                if names_in(constraint) <= set(resolved) and not evaluate(constraint, resolved):
+                    return False
+            except SolbenchError:
+                return False
+        return True
+
+    def _workload(self, axes: dict[str, int], source: Workload) -> Workload:
+        inputs = dict(source.inputs)
+        for name, axis in self.bound_scalars.items():
+            inputs[name] = ScalarInput(value=axes[axis])
+        label = f"{self.definition.name}/cpu/{_key(axes)}"
+        data = source.model_dump(mode="json", exclude_none=True)
+        data.update(uuid=str(uuid.uuid5(_UUID_NAMESPACE, label)), axes=dict(axes),
+                    inputs={n: s.model_dump(mode="json") for n, s in inputs.items()})
+        return Workload.model_validate(data)
+
+
+def _key(axes: dict[str, int]) -> str:
+    return json.dumps(axes, sort_keys=True)
+
+
+def _spread(items: list, count: int) -> list:
+    """At most `count` of `items` (sorted by size), evenly spaced, the first and last included."""
+    if len(items) <= count:
+        return items
+    picks = sorted({round(i * (len(items) - 1) / (count - 1)) for i in range(count)})
+    return [items[i] for i in picks]
