@@ -195,7 +195,7 @@ def test_cli_import_prints_the_report_and_fetch_without_network_says_what_to_do(
     assert imported.returncode == 0, imported.stderr
     assert "imported 1 problems (1 workloads)" in imported.stdout and (tmp_path / "out/import-report.json").is_file()
     started = time.monotonic()
-    fetched = _solbench("suite", "fetch", "sol-execbench", "-o", tmp_path / "fetched", "--timeout", "2",
+    fetched = _solbench("suite", "fetch", "sol-execbench", "-o", tmp_path / "fetched", "--network-timeout", "2",
                         env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"),
                              "HF_HUB_DISABLE_TELEMETRY": "1"})
     assert fetched.returncode == 2 and len(fetched.stderr.strip().splitlines()) == 1, fetched.stderr

@@ -8,13 +8,13 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import UsageError
+from solbench.cli.common import Device, UsageError
 
 
 def reach(
     model: Optional[str] = typer.Argument(None, help="A model record name (Llama-3.2-1B, Qwen3-0.6B ...), dlrm-dcnv2, "
                                           "or module:PATH.py:FACTORY."),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     mode: str = typer.Option("inference", "--mode", help="inference or training."),
     batch: Optional[int] = typer.Option(None, "--batch", help="Batch (default 1 for transformers, 2048 for DLRM)."),
     seq: Optional[int] = typer.Option(None, "--seq", help="Sequence length of a transformers model (default 512)."),
@@ -53,7 +53,7 @@ def reach(
         return
     if not model:
         raise UsageError("give a MODEL (see --help) or --compare REPORT...")
-    request = ModelRequest(model=model, mode=mode, device=device, batch=batch, seq=seq, layers=layers,
+    request = ModelRequest(model=model, mode=mode, device=_device(device), batch=batch, seq=seq, layers=layers,
                            max_rows=max_rows, configs=configs)
     options = ReachOptions(steps=steps, warmup=warmup, problems=problems, rules=rules, traces=traces,
                            speedups_file=speedups, assume_speedup=assume_speedup)
@@ -113,3 +113,9 @@ def _tables(report):
     if report.scaling:
         parts.append("scaling: " + "; ".join(report.scaling))
     return Group(*parts)
+
+
+def _device(device: Optional[Device]) -> str:
+    from solbench.evaluate.config import AUTO_DEVICE, resolve_device
+
+    return resolve_device(device.value if device else AUTO_DEVICE)

@@ -58,7 +58,8 @@ def fetch_suite(
     name: str = typer.Argument(..., help="The benchmark to download: sol-execbench."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder to import the problems into."),
     revision: Optional[str] = typer.Option(None, "--revision", help="The data set's revision (commit, branch or tag)."),
-    timeout_s: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the first answer of the server."),
+    timeout_s: float = typer.Option(10.0, "--network-timeout",
+                                   help="Seconds to wait for the first answer of the server."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
 ) -> None:
     """Download SOL-ExecBench's data set from Hugging Face (nvidia/SOL-ExecBench, and the FlashInfer trace files its

@@ -9,7 +9,7 @@ from solbench.suite.catalog.l1 import matmul as mm
 from solbench.suite.catalog.l1 import norms, vocab
 from solbench.suite.catalog.l1.models import (
     CLIP_L14, COMMAND_R, CONVNEXT_T, DEEPSEEK_V3, DINOV2_B14, DINOV2_L14,
-    DLRM_DCNV2, DLRM_MLPERF, GEMMA2_9B, GPT_OSS_20B, HUNYUAN_VIDEO, LLAMA_31_70B,
+    DLRM_DCNV2, GEMMA2_9B, GPT_OSS_20B, HUNYUAN_VIDEO, LLAMA_31_70B,
     LLAMA_31_8B, LLAMA_32_1B, MAMBA2_27B, MISTRAL_7B_V03, PHI4_MINI,
     QWEN25_05B, QWEN25_7B, QWEN25_VL_7B, QWEN3_8B, SAM_B,
     SDXL_VAE, VIT_B16, VIT_L16, WAN21_1_3B, WAV2VEC2_BASE, WHISPER_LARGE_V3,
@@ -94,7 +94,7 @@ def _matmul() -> list[ProblemDraft]:
                      sequences=[(1, 257), (8, 257), (32, 257), (1, 1025), (4, 1025), (1, 1370), (2, 1370), (4, 1370)]),
         mm.embedding(WHISPER_TINY, dtype="float16", what="decoder",
                      tokens=(1, 4, 16, 64, 448, 1000, 3584, 14336)),
-        mm.dlrm_embedding_bag(DLRM_DCNV2, table=4), mm.dlrm_dot_interaction(DLRM_MLPERF),
+        mm.dlrm_embedding_bag(DLRM_DCNV2, table=4),
     ]
 
 

@@ -1,4 +1,4 @@
-"""Matrix-class ops: linear layers, attention, and embedding lookups with DLRM's feature interaction."""
+"""Matrix-class ops: linear layers, attention, and embedding lookups (DLRM's feature interaction is in the DLRM set)."""
 
 from __future__ import annotations
 
@@ -40,19 +40,6 @@ import torch.nn.functional as F
 def run(indices, weight):
     return F.embedding(indices, weight).sum(dim=1)
 '''
-
-_DOT_INTERACTION = '''import torch
-
-
-@torch.no_grad()
-def run(dense_features, sparse_features):
-    features = torch.cat([dense_features.unsqueeze(1), sparse_features], dim=1)
-    interactions = torch.bmm(features, features.transpose(1, 2))
-    count = features.shape[1]
-    rows, columns = torch.tril_indices(count, count, offset=-1, device=features.device)
-    return torch.cat([dense_features, interactions[:, rows, columns]], dim=1)
-'''
-
 
 def linear(m, *, what: str, keys, in_features: int, out_features: int, formula: str, bias: bool, dtype: str,
            dtype_source: str, rows: str = "Tokens in the batch", tokens=SMALL_TOKEN_SWEEP):
@@ -122,24 +109,6 @@ def dlrm_embedding_bag(m, *, table: int):
               outputs={"pooled": tensor(["batch_size", "embedding_dim"], "float32")},
               reference=_EMBEDDING_BAG, workloads=per("batch_size", batches))
 
-
-def dlrm_dot_interaction(m):
-    m = uses(m, "arch_sparse_feature_size", "num_sparse_features", "interaction", "mini_batch_size")
-    dim, sparse = m.config["arch_sparse_feature_size"], m.config["num_sparse_features"]
-    count = sparse + 1
-    out = dim + count * (count - 1) // 2
-    return l1(m, f"{slug(m)}_dot_interaction_f{count}d{dim}", "interaction",
-              f"{m.name} dot interaction: the bottom-MLP output and {sparse} pooled embeddings "
-              f"(num_sparse_features) of size {dim} (arch_sparse_feature_size), all pairwise dot products "
-              f"(bmm), the strictly lower triangle ({count * (count - 1) // 2} pairs, as dlrm_s_pytorch's li/lj) "
-              f"concatenated after the dense features: {out} outputs per sample; fp32, batches around "
-              f"mini_batch_size {m.config['mini_batch_size']}.",
-              axes={"batch_size": var("Samples"), "num_sparse": const(sparse, "num_sparse_features"),
-                    "dim": const(dim, "arch_sparse_feature_size"), "out_dim": const(out, "dim + pairs")},
-              inputs={"dense_features": tensor(["batch_size", "dim"], "float32"),
-                      "sparse_features": tensor(["batch_size", "num_sparse", "dim"], "float32")},
-              outputs={"interaction": tensor(["batch_size", "out_dim"], "float32")},
-              reference=_DOT_INTERACTION, workloads=per("batch_size", (1, 16, 128, 512, 1000, 2048, 3000, 4096)))
 
 _ATTENTION_BACKWARD = '''import torch
 
