@@ -3,6 +3,7 @@ them) becomes problem folders solbench loads, with the published figures as a ba
 of what upstream's schema ignores."""
 
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -56,7 +57,7 @@ def sample_parquet(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def from_folders(tmp_path_factory):
     output = tmp_path_factory.mktemp("imported")
-    return import_benchmark(SAMPLE, output), output
+    return import_benchmark(SAMPLE, output, cpu_tier=False), output
 
 
 @needs_sample
@@ -114,7 +115,7 @@ def test_what_upstream_ignores_is_reported_with_file_line_and_field(from_folders
 @needs_sample
 def test_parquet_import_writes_what_the_folder_import_writes(sample_parquet, from_folders, tmp_path):
     _, folders = from_folders
-    report = import_benchmark(sample_parquet, tmp_path)
+    report = import_benchmark(sample_parquet, tmp_path, cpu_tier=False)
     assert report.problems == report.loaded == 20 and report.workloads == 354
     assert report.baselines_file is None  # the parquet files carry no published figures
     for folder in find_problem_folders(folders):
@@ -123,7 +124,7 @@ def test_parquet_import_writes_what_the_folder_import_writes(sample_parquet, fro
             json.loads((folder / "definition.json").read_text())
         assert [json.loads(x) for x in (twin / "workload.jsonl").read_text().splitlines()] == \
             [json.loads(x) for x in (folder / "workload.jsonl").read_text().splitlines()]
-    single = import_benchmark(sample_parquet / "data" / "Quant.parquet", tmp_path / "one")
+    single = import_benchmark(sample_parquet / "data" / "Quant.parquet", tmp_path / "one", cpu_tier=False)
     assert [(s.set, s.problems) for s in single.sets] == [("Quant", 4)]
 
 
@@ -137,7 +138,7 @@ def test_workloads_upstream_accepts_import_with_notes_naming_file_line_and_field
     workloads[2]["inputs"]["bias"] = {"type": "random"}  # an input it does not have
     workloads[2]["tolerance"] = {"max_atol": 0.1, "required_match_ratio": 0.5}
     _upstream_problem(tmp_path / "src", workloads)
-    report = import_benchmark(tmp_path / "src", tmp_path / "out")
+    report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
     assert report.loaded == 1 and set(report.kinds()) == {"unknown-axis", "unknown-input", "ignored-field"}
     axis = report.notes_of("unknown-axis")[0]
     assert (axis.problem, axis.lines, axis.field) == ("L1/001_vector_add", [2], "axes.M")
@@ -148,7 +149,7 @@ def test_published_figures_that_do_not_pair_with_the_workloads_are_reported(tmp_
     folder = _upstream_problem(tmp_path / "src", vector_workloads(8, 16))
     (folder / "metadata.json").write_text(json.dumps({"subset": "L1", "collection_index": 1, "sol": {
         "available": True, "per_workload": [{"axes": {"N": 8}, "sol_ms": 0.001, "baseline_latency_ms": 0.01}]}}))
-    report = import_benchmark(tmp_path / "src", tmp_path / "out")
+    report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
     assert report.baselines_file is None
     assert [n.message.split(";")[0] for n in report.notes_of("published-figures")] == [
         "sol.per_workload: 1 figures for 2 workloads"]
@@ -156,27 +157,27 @@ def test_published_figures_that_do_not_pair_with_the_workloads_are_reported(tmp_
 
 def test_unreadable_sources_name_the_file_and_the_field(tmp_path):
     with pytest.raises(ImportSourceError, match="no such file or folder"):
-        import_benchmark(tmp_path / "nowhere", tmp_path / "out")
+        import_benchmark(tmp_path / "nowhere", tmp_path / "out", cpu_tier=False)
     (tmp_path / "empty").mkdir()
     with pytest.raises(ImportSourceError, match="no parquet files .* and no problem folders"):
-        import_benchmark(tmp_path / "empty", tmp_path / "out")
+        import_benchmark(tmp_path / "empty", tmp_path / "out", cpu_tier=False)
     row = {"name": "001_x", "axes": "{}", "inputs": "{}", "outputs": "{}", "reference": "", "workloads": "[{"}
     bad = _write_parquet(tmp_path / "data" / "L1.parquet", [row])
     with pytest.raises(ImportSourceError, match=r"L1.parquet row 0: workloads: invalid JSON"):
-        import_benchmark(bad, tmp_path / "out")
+        import_benchmark(bad, tmp_path / "out", cpu_tier=False)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     pq.write_table(pa.table({"name": ["x"]}), tmp_path / "L2.parquet")
     with pytest.raises(ImportSourceError, match=r"L2.parquet: column 'description' missing"):
-        import_benchmark(tmp_path / "L2.parquet", tmp_path / "out")
+        import_benchmark(tmp_path / "L2.parquet", tmp_path / "out", cpu_tier=False)
 
 
 def test_a_problem_solbench_refuses_is_a_load_error_and_the_others_import(tmp_path):
     _upstream_problem(tmp_path / "src", vector_workloads(8))
     broken = write_problem(tmp_path / "src" / "L1" / "002_broken", {**VECTOR_ADD, "name": "002_broken"},
                            [{"uuid": "a", "axes": {}, "inputs": {}}])
-    report = import_benchmark(tmp_path / "src", tmp_path / "out")
+    report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
     assert (report.problems, report.loaded) == (2, 1)
     error = report.notes_of("load-error")[0]
     assert error.problem == "L1/002_broken" and error.lines == [1] and "missing value for var axis" in error.message
@@ -191,7 +192,7 @@ def _solbench(*args, env=None):
 @pytest.mark.slow  # two processes (about 3 s each)
 def test_cli_import_prints_the_report_and_fetch_without_network_says_what_to_do(tmp_path):
     _upstream_problem(tmp_path / "src", vector_workloads(8))
-    imported = _solbench("suite", "import", tmp_path / "src", "-o", tmp_path / "out")
+    imported = _solbench("suite", "import", tmp_path / "src", "-o", tmp_path / "out", "--no-cpu-tier")
     assert imported.returncode == 0, imported.stderr
     assert "imported 1 problems (1 workloads)" in imported.stdout and (tmp_path / "out/import-report.json").is_file()
     started = time.monotonic()
@@ -223,7 +224,7 @@ def test_sol_prints_the_published_figure_from_a_baselines_file(tmp_path):
 @needs_sample
 def test_an_imported_suite_reimports_unchanged(from_folders, tmp_path):
     report, output = from_folders
-    again = import_benchmark(output, tmp_path)
+    again = import_benchmark(output, tmp_path, cpu_tier=False)
     assert again.kinds() == report.kinds() and again.workloads == report.workloads
     for folder in find_problem_folders(output):
         twin = tmp_path / folder.relative_to(output)
@@ -235,12 +236,12 @@ def test_missing_safetensors_files_are_noted_unless_a_data_root_holds_them(tmp_p
     for workload in workloads:
         workload["inputs"]["y"] = {"type": "safetensors", "path": "data/trace/y.safetensors", "tensor_key": "y"}
     _upstream_problem(tmp_path / "src", workloads)
-    missing = import_benchmark(tmp_path / "src", tmp_path / "out").notes_of("missing-data")
+    missing = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False).notes_of("missing-data")
     assert [(n.field, n.lines) for n in missing] == [("inputs.y.path", [1, 2])]
     assert "data/trace/y.safetensors" in missing[0].message
     (tmp_path / "data_root/data/trace").mkdir(parents=True)
     (tmp_path / "data_root/data/trace/y.safetensors").write_bytes(b"")
-    found = import_benchmark(tmp_path / "src", tmp_path / "out", data_roots=(tmp_path / "data_root",))
+    found = import_benchmark(tmp_path / "src", tmp_path / "out", data_roots=(tmp_path / "data_root",), cpu_tier=False)
     assert found.notes_of("missing-data") == []
 
 
@@ -250,8 +251,21 @@ def test_an_unknown_subset_keeps_its_name_and_a_shared_definition_name_is_noted(
            "reference": VECTOR_ADD["reference"], "workloads": json.dumps(vector_workloads(8))}
     _write_parquet(tmp_path / "src/data/L1.parquet", [row])
     _write_parquet(tmp_path / "src/data/Extra Set.parquet", [row])
-    report = import_benchmark(tmp_path / "src", tmp_path / "out")
+    report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
     assert [(s.set, s.subset) for s in report.sets] == [("L1", "L1"), ("Extra-Set", "Extra Set")]
     assert [n.problem for n in report.notes_of("unknown-subset")] == ["Extra-Set/001_vector_add"]
     clash = report.notes_of("name-clash")[0]
     assert (clash.problem, clash.field) == ("Extra-Set/001_vector_add", "name") and "L1/001_vector_add" in clash.message
+
+
+@needs_sample
+def test_an_imported_problem_gets_its_cpu_tier_or_a_note_saying_why_not(tmp_path):
+    """The import derives workload.cpu.jsonl beside the published workloads; a problem read from safetensors files
+    cannot be scaled down and gets a no-cpu-tier note naming the file instead."""
+    source = tmp_path / "src"
+    for name in ("L1/006_hyena_depthwise_conv1d_split_gate", "FlashInfer-Bench/018_mla_paged_decode_h16_ckv512_kpe64_ps1"):
+        shutil.copytree(SAMPLE / name, source / name)
+    report = import_benchmark(source, tmp_path / "out")
+    assert (tmp_path / "out" / "L1" / "006_hyena_depthwise_conv1d_split_gate" / "workload.cpu.jsonl").is_file()
+    [note] = report.notes_of("no-cpu-tier")
+    assert note.problem.startswith("FIB/018") and ".safetensors" in note.message

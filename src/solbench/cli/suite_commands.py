@@ -43,6 +43,8 @@ def import_suite(
     output: Path = typer.Option(..., "--output", "-o", help="Folder to write <set>/<NNN_name>/ problem folders into."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to look for safetensors inputs in "
                                                                  "(for the report's missing-data notes)."),
+    cpu_tier: bool = typer.Option(True, "--cpu-tier/--no-cpu-tier", help="Derive each problem's CPU tier "
+                                  "(workload.cpu.jsonl: small workloads for this machine; analyses each problem)."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
 ) -> None:
     """Import SOL-ExecBench's problems as solbench problem folders (FlashInfer-Bench becomes the set FIB), with
@@ -50,7 +52,15 @@ def import_suite(
     Files upstream accepts are read as upstream reads them; what it ignores is reported with file, line and field."""
     from solbench.suite.importer import import_benchmark
 
-    _show_import(import_benchmark(source, output, data_roots=tuple(data_root)), json_output)
+    from rich.console import Console
+
+    status = Console(stderr=True)
+
+    def progress(done: int, total: int, label: str) -> None:
+        status.print(f"[{done + 1}/{total}] {label}", highlight=False)
+
+    _show_import(import_benchmark(source, output, data_roots=tuple(data_root), cpu_tier=cpu_tier,
+                                  progress=None if json_output else progress), json_output)
 
 
 @app.command("fetch")

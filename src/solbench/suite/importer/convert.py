@@ -3,13 +3,14 @@
 Each problem is written (writer.py), then loaded by solbench's own loader, so the report says exactly
 what solbench will read: what upstream's schema ignores and solbench ignores with it (load_notes),
 safetensors inputs not on disk, problems that do not load. Published figures (metadata.json) become
-DIR/baselines.json. Nothing is evaluated here.
+DIR/baselines.json, and each problem gets a CPU tier where one can be derived. Nothing is evaluated here.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from solbench.errors import SolbenchError
@@ -27,9 +28,14 @@ HARNESS = "solbench suite import"
 
 
 def import_benchmark(source: Path | str, output: Path | str, *, revision: str | None = None,
-                     data_roots: tuple[Path, ...] = ()) -> ImportReport:
+                     data_roots: tuple[Path, ...] = (), cpu_tier: bool = True,
+                     progress: Callable[[int, int, str], None] | None = None) -> ImportReport:
     """Convert the data set at `source` into problem folders under `output`; write baselines.json (where
     published figures exist) and import-report.json; return the report.
+
+    With `cpu_tier`, each problem that loads also gets its CPU tier (``workload.cpu.jsonl``, small workloads
+    derived from the published ones: suite/tiers.py), so it evaluates on this machine; where none can be
+    derived a ``no-cpu-tier`` note says why. `progress(done, total, label)` follows the problems.
 
     Raises ImportSourceError when the source cannot be read; a problem that does not load is a
     ``load-error`` note, the others are still written.
@@ -45,9 +51,11 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     places: dict[Path, str] = {}
     names: dict[str, str] = {}
-    for problem in upstream:
+    for index, problem in enumerate(upstream):
         set_ = set_name(problem.subset)
         folder = output / set_ / folder_name(problem)
+        if progress:
+            progress(index, len(upstream), f"{set_}/{folder.name}")
         if folder in places:
             raise ImportSourceError(f"{problem.source}: writes the same folder {folder} as {places[folder]} "
                                     "(same subset and name)")
@@ -56,6 +64,8 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
         found, entries, loaded = _check_imported(problem, folder, set_, roots, names, revision)
         notes += found
         baselines += entries
+        if cpu_tier and loaded is not None:
+            notes += _cpu_tier(problem, folder, f"{set_}/{folder.name}")
         tally = counts[(set_, problem.subset)]
         tally[0] += 1
         tally[1] += len(loaded.workloads) if loaded else 0
@@ -126,6 +136,18 @@ def _missing_data(problem: Problem, label: str, upstream: UpstreamProblem,
                   "sol-execbench` downloads them (FlashInfer trace data set), or pass --data-root",
                   field=f"inputs.{name}.path", lines=lines)
             for name, (lines, files) in missing.items()]
+
+
+def _cpu_tier(problem: UpstreamProblem, folder: Path, label: str) -> list[ImportNote]:
+    from solbench.suite.tiers import derive_cpu_tier
+
+    try:
+        result = derive_cpu_tier(folder, write=True)
+    except SolbenchError as error:
+        return [_note("no-cpu-tier", label, problem, getattr(error, "path", None) or folder, str(error))]
+    if result.action == "skipped":
+        return [_note("no-cpu-tier", label, problem, folder / "workload.jsonl", result.reason)]
+    return []
 
 
 def _note(kind: str, label: str, problem: UpstreamProblem, file: Path | str, message: str, *,

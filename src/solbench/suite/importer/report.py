@@ -19,6 +19,7 @@ KINDS = {
     "name-clash": "two problems share a definition name: baselines and traces cannot tell them apart",
     "unknown-subset": "a subset solbench has no set name for: kept under its own name",
     "load-error": "the imported folder does not load (solbench refuses it): fix the source or report it",
+    "no-cpu-tier": "no CPU tier could be derived (workload.cpu.jsonl): on a CPU the published workloads are used",
 }
 """Every kind of note, with what it means for the imported problem."""
 
