@@ -205,7 +205,7 @@ def _reason(error: Exception) -> str:
 
 def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: InputFactory,
                    draws: int, reason: str) -> tuple[list[Recording], str]:
-    from solbench.sol.hybrid import hybrid_values
+    from solbench.sol.hybrid import cuda_not_initialised, hybrid_values
 
     recordings: list[Recording] = []
     first_inputs = None
@@ -213,8 +213,9 @@ def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: In
         with hybrid_values() as mode:
             inputs = _make_inputs(make_inputs, problem, workload, module, draw)
             inputs = [mode.fake(v) if _is_large_real(v) else v for v in inputs]
+        with cuda_not_initialised():
             try:
-                recording = _run_recorded(module, inputs)
+                recording = _run_recorded(module, inputs, values=mode)
             except ValuesNeeded:
                 raise
             except Exception as error:
@@ -341,20 +342,23 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recordin
     PyTorch picks its decomposed math path, where the CPU (and fake tensors) pick the fused kernel."""
     import warnings
 
-    from solbench.sol.hybrid import hybrid_values
+    from solbench.sol.hybrid import HybridMode, cuda_not_initialised
 
-    with warnings.catch_warnings(), hybrid_values(shape_only=True) as mode:
+    mode = HybridMode(shape_only=True)
+    with warnings.catch_warnings(), cuda_not_initialised():
         warnings.simplefilter("ignore")
-        recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"))
+        recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"), values=mode)
     if mode.assumed:
         raise ValuesNeeded("a branch on a value")
     return recording
 
 
-def _run_recorded(module, inputs: list) -> Recording:
+def _run_recorded(module, inputs: list, values=None) -> Recording:
+    """Run the reference under a recorder; `values` (a HybridMode) decides each op's result where the inputs
+    are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors)."""
     import torch
 
-    recorder = OpRecorder(inputs)
+    recorder = OpRecorder(inputs, values=values)
     with torch.no_grad(), recorder:
         returned = module.run(*inputs)
     outputs = list(returned.values()) if isinstance(returned, dict) else \
