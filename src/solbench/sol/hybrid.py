@@ -200,12 +200,33 @@ def _pointwise_shape(func, args, kwargs, tensors):
         if name in _COMPARISONS:
             dtype = torch.bool
     else:
-        return None
+        dtype = _contiguous_elementwise_dtype(name, args, tensors)
+        if dtype is None:
+            return None
     if name in _TO_FLOAT and not (dtype.is_floating_point or dtype.is_complex):
         dtype = torch.get_default_dtype()
     return torch.empty(_broadcast(tensors), dtype=dtype, device="meta")
 
 
+def _contiguous_elementwise_dtype(name, args, tensors):
+    """The result dtype of a bitwise or logical combination, a clamp of a floating-point tensor by numbers, or
+    a three-way `where`, on contiguous tensors only (whose elementwise result is contiguous too, as the meta
+    kernel would make it): the masks and clamps of block quantization, whose meta kernels are Python."""
+    import torch
+
+    if not tensors or not all(t.is_contiguous() for t in tensors):
+        return None
+    if name in _BITWISE and len(args) == 2:
+        return torch.bool if name.startswith("logical") else torch.result_type(args[0], args[1])
+    if name == "clamp" and len(tensors) == 1 and args[0] is tensors[0] and args[0].dtype.is_floating_point \
+            and all(a is None or type(a) in (int, float) for a in args[1:]):
+        return args[0].dtype
+    if name == "where" and len(args) == 3 and len(tensors) == 3 and args[0].dtype == torch.bool:
+        return torch.result_type(args[1], args[2])
+    return None
+
+
+_BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"}
 _IN_PLACE_SCATTERS = {"index_add_", "index_put_", "index_copy_", "index_fill_", "scatter_", "scatter_add_",
                       "masked_fill_", "copy_", "zero_", "fill_"}
 

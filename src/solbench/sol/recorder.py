@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -20,7 +20,7 @@ from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
 from solbench.sol.errors import ValuesNeeded
 from solbench.sol.masks import MaskTracker
 from solbench.sol.rows import InputRows, RowSet, gathered_rows, view_rows
-from solbench.sol.rules import GATHER_OPS, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
+from solbench.sol.rules import GATHER_OPS, MATRIX_RULES, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
 
 # Ops whose output carries the precision its main input came from.
 _PASS_THROUGH = {"_to_copy", "copy", "clone", "contiguous", "expand", "repeat", "repeat_interleave", "cat",
@@ -33,8 +33,10 @@ _CREATION = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_str
              "new_zeros", "full", "full_like", "new_full", "ones", "ones_like", "new_ones"}
 
 
-@dataclass(frozen=True)
-class RecordedOp:
+class RecordedOp(NamedTuple):
+    """One recorded ATen call (a named tuple, not a frozen dataclass: one is made per op, and a frozen
+    dataclass costs several times more to build)."""
+
     name: str
     cost: OpCost
     operands: tuple
@@ -73,6 +75,8 @@ class _OpInfo:
     carries_precision: bool
     """The output carries the precision its main input came from (copies, views, elementwise ops)."""
     rule: Callable | None
+    matrix: bool
+    """A matrix rule: its cost also depends on the precision the operands came from."""
     gather_position: int | None
     grouped: bool
 
@@ -84,11 +88,10 @@ def _op_info(func) -> _OpInfo:
                    is_mutable=func._schema.is_mutable,
                    carries_precision=name in _PASS_THROUGH or torch.Tag.pointwise in func.tags
                    or name in POINTWISE_COST,
-                   rule=rule_for(name, func.tags), gather_position=GATHER_OPS.get(name), grouped=name in _GROUPED)
+                   rule=rule_for(name, func.tags), matrix=name in MATRIX_RULES, gather_position=GATHER_OPS.get(name), grouped=name in _GROUPED)
 
 
-_precision = lru_cache(maxsize=None)(precision_of)
-"""precision_of, memoized: a pure function of a handful of dtypes, asked once per tensor."""
+_precision = precision_of
 
 
 def _rank(precision: str) -> int:
@@ -116,6 +119,9 @@ class OpRecorder(_dispatch_mode_base()):
         self._rows: dict[int, InputRows] = {}
         self._producer: dict[int, str] = {}
         self._base: dict[int, int] = {}
+        self._infos: dict[int, _OpInfo] = {}
+        self._costs: dict[tuple, OpCost] = {}
+        """Signature -> cost, for rules that depend on nothing else (see `_cost`)."""
         for position, value in enumerate(inputs):
             if isinstance(value, torch.Tensor):
                 rows = value.shape[0] if value.dim() else 1
@@ -143,7 +149,9 @@ class OpRecorder(_dispatch_mode_base()):
         kwargs = kwargs or {}
         values = self._values
         result = values.compute(func, types, args, kwargs) if values is not None else func(*args, **kwargs)
-        info = _op_info(func)
+        info = self._infos.get(id(func))  # overloads live as long as torch: their id is theirs
+        if info is None:
+            info = self._infos[id(func)] = _op_info(func)
         if not info.recorded:
             return result
         if isinstance(result, torch.Tensor):
@@ -159,16 +167,28 @@ class OpRecorder(_dispatch_mode_base()):
         if info.is_mutable and args and isinstance(args[0], torch.Tensor):
             written = args[0]
             self._producer[self._base.get(id(written), id(written))] = name
-        if info.rule is None:
-            read, written = io_bytes(call)
-            cost, covered = OpCost(bytes_read=read, bytes_written=written, formula="no rule: memory only"), False
-        else:
-            cost, covered = info.rule(call), True
+        cost = self._cost(func, info, call)
         operands = tuple((a.shape, a.dtype) for a in args if isinstance(a, torch.Tensor))
         index = len(self.recording.ops)
-        self.recording.ops.append(RecordedOp(name=name, cost=cost, operands=operands, covered=covered))
+        self.recording.ops.append(RecordedOp(name=name, cost=cost, operands=operands, covered=info.rule is not None))
         self._apply_masks(name, args, kwargs, outputs, index)
         return result
+
+    def _cost(self, func, info: _OpInfo, call: OpCall) -> OpCost:
+        """The op's cost by its rule (memory only without one). Every rule but the matrix ones depends only on
+        the overload, the arguments' shapes, dtypes and values and the outputs' shapes and dtypes: those
+        costs are kept per such signature, since a reference looping in Python repeats a few of them
+        thousands of times."""
+        rule = info.rule or _memory_only
+        if info.matrix:
+            return rule(call)
+        key = _signature(func, call)
+        if key is None:
+            return rule(call)
+        cost = self._costs.get(key)
+        if cost is None:
+            cost = self._costs[key] = rule(call)
+        return cost
 
     def _apply_masks(self, name, args, kwargs, outputs, index) -> None:
         """Scale matrix work by the share of attention pairs a hand-written triangular mask keeps."""
@@ -184,7 +204,7 @@ class OpRecorder(_dispatch_mode_base()):
         cost = op.cost
         scaled = replace(cost, matrix_flops={p: f * kept for p, f in cost.matrix_flops.items()},
                          formula=f"{cost.formula}; x {kept:.4f} of the pairs: {why}")
-        self.recording.ops[index] = replace(op, cost=scaled)
+        self.recording.ops[index] = op._replace(cost=scaled)
 
     def _note_input_uses(self, info: _OpInfo, args, kwargs, outputs) -> None:
         """Note the rows of graph inputs this op reads; an op with an empty result needs none of its inputs."""
@@ -297,6 +317,32 @@ class OpRecorder(_dispatch_mode_base()):
                 self.recording.opaque_outputs.append(f"output {index} was allocated by {producer} and written "
                                                      "outside ATen (a custom kernel): its work is not counted")
         return self.recording
+
+
+def _memory_only(call: OpCall) -> OpCost:
+    read, written = io_bytes(call)
+    return OpCost(bytes_read=read, bytes_written=written, formula="no rule: memory only")
+
+
+def _signature(func, call: OpCall) -> tuple | None:
+    """What a non-matrix cost rule reads: the overload, each argument (tensors as shape and dtype, other
+    values with their type), the outputs' shapes and dtypes. None where an argument is not hashable."""
+    try:
+        key = (id(func), tuple(_argument_signature(a) for a in call.args),
+               tuple((name, _argument_signature(a)) for name, a in call.kwargs.items()),
+               tuple((o.shape, o.dtype) for o in call.outputs))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _argument_signature(value):
+    if isinstance(value, torch.Tensor):
+        return value.shape, value.dtype
+    if isinstance(value, (list, tuple)):
+        return type(value), tuple(_argument_signature(v) for v in value)
+    return type(value), value
 
 
 def _tensor_arguments(args) -> list:

@@ -15,7 +15,7 @@ from typing import Any
 from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
 
 
-@dataclass
+@dataclass(slots=True)
 class OpCall:
     name: str
     args: tuple
