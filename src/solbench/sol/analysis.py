@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from contextlib import contextmanager
 from typing import Any, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -243,7 +244,7 @@ def _reason(error: Exception) -> str:
 
 def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: InputFactory,
                    draws: int, reason: str) -> tuple[list[Recording], str]:
-    from solbench.sol.hybrid import hybrid_values
+    from solbench.sol.hybrid import cuda_not_initialised, hybrid_values
 
     recordings: list[Recording] = []
     first_inputs = None
@@ -251,8 +252,9 @@ def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: In
         with hybrid_values() as mode:
             inputs = _make_inputs(make_inputs, problem, workload, module, draw)
             inputs = [mode.fake(v) if _is_large_real(v) else v for v in inputs]
+        with cuda_not_initialised():
             try:
-                recording = _run_recorded(module, inputs)
+                recording = _run_recorded(module, inputs, values=mode)
             except ValuesNeeded:
                 raise
             except Exception as error:
@@ -379,25 +381,45 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recordin
     PyTorch picks its decomposed math path, where the CPU (and fake tensors) pick the fused kernel."""
     import warnings
 
-    from solbench.sol.hybrid import hybrid_values
+    from solbench.sol.hybrid import HybridMode, cuda_not_initialised
 
-    with warnings.catch_warnings(), hybrid_values(shape_only=True) as mode:
+    mode = HybridMode(shape_only=True)
+    with warnings.catch_warnings(), cuda_not_initialised():
         warnings.simplefilter("ignore")
-        recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"))
+        recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"), values=mode)
     if mode.assumed:
         raise ValuesNeeded("a branch on a value")
     return recording
 
 
-def _run_recorded(module, inputs: list) -> Recording:
+def _run_recorded(module, inputs: list, values=None) -> Recording:
+    """Run the reference under a recorder; `values` (a HybridMode) decides each op's result where the inputs
+    are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors)."""
     import torch
 
-    recorder = OpRecorder(inputs)
-    with torch.no_grad(), recorder:
+    recorder = OpRecorder(inputs, values=values)
+    with torch.no_grad(), _no_cycle_collection(), recorder:
         returned = module.run(*inputs)
     outputs = list(returned.values()) if isinstance(returned, dict) else \
         list(returned) if isinstance(returned, (tuple, list)) else [returned]
     return recorder.finish([o for o in outputs if isinstance(o, torch.Tensor)])
+
+
+@contextmanager
+def _no_cycle_collection():
+    """Python's cycle collector paused while a reference runs under the recorder. The recorder keeps every
+    tensor and op it saw alive (tens of thousands for a reference that loops in Python), and each
+    collection walks them all again: a third of the analysis time in such references. Reference counting
+    still frees what the run drops; the collector resumes afterwards."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _fake_inputs(problem: Problem, workload: Workload, device: str | None = None) -> list:

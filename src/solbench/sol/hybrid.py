@@ -65,23 +65,29 @@ class HybridMode(_mode_base()):
             self._keep.append(tensor)
         return twin
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        import torch
-        from torch.utils._pytree import tree_map
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # nothing is compiled under this mode: skip torch's per-call dynamo guard
 
-        kwargs = dict(kwargs or {})
+    def compute(self, func, types, args=(), kwargs=None):
+        """The result of one ATen call: real where its arguments are real and it is small, else shape only.
+        Called by the dispatcher when this mode is entered, or directly by a recorder that owns this mode."""
+        import torch
+
+        kwargs = dict(kwargs) if kwargs else {}
         device = kwargs.get("device")
         if device is not None and torch.device(device).type not in ("cpu", "meta"):
             kwargs["device"] = torch.device("cpu")
         tensors = _tensors_in(args, kwargs, torch.Tensor)
+        name = func.overloadpacket.__name__
         all_real = not self.shape_only and all(not t.is_meta and id(t) not in self._stale for t in tensors)
-        if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_LIMIT and _small_result(func):
+        if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_LIMIT and name in _SIZE_PRESERVING:
             return func(*args, **kwargs)  # small real arguments, a result no larger than them: just compute
         if not tensors and not self.shape_only:
             size = _factory_size(func, args, kwargs)
             if size is not None and size <= _limit(kwargs.get("dtype")):
                 return func(*args, **kwargs)  # a small factory (randperm, arange, a small zeros): real
-        if func.overloadpacket.__name__ == "_local_scalar_dense" and tensors and tensors[0].is_meta \
+        if name == "_local_scalar_dense" and tensors and tensors[0].is_meta \
                 and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
             self.assumed.append(f"{tensors[0].dtype} scalar")
             return False if tensors[0].dtype == torch.bool else 1.0
@@ -89,8 +95,7 @@ class HybridMode(_mode_base()):
             quick = _pointwise_shape(func, args, kwargs, tensors)
             if quick is not None:
                 return quick
-        meta_args, meta_kwargs = tree_map(lambda v: self.fake(v) if isinstance(v, torch.Tensor) else v,
-                                          (args, kwargs))
+        meta_args, meta_kwargs = _map_tensors(self.fake, args, kwargs)
         call = func
         if not tensors or "device" in meta_kwargs:
             meta_kwargs["device"] = torch.device("meta")
@@ -100,13 +105,13 @@ class HybridMode(_mode_base()):
         try:
             meta_result = call(*meta_args, **meta_kwargs)
         except (NotImplementedError, RuntimeError, ValueError) as error:
-            shape_rule = _SHAPE_RULES.get(func.overloadpacket.__name__)
+            shape_rule = _SHAPE_RULES.get(name)
             if shape_rule is not None:
                 meta_result = shape_rule(*meta_args, **meta_kwargs)
             elif all_real and tensors and sum(t.numel() for t in tensors) <= REAL_INDEX_LIMIT:
                 return func(*args, **kwargs)  # data-dependent (nonzero, item) on small real values: compute
             else:
-                raise ValuesNeeded(f"{func.overloadpacket.__name__} on a tensor without values (computed from "
+                raise ValuesNeeded(f"{name} on a tensor without values (computed from "
                                    f"floating-point data): {str(error).splitlines()[0][:120]}") from error
         results = _tensors_in((meta_result,), {}, torch.Tensor)
         small = all(r.numel() <= _limit(r.dtype) for r in results)
@@ -120,6 +125,37 @@ class HybridMode(_mode_base()):
         if func._schema.is_mutable:
             self._stale.update(id(t) for t in tensors if not t.is_meta)
         return meta_result
+
+    __torch_dispatch__ = compute
+
+
+def _map_tensors(function, args, kwargs):
+    """`args` and `kwargs` with `function` applied to every tensor among them (ATen arguments nest at most
+    one list deep; deeper nesting goes through torch's general tree map)."""
+    import torch
+
+    def mapped(value):
+        if isinstance(value, torch.Tensor):
+            return function(value)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            if any(type(item) in (list, tuple, dict) for item in value):
+                raise _Nested
+            return kind(function(item) if isinstance(item, torch.Tensor) else item for item in value)
+        if kind is dict:
+            raise _Nested
+        return value
+
+    try:
+        return tuple(mapped(value) for value in args), {key: mapped(value) for key, value in kwargs.items()}
+    except _Nested:
+        from torch.utils._pytree import tree_map
+
+        return tree_map(lambda v: function(v) if isinstance(v, torch.Tensor) else v, (args, kwargs))
+
+
+class _Nested(Exception):
+    """Arguments nested deeper than one list."""
 
 
 _POINTWISE_BINARY = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "rsub", "atan2", "fmod", "remainder"}
@@ -153,12 +189,33 @@ def _pointwise_shape(func, args, kwargs, tensors):
         if name in _COMPARISONS:
             dtype = torch.bool
     else:
-        return None
+        dtype = _contiguous_elementwise_dtype(name, args, tensors)
+        if dtype is None:
+            return None
     if name in _TO_FLOAT and not (dtype.is_floating_point or dtype.is_complex):
         dtype = torch.get_default_dtype()
     return torch.empty(_broadcast(tensors), dtype=dtype, device="meta")
 
 
+def _contiguous_elementwise_dtype(name, args, tensors):
+    """The result dtype of a bitwise or logical combination, a clamp of a floating-point tensor by numbers, or
+    a three-way `where`, on contiguous tensors only (whose elementwise result is contiguous too, as the meta
+    kernel would make it): the masks and clamps of block quantization, whose meta kernels are Python."""
+    import torch
+
+    if not tensors or not all(t.is_contiguous() for t in tensors):
+        return None
+    if name in _BITWISE and len(args) == 2:
+        return torch.bool if name.startswith("logical") else torch.result_type(args[0], args[1])
+    if name == "clamp" and len(tensors) == 1 and args[0] is tensors[0] and args[0].dtype.is_floating_point \
+            and all(a is None or type(a) in (int, float) for a in args[1:]):
+        return args[0].dtype
+    if name == "where" and len(args) == 3 and len(tensors) == 3 and args[0].dtype == torch.bool:
+        return torch.result_type(args[1], args[2])
+    return None
+
+
+_BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"}
 _IN_PLACE_SCATTERS = {"index_add_", "index_put_", "index_copy_", "index_fill_", "scatter_", "scatter_add_",
                       "masked_fill_", "copy_", "zero_", "fill_"}
 
@@ -254,21 +311,23 @@ def _factory_size(func, args, kwargs) -> int | None:
 _FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "empty_strided", "scalar_tensor"}
 
 
-def _small_result(func) -> bool:
-    return func.overloadpacket.__name__ in _SIZE_PRESERVING
+@contextmanager
+def hybrid_values(shape_only: bool = False):
+    """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled (see `cuda_not_initialised`)."""
+    mode = HybridMode(shape_only)
+    with cuda_not_initialised(), mode:
+        yield mode
 
 
 @contextmanager
-def hybrid_values(shape_only: bool = False):
-    """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled so that factory calls naming
-    `device="cuda"` reach the mode (which moves them to the CPU) on a machine without CUDA."""
+def cuda_not_initialised():
+    """CUDA's lazy initialisation disabled, so that factory calls naming `device="cuda"` reach the mode
+    (which moves them to the CPU) on a machine without CUDA."""
     import torch.cuda
 
     lazy_init = torch.cuda._lazy_init
     torch.cuda._lazy_init = lambda: None
-    mode = HybridMode(shape_only)
     try:
-        with mode:
-            yield mode
+        yield
     finally:
         torch.cuda._lazy_init = lazy_init

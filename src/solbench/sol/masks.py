@@ -16,6 +16,8 @@ _FOLLOW = {"_to_copy", "to", "clone", "contiguous", "expand", "view", "_unsafe_v
 _KEEPS_PAIRS = _FOLLOW | {"_softmax", "_log_softmax", "mul", "div", "exp", "sub", "add", "native_dropout", "dropout",
                           "_safe_softmax"}
 _MATRIX = {"mm", "bmm", "baddbmm", "addmm", "matmul"}
+_STARTS = {"tril", "triu"} | _MATRIX
+"""Ops that start tracking; every other branch needs a tensor tracked already."""
 _NEGATIVE_ENOUGH = -1e4  # fill values at or below this remove the pair from the softmax
 
 
@@ -49,8 +51,8 @@ class MaskTracker:
         """Track structure through this op; returns (earlier matrix op, kept share) when this op masks scores."""
         import torch
 
-        if not outputs:
-            return None
+        if not outputs or (name not in _STARTS and not (self.nonzero or self.kept or self.producer)):
+            return None  # nothing tracked yet and no op that starts tracking: the common case, kept cheap
         out = outputs[0]
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         if name in ("tril", "triu") and tensors and tensors[0].dim() >= 2:

@@ -9,14 +9,18 @@ tracks what cost rules cannot see locally: which precision each tensor's values 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+import torch
 
 from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
 from solbench.sol.errors import ValuesNeeded
 from solbench.sol.masks import MaskTracker
 from solbench.sol.rows import InputRows, RowSet, gathered_rows, view_rows
-from solbench.sol.rules import GATHER_OPS, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
+from solbench.sol.rules import GATHER_OPS, MATRIX_RULES, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
 
 # Ops whose output carries the precision its main input came from.
 _PASS_THROUGH = {"_to_copy", "copy", "clone", "contiguous", "expand", "repeat", "repeat_interleave", "cat",
@@ -29,12 +33,19 @@ _CREATION = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_str
              "new_zeros", "full", "full_like", "new_full", "ones", "ones_like", "new_ones"}
 
 
-@dataclass(frozen=True)
-class RecordedOp:
+class RecordedOp(NamedTuple):
+    """One recorded ATen call (a named tuple, not a frozen dataclass: one is made per op, and a frozen
+    dataclass costs several times more to build)."""
+
     name: str
     cost: OpCost
-    shapes: str
+    operands: tuple
+    """(shape, dtype) of each tensor argument, formatted into `shapes` only when a table asks for it."""
     covered: bool
+
+    @property
+    def shapes(self) -> str:
+        return " ".join(f"{list(shape)}:{str(dtype).removeprefix('torch.')}" for shape, dtype in self.operands)
 
 
 @dataclass
@@ -51,6 +62,42 @@ class Recording:
     """Outputs that no ATen op wrote (a custom kernel filled them): their compute is unknown."""
 
 
+@dataclass(frozen=True)
+class _OpInfo:
+    """What the recorder needs to know about an ATen overload, worked out once per overload: a reference
+    that loops in Python calls the same few overloads thousands of times."""
+
+    name: str
+    recorded: bool
+    """False for `prim` ops (they stand for ATen ops that are recorded themselves)."""
+    is_view: bool
+    is_mutable: bool
+    carries_precision: bool
+    """The output carries the precision its main input came from (copies, views, elementwise ops)."""
+    rule: Callable | None
+    matrix: bool
+    """A matrix rule: its cost also depends on the precision the operands came from."""
+    gather_position: int | None
+    grouped: bool
+
+
+@lru_cache(maxsize=None)
+def _op_info(func) -> _OpInfo:
+    name = func.overloadpacket.__name__
+    return _OpInfo(name=name, recorded=func.namespace != "prim", is_view=func.is_view,
+                   is_mutable=func._schema.is_mutable,
+                   carries_precision=name in _PASS_THROUGH or torch.Tag.pointwise in func.tags
+                   or name in POINTWISE_COST,
+                   rule=rule_for(name, func.tags), matrix=name in MATRIX_RULES, gather_position=GATHER_OPS.get(name), grouped=name in _GROUPED)
+
+
+_precision = precision_of
+
+
+def _rank(precision: str) -> int:
+    return PRECISION_RANK.get(precision, 3)
+
+
 def _dispatch_mode_base():
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -58,23 +105,33 @@ def _dispatch_mode_base():
 
 
 class OpRecorder(_dispatch_mode_base()):
-    def __init__(self, inputs: list):
-        super().__init__()
-        import torch
+    """Records and costs every ATen call. With `values` (a HybridMode), the recorder computes each result
+    through that mode's rules itself rather than stacking a second dispatch mode under it: one Python
+    dispatch per op instead of two."""
 
+    def __init__(self, inputs: list, values=None):
+        super().__init__()
         self.recording = Recording()
         self.masks = MaskTracker()
+        self._values = values
         self._keep: list[Any] = []  # keeps tensors alive so their id() stays theirs
         self._origin: dict[int, str] = {}
         self._rows: dict[int, InputRows] = {}
         self._producer: dict[int, str] = {}
         self._base: dict[int, int] = {}
+        self._infos: dict[int, _OpInfo] = {}
+        self._costs: dict[tuple, OpCost] = {}
+        """Signature -> cost, for rules that depend on nothing else (see `_cost`)."""
         for position, value in enumerate(inputs):
             if isinstance(value, torch.Tensor):
                 rows = value.shape[0] if value.dim() else 1
-                self._track(value, precision_of(value.dtype), rows=InputRows(position, range(rows), True))
+                self._track(value, _precision(value.dtype), rows=InputRows(position, range(rows), True))
                 self.recording.input_bytes[position] = value.numel() * value.element_size()
                 self.recording.rows_read[position] = RowSet(rows)
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # nothing is compiled under the recorder: skip torch's per-call dynamo guard
 
     def _track(self, tensor, origin: str, rows: InputRows | None = None, producer: str | None = None) -> None:
         self._keep.append(tensor)
@@ -85,36 +142,53 @@ class OpRecorder(_dispatch_mode_base()):
             self._producer[id(tensor)] = producer
 
     def origin_of(self, tensor) -> str:
-        return self._origin.get(id(tensor), precision_of(tensor.dtype))
+        origin = self._origin.get(id(tensor))
+        return origin if origin is not None else _precision(tensor.dtype)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        import torch
-
         kwargs = kwargs or {}
-        result = func(*args, **kwargs)
-        name = func.overloadpacket.__name__
-        if func.namespace == "prim":
+        values = self._values
+        result = values.compute(func, types, args, kwargs) if values is not None else func(*args, **kwargs)
+        info = self._infos.get(id(func))  # overloads live as long as torch: their id is theirs
+        if info is None:
+            info = self._infos[id(func)] = _op_info(func)
+        if not info.recorded:
             return result
-        outputs = [o for o in (result if isinstance(result, (tuple, list)) else [result])
-                   if isinstance(o, torch.Tensor)]
+        if isinstance(result, torch.Tensor):
+            outputs = [result]
+        elif isinstance(result, (tuple, list)):
+            outputs = [o for o in result if isinstance(o, torch.Tensor)]
+        else:
+            outputs = []
+        name = info.name
         call = OpCall(name=name, args=args, kwargs=kwargs, outputs=outputs, operand_precision=self.origin_of)
-        self._note_input_uses(name, func, args, kwargs, outputs)
-        self._propagate(name, func, args, kwargs, outputs)
-        if func._schema.is_mutable and args and isinstance(args[0], torch.Tensor):
+        self._note_input_uses(info, args, kwargs, outputs)
+        self._propagate(info, args, outputs)
+        if info.is_mutable and args and isinstance(args[0], torch.Tensor):
             written = args[0]
             self._producer[self._base.get(id(written), id(written))] = name
-        rule = rule_for(name, func.tags)
-        if rule is None:
-            read, written = io_bytes(call)
-            cost, covered = OpCost(bytes_read=read, bytes_written=written, formula="no rule: memory only"), False
-        else:
-            cost, covered = rule(call), True
-        shapes = " ".join(f"{list(a.shape)}:{str(a.dtype).removeprefix('torch.')}" for a in args
-                          if isinstance(a, torch.Tensor))
+        cost = self._cost(func, info, call)
+        operands = tuple((a.shape, a.dtype) for a in args if isinstance(a, torch.Tensor))
         index = len(self.recording.ops)
-        self.recording.ops.append(RecordedOp(name=name, cost=cost, shapes=shapes, covered=covered))
+        self.recording.ops.append(RecordedOp(name=name, cost=cost, operands=operands, covered=info.rule is not None))
         self._apply_masks(name, args, kwargs, outputs, index)
         return result
+
+    def _cost(self, func, info: _OpInfo, call: OpCall) -> OpCost:
+        """The op's cost by its rule (memory only without one). Every rule but the matrix ones depends only on
+        the overload, the arguments' shapes, dtypes and values and the outputs' shapes and dtypes: those
+        costs are kept per such signature, since a reference looping in Python repeats a few of them
+        thousands of times."""
+        rule = info.rule or _memory_only
+        if info.matrix:
+            return rule(call)
+        key = _signature(func, call)
+        if key is None:
+            return rule(call)
+        cost = self._costs.get(key)
+        if cost is None:
+            cost = self._costs[key] = rule(call)
+        return cost
 
     def _apply_masks(self, name, args, kwargs, outputs, index) -> None:
         """Scale matrix work by the share of attention pairs a hand-written triangular mask keeps."""
@@ -130,29 +204,32 @@ class OpRecorder(_dispatch_mode_base()):
         cost = op.cost
         scaled = replace(cost, matrix_flops={p: f * kept for p, f in cost.matrix_flops.items()},
                          formula=f"{cost.formula}; x {kept:.4f} of the pairs: {why}")
-        self.recording.ops[index] = replace(op, cost=scaled)
+        self.recording.ops[index] = op._replace(cost=scaled)
 
-    def _note_input_uses(self, name, func, args, kwargs, outputs) -> None:
+    def _note_input_uses(self, info: _OpInfo, args, kwargs, outputs) -> None:
         """Note the rows of graph inputs this op reads; an op with an empty result needs none of its inputs."""
-        import torch
-
-        if func.is_view or (outputs and all(o.numel() == 0 for o in outputs)):
+        if info.is_view or (outputs and all(o.numel() == 0 for o in outputs)):
             return
+        tracked = self._rows
         tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-        tensors += [(-1, a) for v in kwargs.values() for a in (v if isinstance(v, (list, tuple)) else [v])
-                    if isinstance(a, torch.Tensor)]
+        for value in kwargs.values():
+            if isinstance(value, torch.Tensor):
+                tensors.append((-1, value))
+            elif isinstance(value, (list, tuple)):
+                tensors.extend((-1, a) for a in value if isinstance(a, torch.Tensor))
+        name = info.name
         if name == "index":  # aten.index(self, indices): the index tensors arrive as a list
             tensors += [(-1, a) for a in (args[1] if len(args) > 1 else []) if isinstance(a, torch.Tensor)]
-        groups = self._groups_used(name, args, kwargs) if name in _GROUPED else {}
+        groups = self._groups_used(name, args, kwargs) if info.grouped else {}
         for position, tensor in tensors:
-            where = self._rows.get(id(tensor))
+            where = tracked.get(id(tensor))
             if where is None:
                 continue
             read = self.recording.rows_read[where.root]
             if position in groups and where.leading:
                 read.add_indices(where.rows[group] for group in groups[position])
-            elif name in GATHER_OPS and position == GATHER_OPS[name] and outputs:
-                rows = gathered_rows(name, args) if where.leading else None
+            elif info.gather_position == position and outputs:
+                rows = self._with_values(gathered_rows, name, args) if where.leading else None
                 if rows is not None:
                     read.add_indices(where.rows[row] for row in rows)
                 else:
@@ -161,6 +238,14 @@ class OpRecorder(_dispatch_mode_base()):
                         self.recording.gathered_bytes.get(where.root, 0) + touched
             else:
                 read.add(where.rows)
+
+    def _with_values(self, function, *args):
+        """Call `function` (which may run ops on the arguments' values) as it would run inside the reference:
+        under the values mode, where there is one."""
+        if self._values is None:
+            return function(*args)
+        with self._values:
+            return function(*args)
 
     def _groups_used(self, name, args, kwargs) -> dict[int, list[int]]:
         """For a grouped GEMM over row groups (2-D rows x 3-D per-group weights): per-group operand
@@ -176,36 +261,47 @@ class OpRecorder(_dispatch_mode_base()):
         if is_fake(offsets) or offsets.is_meta:
             raise ValuesNeeded(f"{name}: which groups' weights are read depends on the values of its offsets")
         used, start = [], 0
-        for group, end in enumerate(offsets.tolist()):
+        for group, end in enumerate(self._with_values(offsets.tolist)):
             if end > start:
                 used.append(group)
             start = max(start, end)
         return {position: used for position in per_group}
 
-    def _propagate(self, name, func, args, kwargs, outputs) -> None:
-        import torch
-
-        sources = [a for a in flatten(args) if isinstance(a, torch.Tensor)]  # cat/stack take lists
+    def _propagate(self, info: _OpInfo, args, outputs) -> None:
+        name, is_view = info.name, info.is_view
+        sources = _tensor_arguments(args)  # cat/stack take lists
         if name in ("index", "_unsafe_index") and len(args) > 1:
             # A table lookup's values carry the information of its indices (e.g. 4-bit codes -> E2M1 values).
             sources = [args[0]] + [a for a in args[1] if isinstance(a, torch.Tensor)]
-        source_rows = self._rows.get(id(sources[0])) if func.is_view and sources else None
+        first = id(sources[0]) if sources else None
+        source_rows = self._rows.get(first) if is_view and sources else None
         for piece, out in enumerate(outputs):
             rows = None if source_rows is None else view_rows(
                 name, args, sources[0], source_rows, out, piece, outputs,
                 self.recording.rows_read[source_rows.root].total)
-            if name in _PASS_THROUGH or torch.Tag.pointwise in func.tags or name in POINTWISE_COST:
-                same_size = [s for s in sources if s.numel() == out.numel()] or sources
-                origins = [self.origin_of(s) for s in same_size if self.origin_of(s) not in ("int", "bool")]
-                origin = min(origins, key=lambda p: PRECISION_RANK.get(p, 3)) if origins else precision_of(out.dtype)
-                if PRECISION_RANK.get(precision_of(out.dtype), 3) < PRECISION_RANK.get(origin, 3):
-                    origin = precision_of(out.dtype)
-            else:
-                origin = precision_of(out.dtype)
-            if func.is_view and sources:
-                self._base[id(out)] = self._base.get(id(sources[0]), id(sources[0]))
-            self._track(out, origin, rows=rows, producer=name if not func.is_view else
-                        self._producer.get(id(sources[0])) if sources else name)
+            out_precision = _precision(out.dtype)
+            origin = self._carried_origin(sources, out, out_precision) if info.carries_precision else out_precision
+            if is_view and sources:
+                self._base[id(out)] = self._base.get(first, first)
+            self._track(out, origin, rows=rows, producer=name if not is_view else
+                        self._producer.get(first) if sources else name)
+
+    def _carried_origin(self, sources, out, out_precision: str) -> str:
+        """The least precision among the same-sized sources (all sources when none is), ignoring integers
+        and booleans, and never above the output's own."""
+        size = out.numel()
+        same_size = [s for s in sources if s.numel() == size] or sources
+        origin, best = None, None
+        for source in same_size:
+            candidate = self.origin_of(source)
+            if candidate in ("int", "bool"):
+                continue
+            rank = _rank(candidate)
+            if best is None or rank < best:
+                origin, best = candidate, rank
+        if origin is None:
+            return out_precision
+        return out_precision if _rank(out_precision) < best else origin
 
     def finish(self, outputs: list) -> Recording:
         """Account the returned outputs: written once each (aliases once), flagged when no ATen op produced them."""
@@ -221,6 +317,43 @@ class OpRecorder(_dispatch_mode_base()):
                 self.recording.opaque_outputs.append(f"output {index} was allocated by {producer} and written "
                                                      "outside ATen (a custom kernel): its work is not counted")
         return self.recording
+
+
+def _memory_only(call: OpCall) -> OpCost:
+    read, written = io_bytes(call)
+    return OpCost(bytes_read=read, bytes_written=written, formula="no rule: memory only")
+
+
+def _signature(func, call: OpCall) -> tuple | None:
+    """What a non-matrix cost rule reads: the overload, each argument (tensors as shape and dtype, other
+    values with their type), the outputs' shapes and dtypes. None where an argument is not hashable."""
+    try:
+        key = (id(func), tuple(_argument_signature(a) for a in call.args),
+               tuple((name, _argument_signature(a)) for name, a in call.kwargs.items()),
+               tuple((o.shape, o.dtype) for o in call.outputs))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _argument_signature(value):
+    if isinstance(value, torch.Tensor):
+        return value.shape, value.dtype
+    if isinstance(value, (list, tuple)):
+        return type(value), tuple(_argument_signature(v) for v in value)
+    return type(value), value
+
+
+def _tensor_arguments(args) -> list:
+    """The tensors among an op's arguments, lists included, in order (as `flatten` would find them)."""
+    found = []
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(a for a in flatten(value) if isinstance(a, torch.Tensor))
+    return found
 
 
 def compulsory_bytes(recording: Recording) -> int:
@@ -239,10 +372,22 @@ def _read_bytes(recording: Recording, position: int, size: int) -> int:
 
 
 def total_cost(recording: Recording) -> OpCost:
-    total = OpCost()
+    """The sum of every op's cost, added in recording order (the same figures as `OpCost.__add__` one op at
+    a time, without a new OpCost per op)."""
+    matrix: dict[str, float] = {}
+    vector: dict[str, float] = {}
+    special, read, written = 0.0, 0, 0
     for op in recording.ops:
-        total = total + op.cost
-    return total
+        cost = op.cost
+        for precision, flops in cost.matrix_flops.items():
+            matrix[precision] = matrix.get(precision, 0.0) + flops
+        for precision, flops in cost.vector_flops.items():
+            vector[precision] = vector.get(precision, 0.0) + flops
+        special = special + cost.special_ops
+        read += cost.bytes_read
+        written += cost.bytes_written
+    return OpCost(matrix_flops=matrix, vector_flops=vector, special_ops=special, bytes_read=read,
+                  bytes_written=written)
 
 
 def arithmetic_intensity(flops: float, bytes_moved: int) -> float:

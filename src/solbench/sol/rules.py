@@ -15,7 +15,7 @@ from typing import Any
 from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
 
 
-@dataclass
+@dataclass(slots=True)
 class OpCall:
     name: str
     args: tuple
@@ -35,12 +35,20 @@ def _bytes(tensor) -> int:
 
 
 def io_bytes(call: OpCall) -> tuple[int, int]:
+    return _tensor_bytes(call.args) + _tensor_bytes(call.kwargs.values()), sum(_bytes(o) for o in call.outputs)
+
+
+def _tensor_bytes(values) -> int:
+    """Bytes of the tensors among `values`, lists included (every op's cost asks: kept lean)."""
     import torch
 
-    read = sum(_bytes(a) for a in flatten(call.args) if isinstance(a, torch.Tensor))
-    read += sum(_bytes(a) for a in flatten(list(call.kwargs.values())) if isinstance(a, torch.Tensor))
-    written = sum(_bytes(o) for o in call.outputs)
-    return read, written
+    total = 0
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            total += value.numel() * value.element_size()
+        elif isinstance(value, (list, tuple)):
+            total += sum(_bytes(a) for a in flatten(value) if isinstance(a, torch.Tensor))
+    return total
 
 
 def flatten(values) -> list:
