@@ -20,8 +20,10 @@ REPRESENTATIVE = ["FlashInfer-Bench/018_mla_paged_decode_h16_ckv512_kpe64_ps1", 
                   "L1/028_hybrid_attention_mask_preparation", "Quant/033_nvfp4_moe_routing_with_topk_selection"]
 MISSING_DATA = {"018_mla_paged_decode_h16_ckv512_kpe64_ps1": "mla_meta_",
                 "020_moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048": "moe_fp8_block_scale_ds_routing"}
-TOO_LARGE_FOR_A_CPU = {"044_moe_expert_computation", "065_sparse_expert_dispatch_and_combine"}
-"""Constant-sized expert weights of 22.6 and 12.7 GB: no CPU tier keeps the definition and fits (docs/tiers.md)."""
+TOO_LARGE_FOR_A_CPU = {"044_moe_expert_computation", "065_sparse_expert_dispatch_and_combine",
+                       "018_fused_rope_with_qk_norm_and_kv_cache_update"}
+"""Constant-sized expert weights of 22.6 and 12.7 GB, a 262,144-position KV cache of 2.1 GB: no CPU tier keeps the
+definition and fits (docs/tiers.md)."""
 
 
 def _solbench(*args, env):
