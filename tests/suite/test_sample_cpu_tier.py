@@ -1,9 +1,9 @@
 """The SOL-ExecBench sample (../shared/sol-execbench-sample): CPU tiers written, then every reference evaluated
 as a solution on its CPU tier with `solbench run`, as a user would.
 
-CI runs a representative few (NVFP4 through the emulation, a reference that names the CUDA device, a
-scalar input that mirrors an axis, a plain kernel, and a problem whose safetensors file is missing);
-SOLBENCH_SAMPLE_ALL=1 runs all 20 (about 25 minutes on a busy 2-core machine, see docs/tiers.md).
+CI runs a representative few (NVFP4 through the emulation, a reference that names the CUDA device with a
+scalar input that mirrors an axis, and a problem whose safetensors file is missing); SOLBENCH_SAMPLE_ALL=1
+runs all 20 (the time is in docs/tiers.md).
 """
 
 import json
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "sol-execbench-sample"
-REPRESENTATIVE = ["FlashInfer-Bench/018_mla_paged_decode_h16_ckv512_kpe64_ps1", "FlashInfer-Bench/021_rmsnorm_h128",
-                  "L1/028_hybrid_attention_mask_preparation", "Quant/033_nvfp4_moe_routing_with_topk_selection"]
+REPRESENTATIVE = ["FlashInfer-Bench/018_mla_paged_decode_h16_ckv512_kpe64_ps1", "L1/028_hybrid_attention_mask_preparation",
+                  "Quant/033_nvfp4_moe_routing_with_topk_selection"]
+ALL = bool(os.environ.get("SOLBENCH_SAMPLE_ALL"))
 MISSING_DATA = {"018_mla_paged_decode_h16_ckv512_kpe64_ps1": "mla_meta_",
                 "020_moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048": "moe_fp8_block_scale_ds_routing"}
 TOO_LARGE_FOR_A_CPU = {"044_moe_expert_computation", "065_sparse_expert_dispatch_and_combine",
@@ -28,14 +29,15 @@ definition and fits (docs/tiers.md)."""
 
 def _solbench(*args, env):
     return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=3600, env={**os.environ, **env})
+                          timeout=4 * 3600, env={**os.environ, **env})
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(4 * 3600 if ALL else 1200)  # the sandboxed runs of a loaded 2-core machine, with room
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason=f"{SAMPLE} is absent")
 def test_sample_references_pass_on_their_cpu_tier(tmp_path, probed_home):
     chosen = sorted(str(p.relative_to(SAMPLE)) for p in SAMPLE.glob("*/*") if (p / "definition.json").is_file()) \
-        if os.environ.get("SOLBENCH_SAMPLE_ALL") else REPRESENTATIVE
+        if ALL else REPRESENTATIVE
     suite = tmp_path / "sample"
     for relative in chosen:
         shutil.copytree(SAMPLE / relative, suite / relative)
