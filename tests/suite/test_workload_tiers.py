@@ -104,3 +104,15 @@ def test_suite_stats_reports_sizes_per_tier(tmp_path, big_problem):
     assert tiers["gpu"]["median_largest_workload_bytes"] == 2 * 64 * 8192 * 4 * 4  # x and y at (64, 8192)
     assert tiers["cpu"]["median_largest_workload_bytes"] <= 2_000_000
     assert tiers["cpu"]["bytes_estimate"].startswith("size-based")
+
+
+def test_a_cpu_tier_may_repeat_a_published_size_without_counting_as_duplicate(tmp_path):
+    from solbench.suite.validate import ProblemValidation, _check_duplicate_workloads
+
+    inputs = {"x": {"type": "random"}, "y": {"type": "random"}}
+    folder = write_problem(tmp_path / "p", VECTOR_ADD, [{"uuid": "g1", "axes": {"N": 8}, "inputs": inputs},
+                                                        {"uuid": "g2", "axes": {"N": 8}, "inputs": inputs}])
+    (folder / CPU_WORKLOAD_FILE).write_text(json.dumps({"uuid": "c1", "axes": {"N": 8}, "inputs": inputs}) + "\n")
+    report = ProblemValidation(path=str(folder))
+    _check_duplicate_workloads(load_problem(folder, "all"), report)
+    assert [f.message for f in report.findings] == ["workload g2 duplicates g1 (same axes and inputs)"]

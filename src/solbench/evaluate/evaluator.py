@@ -98,20 +98,21 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
 
 
 def check_memory(problem: Problem, config: EvaluationConfig) -> None:
-    """Refuse, before any input is made, a workload whose inputs and outputs alone exceed the memory limit: the
-    evaluator would build them (and float64 golden copies) in this process and take the machine down with it."""
+    """Refuse, before any input is made, a workload whose tensors would exceed the memory limit: the evaluator
+    builds them in this process and would take the machine down with it. The estimate: inputs and outputs twice
+    (here and in the sandbox) and a float64 copy of each floating-point one (the golden result)."""
     limit = config.memory_limit_bytes
     if limit is None:
         return
     for workload in problem.workloads:
-        needed = problem.tensor_bytes(dict(workload.axes))
+        needed = 2 * problem.tensor_bytes(dict(workload.axes)) + problem.tensor_bytes(dict(workload.axes), as_float64=True)
         if needed > limit:
             tier = problem.tier_of(workload)
             hint = (" (the CPU tier keeps the definition's constant axes; this problem has none small enough)"
                     if tier == "gpu" and config.device.startswith("cpu") else "")
             raise MemoryLimitError(
-                f"workload {workload.uuid} ({tier} tier) needs {needed / 1e9:.1f} GB for "
-                f"its inputs and outputs alone, more than the memory limit of {limit / 1e9:.1f} GB (--memory-limit-gb){hint}")
+                f"workload {workload.uuid} ({tier} tier) needs about {needed / 1e9:.1f} GB for "
+                f"its inputs, outputs and golden copies, more than the memory limit of {limit / 1e9:.1f} GB (--memory-limit-gb){hint}")
 
 
 def _with_tiers(problem: Problem, traces: list[Trace]) -> list[Trace]:

@@ -54,15 +54,17 @@ class Problem:
     def shape_of(self, tensor: TensorSpec, workload: Workload):
         return self.definition.shape_of(tensor, self.axes_of(workload))
 
-    def tensor_bytes(self, axes: dict[str, int]) -> int:
+    def tensor_bytes(self, axes: dict[str, int], *, as_float64: bool = False) -> int:
         """Bytes of every input and output tensor at these `var` axis values (a size-based estimate of the
-        traffic and of the memory one set of inputs and outputs takes)."""
+        traffic and of the memory one set of inputs and outputs takes); `as_float64`: of float64 copies of the
+        floating-point ones only (the golden run's)."""
         resolved = self.definition.resolve_axes(dict(axes))
         total = 0
         for tensor in (*self.definition.inputs.values(), *self.definition.outputs.values()):
             shape = self.definition.shape_of(tensor, resolved)
-            if shape is not None:
-                total += math.prod(shape) * lookup_dtype(tensor.dtype).bits // 8
+            dtype = lookup_dtype(tensor.dtype)
+            if shape is not None and (dtype.is_floating or not as_float64):
+                total += math.prod(shape) * (64 if as_float64 else dtype.bits) // 8
         return total
 
 

@@ -85,8 +85,8 @@ def validate_problem(folder: Path, hardware: HardwareSpec, tier: str = "all") ->
 def _check_duplicate_workloads(problem: Problem, report: ProblemValidation) -> None:
     seen: dict[str, str] = {}
     for workload in problem.workloads:
-        key = json.dumps({"axes": workload.axes, "inputs": {n: d.model_dump() for n, d in workload.inputs.items()}},
-                         sort_keys=True)
+        key = json.dumps({"axes": workload.axes, "inputs": {n: d.model_dump() for n, d in workload.inputs.items()},
+                          "tier": problem.tier_of(workload)}, sort_keys=True)  # a CPU tier may repeat a GPU size
         if key in seen:
             report.add("workloads", f"workload {workload.uuid} duplicates {seen[key]} (same axes and inputs)")
         seen.setdefault(key, workload.uuid)
