@@ -20,12 +20,12 @@ would count embedding bags as vendor-tuned (FBGEMM's table-batched embedding, sa
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Mapping
 
+from solbench.json_files import read_json_file
 from solbench.reach.errors import ReachError
 
 ADDRESSABLE = "addressable"
@@ -94,12 +94,7 @@ def load_rules(path: Path | None) -> Rules:
     """The default rules, or those of ``path`` merged over them."""
     if path is None:
         return DEFAULT_RULES
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ReachError(f"rules file {path} does not exist") from None
-    except (OSError, ValueError) as error:
-        raise ReachError(f"cannot read rules file {path}: {error}") from None
+    data = read_json_file(path, "rules file", ReachError)
     if not isinstance(data, dict) or set(data) - {"classes", "addressable", "op_types"}:
         raise ReachError(f"{path}: expected an object with 'classes' (class -> list of op-name globs), "
                          "'addressable' (list of globs) and/or 'op_types' (family -> list of suite op_types)")
@@ -119,7 +114,7 @@ def load_op_type_overrides(path: Path | None) -> dict[str, tuple[str, ...]]:
     """The ``op_types`` section of a rules file (family -> suite op_types), or nothing."""
     if path is None:
         return {}
-    data = json.loads(Path(path).read_text())
+    data = read_json_file(path, "rules file", ReachError)
     op_types = data.get("op_types", {}) if isinstance(data, dict) else {}
     if not isinstance(op_types, dict) or not all(isinstance(v, list) for v in op_types.values()):
         raise ReachError(f"{path}: 'op_types' must map an op family to a list of suite op_types")

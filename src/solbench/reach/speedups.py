@@ -12,13 +12,13 @@ Each source yields ``problem -> Speedup(geometric mean, spread of log speedup)``
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from solbench.json_files import read_json_file
 from solbench.reach.errors import ReachError
 
 
@@ -64,12 +64,7 @@ def speedups_from_traces(folder: Path) -> dict[str, Speedup]:
 
 
 def speedups_from_export(path: Path) -> dict[str, Speedup]:
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ReachError(f"speedups file {path} does not exist") from None
-    except (OSError, ValueError) as error:
-        raise ReachError(f"cannot read speedups file {path}: {error}") from None
+    data = read_json_file(path, "speedups file", ReachError)
     table = data.get("speedups") if isinstance(data, dict) else None
     if not isinstance(table, dict):
         raise ReachError(f"{path}: expected {{\"speedups\": {{\"problem\": x or [x, ...]}}}}")

@@ -7,10 +7,10 @@ Only values are read, never weights: the config class is built from the record's
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
+from solbench.json_files import read_json_file
 from solbench.suite.extract.errors import ExtractError
 
 DEFAULT_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "model-configs.json"
@@ -25,12 +25,7 @@ _METADATA = {"name", "hf_id", "domain", "family", "source", "source_kind", "note
 
 def load_records(path: Path) -> dict[str, dict[str, Any]]:
     """``name -> record`` of a model-configs.json file (``{"models": [...]}``) or of one record."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ExtractError(f"model configs file {path} does not exist (give another with --configs)") from None
-    except (OSError, ValueError) as error:
-        raise ExtractError(f"cannot read model configs {path}: {error}") from None
+    data = read_json_file(path, "model configs file", ExtractError, " (give another with --configs)")
     models = data.get("models") if isinstance(data, dict) else None
     if models is None:
         raise ExtractError(f"{path}: expected a JSON object with a 'models' list")
@@ -51,12 +46,7 @@ def find_record(name: str, path: Path) -> dict[str, Any]:
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """An HF-style config dict of one's own (``config.json``)."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ExtractError(f"config file {path} does not exist") from None
-    except (OSError, ValueError) as error:
-        raise ExtractError(f"cannot read config {path}: {error}") from None
+    data = read_json_file(path, "config file", ExtractError)
     if not isinstance(data, dict):
         raise ExtractError(f"{path}: expected a JSON object of config values")
     return data
