@@ -103,3 +103,20 @@ def test_the_budget_runs_out_cache_hits_are_free_and_restore_reseats_without_eva
     other = make(problem, hardware=HARDWARE, reward="speedup")
     with pytest.raises(RestoreMismatch, match="reward 'sol'"):
         other.restore(env.results)
+
+
+@pytest.mark.slow
+def test_the_reference_is_timed_for_t_b_in_its_cpu_runnable_form(tmp_path, fast_config):
+    """A reference that names the CUDA device runs on the CPU (spec/cpu_reference.py); the environment's own T_b
+    timing packages it for the device it evaluates on, so T_b is measured rather than missing."""
+    from conftest import VECTOR_ADD, vector_workloads, write_problem
+
+    names_cuda = {**VECTOR_ADD, "reference": "import torch\n\ndef run(x, y):\n"
+                                             "    return x + y + torch.zeros(1, device='cuda')\n"}
+    problem = write_problem(tmp_path / "vector_add", names_cuda, vector_workloads(1000))
+    env = solbench.make(problem, hardware=HARDWARE, config=fast_config)
+    try:
+        [workload] = env.reset(seed=0).workloads
+        assert workload.t_b_ms and workload.t_b_ms > 0
+    finally:
+        env.close()

@@ -301,7 +301,8 @@ class Env:
         untimed = tuple(w for w in workloads if w.uuid not in found)
         if untimed:
             # The reference's timing is the environment's own cost: no budget is charged for it.
-            traces = api.evaluate(restricted(self._problem, untimed), reference_solution(self._problem.definition),
+            reference = reference_solution(self._problem.definition, self._config.resolved().device)
+            traces = api.evaluate(restricted(self._problem, untimed), reference,
                                   config=self._config, cache=self.cache, sandboxes=self._sandboxes())
             for trace in traces:
                 performance = trace.evaluation.performance
