@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -10,6 +11,18 @@ import typer
 
 from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision
 from solbench.cli.tier_option import TierChoice, tier_option, tier_value
+
+
+SLOW_ANALYSIS_S = 2.0
+"""An analysis slower than this says why on stderr: never silently slow."""
+
+
+def slow_analysis_line(results, seconds: float) -> str:
+    calls = max((r.coverage.aten_calls or 0 for r in results), default=0)
+    return (f"note: the analysis took {seconds:.1f} s for {len(results)} workload(s); the reference makes up to "
+            f"{calls:,} ATen calls per workload, each recorded through fake tensors (references that loop in Python "
+            "over experts, tokens or steps are the slow ones; the precision policy's first check adds its own runs, "
+            "then is cached)")
 
 
 def speed_of_light(
@@ -45,13 +58,17 @@ def speed_of_light(
         from solbench.score.baselines import load_baselines
 
         figures = load_baselines(baselines)  # read before the analysis: a bad file fails fast
+    started = time.perf_counter()
     results = analyze_problem(problem, spec, explain=explain,
                               make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)),
                               precision=precision.value)
+    seconds = time.perf_counter() - started
     if figures is not None:
         from solbench.sol.analysis import with_published
 
         results = with_published(problem, results, spec, figures)
+    if seconds > SLOW_ANALYSIS_S:
+        Console(stderr=True).print(slow_analysis_line(results, seconds), markup=False, soft_wrap=True)
     if json_output:
         print(json.dumps([r.model_dump(mode="json", exclude_none=True) for r in results]))
         return

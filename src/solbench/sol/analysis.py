@@ -62,6 +62,8 @@ class Coverage(_Result):
     uncovered: list[UncoveredOp]
     execution: str
     """``fake`` (shapes only) or ``real (...)`` when the reference needed input values."""
+    aten_calls: Optional[int] = None
+    """ATen calls the reference made (one input draw): what an analysis costs, so a slow one says why."""
 
 
 class WorkloadRef(_Result):
@@ -187,6 +189,7 @@ def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpe
     roof = roofline(cost, needed, hardware)
     uncovered = Counter(op.name for op in recording.ops if not op.covered)
     coverage = Coverage(full=not uncovered and not recording.opaque_outputs, execution=execution,
+                        aten_calls=len(recording.ops),
                         uncovered=[UncoveredOp(op=name, count=count, reason="no cost rule: bounded by memory only")
                                    for name, count in sorted(uncovered.items())]
                         + [UncoveredOp(op="<custom kernel>", count=1, reason=reason)
