@@ -13,7 +13,8 @@ from optimize.loop_fixtures import (FAST_ADD, SLOW_ADD, agent_command, fast_sett
 IMPROVING_AGENT = f'''
 import subprocess
 seen = {{"files": sorted(str(p) for p in Path(".").rglob("*") if ".solbench" not in p.parts),
-        "env": {{k: os.environ[k] for k in ("SOLBENCH_ROUND", "SOLBENCH_WORKSPACE", "SOLBENCH_BUDGET_LEFT")}},
+        "env": {{k: os.environ[k] for k in ("SOLBENCH_ROUND", "SOLBENCH_WORKSPACE", "SOLBENCH_BUDGET_LEFT",
+                                          "SOLBENCH_DEVICE")}},
         "cwd": os.getcwd(), "feedback": json.loads(Path("feedback.json").read_text()),
         "workloads": [json.loads(line)["uuid"] for line in Path("problem/workload.jsonl").read_text().splitlines()]}}
 Path(os.environ["SEEN_DIR"], f"round{{ROUND}}.json").write_text(json.dumps(seen))
@@ -63,6 +64,7 @@ def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, probed_home, m
     assert len(round1["workloads"]) == 3 and held_out not in round1["workloads"]
     assert round1["env"]["SOLBENCH_ROUND"] == "1" and round1["env"]["SOLBENCH_WORKSPACE"] == round1["cwd"]
     assert round1["env"]["SOLBENCH_BUDGET_LEFT"] == "5" and round2["env"]["SOLBENCH_BUDGET_LEFT"] == "4"
+    assert round1["env"]["SOLBENCH_DEVICE"] == "cpu"
     assert {"history/1-1/solution.json", "history/1-1/feedback.json", "history/best/solution.json"} <= \
         set(round2["files"])
     feedback = [entry for entry in round2["feedback"] if "candidate" in entry]

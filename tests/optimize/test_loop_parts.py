@@ -101,6 +101,22 @@ def test_builtin_compile_proposes_each_torch_compile_mode_once(tmp_path):
     assert agent_from_spec("builtin:reference").is_finished(2, 4)
 
 
+def test_builtin_reference_packages_the_reference_for_the_loops_device(tmp_path):
+    """On the CPU (SOLBENCH_DEVICE=cpu) a reference naming the CUDA device is proposed in its CPU-runnable form."""
+    from solbench.optimize.agents import agent_from_spec
+    from solbench.spec import Solution
+
+    names_cuda = {**VECTOR_ADD, "reference": "import torch\n\ndef run(x, y):\n"
+                                             "    return x + y + torch.zeros(1, device='cuda')\n"}
+    write_problem(tmp_path / "problem", names_cuda, vector_workloads(8))
+    agent_from_spec("builtin:reference").propose(tmp_path, round_number=1, candidates=1,
+                                                 environment={"SOLBENCH_DEVICE": "cpu"}, timeout_s=1,
+                                                 log_path=tmp_path / "log", serve=lambda: None)
+    [written] = sorted((tmp_path / "solutions").glob("??.json"))
+    source = Solution.model_validate_json(written.read_text()).sources[0].content
+    assert "'cuda'" not in source and "'cpu'" in source
+
+
 def test_the_test_channel_carries_a_request_to_the_loop_and_its_answer_back(tmp_path):
     from solbench.optimize.channel import ChannelServer, find_round_folder, send_request
 

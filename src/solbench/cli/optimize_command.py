@@ -53,7 +53,8 @@ def optimize_problem(
 
     Each round the agent (a shell command) runs in a fresh round folder: problem/ (public workloads only),
     history/, feedback.json, memory.jsonl; it writes solution.json or solutions/NAME.json, and may run
-    `solbench test solution.json` there. Environment: SOLBENCH_ROUND, SOLBENCH_WORKSPACE, SOLBENCH_BUDGET_LEFT."""
+    `solbench test solution.json` there. Environment: SOLBENCH_ROUND, SOLBENCH_WORKSPACE, SOLBENCH_BUDGET_LEFT,
+    SOLBENCH_DEVICE."""
     from rich.console import Console
 
     from solbench.optimize.loop import run_optimize

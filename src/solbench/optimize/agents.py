@@ -166,7 +166,8 @@ class _BuiltinAgent:
 
     name = "builtin"
 
-    def _solutions(self, definition) -> list[tuple[dict, str]]:
+    def _solutions(self, definition, device: str | None) -> list[tuple[dict, str]]:
+        """The candidates, packaged for `device` (the loop's SOLBENCH_DEVICE)."""
         raise NotImplementedError
 
     def _count(self) -> int:
@@ -182,7 +183,8 @@ class _BuiltinAgent:
 
         started = time.monotonic()
         definition = load_problem(round_folder / PROBLEM_DIR).definition
-        chosen = self._solutions(definition)[(round_number - 1) * candidates: round_number * candidates]
+        proposed = self._solutions(definition, environment.get("SOLBENCH_DEVICE"))
+        chosen = proposed[(round_number - 1) * candidates: round_number * candidates]
         for index, (solution, technique) in enumerate(chosen, 1):
             stem = f"{index:02d}"
             write_json_atomically(round_folder / SOLUTIONS_DIR / f"{stem}.json", solution)
@@ -199,10 +201,10 @@ class ReferenceAgent(_BuiltinAgent):
     def _count(self) -> int:
         return 1
 
-    def _solutions(self, definition) -> list[tuple[dict, str]]:
+    def _solutions(self, definition, device: str | None) -> list[tuple[dict, str]]:
         from solbench.spec import reference_solution
 
-        return [(json.loads(reference_solution(definition).model_dump_json(exclude_none=True)), "reference (eager)")]
+        return [(json.loads(reference_solution(definition, device).model_dump_json(exclude_none=True)), "reference (eager)")]
 
 
 class CompileAgent(_BuiltinAgent):
@@ -211,7 +213,7 @@ class CompileAgent(_BuiltinAgent):
     def _count(self) -> int:
         return len(COMPILE_MODES)
 
-    def _solutions(self, definition) -> list[tuple[dict, str]]:
+    def _solutions(self, definition, device: str | None) -> list[tuple[dict, str]]:
         from solbench.spec import compiled_reference_solution
 
         return [(json.loads(compiled_reference_solution(definition, mode).model_dump_json(exclude_none=True)),

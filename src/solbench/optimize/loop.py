@@ -33,6 +33,8 @@ from solbench.optimize.workspace import (MEMORY_FILE, ProblemFiles, Workspace, c
 
 ROUND_VARIABLE = "SOLBENCH_ROUND"
 BUDGET_VARIABLE = "SOLBENCH_BUDGET_LEFT"
+DEVICE_VARIABLE = "SOLBENCH_DEVICE"
+"""The device candidates are evaluated on (``cpu``, ``cuda``, ``cuda:1``): what a candidate must run on."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,8 @@ class OptimizeLoop:
         environment = dict(os.environ)
         evals = budget_left.get("evals")
         environment.update({ROUND_VARIABLE: str(round_number), WORKSPACE_VARIABLE: str(folder.resolve()),
-                            BUDGET_VARIABLE: "unlimited" if evals is None else str(evals)})
+                            BUDGET_VARIABLE: "unlimited" if evals is None else str(evals),
+                            DEVICE_VARIABLE: self.settings.config.resolved().device})
         return environment
 
     def _evaluate(self, round_number: int, candidate, folder: Path) -> CandidateRecord:
