@@ -107,3 +107,15 @@ def test_cpu_reference_solution_ships_the_emulation_explicitly():
     assert [s.path for s in on_cpu.sources] == ["reference.py", "nvfp4_emulation.py"]
     assert on_cpu.sources[0].content.startswith("from nvfp4_emulation import scaled_mm as ")
     assert not blocking(check_solution(on_cpu))  # the static rules accept it: no patching, no harness import
+
+
+def test_a_compared_device_literal_stays_and_a_parenthesised_future_import_stays_whole():
+    """`x.device.type == "cuda"` guards a GPU-only branch: rewriting it would take that branch on the CPU. The
+    emulation's import goes after a `from __future__ import (...)` spanning lines, not inside it."""
+    source = ('from __future__ import (annotations,\n    division)\nimport torch\n\ndef run(a, b, s, t):\n'
+              '    if a.device.type == "cuda" or "cuda" != str(a.device):\n        a = a.to("cuda")\n'
+              '    return torch._scaled_mm(a, b, s, t)\n')
+    rewritten = cpu_runnable_source(source)
+    compile(rewritten, "reference", "exec")
+    assert 'a.device.type == "cuda" or "cuda" != str(a.device)' in rewritten and 'a.to("cpu")' in rewritten
+    assert rewritten.index(EMULATION_NAME) > rewritten.index("division)")

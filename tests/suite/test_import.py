@@ -269,3 +269,22 @@ def test_an_imported_problem_gets_its_cpu_tier_or_a_note_saying_why_not(tmp_path
     assert (tmp_path / "out" / "L1" / "006_hyena_depthwise_conv1d_split_gate" / "workload.cpu.jsonl").is_file()
     [note] = report.notes_of("no-cpu-tier")
     assert note.problem.startswith("FIB/018") and ".safetensors" in note.message
+
+
+@needs_sample
+def test_importing_again_leaves_no_stale_cpu_tier_or_baselines(tmp_path):
+    """A CPU tier or baselines file from an earlier import describes other workloads: importing again removes them
+    rather than reading them in place of the published workloads."""
+    source = tmp_path / "src"
+    shutil.copytree(SAMPLE / "FlashInfer-Bench/021_rmsnorm_h128", source / "FlashInfer-Bench/021_rmsnorm_h128")
+    first = import_benchmark(source, tmp_path / "out", cpu_tier=False)
+    folder = tmp_path / "out" / "FIB" / "021_rmsnorm_h128"
+    (folder / "workload.cpu.jsonl").write_text(json.dumps({"uuid": "old", "axes": {"batch_size": 1},
+                                                           "inputs": {}}) + "\n")
+    again = import_benchmark(source, tmp_path / "out", cpu_tier=False)
+    assert not (folder / "workload.cpu.jsonl").exists() and again.workloads == first.workloads
+    assert again.baselines_file is not None
+    (folder / "metadata.json").unlink()
+    (source / "FlashInfer-Bench/021_rmsnorm_h128/metadata.json").unlink()
+    assert import_benchmark(source, tmp_path / "out", cpu_tier=False).baselines_file is None
+    assert not (tmp_path / "out" / "baselines.json").exists()

@@ -95,6 +95,14 @@ def test_problems_that_fit_or_read_files_get_no_cpu_tier(tmp_path, big_problem):
     assert not (files / CPU_WORKLOAD_FILE).exists()
 
 
+def test_writing_removes_a_cpu_tier_that_no_longer_applies(big_problem):
+    """A CPU tier derived from earlier published workloads would be loaded in their place: writing again where
+    none is derived now (the workloads fit) removes it."""
+    assert write_cpu_tier(big_problem, max_bytes=2_000_000, analyze=False) is not None
+    assert write_cpu_tier(big_problem, max_bytes=10 ** 12, analyze=False) is None
+    assert not (big_problem / CPU_WORKLOAD_FILE).exists()
+
+
 def test_suite_stats_reports_sizes_per_tier(tmp_path, big_problem):
     from solbench.suite.stats import suite_stats
 

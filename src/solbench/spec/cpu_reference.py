@@ -9,12 +9,14 @@ device rewrite (it must still see `_scaled_mm` to count its FLOPs).
 
 from __future__ import annotations
 
+import ast
 import re
 
 _CUDA_LITERAL = re.compile(r"""(["'])cuda(:\d+)?\1""")
 _CUDA_CALL = re.compile(r"\.cuda\(\)")
 _SCALED_MM = re.compile(r"\btorch\._scaled_mm\b")
-_FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.MULTILINE)
+_COMPARED_BEFORE = re.compile(r"(==|!=|\bin|\bis)\s*$")
+_COMPARED_AFTER = re.compile(r"^\s*(==|!=)")
 EMULATION_NAME = "_solbench_cpu_scaled_mm"
 """The name the rewritten reference calls instead of `torch._scaled_mm`."""
 TRUSTED_EMULATION_MODULE = "solbench.spec.nvfp4"
@@ -27,8 +29,16 @@ def cpu_reference_source(source: str) -> str:
     """The reference with the CUDA device it names replaced by the CPU, so that it analyses without one.
 
     Only device literals (`"cuda"`, `'cuda:0'`) and `.cuda()` calls change: the analysis needs the
-    ops, not where they would run."""
-    return _CUDA_CALL.sub(".cpu()", _CUDA_LITERAL.sub(lambda m: f"{m.group(1)}cpu{m.group(1)}", source))
+    ops, not where they would run. A literal compared with (``x.device.type == "cuda"``) stays, so a branch
+    for the GPU is not taken on the CPU."""
+
+    def replace(match: re.Match) -> str:
+        before, after = source[max(0, match.start() - 8):match.start()], source[match.end():match.end() + 8]
+        if _COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after):
+            return match.group(0)
+        return f"{match.group(1)}cpu{match.group(1)}"
+
+    return _CUDA_CALL.sub(".cpu()", _CUDA_LITERAL.sub(replace, source))
 
 
 def uses_scaled_mm(source: str) -> bool:
@@ -46,6 +56,16 @@ def cpu_runnable_source(source: str, emulation_module: str = TRUSTED_EMULATION_M
         return source
     source = _SCALED_MM.sub(EMULATION_NAME, source)
     header = f"from {emulation_module} import scaled_mm as {EMULATION_NAME}  # NVFP4 on the CPU (solbench)\n"
-    futures = list(_FUTURE.finditer(source))
-    at = futures[-1].end() if futures else 0
-    return source[:at] + header + source[at:]
+    lines = source.splitlines(keepends=True)
+    at = _after_future_imports(source)
+    return "".join(lines[:at]) + header + "".join(lines[at:])
+
+
+def _after_future_imports(source: str) -> int:
+    """The line index after the last ``from __future__`` import (which may span lines), or 0."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return 0  # the reference's own import reports the error
+    ends = [node.end_lineno for node in body if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
+    return max(ends, default=0)

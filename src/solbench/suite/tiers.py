@@ -97,8 +97,21 @@ def write_cpu_tiers(root: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max
 
 def derive_cpu_tier(folder: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_flops: float = DEFAULT_MAX_FLOPS,
                     analyze: bool = True, write: bool = False) -> CpuTierResult:
-    """The CPU-tier workloads for a problem (written to ``workload.cpu.jsonl`` when `write`)."""
+    """The CPU-tier workloads for a problem (written to ``workload.cpu.jsonl`` when `write`; with `write`, a CPU
+    tier left from earlier is removed where none is derived now, so the folder never keeps a stale one)."""
     folder = Path(folder)
+    result = _derive(folder, max_bytes, max_flops, analyze)
+    path = folder / CPU_WORKLOAD_FILE
+    if write and result.action == "written":
+        result.path = path
+        lines = [json.dumps(w.model_dump(mode="json", exclude_none=True)) for w in result.workloads]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    elif write and path.exists():
+        path.unlink()
+    return result
+
+
+def _derive(folder: Path, max_bytes: int, max_flops: float, analyze: bool) -> CpuTierResult:
     problem = load_problem(folder, "gpu")
     try:
         _check_scalable(problem)
@@ -114,14 +127,9 @@ def derive_cpu_tier(folder: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, m
         return CpuTierResult(folder, "not needed", reason=f"every published workload fits ({deriver.budget_text()})",
                              cost=deriver.cost_name)
     workloads = deriver.derive()
-    result = CpuTierResult(folder, "written", workloads=workloads, cost=deriver.cost_name,
-                           reason=f"{len(workloads)} workloads from {len(problem.workloads)} published "
-                                  f"({deriver.budget_text()}){deriver.note()}")
-    if write:
-        result.path = folder / CPU_WORKLOAD_FILE
-        lines = [json.dumps(w.model_dump(mode="json", exclude_none=True)) for w in workloads]
-        result.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return result
+    return CpuTierResult(folder, "written", workloads=workloads, cost=deriver.cost_name,
+                         reason=f"{len(workloads)} workloads from {len(problem.workloads)} published "
+                                f"({deriver.budget_text()}){deriver.note()}")
 
 
 def _largest_tensor(problem: Problem, axes: dict[str, int]) -> str:

@@ -70,9 +70,10 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
         tally[0] += 1
         tally[1] += len(loaded.workloads) if loaded else 0
         tally[2] += len(entries)
-    baselines_path = None
+    baselines_path = output / BASELINES_FILE
+    if not baselines and baselines_path.exists():
+        baselines_path.unlink()  # an earlier import's figures would be read as this one's
     if baselines:
-        baselines_path = output / BASELINES_FILE
         save_baselines(baselines_path, baselines, created=_now(), harness_version=HARNESS,
                        hardware_description="B200 at 1500 MHz (SOL-ExecBench's published figures)")
     report = ImportReport(
@@ -80,7 +81,7 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
         sets=[SetCount(set=s, subset=u, problems=p, workloads=w, published_workloads=b)
               for (s, u), (p, w, b) in counts.items()],
         problems=len(upstream), workloads=sum(w for _, w, _ in counts.values()),
-        baselines_file=str(baselines_path) if baselines_path else None, notes=notes)
+        baselines_file=str(baselines_path) if baselines else None, notes=notes)
     (output / REPORT_FILE).write_text(json.dumps(report.as_json(), indent=1) + "\n", encoding="utf-8")
     return report
 
@@ -97,7 +98,7 @@ def _check_imported(problem: UpstreamProblem, folder: Path, set_: str, roots: tu
         notes.append(_note("unknown-subset", label, problem, folder / "definition.json",
                            f"subset {problem.subset!r} is not one of {', '.join(SET_NAMES)}; set {set_!r}"))
     try:
-        loaded = load_problem(folder)
+        loaded = load_problem(folder, "gpu")  # the published workloads, whatever this machine is
     except SolbenchError as error:
         notes.append(_note("load-error", label, problem, getattr(error, "path", None) or folder, str(error),
                            field=getattr(error, "field", None), lines=_lines(error)))

@@ -11,6 +11,8 @@ import json
 import re
 from pathlib import Path
 
+from solbench.spec.tiers import CPU_WORKLOAD_FILE
+
 from solbench.suite.importer.sources import UpstreamProblem
 
 SET_NAMES = {"L1": "L1", "L2": "L2", "Quant": "Quant", "FlashInfer-Bench": "FIB"}
@@ -57,4 +59,7 @@ def write_problem(problem: UpstreamProblem, folder: Path, set_: str) -> Path:
         metadata.write_text(problem.metadata_text, encoding="utf-8")
     elif metadata.exists():
         metadata.unlink()  # a stale one from an earlier import would pair other figures with these workloads
+    stale_tier = folder / CPU_WORKLOAD_FILE
+    if stale_tier.exists():
+        stale_tier.unlink()  # derived from the earlier workloads; the import derives it again where asked
     return folder
