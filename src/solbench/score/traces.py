@@ -84,7 +84,7 @@ def attach_sol(traces: list[Trace], problem: Problem, hardware: HardwareSpec,
     analyses = {r.workload.uuid: r for r in _analyse(problem, hardware, data_roots, precision)}
     updated = []
     for trace in traces:
-        analysis = analyses[trace.workload.uuid]
+        analysis = at_admitted_precision(analyses[trace.workload.uuid], trace, hardware)
         score = score_trace(trace, analysis.t_sol_ms, baselines, hardware.id)
         record = SolRecord(hardware=hardware.id, t_sol_ms=analysis.t_sol_ms, bound=analysis.bound,
                            coverage_full=analysis.coverage.full,
@@ -116,17 +116,35 @@ def _analysed_t_sols(traces: list[Trace], hardware: HardwareSpec, problems: Mapp
                      data_roots: tuple[Path, ...], precision: str = "auto") -> dict[tuple[str, str], float]:
     """T_SOL per (definition, workload uuid) for the traces that record none on `hardware` and whose problem
     lists their workload; only those workloads are analysed, each problem's reference imported once."""
-    wanted: dict[str, set[str]] = {}
+    wanted: dict[str, dict[str, Trace]] = {}
     for trace in traces:
         if trace.definition in problems and recorded_t_sol(trace, hardware.id) is None:
-            wanted.setdefault(trace.definition, set()).add(trace.workload.uuid)
+            wanted.setdefault(trace.definition, {})[trace.workload.uuid] = trace
     found: dict[tuple[str, str], float] = {}
-    for name, uuids in wanted.items():
-        needed = tuple(w for w in problems[name].workloads if w.uuid in uuids)
+    for name, by_uuid in wanted.items():
+        needed = tuple(w for w in problems[name].workloads if w.uuid in by_uuid)
         if needed:
             for result in _analyse(replace(problems[name], workloads=needed), hardware, data_roots, precision):
+                result = at_admitted_precision(result, by_uuid[result.workload.uuid], hardware)
                 found[(name, result.workload.uuid)] = result.t_sol_ms
     return found
+
+
+def at_admitted_precision(analysis, trace: Trace, hardware: HardwareSpec):
+    """`analysis` with fp32 matrix work charged at the precision the trace's evaluation admitted, where that is
+    lower than the one the analysis charged: a kernel the downgrade rule accepted at bf16 must not be measured
+    below T_SOL because the analysis (another policy, or a workload too large to check here) assumed fp32."""
+    from solbench.sol.analysis import apply_precision
+    from solbench.sol.precision import MATRIX_PRECISIONS
+
+    details = trace.evaluation.solbench if trace.evaluation else None
+    admitted = details.precision if details else None
+    if admitted is None or admitted.policy != "tolerance":
+        return analysis
+    charged = analysis.precision.matrix_precision if analysis.precision else "fp32"
+    if MATRIX_PRECISIONS.index(admitted.matrix_precision) < MATRIX_PRECISIONS.index(charged):
+        return apply_precision(analysis, hardware, admitted)
+    return analysis
 
 
 def _analyse(problem: Problem, hardware: HardwareSpec, data_roots: tuple[Path, ...], precision: str = "auto") -> list:
