@@ -47,3 +47,10 @@ def test_the_problem_page_renders_the_section_and_escapes_model_names(folder):
                   problems=[], chart="", chart_rows=20, reach=section)
     assert 'id="reach-models"' in html and "Tiny &lt;b&gt;" in html and "25.0%" in html
     assert 'id="reach-chart"' in html and "<svg" in html
+
+
+def test_a_model_name_matplotlib_would_read_as_maths_still_draws(tmp_path):
+    """`$…$` in a label is mathtext to matplotlib, and a bad expression fails the drawing: labels escape `$`."""
+    (tmp_path / "odd.json").write_text(json.dumps(report(r"net$\undefinedcmd$", "bags", 0.5).as_json()))
+    section = reach_section(tmp_path, {"bags"})
+    assert section.chart is not None and section.chart.startswith("<svg")

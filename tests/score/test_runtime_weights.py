@@ -58,7 +58,8 @@ def test_score_cli_prints_the_weighted_score_from_a_reach_report(tmp_path):
 
 
 @pytest.mark.parametrize("content, fragment", [("{}", "no problem_weights"), ("[]", "cannot read"),
-                                               ('{"problem_weights": {"a": -1}}', "negative")])
+                                               ('{"problem_weights": {"a": -1}}', "negative"),
+                                               ('{"problem_weights": {"a": NaN}}', "finite")])
 def test_bad_weights_files(tmp_path, content, fragment):
     path = tmp_path / "w.json"
     path.write_text(content)

@@ -31,7 +31,8 @@ def _pyplot():
 
 
 def label(report: ReachReport) -> str:
-    return f"{report.model}\n({report.mode})"
+    """The bar's label; a `$` is escaped, else matplotlib would read what follows as mathtext (and fail on it)."""
+    return f"{report.model}\n({report.mode})".replace("$", r"\$")
 
 
 def class_shares(report: ReachReport) -> dict[str, float]:

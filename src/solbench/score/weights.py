@@ -7,13 +7,14 @@ depend on the reach layer above it. A problem solved by several solutions counts
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from solbench.json_files import read_json_file
 from solbench.score.errors import ScoreError
 from solbench.score.report import ScoreReport
 
@@ -50,17 +51,15 @@ class WeightedScore(BaseModel):
 
 
 def load_weights(path: Path) -> RuntimeWeights:
+    data = read_json_file(path, "weights file", ScoreError)
     try:
-        data = json.loads(Path(path).read_text())
         weights = RuntimeWeights.model_validate(data)
-    except FileNotFoundError:
-        raise ScoreError(f"weights file {path} does not exist") from None
-    except (OSError, ValueError, ValidationError) as error:
+    except ValidationError as error:
         raise ScoreError(f"cannot read weights file {path}: {str(error).splitlines()[0]}") from None
     if not weights.problem_weights:
         raise ScoreError(f"{path}: no problem_weights (write one with solbench reach MODEL -o REPORT)")
-    if any(w < 0 for w in weights.problem_weights.values()):
-        raise ScoreError(f"{path}: problem_weights must not be negative")
+    if not all(math.isfinite(w) and w >= 0 for w in weights.problem_weights.values()):
+        raise ScoreError(f"{path}: problem_weights must be finite and not negative")
     return weights
 
 

@@ -63,4 +63,6 @@ def reach_section(folder: Optional[Path], problems: set[str]) -> Optional[ReachS
         chart = chart_svg(shown)
     except ReachError:  # matplotlib is not installed: the table alone
         chart = None
+    except Exception:  # noqa: BLE001 - a report's text matplotlib cannot draw costs the chart, never the page
+        chart = None
     return ReachSection(rows=rows, chart=chart)
