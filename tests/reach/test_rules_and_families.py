@@ -65,3 +65,15 @@ def test_families_come_from_op_name_then_backward_node_then_module():
     assert pass_of(step) == "optimizer" and family_of(step) == "optimizer"
     assert pass_of(call("aten::mul", backward_of="MulBackward0")) == "backward"
     assert width_of(call("aten::mul", shapes=((), (2, 8, 3456)))) == 3456
+
+
+def test_a_problem_folder_whose_definition_is_not_an_object_is_one_clear_error(tmp_path):
+    from solbench.reach.errors import ReachError
+    from solbench.reach.suite_index import load_suite
+
+    folder = tmp_path / "L1" / "p"
+    folder.mkdir(parents=True)
+    (folder / "definition.json").write_text("[]")
+    (folder / "workload.jsonl").write_text("")
+    with pytest.raises(ReachError, match="definition.json: expected a JSON object"):
+        load_suite(tmp_path)

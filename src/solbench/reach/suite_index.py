@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from solbench.json_files import read_json_file
 from solbench.reach.errors import ReachError
 from solbench.spec.errors import SpecError
 from solbench.spec.problem import find_problem_folders
@@ -34,11 +34,13 @@ def load_suite(root: Path) -> list[SuiteProblem]:
         folders = []
     problems = []
     for folder in folders:
-        try:
-            definition = json.loads((folder / "definition.json").read_text())
-        except (OSError, ValueError) as error:
-            raise ReachError(f"cannot read {folder / 'definition.json'}: {error}") from None
+        path = folder / "definition.json"
+        definition = read_json_file(path, "definition", ReachError)
+        if not isinstance(definition, dict):
+            raise ReachError(f"{path}: expected a JSON object (a problem definition)")
         tags = definition.get("tags") or []
+        if not isinstance(tags, list):
+            raise ReachError(f"{path}: tags: expected a list of strings")
         sizes = frozenset(int(axis["value"]) for axis in (definition.get("axes") or {}).values()
                           if isinstance(axis, dict) and axis.get("type") == "const"
                           and isinstance(axis.get("value"), int))
