@@ -171,6 +171,12 @@ def test_unreadable_sources_name_the_file_and_the_field(tmp_path):
     pq.write_table(pa.table({"name": ["x"]}), tmp_path / "L2.parquet")
     with pytest.raises(ImportSourceError, match=r"L2.parquet: column 'description' missing"):
         import_benchmark(tmp_path / "L2.parquet", tmp_path / "out", cpu_tier=False)
+    folder = tmp_path / "folders" / "L1" / "001_x"
+    folder.mkdir(parents=True)
+    (folder / "definition.json").write_bytes(b"\xff\xfe")
+    (folder / "workload.jsonl").write_text("")
+    with pytest.raises(ImportSourceError, match=r"001_x/definition.json: not UTF-8 text"):
+        import_benchmark(tmp_path / "folders", tmp_path / "out", cpu_tier=False)
 
 
 def test_a_problem_solbench_refuses_is_a_load_error_and_the_others_import(tmp_path):

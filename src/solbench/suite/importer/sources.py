@@ -120,10 +120,7 @@ def read_folder(folder: Path, root: Path) -> UpstreamProblem:
     if not isinstance(definition, dict):
         raise ImportSourceError(f"{definition_path}: expected a JSON object")
     workload_path = folder / "workload.jsonl"
-    try:
-        lines = tuple(workload_path.read_text(encoding="utf-8").splitlines())
-    except FileNotFoundError:
-        raise ImportSourceError(f"{workload_path}: file not found") from None
+    lines = tuple(_read_text(workload_path).splitlines())
     metadata_path = folder / "metadata.json"
     metadata = _read_json(metadata_path) if metadata_path.is_file() else None
     metadata = metadata if isinstance(metadata, dict) else None
@@ -133,14 +130,23 @@ def read_folder(folder: Path, root: Path) -> UpstreamProblem:
     return UpstreamProblem(subset=str(subset or "all"),
                            index=index if isinstance(index, int) else _index(folder.name, _index(name, 0)),
                            source=str(folder), definition=definition, workload_lines=lines, metadata=metadata,
-                           metadata_text=metadata_path.read_text(encoding="utf-8") if metadata else None)
+                           metadata_text=_read_text(metadata_path) if metadata else None)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ImportSourceError(f"{path}: file not found") from None
+    except UnicodeDecodeError as error:
+        raise ImportSourceError(f"{path}: not UTF-8 text (byte {error.start}: {error.reason})") from None
+    except OSError as error:
+        raise ImportSourceError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ImportSourceError(f"{path}: file not found") from None
+        return json.loads(_read_text(path))
     except json.JSONDecodeError as error:
         raise ImportSourceError(f"{path}:{error.lineno}: invalid JSON: {error.msg} (column {error.colno})") from None
 
