@@ -422,7 +422,7 @@ def _check_duplicates(reports: list[ProblemValidation]) -> None:
         if report.name is None or report.name in by_name:
             continue
         try:
-            loaded.append(load_problem(Path(report.path)))
+            loaded.append(load_problem(Path(report.path), device="cpu"))  # references run here: the CPU tier
         except SolbenchError:
             continue
         by_name[report.name] = report
