@@ -155,3 +155,17 @@ def test_peak_used_says_why_the_bf16_rate_was_not_used(tmp_path):
     assert "does not admit bf16" in under("tolerance", "fp32", "tolerance: checked on this workload")
     assert "not determined" in under("tolerance", "fp32", "tolerance: not determined (too large)")
     assert not under("tolerance", "bf16", "tolerance: checked on this workload").startswith("peak used")
+
+
+def test_an_evaluations_record_is_kept_apart_from_the_analysiss(tmp_path, isolated_cache):
+    """The per-output errors a record carries were measured on one origin's inputs (the analysis's on the CPU, an
+    evaluation's on its device): the downgrade rule must not take another origin's."""
+    from solbench.sol.precision import load_cached, store_cached
+    from solbench.spec.trace import PrecisionRecord
+
+    problem = matmul_problem(tmp_path, LOOSE)
+    [workload] = problem.workloads
+    record = PrecisionRecord(policy="tolerance", matrix_precision="bf16", admitted_error=[0.004])
+    store_cached(problem, workload, record)
+    assert load_cached(problem, workload) == record
+    assert load_cached(problem, workload, "evaluation cpu") is None

@@ -357,7 +357,8 @@ class _WorkloadEvaluation:
 
         if resolve_policy(self.run_state.problem, self.config.precision) == "strict":
             return strict_record()
-        return workload_record(self.run_state.problem, self.workload, self.reference.run, inputs, reference_outputs)
+        return workload_record(self.run_state.problem, self.workload, self.reference.run, inputs, reference_outputs,
+                               origin=f"evaluation {self.config.resolved().device}")
 
     def _golden(self, inputs: list) -> list | None:
         """Float64 outputs for `inputs`, or None where precision is not checked.

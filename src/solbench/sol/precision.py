@@ -204,9 +204,19 @@ def check_admissible(run: Callable[[list], Any], inputs: list, reference_outputs
 
 
 # --- the cache ----------------------------------------------------------------------------------
-def _key(problem: Problem, workload: Workload) -> str:
+ANALYSIS_ORIGIN = "analysis"
+"""The analyzer's inputs (draw 0) on the CPU; an evaluation's records are kept apart (its device, its inputs)."""
+
+
+def _key(problem: Problem, workload: Workload, origin: str) -> str:
+    """What decides a record: the problem, the workload and its tolerance, this module's code, torch's version,
+    and `origin` (the analysis's inputs on the CPU, or an evaluation's on its device), whose inputs the record's
+    per-output errors were measured on."""
+    import torch
+
     source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
-    material = {"format": CACHE_FORMAT, "source": source, "definition": problem.definition.model_dump(mode="json"),
+    material = {"format": CACHE_FORMAT, "source": source, "torch": torch.__version__, "origin": origin,
+                "definition": problem.definition.model_dump(mode="json"),
                 "workload": workload.model_dump(mode="json"),
                 "tolerance": workload.effective_tolerance.model_dump(mode="json")}
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
@@ -217,16 +227,17 @@ def _cache_path(key: str) -> Path:
     return cache_dir() / "precision" / key[:2] / f"{key}.json"
 
 
-def load_cached(problem: Problem, workload: Workload) -> PrecisionRecord | None:
+def load_cached(problem: Problem, workload: Workload, origin: str = ANALYSIS_ORIGIN) -> PrecisionRecord | None:
     try:
-        return PrecisionRecord.model_validate_json(_cache_path(_key(problem, workload)).read_bytes())
+        return PrecisionRecord.model_validate_json(_cache_path(_key(problem, workload, origin)).read_bytes())
     except (OSError, ValueError):
         return None
 
 
-def store_cached(problem: Problem, workload: Workload, record: PrecisionRecord) -> None:
+def store_cached(problem: Problem, workload: Workload, record: PrecisionRecord,
+                 origin: str = ANALYSIS_ORIGIN) -> None:
     """Atomically (temporary file and rename); a cache that cannot be written costs a recheck, nothing else."""
-    path = _cache_path(_key(problem, workload))
+    path = _cache_path(_key(problem, workload, origin))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".precision.", suffix=".tmp")
@@ -244,14 +255,15 @@ def checked_record(precision: str, tried: dict[str, list[float]], where: str) ->
 
 
 def workload_record(problem: Problem, workload: Workload, run: Callable[[list], Any], inputs: list,
-                    reference_outputs) -> PrecisionRecord:
-    """The admissible precision of one workload, from the cache or checked now on these real inputs."""
-    cached = load_cached(problem, workload)
+                    reference_outputs, origin: str = ANALYSIS_ORIGIN) -> PrecisionRecord:
+    """The admissible precision of one workload, from the cache or checked now on these real inputs; `origin`
+    names where the inputs come from (``analysis``, or ``evaluation <device>``)."""
+    cached = load_cached(problem, workload, origin)
     if cached is not None:
         return cached
     precision, tried = check_admissible(run, inputs, reference_outputs, workload.effective_tolerance)
     record = checked_record(precision, tried, "on this workload")
-    store_cached(problem, workload, record)
+    store_cached(problem, workload, record, origin)
     return record
 
 
