@@ -95,7 +95,7 @@ def test_reference_source_is_rewritten_not_torch():
 
 def test_cpu_reference_solution_ships_the_emulation_explicitly():
     from solbench.guard import blocking, check_solution
-    from solbench.spec import Definition, reference_solution
+    from solbench.spec import Definition, compiled_reference_solution, reference_solution
 
     definition = Definition.model_validate({
         "name": "fp4_mm", "axes": {"M": {"type": "var"}},
@@ -107,6 +107,10 @@ def test_cpu_reference_solution_ships_the_emulation_explicitly():
     assert [s.path for s in on_cpu.sources] == ["reference.py", "nvfp4_emulation.py"]
     assert on_cpu.sources[0].content.startswith("from nvfp4_emulation import scaled_mm as ")
     assert not blocking(check_solution(on_cpu))  # the static rules accept it: no patching, no harness import
+    compiled = compiled_reference_solution(definition, "reduce-overhead", "cpu")  # the torch.compile baseline too
+    assert [s.path for s in compiled.sources] == ["reference.py", "nvfp4_emulation.py"]
+    assert compiled.sources[0].content.startswith("from nvfp4_emulation import scaled_mm as ")
+    assert "_torch.compile(_eager_run, mode='reduce-overhead')" in compiled.sources[0].content
 
 
 def test_a_compared_device_literal_stays_and_a_parenthesised_future_import_stays_whole():

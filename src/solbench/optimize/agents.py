@@ -204,7 +204,8 @@ class ReferenceAgent(_BuiltinAgent):
     def _solutions(self, definition, device: str | None) -> list[tuple[dict, str]]:
         from solbench.spec import reference_solution
 
-        return [(json.loads(reference_solution(definition, device).model_dump_json(exclude_none=True)), "reference (eager)")]
+        packaged = reference_solution(definition, device)
+        return [(json.loads(packaged.model_dump_json(exclude_none=True)), "reference (eager)")]
 
 
 class CompileAgent(_BuiltinAgent):
@@ -216,5 +217,5 @@ class CompileAgent(_BuiltinAgent):
     def _solutions(self, definition, device: str | None) -> list[tuple[dict, str]]:
         from solbench.spec import compiled_reference_solution
 
-        return [(json.loads(compiled_reference_solution(definition, mode).model_dump_json(exclude_none=True)),
+        return [(json.loads(compiled_reference_solution(definition, mode, device).model_dump_json(exclude_none=True)),
                  f"torch.compile mode={mode}") for mode in COMPILE_MODES]

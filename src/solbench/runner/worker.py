@@ -82,7 +82,7 @@ def solution_for(job: Job, problem, device: str | None = None):
     if job.solution == REFERENCE:
         return reference_solution(problem.definition, device)
     if job.solution == COMPILED_REFERENCE:
-        return compiled_reference_solution(problem.definition)
+        return compiled_reference_solution(problem.definition, device=device)
     return load_solution(job.solution_path)
 
 

@@ -41,14 +41,15 @@ def emulation_source() -> str:
     return (Path(__file__).parent / "nvfp4.py").read_text(encoding="utf-8")
 
 
-def compiled_reference_solution(definition: Definition, mode: str | None = None) -> Solution:
+def compiled_reference_solution(definition: Definition, mode: str | None = None, device: str | None = None) -> Solution:
     """The reference under ``torch.compile`` (in `mode`, default when None): a baseline candidate (the faster
-    correct one is T_b)."""
-    eager = reference_solution(definition)
+    correct one is T_b). Packaged for `device` as `reference_solution` packages it."""
+    eager = reference_solution(definition, device)
     arguments = f"_eager_run, mode={mode!r}" if mode else "_eager_run"
-    source = definition.reference + f"\n\nimport torch as _torch\n\n_eager_run = run\nrun = _torch.compile({arguments})\n"
+    main = eager.sources[0]
+    source = main.content + f"\n\nimport torch as _torch\n\n_eager_run = run\nrun = _torch.compile({arguments})\n"
     suffix = f"_{mode.replace('-', '_')}" if mode else ""
     return eager.model_copy(update={
         "name": f"{definition.name}__reference_compiled{suffix}",
         "description": f"The definition's reference program under torch.compile ({mode or 'default'} mode).",
-        "sources": [eager.sources[0].model_copy(update={"content": source})]})
+        "sources": [main.model_copy(update={"content": source}), *eager.sources[1:]]})
