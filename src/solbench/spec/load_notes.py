@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from solbench.spec.workload import Tolerance
+
 UNKNOWN_AXIS = "unknown-axis"
 """A workload sets an axis its definition does not declare: ignored (upstream ignores it)."""
 UNKNOWN_INPUT = "unknown-input"
@@ -97,11 +99,14 @@ def _ignored_reason(field: str, value: object) -> str:
     read = MISSPELLED.get(last)
     if read and field.startswith(("tolerance.", "correctness.")):
         return (f"not a field of upstream's tolerance (it reads {read}): upstream ignores it, so {read}'s own value "
-                f"(default {_DEFAULTS.get(read, 'its default')}) applies; solbench follows upstream")
+                f"(default {_tolerance_default(read)}) applies; solbench follows upstream")
     return "unknown field, ignored"
 
 
-_DEFAULTS = {"required_matched_ratio": 0.99, "max_atol": 0.01, "max_rtol": 0.01}
+def _tolerance_default(name: str) -> object:
+    """The schema's own default (never a copy of it)."""
+    field = Tolerance.model_fields.get(name)
+    return field.default if field is not None else "its default"
 
 
 def line_ranges(lines: tuple[int, ...]) -> str:
