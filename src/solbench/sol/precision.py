@@ -25,6 +25,7 @@ folder (``precision/``), keyed by the definition, the workload (tolerance includ
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -208,14 +209,19 @@ ANALYSIS_ORIGIN = "analysis"
 """The analyzer's inputs (draw 0) on the CPU; an evaluation's records are kept apart (its device, its inputs)."""
 
 
+@functools.cache
+def _code_identity() -> dict[str, str]:
+    """This module's source hash and torch's version, read once per process (every lookup needs them)."""
+    import torch
+
+    return {"source": hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16], "torch": torch.__version__}
+
+
 def _key(problem: Problem, workload: Workload, origin: str) -> str:
     """What decides a record: the problem, the workload and its tolerance, this module's code, torch's version,
     and `origin` (the analysis's inputs on the CPU, or an evaluation's on its device), whose inputs the record's
     per-output errors were measured on."""
-    import torch
-
-    source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
-    material = {"format": CACHE_FORMAT, "source": source, "torch": torch.__version__, "origin": origin,
+    material = {"format": CACHE_FORMAT, **_code_identity(), "origin": origin,
                 "definition": problem.definition.model_dump(mode="json"),
                 "workload": workload.model_dump(mode="json"),
                 "tolerance": workload.effective_tolerance.model_dump(mode="json")}
