@@ -17,8 +17,8 @@ from solbench.spec.problem import find_problem_folders, load_problem
 SUITE = Path(__file__).resolve().parents[2] / "problems"
 SEED = 4242
 # The suite's problems whose data includes integer codes: int8 (W8A8) and int4 packed in int32 (AWQ, GPTQ).
-INTEGER_CODED = {"whisper_large_v3_int8_w8a8_gemm_fc1", "qwen25_7b_awq_int4_gemm_k_proj",
-                 "mistral_7b_gptq_int4_gemm_k_proj"}
+INTEGER_CODED = {"whisper-large-v3_int8_w8a8_gemm_fc1", "qwen2-5-7b-instruct_awq_int4_gemm_k_proj",
+                 "mistral-7b-v0-1_gptq_int4_gemm_k_proj"}
 
 INPUTS = {
     "a": ("int8", None), "a_scale": ("float32", None), "a_zp": ("int8", None), "codes": ("int8", None),

@@ -115,8 +115,8 @@ def test_jagged_and_padded_are_inverse_per_sample_copies(problems):
 def test_top_mlp_backward_returns_the_bias_gradient_it_takes_no_input_for(problems):
     import torch
 
-    module = _reference(problems, "dlrm-dcnv2_top_mlp_backward_3456-1024-1024-512-256-1")
-    assert "b4" not in problems["dlrm-dcnv2_top_mlp_backward_3456-1024-1024-512-256-1"].definition.inputs
+    module = _reference(problems, "dlrm-dcnv2_top_mlp_backward_3456_1024_1024_512_256_1")
+    assert "b4" not in problems["dlrm-dcnv2_top_mlp_backward_3456_1024_1024_512_256_1"].definition.inputs
     torch.manual_seed(0)
     inputs = module.make_inputs({"batch_size": 3}, "cpu")
     grads = module.run(*inputs.values())

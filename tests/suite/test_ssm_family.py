@@ -47,7 +47,7 @@ def test_the_family_has_at_least_upstreams_count_of_problems():
 
 
 def test_mamba2_chunk_scan_matches_transformers():
-    run = _reference("nemotron-h-56b_ssd_chunk_scan_h32_n256_tp8")
+    run = _reference("nemotron-h-56b-base-8k_ssd_chunk_scan_h32_n256_tp8")
     torch.manual_seed(0)
     b, t, h, p, g, n = 1, 256, 4, 8, 1, 16  # the reference's chunk is Nemotron-H's 128: two chunks
     x, dt = torch.randn(b, t, h, p, dtype=torch.float64), torch.randn(b, t, h, dtype=torch.float64) * 0.5
@@ -65,7 +65,7 @@ def test_mamba2_chunk_scan_matches_transformers():
 @pytest.mark.slow
 def test_mamba2_mixer_scan_matches_the_nemotron_h_torch_path():
     """conv1d + SiLU, split, mamba2_chunk_scan and MambaRMSNormGated composed as NemotronHMamba2Mixer does."""
-    run = _reference("nemotron-3-nano_mamba2_mixer_scan_h64_n128")
+    run = _reference("nvidia-nemotron-3-nano-30b-a3b_mamba2_mixer_scan_h64_n128")
     torch.manual_seed(7)
     b, t, h, p, g, n = 1, 128, 64, 64, 8, 128  # one chunk; the inter-chunk path is checked above
     d_inner, conv_dim = h * p, h * p + 2 * g * n
@@ -88,14 +88,14 @@ def test_mamba2_mixer_scan_matches_the_nemotron_h_torch_path():
 def test_mamba2_segsum_and_state_update_match_transformers():
     torch.manual_seed(1)
     dA = -torch.rand(2, 3, 2, 256, dtype=torch.float64) * 0.1
-    _close(_reference("mamba2-27b_ssd_segsum_h80_c256")(dA), torch.exp(mamba2.segment_sum(dA)))
+    _close(_reference("mamba2-2-7b_ssd_segsum_h80_c256")(dA), torch.exp(mamba2.segment_sum(dA)))
 
     b, h, p, g, n = 2, 8, 4, 2, 16
     state = torch.randn(b, h, p, n, dtype=torch.float64)
     x, dt = torch.randn(b, h, p).double(), torch.randn(b, h).double()
     A_log, D, dt_bias = torch.rand(h).double(), torch.rand(h).double(), torch.rand(h).double()
     B, C = torch.randn(b, g, n).double(), torch.randn(b, g, n).double()
-    out, new_state = _reference("nemotron-3-nano_mamba2_state_update_h64_n128")(
+    out, new_state = _reference("nvidia-nemotron-3-nano-30b-a3b_mamba2_state_update_h64_n128")(
         state, x, dt, A_log, B, C, D, dt_bias)
     hf_state = state.clone()
     # as Mamba2Mixer calls it: dt, A, D and dt_bias expanded over head_dim, z=None
@@ -109,13 +109,13 @@ def test_mamba2_segsum_and_state_update_match_transformers():
 def test_mamba2_conv_and_gated_norm_match_transformers():
     torch.manual_seed(2)
     x, w, bias = torch.randn(2, 6, 9).double(), torch.randn(6, 4).double(), torch.randn(6).double()
-    ref = _reference("nemotron-h-56b_causal_conv1d_silu_c20480")(x, w, bias)
+    ref = _reference("nemotron-h-56b-base-8k_causal_conv1d_silu_c20480")(x, w, bias)
     _close(ref, mamba2.causal_conv1d_fn(x, w, bias, activation="silu"))
 
     hidden, gate, weight = torch.randn(5, 2048 * 8).double(), torch.randn(5, 2048 * 8).double(), torch.rand(16384).double()
     norm = mamba2.MambaRMSNormGated(16384, group_size=2048, eps=1e-5).double()
     norm.weight.data.copy_(weight)
-    ref = _reference("nemotron-h-56b_gated_rmsnorm_h2048_tp8")(hidden, gate, weight)
+    ref = _reference("nemotron-h-56b-base-8k_gated_rmsnorm_h2048_tp8")(hidden, gate, weight)
     _close(ref, norm(hidden, gate))
 
 
@@ -126,7 +126,7 @@ def test_selective_scan_matches_jamba():
     A = -torch.rand(d, n, dtype=torch.float64) * 4
     B, C = torch.randn(b, n, t, dtype=torch.float64), torch.randn(b, n, t, dtype=torch.float64)
     D, bias = torch.rand(d, dtype=torch.float64), torch.rand(d, dtype=torch.float64) - 2
-    y = _reference("jamba-v01_selective_scan_d8192_n16")(u, delta, A, B, C, D, z, bias)
+    y = _reference("jamba-v0-1_selective_scan_d8192_n16")(u, delta, A, B, C, D, z, bias)
     y_hf = jamba.mamba_selective_scan(u, delta, A, B, C, D=D, z=z, delta_bias=bias, delta_softplus=True)
     _close(y, y_hf)
 
@@ -138,13 +138,13 @@ def test_gated_delta_rule_matches_qwen3_next():
     v = torch.randn(b, t, hv, dv).double()
     g, beta = F.logsigmoid(torch.randn(b, t, hv).double() + 2), torch.rand(b, t, hv).double()
     init = torch.randn(b, hv, dk, dv).double() * 0.1
-    out, final = _reference("qwen3-next-80b_gated_delta_rule_chunked_hv32")(q, k, v, g, beta, init)
+    out, final = _reference("qwen3-next-80b-a3b-thinking_gated_delta_rule_chunked_hv32")(q, k, v, g, beta, init)
     out_hf, final_hf = qwen3_next.torch_chunk_gated_delta_rule(q, k, v, g, beta, initial_state=init,
                                                                output_final_state=True, use_qk_l2norm_in_kernel=True)
     _close(out, out_hf, 1e-5)  # the torch path computes in float32
     _close(final, final_hf, 1e-5)
 
-    step = _reference("qwen3-next-80b_gated_delta_rule_decode_hv32")
+    step = _reference("qwen3-next-80b-a3b-thinking_gated_delta_rule_decode_hv32")
     o1, s1 = step(q[:, 0], k[:, 0], v[:, 0], g[:, 0], beta[:, 0], init)
     o_hf, s_hf = qwen3_next.torch_recurrent_gated_delta_rule(q[:, :1], k[:, :1], v[:, :1], g[:, :1], beta[:, :1],
                                                              initial_state=init, output_final_state=True,
@@ -158,7 +158,7 @@ def test_qwen3_next_gated_norm_matches():
     hidden, gate, weight = torch.randn(3, 32, 128).double(), torch.randn(3, 32, 128).double(), torch.rand(128).double()
     norm = qwen3_next.Qwen3NextRMSNormGated(128, eps=1e-6).double()
     norm.weight.data.copy_(weight)
-    _close(_reference("qwen3-next-80b_gated_rmsnorm_hv32_d128")(hidden, gate, weight), norm(hidden, gate))
+    _close(_reference("qwen3-next-80b-a3b-thinking_gated_rmsnorm_hv32_d128")(hidden, gate, weight), norm(hidden, gate))
 
 
 def test_wkv7_recurrence_matches_the_dense_transition():
@@ -169,7 +169,7 @@ def test_wkv7_recurrence_matches_the_dense_transition():
     w = torch.rand(b, t, h, n).double()
     kk = F.normalize(torch.randn(b, t, h, n).double(), dim=-1)
     state = torch.randn(b, h, n, n).double()
-    y, final = _reference("rwkv7-15b_wkv7_h32_n64")(r, w, k, v, kk, a, state)
+    y, final = _reference("rwkv-7-world-1-5b_wkv7_h32_n64")(r, w, k, v, kk, a, state)
     s = state.clone()
     for i in range(t):
         for j in range(h):
@@ -184,9 +184,9 @@ def test_rwkv7_decay_backward_matches_autograd():
     x, w1, w2, w0 = torch.randn(5, 16).double(), torch.randn(16, 4).double(), torch.randn(4, 16).double(), \
         torch.randn(16).double()
     grad = torch.randn(5, 16).double()
-    ours = _reference("rwkv7-15b_time_decay_backward_h2048_r96")(x, w1, w2, w0, grad)
+    ours = _reference("rwkv-7-world-1-5b_time_decay_backward_h2048_r96")(x, w1, w2, w0, grad)
     params = [t.clone().requires_grad_() for t in (x, w1, w2, w0)]
-    decay = _reference("rwkv7-15b_time_decay_h2048_r96")
+    decay = _reference("rwkv-7-world-1-5b_time_decay_h2048_r96")
     with torch.enable_grad():
         out = torch.exp(-torch.sigmoid(torch.tanh(params[0] @ params[1]) @ params[2] + params[3]) / 1.6487212707001282)
         expected = torch.autograd.grad(out, params, grad)

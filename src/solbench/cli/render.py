@@ -165,10 +165,10 @@ def score_tables(report) -> Group:
 
 def stats_tables(stats, top: int | None = None) -> Group:
     """The suite's spread, one table per dimension, then set × domain."""
-    summary = Text(f"{stats.problems} problems · {stats.workloads} workloads · {stats.models} models · "
-                   f"{stats.backward_share:.0%} backward")
+    summary = Text(f"{stats.problems} problems · {stats.workloads} workloads · {stats.models} models "
+                   f"({len(stats.architectures)} architectures) · {stats.backward_share:.0%} backward")
     tables: list = [summary]
-    for dimension, counter in stats.counts.items():
+    for dimension, counter in [*stats.counts.items(), ("family", stats.families)]:
         table = Table(title=f"by {dimension}", title_justify="left")
         table.add_column(dimension)
         table.add_column("problems", justify="right")
@@ -185,6 +185,18 @@ def stats_tables(stats, top: int | None = None) -> Group:
         cross.add_row(set_name, *(str(counter.get(d, 0) or "") for d in domains))
     tables.append(cross)
     return Group(*tables)
+
+
+def targets_table(targets: list[dict]) -> Table:
+    """suite.targets: each count beside the least a suite at SOL-ExecBench's scale has."""
+    table = Table(title="beside SOL-ExecBench (suite.targets)", title_justify="left")
+    for column in ("target", "wanted", "suite", "met"):
+        table.add_column(column, justify="left" if column == "target" else "right")
+    for row in targets:
+        shown = (lambda v: f"{v / 1e6:,.0f} MB") if row.get("unit") == "bytes" else (lambda v: f"{v:,.0f}")
+        table.add_row(row["target"], shown(row["wanted"]), shown(row["value"]), "yes" if row["met"] else "no",
+                      style=None if row["met"] else "red")
+    return table
 
 
 def run_tables(summary, just_run: set[str] | None = None) -> Group:

@@ -21,19 +21,23 @@ def suite_statistics(
     flops: bool = typer.Option(False, "--flops", help="Also count FLOPs per tier with the analyzer (seconds per "
                                "problem); bytes are always the size-based estimate (inputs + outputs)."),
 ) -> None:
-    """Counts by set, op type, dtype, domain, model, forward/backward and origin; sizes per workload tier."""
+    """Counts by set, op type, dtype, domain, model, forward/backward, origin and kernel family; distinct
+    architectures; sizes per workload tier; and the suite beside SOL-ExecBench's makeup (docs/suite.md)."""
     from rich.console import Console
 
-    from solbench.cli.render import stats_tables
+    from solbench.cli.render import stats_tables, targets_table
     from solbench.suite.stats import suite_stats
+    from solbench.suite.targets import target_report
 
     stats = suite_stats(path, flops=flops)
+    targets = target_report(stats)
     if json_output:
-        print(json.dumps(stats.as_json(), indent=1))
+        print(json.dumps({**stats.as_json(), "targets": targets}, indent=1))
         return
     console = Console()
     console.print(stats_tables(stats, top or None))
     console.print(_tier_table(stats))
+    console.print(targets_table(targets))
 
 
 @app.command("import")

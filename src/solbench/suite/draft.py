@@ -17,6 +17,7 @@ from typing import Any, Optional, Union
 from solbench.spec.definition import Definition
 from solbench.spec.tiers import CPU_WORKLOAD_FILE
 from solbench.spec.workload import Workload
+from solbench.suite.naming import problem_name
 
 SETS = ("L1", "L2", "Quant", "FIB", "DLRM")
 DOMAINS = ("language", "vision", "speech", "diffusion", "multimodal", "video", "recommender")
@@ -72,6 +73,7 @@ class ProblemDraft:
             raise ValueError(f"{self.name}: unknown set {self.set!r} (known: {', '.join(SETS)})")
         if self.origin not in ORIGINS:
             raise ValueError(f"{self.name}: unknown origin {self.origin!r}")
+        self.name = problem_name(self.name, self.model.name)
 
     @property
     def tags(self) -> list[str]:

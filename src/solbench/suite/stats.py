@@ -1,4 +1,4 @@
-"""`solbench suite stats`: how a suite spreads over sets, op types, dtypes, domains and models."""
+"""`solbench suite stats`: how a suite spreads over sets, op types, dtypes, domains, models and kernel families."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from statistics import median
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.tiers import has_cpu_tier
+from solbench.suite.architectures import architecture_of
+from solbench.suite.families import FAMILIES, families_of
 from solbench.suite.tiers import ANALYSIS_HARDWARE, workload_bytes
 
 UNKNOWN = "(untagged)"
@@ -39,6 +41,8 @@ class TierStats:
     own_files: int = 0
     """Problems with a file for this tier (the CPU tier falls back to workload.jsonl where a problem has none)."""
     workloads: int = 0
+    workload_counts: list[int] = field(default_factory=list)
+    """Per problem: its workloads in this tier."""
     largest_bytes: list[int] = field(default_factory=list)
     """Per problem: the bytes of its largest workload."""
     total_bytes: int = 0
@@ -52,6 +56,7 @@ class TierStats:
         return {
             "tier": self.tier, "problems": self.problems, "problems_with_own_file": self.own_files,
             "workloads": self.workloads, "workloads_per_problem": round(self.workloads / n, 2),
+            "fewest_workloads": min(self.workload_counts) if self.workload_counts else 0,
             "median_largest_workload_bytes": int(median(self.largest_bytes)) if self.largest_bytes else 0,
             "problems_largest_at_least_400MB": sum(b >= LARGE_BYTES for b in self.largest_bytes),
             "problems_largest_at_most_40MB": sum(b <= SMALL_BYTES for b in self.largest_bytes),
@@ -71,6 +76,10 @@ class SuiteStats:
     """set -> domain -> problems: the cross table a paper prints."""
     tiers: dict[str, TierStats] = field(default_factory=dict)
     """``gpu`` and ``cpu`` (the workloads a CPU run evaluates): sizes per tier."""
+    families: Counter = field(default_factory=lambda: Counter({f: 0 for f in FAMILIES}))
+    """family -> problems (suite.families: a problem may be in several)."""
+    architectures: set[str] = field(default_factory=set)
+    """Distinct model architectures (suite.architectures: variants of one count once)."""
 
     @property
     def models(self) -> int:
@@ -82,6 +91,7 @@ class SuiteStats:
 
     def as_json(self) -> dict:
         return {"problems": self.problems, "workloads": self.workloads, "models": self.models,
+                "architectures": len(self.architectures), "families": dict(self.families),
                 "backward_share": round(self.backward_share, 4),
                 "counts": {d: dict(c.most_common()) for d, c in self.counts.items()},
                 "set_by_domain": {s: dict(c) for s, c in self.set_by_domain.items()},
@@ -109,6 +119,9 @@ def suite_stats(root: Path, *, flops: bool = False) -> SuiteStats:
         for dimension, value in values.items():
             stats.counts[dimension][value or UNKNOWN] += 1
         stats.set_by_domain.setdefault(values["set"] or UNKNOWN, Counter())[values["domain"] or UNKNOWN] += 1
+        stats.families.update(families_of(definition))
+        if values["model"]:
+            stats.architectures.add(architecture_of(values["model"]))
     return stats
 
 
@@ -117,6 +130,7 @@ def _add_tier(tier: TierStats, problem: Problem, *, own_file: bool, flops: bool)
     tier.problems += 1
     tier.own_files += own_file
     tier.workloads += len(sizes)
+    tier.workload_counts.append(len(sizes))
     tier.largest_bytes.append(max(sizes))
     tier.total_bytes += sum(sizes)
     if flops:
