@@ -40,6 +40,22 @@ def suite_statistics(
     console.print(targets_table(targets))
 
 
+@app.command("sync-references")
+def sync_references(
+    path: Path = typer.Argument(Path("problems"), help="A problem folder or a folder of them (default: ./problems)."),
+) -> None:
+    """Regenerate each definition's `reference` from the reference.py beside it, after editing that file by
+    hand. Recipe problems are regenerated from their recipes by scripts/build-suite instead."""
+    from solbench.spec.problem import find_problem_folders
+    from solbench.suite.reference_file import REFERENCE_FILE, sync_reference
+
+    folders = [f for f in find_problem_folders(path) if (f / REFERENCE_FILE).is_file()]
+    changed = [f for f in folders if sync_reference(f)]
+    for folder in changed:
+        print(f"updated {folder / 'definition.json'}")
+    print(f"{len(changed)} of {len(folders)} definitions with a reference.py changed")
+
+
 @app.command("import")
 def import_suite(
     source: Path = typer.Argument(..., help="SOL-ExecBench's data set: a .parquet file, a folder with data/*.parquet, "

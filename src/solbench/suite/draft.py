@@ -1,7 +1,7 @@
 """A problem before it is written to disk: the recipe's output, with the model it was taken from.
 
 Recipes (``suite/catalog``) return drafts; `write_problem` turns one into a standard problem folder
-(``definition.json`` + ``workload.jsonl``). Provenance travels as definition tags, so the folders
+(``definition.json`` + ``workload.jsonl``, the reference also as ``reference.py``). Provenance travels as definition tags, so the folders
 stay in the upstream format: ``set:L1``, ``model:Llama-3.1-8B``, ``hf:meta-llama/Llama-3.1-8B``,
 ``domain:language``, ``pass:forward``, ``origin:recipe``, ``config:hidden_size=4096`` ...
 """
@@ -18,6 +18,7 @@ from solbench.spec.definition import Definition
 from solbench.spec.tiers import CPU_WORKLOAD_FILE
 from solbench.spec.workload import Workload
 from solbench.suite.naming import problem_name
+from solbench.suite.reference_file import write_reference
 
 SETS = ("L1", "L2", "Quant", "FIB", "DLRM")
 DOMAINS = ("language", "vision", "speech", "diffusion", "multimodal", "video", "recommender")
@@ -138,6 +139,7 @@ def write_problem(draft: ProblemDraft, root: Path) -> Path:
     folder = Path(root) / draft.set / draft.name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "definition.json").write_text(json.dumps(definition, indent=2) + "\n")
+    write_reference(folder, definition["reference"])
     (folder / "workload.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     if cpu_records:
         (folder / CPU_WORKLOAD_FILE).write_text("".join(json.dumps(r) + "\n" for r in cpu_records))

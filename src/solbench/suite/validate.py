@@ -26,6 +26,7 @@ from solbench.sol import analyze_problem
 from solbench.spec.inputs import InputContext, generate_inputs, inputs_for_analysis
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.workload import ScalarInput, Tolerance, Workload
+from solbench.suite.reference_file import reference_mismatch
 
 VALIDATION_SEEDS = (1234, 5678)
 """Two fixed input sets: validation must give the same answer every time it runs."""
@@ -75,6 +76,9 @@ def validate_problem(folder: Path, hardware: HardwareSpec, tier: str = "all") ->
     for warning in problem.warnings:
         report.add("load", warning, "warning")
     _check_duplicate_workloads(problem, report)
+    mismatch = reference_mismatch(folder)
+    if mismatch:
+        report.add("reference", mismatch)
     _check_pass_and_op_type(problem, report)
     _check_reference(problem, report)
     _check_sol(problem, hardware, report)

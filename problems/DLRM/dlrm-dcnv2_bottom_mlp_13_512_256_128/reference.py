@@ -1,0 +1,30 @@
+import torch
+import torch.nn.functional as F
+
+
+SIZES = [13, 512, 256, 128]
+LAST_RELU = True
+
+
+def make_inputs(axes_and_scalars, device):
+    """Kaiming-scaled weights (std sqrt(2 / fan_in)), as ReLU MLPs are initialised."""
+    a = axes_and_scalars
+    out = {"x": torch.log1p(torch.rand(a["batch_size"], SIZES[0], device=device) * 100.0)}
+    for index in range(len(SIZES) - 1):
+        out[f"w{index}"] = torch.randn(SIZES[index + 1], SIZES[index], device=device) * (2.0 / SIZES[index]) ** 0.5
+        out[f"b{index}"] = torch.randn(SIZES[index + 1], device=device) * 0.1
+    return out
+
+
+def _mlp(x, params):
+    layers = len(params) // 2
+    for index in range(layers):
+        x = F.linear(x, params[2 * index], params[2 * index + 1])
+        if index < layers - 1 or LAST_RELU:
+            x = torch.relu(x)
+    return x
+
+
+@torch.no_grad()
+def run(x, w0, b0, w1, b1, w2, b2):
+    return _mlp(x, [w0, b0, w1, b1, w2, b2])

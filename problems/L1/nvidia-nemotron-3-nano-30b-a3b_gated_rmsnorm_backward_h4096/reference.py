@@ -1,0 +1,61 @@
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def make_inputs(axes_and_scalars, device):
+    a = axes_and_scalars
+    out = {}
+    shape = (a['num_tokens'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['hidden_states'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    shape = (a['num_tokens'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['gate'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    shape = (a['hidden_size'],)
+    dt = torch.float32
+    out['weight'] = (torch.randn(shape, device=device) * 0.1 + 1.0).to(dt)
+    shape = (a['num_tokens'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['grad_output'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    return out
+
+
+
+def _acc(x):
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _rmsnorm(x, weight, eps):
+    xf = x.to(_acc(x))
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * weight
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rope_tables(seq_len, dim, theta, ref):
+    """cos/sin [seq_len, dim] for positions 0..seq_len-1 (Hugging Face layout: halves repeated)."""
+    acc = _acc(ref)
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=ref.device, dtype=acc) / dim))
+    freqs = torch.arange(seq_len, device=ref.device, dtype=acc)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(ref.dtype), emb.sin().to(ref.dtype)
+
+
+def run(hidden_states, gate, weight, grad_output):
+    """Backward of MambaRMSNormGated (gate before a group-wise RMSNorm): grads of x, z and weight."""
+    acc = _acc(hidden_states)
+    with torch.enable_grad():
+        h = hidden_states.detach().to(acc).requires_grad_()
+        z = gate.detach().to(acc).requires_grad_()
+        w = weight.detach().to(acc).requires_grad_()
+        x = h * F.silu(z)
+        xg = x.reshape(*x.shape[:-1], -1, 512)
+        xg = xg * torch.rsqrt(xg.pow(2).mean(-1, keepdim=True) + 1e-05)
+        out = w * xg.reshape(x.shape)
+        gh, gz, gw = torch.autograd.grad(out, (h, z, w), grad_output.to(acc))
+    return gh.to(hidden_states.dtype), gz.to(gate.dtype), gw.to(weight.dtype)
