@@ -249,6 +249,10 @@ REDUCTION_COST["bincount"] = (1, 0)  # tokens per expert from real routing indic
 REDUCTION_COST["native_layer_norm_backward"] = (8, 0)
 REDUCTION_COST["native_group_norm_backward"] = (8, 0)
 REDUCTION_COST["_safe_softmax"] = (4, 1)  # softmax that maps fully masked rows to 0 (SDPA math path with a mask)
+# softmax gradients (SDPA's math path in training, explicit softmax under autograd): dx = y * (dy - sum(dy * y)),
+# log-softmax: dx = dy - exp(y) * sum(dy); per element of the incoming gradient
+REDUCTION_COST["_softmax_backward_data"] = (4, 0)
+REDUCTION_COST["_log_softmax_backward_data"] = (3, 1)
 FREE_OPS = {  # shape, allocation and bookkeeping ops: no arithmetic
     "view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze", "slice",
     "select", "as_strided", "alias", "detach", "unbind", "split", "split_with_sizes", "chunk", "flatten",

@@ -20,14 +20,18 @@ def _origin(folder: Path) -> str | None:
 
 
 def build_suite(root: Path, drafts: list[ProblemDraft] | None = None) -> list[Path]:
-    """Rewrite the recipe problems under ``root``; in the sets written, recipe folders no recipe makes
-    any more are removed. Folders written by `solbench extract` (``origin:extract``) are left alone.
+    """Rewrite the recipe problems under ``root``. A whole build (`drafts` None) also removes the recipe
+    folders no recipe makes any more; a partial one (some modules' drafts) cannot tell those from other
+    modules' folders, so it removes nothing. Folders written by `solbench extract` (``origin:extract``) are
+    left alone.
     """
+    whole = drafts is None
     drafts = all_drafts() if drafts is None else drafts
     written = [write_problem(draft, root) for draft in drafts]
-    keep = {p.resolve() for p in written}
-    for set_name in sorted({d.set for d in drafts}):
-        _remove_stale(Path(root) / set_name, keep)
+    if whole:
+        keep = {p.resolve() for p in written}
+        for set_name in sorted({d.set for d in drafts}):
+            _remove_stale(Path(root) / set_name, keep)
     return written
 
 
