@@ -296,3 +296,17 @@ def test_slice_backward_is_a_copy(tmp_path):
                      "        x = x.detach().requires_grad_()\n"
                      "        return torch.autograd.grad(x[:, 8:].sum(), x)[0]\n")
     assert result.coverage.full
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_with_a_narrower_value_head_counts_like_fused_attention(tmp_path, causal):
+    """MLA's q/k heads of 192 and v heads of 128 have no fused CPU kernel: PyTorch's math path runs full
+    products in fp32. The call is charged as one attention: the kept pairs, at the inputs' precision."""
+    heads, length, qk, v = 4, 64, 192, 128
+    reference = ("import torch.nn.functional as F\ndef run(q, k, v):\n    return F.scaled_dot_product_attention("
+                 f"q, k, v, is_causal={causal}, scale=0.1)\n")
+    result = analyze(tmp_path, {"q": t([1, heads, length, qk], "bfloat16"), "k": t([1, heads, length, qk], "bfloat16"),
+                                "v": t([1, heads, length, v], "bfloat16")},
+                     {"o": t([1, heads, length, v], "bfloat16")}, reference)
+    pairs = length * (length + 1) // 2 if causal else length * length
+    assert result.flops_by_class["matrix"] == {"bfloat16": 2 * heads * pairs * (qk + v)}

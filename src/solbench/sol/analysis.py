@@ -400,8 +400,10 @@ def _run_recorded(module, inputs: list, values=None) -> Recording:
     are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors)."""
     import torch
 
+    from solbench.sol.composites import FusedAttention
+
     recorder = OpRecorder(inputs, values=values)
-    with torch.no_grad(), _no_cycle_collection(), recorder:
+    with torch.no_grad(), _no_cycle_collection(), recorder, FusedAttention(recorder):
         returned = module.run(*inputs)
     outputs = list(returned.values()) if isinstance(returned, dict) else \
         list(returned) if isinstance(returned, (tuple, list)) else [returned]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -121,6 +122,7 @@ class OpRecorder(_dispatch_mode_base()):
         self._base: dict[int, int] = {}
         self._infos: dict[int, _OpInfo] = {}
         self._costs: dict[tuple, OpCost] = {}
+        self._paused = False
         """Signature -> cost, for rules that depend on nothing else (see `_cost`)."""
         for position, value in enumerate(inputs):
             if isinstance(value, torch.Tensor):
@@ -149,11 +151,30 @@ class OpRecorder(_dispatch_mode_base()):
         kwargs = kwargs or {}
         values = self._values
         result = values.compute(func, types, args, kwargs) if values is not None else func(*args, **kwargs)
+        if self._paused:
+            return result
         info = self._infos.get(id(func))  # overloads live as long as torch: their id is theirs
         if info is None:
             info = self._infos[id(func)] = _op_info(func)
         if not info.recorded:
             return result
+        self._record(func, info, args, kwargs, result)
+        return result
+
+    @contextmanager
+    def paused(self):
+        """Ops run, and are not recorded: a composite recorded as one op (`record_composite`) runs its parts."""
+        self._paused = True
+        try:
+            yield
+        finally:
+            self._paused = False
+
+    def record_composite(self, func, args: tuple, kwargs: dict, result) -> None:
+        """Record `result` as made by one call of the ATen overload `func`, whose parts ran `paused`."""
+        self._record(func, _op_info(func), args, kwargs, result)
+
+    def _record(self, func, info: _OpInfo, args, kwargs, result) -> None:
         if isinstance(result, torch.Tensor):
             outputs = [result]
         elif isinstance(result, (tuple, list)):
@@ -172,7 +193,6 @@ class OpRecorder(_dispatch_mode_base()):
         index = len(self.recording.ops)
         self.recording.ops.append(RecordedOp(name=name, cost=cost, operands=operands, covered=info.rule is not None))
         self._apply_masks(name, args, kwargs, outputs, index)
-        return result
 
     def _cost(self, func, info: _OpInfo, call: OpCall) -> OpCost:
         """The op's cost by its rule (memory only without one). Every rule but the matrix ones depends only on

@@ -1,0 +1,45 @@
+"""Calls recorded as one op where PyTorch would hand the recorder only their decomposed parts.
+
+`F.scaled_dot_product_attention` with a value head size other than the query's (multi-head latent
+attention: 192 for q and k, 128 for v) has no fused CPU kernel, so PyTorch runs its math path: separate
+matrix products over every (query, key) pair, a mask and a softmax, in fp32 for reduced-precision inputs.
+Recorded that way, a causal call is charged the full square of pairs at the fp32 rate, which is no lower bound
+on what a fused kernel does. Recorded as one ``_scaled_dot_product_attention_math`` call, the attention rule
+charges it like every other attention: the causal pairs, at the inputs' precision.
+"""
+
+from __future__ import annotations
+
+from torch.overrides import TorchFunctionMode
+
+
+class FusedAttention(TorchFunctionMode):
+    """Under an `OpRecorder`: scaled-dot-product attention calls that take the math path are recorded whole."""
+
+    def __init__(self, recorder):
+        super().__init__()
+        self._recorder = recorder
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        import torch
+        import torch.nn.functional as F
+
+        kwargs = kwargs or {}
+        if func is not F.scaled_dot_product_attention or not _takes_math_path(args, kwargs):
+            return func(*args, **kwargs)
+        with self._recorder.paused():
+            result = func(*args, **kwargs)
+        names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
+        given = dict(zip(names, args)) | kwargs
+        tensors = (given["query"], given["key"], given["value"])
+        options = {k: given[k] for k in ("attn_mask", "is_causal", "scale") if given.get(k) is not None}
+        self._recorder.record_composite(torch.ops.aten._scaled_dot_product_attention_math.default, tensors,
+                                        options, result)
+        return result
+
+
+def _takes_math_path(args, kwargs) -> bool:
+    """Query and value head sizes differ: no fused kernel takes the call."""
+    query = args[0] if args else kwargs.get("query")
+    value = args[2] if len(args) > 2 else kwargs.get("value")
+    return query is not None and value is not None and query.shape[-1] != value.shape[-1]
