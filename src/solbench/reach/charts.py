@@ -1,10 +1,12 @@
-"""Pictures of reach reports (matplotlib, Agg, imported only when drawing; ``pip install 'solbench[reach]'``).
+"""Pictures of reach reports (matplotlib, imported only when drawing; ``pip install 'solbench[reach]'``).
 
 - time by class: one stacked bar per model, its step split into the vendor classes, addressable
   time (covered by suite problems and not) and framework overhead, as shares of the step;
 - addressable fractions: the addressable fraction of several models side by side, with the spread
   over the profiled steps as error bars and, for depth-scaled decoders, the full-depth estimate.
 Both are drawn on one figure by ``draw_reports``; the format follows the file's suffix (.png or .svg).
+Figures are made with matplotlib's object API, never pyplot: pyplot keeps global state (the current figure,
+the backend), and the service draws charts from several threads at once.
 """
 
 from __future__ import annotations
@@ -19,15 +21,12 @@ COLOURS = {"gemm": "#4e79a7", "attention": "#76b7b2", "convolution": "#59a14f", 
            "unattributed": "#d7d7d7"}
 
 
-def _pyplot():
+def _new_figure(**options):
     try:
-        import matplotlib
+        from matplotlib.figure import Figure
     except ImportError as error:
         raise ReachError("charts need matplotlib: pip install 'solbench[reach]'") from error
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
+    return Figure(**options)
 
 
 def label(report: ReachReport) -> str:
@@ -52,14 +51,13 @@ def draw_reports(reports: list[ReachReport], path: Path) -> list[Path]:
     path = Path(path)
     if path.suffix not in (".png", ".svg"):
         raise ReachError(f"{path}: a chart is written as .png or .svg")
-    plt, figure = _figure(reports)
+    figure = _figure(reports)
     path.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for suffix in (".png", ".svg"):
         target = path.with_suffix(suffix)
         figure.savefig(target, dpi=120, metadata={"Date": None} if suffix == ".svg" else None)
         written.append(target)
-    plt.close(figure)
     return written
 
 
@@ -67,10 +65,8 @@ def chart_svg(reports: list[ReachReport]) -> str:
     """Both charts as one inline SVG element (no XML prolog), for a web page."""
     import io
 
-    plt, figure = _figure(reports)
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(figure)
+    _figure(reports).savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg"):]
 
@@ -78,10 +74,9 @@ def chart_svg(reports: list[ReachReport]) -> str:
 def _figure(reports: list[ReachReport]):
     if not reports:
         raise ReachError("no reach reports to draw")
-    plt = _pyplot()
     names = [label(r) for r in reports]
-    figure, (bars, fractions) = plt.subplots(1, 2, figsize=(6 + 1.6 * len(reports), 4.8),
-                                             gridspec_kw={"width_ratios": [3, 2]})
+    figure = _new_figure(figsize=(6 + 1.6 * len(reports), 4.8))
+    bars, fractions = figure.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     bottoms = [0.0] * len(reports)
     for segment, colour in COLOURS.items():
         values = [class_shares(r)[segment] * 100 for r in reports]
@@ -109,4 +104,4 @@ def _figure(reports: list[ReachReport]):
     for axes in (bars, fractions):
         axes.tick_params(axis="x", labelsize=7)
     figure.tight_layout()
-    return plt, figure
+    return figure
