@@ -405,11 +405,13 @@ def run(query, key, position_ids):
     return query * cos + _rotate_half(query) * sin, key * cos + _rotate_half(key) * sin
 '''
 
-_MROPE_BWD = '''def run(query, key, position_ids, grad_query_out, grad_key_out):
-    cos, sin = _mrope_cos_sin(position_ids, query.shape[-1], @THETA@, @SECTION@, query)
+_MROPE_BWD = '''def run(grad_query_out, grad_key_out, position_ids):
+    # The rotation is linear in q and k: their gradients depend on the output gradients and positions only.
+    cos, sin = _mrope_cos_sin(position_ids, grad_query_out.shape[-1], @THETA@, @SECTION@, grad_query_out)
     cos, sin = cos[:, None], sin[:, None]
     with torch.enable_grad():
-        q, k = query.detach().requires_grad_(), key.detach().requires_grad_()
+        q = torch.zeros_like(grad_query_out).requires_grad_()
+        k = torch.zeros_like(grad_key_out).requires_grad_()
         outs = (q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin)
         return torch.autograd.grad(outs, (q, k), (grad_query_out, grad_key_out))
 '''
@@ -430,19 +432,18 @@ def mrope(m, *, backward: bool = False) -> ProblemDraft:
     theta, section = m.config["text_config.rope_theta"], m.config["text_config.rope_scaling.mrope_section"]
     q = (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16")
     k = (["batch_size", "num_kv_heads", "seq_len", "head_dim"], "bfloat16")
-    inputs = {"query": (*q, 1.0), "key": (*k, 1.0),
-              "position_ids": (["three", "batch_size", "seq_len"], "int64",
-                               "_mrope_positions(a['batch_size'], a['seq_len'], device)")}
+    positions = (["three", "batch_size", "seq_len"], "int64", "_mrope_positions(a['batch_size'], a['seq_len'], device)")
+    inputs = {"query": (*q, 1.0), "key": (*k, 1.0), "position_ids": positions}
     what = (f"{m.name} language-model multimodal rotary embedding (apply_multimodal_rotary_pos_emb): 3-D position "
             f"ids (temporal, height, width; get_rope_index's layout of a text prefix, one image and text) give "
             f"three cos/sin tables (rope_theta {theta}); mrope_section {section} (x2 over the duplicated halves) "
             f"picks which component each frequency chunk takes; applied rotate-half style to q ({heads} heads) and "
             f"k ({kv} KV heads), head_dim {hd}, in the tables' bf16 as the model does.")
     if backward:
-        inputs.update({"grad_query_out": (*q, 1.0), "grad_key_out": (*k, 1.0)})
+        inputs = {"grad_query_out": (*q, 1.0), "grad_key_out": (*k, 1.0), "position_ids": positions}
         d0 = draft(m, f"{slug(m)}_mrope_backward_hq{heads}_hkv{kv}_d{hd}", "mrope_backward",
                    "Backward of the " + what + " Given the gradients of the rotated q and k, returns those of q and k "
-                   "(the transposed rotation).", axes, inputs,
+                   "(the transposed rotation; being linear, it needs no forward activations).", axes, inputs,
                    {"grad_query": q, "grad_key": k}, body(_MROPE + "\n\n" + _MROPE_BWD), _seqs(LM_SEQUENCES),
                    backward=True, subs={"THETA": float(theta), "SECTION": list(section)})
     else:
@@ -579,9 +580,12 @@ def qwen3_vl_deepstack_merger(m) -> ProblemDraft:
 
 _DEEPSTACK_INJECT = '''@torch.no_grad()
 def run(hidden_states, visual_pos_masks, visual_embeds):
-    out = hidden_states.clone()
-    out[visual_pos_masks, :] = hidden_states[visual_pos_masks, :] + visual_embeds.to(hidden_states.dtype)
-    return out
+    # hidden_states[visual_pos_masks, :] += visual_embeds, with the k-th masked position taking row k
+    b, s, d = hidden_states.shape
+    mask = visual_pos_masks.reshape(b * s)
+    rows = (torch.cumsum(mask.long(), 0) - 1).clamp(min=0)
+    added = torch.where(mask[:, None], visual_embeds.to(hidden_states.dtype)[rows], 0)
+    return hidden_states + added.view(b, s, d)
 '''
 
 
