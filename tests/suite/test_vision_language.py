@@ -52,6 +52,7 @@ def test_every_model_has_a_problem_and_the_families_and_tiers_hold():
     assert all(len(d.workloads) >= 16 and len(d.cpu_workloads or []) >= 8 for d in drafts)
 
 
+@pytest.mark.slow
 def test_qwen25_vl_window_index_matches_transformers():
     vision_utils = pytest.importorskip("transformers.vision_utils")
     ns = _module("qwen25-vl-3b-instruct_vision_window_attention")
@@ -62,6 +63,7 @@ def test_qwen25_vl_window_index_matches_transformers():
     assert cu.tolist() == torch.unique_consecutive(torch.as_tensor(cu_hf)).tolist()
 
 
+@pytest.mark.slow
 def test_qwen25_vl_mrope_matches_transformers():
     q25 = pytest.importorskip("transformers.models.qwen2_5_vl.modeling_qwen2_5_vl")
     from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLTextConfig
@@ -80,6 +82,7 @@ def test_qwen25_vl_mrope_matches_transformers():
     _close(k_ref, k_hf)
 
 
+@pytest.mark.slow
 def test_qwen3_vl_qknorm_interleaved_mrope_matches_transformers():
     q3 = pytest.importorskip("transformers.models.qwen3_vl.modeling_qwen3_vl")
     from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig
@@ -100,6 +103,7 @@ def test_qwen3_vl_qknorm_interleaved_mrope_matches_transformers():
     _close(k_ref.transpose(1, 2), k_hf)
 
 
+@pytest.mark.slow
 def test_pixtral_rope_matches_transformers():
     px = pytest.importorskip("transformers.models.pixtral.modeling_pixtral")
     from transformers.models.pixtral.configuration_pixtral import PixtralVisionConfig
@@ -119,6 +123,7 @@ def test_pixtral_rope_matches_transformers():
     _close(k_ref.transpose(0, 1)[None], k_hf)
 
 
+@pytest.mark.slow
 def test_mllama_position_embedding_and_tile_mask_match_transformers():
     ml = pytest.importorskip("transformers.models.mllama.modeling_mllama")
     from transformers.models.mllama.configuration_mllama import MllamaVisionConfig
@@ -148,6 +153,7 @@ def test_mllama_position_embedding_and_tile_mask_match_transformers():
     _close(out, (x + gate.tanh() * F.linear(o, wo)).view(b, 4, padded, d))
 
 
+@pytest.mark.slow
 def test_siglip_map_head_matches_transformers():
     sg = pytest.importorskip("transformers.models.siglip.modeling_siglip")
     from transformers.models.siglip.configuration_siglip import SiglipVisionConfig
@@ -165,6 +171,7 @@ def test_siglip_map_head_matches_transformers():
         _close(out, head(x))
 
 
+@pytest.mark.slow
 def test_wav2vec2_pos_conv_and_hubert_feature_encoder_match_transformers():
     w2v = pytest.importorskip("transformers.models.wav2vec2.modeling_wav2vec2")
     hubert = pytest.importorskip("transformers.models.hubert.modeling_hubert")
@@ -192,6 +199,7 @@ def test_wav2vec2_pos_conv_and_hubert_feature_encoder_match_transformers():
         _close(run(wave, *params), encoder(wave), tol=1e-4)
 
 
+@pytest.mark.slow
 def test_encodec_codes_are_margin_separated():
     """The generated encoder outputs decode to the planted codes, and a float64 run gives the same codes."""
     ns = _module("encodec-24-khz_rvq_encode")

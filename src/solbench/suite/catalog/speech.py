@@ -105,11 +105,12 @@ def whisper_encoder_attention(m) -> ProblemDraft:
 def hubert_xlarge_attention(m) -> ProblemDraft:
     d, heads = m.config["encoder_embed_dim"], m.config["encoder_attention_heads"]
     return _encoder_attention(
-        m, f"{slug(m)}_encoder_self_attention_d{d}_h{heads}", d, heads, 1499, True,
+        m, f"{slug(m)}_encoder_self_attention_d{d}_h{heads}", d, heads, 1499, False,
         f"{m.name} transformer layer attention half with the layer norm first (layer_norm_first: "
         f"HubertEncoderLayerStableLayerNorm): x + out_proj(MHA(LayerNorm(x))), encoder_embed_dim {d}, "
-        f"encoder_attention_heads {heads} (head_dim {d // heads}), q/k/v/out with bias, over the 1,499 feature "
-        "frames (20 ms) of a 30-second 16 kHz clip; LayerNorm eps 1e-5.")
+        f"encoder_attention_heads {heads} (head_dim {d // heads}), q/v/out with bias, over the 1,499 feature "
+        "frames (20 ms) of a 30-second 16 kHz clip; LayerNorm eps 1e-5. The model's k_proj bias is left out: it "
+        "adds the same q.b_k to every score of a query, which the softmax cancels.")
 
 
 # ================================ conv feature encoder and positional conv =====================================
