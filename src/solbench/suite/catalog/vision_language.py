@@ -277,7 +277,7 @@ def qwen2_vl_varlen_attention(m) -> ProblemDraft:
         axes, _pair_inputs({
             "hidden_states": (["num_tokens", "embed_dim"], "bfloat16", 1.0),
             "norm_weight": (["embed_dim"], "bfloat16", 0.1, 1.0), "norm_bias": (["embed_dim"], "bfloat16", 0.1),
-            "qkv_weight": (["three_embed", "embed_dim"], "bfloat16", 2 * d ** -0.5),
+            "qkv_weight": (["three_embed", "embed_dim"], "bfloat16", d ** -0.5),
             "qkv_bias": (["three_embed"], "bfloat16", 0.1),
             "proj_weight": (["embed_dim", "embed_dim"], "bfloat16", d ** -0.5),
             "proj_bias": (["embed_dim"], "bfloat16", 0.1)}),
@@ -345,7 +345,7 @@ def qwen25_vl_window_attention(m) -> ProblemDraft:
         axes, _pair_inputs({
             "hidden_states": (["num_tokens", "hidden_size"], "bfloat16", 1.0),
             "norm_weight": (["hidden_size"], "bfloat16", 0.1, 1.0),
-            "qkv_weight": (["three_hidden", "hidden_size"], "bfloat16", 2 * d ** -0.5),
+            "qkv_weight": (["three_hidden", "hidden_size"], "bfloat16", d ** -0.5),
             "qkv_bias": (["three_hidden"], "bfloat16", 0.1),
             "proj_weight": (["hidden_size", "hidden_size"], "bfloat16", d ** -0.5),
             "proj_bias": (["hidden_size"], "bfloat16", 0.1)}),
