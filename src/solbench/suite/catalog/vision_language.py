@@ -305,7 +305,9 @@ def _window_index(grid_thw, merge, vms):
         window_index.append(padded[padded != -100] + offset)
         cu.extend((seqlens.cumsum(0) * merge * merge + cu[-1]).tolist())
         offset += t * lh * lw
-    return torch.cat(window_index), torch.unique_consecutive(torch.tensor(cu, device=grid_thw.device))
+    # torch.unique_consecutive in the model: padded-only windows repeat a boundary
+    cu = [c for i, c in enumerate(cu) if i == 0 or c != cu[i - 1]]
+    return torch.cat(window_index), torch.tensor(cu, device=grid_thw.device)
 '''
 
 _QWEN25_WINDOW = '''@torch.no_grad()
