@@ -9,7 +9,10 @@ import importlib
 
 from solbench.suite.draft import ProblemDraft
 
-SET_MODULES = ("l1", "l2", "quant", "fib", "dlrm", "ssm", "mla_rope")
+SET_MODULES = (
+    "l1", "l2", "quant", "fib", "dlrm", "ssm", "mla_rope",
+    "vision_language", "speech", "dlrm_kaggle",
+)
 
 
 def all_drafts() -> list[ProblemDraft]:

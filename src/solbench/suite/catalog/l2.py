@@ -179,7 +179,7 @@ def _axes(spec: dict[str, AxisSpec]) -> dict[str, dict[str, Any]]:
 
 
 _TORCH_DTYPE = {"bfloat16": "torch.bfloat16", "float32": "torch.float32", "float16": "torch.float16",
-                "int64": "torch.int64", "int32": "torch.int32"}
+                "int64": "torch.int64", "int32": "torch.int32", "bool": "torch.bool"}
 
 
 def _make_inputs(inputs: dict[str, InputSpec]) -> str:
