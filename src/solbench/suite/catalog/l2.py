@@ -7,6 +7,14 @@ says so). Inputs come from a generated ``make_inputs`` so weights are scaled as 
 (std = fan_in ** -0.5): activations keep unit scale through the block and softmaxes stay soft.
 References keep their working precision generic (float32, or float64 for float64 inputs), so the
 evaluator's float64 golden run is a real float64 computation.
+
+Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (``draft(gpu=...)``):
+training and prefill shapes of 1k-64k tokens with a few small odd ones, decode batches, native image, clip and
+latent sizes (ViT-B/16 197 and 577 tokens per image, CLIP-L/14 257 and 577, DINOv2 257 and 1370, Whisper 1,500
+frames per 30 s clip, SAM's 64 x 64 grid, VAE and DiT latents of 512-1024 px images, Wan's 480p latents), with
+batches up to at least 400 MB of inputs and outputs and at most a few GB. ``workload.cpu.jsonl`` keeps the
+recipe's 8 small workloads, each well under a second on a 2-core CPU. Attention shapes keep the float64 golden
+run's score matrix under SCORE_BYTES_LIMIT (except Wan's native clips, which no golden run can hold).
 """
 
 from __future__ import annotations
