@@ -11,6 +11,8 @@ from solbench.suite.draft import write_problem
 
 GPU_LIMIT = 16 * 10**9
 """No GPU workload's tensors (inputs + outputs) above this: the evaluator keeps golden copies beside them."""
+BELOW_400MB = {"qwen3_30b_a3b_moe_ep16_e8of128_top8_i768"}
+"""Held to 32k tokens so `solbench sol` can follow its routing (l2.MOE_TOKENS_128_EXPERTS): 361 MB at most."""
 
 
 def _key(workload: dict) -> tuple:
@@ -70,5 +72,5 @@ def test_every_l2_recipe_has_a_gpu_tier_at_upstreams_scale(tmp_path):
         assert max(sizes) <= GPU_LIMIT, (draft.name, max(sizes))
         assert min(sizes) <= max(sizes) / 4, (draft.name, min(sizes))  # a spread of sizes, not only large ones
         largest[draft.name] = max(sizes)
-    assert all(size >= 400e6 for size in largest.values()), {n: s for n, s in largest.items() if s < 400e6}
+    assert {n for n, s in largest.items() if s < 400e6} == BELOW_400MB
     assert median(largest.values()) >= 400e6
