@@ -141,11 +141,12 @@ def _linear(x, input_scale, weight, weight_scale, weight_scale_2):
 
 def _random_weight(shape, std, device):
     """Codes, block scales and weight_scale_2 of an NVFP4 weight [..., N, K] drawn directly: uniform codes
-    (RMS 2.93), block scales uniform in [64, 448] (RMS 279), so the dequantised weight has std ~ std."""
+    (RMS 2.93), block scales uniform in [64, 448] (RMS 279), weight_scale_2 within a factor 2 of
+    std / (2.93 x 279), so the dequantised weight has std ~ std."""
     *lead, rows, cols = shape
     codes = torch.randint(0, 256, (*lead, rows, cols // 2), dtype=torch.uint8, device=device)
     sf = (torch.rand(*lead, rows, cols // 16, device=device) * 384.0 + 64.0).to(torch.float8_e4m3fn)
-    scale_2 = (std / (2.93 * 279.0)) * (0.75 + 0.5 * torch.rand(*(lead or [1]), device=device))
+    scale_2 = (std / (2.93 * 279.0)) * torch.exp2(torch.rand(*(lead or [1]), device=device) * 2.0 - 1.0)
     return codes.view(torch.float4_e2m1fn_x2), sf, scale_2
 
 
@@ -484,6 +485,7 @@ def make_inputs(axes_and_scalars, device):
     present = (topk_ids < local).any(dim=1, keepdim=True)
     topk_ids[:, :1] = torch.where(present, topk_ids[:, :1], hot)
     weights = torch.rand(t, k, device=device) + 0.1
+    weights[:, 0] += 2.0  # the router's top choice carries about 40% of the weight
     return {"hidden_states": torch.randn(t, h, device=device).to(torch.bfloat16), "topk_ids": topk_ids,
             "topk_weights": weights / weights.sum(dim=1, keepdim=True),
             "fc1_input_scale": _static_scale(8.0, device), "fc1_weight": w1, "fc1_weight_scale": w1_scale,
@@ -540,7 +542,7 @@ def moe_experts(m, gpu_pairs, cpu_pairs) -> ProblemDraft:
         f"fc1's static input_scale; per expert fc1 GEMM (bf16 output), {act} in fp32, quantised with fc2's "
         "input_scale, fc2 GEMM (bf16), and the outputs summed per token weighted by topk_weights in fp32 "
         "(tokens routed only to other ranks get zeros). The generator makes this rank busy: every token "
-        "routes at least one slot to one of its experts.",
+        "routes at least one slot, its top choice (about 40% of its weight), to one of its experts.",
         {"num_tokens": TOKENS, "num_local_experts": _var("experts on this rank: num_experts / EP"),
          "num_experts": _const(e, "num_experts"), "top_k": _const(k, "num_experts_per_tok"),
          **_packed_axes("hidden_size", h, "hidden_size"),
