@@ -290,6 +290,14 @@ def make_inputs(axes, device):
     # scores spaced 0.6 / e apart, plus a per-group offset (multiples of 1e-4) that separates group sums.
     key = torch.rand(t, e, device=device)
     key[:, :local] *= 0.25
+    # every token's first choice is one of this rank's experts, its second from the same group (so that group
+    # is kept): the rank is busy and no output row is trivially zero
+    rows = torch.arange(t, device=device)
+    hot = torch.randint(0, local, (t,), device=device)
+    size = e // N_GROUP
+    partner = (hot // size) * size + (hot % size + 1 + torch.randint(0, size - 1, (t,), device=device)) % size
+    key[rows, hot] = -2.0
+    key[rows, partner] = -1.0
     rank = torch.argsort(torch.argsort(key, dim=1), dim=1).to(torch.float32)
     group_rank = torch.argsort(torch.rand(t, N_GROUP, device=device), dim=1).to(torch.float32)
     choice = 0.9 - 0.6 * rank / e + 1e-4 * group_rank.repeat_interleave(e // N_GROUP, dim=1)
@@ -370,7 +378,8 @@ def fp8_block_moe(m) -> ProblemDraft:
         f"moe_intermediate_size {i}, W13 = [up | gate]), SwiGLU, GEMM2, summed per token by routing weight. "
         "Weights e4m3 with 128x128 block scales (published weight_block_size), activations e4m3 with 1x128 "
         "scales stored [H/128, T]; dequantised and computed in fp32, bf16 output. The generated logits "
-        "keep every routing decision at least 2e-4 from a tie, and this rank's experts are 4x likelier picks.",
+        "keep every routing decision at least 2e-4 from a tie; every token's first choice is one of this rank's "
+        "experts (a busy rank), and its other experts are 4x likelier picks.",
         {"seq_len": _var("tokens"), "num_experts": _const(e, "num_experts"),
          "num_local_experts": _var("experts on this rank: num_experts / EP"),
          "hidden_size": _const(h, "hidden_size"), "intermediate_size": _const(i, "moe_intermediate_size"),
