@@ -226,13 +226,17 @@ _EMBEDDING_BAG_ADAGRAD = '''def make_inputs(axes_and_scalars, device):
 def run(indices, grad_pooled, weight, momentum, learning_rate, eps):
     """EXACT_ROWWISE_ADAGRAD: the gradient of each touched row is summed over all its occurrences first
     (duplicates within and across samples), then one update per row:
-    state += mean(g^2); w -= lr * g / (sqrt(state) + eps). Untouched rows (g = 0) keep both."""
-    hot, dim = indices.shape[1], grad_pooled.shape[1]
+    state += mean(g^2); w -= lr * g / (sqrt(state) + eps). Untouched rows (g = 0) keep both.
+    Returns the written rows only: for each lookup, its row and state after the update (a row looked up
+    twice appears twice, with the same values), not the whole table."""
+    batch, hot = indices.shape
+    dim = grad_pooled.shape[1]
+    ids = indices.reshape(-1)
     grads = grad_pooled.unsqueeze(1).expand(-1, hot, -1).reshape(-1, dim)
-    grad_weight = torch.zeros_like(weight).index_add_(0, indices.reshape(-1), grads)
-    new_momentum = momentum + grad_weight.pow(2).mean(dim=1)
-    new_weight = weight - learning_rate * grad_weight / (new_momentum.sqrt() + eps).unsqueeze(1)
-    return new_weight, new_momentum
+    grad_rows = torch.zeros_like(weight).index_add_(0, ids, grads)[ids]   # each lookup's row gradient, summed
+    new_state = momentum[ids] + grad_rows.pow(2).mean(dim=1)
+    new_rows = weight[ids] - learning_rate * grad_rows / (new_state.sqrt() + eps).unsqueeze(1)
+    return new_rows.reshape(batch, hot, dim), new_state.reshape(batch, hot)
 '''
 
 
@@ -248,8 +252,10 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
         "each id's gradient is its sample's grad_pooled; gradients of repeated rows are summed, then each "
         "touched row's state grows by the mean of its squared gradient and the row moves by "
         f"-learning_rate * g / (sqrt(state) + eps), learning_rate {m.config['learning_rate']}, eps {_FBGEMM_EPS} "
-        "(FBGEMM's default). Returns the updated table and state (untouched rows unchanged: every element "
-        f"must match). The real table has {rows:,} rows; the CPU workloads use 4,096-32,768. fp32.",
+        "(FBGEMM's default). Returns the rows the step writes, not the table: for each lookup (sample, slot), "
+        "its row and its state after the update (every element must match; a row looked up twice appears twice "
+        "with the same values). The optimizer updates the touched rows in place; returning the whole table "
+        f"would time a copy of it. The real table has {rows:,} rows; the CPU workloads use 4,096-32,768. fp32.",
         axes={"batch_size": var("Samples"), "hotness": const(hot, f"multi_hot_sizes[{_FEATURE}]"),
               "num_embeddings": var(f"Table rows (published: {rows})"),
               "embedding_dim": const(dim, "embedding_dim")},
@@ -258,8 +264,9 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
                 "weight": tensor(["num_embeddings", "embedding_dim"], "float32"),
                 "momentum": tensor(["num_embeddings"], "float32", "Row-wise Adagrad state (sum of mean g^2)"),
                 "learning_rate": scalar("float32"), "eps": scalar("float32")},
-        outputs={"updated_weight": tensor(["num_embeddings", "embedding_dim"], "float32"),
-                 "updated_momentum": tensor(["num_embeddings"], "float32")},
+        outputs={"updated_rows": tensor(["batch_size", "hotness", "embedding_dim"], "float32",
+                                        "weight[indices[b, j]] after the step"),
+                 "updated_state": tensor(["batch_size", "hotness"], "float32", "momentum[indices[b, j]] after the step")},
         reference=_EMBEDDING_BAG_ADAGRAD, backward=True, exact_share=True,
         scalars={"learning_rate": m.config["learning_rate"], "eps": _FBGEMM_EPS},
         workloads=_zip(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
@@ -736,12 +743,17 @@ JAGGED_FILL = (25, 50, 75, 99)
 """Mean rows per sample (of max_len 100), in turn."""
 
 
+ADAGRAD_BATCHES = (256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 10240, 12288, 16384, 20480, 24576, 28672, 32768,
+                   49152)
+"""The Adagrad step writes one 512-byte row per lookup (100 per sample): 49,152 samples write 2.5 GB."""
+
+
 def _gpu_batches(values=GPU_BATCHES):
     return [{"batch_size": b} for b in values]
 
 
-def _gpu_tables():
-    return [{"batch_size": b, "num_embeddings": TABLE_ROWS[i % len(TABLE_ROWS)]} for i, b in enumerate(GPU_BATCHES)]
+def _gpu_tables(batches=GPU_BATCHES):
+    return [{"batch_size": b, "num_embeddings": TABLE_ROWS[i % len(TABLE_ROWS)]} for i, b in enumerate(batches)]
 
 
 def _gpu_fused_tables(m: ModelRef):
@@ -758,7 +770,7 @@ def drafts() -> list[ProblemDraft]:
     return [
         with_gpu_tier(embedding_bag(DLRM_DCNV2), _gpu_tables()),
         with_gpu_tier(fused_embedding_bags(DLRM_DCNV2), _gpu_fused_tables(DLRM_DCNV2)),
-        with_gpu_tier(embedding_bag_adagrad(DLRM_DCNV2), _gpu_tables()),
+        with_gpu_tier(embedding_bag_adagrad(DLRM_DCNV2), _gpu_tables(ADAGRAD_BATCHES)),
         with_gpu_tier(jagged_to_padded(DLRM_DCNV2), _gpu_jagged()),
         with_gpu_tier(padded_to_jagged(DLRM_DCNV2), _gpu_jagged()),
         with_gpu_tier(dot_interaction(DLRM_V1), _gpu_batches()),
