@@ -3,9 +3,9 @@ own small ones kept as the CPU tier (``workload.cpu.jsonl``).
 
 Used by the Quant, FIB and DLRM recipes (``quant.py``, ``fib.py``, ``dlrm.py``), whose functions still build their
 drafts with the small CPU-sized workloads; ``drafts()`` there passes each draft through `with_gpu_tier` with the
-problem's GPU sweep. The same rules as ``ssm._ssm``: at least 16 distinct GPU workloads, and a CPU workload the
-GPU tier also has gets one axis raised until it is new (validate reads both tiers together, and two workloads
-with the same axes and random inputs are duplicates).
+problem's GPU sweep: at least 16 distinct GPU workloads with the same axes as the recipe's. The CPU tier keeps the
+recipe's workloads as they are, even a size the GPU tier also has (validate does not count a CPU workload that
+repeats a published size as a duplicate, and raising it could break a constraint such as whole 128-token groups).
 """
 
 from __future__ import annotations
@@ -30,24 +30,11 @@ def with_gpu_tier(draft: ProblemDraft, gpu: Iterable[dict[str, int]]) -> Problem
     cpu_names = {tuple(sorted(w)) for w in draft.workloads}
     if names != cpu_names:
         raise ValueError(f"{draft.name}: GPU-tier axes {sorted(names)} differ from the CPU tier's {sorted(cpu_names)}")
-    return dataclasses.replace(draft, workloads=gpu, cpu_workloads=_disjoint(draft.workloads, gpu))
+    return dataclasses.replace(draft, workloads=gpu, cpu_workloads=[dict(w) for w in draft.workloads])
 
 
 def _key(workload: dict[str, int]) -> tuple:
     return tuple(sorted(workload.items()))
-
-
-def _disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]]) -> list[dict[str, int]]:
-    taken = {_key(w) for w in gpu}
-    out = []
-    for workload in cpu:
-        workload = dict(workload)
-        axis = "batch_size" if "batch_size" in workload else next(iter(workload))
-        while _key(workload) in taken:
-            workload[axis] += 1
-        taken.add(_key(workload))
-        out.append(workload)
-    return out
 
 
 def zipped(**axes: Iterable[int]) -> list[dict[str, int]]:
