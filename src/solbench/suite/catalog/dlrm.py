@@ -302,10 +302,15 @@ def run(values, lengths):
 _PADDED_TO_JAGGED = _JAGGED_INPUTS.replace(
     "@INPUTS@", '"padded": torch.randn(batch, max_len, dim, device=device)') + '''@torch.no_grad()
 def run(padded, lengths):
-    """fbgemm's dense_to_jagged: the first lengths[b] rows of each sample, concatenated in sample order."""
-    slots = torch.arange(padded.shape[1], device=padded.device)
-    mask = slots.unsqueeze(0) < lengths.unsqueeze(1)
-    return padded[mask]
+    """fbgemm's dense_to_jagged: the first lengths[b] rows of each sample, concatenated in sample order.
+    Gathered by (sample, slot) index pairs built from the lengths, so the output's size comes from the
+    small lengths tensor, not from a [batch, max_len] mask."""
+    total = int(lengths.sum())
+    starts = torch.cumsum(lengths, 0) - lengths
+    sample = torch.repeat_interleave(torch.arange(lengths.shape[0], device=padded.device), lengths,
+                                     output_size=total)
+    slot = torch.arange(total, device=padded.device) - starts[sample]
+    return padded[sample, slot]
 '''
 _JAGGED_WORKLOADS = _zip(batch_size=(2, 16, 64, 128, 256, 333, 512, 1024),
                          total_values=(37, 800, 6400, 3000, 12800, 33300, 20000, 40000))
