@@ -24,10 +24,15 @@ Sources (values copied from ../shared/model-configs.json; tests/suite/test_catal
   (bottom MLP 13-512-256-128, top 1024-1024-512-256-1, dot interaction, mini-batch 2048).
 
 Table sizes: the published tables have up to 40,000,000 rows x 128 fp32 (20.5 GB each), which no
-CPU workload can hold. Problems over a big table take its row count as a ``var`` axis: the
-workloads here are CPU-sized (the largest a few tens of MB) and each description names the real
-size. Tables at or below the cap keep their published size. Lookups per sample (hotness), widths
-and layer sizes are always the published ones.
+CPU workload can hold. Problems over a big table take its row count as a ``var`` axis, and each
+description names the real size. Tables at or below the cap keep their published size. Lookups per
+sample (hotness), widths and layer sizes are always the published ones.
+
+Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem, batches of
+1k-256k samples (per-GPU training batches of 8,192 up to whole global batches of 65,536 and beyond,
+as inference servers batch), tables of 1M-10M rows per GPU (the 40M-row tables row-wise sharded),
+the fused 26-table lookup capped at 16k-1M rows per table; ``workload.cpu.jsonl`` the recipes'
+small ones (the largest a few tens of MB).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any, Optional
 
 from solbench.suite.catalog.l1.common import const, expr, scalar, tensor, uses, var
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.tiered import with_gpu_tier
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -220,13 +226,17 @@ _EMBEDDING_BAG_ADAGRAD = '''def make_inputs(axes_and_scalars, device):
 def run(indices, grad_pooled, weight, momentum, learning_rate, eps):
     """EXACT_ROWWISE_ADAGRAD: the gradient of each touched row is summed over all its occurrences first
     (duplicates within and across samples), then one update per row:
-    state += mean(g^2); w -= lr * g / (sqrt(state) + eps). Untouched rows (g = 0) keep both."""
-    hot, dim = indices.shape[1], grad_pooled.shape[1]
+    state += mean(g^2); w -= lr * g / (sqrt(state) + eps). Untouched rows (g = 0) keep both.
+    Returns the written rows only: for each lookup, its row and state after the update (a row looked up
+    twice appears twice, with the same values), not the whole table."""
+    batch, hot = indices.shape
+    dim = grad_pooled.shape[1]
+    ids = indices.reshape(-1)
     grads = grad_pooled.unsqueeze(1).expand(-1, hot, -1).reshape(-1, dim)
-    grad_weight = torch.zeros_like(weight).index_add_(0, indices.reshape(-1), grads)
-    new_momentum = momentum + grad_weight.pow(2).mean(dim=1)
-    new_weight = weight - learning_rate * grad_weight / (new_momentum.sqrt() + eps).unsqueeze(1)
-    return new_weight, new_momentum
+    grad_rows = torch.zeros_like(weight).index_add_(0, ids, grads)[ids]   # each lookup's row gradient, summed
+    new_state = momentum[ids] + grad_rows.pow(2).mean(dim=1)
+    new_rows = weight[ids] - learning_rate * grad_rows / (new_state.sqrt() + eps).unsqueeze(1)
+    return new_rows.reshape(batch, hot, dim), new_state.reshape(batch, hot)
 '''
 
 
@@ -242,8 +252,10 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
         "each id's gradient is its sample's grad_pooled; gradients of repeated rows are summed, then each "
         "touched row's state grows by the mean of its squared gradient and the row moves by "
         f"-learning_rate * g / (sqrt(state) + eps), learning_rate {m.config['learning_rate']}, eps {_FBGEMM_EPS} "
-        "(FBGEMM's default). Returns the updated table and state (untouched rows unchanged: every element "
-        f"must match). The real table has {rows:,} rows; the CPU workloads use 4,096-32,768. fp32.",
+        "(FBGEMM's default). Returns the rows the step writes, not the table: for each lookup (sample, slot), "
+        "its row and its state after the update (every element must match; a row looked up twice appears twice "
+        "with the same values). The optimizer updates the touched rows in place; returning the whole table "
+        f"would time a copy of it. The real table has {rows:,} rows; the CPU workloads use 4,096-32,768. fp32.",
         axes={"batch_size": var("Samples"), "hotness": const(hot, f"multi_hot_sizes[{_FEATURE}]"),
               "num_embeddings": var(f"Table rows (published: {rows})"),
               "embedding_dim": const(dim, "embedding_dim")},
@@ -252,8 +264,9 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
                 "weight": tensor(["num_embeddings", "embedding_dim"], "float32"),
                 "momentum": tensor(["num_embeddings"], "float32", "Row-wise Adagrad state (sum of mean g^2)"),
                 "learning_rate": scalar("float32"), "eps": scalar("float32")},
-        outputs={"updated_weight": tensor(["num_embeddings", "embedding_dim"], "float32"),
-                 "updated_momentum": tensor(["num_embeddings"], "float32")},
+        outputs={"updated_rows": tensor(["batch_size", "hotness", "embedding_dim"], "float32",
+                                        "weight[indices[b, j]] after the step"),
+                 "updated_state": tensor(["batch_size", "hotness"], "float32", "momentum[indices[b, j]] after the step")},
         reference=_EMBEDDING_BAG_ADAGRAD, backward=True, exact_share=True,
         scalars={"learning_rate": m.config["learning_rate"], "eps": _FBGEMM_EPS},
         workloads=_zip(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
@@ -289,10 +302,15 @@ def run(values, lengths):
 _PADDED_TO_JAGGED = _JAGGED_INPUTS.replace(
     "@INPUTS@", '"padded": torch.randn(batch, max_len, dim, device=device)') + '''@torch.no_grad()
 def run(padded, lengths):
-    """fbgemm's dense_to_jagged: the first lengths[b] rows of each sample, concatenated in sample order."""
-    slots = torch.arange(padded.shape[1], device=padded.device)
-    mask = slots.unsqueeze(0) < lengths.unsqueeze(1)
-    return padded[mask]
+    """fbgemm's dense_to_jagged: the first lengths[b] rows of each sample, concatenated in sample order.
+    Gathered by (sample, slot) index pairs built from the lengths, so the output's size comes from the
+    small lengths tensor, not from a [batch, max_len] mask."""
+    total = int(lengths.sum())
+    starts = torch.cumsum(lengths, 0) - lengths
+    sample = torch.repeat_interleave(torch.arange(lengths.shape[0], device=padded.device), lengths,
+                                     output_size=total)
+    slot = torch.arange(total, device=padded.device) - starts[sample]
+    return padded[sample, slot]
 '''
 _JAGGED_WORKLOADS = _zip(batch_size=(2, 16, 64, 128, 256, 333, 512, 1024),
                          total_values=(37, 800, 6400, 3000, 12800, 33300, 20000, 40000))
@@ -709,21 +727,65 @@ def interaction_top_mlp(m: ModelRef) -> ProblemDraft:
         reference=reference, workloads=_batches((1, 4, 8, 16, 32, 48, 64, 100)))
 
 
+# --- GPU tier (workload.jsonl; the recipes' own small workloads become workload.cpu.jsonl) ------------
+# Local sweeps (catalog/sweeps.py is written on another branch; the lead dedupes at merge).
+
+GPU_BATCHES = (1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 81920, 98304, 131072, 163840,
+               196608, 262144)
+"""Samples per call: per-GPU batches of training (global_batch_size 65536 over 8 GPUs = 8192) up to whole global
+batches of 64k-256k samples on one device (inference servers batch as many)."""
+TABLE_ROWS = (1_000_000, 2_500_000, 5_000_000, 10_000_000)
+"""Rows of the 40M-row table on one GPU: 40,000,000 row-wise sharded over 40 to 4 GPUs (5M rows = 2.6 GB);
+the whole table (20.5 GB) does not fit the 16 GB budget of a workload."""
+TABLE_CAPS = (16384, 32768, 65536, 100_000, 131072, 200_000, 262144, 300_000, 400_000, 500_000, 600_000, 700_000,
+              800_000, 900_000, 950_000, 1_000_000)
+"""Per-table row caps of the fused 26-table lookup (smaller tables keep their published size): 1M rows caps the
+five 40M-row tables and the 3M-row one, 7.6M rows (3.9 GB) in all."""
+JAGGED_BATCHES = (256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384, 20480, 24576, 32768, 40960, 49152, 57344,
+                  65536)
+"""Samples of a padded [batch, 100, 128] fp32 batch (65536 samples: 3.4 GB)."""
+JAGGED_FILL = (25, 50, 75, 99)
+"""Mean rows per sample (of max_len 100), in turn."""
+
+
+ADAGRAD_BATCHES = (256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 10240, 12288, 16384, 20480, 24576, 28672, 32768,
+                   49152)
+"""The Adagrad step writes one 512-byte row per lookup (100 per sample): 49,152 samples write 2.5 GB."""
+
+
+def _gpu_batches(values=GPU_BATCHES):
+    return [{"batch_size": b} for b in values]
+
+
+def _gpu_tables(batches=GPU_BATCHES):
+    return [{"batch_size": b, "num_embeddings": TABLE_ROWS[i % len(TABLE_ROWS)]} for i, b in enumerate(batches)]
+
+
+def _gpu_fused_tables(m: ModelRef):
+    rows = m.config["num_embeddings_per_feature"]
+    return [{"batch_size": b, "total_rows": _capped_total(rows, c)} for b, c in zip(GPU_BATCHES, TABLE_CAPS)]
+
+
+def _gpu_jagged():
+    return [{"batch_size": b, "total_values": b * JAGGED_FILL[i % len(JAGGED_FILL)]}
+            for i, b in enumerate(JAGGED_BATCHES)]
+
+
 def drafts() -> list[ProblemDraft]:
     return [
-        embedding_bag(DLRM_DCNV2),
-        fused_embedding_bags(DLRM_DCNV2),
-        embedding_bag_adagrad(DLRM_DCNV2),
-        jagged_to_padded(DLRM_DCNV2),
-        padded_to_jagged(DLRM_DCNV2),
-        dot_interaction(DLRM_V1),
-        dot_interaction(DLRM_V1, backward=True),
-        dcn_low_rank(DLRM_DCNV2),
-        dcn_full_rank(DLRM_DCNV2),
-        dcn_low_rank_backward(DLRM_DCNV2),
-        bottom_mlp(DLRM_DCNV2),
-        bottom_mlp(DLRM_DCNV2, backward=True),
-        top_mlp(DLRM_DCNV2),
-        top_mlp(DLRM_DCNV2, backward=True),
-        interaction_top_mlp(DLRM_DCNV2),
+        with_gpu_tier(embedding_bag(DLRM_DCNV2), _gpu_tables()),
+        with_gpu_tier(fused_embedding_bags(DLRM_DCNV2), _gpu_fused_tables(DLRM_DCNV2)),
+        with_gpu_tier(embedding_bag_adagrad(DLRM_DCNV2), _gpu_tables(ADAGRAD_BATCHES)),
+        with_gpu_tier(jagged_to_padded(DLRM_DCNV2), _gpu_jagged()),
+        with_gpu_tier(padded_to_jagged(DLRM_DCNV2), _gpu_jagged()),
+        with_gpu_tier(dot_interaction(DLRM_V1), _gpu_batches()),
+        with_gpu_tier(dot_interaction(DLRM_V1, backward=True), _gpu_batches()),
+        with_gpu_tier(dcn_low_rank(DLRM_DCNV2), _gpu_batches()),
+        with_gpu_tier(dcn_full_rank(DLRM_DCNV2), _gpu_batches()),
+        with_gpu_tier(dcn_low_rank_backward(DLRM_DCNV2), _gpu_batches()),
+        with_gpu_tier(bottom_mlp(DLRM_DCNV2), _gpu_batches()),
+        with_gpu_tier(bottom_mlp(DLRM_DCNV2, backward=True), _gpu_batches()),
+        with_gpu_tier(top_mlp(DLRM_DCNV2), _gpu_batches()),
+        with_gpu_tier(top_mlp(DLRM_DCNV2, backward=True), _gpu_batches()),
+        with_gpu_tier(interaction_top_mlp(DLRM_DCNV2), _gpu_batches()),
     ]

@@ -10,12 +10,20 @@ layer counts each matmul at the rate of the precision its operands were dequanti
 Quantized inputs come from ``make_inputs``: random data quantized as the serving stack would, so
 codes are valid and scales positive. Quantizer outputs must match code for code (rounding is
 round-to-nearest-even throughout; ``QUANTIZER_TOLERANCE``).
+
+Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (serving steps of 1-64k
+tokens, 128k for the narrow layers; decode over 1k-32k-token contexts; Wan2.1 clips at 480p and 720p; Whisper's
+1,500-frame clips; ViT-L's 197-token images; training micro-batches of 512-64k tokens), ``workload.cpu.jsonl`` the
+recipes' small ones. The FP8 KV-cache append returns the rows it writes, not the cache. Quant is forward only
+(as upstream's): the three FP8 training problems (linear backward, blockwise linear backward, grad
+cast-transpose) are built here but belong to set L1.
 """
 
 from __future__ import annotations
 
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.shapes import grid, tokens
+from solbench.suite.catalog.tiered import with_gpu_tier, zipped
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -1081,7 +1089,7 @@ def run(grad_output, grad_output_scale_inv, x, x_scale_inv, weight, weight_scale
 def te_fp8_linear_backward() -> ProblemDraft:
     m, k, n = LLAMA_8B, 4096, 1024
     return ProblemDraft(
-        set="Quant", name="llama31_8b_fp8_linear_backward_k_proj", op_type="gemm_fp8_backward", model=m,
+        set="L1", name="llama31_8b_fp8_linear_backward_k_proj", op_type="gemm_fp8_backward", model=m,
         backward=True,
         description=("Llama-3.1-8B FP8 training (Transformer Engine HYBRID recipe, per-tensor delayed scaling) of "
                      "k_proj, hidden_size 4096 -> num_key_value_heads 8 x head_dim 128 = 1024: backward of y = x "
@@ -1129,7 +1137,7 @@ def run(grad_output, grad_output_scale, grad_output_t, grad_output_t_scale, x_t,
 def blockwise_fp8_linear_backward() -> ProblemDraft:
     m, k, n = DEEPSEEK_V3, 1536, 3072
     return ProblemDraft(
-        set="Quant", name="deepseek_v3_fp8_blockwise_linear_backward_q_b_proj", op_type="gemm_fp8_backward",
+        set="L1", name="deepseek_v3_fp8_blockwise_linear_backward_q_b_proj", op_type="gemm_fp8_backward",
         model=m, backward=True,
         description=("DeepSeek-V3 FP8 training (fine-grained quantization of the DeepSeek-V3 report) of MLA "
                      "q_b_proj, q_lora_rank 1536 -> 16 heads x (qk_nope_head_dim 128 + qk_rope_head_dim 64) = 3072, "
@@ -1176,7 +1184,7 @@ def run(grad_output):
 def fp8_cast_transpose() -> ProblemDraft:
     m, h = LLAMA4_MAVERICK_H, 5120
     return ProblemDraft(
-        set="Quant", name="llama4_maverick_fp8_grad_cast_transpose_h5120", op_type="quantize_fp8_backward",
+        set="L1", name="llama4_maverick_fp8_grad_cast_transpose_h5120", op_type="quantize_fp8_backward",
         model=m, backward=True,
         description=("Llama-4-Maverick FP8 training (Meta trained Llama 4 in FP8), the quantize-for-backward step "
                      "of Transformer Engine current scaling: the incoming grad_output [num_tokens, 5120] "
@@ -1192,53 +1200,93 @@ def fp8_cast_transpose() -> ProblemDraft:
         reference=_CAST_TRANSPOSE_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 16, 128, 255, 512, 1000, 1024, 2048)), tolerance=QUANTIZER_TOLERANCE)
 
+# ================================================================================================
+# GPU tier (workload.jsonl): upstream's scale; the recipes' own small workloads become workload.cpu.jsonl.
+# Local sweeps (catalog/sweeps.py is written on another branch; the lead dedupes at merge).
+
+SERVE_TOKENS = (1, 4, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384, 32768, 65536)
+"""Tokens in a serving step: decode batches through chunked-prefill budgets to a 64k-token prefill."""
+WIDE_TOKENS = (1, 4, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+"""For narrow layers (a 1024-wide k_proj, a 768-wide expert), whose largest step moves 400 MB only at 128k tokens
+(or routed rows): a long-context prefill."""
+TRAIN_TOKENS = (512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 10240, 12288, 16384, 20480, 24576, 32768, 49152,
+                65536)
+"""Tokens in a training micro-batch (batch x sequence), 1k-64k, multiples of 128 (the 1x128 groups)."""
+FLUX_IMAGE_TOKENS = (256, 1024, 2304, 4096, 6144, 8192, 9216, 12288, 16384, 18432, 24576, 32768, 36864, 49152,
+                     65536, 73728)
+"""batch x (H/16) x (W/16): 256 px to 2048 px images (256-16384 tokens each), batches of 1-16."""
+WHISPER_FRAMES = tuple(1500 * b for b in (1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 56, 64, 80))
+"""The encoder's 1,500 frames per 30 s clip (max_source_positions), batches of 1-80 clips."""
+VIT_TOKENS = tuple(197 * b for b in (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024))
+"""197 tokens per 224 px image (14 x 14 patches + CLS), batches of 1-1024."""
+DECODE_CONTEXTS = ((1, 1024), (1, 8192), (1, 32768), (4, 4096), (8, 2048), (8, 16384), (16, 1024), (16, 8192),
+                   (32, 4096), (32, 16384), (64, 2048), (64, 8192), (128, 1024), (128, 4096), (256, 2048),
+                   (512, 1024))
+"""(sequences, KV context): decode batches of 1-512 over 1k-32k cached tokens."""
+WAN_VIDEO = ((1, 1560), (1, 3120), (1, 4680), (1, 7800), (1, 14040), (1, 20280), (1, 26520), (1, 32760), (2, 32760),
+             (1, 3600), (1, 18000), (1, 32400), (1, 46800), (1, 61200), (1, 75600), (2, 75600))
+"""(videos, tokens): latent frames x (H/16) x (W/16) at 480x832 (30 x 52 = 1,560 per latent frame) and 720x1280
+(45 x 80 = 3,600), 1-21 latent frames (81 video frames = 21 latent ones)."""
+
+
+def _tokens(values, axis="num_tokens"):
+    return [{axis: v} for v in values]
+
+
 def drafts() -> list[ProblemDraft]:
+    gpu = _tokens(SERVE_TOKENS)
+    rows = _tokens(SERVE_TOKENS, "num_rows")
     return [
-        fp8_group_quant(),
-        fp8_silu_mul_quant(),
-        fp8_per_token_quant(),
-        rmsnorm_static_fp8_quant(),
-        fp8_block_gemm(DEEPSEEK_V3, "deepseek_v3_fp8_block_gemm_q_a_proj", 7168, 1536,
-                       "MLA q_a_proj: hidden_size 7168 -> q_lora_rank 1536", (1, 3, 16, 64, 100, 128, 255, 512, 1024)),
-        fp8_block_gemm(KIMI_K2, "kimi_k2_fp8_block_gemm_down_proj_tp16", 1152, 7168,
-                       "dense-layer down_proj, tensor-parallel shard TP=16: intermediate_size 18432 / 16 = 1152 -> "
-                       "hidden_size 7168", (1, 3, 16, 64, 100, 128, 255, 512, 1024)),
-        fp8_moe_block(QWEN3_235B, "qwen3_235b_a22b_fp8_moe_down_grouped_ep32", 1536, 4096, 4,
-                      "routed-expert down_proj: moe_intermediate_size 1536 -> hidden_size 4096; Qwen3-235B-A22B-FP8 "
-                      "with expert parallelism EP=32 (num_experts 128 / 32 = 4 experts per rank)",
-                      (1, 4, 16, 64, 128, 200, 384, 512, 1024)),
-        fp8_moe_block(QWEN3_30B, "qwen3_30b_a3b_fp8_moe_gate_up_grouped_ep16", 2048, 1536, 8,
-                      "routed-expert fused gate_up: hidden_size 2048 -> 2 x moe_intermediate_size 768; "
-                      "Qwen3-30B-A3B-FP8 with EP=16 (num_experts 128 / 16 = 8 experts per rank)",
-                      (1, 8, 24, 64, 128, 300, 512, 1024, 2048)),
-        fp8_per_tensor_gemm(LLAMA_8B, "llama31_8b_fp8_per_tensor_gemm_qkv_tp2", 4096, 3072,
-                            "fused qkv_proj, TP=2 shard: hidden_size 4096 -> (32 + 2 x 8) / 2 heads x 128 = 3072, as in "
-                            "the "
-                            "Llama-3.1-8B-Instruct-FP8 checkpoints", (1, 2, 16, 64, 128, 255, 512, 1000)),
-        fp8_per_tensor_gemm(FLUX_DEV, "flux1_dev_fp8_per_tensor_gemm_attn_proj", 3072, 3072,
-                            "image-stream attention output projection hidden_size 3072 -> 3072 (24 heads x 128) of "
-                            "a double-stream block, FP8 e4m3 checkpoint", (256, 512, 576, 1024, 1296, 1536, 2048, 2304),
-                            axis_description="Image tokens: batch x (H/16) x (W/16) latent patches"),
-        fp8_rowwise_gemm(LLAMA_70B_O, "llama31_70b_fp8_rowwise_gemm_o_proj_tp8", 1024, 8192,
-                         "o_proj, tensor-parallel shard TP=8: num_attention_heads 64 / 8 x head_dim 128 = 1024 -> "
-                         "hidden_size 8192; per-token dynamic activations and per-channel weights as in the "
-                         "Meta-Llama-3.1-70B-Instruct-FP8-dynamic checkpoints", (1, 2, 8, 32, 64, 100, 255, 512, 1024)),
-        fp8_rowwise_gemm(LLAMA4_MAVERICK, "llama4_maverick_fp8_rowwise_gemm_down_proj_tp8", 2048, 5120,
-                         "dense-layer down_proj, TP=8 shard: intermediate_size_mlp 16384 / 8 = 2048 -> hidden_size "
-                         "5120; the Llama-4-Maverick-17B-128E-Instruct-FP8 release",
-                         (1, 4, 16, 64, 128, 255, 512, 1024)),
-        nvfp4_quantize(),
-        nvfp4_gemm(),
-        mxfp4_moe(),
-        mxfp8_quantize(),
-        int8_w8a8_gemm(),
-        layernorm_int8_quant(),
-        awq_int4_gemm(),
-        gptq_int4_gemm(),
-        fp8_kv_append(),
-        fp8_kv_decode_attention(),
-        fp8_attention(),
-        te_fp8_linear_backward(),
-        blockwise_fp8_linear_backward(),
-        fp8_cast_transpose(),
+        with_gpu_tier(fp8_group_quant(), gpu),
+        with_gpu_tier(fp8_silu_mul_quant(), gpu),
+        with_gpu_tier(fp8_per_token_quant(), gpu),
+        with_gpu_tier(rmsnorm_static_fp8_quant(), gpu),
+        with_gpu_tier(fp8_block_gemm(DEEPSEEK_V3, "deepseek_v3_fp8_block_gemm_q_a_proj", 7168, 1536,
+                                     "MLA q_a_proj: hidden_size 7168 -> q_lora_rank 1536",
+                                     (1, 3, 16, 64, 100, 128, 255, 512, 1024)), gpu),
+        with_gpu_tier(fp8_block_gemm(KIMI_K2, "kimi_k2_fp8_block_gemm_down_proj_tp16", 1152, 7168,
+                                     "dense-layer down_proj, tensor-parallel shard TP=16: intermediate_size 18432 / 16 = "
+                                     "1152 -> hidden_size 7168", (1, 3, 16, 64, 100, 128, 255, 512, 1024)), gpu),
+        with_gpu_tier(fp8_moe_block(QWEN3_235B, "qwen3_235b_a22b_fp8_moe_down_grouped_ep32", 1536, 4096, 4,
+                                    "routed-expert down_proj: moe_intermediate_size 1536 -> hidden_size 4096; "
+                                    "Qwen3-235B-A22B-FP8 with expert parallelism EP=32 (num_experts 128 / 32 = 4 "
+                                    "experts per rank)", (1, 4, 16, 64, 128, 200, 384, 512, 1024)), rows),
+        with_gpu_tier(fp8_moe_block(QWEN3_30B, "qwen3_30b_a3b_fp8_moe_gate_up_grouped_ep16", 2048, 1536, 8,
+                                    "routed-expert fused gate_up: hidden_size 2048 -> 2 x moe_intermediate_size 768; "
+                                    "Qwen3-30B-A3B-FP8 with EP=16 (num_experts 128 / 16 = 8 experts per rank)",
+                                    (1, 8, 24, 64, 128, 300, 512, 1024, 2048)), _tokens(WIDE_TOKENS, "num_rows")),
+        with_gpu_tier(fp8_per_tensor_gemm(LLAMA_8B, "llama31_8b_fp8_per_tensor_gemm_qkv_tp2", 4096, 3072,
+                                          "fused qkv_proj, TP=2 shard: hidden_size 4096 -> (32 + 2 x 8) / 2 heads x "
+                                          "128 = 3072, as in the Llama-3.1-8B-Instruct-FP8 checkpoints",
+                                          (1, 2, 16, 64, 128, 255, 512, 1000)), gpu),
+        with_gpu_tier(fp8_per_tensor_gemm(FLUX_DEV, "flux1_dev_fp8_per_tensor_gemm_attn_proj", 3072, 3072,
+                                          "image-stream attention output projection hidden_size 3072 -> 3072 (24 "
+                                          "heads x 128) of a double-stream block, FP8 e4m3 checkpoint",
+                                          (256, 512, 576, 1024, 1296, 1536, 2048, 2304),
+                                          axis_description="Image tokens: batch x (H/16) x (W/16) latent patches"),
+                      _tokens(FLUX_IMAGE_TOKENS)),
+        with_gpu_tier(fp8_rowwise_gemm(LLAMA_70B_O, "llama31_70b_fp8_rowwise_gemm_o_proj_tp8", 1024, 8192,
+                                       "o_proj, tensor-parallel shard TP=8: num_attention_heads 64 / 8 x head_dim 128 "
+                                       "= 1024 -> hidden_size 8192; per-token dynamic activations and per-channel "
+                                       "weights as in the Meta-Llama-3.1-70B-Instruct-FP8-dynamic checkpoints",
+                                       (1, 2, 8, 32, 64, 100, 255, 512, 1024)), gpu),
+        with_gpu_tier(fp8_rowwise_gemm(LLAMA4_MAVERICK, "llama4_maverick_fp8_rowwise_gemm_down_proj_tp8", 2048, 5120,
+                                       "dense-layer down_proj, TP=8 shard: intermediate_size_mlp 16384 / 8 = 2048 -> "
+                                       "hidden_size 5120; the Llama-4-Maverick-17B-128E-Instruct-FP8 release",
+                                       (1, 4, 16, 64, 128, 255, 512, 1024)), gpu),
+        with_gpu_tier(nvfp4_quantize(), gpu),
+        with_gpu_tier(nvfp4_gemm(), _tokens(WIDE_TOKENS)),
+        with_gpu_tier(mxfp4_moe(), rows),
+        with_gpu_tier(mxfp8_quantize(), gpu),
+        with_gpu_tier(int8_w8a8_gemm(), _tokens(WHISPER_FRAMES)),
+        with_gpu_tier(layernorm_int8_quant(), _tokens(VIT_TOKENS)),
+        with_gpu_tier(awq_int4_gemm(), gpu),
+        with_gpu_tier(gptq_int4_gemm(), gpu),
+        with_gpu_tier(fp8_kv_append(), gpu),
+        with_gpu_tier(fp8_kv_decode_attention(), zipped(batch_size=[b for b, _ in DECODE_CONTEXTS],
+                                                        kv_len=[c for _, c in DECODE_CONTEXTS])),
+        with_gpu_tier(fp8_attention(), zipped(batch_size=[b for b, _ in WAN_VIDEO], seq_len=[t for _, t in WAN_VIDEO])),
+        with_gpu_tier(te_fp8_linear_backward(), _tokens(TRAIN_TOKENS)),
+        with_gpu_tier(blockwise_fp8_linear_backward(), _tokens(TRAIN_TOKENS)),
+        with_gpu_tier(fp8_cast_transpose(), _tokens(TRAIN_TOKENS)),
     ]
