@@ -1191,6 +1191,56 @@ def cogvideox_expert_adaln(m) -> ProblemDraft:
         "L2", (), "cogvideox_adaln", _cog_workloads(text))
 
 
+_COG_ADALN_BWD = '''def run(hidden_states, encoder_hidden_states, temb, linear_weight, linear_bias, norm_weight, norm_bias,
+        grad_norm_hidden_states, grad_norm_encoder_hidden_states, grad_gates):
+    """Backward of CogVideoXLayerNormZero (fp32 inside, as autocast keeps LayerNorm): gradients of every input."""
+    acc = _acc(hidden_states)
+    with torch.enable_grad():
+        params = [z.detach().to(acc).requires_grad_() for z in (hidden_states, encoder_hidden_states, temb,
+                                                                 linear_weight, linear_bias, norm_weight, norm_bias)]
+        x, c, t, w, bias, nw, nb = params
+        shift, scale, gate, enc_shift, enc_scale, enc_gate = F.linear(F.silu(t), w, bias).chunk(6, dim=1)
+        h = F.layer_norm(x, (x.shape[-1],), nw, nb, 1e-05) * (1 + scale[:, None]) + shift[:, None]
+        e = F.layer_norm(c, (c.shape[-1],), nw, nb, 1e-05) * (1 + enc_scale[:, None]) + enc_shift[:, None]
+        grads = torch.autograd.grad((h, e, torch.stack((gate, enc_gate), dim=1)), params,
+                                    (grad_norm_hidden_states.to(acc), grad_norm_encoder_hidden_states.to(acc),
+                                     grad_gates.to(acc)))
+    return tuple(g.to(hidden_states.dtype) for g in grads)
+'''
+
+
+def cogvideox_expert_adaln_backward(m) -> ProblemDraft:
+    d, temb, text = m.config["hidden_size"], m.config["time_embed_dim"], m.config["text_length"]
+    f = "bfloat16"
+    video, txt = ["batch_size", "num_tokens", "hidden_size"], ["batch_size", "text_len", "hidden_size"]
+    return _tiers(draft(
+        m, f"{slug(m)}_expert_adaln_backward_d{d}_t{temb}", "adaln_backward",
+        f"Backward of {m.name}'s expert adaptive LayerNorm (CogVideoXLayerNormZero: Linear(SiLU(temb)) from "
+        f"time_embed_dim {temb} to 6 x hidden_size {d}, one shared LayerNorm with affine (elementwise_affine, eps "
+        "1e-5) modulated separately for video and text tokens) as in fine-tuning: given the gradients of the two "
+        "normalised streams and of the two gates, the gradients of the video and text hidden states, temb, the "
+        f"modulation Linear's weight and bias and the LayerNorm's weight and bias; fp32 inside, bf16 in and out. "
+        f"Text: text_length {text}; video: latent frames x 30 x 45 (latent_height {m.config['latent_height']} x "
+        f"latent_width {m.config['latent_width']}, patch_size 2).",
+        {"batch_size": (None, "videos"), "frames": (None, "latent frames"), "height": (None, "patch rows"),
+         "width": (None, "patch columns"), "num_tokens": ("frames * height * width", "video tokens"),
+         "text_len": (text, "text_length"), "hidden_size": (d, "hidden_size"), "time_embed_dim": (temb, "time_embed_dim"),
+         "six_hidden": (6 * d, "6 x hidden_size"), "two": (2, "video gate, text gate")},
+        {"hidden_states": (video, f, 1.0), "encoder_hidden_states": (txt, f, 1.0),
+         "temb": (["batch_size", "time_embed_dim"], f, 1.0),
+         "linear_weight": (["six_hidden", "time_embed_dim"], f, temb ** -0.5),
+         "linear_bias": (["six_hidden"], f, 0.1),
+         "norm_weight": (["hidden_size"], f, 0.1, 1.0), "norm_bias": (["hidden_size"], f, 0.1),
+         "grad_norm_hidden_states": (video, f, 1.0), "grad_norm_encoder_hidden_states": (txt, f, 1.0),
+         "grad_gates": (["batch_size", "two", "hidden_size"], f, 1.0)},
+        {"grad_hidden_states": (video, f), "grad_encoder_hidden_states": (txt, f),
+         "grad_temb": (["batch_size", "time_embed_dim"], f), "grad_linear_weight": (["six_hidden", "time_embed_dim"], f),
+         "grad_linear_bias": (["six_hidden"], f), "grad_norm_weight": (["hidden_size"], f),
+         "grad_norm_bias": (["hidden_size"], f)},
+        _body(_COG_ADALN_BWD), _cog_cpu(), backward=True),
+        "L2", (), "cogvideox_adaln_backward", _cog_workloads(text))
+
+
 _COG_TABLE = '''def _cog_table(a, device, which):
     """get_3d_rotary_pos_embed (use_real) for head_dim 64: 16 dims over frames, 24 over rows, 24 over columns
     (theta 10000), pairs interleaved; positions are the patch indices (the 720x480 grid is the base grid)."""
@@ -1568,7 +1618,8 @@ def drafts() -> list[ProblemDraft]:
         # Mochi
         mochi_joint_attention(MOCHI), mochi_gated_residual(MOCHI),
         # CogVideoX
-        cogvideox_expert_adaln(COGVIDEOX_2B), cogvideox_attention(COGVIDEOX_5B), cogvideox15_patch_embed(COGVIDEOX15_5B),
+        cogvideox_expert_adaln(COGVIDEOX_2B), cogvideox_expert_adaln_backward(COGVIDEOX_2B),
+        cogvideox_attention(COGVIDEOX_5B), cogvideox15_patch_embed(COGVIDEOX15_5B),
         # Wan2.2
         wan22_a14b_self_attention(WAN22_A14B), wan22_ti2v_time_embedding(WAN22_TI2V_5B),
         wan22_vae_resblock(WAN22_TI2V_5B), wan22_vae_causal_conv(WAN22_TI2V_5B),
