@@ -644,9 +644,9 @@ def run(x, context, norm_weight, norm_bias, proj_in_weight, proj_in_bias, norm1_
     proj_in, [x + attn1(norm1 x); x + attn2(norm2 x, context); x + GEGLU FF(norm3 x)] per block, proj_out, + x."""
     b, c, hh, ww = x.shape
     heads = c // @HEAD_CH@
-    acc = _acc(x)
-    h = F.group_norm(x.to(acc), 32, norm_weight.to(acc), norm_bias.to(acc), 1e-06).to(x.dtype)
-    h = F.linear(h.flatten(2).transpose(1, 2), proj_in_weight, proj_in_bias)
+    acc, lowp = _acc(x), proj_in_weight.dtype  # the residual stream in fp32, GEMM and attention inputs in bf16
+    h = F.group_norm(x.to(acc), 32, norm_weight.to(acc), norm_bias.to(acc), 1e-06).to(lowp)
+    h = F.linear(h.flatten(2).transpose(1, 2), proj_in_weight, proj_in_bias).to(acc)
     n = h.shape[1]
 
     def heads_of(z):
@@ -655,17 +655,19 @@ def run(x, context, norm_weight, norm_bias, proj_in_weight, proj_in_bias, norm1_
     def attend(q, k, v):
         return _sdpa(heads_of(q), heads_of(k), heads_of(v)).transpose(1, 2).reshape(b, n, c)
 
+    def norm(z, weight, bias):
+        return _layer_norm(z, weight, bias, 1e-05).to(lowp)
+
     for i in range(attn1_qkv_weight.shape[0]):
-        q, k, v = F.linear(_layer_norm(h, norm1_weight[i], norm1_bias[i], 1e-05), attn1_qkv_weight[i]).chunk(3, dim=-1)
-        h = h + F.linear(attend(q, k, v), attn1_out_weight[i], attn1_out_bias[i])
+        q, k, v = F.linear(norm(h, norm1_weight[i], norm1_bias[i]), attn1_qkv_weight[i]).chunk(3, dim=-1)
+        h = h + F.linear(attend(q, k, v), attn1_out_weight[i], attn1_out_bias[i]).to(acc)
         k, v = F.linear(context, attn2_kv_weight[i]).chunk(2, dim=-1)
-        q = F.linear(_layer_norm(h, norm2_weight[i], norm2_bias[i], 1e-05), attn2_q_weight[i])
-        h = h + F.linear(attend(q, k, v), attn2_out_weight[i], attn2_out_bias[i])
-        p, gate = F.linear(_layer_norm(h, norm3_weight[i], norm3_bias[i], 1e-05), ff_proj_weight[i],
-                           ff_proj_bias[i]).chunk(2, dim=-1)
-        h = h + F.linear(p * F.gelu(gate), ff_out_weight[i], ff_out_bias[i])
-    h = F.linear(h, proj_out_weight, proj_out_bias).transpose(1, 2).reshape(b, c, hh, ww)
-    return (h + x).to(x.dtype)
+        q = F.linear(norm(h, norm2_weight[i], norm2_bias[i]), attn2_q_weight[i])
+        h = h + F.linear(attend(q, k, v), attn2_out_weight[i], attn2_out_bias[i]).to(acc)
+        p, gate = F.linear(norm(h, norm3_weight[i], norm3_bias[i]), ff_proj_weight[i], ff_proj_bias[i]).chunk(2, dim=-1)
+        h = h + F.linear(p * F.gelu(gate), ff_out_weight[i], ff_out_bias[i]).to(acc)
+    h = F.linear(h.to(lowp), proj_out_weight, proj_out_bias).transpose(1, 2).reshape(b, c, hh, ww)
+    return (h.to(acc) + x.to(acc)).to(x.dtype)
 '''
 
 
@@ -700,7 +702,8 @@ def spatial_transformer(m, level: int, depth: int, name: str, where: str, gpu, c
         f"({c // head_ch} heads of num_head_channels {head_ch}): LayerNorm + self-attention (to_q/k/v without "
         f"bias, to_out with bias), LayerNorm + cross-attention to the text context (context_dim {ctx}, 77 "
         "tokens), LayerNorm + GEGLU feed-forward (Linear to 2 x 4C, x * GELU(gate), Linear back); proj_out, "
-        "residual to the block input. Weights of the blocks stacked on a leading depth axis; q/k/v of the "
+        "residual to the block input (the residual stream kept in fp32 between the bf16 GEMMs). Weights of the "
+        "blocks stacked on a leading depth axis; q/k/v of the "
         "self-attention stacked as [to_q; to_k; to_v]. Batch x2 for classifier-free guidance.",
         {"batch_size": (None, "latents (x2 with CFG)"), "channels": (c, f"model_channels x channel_mult[{level}]"),
          "height": (None, "feature rows"), "width": (None, "feature columns"),
@@ -835,9 +838,8 @@ def _geglu_ff(z, proj_weight, proj_bias, out_weight, out_bias):
 @torch.no_grad()
 def run(x, image_emb, image_only_indicator, pos_in_weight, pos_in_bias, pos_out_weight, pos_out_bias, norm_in_weight,
         norm_in_bias, ff_in_proj_weight, ff_in_proj_bias, ff_in_out_weight, ff_in_out_bias, norm1_weight, norm1_bias,
-        attn1_qkv_weight, attn1_out_weight, attn1_out_bias, norm2_weight, norm2_bias, attn2_q_weight, attn2_kv_weight,
-        attn2_out_weight, attn2_out_bias, norm3_weight, norm3_bias, ff_proj_weight, ff_proj_bias, ff_out_weight,
-        ff_out_bias, mix_factor):
+        attn1_qkv_weight, attn1_out_weight, attn1_out_bias, attn2_v_weight, attn2_out_weight, attn2_out_bias,
+        norm3_weight, norm3_bias, ff_proj_weight, ff_proj_bias, ff_out_weight, ff_out_bias, mix_factor):
     """SpatialVideoTransformer's temporal half for one block: x_mix = x + time_pos_embed(frame index);
     VideoTransformerBlock over the frames of each spatial position; AlphaBlender(x, x_mix)."""
     b, t, s, c = x.shape
@@ -858,12 +860,10 @@ def run(x, image_emb, image_only_indicator, pos_in_weight, pos_in_bias, pos_out_
     q, k, v = F.linear(_layer_norm(h, norm1_weight, norm1_bias, 1e-05), attn1_qkv_weight).chunk(3, dim=-1)
     o = _sdpa(heads_of(q), heads_of(k), heads_of(v)).transpose(1, 2).reshape(b * s, t, c)
     h = h + F.linear(o, attn1_out_weight, attn1_out_bias)
-    # temporal cross-attention: every position of a video attends to its first frame's context tokens
-    k, v = F.linear(image_emb, attn2_kv_weight).chunk(2, dim=-1)                # [b, ctx, c]
-    k = heads_of(k)[:, None].expand(b, s, heads, k.shape[1], ch).reshape(b * s, heads, -1, ch)
-    v = heads_of(v)[:, None].expand(b, s, heads, v.shape[1], ch).reshape(b * s, heads, -1, ch)
-    q = heads_of(F.linear(_layer_norm(h, norm2_weight, norm2_bias, 1e-05), attn2_q_weight))
-    h = h + F.linear(_sdpa(q, k, v).transpose(1, 2).reshape(b * s, t, c), attn2_out_weight, attn2_out_bias)
+    # temporal cross-attention to the first frame's context: one token (the CLIP image embedding), so the
+    # softmax is 1 and attn2(norm2(h), ctx) = to_out(to_v(ctx)) for every position and frame of the video
+    cross = F.linear(F.linear(image_emb[:, 0], attn2_v_weight), attn2_out_weight, attn2_out_bias)  # [b, c]
+    h = h + cross.repeat_interleave(s, dim=0)[:, None]
     h = h + _geglu_ff(_layer_norm(h, norm3_weight, norm3_bias, 1e-05), ff_proj_weight, ff_proj_bias, ff_out_weight,
                       ff_out_bias)
     x_mix = h.reshape(b, s, t, c).permute(0, 2, 1, 3)
@@ -907,9 +907,7 @@ def svd_temporal_block(m) -> ProblemDraft:
               "norm1_weight": (["channels"], f, 0.1, 1.0), "norm1_bias": (["channels"], f, 0.1),
               "attn1_qkv_weight": lin("three_channels", "channels", s),
               "attn1_out_weight": lin("channels", "channels", s), "attn1_out_bias": (["channels"], f, 0.1),
-              "norm2_weight": (["channels"], f, 0.1, 1.0), "norm2_bias": (["channels"], f, 0.1),
-              "attn2_q_weight": lin("channels", "channels", s),
-              "attn2_kv_weight": lin("two_channels", "context_dim", ctx ** -0.5),
+              "attn2_v_weight": lin("channels", "context_dim", ctx ** -0.5),
               "attn2_out_weight": lin("channels", "channels", s), "attn2_out_bias": (["channels"], f, 0.1),
               "norm3_weight": (["channels"], f, 0.1, 1.0), "norm3_bias": (["channels"], f, 0.1),
               "ff_proj_weight": lin("eight_channels", "channels", s), "ff_proj_bias": (["eight_channels"], f, 0.1),
@@ -922,14 +920,15 @@ def svd_temporal_block(m) -> ProblemDraft:
         f"added; VideoTransformerBlock over the frames of each spatial position (extra_ff_mix_layer: LayerNorm + "
         f"GEGLU ff_in with residual; self-attention across frames, {c // head_ch} heads of num_head_channels "
         f"{head_ch}; cross-attention to the first frame's context (use_spatial_context: the CLIP image embedding, "
-        f"context_dim {ctx}, 1 token); LayerNorm + GEGLU FF) ; then AlphaBlender (merge_strategy "
+        f"context_dim {ctx}, 1 token, so softmax = 1 and it reduces to to_out(to_v(context)): norm2, to_q and "
+        "to_k drop out); LayerNorm + GEGLU FF); then AlphaBlender (merge_strategy "
         "learned_with_images): alpha = 1 for image-only frames, sigmoid(mix_factor) otherwise, out = alpha x "
         "x_spatial + (1 - alpha) x_temporal. x is the spatial block's output [videos, frames, H*W, C] at the "
         "latent resolution (image / 8); image_only_indicator marks image frames of a joint image-video batch.",
         {"batch_size": (None, "videos (x2 with CFG)"), "frames": (None, "video frames"),
          "height": (None, "latent rows"), "width": (None, "latent columns"), "tokens": ("height * width", "positions"),
          "channels": (c, "model_channels"), "context_len": (1, "CLIP image embedding tokens"),
-         "context_dim": (ctx, "context_dim"), "two_channels": (2 * c, "k, v"), "three_channels": (3 * c, "q, k, v"),
+         "context_dim": (ctx, "context_dim"), "three_channels": (3 * c, "q, k, v"),
          "four_channels": (4 * c, "FF inner / pos-embed hidden"), "eight_channels": (8 * c, "GEGLU proj"),
          "one": (1, "mix_factor")},
         inputs, {"output": (["batch_size", "frames", "tokens", "channels"], f)},
