@@ -1424,9 +1424,9 @@ def wan22_a14b_self_attention(m) -> ProblemDraft:
     inputs = {"x": (["batch_size", "frames", "height", "width", "dim"], "float32", 1.0),
               "e": (["batch_size", "num_tokens", "three", "dim"], "float32", 0.3),
               "modulation": (["three", "dim"], "float32", d ** -0.5)}
-    for n in ("q", "k", "v", "o"):
+    for n in ("q", "k", "v", "o"):  # biases at 0.5: k's acts only through the RMSNorm over 5120 and the RoPE
         inputs[f"{n}_weight"] = (["dim", "dim"], f, s)
-        inputs[f"{n}_bias"] = (["dim"], f, 0.1)
+        inputs[f"{n}_bias"] = (["dim"], f, 0.5)
     inputs["norm_q_weight"] = (["dim"], f, 0.1, 1.0)
     inputs["norm_k_weight"] = (["dim"], f, 0.1, 1.0)
     # 720p (1280x720: latents 90x160 / vae_stride 8, 2x2 patches 45x80) and 480p (832x480: 30x52), 81 frames -> 21
