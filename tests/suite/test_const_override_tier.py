@@ -80,3 +80,17 @@ def test_a_const_written_as_a_literal_in_the_code_is_kept(experts):
                             {"tokens": 128}, 32_000_000)
     assert "hidden" not in kept and kept  # the others still shrink
     assert shrunk_constants(problem, {"tokens": 128}, 10 ** 12) == {}   # nothing shrinks where the floor fits
+
+
+def test_the_analyzer_and_the_input_generator_follow_the_override(experts):
+    from solbench.hardware import lookup
+    from solbench.sol import analyze_problem
+    from solbench.spec.inputs import inputs_for_analysis
+
+    (experts / CPU_WORKLOAD_FILE).write_text(json.dumps(_workload("c", 16, experts=4, hidden=64)) + "\n")
+    problem = load_problem(experts, "cpu")
+    [result] = analyze_problem(problem, lookup("B200_1500MHz"))
+    assert result.bytes == 4 * (16 * 64 + 4 * 1024 * 64 + 16 * 1024)  # x, w at 4 experts x 64 hidden, y
+    assert result.flops_by_class["matrix"]["float32"] == 2 * 16 * 64 * 1024
+    x, w = inputs_for_analysis(problem, problem.workloads[0], None)
+    assert tuple(x.shape) == (16, 64) and tuple(w.shape) == (4, 1024, 64)
