@@ -25,6 +25,11 @@ from solbench.spec.cpu_reference import cpu_reference_source  # noqa: F401  (re-
 REAL_LIMIT = 1 << 22
 """Most elements a floating-point result may have to be computed for real (4 Mi elements:
 milliseconds on a CPU); larger ones stay fake."""
+REAL_INPUT_LIMIT = 1 << 16
+"""Most elements a floating-point *input* may have to keep its values in a hybrid run. Activations above it
+become shape-only: their values steer nothing in most references, and computing every op on them for real
+(block quantisation's dozens of comparisons and masked writes over millions of elements) cost seconds per
+workload. Where values do steer the work (routing from logits), `ValuesNeeded` sends the analysis to a real run."""
 REAL_INDEX_LIMIT = 1 << 24
 """The same for integer and boolean results (one-hot expert masks of a few thousand tokens are
 about 10 Mi elements); larger ones stay fake."""
@@ -41,9 +46,12 @@ class HybridMode(_mode_base()):
     small tensors computed only from real ones. Meta kernels run in C++, so the shape-only side costs
     microseconds per op where fake tensors cost a millisecond."""
 
-    def __init__(self, shape_only: bool = False):
+    def __init__(self, shape_only: bool = False, float_factory_limit: int = REAL_LIMIT):
         super().__init__()
         self.shape_only = shape_only
+        self.float_factory_limit = float_factory_limit
+        """Most elements a floating-point factory (randn, rand, a float zeros) makes for real; larger ones are
+        shape-only from the start (the analysis's input generation uses REAL_INPUT_LIMIT)."""
         """Compute nothing for real (the first, values-free attempt): every result is a meta tensor."""
         self._twins: dict[int, Any] = {}
         """id of a real tensor -> its meta twin (so in-place updates of the twin persist)."""
@@ -85,7 +93,9 @@ class HybridMode(_mode_base()):
             return func(*args, **kwargs)  # small real arguments, a result no larger than them: just compute
         if not tensors and not self.shape_only:
             size = _factory_size(func, args, kwargs)
-            if size is not None and size <= _limit(kwargs.get("dtype")):
+            dtype = kwargs.get("dtype")
+            limit = self.float_factory_limit if dtype is None or dtype.is_floating_point else _limit(dtype)
+            if size is not None and size <= limit:
                 return func(*args, **kwargs)  # a small factory (randperm, arange, a small zeros): real
         if name == "_local_scalar_dense" and tensors and tensors[0].is_meta \
                 and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
@@ -114,7 +124,8 @@ class HybridMode(_mode_base()):
                 raise ValuesNeeded(f"{name} on a tensor without values (computed from "
                                    f"floating-point data): {str(error).splitlines()[0][:120]}") from error
         results = _tensors_in((meta_result,), {}, torch.Tensor)
-        small = all(r.numel() <= _limit(r.dtype) for r in results)
+        small = all(r.numel() <= (self.float_factory_limit if not tensors and r.dtype.is_floating_point
+                                  else _limit(r.dtype)) for r in results)
         if all_real and small:
             try:
                 return func(*args, **kwargs)
@@ -312,9 +323,9 @@ _FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "emp
 
 
 @contextmanager
-def hybrid_values(shape_only: bool = False):
+def hybrid_values(shape_only: bool = False, float_factory_limit: int = REAL_LIMIT):
     """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled (see `cuda_not_initialised`)."""
-    mode = HybridMode(shape_only)
+    mode = HybridMode(shape_only, float_factory_limit)
     with cuda_not_initialised(), mode:
         yield mode
 
