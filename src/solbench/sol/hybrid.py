@@ -93,10 +93,8 @@ class HybridMode(_mode_base()):
             return func(*args, **kwargs)  # small real arguments, a result no larger than them: just compute
         if not tensors and not self.shape_only:
             size = _factory_size(func, args, kwargs)
-            dtype = kwargs.get("dtype")
-            limit = self.float_factory_limit if dtype is None or dtype.is_floating_point else _limit(dtype)
-            if size is not None and size <= limit:
-                return func(*args, **kwargs)  # a small factory (randperm, arange, a small zeros): real
+            if size is not None and size <= _limit(kwargs.get("dtype")):
+                return self._factory(func(*args, **kwargs))  # a small factory (randperm, arange, a small zeros)
         if name == "_local_scalar_dense" and tensors and tensors[0].is_meta \
                 and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
             self.assumed.append(f"{tensors[0].dtype} scalar")
@@ -124,11 +122,11 @@ class HybridMode(_mode_base()):
                 raise ValuesNeeded(f"{name} on a tensor without values (computed from "
                                    f"floating-point data): {str(error).splitlines()[0][:120]}") from error
         results = _tensors_in((meta_result,), {}, torch.Tensor)
-        small = all(r.numel() <= (self.float_factory_limit if not tensors and r.dtype.is_floating_point
-                                  else _limit(r.dtype)) for r in results)
+        small = all(r.numel() <= _limit(r.dtype) for r in results)
         if all_real and small:
             try:
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
+                return self._factory(result) if not tensors else result
             except (NotImplementedError, RuntimeError, ValueError):
                 if any(not (r.dtype.is_floating_point or r.dtype.is_complex) for r in results):
                     raise
@@ -136,6 +134,17 @@ class HybridMode(_mode_base()):
         if func._schema.is_mutable:
             self._stale.update(id(t) for t in tensors if not t.is_meta)
         return meta_result
+
+    def _factory(self, result):
+        """A factory's real result, or its shape-only twin where it is floating-point and above
+        `float_factory_limit`: drawn for real all the same (milliseconds), so the random stream, and with it
+        the integer tensors the generator draws next, stay what the evaluator's generator makes at that seed."""
+        import torch
+
+        if isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
+                and result.numel() > self.float_factory_limit:
+            return result.to("meta")
+        return result
 
     __torch_dispatch__ = compute
 
