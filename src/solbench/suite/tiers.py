@@ -145,6 +145,11 @@ def _largest_tensor(problem: Problem, axes: dict[str, int]) -> str:
     return f"the largest, {name}, is {'x'.join(map(str, shape))} ({size / 1e9:.1f} GB)"
 
 
+CONST_TARGET_DIVISOR = 8
+"""Const axes shrink until the tensors at the smallest var axes take an eighth of the byte budget (4 MB): the
+work of such problems scales with the constants (each token times every weight it is routed to), their FLOPs
+cannot be counted without the generator's routing, and bf16 matrix products on a CPU run at a fraction of a
+GFLOP/s (L1/044 at 32 MB of weights: 13 CPU s per reference run; at 4 MB, well under a second)."""
 CONST_STEP = 16
 """A const axis sized down keeps this granularity (or its own, where smaller): NVFP4 blocks of 16 values,
 tensor-core tiles, head dimensions in multiples of 16 stay whole."""
@@ -164,7 +169,7 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
                   and _in_a_shape(definition, name)]
     overrides: dict[str, int] = {}
     while workload_bytes(problem, {**axes, **overrides}) > target_bytes:
-        best = None
+        options = []
         for name in candidates:
             value = overrides.get(name, definition.axes[name].value)
             step = math.gcd(definition.axes[name].value, CONST_STEP)
@@ -175,12 +180,31 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
             if not _constraints_hold(definition, {**axes, **trial}):
                 continue
             saved = workload_bytes(problem, {**axes, **overrides}) - workload_bytes(problem, {**axes, **trial})
-            if saved > 0 and (best is None or saved > best[0]):
-                best = (saved, name, smaller)
-        if best is None:
+            if saved > 0:
+                options.append((saved, name, smaller))
+        if not options:
             break
-        overrides[best[1]] = best[2]
+        most = max(saved for saved, _, _ in options)
+        leading = _stacking_order(definition, {**axes, **overrides})
+        # Of the halvings that save at least half the most, the outermost dimension of the largest tensor first:
+        # fewer experts (or layers, or stacked heads) also means fewer iterations of a reference looping over
+        # them, where each iteration's small CPU products cost milliseconds whatever their size.
+        _, name, smaller = min((o for o in options if o[0] >= most / 2),
+                               key=lambda o: (leading.get(o[1], len(leading)), -o[0]))
+        overrides[name] = smaller
     return overrides
+
+
+def _stacking_order(definition, axes: dict[str, int]) -> dict[str, int]:
+    """Axis -> its position in the shape of the largest tensor at `axes` (0: the outermost)."""
+    resolved = definition.resolve_axes(axes, const_overrides=True)
+    largest = max((t for t in (*definition.inputs.values(), *definition.outputs.values()) if t.shape),
+                  key=lambda t: math.prod(definition.shape_of(t, resolved)) * lookup_dtype(t.dtype).bits)
+    order: dict[str, int] = {}
+    for position, dimension in enumerate(largest.shape):
+        if isinstance(dimension, str):
+            order.setdefault(dimension, position)
+    return order
 
 
 def _int_literals(source: str) -> set[int]:
@@ -236,7 +260,7 @@ class _Deriver:
         MAX_FLOOR_BYTES: 256 experts' weights, a 262,144-position KV cache); every derived workload carries them."""
         self.floor_bytes = workload_bytes(problem, self.floor)
         if self.floor_bytes > MAX_FLOOR_BYTES:
-            self.overrides = shrunk_constants(problem, self.floor, max_bytes)
+            self.overrides = shrunk_constants(problem, self.floor, max_bytes // CONST_TARGET_DIVISOR)
             self.floor = {**self.floor, **self.overrides}
             self.floor_bytes = workload_bytes(problem, self.floor)
         self.byte_budget = max(max_bytes, self.floor_bytes + max_bytes // 2)
