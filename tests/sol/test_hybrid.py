@@ -86,3 +86,21 @@ def test_work_steered_by_large_floating_point_data_is_said_not_run(tmp_path):
     problem = _problem(tmp_path, definition, [{"uuid": "w", "axes": {"n": 16384}, "inputs": {"x": {"type": "random"}}}])
     with pytest.raises(AnalysisError, match="cannot be analysed without running its floating-point work"):
         analyze_problem(problem, lookup("H200"), make_inputs=inputs_for_analysis)
+
+
+def test_the_analysis_inputs_keep_floating_point_factories_above_the_input_limit_shape_only():
+    """The generator's activations and weights never steer the work in most references, and computing block
+    quantisation over them for real took seconds per workload: above REAL_INPUT_LIMIT elements they are
+    shape-only from the factory on; small ones and integer ones stay real."""
+    import torch
+
+    from solbench.sol.hybrid import REAL_INPUT_LIMIT, hybrid_values
+
+    with hybrid_values(float_factory_limit=REAL_INPUT_LIMIT):
+        large = torch.randn(2, REAL_INPUT_LIMIT, dtype=torch.bfloat16)
+        small = torch.rand(8, 4)
+        ids = torch.randperm(4 * REAL_INPUT_LIMIT)
+        codes = (large > 0).to(torch.uint8)
+    assert large.is_meta and codes.is_meta and not small.is_meta and not ids.is_meta
+    with hybrid_values():  # the default (the reference's own factories) keeps up to REAL_LIMIT real
+        assert not torch.randn(2, REAL_INPUT_LIMIT).is_meta

@@ -108,3 +108,18 @@ def test_published_figures_come_from_metadata_or_a_baselines_file(tmp_path):
     assert published_sol(problem, baselines) == {"n8": 0.5, "n16": 0.75}  # the file's figure wins
     assert published_sol(problem, baselines, "H200") == {"n8": 2.0}
     assert published_sol(problem, baselines, "B200") == {}  # an entry without sol_ms gives none
+
+
+def test_with_op_rows_the_explanation_names_the_op_carrying_the_binding_count():
+    from solbench.sol.analysis import OpRow
+
+    def row(op, shapes, special):
+        return OpRow(op=op, shapes=shapes, matrix_flops=0.0, vector_flops=0.0, special_ops=special, bytes=8,
+                     formula="1 per element", covered=True)
+
+    rows = [row("exp", "[1024]:float32", 3e9), row("exp", "[1024]:float32", 3e9), row("tanh", "[64]:float32", 1e9)]
+    result = _result(1.0, "special", special=7e9).model_copy(update={"ops": rows})
+    why = disagreement(result, 0.1, B200)
+    assert why.startswith("FLOPs of decomposed ops")
+    assert "op exp ([1024]:float32) x 2 calls carries 86% of the 7e+09 special ops (1 per element)" in why
+    assert "op " not in disagreement(_result(1.0, "special", special=7e9), 0.1, B200)  # no rows: no op named

@@ -121,7 +121,8 @@ def _with_tiers(problem: Problem, traces: list[Trace]) -> list[Trace]:
     for trace in traces:
         details = trace.evaluation.solbench if trace.evaluation else None
         if details is not None:
-            details = details.model_copy(update={"tier": problem.tier_of(trace.workload)})
+            details = details.model_copy(update={"tier": problem.tier_of(trace.workload),
+                                                 "const_overrides": problem.const_overrides(trace.workload) or None})
             trace = trace.model_copy(update={"evaluation": trace.evaluation.model_copy(update={"solbench": details})})
         stamped.append(trace)
     return stamped

@@ -247,12 +247,12 @@ def _reason(error: Exception) -> str:
 
 def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: InputFactory,
                    draws: int, reason: str) -> tuple[list[Recording], str]:
-    from solbench.sol.hybrid import cuda_not_initialised, hybrid_values
+    from solbench.sol.hybrid import REAL_INPUT_LIMIT, cuda_not_initialised, hybrid_values
 
     recordings: list[Recording] = []
     first_inputs = None
     for draw in range(draws):
-        with hybrid_values() as mode:
+        with hybrid_values(float_factory_limit=REAL_INPUT_LIMIT) as mode:
             inputs = _make_inputs(make_inputs, problem, workload, module, draw)
             inputs = [mode.fake(v) if _is_large_real(v) else v for v in inputs]
         with cuda_not_initialised():
@@ -289,9 +289,9 @@ def _is_real(value) -> bool:
 
 
 def _is_large_real(value) -> bool:
-    from solbench.sol.hybrid import REAL_LIMIT
+    from solbench.sol.hybrid import REAL_INPUT_LIMIT
 
-    return _is_real(value) and value.dtype.is_floating_point and value.numel() > REAL_LIMIT
+    return _is_real(value) and value.dtype.is_floating_point and value.numel() > REAL_INPUT_LIMIT
 
 
 def _same_real(a, b) -> bool:

@@ -25,6 +25,11 @@ from solbench.spec.cpu_reference import cpu_reference_source  # noqa: F401  (re-
 REAL_LIMIT = 1 << 22
 """Most elements a floating-point result may have to be computed for real (4 Mi elements:
 milliseconds on a CPU); larger ones stay fake."""
+REAL_INPUT_LIMIT = 1 << 16
+"""Most elements a floating-point *input* may have to keep its values in a hybrid run. Activations above it
+become shape-only: their values steer nothing in most references, and computing every op on them for real
+(block quantisation's dozens of comparisons and masked writes over millions of elements) cost seconds per
+workload. Where values do steer the work (routing from logits), `ValuesNeeded` sends the analysis to a real run."""
 REAL_INDEX_LIMIT = 1 << 24
 """The same for integer and boolean results (one-hot expert masks of a few thousand tokens are
 about 10 Mi elements); larger ones stay fake."""
@@ -41,9 +46,12 @@ class HybridMode(_mode_base()):
     small tensors computed only from real ones. Meta kernels run in C++, so the shape-only side costs
     microseconds per op where fake tensors cost a millisecond."""
 
-    def __init__(self, shape_only: bool = False):
+    def __init__(self, shape_only: bool = False, float_factory_limit: int = REAL_LIMIT):
         super().__init__()
         self.shape_only = shape_only
+        self.float_factory_limit = float_factory_limit
+        """Most elements a floating-point factory (randn, rand, a float zeros) makes for real; larger ones are
+        shape-only from the start (the analysis's input generation uses REAL_INPUT_LIMIT)."""
         """Compute nothing for real (the first, values-free attempt): every result is a meta tensor."""
         self._twins: dict[int, Any] = {}
         """id of a real tensor -> its meta twin (so in-place updates of the twin persist)."""
@@ -86,7 +94,7 @@ class HybridMode(_mode_base()):
         if not tensors and not self.shape_only:
             size = _factory_size(func, args, kwargs)
             if size is not None and size <= _limit(kwargs.get("dtype")):
-                return func(*args, **kwargs)  # a small factory (randperm, arange, a small zeros): real
+                return self._factory(func(*args, **kwargs))  # a small factory (randperm, arange, a small zeros)
         if name == "_local_scalar_dense" and tensors and tensors[0].is_meta \
                 and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
             self.assumed.append(f"{tensors[0].dtype} scalar")
@@ -117,7 +125,8 @@ class HybridMode(_mode_base()):
         small = all(r.numel() <= _limit(r.dtype) for r in results)
         if all_real and small:
             try:
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
+                return self._factory(result) if not tensors else result
             except (NotImplementedError, RuntimeError, ValueError):
                 if any(not (r.dtype.is_floating_point or r.dtype.is_complex) for r in results):
                     raise
@@ -125,6 +134,17 @@ class HybridMode(_mode_base()):
         if func._schema.is_mutable:
             self._stale.update(id(t) for t in tensors if not t.is_meta)
         return meta_result
+
+    def _factory(self, result):
+        """A factory's real result, or its shape-only twin where it is floating-point and above
+        `float_factory_limit`: drawn for real all the same (milliseconds), so the random stream, and with it
+        the integer tensors the generator draws next, stay what the evaluator's generator makes at that seed."""
+        import torch
+
+        if isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
+                and result.numel() > self.float_factory_limit:
+            return result.to("meta")
+        return result
 
     __torch_dispatch__ = compute
 
@@ -312,9 +332,9 @@ _FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "emp
 
 
 @contextmanager
-def hybrid_values(shape_only: bool = False):
+def hybrid_values(shape_only: bool = False, float_factory_limit: int = REAL_LIMIT):
     """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled (see `cuda_not_initialised`)."""
-    mode = HybridMode(shape_only)
+    mode = HybridMode(shape_only, float_factory_limit)
     with cuda_not_initialised(), mode:
         yield mode
 

@@ -93,7 +93,41 @@ _FLOOR_MS = 1e-3
 
 def disagreement(result, published_ms: float, hardware) -> str | None:
     """Why solbench's T_SOL and the published one differ by more than 2x, from the counts that differ;
-    None inside [0.5, 2]. `result` is a WorkloadSol; `hardware` the HardwareSpec it was analysed for."""
+    None inside [0.5, 2]. `result` is a WorkloadSol; `hardware` the HardwareSpec it was analysed for. With the
+    op rows (`--explain`), the line also names the op that carries most of the binding count."""
+    why = _class_of_disagreement(result, published_ms, hardware)
+    if why is None or why.startswith(("rounding", "published floor")):
+        return why
+    op = dominant_op(result)
+    return f"{why}; {op}" if op else why
+
+
+_BOUND_COUNT = {"matrix": ("matrix_flops", "matrix FLOPs"), "vector": ("vector_flops", "vector FLOPs"),
+                "special": ("special_ops", "special ops"), "memory": ("bytes", "bytes moved one by one")}
+
+
+def dominant_op(result) -> str | None:
+    """The op (name and operand shapes, its calls summed) carrying most of the count that binds T_SOL, with its
+    share: where a disagreement lives. None without op rows (analysed without `explain`)."""
+    rows = getattr(result, "ops", None)
+    if not rows:
+        return None
+    field, label = _BOUND_COUNT.get(result.bound, _BOUND_COUNT["memory"])
+    totals: dict[tuple[str, str], list] = {}
+    for row in rows:
+        entry = totals.setdefault((row.op, row.shapes), [0.0, 0, row.formula])
+        entry[0] += getattr(row, field)
+        entry[1] += 1
+    total = sum(v[0] for v in totals.values())
+    if total <= 0:
+        return None
+    (op, shapes), (amount, calls, formula) = max(totals.items(), key=lambda item: item[1][0])
+    times = f" x {calls} calls" if calls > 1 else ""
+    return (f"op {op} ({shapes}){times} carries {amount / total:.0%} of the {total:.3g} {label} "
+            f"({formula})")
+
+
+def _class_of_disagreement(result, published_ms: float, hardware) -> str | None:
     ratio = result.t_sol_ms / published_ms if published_ms > 0 else None
     if ratio is not None and AGREEMENT[0] <= ratio <= AGREEMENT[1]:
         return None

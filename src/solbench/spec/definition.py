@@ -168,8 +168,12 @@ class Definition(_Upstream):
     def var_axes(self) -> list[str]:
         return [n for n, a in self.axes.items() if isinstance(a, VarAxis)]
 
-    def resolve_axes(self, values: dict[str, int]) -> dict[str, int]:
-        """All axis sizes for a workload's `var` values; raises ValueError naming the axis."""
+    def resolve_axes(self, values: dict[str, int], *, const_overrides: bool = False) -> dict[str, int]:
+        """All axis sizes for a workload's `var` values; raises ValueError naming the axis.
+
+        `const_overrides`: a value given for a `const` axis replaces the definition's (expressions follow it).
+        Only CPU-tier workloads may carry one (see spec/tiers.py): the loader checks that, and everything that
+        resolves a loaded workload's axes (`Problem.axes_of`) honours it."""
         unknown = set(values) - set(self.axes)
         if unknown:
             raise ValueError(f"axes.{sorted(unknown)[0]}: not an axis of {self.name} (known: {', '.join(self.axes)})")
@@ -177,9 +181,10 @@ class Definition(_Upstream):
         for name in self.axis_order():
             axis = self.axes[name]
             if isinstance(axis, ConstAxis):
-                if name in values and values[name] != axis.value:
-                    raise ValueError(f"axes.{name}: {values[name]} given for a const axis of size {axis.value}")
-                resolved[name] = axis.value
+                if name in values and values[name] != axis.value and not const_overrides:
+                    raise ValueError(f"axes.{name}: {values[name]} given for a const axis of size {axis.value} "
+                                     "(only a CPU-tier workload, in workload.cpu.jsonl, may override a const axis)")
+                resolved[name] = values[name] if const_overrides and name in values else axis.value
             elif isinstance(axis, VarAxis):
                 if name not in values:
                     raise ValueError(f"axes.{name}: missing value for var axis")

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from solbench.spec.definition import Definition, TensorSpec
+from solbench.spec.definition import ConstAxis, Definition, TensorSpec
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.errors import ConstraintError, MissingDataError, SpecError
 from solbench.spec.expressions import evaluate, names_in
@@ -49,7 +49,13 @@ class Problem:
         return "cpu" if self.tier == "cpu" else "gpu"
 
     def axes_of(self, workload: Workload) -> dict[str, int]:
-        return self.definition.resolve_axes(dict(workload.axes))
+        """Every axis's size for `workload`, a CPU-tier workload's const-axis overrides included (the loader
+        admitted them only there)."""
+        return self.definition.resolve_axes(dict(workload.axes), const_overrides=True)
+
+    def const_overrides(self, workload: Workload) -> dict[str, int]:
+        """The const axes `workload` gives another size than the definition's (CPU tier only), name -> size."""
+        return const_overrides_of(self.definition, workload.axes)
 
     def shape_of(self, tensor: TensorSpec, workload: Workload):
         return self.definition.shape_of(tensor, self.axes_of(workload))
@@ -58,7 +64,7 @@ class Problem:
         """Bytes of every input and output tensor at these `var` axis values (a size-based estimate of the
         traffic and of the memory one set of inputs and outputs takes); `as_float64`: of float64 copies of the
         floating-point ones only (the golden run's)."""
-        resolved = self.definition.resolve_axes(dict(axes))
+        resolved = self.definition.resolve_axes(dict(axes), const_overrides=True)
         total = 0
         for tensor in (*self.definition.inputs.values(), *self.definition.outputs.values()):
             shape = self.definition.shape_of(tensor, resolved)
@@ -96,7 +102,7 @@ def load_problem(path: Path | str, tier: str | None = None, *, device: str | Non
             seen[workload.uuid] = (workload_path, line)
             notes += workload_notes(definition, workload, workload_path, line)
             workload = without_unknown_names(definition, workload)
-            _check_workload(definition, workload, workload_path, line)
+            _check_workload(definition, workload, workload_path, line, const_overrides=tier_name == "cpu")
             workloads.append(workload)
             tiers.append(tier_name)
         if len(workloads) == count:
@@ -105,6 +111,12 @@ def load_problem(path: Path | str, tier: str | None = None, *, device: str | Non
     return Problem(root=root, definition=definition, workloads=tuple(workloads),
                    warnings=tuple(str(note) for note in notes), notes=tuple(notes),
                    tier=chosen, workload_tiers=tuple(tiers) if chosen == "all" else ())
+
+
+def const_overrides_of(definition: Definition, axes) -> dict[str, int]:
+    """The const axes `axes` sets to another size than `definition` declares (a CPU-tier override)."""
+    return {name: value for name, value in axes.items()
+            if isinstance(definition.axes.get(name), ConstAxis) and value != definition.axes[name].value}
 
 
 def find_problem_folders(root: Path | str) -> list[Path]:
@@ -120,9 +132,10 @@ def find_problem_folders(root: Path | str) -> list[Path]:
     return folders
 
 
-def _check_workload(definition: Definition, workload: Workload, path: Path, line: int) -> None:
+def _check_workload(definition: Definition, workload: Workload, path: Path, line: int, *,
+                    const_overrides: bool = False) -> None:
     try:
-        axes = definition.resolve_axes(dict(workload.axes))
+        axes = definition.resolve_axes(dict(workload.axes), const_overrides=const_overrides)
     except ValueError as error:
         raise SpecError(path, None, f"workload {workload.uuid}: {error}", line=line) from None
     for index, constraint in enumerate(definition.constraints):

@@ -176,6 +176,9 @@ class EvaluationDetails(_Record):
     """Set when the evaluation used a result cache."""
     tier: Optional[str] = None
     """The workload tier the workload came from: ``gpu`` (workload.jsonl) or ``cpu`` (workload.cpu.jsonl)."""
+    const_overrides: Optional[dict[str, int]] = None
+    """Const axes this CPU-tier workload sized down (axis -> size used), where the definition's would not fit a
+    CPU: the problem evaluated is the definition at these sizes (docs/tiers.md)."""
 
 
 class Evaluation(_Record):

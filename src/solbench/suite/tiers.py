@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from solbench.errors import SolbenchError
+from solbench.spec.definition import ConstAxis
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.expressions import evaluate, names_in
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
@@ -121,8 +122,9 @@ def _derive(folder: Path, max_bytes: int, max_flops: float, analyze: bool) -> Cp
     if deriver.floor_bytes > MAX_FLOOR_BYTES:
         return CpuTierResult(folder, "skipped", reason=(
             f"its tensors take {deriver.floor_bytes / 1e9:.1f} GB even at the smallest published axis values "
-            f"{deriver.floor} (constant axes: {_largest_tensor(problem, deriver.floor)}); a CPU tier keeps the "
-            f"definition's constants, and more than {MAX_FLOOR_BYTES / 1e9:g} GB does not evaluate on a CPU"))
+            f"{deriver.floor} (constant axes: {_largest_tensor(problem, deriver.floor)}); no const axis could be "
+            f"sized down far enough (see shrunk_constants), and more than {MAX_FLOOR_BYTES / 1e9:g} GB does not "
+            "evaluate on a CPU"))
     if deriver.published_fit():
         return CpuTierResult(folder, "not needed", reason=f"every published workload fits ({deriver.budget_text()})",
                              cost=deriver.cost_name)
@@ -133,7 +135,7 @@ def _derive(folder: Path, max_bytes: int, max_flops: float, analyze: bool) -> Cp
 
 
 def _largest_tensor(problem: Problem, axes: dict[str, int]) -> str:
-    resolved = problem.definition.resolve_axes(axes)
+    resolved = problem.definition.resolve_axes(axes, const_overrides=True)
     sizes = []
     for name, tensor in (*problem.definition.inputs.items(), *problem.definition.outputs.items()):
         shape = problem.definition.shape_of(tensor, resolved)
@@ -141,6 +143,93 @@ def _largest_tensor(problem: Problem, axes: dict[str, int]) -> str:
             sizes.append((math.prod(shape) * lookup_dtype(tensor.dtype).bits // 8, name, shape))
     size, name, shape = max(sizes)
     return f"the largest, {name}, is {'x'.join(map(str, shape))} ({size / 1e9:.1f} GB)"
+
+
+CONST_TARGET_DIVISOR = 8
+"""Const axes shrink until the tensors at the smallest var axes take an eighth of the byte budget (4 MB): the
+work of such problems scales with the constants (each token times every weight it is routed to), their FLOPs
+cannot be counted without the generator's routing, and bf16 matrix products on a CPU run at a fraction of a
+GFLOP/s (L1/044 at 32 MB of weights: 13 CPU s per reference run; at 4 MB, well under a second)."""
+CONST_STEP = 16
+"""A const axis sized down keeps this granularity (or its own, where smaller): NVFP4 blocks of 16 values,
+tensor-core tiles, head dimensions in multiples of 16 stay whole."""
+
+
+def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) -> dict[str, int]:
+    """Const axes halved until the tensors at `axes` (the smallest var-axis values) take at most `target_bytes`:
+    const axis -> its CPU-tier size. Each step halves the axis that saves the most bytes. An axis is left alone
+    where its value is written in the reference as a literal (the code would then assume it), where halving breaks
+    its granularity (`CONST_STEP`) or a constraint, or where it is only a count the others are checked against
+    (below 2 x the largest other const it is compared with is not known: the caller verifies by running the
+    reference, see `reference_runs`). Empty when nothing shrinks."""
+    definition = problem.definition
+    literals = _int_literals(definition.reference)
+    candidates = [name for name, axis in definition.axes.items()
+                  if isinstance(axis, ConstAxis) and axis.value >= 2 and axis.value not in literals
+                  and _in_a_shape(definition, name)]
+    overrides: dict[str, int] = {}
+    while workload_bytes(problem, {**axes, **overrides}) > target_bytes:
+        options = []
+        for name in candidates:
+            value = overrides.get(name, definition.axes[name].value)
+            step = math.gcd(definition.axes[name].value, CONST_STEP)
+            smaller = value // 2
+            if smaller < step or smaller % step or value % 2:
+                continue
+            trial = {**overrides, name: smaller}
+            if not _constraints_hold(definition, {**axes, **trial}):
+                continue
+            saved = workload_bytes(problem, {**axes, **overrides}) - workload_bytes(problem, {**axes, **trial})
+            if saved > 0:
+                options.append((saved, name, smaller))
+        if not options:
+            break
+        most = max(saved for saved, _, _ in options)
+        leading = _stacking_order(definition, {**axes, **overrides})
+        # Of the halvings that save at least half the most, the outermost dimension of the largest tensor first:
+        # fewer experts (or layers, or stacked heads) also means fewer iterations of a reference looping over
+        # them, where each iteration's small CPU products cost milliseconds whatever their size.
+        _, name, smaller = min((o for o in options if o[0] >= most / 2),
+                               key=lambda o: (leading.get(o[1], len(leading)), -o[0]))
+        overrides[name] = smaller
+    return overrides
+
+
+def _stacking_order(definition, axes: dict[str, int]) -> dict[str, int]:
+    """Axis -> its position in the shape of the largest tensor at `axes` (0: the outermost)."""
+    resolved = definition.resolve_axes(axes, const_overrides=True)
+    largest = max((t for t in (*definition.inputs.values(), *definition.outputs.values()) if t.shape),
+                  key=lambda t: math.prod(definition.shape_of(t, resolved)) * lookup_dtype(t.dtype).bits)
+    order: dict[str, int] = {}
+    for position, dimension in enumerate(largest.shape):
+        if isinstance(dimension, str):
+            order.setdefault(dimension, position)
+    return order
+
+
+def _int_literals(source: str) -> set[int]:
+    """The integer literals of the reference's code (docstrings and comments, which quote shapes, left out)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and type(node.value) is int}
+
+
+def _in_a_shape(definition, axis: str) -> bool:
+    return any(tensor.shape and axis in tensor.shape
+               for tensor in (*definition.inputs.values(), *definition.outputs.values()))
+
+
+def _constraints_hold(definition, axes: dict[str, int]) -> bool:
+    try:
+        resolved = definition.resolve_axes(axes, const_overrides=True)
+        return all(not (names_in(c) <= set(resolved)) or evaluate(c, resolved) for c in definition.constraints)
+    except (ValueError, SolbenchError):
+        return False
 
 
 def _check_scalable(problem: Problem) -> None:
@@ -166,7 +255,14 @@ class _Deriver:
         self._last: list[Workload] = []
         self.unanalysed: list[str] = []
         """Why some workloads' FLOPs could not be counted (the analysis needs real values it cannot make)."""
+        self.overrides: dict[str, int] = {}
+        """Const axes the CPU tier sizes down (only where the tensors at the smallest var axes exceed
+        MAX_FLOOR_BYTES: 256 experts' weights, a 262,144-position KV cache); every derived workload carries them."""
         self.floor_bytes = workload_bytes(problem, self.floor)
+        if self.floor_bytes > MAX_FLOOR_BYTES:
+            self.overrides = shrunk_constants(problem, self.floor, max_bytes // CONST_TARGET_DIVISOR)
+            self.floor = {**self.floor, **self.overrides}
+            self.floor_bytes = workload_bytes(problem, self.floor)
         self.byte_budget = max(max_bytes, self.floor_bytes + max_bytes // 2)
         """Where constant-sized tensors alone come near `max_bytes`: half of it on top of the smallest workload."""
         self.flop_budget = max_flops
@@ -183,6 +279,10 @@ class _Deriver:
 
     def note(self) -> str:
         notes = []
+        if self.overrides:
+            declared = {a: self.definition.axes[a].value for a in self.overrides}
+            notes.append("; const axes sized down for the CPU: " + ", ".join(
+                f"{a} {declared[a]} -> {v}" for a, v in self.overrides.items()))
         if self.unanalysed:
             notes.append(f"; FLOPs of {len(self.unanalysed)} workload(s) not counted: {self.unanalysed[0]}")
         return "".join(notes)
@@ -237,7 +337,7 @@ class _Deriver:
     def derive(self) -> list[Workload]:
         shrunk: dict[str, tuple[dict[str, int], Workload]] = {}
         for workload in self.problem.workloads:
-            axes = self._shrink({a: workload.axes[a] for a in self.var_axes},
+            axes = self._shrink({**{a: workload.axes[a] for a in self.var_axes}, **self.overrides},
                                 lambda ax: workload_bytes(self.problem, ax) <= self.byte_budget)
             shrunk.setdefault(_key(axes), (axes, workload))
         candidates = list(shrunk.values())
@@ -258,7 +358,7 @@ class _Deriver:
                 break
             changed = False
             for i in over:
-                axes = {a: workloads[i].axes[a] for a in self.var_axes}
+                axes = {**{a: workloads[i].axes[a] for a in self.var_axes}, **self.overrides}
                 smaller = self._shrink(axes, lambda _ax: False, steps=1)
                 if smaller != axes:
                     workloads[i] = self._workload(smaller, candidates[i][1])
@@ -284,16 +384,16 @@ class _Deriver:
         the var axes whatever the bytes say: at most twice the smallest workload's var-axis product. Elsewhere a
         quarter of the byte budget.
         """
-        floor_product = math.prod(self.floor.values())
+        floor_product = math.prod(self.floor[a] for a in self.var_axes)
         dominated = self.floor_bytes > self.max_bytes // 2
         kept = []
         for workload, counted in zip(workloads, flops):
             if counted is not None:
                 kept.append(workload)
                 continue
-            axes = {a: workload.axes[a] for a in self.var_axes}
+            axes = {**{a: workload.axes[a] for a in self.var_axes}, **self.overrides}
             if dominated:
-                axes = self._shrink(axes, lambda ax: math.prod(ax.values()) <= 2 * floor_product)
+                axes = self._shrink(axes, lambda ax: math.prod(ax[a] for a in self.var_axes) <= 2 * floor_product)
             else:
                 axes = self._shrink(axes, lambda ax: workload_bytes(self.problem, ax) <= self.max_bytes // 4)
             kept.append(workload if axes == dict(workload.axes) else self._workload(axes, workload))
@@ -339,7 +439,7 @@ class _Deriver:
 
     def _valid(self, axes: dict[str, int]) -> bool:
         try:
-            resolved = self.definition.resolve_axes(axes)
+            resolved = self.definition.resolve_axes(axes, const_overrides=True)
         except ValueError:
             return False
         for constraint in self.definition.constraints:
