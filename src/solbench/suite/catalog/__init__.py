@@ -9,7 +9,7 @@ import importlib
 
 from solbench.suite.draft import ProblemDraft
 
-SET_MODULES = ("l1", "l2", "quant", "fib", "dlrm", "ssm")
+SET_MODULES = ("l1", "l2", "quant", "fib", "dlrm", "ssm", "llm_breadth")
 
 
 def all_drafts() -> list[ProblemDraft]:
