@@ -310,7 +310,7 @@ def attention_decode(m, name: str, kernel: str, text: str, *, heads, kv_heads, d
     if window:
         src = _DECODE_WINDOW.replace("@WINDOW@", str(window)).replace("@SCALE@", repr(scale)).replace(
             "@CAP@", repr(softcap))
-        cpu = ((1, 64), (2, 128), (1, 1000), (2, 4096), (1, 4097), (2, 5000), (1, 6000), (3, 4500))
+        cpu = ((1, 4096), (2, 4096), (1, 4097), (2, 5000), (1, 6000), (3, 4500), (1, 8192), (4, 4200))
         constraints = [f"context_len >= {window}"]
         gpu = [p for p in DECODE if p[1] >= window] + [(2, 4096), (4, 8192), (64, 8192), (128, 4096), (256, 4096),
                                                       (128, 8192), (16, 32768)]
@@ -452,65 +452,45 @@ def router(m, name, kernel, text, *, kind, experts, topk, hidden, cite, groups=1
 
 # ============================================ L2: MoE experts ======================================================
 
-_DISPATCHED = ("(lambda t: t.index_put_((torch.arange(shape[0], device=device), "
-               "torch.randint(0, a['local_experts'], (shape[0],), device=device)), "
-               "torch.full((shape[0],), 4.0, device=device), accumulate=True))(torch.randn(shape, device=device))")
-"""Router logits of tokens dispatched to this rank: one local expert's logit raised by 4, so each token routes
-to at least one local expert (ties have probability zero in fp32)."""
+_LOCAL_FIRST_IDS = ("(lambda first: torch.cat([(first + j * (a['num_experts'] // shape[1])) % a['num_experts'] "
+                    "for j in range(shape[1])], dim=1))(torch.randint(0, a['local_experts'], (shape[0], 1), "
+                    "device=device))")
+"""Expert ids of tokens dispatched to this rank: slot 0 is a local expert (0..local_experts-1), the other slots
+are spread over all experts at stride num_experts // top_k, so a token's ids are distinct. Integer arithmetic
+only, so the analyser can follow the routing at GPU scale."""
 
 _MOE = '''@torch.no_grad()
 def run(@ARGS@):
     acc = _acc(hidden_states)
-    logits = router_logits.to(acc)
-    t, e = logits.shape
-@ROUTE@
     out = torch.zeros(hidden_states.shape, device=hidden_states.device, dtype=acc)
     for j in range(w_gate.shape[0]):  # this rank's experts: global ids 0..local_experts-1
-        token, slot = torch.where(topk_index == j)
+        token, slot = torch.where(topk_ids == j)
         x = hidden_states[token]
 @EXPERT@
 @SHARED@    return out.to(hidden_states.dtype)
 '''
-_ROUTE = {
-    "softmax": '''    probs = torch.softmax(logits, dim=-1)
-    topk_weight, topk_index = torch.topk(probs, @TOPK@, dim=-1)
-    topk_weight = topk_weight / topk_weight.sum(dim=-1, keepdim=True)''',
-    "sigmoid": '''    scores = logits.sigmoid()
-    choice = scores + e_score_correction_bias.to(acc)
-    groups = @GROUPS@
-    if groups > 1:
-        group_scores = choice.view(t, groups, e // groups).topk(2, dim=-1)[0].sum(dim=-1)
-        group_index = torch.topk(group_scores, @TOPK_GROUP@, dim=-1)[1]
-        keep = torch.zeros_like(group_scores).scatter(1, group_index, 1.0)[:, :, None].expand(
-            t, groups, e // groups).reshape(t, e)
-        choice = choice.masked_fill(keep == 0, float("-inf"))
-    topk_index = torch.topk(choice, @TOPK@, dim=-1)[1]
-    topk_weight = scores.gather(1, topk_index)
-    topk_weight = topk_weight / (topk_weight.sum(dim=-1, keepdim=True) + 1e-20) * @SCALE@''',
-    "llama4": '''    topk_logit, topk_index = torch.topk(logits, @TOPK@, dim=-1)
-    topk_weight = torch.sigmoid(topk_logit)''',
-}
 _EXPERT_OUT = '''        h = F.silu(F.linear(x, w_gate[j])) * F.linear(x, w_up[j])
-        out.index_add_(0, token, F.linear(h, w_down[j]).to(acc) * topk_weight[token, slot, None])'''
-_EXPERT_IN = '''        x = (x.to(acc) * topk_weight[token, slot, None]).to(x.dtype)  # Llama-4 scales the expert's input
+        out.index_add_(0, token, F.linear(h, w_down[j]).to(acc) * topk_weights[token, slot, None].to(acc))'''
+_EXPERT_IN = '''        x = (x.to(acc) * topk_weights[token, slot, None].to(acc)).to(x.dtype)  # Llama-4 scales the expert's input
         h = F.silu(F.linear(x, w_gate[j])) * F.linear(x, w_up[j])
         out.index_add_(0, token, F.linear(h, w_down[j]).to(acc))'''
 
 
 def moe_experts(m, name, kernel, text, *, kind, hidden, experts, local, inter, topk, cite, shared_inter=0,
                 groups=1, topk_group=1, scale=1.0) -> ProblemDraft:
-    args = ["hidden_states", "router_logits"]
+    args = ["hidden_states", "topk_ids", "topk_weights", "w_gate", "w_up", "w_down"]
+    weights = {"softmax": "torch.rand(shape, device=device) * 0.5 + 0.1",
+               "sigmoid": f"torch.rand(shape, device=device) * {0.5 * scale!r} + {0.05 * scale!r}",
+               "llama4": "torch.sigmoid(torch.randn(shape, device=device) + 1.0)"}[kind]
     inputs = {"hidden_states": _bf(["num_tokens", "hidden_size"]),
-              "router_logits": (["num_tokens", "num_experts"], "float32", _DISPATCHED)}
-    if kind == "sigmoid":
-        args.append("e_score_correction_bias")
-        inputs["e_score_correction_bias"] = (["num_experts"], "float32", 0.05)
-    args += ["w_gate", "w_up", "w_down"]
+              "topk_ids": (["num_tokens", "top_k"], "int32", _LOCAL_FIRST_IDS),
+              "topk_weights": (["num_tokens", "top_k"], "float32", weights)}
     inputs.update({"w_gate": _bf(["local_experts", "intermediate_shard", "hidden_size"], hidden ** -0.5),
                    "w_up": _bf(["local_experts", "intermediate_shard", "hidden_size"], hidden ** -0.5),
                    "w_down": _bf(["local_experts", "hidden_size", "intermediate_shard"], inter ** -0.5)})
     axes = {"num_tokens": (None, "tokens dispatched to this rank"), "hidden_size": (hidden, "hidden_size"),
             "num_experts": (experts, "num_experts"), "local_experts": (local, "experts on this expert-parallel rank"),
+            "top_k": (topk, "num_experts_per_tok"),
             "intermediate_shard": (inter, "expert intermediate size on this tensor-parallel rank")}
     shared = ""
     if shared_inter:
@@ -521,11 +501,13 @@ def moe_experts(m, name, kernel, text, *, kind, hidden, experts, local, inter, t
                        "shared_down": _bf(["hidden_size", "shared_shard"], shared_inter ** -0.5)})
         shared = ("    s = F.linear(F.silu(F.linear(hidden_states, shared_gate)) * F.linear(hidden_states, shared_up),"
                   " shared_down)\n    out = out + s.to(acc)\n")
-    src = _MOE.replace("@ARGS@", ", ".join(args)).replace("@ROUTE@", _ROUTE[kind]).replace(
+    src = _MOE.replace("@ARGS@", ", ".join(args)).replace(
         "@EXPERT@", _EXPERT_IN if kind == "llama4" else _EXPERT_OUT).replace("@SHARED@", shared)
+    text += (" Routing arrives as the fused-experts kernel's inputs (vLLM fused_experts, TensorRT-LLM's MoE "
+             "plugin): topk_ids [tokens, top_k] and fp32 topk_weights; the tokens are those dispatched to this rank "
+             "(slot 0 names a local expert), so the selection itself cannot tie here.")
     d_ = draft(_cite(m, *cite), name, "moe", text, axes, inputs,
-               {"output": (["num_tokens", "hidden_size"], "bfloat16")}, _body(src), _tok(CPU_TOKENS),
-               subs={"TOPK": topk, "GROUPS": groups, "TOPK_GROUP": topk_group, "SCALE": float(scale)})
+               {"output": (["num_tokens", "hidden_size"], "bfloat16")}, _body(src), _tok(CPU_TOKENS))
     return _tiers(d_, "L2", _tok(TOKENS_MOE), _tok(CPU_TOKENS), ["moe"], kernel)
 
 
@@ -557,12 +539,12 @@ _WINDOWED = '''    pos = torch.arange(s, device=x.device)
 
 def attention_block(m, name, kernel, text, *, hidden, heads, kv_heads, d, inv_freq, cite, bias=False, qk_norm=False,
                     pre_norm=False, post_norm=False, residual=None, window=None, scale=None, eps=1e-6,
-                    gpu=PREFILL, extra_families=()) -> ProblemDraft:
+                    gpu=PREFILL, extra_families=(), qk_gain=1.0) -> ProblemDraft:
     """Self-attention sublayer over a prompt: projections, RoPE, causal GQA, o_proj (+ the model's norms/residual)."""
     args = ["hidden_states", "q_proj", "k_proj", "v_proj", "o_proj"]
     inputs = {"hidden_states": _bf(["batch_size", "seq_len", "hidden_size"]),
-              "q_proj": _bf(["q_dim", "hidden_size"], hidden ** -0.5),
-              "k_proj": _bf(["kv_dim", "hidden_size"], hidden ** -0.5),
+              "q_proj": _bf(["q_dim", "hidden_size"], qk_gain * hidden ** -0.5),
+              "k_proj": _bf(["kv_dim", "hidden_size"], qk_gain * hidden ** -0.5),
               "v_proj": _bf(["kv_dim", "hidden_size"], hidden ** -0.5),
               "o_proj": _bf(["hidden_size", "q_dim"], (heads * d) ** -0.5)}
     if bias:
@@ -723,9 +705,9 @@ def sparse_mla(m) -> ProblemDraft:
             f"mscale^2 = {_MLA_SCALE:.6f}. Returns the latent output and the log-sum-exp per head (for the "
             f"prefill/decode merge). Indices are distinct per token.")
     gpu = [(1, 8192), (8, 8192), (32, 16384), (64, 32768), (128, 32768), (256, 65536), (512, 131072),
-           (1024, 65536), (2048, 2048), (2048, 32768), (4096, 4096), (4096, 65536), (8192, 8192),
+           (1024, 65536), (2048, 4096), (2048, 32768), (4096, 4096), (4096, 65536), (8192, 8192),
            (8192, 131072), (12288, 12288), (16384, 16384)]
-    cpu = ((1, 2048), (2, 2048), (4, 3000), (8, 2048), (3, 4096), (5, 2048), (1, 5000), (6, 2500))
+    cpu = ((1, 4096), (2, 4096), (4, 5000), (8, 4096), (3, 8192), (5, 4100), (1, 6000), (6, 4500))
     d_ = draft(_cite(m, "num_attention_heads", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "index_topk",
                      "rope_scaling.factor", "rope_scaling.mscale_all_dim"),
                f"{slug(m)}_sparse_mla_h{heads}_d{rank + rope}_top{topk}", "mla_sparse_attention", text,
@@ -738,7 +720,7 @@ def sparse_mla(m) -> ProblemDraft:
                {"output": (["num_tokens", "num_heads", "v_dim"], "bfloat16"),
                 "lse": (["num_tokens", "num_heads"], "float32")},
                _body(_SPARSE_MLA), [], subs={"SCALE": _MLA_SCALE, "DV": rank})
-    d_ = dataclasses.replace(d_, constraints=["num_kv >= topk"])
+    d_ = dataclasses.replace(d_, constraints=["num_kv > topk"])
     return _tiers(d_, "L1", _seqs(gpu, "num_tokens", "num_kv"), _seqs(cpu, "num_tokens", "num_kv"),
                   ["mla", "attention"], "flash_mla_sparse")
 
@@ -763,8 +745,9 @@ def lightning_indexer(m) -> ProblemDraft:
             f"index_n_heads {heads} heads of index_head_dim {d}, then the index_topk {topk} highest cache positions "
             "are selected. Returns the scores and the selection as a 0/1 float mask over the context (a near-tie flip "
             "moves two entries of one row). head_weights = weights_proj(x) * index_n_heads^-0.5, in fp32.")
-    gpu = [(b, 2048 if t == 1024 else t) for b, t in DECODE]
-    cpu = ((1, 2048), (2, 2048), (1, 3000), (4, 2048), (2, 4096), (1, 8192), (3, 2500), (8, 2048))
+    gpu = ((1, 4096), (8, 4096), (32, 4096), (64, 4096), (128, 4096), (1, 8192), (16, 8192), (32, 8192),
+           (64, 8192), (128, 8192), (1, 16384), (8, 16384), (128, 16384), (1, 32768), (8, 32768), (16, 32768))
+    cpu = ((1, 4096), (2, 4096), (1, 3000), (4, 6000), (2, 8192), (1, 8192), (3, 5000), (8, 4096))
     d_ = draft(_cite(m, "index_n_heads", "index_head_dim", "index_topk"),
                f"{slug(m)}_lightning_indexer_topk_h{heads}_d{d}_top{topk}", "sparse_attention_indexer", text,
                {"batch_size": (None, "sequences decoding"), "context_len": (None, "cached tokens"),
@@ -775,7 +758,7 @@ def lightning_indexer(m) -> ProblemDraft:
                {"index_scores": (["batch_size", "context_len"], "float32"),
                 "topk_mask": (["batch_size", "context_len"], "float32")},
                _body(_INDEXER), [], subs={"SCALE": d ** -0.5, "TOPK": topk})
-    d_ = dataclasses.replace(d_, constraints=[f"context_len >= {topk}"])
+    d_ = dataclasses.replace(d_, constraints=[f"context_len > {topk}"])
     return _tiers(d_, "L1", _seqs(gpu, second="context_len"), _seqs(cpu, second="context_len"), ["mla", "attention"],
                   "lightning_indexer")
 
@@ -1016,11 +999,13 @@ _PERMUTE = '''@torch.no_grad()
 def run(hidden_states, topk_ids):
     flat = topk_ids.reshape(-1).to(torch.int64)
     order = torch.sort(flat, stable=True)[1]  # by expert; within an expert, by (token, slot)
-    counts = torch.bincount(flat, minlength=@E@)
+    counts = torch.zeros(@E@, device=flat.device, dtype=torch.int64).index_add_(0, flat, torch.ones_like(flat))
     offsets = torch.cat((counts.new_zeros(1), torch.cumsum(counts, dim=0)))
     return hidden_states[order // topk_ids.shape[1]], offsets
 '''
-_DISTINCT_EXPERTS = "torch.rand(shape[0], a['num_experts'], device=device).argsort(dim=-1)[:, :shape[1]]"
+_DISTINCT_EXPERTS = ("(lambda first: torch.cat([(first + j * (a['num_experts'] // shape[1])) % a['num_experts'] "
+                     "for j in range(shape[1])], dim=1))(torch.randint(0, a['num_experts'], (shape[0], 1), "
+                     "device=device))")
 
 
 def moe_permute(m) -> ProblemDraft:
@@ -1381,10 +1366,11 @@ def _l2() -> list[ProblemDraft]:
             "transformers' modeling_granite.py): input RMSNorm (rms_norm_eps 1e-5), q/k/v projections, RoPE "
             "(rope_theta 1e7), causal GQA (num_attention_heads 32, num_key_value_heads 8, head_dim 128) with the "
             "softmax scale attention_multiplier 0.0078125 instead of head_dim^-0.5, o_proj, and the residual scaled "
-            "by residual_multiplier: x + 0.22 x attn.",
+            "by residual_multiplier: x + 0.22 x attn. q_proj/k_proj are drawn 4x the fan-in scale (as trained muP "
+            "weights are larger), so that the small multiplier still gives a peaked softmax.",
             hidden=4096, heads=32, kv_heads=8, d=128, inv_freq=_plain_inv_freq(128, GRANITE_8B.config["rope_theta"]),
             pre_norm=True, residual=GRANITE_8B.config["residual_multiplier"], eps=1e-05,
-            scale=GRANITE_8B.config["attention_multiplier"],
+            scale=GRANITE_8B.config["attention_multiplier"], qk_gain=4.0,
             cite=("hidden_size", "num_attention_heads", "num_key_value_heads", "derived.head_dim",
                   "attention_multiplier", "residual_multiplier", "rms_norm_eps", "rope_theta")),
         parallel_block(
@@ -1417,8 +1403,8 @@ def _l2() -> list[ProblemDraft]:
                     "Qwen3-Coder-480B-A35B MoE layer on one rank of an expert- and tensor-parallel deployment "
                     "(Qwen3MoeSparseMoeBlock in transformers' modeling_qwen3_moe.py; TensorRT-LLM's moe_ep_size x "
                     "moe_tp_size mapping): EP=32 puts experts 0..4 of num_experts 160 here, TP=4 splits each expert's "
-                    "moe_intermediate_size 2560 to 640. Routing from the fp32 router logits: softmax, top-8 "
-                    "(num_experts_per_tok), renormalised (norm_topk_prob); each local expert is a SwiGLU over its "
+                    "moe_intermediate_size 2560 to 640. The routing (top-8 = num_experts_per_tok expert ids and their "
+                    "renormalised softmax weights, norm_topk_prob) comes from the router problem; each local expert is a SwiGLU over its "
                     "tokens (hidden_size 6144). The tokens are those dispatched to this rank (each routes to at least "
                     "one local expert); the output is the rank's partial sum before the all-reduce / combine.",
                     kind="softmax", hidden=6144, experts=160, local=5, inter=640, topk=8,
@@ -1426,9 +1412,8 @@ def _l2() -> list[ProblemDraft]:
                           "norm_topk_prob")),
         moe_experts(GLM47, "glm-47_moe_shared_ep32tp2_e5of160_top8_i768", "fused_moe",
                     "GLM-4.7 MoE layer on one expert/tensor-parallel rank (Glm4MoeMoE.forward and Glm4MoeTopkRouter in "
-                    "transformers' modeling_glm4_moe.py): sigmoid scores of the fp32 router logits + "
-                    "e_score_correction_bias choose the top-8 of num_experts 160 (n_group 1), the chosen sigmoid "
-                    "scores renormalised and times routed_scaling_factor 2.5; EP=32: experts 0..4 here, TP=2 splits "
+                    "transformers' modeling_glm4_moe.py): the router problem's top-8 of num_experts 160 (ids, and the "
+                    "chosen sigmoid scores renormalised and times routed_scaling_factor 2.5) weight the experts; EP=32: experts 0..4 here, TP=2 splits "
                     "moe_intermediate_size 1536 to 768; plus the n_shared_experts 1 shared SwiGLU expert (also 768 "
                     "per rank) on every token; hidden_size 5120. Output: the rank's partial sum before the all-reduce.",
                     kind="sigmoid", hidden=5120, experts=160, local=5, inter=768, topk=8, shared_inter=768, scale=2.5,
@@ -1436,9 +1421,8 @@ def _l2() -> list[ProblemDraft]:
                           "n_shared_experts", "norm_topk_prob", "routed_scaling_factor")),
         moe_experts(DEEPSEEK_V32, "deepseek-v32_moe_shared_ep64tp4_e4of256_top8_i512", "fused_moe",
                     "DeepSeek-V3.2 MoE layer on one expert/tensor-parallel rank (DeepseekV3MoE in transformers; "
-                    "noaux_tc routing): sigmoid scores of the fp32 router logits + e_score_correction_bias, n_group 8 "
-                    "groups ranked by their top-2 sum, topk_group 4 kept, top-8 (num_experts_per_tok) of num_experts "
-                    "256, renormalised and times routed_scaling_factor 2.5; EP=64: experts 0..3 here, TP=4 splits "
+                    "noaux_tc routing from the router problem: top-8 (num_experts_per_tok) of num_experts 256 within "
+                    "topk_group 4 of n_group 8 groups, sigmoid scores renormalised and times routed_scaling_factor 2.5); EP=64: experts 0..3 here, TP=4 splits "
                     "moe_intermediate_size 2048 to 512; plus the shared expert (n_shared_experts 1, 512 per rank); "
                     "hidden_size 7168. Output: the rank's partial sum before the all-reduce.",
                     kind="sigmoid", hidden=7168, experts=256, local=4, inter=512, topk=8, shared_inter=512, groups=8,
@@ -1447,16 +1431,16 @@ def _l2() -> list[ProblemDraft]:
                           "topk_group", "n_shared_experts", "routed_scaling_factor")),
         moe_experts(LLAMA4_SCOUT, "llama-4-scout-17b-16e-instruct_moe_shared_ep8tp8_e2of16_top1_i1024", "fused_moe",
                     "Llama-4-Scout MoE layer on one expert/tensor-parallel rank (Llama4TextMoe.forward in transformers' "
-                    "modeling_llama4.py): top-1 of num_experts 16 from the router logits, score sigmoid(logit) "
-                    "multiplies the expert's INPUT (not its output), SwiGLU experts of intermediate_size 8192 (TP=8: "
+                    "modeling_llama4.py): each token's top-1 of num_experts 16 (from the router problem) with its "
+                    "score sigmoid(logit), which multiplies the expert's INPUT (not its output), SwiGLU experts of intermediate_size 8192 (TP=8: "
                     "1024 here; EP=8: experts 0..1), plus the shared expert (intermediate_size 8192, 1024 per rank) on "
                     "every token; hidden_size 5120. Output: the rank's partial sum before the all-reduce.",
                     kind="llama4", hidden=5120, experts=16, local=2, inter=1024, topk=1, shared_inter=1024,
                     cite=("hidden_size", "num_experts", "num_experts_per_tok", "intermediate_size")),
         moe_experts(MIXTRAL_8X22B, "mixtral-8x22b-v01_moe_ep4tp8_e2of8_top2_i2048", "fused_moe",
                     "Mixtral-8x22B sparse MoE block on one expert/tensor-parallel rank (MixtralSparseMoeBlock in "
-                    "transformers' modeling_mixtral.py): softmax over the fp32 router logits of num_experts 8, top-2 "
-                    "(num_experts_per_tok) renormalised; SwiGLU experts of intermediate_size 16384 (TP=8: 2048 here; "
+                    "transformers' modeling_mixtral.py): each token's top-2 (num_experts_per_tok) of num_experts 8 "
+                    "with renormalised softmax weights (from the router problem); SwiGLU experts of intermediate_size 16384 (TP=8: 2048 here; "
                     "EP=4: experts 0..1); hidden_size 6144. Output: the rank's partial sum before the all-reduce.",
                     kind="softmax", hidden=6144, experts=8, local=2, inter=2048, topk=2,
                     cite=("hidden_size", "intermediate_size", "num_experts", "num_experts_per_tok")),
