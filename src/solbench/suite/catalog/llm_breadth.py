@@ -134,6 +134,8 @@ batches to 512 sequences (the largest moves 1.3 GB)."""
 CPU_PREFILL = ((1, 16), (1, 33), (2, 64), (1, 128), (2, 100), (1, 255), (1, 384), (2, 256))
 CPU_DECODE = ((1, 64), (2, 128), (4, 256), (1, 1000), (8, 64), (2, 512), (3, 333), (1, 2048))
 CPU_TOKENS = (1, 3, 16, 64, 100, 128, 255, 512)
+CPU_MOE_TOKENS = (4, 7, 16, 64, 100, 128, 255, 512)
+"""At least 4 tokens, so the routing differs between the input sets validate draws."""
 CPU_STEPS = ((1, 4), (1, 16), (2, 8), (1, 32), (4, 16), (2, 32), (1, 64), (3, 48))
 
 
@@ -507,8 +509,8 @@ def moe_experts(m, name, kernel, text, *, kind, hidden, experts, local, inter, t
              "plugin): topk_ids [tokens, top_k] and fp32 topk_weights; the tokens are those dispatched to this rank "
              "(slot 0 names a local expert), so the selection itself cannot tie here.")
     d_ = draft(_cite(m, *cite), name, "moe", text, axes, inputs,
-               {"output": (["num_tokens", "hidden_size"], "bfloat16")}, _body(src), _tok(CPU_TOKENS))
-    return _tiers(d_, "L2", _tok(TOKENS_MOE), _tok(CPU_TOKENS), ["moe"], kernel)
+               {"output": (["num_tokens", "hidden_size"], "bfloat16")}, _body(src), _tok(CPU_MOE_TOKENS))
+    return _tiers(d_, "L2", _tok(TOKENS_MOE), _tok(CPU_MOE_TOKENS), ["moe"], kernel)
 
 
 # ============================================ L2: attention blocks =================================================
@@ -689,8 +691,9 @@ def run(query, kv, indices):
         out[i:i + 512] = (torch.softmax(scores, dim=-1) @ selected[..., :@DV@]).to(query.dtype)
     return out, lse
 '''
-_SPARSE_INDICES = ("((torch.randint(0, a['num_kv'], (shape[0], 1), device=device) + torch.arange(shape[1], "
-                   "device=device)[None, :] * (a['num_kv'] // shape[1])) % a['num_kv'])")
+_SPARSE_INDICES = ("(torch.randperm(a['num_kv'], device=device)[:shape[1]][None, :] + torch.randint(0, a['num_kv'], "
+                   "(shape[0], 1), device=device)) % a['num_kv']")
+"""Distinct cache rows per token: one random subset of the pool, shifted by a random offset per token."""
 
 
 def sparse_mla(m) -> ProblemDraft:
