@@ -124,6 +124,10 @@ PREFILL_SHORT = ((1, 1024), (2, 1024), (1, 2048), (4, 1024), (1, 3072), (2, 2048
 DECODE = ((1, 1024), (8, 1024), (32, 1024), (64, 1024), (128, 1024), (1, 4096), (8, 4096), (32, 4096),
           (64, 4096), (1, 8192), (16, 8192), (32, 8192), (1, 16384), (8, 16384), (1, 32768), (8, 32768))
 """(batch, context): decode steps over 1k-32k cached tokens."""
+DECODE_ONE_KV_HEAD = ((1, 1024), (8, 1024), (64, 1024), (256, 1024), (1, 4096), (16, 4096), (64, 4096),
+                      (256, 4096), (1, 8192), (32, 8192), (128, 8192), (1, 16384), (16, 16384), (128, 16384),
+                      (1, 32768), (64, 32768))
+"""Larger batches for a rank that caches one KV head (256 bytes per token at head_dim 64)."""
 TOKENS = (1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 65536)
 TOKENS_MOE = (1, 4, 16, 64, 128, 256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 32768)
 STEPS = ((1, 32), (2, 32), (1, 64), (4, 32), (2, 64), (8, 64), (1, 128), (16, 64), (4, 128), (32, 64),
@@ -301,7 +305,7 @@ def run(query, k_cache, v_cache):
 
 
 def attention_decode(m, name: str, kernel: str, text: str, *, heads, kv_heads, d, scale=None, softcap=None,
-                     window=None, cite=()) -> ProblemDraft:
+                     window=None, cite=(), gpu=DECODE) -> ProblemDraft:
     """One new token per sequence attends to its whole KV cache (the new token's k/v already appended)."""
     axes = {"batch_size": (None, "sequences decoding"), "context_len": (None, "cached tokens, the new one included"),
             "num_heads": (heads, "query heads"), "num_kv_heads": (kv_heads, "key/value heads"),
@@ -318,7 +322,7 @@ def attention_decode(m, name: str, kernel: str, text: str, *, heads, kv_heads, d
                                                       (128, 8192), (16, 32768)]
     else:
         src = _DECODE_SDPA.replace("@SCALE@", f", scale={scale!r}" if scale else "")
-        cpu, constraints, gpu = CPU_DECODE, [], DECODE
+        cpu, constraints = CPU_DECODE, []
     d_ = draft(_cite(m, *cite), name, "attention_decode", text, axes, inputs,
                {"output": (["batch_size", "num_heads", "head_dim"], "bfloat16")}, _body(src),
                _seqs(cpu, second="context_len"))
@@ -799,7 +803,8 @@ def mla_cache_write(m) -> ProblemDraft:
                {"cache_rows": (["num_tokens", "kv_a_dim"], "bfloat16")},
                _body(_MLA_CACHE_WRITE.replace("@YARN@", _yarn_call("kv_a_out.device"))), [],
                subs={"RANK": rank, "ROPE": rope, "EPS": c["rms_norm_eps"]})
-    return _tiers(d_, "L1", _tok(TOKENS), _tok(CPU_TOKENS), ["mla", "rope_kv"], "mla_rope_cache_write")
+    long = tuple(t for t in TOKENS if t not in (12288, 24576)) + (131072, 262144)  # rows of 2.3 kB: long prefills
+    return _tiers(d_, "L1", _tok(long), _tok(CPU_TOKENS), ["mla", "rope_kv"], "mla_rope_cache_write")
 
 
 _MLA_DECODE = '''@torch.no_grad()
@@ -1221,7 +1226,8 @@ def _l1_attention() -> list[ProblemDraft]:
             "Falcon-180B decode attention on one tensor-parallel rank (FalconAttention.forward in transformers' "
             "modeling_falcon.py, new_decoder_architecture, KV cache): num_attention_heads 232 and "
             "num_key_value_heads 8 split over TP=8 give 29 query heads sharing 1 KV head per rank, head_dim 64.",
-            heads=29, kv_heads=1, d=64, cite=("num_attention_heads", "num_key_value_heads", "derived.head_dim")),
+            heads=29, kv_heads=1, d=64, cite=("num_attention_heads", "num_key_value_heads", "derived.head_dim"),
+            gpu=DECODE_ONE_KV_HEAD),
         attention_prefill(
             FALCON_7B, "falcon-7b_mqa_prefill_h71kv1_d64", "flash_attention_prefill",
             "Falcon-7B causal multi-query attention over a prompt (FalconAttention.forward in transformers' "
