@@ -27,6 +27,7 @@ def _reference(name: str) -> dict:
     return ns
 
 
+@pytest.mark.slow
 def test_rope_frequencies_match_transformers():
     from transformers import DeepseekV3Config, LlamaConfig
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
