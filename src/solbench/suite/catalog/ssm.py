@@ -77,7 +77,7 @@ _UNIT = "torch.rand(shape, device=device)"
 def _ssm(d: ProblemDraft, set_name: str, kernel: str, gpu: list[dict[str, int]]) -> ProblemDraft:
     """Family tags, the set, and the two tiers: ``gpu`` becomes workload.jsonl, the recipe's own small
     workloads workload.cpu.jsonl (`sweeps.tiered`)."""
-    return tiered(d, gpu, min_count=1, high=0, set=set_name,
+    return tiered(d, gpu, min_count=1, high=0, shift="batch", set=set_name,
                   extra_tags=[FAMILY_TAG, f"kernel:{kernel}"] + list(d.extra_tags))
 
 

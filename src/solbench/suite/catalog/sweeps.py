@@ -21,6 +21,7 @@ and sets the GPU ones.
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -50,6 +51,17 @@ PREFILL_SEQUENCES = ((1, 1024), (1, 2000), (2, 1024), (1, 4096), (4, 1024), (2, 
 DECODE_CONTEXTS = ((1, 1024), (1, 4096), (1, 8192), (1, 32768), (4, 2048), (4, 8192), (8, 1024), (8, 4096),
                    (8, 16384), (16, 2048), (16, 8192), (32, 1024), (32, 4096), (64, 2048), (64, 8192), (128, 4096))
 """(batch, context length) of a decode step: contexts of 1k to 32k cached tokens."""
+CHUNKED_SEQUENCES = ((1, 1024), (1, 2048), (2, 1024), (1, 4096), (4, 1024), (2, 4096), (1, 8192), (8, 1024),
+                     (4, 4096), (2, 8192), (1, 16384), (8, 4096), (4, 8192), (2, 16384), (1, 32768), (8, 8192))
+"""(batch, tokens per sequence) with every length a multiple of 256: whole chunks of chunked scans."""
+VOCAB_ROWS = (1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 500, 512, 1000, 1024, 2048, 4096)
+"""Logit rows of a sampling step: one per sequence of a decode batch, up to 4,096 (512 sequences with 8
+speculative tokens each, or a prefill's chunk); for ops over the whole vocabulary (about 0.5-1 MB a row)."""
+VOCAB_TRAIN_TOKENS = (1, 16, 128, 256, 500, 512, 1000, 1024, 2000, 2048, 3000, 4096, 6144, 8192, 12288, 16384)
+"""Tokens of a training chunk for losses over the vocabulary (the logits of a whole 64k batch would take
+tens of GB, so trainers chunk them)."""
+BATCHES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
+"""Images, clips or samples of a batch where each one is large (1,024 px images, whole videos)."""
 IMAGE_SIZES = {"vit_b16_224": 197, "vit_b16_384": 577, "clip_l14_224": 257, "clip_l14_336": 577,
                "vit_l14_448": 1025}
 """Tokens per image (patches + CLS) at native resolutions."""
@@ -65,7 +77,14 @@ def image_tokens(per_image: Sequence[int] = (197, 577), images: Sequence[int] = 
                  count: int = GPU_COUNT) -> list[tuple[int, int]]:
     """(images, tokens per image) pairs, every native size in `per_image` crossed with the image counts,
     `count` of them spread from the smallest to the largest product (distinct)."""
-    pairs = sorted({(b, t) for t in per_image for b in images}, key=lambda p: (p[0] * p[1], p[1]))
+    return crossed(images, per_image, count)
+
+
+def crossed(first: Sequence[int], second: Sequence[int], count: int = GPU_COUNT,
+            weight: Callable[[int, int], float] = lambda a, b: a * b) -> list[tuple[int, int]]:
+    """`count` (a, b) pairs of `first` x `second`, spread from the smallest to the largest `weight`
+    (default a x b: images x tokens per image, clips x samples)."""
+    pairs = sorted({(a, b) for a in first for b in second}, key=lambda p: (weight(*p), p[1]))
     return spread(pairs, count)
 
 
@@ -146,22 +165,25 @@ def largest_bytes(draft: ProblemDraft) -> int:
 
 
 def tiered(draft: ProblemDraft, gpu: Iterable[dict[str, int]], *, min_count: int = GPU_COUNT,
-           high: int = TARGET_HIGH, **changes) -> ProblemDraft:
+           high: int = TARGET_HIGH, shift: str = "smallest", keep: Sequence[str] = (),
+           steps: dict[str, int] | None = None, **changes) -> ProblemDraft:
     """The draft with `gpu` as its GPU tier (workload.jsonl) and its recipe workloads moved to the CPU
     tier (workload.cpu.jsonl); `changes` are further dataclass fields to replace (set, extra_tags).
 
-    The GPU tier must hold at least `min_count` distinct workloads, none over `high` bytes; a CPU
-    workload that the GPU tier also has gets its batch (or first) axis raised until it is new, since
-    validate reads both tiers together and two workloads of equal axes and random inputs are duplicates."""
+    The GPU tier must hold at least `min_count` distinct workloads, none over `high` bytes (0: no check).
+    validate reads both tiers together, and two workloads of equal axes and random inputs are
+    duplicates, so a CPU workload that the GPU tier also has is moved (`disjoint`, by `shift`; `keep`:
+    axes never moved, `steps`: granularity of an axis where the gcd of its values is too coarse)."""
     gpu = [dict(w) for w in gpu]
     if len({_key(w) for w in gpu}) != len(gpu):
         raise ValueError(f"{draft.name}: duplicate GPU-tier workload")
     if len(gpu) < min_count:
         raise ValueError(f"{draft.name}: {len(gpu)} GPU-tier workloads, needs at least {min_count}")
     cpu = draft.cpu_workloads if draft.cpu_workloads is not None else draft.workloads
-    out = dataclasses.replace(draft, workloads=gpu, cpu_workloads=disjoint(cpu, gpu), **changes)
+    size = _sizer(draft)
+    cpu = disjoint(cpu, gpu, size=size if shift == "smallest" else None, keep=keep, steps=steps)
+    out = dataclasses.replace(draft, workloads=gpu, cpu_workloads=cpu, **changes)
     if high:
-        size = _sizer(out)
         for w in gpu:
             if size(w) > high:
                 raise ValueError(f"{draft.name}: GPU workload {w} moves {size(w) / GB:.1f} GB, "
@@ -173,17 +195,42 @@ def _key(workload: dict[str, int]) -> tuple:
     return tuple(sorted(workload.items()))
 
 
-def disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]]) -> list[dict[str, int]]:
-    """The CPU tier without the GPU tier's axis values: a CPU workload the GPU tier also has gets its
-    batch (or its first) axis raised by one until it is new, so multiples of other axes still hold."""
+_BATCH_AXES = ("batch_size", "batch", "num_images", "images")
+
+
+def disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]],
+             size: Callable[[dict[str, int]], int] | None = None, keep: Sequence[str] = (),
+             steps: dict[str, int] | None = None) -> list[dict[str, int]]:
+    """The CPU tier without the GPU tier's axis values.
+
+    Without `size`, a CPU workload the GPU tier also has gets its batch (or first) axis raised by one
+    until it is new. With `size`, it moves to the smallest free neighbour: one axis up or down by that
+    axis's granularity (the gcd of its values in both tiers, so whole chunks stay whole), batch axes
+    first where sizes tie; a CPU workload stays about as cheap as the recipe made it. Axes in `keep`
+    (channels that must stay a real stage's) never move; `steps` overrides an axis's granularity."""
     taken = {_key(w) for w in gpu}
+    steps = {**{axis: math.gcd(*(w[axis] for w in (*cpu, *gpu) if axis in w)) for w in cpu for axis in w},
+             **(steps or {})}
     out = []
     for workload in cpu:
         workload = dict(workload)
-        axis = next((a for a in ("batch_size", "batch", "num_images", "images") if a in workload),
-                    next(iter(workload)))
-        while _key(workload) in taken:
-            workload[axis] += 1
+        if _key(workload) in taken and size is None:
+            axis = next((a for a in _BATCH_AXES if a in workload), next(iter(workload)))
+            while _key(workload) in taken:
+                workload[axis] += 1
+        elif _key(workload) in taken:
+            options = []
+            for axis, value in workload.items():
+                if axis in keep:
+                    continue
+                for direction in (1, -1):
+                    moved = value + direction * steps[axis]
+                    while moved >= 1 and _key({**workload, axis: moved}) in taken:
+                        moved += direction * steps[axis]
+                    if moved >= 1:
+                        options.append((size({**workload, axis: moved}), axis not in _BATCH_AXES, direction < 0,
+                                        {**workload, axis: moved}))
+            workload = min(options, key=lambda o: o[:3])[3]
         taken.add(_key(workload))
         out.append(workload)
     return out
