@@ -58,10 +58,11 @@ GPU_CLIP_L14_TOKENS = tuple(sorted(b * t for b, t in sweeps.image_tokens((257, 5
 """CLIP ViT-L/14 images x 257 (224 px) or x 577 (336 px), 1 to 384 images, flattened."""
 GPU_WHISPER_FRAMES = tuple(sweeps.whisper_frames())
 """Whisper encoder positions, token layout: 1,500 per clip, 1 to 64 clips."""
-MOE_GPU_TOKENS = (1, 16, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 6144, 8192, 12288, 16384, 24576, 32768)
+MOE_GPU_TOKENS = (1, 16, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 6144, 8192, 12288, 16384, 20480, 24576)
 """Routed MoE blocks: which experts' weights are read depends on the router's values, so `solbench sol`
 runs the reference for real on the CPU, and only for inputs up to 256 MiB (sol/analysis.py
-REAL_RUN_BUDGET_BYTES); with 101 MB of expert shards that stops at 32k tokens (235 MB of inputs)."""
+REAL_RUN_BUDGET_BYTES); with 151 MB of expert shards and router that stops at 24k tokens (252 MB of
+inputs, 352 MB with the output)."""
 GPU_WHISPER_CLIPS = tuple((c, sweeps.WHISPER_FRAMES_PER_CLIP) for c in sweeps.CLIPS)
 """Whisper encoder layers: 1 to 64 clips of 1,500 frames (the encoder always sees a whole 30 s window)."""
 
