@@ -31,11 +31,11 @@ on a 2-core CPU.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.sweeps import tiered
 from solbench.suite.draft import ProblemDraft
 
 # --- models (values copied from ../shared/model-configs.json) ------------------------------------------
@@ -76,31 +76,9 @@ _UNIT = "torch.rand(shape, device=device)"
 
 def _ssm(d: ProblemDraft, set_name: str, kernel: str, gpu: list[dict[str, int]]) -> ProblemDraft:
     """Family tags, the set, and the two tiers: ``gpu`` becomes workload.jsonl, the recipe's own small
-    workloads workload.cpu.jsonl."""
-    if len({_key(w) for w in gpu}) != len(gpu):
-        raise ValueError(f"{d.name}: duplicate GPU-tier workload")
-    return dataclasses.replace(d, set=set_name, extra_tags=[FAMILY_TAG, f"kernel:{kernel}"] + list(d.extra_tags),
-                               workloads=list(gpu), cpu_workloads=_disjoint(d.workloads, gpu))
-
-
-def _key(workload: dict[str, int]) -> tuple:
-    return tuple(sorted(workload.items()))
-
-
-def _disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]]) -> list[dict[str, int]]:
-    """The CPU tier without the GPU tier's axis values (validate checks the tiers together, and two
-    workloads with the same axes and random inputs are duplicates): a CPU workload the GPU tier also has
-    gets its batch (or its only axis) raised by one until it is new, so chunk multiples still hold."""
-    taken = {_key(w) for w in gpu}
-    out = []
-    for workload in cpu:
-        workload = dict(workload)
-        axis = "batch_size" if "batch_size" in workload else next(iter(workload))
-        while _key(workload) in taken:
-            workload[axis] += 1
-        taken.add(_key(workload))
-        out.append(workload)
-    return out
+    workloads workload.cpu.jsonl (`sweeps.tiered`)."""
+    return tiered(d, gpu, min_count=1, high=0, shift="batch", set=set_name,
+                  extra_tags=[FAMILY_TAG, f"kernel:{kernel}"] + list(d.extra_tags))
 
 
 # --- GPU-tier workloads: upstream scale (training 1k-64k tokens, decode batches to 512), 16 per problem --------

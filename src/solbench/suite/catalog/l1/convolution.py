@@ -71,7 +71,7 @@ def vae_conv3x3(m):
     stages = [(512, 32), (512, 48), (512, 64), (256, 96), (256, 128), (128, 128), (128, 192), (128, 256)]
     return l1(m, f"{slug(m)}_conv3x3", "conv2d",
               f"{m.name} decoder ResnetBlock convolution: Conv2d(C, C, 3, padding 1) with bias, C from "
-              f"ch x ch_mult ({m.config['ch']} x {m.config['ch_mult']}) at the decoder stages of 256..512 px images, "
+              f"ch x ch_mult ({m.config['ch']} x {m.config['ch_mult']}) at the decoder stages of 256..1,024 px images (non-square maps in the CPU tier), "
               "one image, fp32 (the SDXL VAE overflows in fp16).",
               axes={"channels": var("ch x ch_mult[stage]"), "height": var("Feature map size"),
                     "width": var("Feature map size")},
@@ -91,7 +91,7 @@ def convnext_depthwise(m):
     return l1(m, f"{slug(m)}_dwconv{kernel}x{kernel}", "conv2d_depthwise",
               f"{m.name} block depthwise convolution: Conv2d(C, C, {kernel} (dwconv_kernel_size), padding "
               f"{kernel // 2}, groups=C) with bias, at each stage (hidden_sizes {m.config['hidden_sizes']}; "
-              "56..7 px feature maps of one or two 224 px images); fp32.",
+              "56..7 px feature maps of 224 px images, batches of 1 to 256); fp32.",
               axes={"batch_size": var("Images"), "channels": var("hidden_sizes[stage]"),
                     "height": var("Stage feature map size"), "width": var("Stage feature map size")},
               inputs={"x": tensor(["batch_size", "channels", "height", "width"], "float32"),
@@ -144,7 +144,7 @@ def qwen_vl_patch_embed(m):
               f"{m.name} vision patch embedding: each patch of {temporal} (temporal_patch_size) x {patch} x {patch} "
               f"(patch_size) pixels of {channels} channels (in_chans) goes through Conv3d with kernel = stride = "
               f"({temporal}, {patch}, {patch}), no bias, to {hidden} (vision_config.hidden_size), as in "
-              f"Qwen2_5_VisionPatchEmbed; patch counts of single images from 112 to 672 px; {dtype} (torch_dtype).",
+              f"Qwen2_5_VisionPatchEmbed; patch counts of single images from 112 to 1,792 px, and batches of up to 6 large images; {dtype} (torch_dtype).",
               axes={"num_patches": var("Patches (images are resized to multiples of 28 px)"),
                     "in_chans": const(channels, "in_chans"), "temporal": const(temporal, "temporal_patch_size"),
                     "patch": const(patch, "patch_size"), "hidden_size": const(hidden, "hidden_size")},

@@ -100,7 +100,7 @@ def dlrm_embedding_bag(m, *, table: int):
     return l1(m, f"{slug(m)}_embedding_bag_t{table}_r{rows}h{hot}", "embedding_bag",
               f"{m.name} sparse feature {table}: EmbeddingBag(mode='sum') over a {rows} x {dim} fp32 table "
               f"(num_embeddings_per_feature[{table}], embedding_dim) with multi_hot_sizes[{table}] = {hot} ids per "
-              "sample; per-GPU batches up to 16384 (global_batch_size 65536 over 4-8 GPUs).",
+              "sample; per-GPU batches up to 16384 (global_batch_size 65536 over 4-8 GPUs), and the whole global batch.",
               axes={"batch_size": var("Samples"), "hotness": const(hot, f"multi_hot_sizes[{table}]"),
                     "num_embeddings": const(rows, f"num_embeddings_per_feature[{table}]"),
                     "embedding_dim": const(dim, "embedding_dim")},
