@@ -17,7 +17,12 @@ def make_inputs(axes_and_scalars, device):
 
 @torch.no_grad()
 def run(padded, lengths):
-    """fbgemm's dense_to_jagged: the first lengths[b] rows of each sample, concatenated in sample order."""
-    slots = torch.arange(padded.shape[1], device=padded.device)
-    mask = slots.unsqueeze(0) < lengths.unsqueeze(1)
-    return padded[mask]
+    """fbgemm's dense_to_jagged: the first lengths[b] rows of each sample, concatenated in sample order.
+    Gathered by (sample, slot) index pairs built from the lengths, so the output's size comes from the
+    small lengths tensor, not from a [batch, max_len] mask."""
+    total = int(lengths.sum())
+    starts = torch.cumsum(lengths, 0) - lengths
+    sample = torch.repeat_interleave(torch.arange(lengths.shape[0], device=padded.device), lengths,
+                                     output_size=total)
+    slot = torch.arange(total, device=padded.device) - starts[sample]
+    return padded[sample, slot]

@@ -6,7 +6,7 @@ RENORMALIZE = False
 
 @torch.no_grad()
 def run(gating_output):
-    acc = torch.promote_types(gating_output.dtype, torch.float32)
+    acc = (torch.float64 if gating_output.dtype == torch.float64 else torch.float32)
     probs = torch.softmax(gating_output.to(acc), dim=-1)
     weights, ids = torch.topk(probs, TOP_K, dim=-1)        # sorted, largest first
     if RENORMALIZE:

@@ -8,7 +8,7 @@ SM_SCALE = 0.1352337788608801  # mscale^2 / sqrt(qk_nope_head_dim + qk_rope_head
 def run(q_nope, q_pe, ckv_cache, kpe_cache, kv_indptr, kv_indices, kv_last_page_len):
     batch_size, num_heads, kv_lora_rank = q_nope.shape
     page_size, rope_dim = kpe_cache.shape[1], kpe_cache.shape[2]
-    acc = torch.promote_types(q_nope.dtype, torch.float32)
+    acc = (torch.float64 if q_nope.dtype == torch.float64 else torch.float32)
     output = torch.empty_like(q_nope)
     lse = torch.empty((batch_size, num_heads), dtype=acc, device=q_nope.device)
     for b in range(batch_size):

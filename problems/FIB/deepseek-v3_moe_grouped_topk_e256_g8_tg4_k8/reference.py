@@ -8,7 +8,7 @@ ROUTED_SCALING_FACTOR = 2.5
 
 @torch.no_grad()
 def run(gating_output, e_score_correction_bias):
-    acc = torch.promote_types(gating_output.dtype, torch.float32)
+    acc = (torch.float64 if gating_output.dtype == torch.float64 else torch.float32)
     num_tokens, num_experts = gating_output.shape
     scores = torch.sigmoid(gating_output.to(acc))
     choice = scores + e_score_correction_bias.to(acc)                 # bias steers selection only

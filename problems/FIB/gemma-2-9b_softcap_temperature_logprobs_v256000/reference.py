@@ -5,7 +5,7 @@ FINAL_LOGIT_SOFTCAPPING = 30.0
 
 @torch.no_grad()
 def run(logits, temperature):
-    acc = torch.promote_types(logits.dtype, torch.float32)
+    acc = (torch.float64 if logits.dtype == torch.float64 else torch.float32)
     x = torch.tanh(logits.to(acc) / FINAL_LOGIT_SOFTCAPPING) * FINAL_LOGIT_SOFTCAPPING
     return torch.log_softmax(x / temperature.to(acc).unsqueeze(-1), dim=-1)
 

@@ -6,7 +6,7 @@ GRAD = ()
 @torch.no_grad()
 def run(expert_output, topk_weights, src_rows):
     num_tokens, top_k = src_rows.shape
-    acc = torch.promote_types(expert_output.dtype, torch.float32)
+    acc = (torch.float64 if expert_output.dtype == torch.float64 else torch.float32)
     gathered = expert_output[src_rows.reshape(-1).long()].reshape(num_tokens, top_k, -1).to(acc)
     out = (gathered * topk_weights.to(acc).unsqueeze(-1)).sum(dim=1)
     return out.to(expert_output.dtype)

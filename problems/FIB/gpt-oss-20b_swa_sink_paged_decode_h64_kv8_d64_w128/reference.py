@@ -10,7 +10,7 @@ def run(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, sinks):
     sm_scale = 1.0 / math.sqrt(head_dim)
     _, page_size, num_kv_heads, _ = k_cache.shape
     group = num_qo_heads // num_kv_heads
-    acc = torch.promote_types(q.dtype, torch.float32)
+    acc = (torch.float64 if q.dtype == torch.float64 else torch.float32)
     sink = sinks.to(acc).reshape(num_kv_heads, group, 1)
     output = torch.empty_like(q)
     for b in range(batch_size):

@@ -7,7 +7,7 @@ def run(draft_probs, draft_token_ids, target_probs, uniform_accept, uniform_samp
     rejection one token is drawn from normalise(max(p - q, 0)), or, if all were accepted, a bonus token
     from the target's last distribution; both by inverse CDF in vocabulary order with uniform_sample."""
     batch_size, num_spec, vocab_size = draft_probs.shape
-    acc = torch.promote_types(draft_probs.dtype, torch.float32)
+    acc = (torch.float64 if draft_probs.dtype == torch.float64 else torch.float32)
     ids = draft_token_ids.long().unsqueeze(-1)
     q = torch.gather(draft_probs.to(acc), 2, ids).squeeze(-1)
     p = torch.gather(target_probs[:, :num_spec].to(acc), 2, ids).squeeze(-1)

@@ -8,7 +8,7 @@ def run(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len):
     _, page_size, num_kv_heads, _ = k_cache.shape
     sm_scale = 1.0 / math.sqrt(head_dim)
     group = num_qo_heads // num_kv_heads
-    acc = torch.promote_types(q.dtype, torch.float32)
+    acc = (torch.float64 if q.dtype == torch.float64 else torch.float32)
     output = torch.empty_like(q)
     lse = torch.empty((batch_size, num_qo_heads), dtype=acc, device=q.device)
     for b in range(batch_size):

@@ -29,7 +29,7 @@ def _inv_freq(head_dim):
 def run(q, k, pos_ids):
     head_dim = q.shape[-1]
     half = head_dim // 2
-    acc = torch.promote_types(q.dtype, torch.float32)
+    acc = (torch.float64 if q.dtype == torch.float64 else torch.float32)
     inv_freq = torch.tensor(_inv_freq(head_dim), dtype=acc, device=q.device)
     angles = pos_ids.to(acc).unsqueeze(-1) * inv_freq              # [nnz, head_dim / 2]
     cos = torch.cat([torch.cos(angles), torch.cos(angles)], dim=-1).unsqueeze(1)

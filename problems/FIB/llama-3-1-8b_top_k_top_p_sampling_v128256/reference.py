@@ -6,7 +6,7 @@ def run(probs, top_k, top_p, uniform):
     """Top-k, renormalise, top-p (smallest set of most likely tokens whose mass reaches top_p), then one
     token by inverse-CDF over the kept tokens in vocabulary order with the given uniform number."""
     batch_size, vocab_size = probs.shape
-    acc = torch.promote_types(probs.dtype, torch.float32)
+    acc = (torch.float64 if probs.dtype == torch.float64 else torch.float32)
     p = probs.to(acc)
     sorted_p, order = torch.sort(p, dim=-1, descending=True)
     rank = torch.arange(vocab_size, device=probs.device).unsqueeze(0)

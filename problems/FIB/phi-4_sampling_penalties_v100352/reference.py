@@ -5,7 +5,7 @@ import torch
 def run(logits, prompt_token_ids, output_token_ids, repetition_penalties, frequency_penalties, presence_penalties):
     """vLLM apply_penalties: repetition penalty on tokens seen in the prompt or output (divide positive
     logits, multiply negative ones), then frequency (per occurrence) and presence penalties on output tokens."""
-    acc = torch.promote_types(logits.dtype, torch.float32)
+    acc = (torch.float64 if logits.dtype == torch.float64 else torch.float32)
     x = logits.to(acc)
     counts = torch.zeros_like(x).scatter_add(1, output_token_ids.long(),
                                               torch.ones(output_token_ids.shape, dtype=acc, device=x.device))

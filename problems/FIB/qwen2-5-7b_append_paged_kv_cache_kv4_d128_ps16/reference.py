@@ -1,17 +1,18 @@
 import torch
 
+PAGE_SIZE = 16  # tokens per KV page
+
 
 @torch.no_grad()
-def run(append_key, append_value, batch_indices, positions, k_cache, v_cache, kv_indices, kv_indptr):
-    page_size = k_cache.shape[1]
+def run(append_key, append_value, batch_indices, positions, kv_indices, kv_indptr):
+    """The slots this append writes: token i lands in page kv_indices[kv_indptr[batch_indices[i]] + positions[i]
+    // PAGE_SIZE] at slot positions[i] % PAGE_SIZE, i.e. row slot_indices[i] of the cache viewed as
+    [num_pages * PAGE_SIZE, num_kv_heads, head_dim]; the rows written there are the token's K and V.
+    `k_cache.view(-1, H, D)[slot_indices] = k_rows` (and the same for V) is the whole-cache result."""
     pos = positions.long()
-    page = kv_indices[kv_indptr[batch_indices.long()].long() + torch.div(pos, page_size, rounding_mode="floor")].long()
-    slot = torch.remainder(pos, page_size)
-    k_out = k_cache.clone()
-    v_out = v_cache.clone()
-    k_out[page, slot] = append_key
-    v_out[page, slot] = append_value
-    return k_out, v_out
+    page = kv_indices[kv_indptr[batch_indices.long()].long() + torch.div(pos, PAGE_SIZE, rounding_mode="floor")]
+    slot_indices = page.long() * PAGE_SIZE + torch.remainder(pos, PAGE_SIZE)
+    return slot_indices, append_key.clone(), append_value.clone()
 
 
 def _split(total, parts, minimum=1):
@@ -51,6 +52,4 @@ def make_inputs(axes, device):
             "append_value": torch.randn(nnz, hkv, d).to(torch.bfloat16).to(device),
             "batch_indices": batch_indices.to(torch.int32).to(device),
             "positions": (starts + within).to(torch.int32).to(device),
-            "k_cache": torch.randn(p, ps, hkv, d).to(torch.bfloat16).to(device),
-            "v_cache": torch.randn(p, ps, hkv, d).to(torch.bfloat16).to(device),
             "kv_indices": kv_indices.to(device), "kv_indptr": kv_indptr.to(device)}

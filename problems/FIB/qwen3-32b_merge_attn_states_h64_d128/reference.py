@@ -3,7 +3,7 @@ import torch
 
 @torch.no_grad()
 def run(v_a, s_a, v_b, s_b):
-    acc = torch.promote_types(v_a.dtype, torch.float32)
+    acc = (torch.float64 if v_a.dtype == torch.float64 else torch.float32)
     sa, sb = s_a.to(acc), s_b.to(acc)
     m = torch.maximum(sa, sb)
     wa, wb = torch.exp2(sa - m), torch.exp2(sb - m)

@@ -5,7 +5,7 @@ import torch
 def run(probs, min_p, uniform):
     """Keep tokens with p >= min_p * max(p), then one token by inverse CDF in vocabulary order."""
     vocab_size = probs.shape[-1]
-    acc = torch.promote_types(probs.dtype, torch.float32)
+    acc = (torch.float64 if probs.dtype == torch.float64 else torch.float32)
     p = probs.to(acc)
     threshold = p.amax(dim=-1, keepdim=True) * min_p.to(acc).unsqueeze(-1)
     kept = torch.where(p >= threshold, p, torch.zeros_like(p))

@@ -22,7 +22,7 @@ def _attend(q, k, v, acc):
 
 @torch.no_grad()
 def run(q, k, v, qo_indptr, kv_indptr):
-    acc = torch.promote_types(q.dtype, torch.float32)
+    acc = (torch.float64 if q.dtype == torch.float64 else torch.float32)
     output = torch.empty_like(q)
     for b in range(qo_indptr.shape[0] - 1):
         qs, qe = int(qo_indptr[b]), int(qo_indptr[b + 1])

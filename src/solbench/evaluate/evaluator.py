@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import secrets
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solbench.evaluate.config import EvaluationConfig, check_device_available

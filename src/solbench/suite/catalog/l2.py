@@ -24,6 +24,7 @@ from typing import Any, Optional, Union
 
 from solbench.suite.catalog.models import model
 from solbench.suite.draft import ModelRef, ProblemDraft
+from solbench.suite.naming import model_slug
 from solbench.suite.tolerances import tolerance_for
 
 # --- models (values copied from solbench/suite/data/model-configs.json) ------------------------------------------
@@ -149,18 +150,8 @@ DLRM_MLPERF = model("DLRM (MLPerf Training v0.7-v2.1 reference, Criteo Terabyte,
 # --- building blocks ------------------------------------------------------------------------------------
 
 def slug(m: ModelRef) -> str:
-    out = m.name.lower()
-    for old, new in (("stable diffusion ", "sd"), (" (transformer)", ""), (" (autoencoderkl)", ""),
-                     ("(patch4, window7, 224)", ""), (" image encoder", ""), ("(~120m) encoder", ""),
-                     ("(~616m) encoder", ""), (" (960h)", ""), ("-instruct", ""), ("-it", ""),
-                     ("(facebookresearch/dlrm benchmark)", ""), (" autoencoder (ae)", "_ae")):
-        out = out.replace(old, new)
-    if out.startswith("dlrm (mlperf"):
-        out = "dlrm_mlperf"
-    keep = "".join(c if c.isalnum() else "_" for c in out.replace(".", ""))
-    while "__" in keep:
-        keep = keep.replace("__", "_")
-    return keep.strip("_")
+    """The model's part of a problem name (suite.naming)."""
+    return model_slug(m.name)
 
 
 AxisSpec = Union[int, None, str, tuple]

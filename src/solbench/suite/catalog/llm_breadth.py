@@ -157,8 +157,6 @@ def _key(w):
 
 def _tiers(d: ProblemDraft, set_name: str, gpu, cpu, families, kernel: str) -> ProblemDraft:
     """The set, ``family:``/``kernel:`` tags and the two tiers (CPU workloads made disjoint from the GPU ones)."""
-    if not d.name.startswith(slug(d.model) + "_"):
-        raise ValueError(f"{d.name}: names start with the model slug {slug(d.model)!r}")
     if len({_key(w) for w in gpu}) != len(gpu) or len(gpu) < 16:
         raise ValueError(f"{d.name}: needs 16 distinct GPU-tier workloads")
     taken = {_key(w) for w in gpu}

@@ -23,7 +23,7 @@ takes it), and 8 small CPU-tier ones.
 from __future__ import annotations
 
 from solbench.suite.catalog.l1.common import slug
-from solbench.suite.catalog.l2 import body, draft
+from solbench.suite.catalog.l2 import draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.vision_language import two_tiers
 from solbench.suite.draft import ProblemDraft

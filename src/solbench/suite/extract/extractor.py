@@ -17,7 +17,8 @@ from solbench.suite.extract.capture import capture
 from solbench.suite.extract.codegen import generate
 from solbench.suite.extract.configs import config_values
 from solbench.suite.extract.errors import ExtractError, require_transformers
-from solbench.suite.extract.writer import AxisNamer, build_draft, slug
+from solbench.suite.extract.writer import AxisNamer, build_draft
+from solbench.suite.naming import model_slug
 from solbench.suite.tolerances import tolerance_for
 
 SEQUENCE_SWEEP = ((1, 16), (1, 128), (2, 100), (1, 255), (4, 128), (1, 512), (2, 384), (1, 1024))
@@ -95,7 +96,7 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
                    f"{pass_text}. Extracted by `solbench extract` from transformers {transformers.__version__} with "
                    f"torch.export; {layout_text}.{tp_note}{router_note} Config: "
                    + ", ".join(f"{k}={v}" for k, v in cited.items() if not isinstance(v, (dict, list))) + ".")
-    name = request.name or "_".join(filter(None, [slug(model.name), "hf", kind.name,
+    name = request.name or "_".join(filter(None, [model_slug(model.name), "hf", kind.name,
                                                    f"tp{request.tp}" if request.tp > 1 else "",
                                                    "bwd" if request.backward else ""]))
     frozen, zero_grads = gradient_plan(module, captured.example, generated, request.backward)

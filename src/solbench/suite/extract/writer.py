@@ -7,7 +7,6 @@ biases), so attention scores, activations and routing stay in a realistic range.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -35,8 +34,6 @@ class AxisNamer:
         return name
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: str, op_type: str,

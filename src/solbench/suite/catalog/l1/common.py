@@ -7,10 +7,10 @@ stay under about 200 MB; the smallest workload is cheap. Sweeps below are chosen
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from solbench.suite.draft import ModelRef, ProblemDraft
+from solbench.suite.naming import model_slug
 from solbench.suite.tolerances import tolerance_for
 
 _PRECISION_ORDER = ("float8_e5m2", "float8_e4m3fn", "bfloat16", "float16", "float32", "float64")
@@ -25,9 +25,8 @@ def uses(m: ModelRef, *keys: str) -> ModelRef:
 
 
 def slug(m: ModelRef) -> str:
-    """``Llama-3.1-8B`` -> ``llama-31-8b``; ``SDXL VAE (AutoencoderKL)`` -> ``sdxl-vae``."""
-    name = re.sub(r"\s*\(.*?\)", "", m.name).lower().replace(".", "")
-    return re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+    """The model's part of a problem name (suite.naming): ``Llama-3.1-8B`` -> ``llama-3-1-8b``."""
+    return model_slug(m.name)
 
 
 def loosest(dtypes) -> str:

@@ -1,0 +1,49 @@
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def make_inputs(axes_and_scalars, device):
+    a = axes_and_scalars
+    out = {}
+    shape = (a['num_experts'],)
+    dt = torch.float32
+    out['e_score_correction_bias'] = (torch.rand(shape, device=device) * 0.02 - 0.01).to(dt)
+    shape = (a['num_tokens'], a['num_experts'])
+    dt = torch.float32
+    out['router_logits'] = (torch.logit(torch.rand(shape, device=device).argsort(dim=-1).float() * (0.9 / shape[-1]) + 0.05 - out['e_score_correction_bias'][None, :])).to(dt)
+    return out
+
+
+
+def _acc(x):
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _rmsnorm(x, weight, eps):
+    xf = x.to(_acc(x))
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * weight
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rope_tables(seq_len, dim, theta, ref):
+    """cos/sin [seq_len, dim] for positions 0..seq_len-1 (Hugging Face layout: halves repeated)."""
+    acc = _acc(ref)
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=ref.device, dtype=acc) / dim))
+    freqs = torch.arange(seq_len, device=ref.device, dtype=acc)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(ref.dtype), emb.sin().to(ref.dtype)
+
+
+@torch.no_grad()
+def run(e_score_correction_bias, router_logits):
+    scores = router_logits.float().sigmoid()
+    chosen = (scores + e_score_correction_bias).topk(8, dim=-1, sorted=True).indices
+    weights = scores.gather(1, chosen)
+    weights = weights / weights.sum(dim=-1, keepdim=True)
+    return chosen, weights * 2.827

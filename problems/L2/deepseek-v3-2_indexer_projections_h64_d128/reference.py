@@ -1,0 +1,116 @@
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def make_inputs(axes_and_scalars, device):
+    a = axes_and_scalars
+    out = {}
+    shape = (a['num_tokens'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['hidden_states'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    shape = (a['num_tokens'], a['q_lora_rank'])
+    dt = torch.bfloat16
+    out['q_resid'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    shape = (a['index_q_dim'], a['q_lora_rank'])
+    dt = torch.bfloat16
+    out['wq_b'] = (torch.randn(shape, device=device) * 0.02551551815399144).to(dt)
+    shape = (a['index_dim'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['wk'] = (torch.randn(shape, device=device) * 0.011811389781538352).to(dt)
+    shape = (a['index_dim'],)
+    dt = torch.bfloat16
+    out['k_norm_weight'] = (torch.randn(shape, device=device) * 0.1 + 1.0).to(dt)
+    shape = (a['index_dim'],)
+    dt = torch.bfloat16
+    out['k_norm_bias'] = (torch.randn(shape, device=device) * 0.1).to(dt)
+    shape = (a['index_heads'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['weights_proj'] = (torch.randn(shape, device=device) * 0.011811389781538352).to(dt)
+    shape = (a['num_tokens'],)
+    dt = torch.int64
+    out['positions'] = (torch.randint(0, 163840, (shape[0],), device=device)).to(dt)
+    return out
+
+
+
+def _acc(x):
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _rmsnorm(x, weight, eps):
+    xf = x.to(_acc(x))
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * weight
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rope_tables(seq_len, dim, theta, ref):
+    """cos/sin [seq_len, dim] for positions 0..seq_len-1 (Hugging Face layout: halves repeated)."""
+    acc = _acc(ref)
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=ref.device, dtype=acc) / dim))
+    freqs = torch.arange(seq_len, device=ref.device, dtype=acc)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(ref.dtype), emb.sin().to(ref.dtype)
+
+
+
+
+def _llama3_inv_freq(dim, theta, factor, low_freq_factor, high_freq_factor, original, device):
+    # transformers' _compute_llama3_parameters (modeling_rope_utils.py), in float64
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim))
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > original / low_freq_factor, inv_freq / factor, inv_freq)
+    if high_freq_factor == low_freq_factor:
+        return scaled
+    smooth = (original / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= original / high_freq_factor) & (wavelen <= original / low_freq_factor)
+    return torch.where(medium, smoothed, scaled)
+
+
+def _yarn_inv_freq(dim, theta, factor, beta_fast, beta_slow, original, device):
+    # DeepSeek's yarn_find_correction_range / yarn_linear_ramp_mask (mscale / mscale_all_dim = 1 here)
+    def correction(rotations):
+        return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+    low = max(math.floor(correction(beta_fast)), 0)
+    high = min(math.ceil(correction(beta_slow)), dim - 1)
+    high = high + 0.001 if low == high else high
+    extra = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim))
+    ramp = ((torch.arange(dim // 2, device=device, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    keep = 1 - ramp
+    return extra / factor * (1 - keep) + extra * keep
+
+
+def _angles(positions, inv_freq, ref):
+    """cos/sin [*positions.shape, 2 * len(inv_freq)] (halves repeated), angles formed in float64."""
+    freqs = positions.to(torch.float64)[..., None] * inv_freq
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(_acc(ref)), emb.sin().to(_acc(ref))
+
+
+def _deinterleave(x):
+    # DeepSeek's interleaved rope layout: (re, im) pairs -> halves, then rotate-half applies
+    d = x.shape[-1]
+    return x.unflatten(-1, (d // 2, 2)).transpose(-1, -2).reshape(x.shape)
+
+
+@torch.no_grad()
+def run(hidden_states, q_resid, wq_b, wk, k_norm_weight, k_norm_bias, weights_proj, positions):
+    t = hidden_states.shape[0]
+    acc = _acc(hidden_states)
+    rope = 64
+    q = F.linear(q_resid, wq_b).view(t, 64, 128)
+    k = F.layer_norm(F.linear(hidden_states, wk), (128,), k_norm_weight, k_norm_bias, 1e-06)
+    cos, sin = _angles(positions, _yarn_inv_freq(64, 10000.0, 40.0, 32.0, 1.0, 4096, hidden_states.device), hidden_states)
+    # the indexer's RoPE is the half-split (non-interleaved) one, on the first qk_rope_head_dim columns
+    q_rot = q[..., :rope].to(acc) * cos[:, None] + _rotate_half(q[..., :rope].to(acc)) * sin[:, None]
+    k_rot = k[..., :rope].to(acc) * cos + _rotate_half(k[..., :rope].to(acc)) * sin
+    q = torch.cat((q_rot.to(q.dtype), q[..., rope:]), dim=-1)
+    k = torch.cat((k_rot.to(k.dtype), k[..., rope:]), dim=-1)
+    weights = F.linear(hidden_states, weights_proj).to(acc) * 64 ** -0.5
+    return q, k, weights

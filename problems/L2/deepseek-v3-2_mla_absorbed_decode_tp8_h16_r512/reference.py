@@ -1,0 +1,121 @@
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def make_inputs(axes_and_scalars, device):
+    a = axes_and_scalars
+    out = {}
+    shape = (a['batch_size'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['hidden_states'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    shape = (a['q_lora_rank'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['q_a_proj'] = (torch.randn(shape, device=device) * 0.011811389781538352).to(dt)
+    shape = (a['q_lora_rank'],)
+    dt = torch.bfloat16
+    out['q_a_norm'] = (torch.randn(shape, device=device) * 0.1 + 1.0).to(dt)
+    shape = (a['q_dim'], a['q_lora_rank'])
+    dt = torch.bfloat16
+    out['q_b_proj'] = (torch.randn(shape, device=device) * 0.02551551815399144).to(dt)
+    shape = (a['num_heads'], a['nope_dim'], a['kv_lora_rank'])
+    dt = torch.bfloat16
+    out['w_uk'] = (torch.randn(shape, device=device) * 0.04419417382415922).to(dt)
+    shape = (a['num_heads'], a['v_head_dim'], a['kv_lora_rank'])
+    dt = torch.bfloat16
+    out['w_uv'] = (torch.randn(shape, device=device) * 0.04419417382415922).to(dt)
+    shape = (a['hidden_size'], a['o_dim'])
+    dt = torch.bfloat16
+    out['o_proj'] = (torch.randn(shape, device=device) * 0.02209708691207961).to(dt)
+    shape = (a['batch_size'], a['context_len'], a['kv_lora_rank'])
+    dt = torch.bfloat16
+    out['ckv_cache'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    shape = (a['batch_size'], a['context_len'], a['rope_dim'])
+    dt = torch.bfloat16
+    out['kpe_cache'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    return out
+
+
+
+def _acc(x):
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _rmsnorm(x, weight, eps):
+    xf = x.to(_acc(x))
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * weight
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rope_tables(seq_len, dim, theta, ref):
+    """cos/sin [seq_len, dim] for positions 0..seq_len-1 (Hugging Face layout: halves repeated)."""
+    acc = _acc(ref)
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=ref.device, dtype=acc) / dim))
+    freqs = torch.arange(seq_len, device=ref.device, dtype=acc)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(ref.dtype), emb.sin().to(ref.dtype)
+
+
+
+
+def _llama3_inv_freq(dim, theta, factor, low_freq_factor, high_freq_factor, original, device):
+    # transformers' _compute_llama3_parameters (modeling_rope_utils.py), in float64
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim))
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > original / low_freq_factor, inv_freq / factor, inv_freq)
+    if high_freq_factor == low_freq_factor:
+        return scaled
+    smooth = (original / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= original / high_freq_factor) & (wavelen <= original / low_freq_factor)
+    return torch.where(medium, smoothed, scaled)
+
+
+def _yarn_inv_freq(dim, theta, factor, beta_fast, beta_slow, original, device):
+    # DeepSeek's yarn_find_correction_range / yarn_linear_ramp_mask (mscale / mscale_all_dim = 1 here)
+    def correction(rotations):
+        return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+    low = max(math.floor(correction(beta_fast)), 0)
+    high = min(math.ceil(correction(beta_slow)), dim - 1)
+    high = high + 0.001 if low == high else high
+    extra = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim))
+    ramp = ((torch.arange(dim // 2, device=device, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    keep = 1 - ramp
+    return extra / factor * (1 - keep) + extra * keep
+
+
+def _angles(positions, inv_freq, ref):
+    """cos/sin [*positions.shape, 2 * len(inv_freq)] (halves repeated), angles formed in float64."""
+    freqs = positions.to(torch.float64)[..., None] * inv_freq
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(_acc(ref)), emb.sin().to(_acc(ref))
+
+
+def _deinterleave(x):
+    # DeepSeek's interleaved rope layout: (re, im) pairs -> halves, then rotate-half applies
+    d = x.shape[-1]
+    return x.unflatten(-1, (d // 2, 2)).transpose(-1, -2).reshape(x.shape)
+
+
+@torch.no_grad()
+def run(hidden_states, q_a_proj, q_a_norm, q_b_proj, w_uk, w_uv, o_proj, ckv_cache, kpe_cache):
+    b = hidden_states.shape[0]
+    acc = _acc(hidden_states)
+    heads, nope, rope = 16, 128, 64
+    q = F.linear(_rmsnorm(F.linear(hidden_states, q_a_proj), q_a_norm, 1e-06), q_b_proj).view(b, heads, nope + rope)
+    q_nope, q_pe = q.split([nope, rope], dim=-1)
+    q_latent = torch.einsum("bhn,hnr->bhr", q_nope.to(acc), w_uk.to(acc))  # absorb kv_b_proj's key part
+    positions = torch.full((b,), ckv_cache.shape[1] - 1, device=q.device)
+    cos, sin = _angles(positions, _yarn_inv_freq(64, 10000.0, 40.0, 32.0, 1.0, 4096, hidden_states.device), hidden_states)
+    q_pe = _deinterleave(q_pe).to(acc)
+    q_pe = q_pe * cos[:, None] + _rotate_half(q_pe) * sin[:, None]
+    scores = (torch.einsum("bhr,btr->bht", q_latent, ckv_cache.to(acc))
+              + torch.einsum("bhp,btp->bht", q_pe, kpe_cache.to(acc))) * 0.1352337788608801
+    o_latent = torch.einsum("bht,btr->bhr", torch.softmax(scores, dim=-1), ckv_cache.to(acc))
+    o = torch.einsum("bhr,hvr->bhv", o_latent, w_uv.to(acc)).to(hidden_states.dtype)  # absorb the value part
+    return F.linear(o.reshape(b, -1), o_proj)

@@ -1,0 +1,126 @@
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def make_inputs(axes_and_scalars, device):
+    a = axes_and_scalars
+    out = {}
+    shape = (a['batch_size'], a['seq_len'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['hidden_states'] = (torch.randn(shape, device=device) * 1.0).to(dt)
+    shape = (a['hidden_size'],)
+    dt = torch.bfloat16
+    out['ln_attn_weight'] = (torch.randn(shape, device=device) * 0.1 + 1.0).to(dt)
+    shape = (a['hidden_size'],)
+    dt = torch.bfloat16
+    out['ln_attn_bias'] = (torch.randn(shape, device=device) * 0.1).to(dt)
+    shape = (a['hidden_size'],)
+    dt = torch.bfloat16
+    out['ln_mlp_weight'] = (torch.randn(shape, device=device) * 0.1 + 1.0).to(dt)
+    shape = (a['hidden_size'],)
+    dt = torch.bfloat16
+    out['ln_mlp_bias'] = (torch.randn(shape, device=device) * 0.1).to(dt)
+    shape = (a['q_dim'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['q_proj'] = (torch.randn(shape, device=device) * 0.011048543456039806).to(dt)
+    shape = (a['kv_dim'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['k_proj'] = (torch.randn(shape, device=device) * 0.011048543456039806).to(dt)
+    shape = (a['kv_dim'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['v_proj'] = (torch.randn(shape, device=device) * 0.011048543456039806).to(dt)
+    shape = (a['hidden_size'], a['q_dim'])
+    dt = torch.bfloat16
+    out['o_proj'] = (torch.randn(shape, device=device) * 0.03125).to(dt)
+    shape = (a['mlp_shard'], a['hidden_size'])
+    dt = torch.bfloat16
+    out['dense_h_to_4h'] = (torch.randn(shape, device=device) * 0.011048543456039806).to(dt)
+    shape = (a['hidden_size'], a['mlp_shard'])
+    dt = torch.bfloat16
+    out['dense_4h_to_h'] = (torch.randn(shape, device=device) * 0.015625).to(dt)
+    return out
+
+
+
+def _acc(x):
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _rmsnorm(x, weight, eps):
+    xf = x.to(_acc(x))
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * weight
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rope_tables(seq_len, dim, theta, ref):
+    """cos/sin [seq_len, dim] for positions 0..seq_len-1 (Hugging Face layout: halves repeated)."""
+    acc = _acc(ref)
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=ref.device, dtype=acc) / dim))
+    freqs = torch.arange(seq_len, device=ref.device, dtype=acc)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(ref.dtype), emb.sin().to(ref.dtype)
+
+
+
+
+def _llama3_inv_freq(dim, theta, factor, low_freq_factor, high_freq_factor, original, device):
+    # transformers' _compute_llama3_parameters (modeling_rope_utils.py), in float64
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim))
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > original / low_freq_factor, inv_freq / factor, inv_freq)
+    if high_freq_factor == low_freq_factor:
+        return scaled
+    smooth = (original / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= original / high_freq_factor) & (wavelen <= original / low_freq_factor)
+    return torch.where(medium, smoothed, scaled)
+
+
+def _yarn_inv_freq(dim, theta, factor, beta_fast, beta_slow, original, device):
+    # DeepSeek's yarn_find_correction_range / yarn_linear_ramp_mask (mscale / mscale_all_dim = 1 here)
+    def correction(rotations):
+        return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+    low = max(math.floor(correction(beta_fast)), 0)
+    high = min(math.ceil(correction(beta_slow)), dim - 1)
+    high = high + 0.001 if low == high else high
+    extra = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim))
+    ramp = ((torch.arange(dim // 2, device=device, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    keep = 1 - ramp
+    return extra / factor * (1 - keep) + extra * keep
+
+
+def _angles(positions, inv_freq, ref):
+    """cos/sin [*positions.shape, 2 * len(inv_freq)] (halves repeated), angles formed in float64."""
+    freqs = positions.to(torch.float64)[..., None] * inv_freq
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(_acc(ref)), emb.sin().to(_acc(ref))
+
+
+def _deinterleave(x):
+    # DeepSeek's interleaved rope layout: (re, im) pairs -> halves, then rotate-half applies
+    d = x.shape[-1]
+    return x.unflatten(-1, (d // 2, 2)).transpose(-1, -2).reshape(x.shape)
+
+
+@torch.no_grad()
+def run(hidden_states, ln_attn_weight, ln_attn_bias, ln_mlp_weight, ln_mlp_bias, q_proj, k_proj, v_proj, o_proj, dense_h_to_4h, dense_4h_to_h):
+    b, s, _ = hidden_states.shape
+    acc = _acc(hidden_states)
+    x_attn = F.layer_norm(hidden_states, (hidden_states.shape[-1],), ln_attn_weight, ln_attn_bias, 1e-05)
+    x_mlp = F.layer_norm(hidden_states, (hidden_states.shape[-1],), ln_mlp_weight, ln_mlp_bias, 1e-05)
+    q = F.linear(x_attn, q_proj).view(b, s, -1, 64).transpose(1, 2)
+    k = F.linear(x_attn, k_proj).view(b, s, -1, 64).transpose(1, 2)
+    v = F.linear(x_attn, v_proj).view(b, s, -1, 64).transpose(1, 2)
+    cos, sin = _angles(torch.arange(s, device=q.device), 1.0 / (10000.0 ** (torch.arange(0, 64, 2, device=q.device, dtype=torch.float64) / 64)), q)
+    q = (q.to(acc) * cos + _rotate_half(q.to(acc)) * sin).to(q.dtype)
+    k = (k.to(acc) * cos + _rotate_half(k.to(acc)) * sin).to(k.dtype)
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    attn = F.linear(o.transpose(1, 2).reshape(b, s, -1), o_proj)
+    mlp = F.linear(F.gelu(F.linear(x_mlp, dense_h_to_4h)), dense_4h_to_h)
+    return (attn.to(acc) + mlp.to(acc)).to(hidden_states.dtype)
