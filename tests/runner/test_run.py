@@ -240,4 +240,6 @@ def test_suite_stats_counts_every_dimension(suite):
     assert stats["counts"]["dtype"] == {"float32": 2}
     assert stats["set_by_domain"] == {"L1": {"language": 1}, "L2": {"vision": 1}}
     table = solbench("suite", "stats", suite)
-    assert "2 problems · 4 workloads · 2 models · 50% backward" in table.stdout
+    assert "2 problems · 4 workloads · 2 models (2 architectures) · 50% backward" in table.stdout
+    assert stats["architectures"] == 2 and {row["target"] for row in stats["targets"]} >= {"problems", "L1"}
+    assert "beside SOL-ExecBench" in table.stdout

@@ -11,7 +11,7 @@ from solbench.suite.draft import write_problem
 
 GPU_LIMIT = 16 * 10**9
 """No GPU workload's tensors (inputs + outputs) above this: the evaluator keeps golden copies beside them."""
-BELOW_400MB = {"qwen3_30b_a3b_moe_ep16_e8of128_top8_i768"}
+BELOW_400MB = {"qwen3-30b-a3b_moe_ep16_e8of128_top8_i768"}
 """Held to 32k tokens so `solbench sol` can follow its routing (l2.MOE_TOKENS_128_EXPERTS): 361 MB at most."""
 
 

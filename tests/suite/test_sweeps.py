@@ -10,7 +10,7 @@ _MODEL = ModelRef("Test", None, "language", {})
 
 def _draft(width: int = 4096, workloads=None) -> ProblemDraft:
     """One bf16 input and one bf16 output of num_tokens x width: 4 * width bytes per token."""
-    return ProblemDraft(set="L1", name="t", op_type="x", description="d", model=_MODEL,
+    return ProblemDraft(set="L1", name="test_op", op_type="x", description="d", model=_MODEL,
                         axes={"num_tokens": {"type": "var"}, "width": {"type": "const", "value": width}},
                         inputs={"x": {"shape": ["num_tokens", "width"], "dtype": "bfloat16"}},
                         outputs={"y": {"shape": ["num_tokens", "width"], "dtype": "bfloat16"}},

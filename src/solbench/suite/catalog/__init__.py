@@ -11,7 +11,7 @@ from solbench.suite.draft import ProblemDraft
 
 SET_MODULES = (
     "l1", "l2", "quant", "fib", "dlrm", "ssm", "mla_rope",
-    "vision_language", "speech", "dlrm_kaggle", "nvfp4", "fib_serving", "generation", "llm_breadth", "moe_routing",
+    "vision_language", "speech", "dlrm_kaggle", "nvfp4", "fib_serving", "generation", "llm_breadth", "moe_routing", "training",
 )
 
 
