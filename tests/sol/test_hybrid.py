@@ -104,3 +104,28 @@ def test_the_analysis_inputs_keep_floating_point_factories_above_the_input_limit
     assert large.is_meta and codes.is_meta and not small.is_meta and not ids.is_meta
     with hybrid_values():  # the default (the reference's own factories) keeps up to REAL_LIMIT real
         assert not torch.randn(2, REAL_INPUT_LIMIT).is_meta
+
+
+def test_routing_from_a_float_input_above_the_fast_limit_is_followed_with_its_values(tmp_path):
+    """Router logits of 8,192 tokens x 64 experts (512 Ki elements) steer the work: the fast attempt, with
+    floating-point inputs above REAL_INPUT_LIMIT shape-only, needs their values; the second keeps them real."""
+    definition = {"name": "logit_routed", "axes": {"n": {"type": "var"}, "e": {"type": "const", "value": 64}},
+                  "inputs": {"logits": {"shape": ["n", "e"], "dtype": "float32"}},
+                  "outputs": {"y": {"shape": ["e"], "dtype": "float32"}},
+                  "reference": "import torch\ndef run(logits):\n"
+                               "    rows = torch.nonzero(logits[:, 0] > 0)[:, 0]\n"
+                               "    return logits[rows].sum(0)\n"}
+    problem = _problem(tmp_path, definition, [{"uuid": "w", "axes": {"n": 8192}, "inputs": {"logits": {"type": "random"}}}])
+    [result] = analyze_problem(problem, lookup("H200"), make_inputs=inputs_for_analysis)
+    assert result.coverage.full and result.coverage.execution.startswith("hybrid (")
+
+
+def test_ops_without_tensor_arguments_that_are_not_factories_run_under_the_hybrid_mode():
+    import torch
+
+    from solbench.sol.hybrid import hybrid_values
+
+    with hybrid_values():
+        x = torch.randn(4, 4)
+        dtype = torch.promote_types(x.dtype, torch.float64)
+    assert dtype == torch.float64

@@ -235,8 +235,14 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
     if make_inputs is None:
         raise AnalysisError(f"{problem.name}: the reference needs real input values ({reason}) and no input "
                             "generator was given")
-    try:
-        return _record_hybrid(problem, workload, module, make_inputs, draws, reason)
+    from solbench.sol.hybrid import REAL_INPUT_LIMIT, REAL_LIMIT
+
+    try:  # floating-point inputs above REAL_INPUT_LIMIT shape-only: seconds saved where values steer nothing
+        return _record_hybrid(problem, workload, module, make_inputs, draws, reason, REAL_INPUT_LIMIT)
+    except ValuesNeeded:
+        pass
+    try:  # values do steer the work (routing from logits or from hidden states): keep inputs to REAL_LIMIT real
+        return _record_hybrid(problem, workload, module, make_inputs, draws, reason, REAL_LIMIT)
     except ValuesNeeded as error:
         return _record_real(problem, workload, module, make_inputs, draws, f"{reason}; then {error}")
 
@@ -246,15 +252,16 @@ def _reason(error: Exception) -> str:
 
 
 def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: InputFactory,
-                   draws: int, reason: str) -> tuple[list[Recording], str]:
-    from solbench.sol.hybrid import REAL_INPUT_LIMIT, cuda_not_initialised, hybrid_values
+                   draws: int, reason: str, input_limit: int) -> tuple[list[Recording], str]:
+    """`input_limit`: the most elements a floating-point input keeps its values with (larger ones are shape-only)."""
+    from solbench.sol.hybrid import cuda_not_initialised, hybrid_values
 
     recordings: list[Recording] = []
     first_inputs = None
     for draw in range(draws):
-        with hybrid_values(float_factory_limit=REAL_INPUT_LIMIT) as mode:
+        with hybrid_values(float_factory_limit=input_limit) as mode:
             inputs = _make_inputs(make_inputs, problem, workload, module, draw)
-            inputs = [mode.fake(v) if _is_large_real(v) else v for v in inputs]
+            inputs = [mode.fake(v) if _is_large_real(v, input_limit) else v for v in inputs]
         with cuda_not_initialised():
             try:
                 recording = _run_recorded(module, inputs, values=mode)
@@ -288,10 +295,8 @@ def _is_real(value) -> bool:
     return isinstance(value, torch.Tensor) and not is_fake(value) and not value.is_meta
 
 
-def _is_large_real(value) -> bool:
-    from solbench.sol.hybrid import REAL_INPUT_LIMIT
-
-    return _is_real(value) and value.dtype.is_floating_point and value.numel() > REAL_INPUT_LIMIT
+def _is_large_real(value, limit: int) -> bool:
+    return _is_real(value) and value.dtype.is_floating_point and value.numel() > limit
 
 
 def _same_real(a, b) -> bool:

@@ -17,6 +17,7 @@ on a fake tensor (routing from floating-point logits) cannot be answered this wa
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 from solbench.sol.errors import ValuesNeeded
@@ -105,7 +106,7 @@ class HybridMode(_mode_base()):
                 return quick
         meta_args, meta_kwargs = _map_tensors(self.fake, args, kwargs)
         call = func
-        if not tensors or "device" in meta_kwargs:
+        if "device" in meta_kwargs or (not tensors and _takes_device(func)):
             meta_kwargs["device"] = torch.device("meta")
             meta_kwargs.pop("pin_memory", None)
             if meta_kwargs.pop("generator", None) is not None:
@@ -147,6 +148,13 @@ class HybridMode(_mode_base()):
         return result
 
     __torch_dispatch__ = compute
+
+
+@lru_cache(maxsize=None)
+def _takes_device(func) -> bool:
+    """A factory (``empty``, ``randn``, ``arange`` ...) places its result; ops without tensor arguments that
+    are not factories (``promote_types``) have no device argument to give."""
+    return any(argument.name == "device" for argument in func._schema.arguments)
 
 
 def _map_tensors(function, args, kwargs):
