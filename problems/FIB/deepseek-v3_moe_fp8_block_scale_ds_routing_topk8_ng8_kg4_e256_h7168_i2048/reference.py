@@ -14,20 +14,37 @@ def make_inputs(axes, device):
     t, e, local = axes["seq_len"], axes["num_experts"], axes["num_local_experts"]
     h, i = axes["hidden_size"], axes["intermediate_size"]
     # Tie-free routing: a random preference order per token (this rank's experts 4x likelier near the top),
-    # scores spaced 0.6 / e apart, plus a per-group offset (multiples of 1e-4) that separates group sums.
+    # scores on a ladder by rank (below), plus a per-group offset (multiples of 6e-5) that separates group sums.
+    # The groups routing keeps are chosen first (this rank's group and TOPK_GROUP - 1 others): every expert of a
+    # dropped group ranks below every expert of a kept one, so the top-k cut is the ladder's cut.
+    size = e // N_GROUP
     key = torch.rand(t, e, device=device)
     key[:, :local] *= 0.25
-    # every token's first choice is one of this rank's experts, its second from the same group (so that group
-    # is kept): the rank is busy and no output row is trivially zero
+    dropped = torch.zeros(t, N_GROUP, dtype=torch.bool, device=device)
+    others = torch.rand(t, N_GROUP - 1, device=device).argsort(dim=1)[:, :N_GROUP - TOPK_GROUP] + 1
+    dropped.scatter_(1, others, True)
+    key = key + 10.0 * dropped.repeat_interleave(size, dim=1)
+    # one of this rank's experts and another of its group lead the order (that group is kept, the rank is busy)
     rows = torch.arange(t, device=device)
     hot = torch.randint(0, local, (t,), device=device)
-    size = e // N_GROUP
     partner = (hot // size) * size + (hot % size + 1 + torch.randint(0, size - 1, (t,), device=device)) % size
     key[rows, hot] = -2.0
     key[rows, partner] = -1.0
-    rank = torch.argsort(torch.argsort(key, dim=1), dim=1).to(torch.float32)
+    rank = torch.argsort(torch.argsort(key, dim=1), dim=1)
+    # the local expert moves to a random place among the top-k (so its weight, and the output, follow the logits),
+    # for a third of the tokens the last place, for a third the first place below the cut (the bias decides them)
+    u = torch.rand(t, device=device)
+    moved = torch.where(u < 1 / 3, TOP_K, torch.where(u < 2 / 3, TOP_K - 1, torch.randint(0, TOP_K, (t,), device=device)))
+    holder = (rank == moved[:, None]).to(torch.int64).argmax(dim=1)
+    rank[rows, holder] = rank[rows, hot]
+    rank[rows, hot] = moved
+    rank = rank.to(torch.float32)
     group_rank = torch.argsort(torch.rand(t, N_GROUP, device=device), dim=1).to(torch.float32)
-    choice = 0.9 - 0.6 * rank / e + 1e-4 * group_rank.repeat_interleave(e // N_GROUP, dim=1)
+    # selection scores by rank, all multiples of 1e-3: 0.08 apart within the top-k (so the weights differ), 0.002
+    # across the cut (a redrawn routing_bias moves some tokens' last choice out), 1e-3 apart below; group
+    # offsets of 6e-5 per group rank keep every group sum at least 1.2e-4 from another
+    ladder = torch.where(rank < TOP_K, 0.9 - 0.08 * rank, 0.338 - 1e-3 * (rank - TOP_K))
+    choice = ladder + 6e-5 * group_rank.repeat_interleave(e // N_GROUP, dim=1)
     bias = (0.01 * torch.randn(e, device=device)).to(torch.bfloat16)
     s = choice - bias.to(torch.float32)
     logits = torch.log(s / (1.0 - s))

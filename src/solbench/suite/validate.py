@@ -119,9 +119,17 @@ def _check_pass_and_op_type(problem: Problem, report: ProblemValidation) -> None
         report.add("definition", f"pass:forward but op_type {op_type!r} says backward")
 
 
+def _reference_workloads(problem: Problem) -> list[Workload]:
+    """Where the reference runs in validate: the CPU tier where the problem has one (its workloads are sized
+    for this machine; the GPU tier's smallest can be a degenerate one, a single token routed to one expert),
+    else every workload."""
+    cpu = [w for w in problem.workloads if problem.tier_of(w) == "cpu"]
+    return cpu or list(problem.workloads)
+
+
 def smallest_workload(problem: Problem) -> Workload:
-    """The workload with the fewest input elements: the cheapest place to run the reference."""
-    return min(problem.workloads, key=lambda w: _input_elements(problem, w))
+    """The reference workload with the fewest input elements: the cheapest place to run the reference."""
+    return min(_reference_workloads(problem), key=lambda w: _input_elements(problem, w))
 
 
 TIE_CHECK_ELEMENTS = 1 << 24
@@ -132,7 +140,7 @@ smallest's, where the weights alone are larger): ties are rare per row, so it ne
 def tie_check_workload(problem: Problem) -> Workload:
     smallest = _input_elements(problem, smallest_workload(problem))
     budget = max(TIE_CHECK_ELEMENTS, 4 * smallest)
-    fitting = [w for w in problem.workloads if _input_elements(problem, w) <= budget]
+    fitting = [w for w in _reference_workloads(problem) if _input_elements(problem, w) <= budget]
     return max(fitting, key=lambda w: _input_elements(problem, w))
 
 
