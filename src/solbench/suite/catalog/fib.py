@@ -1422,8 +1422,10 @@ PENALTY_BATCHES = ((1, 1024, 1), (1, 32768, 4096), (2, 8192, 512), (4, 4096, 102
                    (1024, 4096, 512))
 """(requests, prompt tokens, generated tokens): decode batches with 1k-32k-token prompts."""
 SPECULATIVE_BATCHES = ((1, 1), (1, 4), (2, 3), (4, 4), (8, 2), (8, 5), (16, 3), (16, 7), (32, 1), (32, 4), (48, 3),
-                       (64, 2), (64, 5), (96, 3), (128, 4), (256, 2))
-"""(requests, draft tokens per request)."""
+                       (64, 2), (24, 5), (40, 3), (56, 3), (80, 2))
+"""(requests, draft tokens per request). Which drafts are accepted depends on the probabilities' values, so T_SOL
+is derived by running the reference for real, which the analysis does for inputs up to 256 MiB: the largest
+batches stop there (80 requests of 2 draft tokens over a 128k vocabulary)."""
 LAST_TOKEN_BATCHES = ((1, 1024), (1, 8192), (1, 65536), (2, 16384), (4, 4096), (8, 8192), (16, 16384), (32, 32),
                       (64, 64), (64, 8192), (128, 128), (128, 16384), (256, 256), (256, 32768), (512, 512),
                       (512, 65536))

@@ -480,12 +480,15 @@ def make_inputs(axes_and_scalars, device):
     steps = torch.randint(1, experts // k + 1, (t, k), device=device)
     start = torch.randint(0, experts, (t, 1), device=device)
     topk_ids = ((start + torch.cumsum(steps, dim=1)) % experts).to(torch.int32)
-    # A busy rank: every token sends its first slot to one of this rank's experts (unless one is there already)
+    # A busy rank: three tokens in four send a random slot to one of this rank's experts (unless one is there
+    # already), so which tokens reach the rank, and with which slot's weight, follows topk_ids
     hot = torch.randint(0, local, (t, 1), device=device).to(torch.int32)
+    slot = torch.randint(0, k, (t, 1), device=device)
+    busy = torch.rand(t, 1, device=device) < 0.75
+    busy[0] = True  # a workload of one token still reaches the rank
     present = (topk_ids < local).any(dim=1, keepdim=True)
-    topk_ids[:, :1] = torch.where(present, topk_ids[:, :1], hot)
-    weights = torch.rand(t, k, device=device) + 0.1
-    weights[:, 0] += 2.0  # the router's top choice carries about 40% of the weight
+    topk_ids.scatter_(1, slot, torch.where(busy & ~present, hot, topk_ids.gather(1, slot)))
+    weights = (torch.rand(t, k, device=device) + 0.1).sort(dim=1, descending=True).values  # a router's order
     return {"hidden_states": torch.randn(t, h, device=device).to(torch.bfloat16), "topk_ids": topk_ids,
             "topk_weights": weights / weights.sum(dim=1, keepdim=True),
             "fc1_input_scale": _static_scale(8.0, device), "fc1_weight": w1, "fc1_weight_scale": w1_scale,
@@ -541,8 +544,9 @@ def moe_experts(m, gpu_pairs, cpu_pairs) -> ProblemDraft:
         "topk_weights from the router), so no tie can change it. hidden_states are quantised once with "
         f"fc1's static input_scale; per expert fc1 GEMM (bf16 output), {act} in fp32, quantised with fc2's "
         "input_scale, fc2 GEMM (bf16), and the outputs summed per token weighted by topk_weights in fp32 "
-        "(tokens routed only to other ranks get zeros). The generator makes this rank busy: every token "
-        "routes at least one slot, its top choice (about 40% of its weight), to one of its experts.",
+        "(tokens routed only to other ranks get zeros). The generator makes this rank busy: three tokens in "
+        "four route one slot, at a random place (weights in descending order, as a router gives them), to one of "
+        "its experts.",
         {"num_tokens": TOKENS, "num_local_experts": _var("experts on this rank: num_experts / EP"),
          "num_experts": _const(e, "num_experts"), "top_k": _const(k, "num_experts_per_tok"),
          **_packed_axes("hidden_size", h, "hidden_size"),
