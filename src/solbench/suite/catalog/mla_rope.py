@@ -20,11 +20,11 @@ Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads, ``wo
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.sweeps import tiered
 from solbench.suite.draft import ProblemDraft
 
 KIMI_K2 = model("Kimi-K2-Instruct", "moonshotai/Kimi-K2-Instruct", "language",
@@ -40,15 +40,6 @@ QWEN3_32B = model("Qwen3-32B", "Qwen/Qwen3-32B", "language",
 PHI35_MINI = model("Phi-3.5-mini-instruct", "microsoft/Phi-3.5-mini-instruct", "language",
                    {"num_attention_heads": 32, "derived.head_dim": 96, "rope_theta": 10000.0,
                     "original_max_position_embeddings": 4096, "max_position_embeddings": 131072})
-
-
-def _with_tiers(d: ProblemDraft, families: list[str], gpu: list[dict[str, int]]) -> ProblemDraft:
-    """``gpu`` becomes workload.jsonl; the recipe's own small workloads move to workload.cpu.jsonl."""
-    taken = {tuple(sorted(w.items())) for w in gpu}
-    if len(taken) != len(gpu) or any(tuple(sorted(w.items())) in taken for w in d.workloads):
-        raise ValueError(f"{d.name}: GPU-tier workloads repeat each other or the CPU tier's")
-    return dataclasses.replace(d, workloads=list(gpu), cpu_workloads=list(d.workloads),
-                               extra_tags=[f"family:{f}" for f in families] + list(d.extra_tags))
 
 
 def _zip(**axes: tuple[int, ...]) -> list[dict[str, int]]:
@@ -100,7 +91,7 @@ def mla_prefill(m) -> ProblemDraft:
         subs={"NOPE": nope, "ROPE": rope, "VDIM": vdim, "SCALE": scale})
     gpu = _zip(batch_size=(1, 1, 1, 2, 1, 4, 1, 2, 1, 8, 1, 2, 4, 1, 2, 1),
                seq_len=(512, 1000, 1024, 1024, 2048, 1024, 3000, 2048, 4096, 1024, 6144, 4096, 2560, 8192, 6000, 16384))
-    return _with_tiers(d, ["mla", "attention"], gpu)
+    return tiered(d, gpu, extra_tags=["family:mla", "family:attention"])
 
 
 # --- MLA weight-absorbed decode over a latent cache (DeepSeek-V2-Lite) -------------------------------------------
@@ -145,7 +136,7 @@ def mla_absorbed_decode(m) -> ProblemDraft:
     gpu = _zip(batch_size=(1, 1, 4, 8, 16, 1, 32, 64, 16, 128, 64, 256, 32, 128, 512, 64),
                context_len=(1024, 4096, 2048, 1000, 1024, 16384, 2048, 1024, 8192, 2048, 4096, 1024, 16384, 4096,
                             2048, 32768))
-    return _with_tiers(d, ["mla", "attention"], gpu)
+    return tiered(d, gpu, extra_tags=["family:mla", "family:attention"])
 
 
 # --- Qwen3 q/k RMSNorm + RoPE at token positions -----------------------------------------------------------------
@@ -183,7 +174,7 @@ def qk_norm_rope(m) -> ProblemDraft:
         subs={"D": dim, "EPS": m.config["rms_norm_eps"], "THETA": float(m.config["rope_theta"])})
     gpu = [{"num_tokens": t} for t in (16, 64, 256, 1024, 2000, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 40960,
                                        49152, 57344, 65536)]
-    return _with_tiers(d, ["rope_kv"], gpu)
+    return tiered(d, gpu, extra_tags=["family:rope_kv"])
 
 
 # --- Phi-3.5 fused qkv split + LongRoPE ---------------------------------------------------------------------------
@@ -226,7 +217,7 @@ def longrope_qkv(m) -> ProblemDraft:
     gpu = _zip(batch_size=(1, 4, 1, 8, 2, 1, 16, 4, 1, 2, 1, 8, 1, 2, 1, 1),
                seq_len=(1024, 512, 4096, 1024, 4096, 4100, 1024, 4096, 8192, 8192, 16384, 4096, 32768, 16384, 65536,
                         131072))
-    return _with_tiers(d, ["rope_kv"], gpu)
+    return tiered(d, gpu, extra_tags=["family:rope_kv"])
 
 
 def drafts() -> list[ProblemDraft]:
