@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from solbench.suite.catalog import dlrm, fib, quant
-from solbench.suite.catalog.tiered import with_gpu_tier
+from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.draft import write_problem
 
 GB = 1e9

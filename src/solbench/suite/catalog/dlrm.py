@@ -41,7 +41,7 @@ from typing import Any, Optional
 
 from solbench.suite.catalog.l1.common import const, expr, scalar, tensor, uses, var
 from solbench.suite.catalog.models import model
-from solbench.suite.catalog.tiered import with_gpu_tier
+from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 

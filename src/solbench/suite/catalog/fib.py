@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 
 from solbench.suite.catalog.models import model
-from solbench.suite.catalog.tiered import with_gpu_tier
+from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 

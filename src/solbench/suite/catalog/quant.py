@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.shapes import grid, tokens
-from solbench.suite.catalog.tiered import with_gpu_tier, zipped
+from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -1283,9 +1283,9 @@ def drafts() -> list[ProblemDraft]:
         with_gpu_tier(awq_int4_gemm(), gpu),
         with_gpu_tier(gptq_int4_gemm(), gpu),
         with_gpu_tier(fp8_kv_append(), gpu),
-        with_gpu_tier(fp8_kv_decode_attention(), zipped(batch_size=[b for b, _ in DECODE_CONTEXTS],
+        with_gpu_tier(fp8_kv_decode_attention(), grid(batch_size=[b for b, _ in DECODE_CONTEXTS],
                                                         kv_len=[c for _, c in DECODE_CONTEXTS])),
-        with_gpu_tier(fp8_attention(), zipped(batch_size=[b for b, _ in WAN_VIDEO], seq_len=[t for _, t in WAN_VIDEO])),
+        with_gpu_tier(fp8_attention(), grid(batch_size=[b for b, _ in WAN_VIDEO], seq_len=[t for _, t in WAN_VIDEO])),
         with_gpu_tier(te_fp8_linear_backward(), _tokens(TRAIN_TOKENS)),
         with_gpu_tier(blockwise_fp8_linear_backward(), _tokens(TRAIN_TOKENS)),
         with_gpu_tier(fp8_cast_transpose(), _tokens(TRAIN_TOKENS)),

@@ -170,18 +170,23 @@ def tiered(draft: ProblemDraft, gpu: Iterable[dict[str, int]], *, min_count: int
     """The draft with `gpu` as its GPU tier (workload.jsonl) and its recipe workloads moved to the CPU
     tier (workload.cpu.jsonl); `changes` are further dataclass fields to replace (set, extra_tags).
 
-    The GPU tier must hold at least `min_count` distinct workloads, none over `high` bytes (0: no check).
-    validate reads both tiers together, and two workloads of equal axes and random inputs are
-    duplicates, so a CPU workload that the GPU tier also has is moved (`disjoint`, by `shift`; `keep`:
-    axes never moved, `steps`: granularity of an axis where the gcd of its values is too coarse)."""
+    The GPU tier must hold at least `min_count` distinct workloads naming the same axes as the recipe's,
+    none over `high` bytes (0: no check). A CPU workload that the GPU tier also has is moved (`disjoint`, by
+    `shift`; `keep`: axes never moved, `steps`: granularity of an axis where the gcd of its values is too
+    coarse), or with `shift="none"` kept as the recipe made it (where moving it would break a constraint such
+    as whole 128-token groups; validate compares workloads within a tier)."""
     gpu = [dict(w) for w in gpu]
     if len({_key(w) for w in gpu}) != len(gpu):
         raise ValueError(f"{draft.name}: duplicate GPU-tier workload")
     if len(gpu) < min_count:
         raise ValueError(f"{draft.name}: {len(gpu)} GPU-tier workloads, needs at least {min_count}")
     cpu = draft.cpu_workloads if draft.cpu_workloads is not None else draft.workloads
+    names, cpu_names = {tuple(sorted(w)) for w in gpu}, {tuple(sorted(w)) for w in cpu}
+    if names != cpu_names:
+        raise ValueError(f"{draft.name}: GPU-tier axes {sorted(names)} differ from the CPU tier's {sorted(cpu_names)}")
     size = _sizer(draft)
-    cpu = disjoint(cpu, gpu, size=size if shift == "smallest" else None, keep=keep, steps=steps)
+    if shift != "none":
+        cpu = disjoint(cpu, gpu, size=size if shift == "smallest" else None, keep=keep, steps=steps)
     out = dataclasses.replace(draft, workloads=gpu, cpu_workloads=cpu, **changes)
     if high:
         for w in gpu:
@@ -242,3 +247,9 @@ def pairs(first: str, second: str, values: Iterable[tuple[int, int]]) -> list[di
 
 def per(axis: str, values: Iterable[int]) -> list[dict[str, int]]:
     return [{axis: v} for v in values]
+
+
+def with_gpu_tier(draft: ProblemDraft, gpu: Iterable[dict[str, int]], **changes) -> ProblemDraft:
+    """`tiered` with the recipe's workloads kept as the CPU tier as they are (the Quant, FIB and DLRM recipes,
+    whose small sizes respect constraints such as whole 128-token groups)."""
+    return tiered(draft, gpu, shift="none", **changes)
