@@ -42,6 +42,7 @@ import dataclasses
 from solbench.suite.catalog.l1.common import slug
 from solbench.suite.catalog.l2 import body, draft, layerscale_attention, sam_window_attention
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.sweeps import tiered
 from solbench.suite.draft import ProblemDraft
 
 # --- models (values copied from src/solbench/suite/data/model-configs.json) --------------------------------
@@ -116,19 +117,13 @@ OPENCLIP_H = model("OpenCLIP ViT-H/14", None, "vision",
 
 def two_tiers(d: ProblemDraft, set_name: str, families, cpu: list[dict[str, int]], *, name: str | None = None,
               kernel: str | None = None) -> ProblemDraft:
-    """The draft (whose ``workloads`` are the GPU tier) with its set, name, family tags and CPU tier.
-
-    Both tiers need distinct workloads (16+ GPU, 8+ CPU) and share none (validate loads them together)."""
-    gpu = d.workloads
-    keys = {tuple(sorted(w.items())) for w in gpu}
-    cpu_keys = [tuple(sorted(w.items())) for w in cpu]
-    if len(keys) < 16 or len(keys) != len(gpu):
-        raise ValueError(f"{d.name}: needs at least 16 distinct GPU-tier workloads")
-    if len(set(cpu_keys)) < 8 or len(set(cpu_keys)) != len(cpu) or keys & set(cpu_keys):
-        raise ValueError(f"{d.name}: needs at least 8 distinct CPU-tier workloads, none in the GPU tier")
+    """The draft (whose ``workloads`` are the GPU tier) with its set, name, family tags and CPU tier, through
+    `sweeps.tiered` (16+ distinct GPU workloads, 8+ CPU ones, kept as given)."""
+    if len({tuple(sorted(w.items())) for w in cpu}) < 8:
+        raise ValueError(f"{d.name}: needs at least 8 distinct CPU-tier workloads")
     tags = [f"family:{f}" for f in families] + ([f"kernel:{kernel}"] if kernel else [])
-    return dataclasses.replace(d, set=set_name, name=name or d.name, cpu_workloads=list(cpu),
-                               extra_tags=tags + list(d.extra_tags))
+    return tiered(dataclasses.replace(d, cpu_workloads=list(cpu)), d.workloads, shift="none", set=set_name,
+                  name=name or d.name, extra_tags=tags + list(d.extra_tags))
 
 
 def _zip(**axes):
