@@ -29,6 +29,7 @@ import math
 from solbench.suite.catalog.l1.common import slug
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.sweeps import tiered
 from solbench.suite.draft import ProblemDraft
 
 # --- models (values copied from solbench/suite/data/model-configs.json) ----------------------------------------
@@ -151,28 +152,12 @@ def _tok(values, axis="num_tokens"):
     return [{axis: v} for v in values]
 
 
-def _key(w):
-    return tuple(sorted(w.items()))
-
-
 def _tiers(d: ProblemDraft, set_name: str, gpu, cpu, families, kernel: str) -> ProblemDraft:
-    """The set, ``family:``/``kernel:`` tags and the two tiers (CPU workloads made disjoint from the GPU ones)."""
-    if len({_key(w) for w in gpu}) != len(gpu) or len(gpu) < 16:
-        raise ValueError(f"{d.name}: needs 16 distinct GPU-tier workloads")
-    taken = {_key(w) for w in gpu}
-    out = []
-    for w in cpu:
-        w = dict(w)
-        axis = next(iter(w))
-        while _key(w) in taken:
-            w[axis] += 1
-        taken.add(_key(w))
-        out.append(w)
-    if len(out) < 8:
-        raise ValueError(f"{d.name}: needs 8 CPU-tier workloads")
+    """The set, ``family:``/``kernel:`` tags and the two tiers (`sweeps.tiered`; a CPU workload the GPU tier also
+    has moves one step along its batch axis)."""
     tags = [f"family:{f}" for f in families] + [f"kernel:{kernel}"]
-    return dataclasses.replace(d, set=set_name, workloads=list(gpu), cpu_workloads=out,
-                               extra_tags=tags + list(d.extra_tags))
+    return tiered(dataclasses.replace(d, cpu_workloads=list(cpu)), gpu, shift="batch", set=set_name,
+                  extra_tags=tags + list(d.extra_tags))
 
 
 # --- reference helpers (appended to l2's _acc, _rmsnorm, _rotate_half, _rope_tables) ------------------------------
