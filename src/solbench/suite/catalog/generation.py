@@ -35,11 +35,11 @@ are in each description.
 
 from __future__ import annotations
 
-import dataclasses
 
 from solbench.suite.catalog.l1.common import slug
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.sweeps import tiered
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -116,24 +116,14 @@ def _body(text: str) -> str:
     return body(_GEN_HELPERS + "\n\n" + text)
 
 
-def _key(w: dict) -> tuple:
-    return tuple(sorted(w.items()))
-
-
 def _tiers(d: ProblemDraft, set_name: str, families: tuple, kernel: str, gpu: list[dict],
            tolerance: str | None = None) -> ProblemDraft:
-    """The set, the family tags, and the two tiers: ``gpu`` becomes workload.jsonl, the draft's own small
-    workloads workload.cpu.jsonl (they must not repeat a GPU-tier workload). ``tolerance`` names the dtype whose
-    tolerance applies where an fp32 output carries a bf16 computation (Wan's fp32 residual stream)."""
-    if len({_key(w) for w in gpu}) != len(gpu) or len(gpu) < 16:
-        raise ValueError(f"{d.name}: needs at least 16 distinct GPU-tier workloads")
-    cpu = list(d.workloads)
-    if len(cpu) < 8 or {_key(w) for w in cpu} & {_key(w) for w in gpu}:
-        raise ValueError(f"{d.name}: needs 8 CPU-tier workloads, none repeating a GPU-tier one")
+    """The set, the family tags, and the two tiers (`sweeps.tiered`): ``gpu`` becomes workload.jsonl, the draft's
+    own small workloads workload.cpu.jsonl. ``tolerance`` names the dtype whose tolerance applies where an fp32
+    output carries a bf16 computation (Wan's fp32 residual stream)."""
     tags = [f"family:{f}" for f in families] + [f"kernel:{kernel}"]
-    return dataclasses.replace(d, set=set_name, workloads=list(gpu), cpu_workloads=cpu,
-                               extra_tags=tags + list(d.extra_tags),
-                               tolerance=tolerance_for(tolerance) if tolerance else d.tolerance)
+    return tiered(d, gpu, shift="none", set=set_name, extra_tags=tags + list(d.extra_tags),
+                  tolerance=tolerance_for(tolerance) if tolerance else d.tolerance)
 
 
 def _zip(**axes):
