@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.l1.common import const, expr, scalar, tensor, uses, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import with_gpu_tier
@@ -88,8 +89,6 @@ def _problem(m: ModelRef, name: str, op_type: str, description: str, *, axes, in
                         extra_tags=list(_ALIASES[m.name]))
 
 
-def _zip(**axes) -> list[dict[str, int]]:
-    return [dict(zip(axes, values)) for values in zip(*axes.values())]
 
 
 def _batches(values) -> list[dict[str, int]]:
@@ -130,7 +129,7 @@ def embedding_bag(m: ModelRef) -> ProblemDraft:
                 "weight": tensor(["num_embeddings", "embedding_dim"], "float32")},
         outputs={"pooled": tensor(["batch_size", "embedding_dim"], "float32")},
         reference=_EMBEDDING_BAG,
-        workloads=_zip(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
+        workloads=grid(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
                        num_embeddings=(4096, 8192, 16384, 65536, 32768, 65536, 65536, 32768)))
 
 
@@ -208,7 +207,7 @@ def fused_embedding_bags(m: ModelRef) -> ProblemDraft:
                 "weights": tensor(["total_rows", "embedding_dim"], "float32", "The tables stacked")},
         outputs={"pooled": tensor(["batch_size", "num_tables", "embedding_dim"], "float32")},
         reference=reference,
-        workloads=_zip(batch_size=(1, 16, 64, 128, 200, 256, 333, 512),
+        workloads=grid(batch_size=(1, 16, 64, 128, 200, 256, 333, 512),
                        total_rows=tuple(_capped_total(rows, c) for c in caps)))
 
 
@@ -269,7 +268,7 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
                  "updated_state": tensor(["batch_size", "hotness"], "float32", "momentum[indices[b, j]] after the step")},
         reference=_EMBEDDING_BAG_ADAGRAD, backward=True, exact_share=True,
         scalars={"learning_rate": m.config["learning_rate"], "eps": _FBGEMM_EPS},
-        workloads=_zip(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
+        workloads=grid(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
                        num_embeddings=(4096, 8192, 16384, 32768, 16384, 32768, 32768, 16384)))
 
 
@@ -312,7 +311,7 @@ def run(padded, lengths):
     slot = torch.arange(total, device=padded.device) - starts[sample]
     return padded[sample, slot]
 '''
-_JAGGED_WORKLOADS = _zip(batch_size=(2, 16, 64, 128, 256, 333, 512, 1024),
+_JAGGED_WORKLOADS = grid(batch_size=(2, 16, 64, 128, 256, 333, 512, 1024),
                          total_values=(37, 800, 6400, 3000, 12800, 33300, 20000, 40000))
 
 

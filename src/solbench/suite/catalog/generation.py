@@ -36,6 +36,7 @@ are in each description.
 from __future__ import annotations
 
 
+from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.l1.common import slug
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
@@ -126,11 +127,6 @@ def _tiers(d: ProblemDraft, set_name: str, families: tuple, kernel: str, gpu: li
                   tolerance=tolerance_for(tolerance) if tolerance else d.tolerance)
 
 
-def _zip(**axes):
-    lengths = {len(v) for v in axes.values()}
-    if len(lengths) != 1:
-        raise ValueError(f"workloads: sequences of different lengths {sorted(lengths)}")
-    return [dict(zip(axes, values)) for values in zip(*axes.values())]
 
 
 # ================================ FLUX.1-schnell ==========================================================
@@ -193,7 +189,7 @@ def flux_rope(m) -> ProblemDraft:
          "ids": (["batch_size", "seq_len", "three"], "float32", _IDS_INPUT)},
         {"q_out": (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16"),
          "k_out": (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16")},
-        _body(_FLUX_ROPE), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 3), txt_len=(4, 8, 8, 16, 7, 4, 32, 8),
+        _body(_FLUX_ROPE), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 3), txt_len=(4, 8, 8, 16, 7, 4, 32, 8),
                                 height=(2, 4, 4, 6, 5, 8, 8, 4), width=(2, 4, 6, 6, 7, 8, 12, 4)), subs=subs),
         "L1", ("rope_kv",), "rope_3axis", _flux_image_workloads())
 
@@ -275,7 +271,7 @@ def flux_double_stream(m) -> ProblemDraft:
         inputs,
         {"img_out": (["batch_size", "img_len", "hidden_size"], "bfloat16"),
          "txt_out": (["batch_size", "txt_len", "hidden_size"], "bfloat16")},
-        _body(_FLUX_DOUBLE), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), txt_len=(4, 8, 8, 16, 7, 4, 24, 8),
+        _body(_FLUX_DOUBLE), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), txt_len=(4, 8, 8, 16, 7, 4, 24, 8),
                                   height=(2, 4, 4, 4, 5, 4, 6, 8), width=(2, 4, 4, 6, 5, 6, 6, 8)),
         subs={"AXES": axes_dim, "THETA": float(theta), "HEADS": heads}),
         "L2", ("attention", "rope_kv"), "flux_double_stream", _flux_image_workloads())
@@ -326,7 +322,7 @@ def flux_single_stream(m) -> ProblemDraft:
          "pe_cos": (["seq_len", "half_head"], "float32", _PE.format("cos")),
          "pe_sin": (["seq_len", "half_head"], "float32", _PE.format("sin"))},
         {"output": (["batch_size", "seq_len", "hidden_size"], "bfloat16")},
-        _body(_FLUX_SINGLE), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), txt_len=(4, 8, 8, 16, 7, 4, 24, 8),
+        _body(_FLUX_SINGLE), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), txt_len=(4, 8, 8, 16, 7, 4, 24, 8),
                                   height=(2, 4, 4, 4, 5, 4, 6, 8), width=(2, 4, 4, 6, 5, 6, 6, 8)),
         subs={"AXES": m.config["axes_dim"], "THETA": float(m.config["theta"]), "HEADS": heads}),
         "L2", ("attention", "rope_kv"), "flux_single_stream", _flux_image_workloads())
@@ -389,7 +385,7 @@ def _hunyuan_workloads():
 
 
 def _hunyuan_cpu():
-    return _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), height=(2, 4, 4, 6, 4, 4, 8, 6), width=(2, 4, 4, 6, 6, 3, 8, 8))
+    return grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), height=(2, 4, 4, 6, 4, 4, 8, 6), width=(2, 4, 4, 6, 6, 3, 8, 8))
 
 
 def hunyuan_skip_self_attention(m) -> ProblemDraft:
@@ -511,7 +507,7 @@ def _sana_workloads():
 
 
 def _sana_cpu():
-    return _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 3), height=(2, 4, 4, 6, 4, 3, 8, 4), width=(2, 4, 4, 6, 7, 5, 8, 4))
+    return grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 3), height=(2, 4, 4, 6, 4, 3, 8, 4), width=(2, 4, 4, 6, 7, 5, 8, 4))
 
 
 def _sana_axes(m, extra):
@@ -622,7 +618,7 @@ def sana_linear_attention_backward(m) -> ProblemDraft:
          "num_tokens": (None, "latent tokens"), "head_dim": (head_dim, "linear_head_dim")},
         {"q": spec, "k": spec, "v": spec, "grad_output": spec},
         {"grad_q": tuple(spec[:2]), "grad_k": tuple(spec[:2]), "grad_v": tuple(spec[:2])},
-        _body(_SANA_LA_BWD), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 3), num_tokens=(16, 64, 64, 100, 144, 36, 256, 49)),
+        _body(_SANA_LA_BWD), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 3), num_tokens=(16, 64, 64, 100, 144, 36, 256, 49)),
         backward=True),
         "L1", ("attention",), "linear_attention_backward", gpu)
 
@@ -718,7 +714,7 @@ def sdxl_spatial_transformer(m) -> ProblemDraft:
     gpu = _unet_grid(((2, 64, 64), (1, 64, 64), (2, 56, 72), (2, 72, 56), (2, 52, 76), (2, 76, 52), (2, 48, 84),
                       (2, 84, 48), (2, 40, 96), (2, 96, 40), (4, 64, 64), (4, 56, 72), (8, 64, 64), (8, 48, 84),
                       (16, 64, 64), (16, 52, 76)))
-    cpu = _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), height=(2, 4, 4, 6, 4, 3, 8, 5), width=(2, 4, 4, 6, 7, 5, 8, 6))
+    cpu = grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), height=(2, 4, 4, 6, 4, 3, 8, 5), width=(2, 4, 4, 6, 7, 5, 8, 6))
     return spatial_transformer(m, 1, m.config["transformer_depth"][1], f"{slug(m)}_spatial_transformer_c640_depth2",
                                "the 640-channel level (input_blocks 4-5 / output_blocks 3-5: 64x64 at 1024 px)", gpu, cpu)
 
@@ -728,7 +724,7 @@ def sd21_spatial_transformer(m) -> ProblemDraft:
     gpu = _unet_grid(((2, 96, 96), (1, 96, 96), (2, 64, 64), (2, 96, 128), (2, 128, 96), (2, 80, 112),
                       (2, 112, 80), (4, 96, 96), (4, 64, 64), (2, 128, 128), (8, 64, 64), (8, 96, 96), (4, 128, 96),
                       (16, 64, 64), (4, 128, 128), (16, 96, 96)))
-    cpu = _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), height=(2, 4, 4, 6, 4, 3, 8, 10), width=(2, 4, 4, 6, 7, 5, 8, 10))
+    cpu = grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), height=(2, 4, 4, 6, 4, 3, 8, 10), width=(2, 4, 4, 6, 7, 5, 8, 10))
     return spatial_transformer(m, 0, m.config["transformer_depth"], f"{slug(m)}_spatial_transformer_c320",
                                "the full-latent-resolution level (input_blocks 1-2 / output_blocks 9-11: 96x96 "
                                "at 768 px, 9216 tokens)", gpu, cpu)
@@ -757,7 +753,7 @@ def sd21_resblock(m) -> ProblemDraft:
     gpu = _unet_grid(((2, 48, 48), (1, 48, 48), (2, 32, 32), (2, 48, 64), (2, 64, 48), (2, 40, 56), (2, 56, 40),
                       (4, 48, 48), (4, 32, 32), (2, 64, 64), (8, 32, 32), (8, 48, 48), (4, 64, 48), (16, 32, 32),
                       (4, 64, 64), (16, 48, 48)))
-    cpu = _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), height=(2, 4, 4, 6, 4, 3, 8, 10), width=(2, 4, 4, 6, 7, 5, 8, 10))
+    cpu = grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), height=(2, 4, 4, 6, 4, 3, 8, 10), width=(2, 4, 4, 6, 7, 5, 8, 10))
     return _tiers(draft(
         m, f"{slug(m)}_unet_resblock_temb_c{c_in}_c{c_out}", "unet_resblock",
         f"{m.name} UNet ResBlock with timestep injection (sgm openaimodel.py ResBlock, input_blocks[4]: the first "
@@ -878,7 +874,7 @@ def _svd_workloads():
 
 
 def _svd_cpu():
-    return _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(2, 4, 3, 5, 14, 2, 3, 7),
+    return grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(2, 4, 3, 5, 14, 2, 3, 7),
                 height=(2, 4, 4, 3, 2, 3, 6, 4), width=(2, 4, 4, 5, 3, 3, 6, 4))
 
 
@@ -1090,7 +1086,7 @@ def mochi_joint_attention(m) -> ProblemDraft:
          "rope_cos": (["num_tokens", "num_heads", "half_head"], "float32", _MOCHI_T.format("cos")),
          "rope_sin": (["num_tokens", "num_heads", "half_head"], "float32", _MOCHI_T.format("sin"))},
         {"x_attn": (["batch_size", "num_tokens", "dim_x"], f), "y_attn": (["batch_size", "text_len", "dim_y"], f)},
-        _body(_MOCHI_ATTN), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(1, 2, 1, 3, 2, 1, 4, 2),
+        _body(_MOCHI_ATTN), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(1, 2, 1, 3, 2, 1, 4, 2),
                                  height=(2, 2, 4, 2, 4, 3, 3, 4), width=(2, 4, 4, 3, 4, 3, 4, 6),
                                  text_len=(4, 8, 8, 16, 7, 12, 5, 20)),
         subs={"HEADS": heads, "HALF": hd // 2}),
@@ -1122,7 +1118,7 @@ def mochi_gated_residual(m) -> ProblemDraft:
         {"x": (["batch_size", "num_tokens", "dim_x"], f, 1.0), "x_res": (["batch_size", "num_tokens", "dim_x"], f, 1.0),
          "gate": (["batch_size", "dim_x"], f, 1.0)},
         {"output": (["batch_size", "num_tokens", "dim_x"], f)},
-        _body(_MOCHI_RESIDUAL), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 3), num_tokens=(1, 7, 16, 64, 100, 128, 255, 60))),
+        _body(_MOCHI_RESIDUAL), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 3), num_tokens=(1, 7, 16, 64, 100, 128, 255, 60))),
         "L1", (), "tanh_gated_rmsnorm", gpu)
 
 
@@ -1138,7 +1134,7 @@ def _cog_workloads(text: int):
 
 
 def _cog_cpu():
-    return _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(1, 2, 1, 3, 2, 1, 4, 2),
+    return grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(1, 2, 1, 3, 2, 1, 4, 2),
                 height=(2, 2, 4, 2, 4, 3, 3, 4), width=(2, 4, 4, 3, 4, 3, 4, 6))
 
 
@@ -1307,7 +1303,7 @@ def cogvideox_attention(m) -> ProblemDraft:
         inputs,
         {"hidden_states_out": (["batch_size", "num_tokens", "hidden_size"], f),
          "encoder_hidden_states_out": (["batch_size", "text_len", "hidden_size"], f)},
-        _body(_COG_ATTN), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(2, 3, 2, 4, 2, 3, 5, 2),
+        _body(_COG_ATTN), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(2, 3, 2, 4, 2, 3, 5, 2),
                                height=(8, 8, 8, 6, 10, 6, 6, 12), width=(8, 8, 8, 8, 8, 8, 6, 8)),
         subs={"HEADS": heads}),
         "L2", ("attention", "rope_kv"), "cogvideox_attention", _cog_workloads(text))
@@ -1354,7 +1350,7 @@ def cogvideox15_patch_embed(m) -> ProblemDraft:
          "text_proj_bias": (["hidden_size"], f, 0.1),
          "proj_weight": (["hidden_size", "patch_dim"], f, patch ** -0.5), "proj_bias": (["hidden_size"], f, 0.1)},
         {"embeds": (["batch_size", "num_tokens", "hidden_size"], f)},
-        _body(_COG15_PATCH), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frame_pairs=(1, 2, 1, 3, 2, 1, 4, 2),
+        _body(_COG15_PATCH), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frame_pairs=(1, 2, 1, 3, 2, 1, 4, 2),
                                   patch_rows=(2, 2, 4, 2, 4, 3, 3, 4), patch_cols=(2, 4, 4, 3, 4, 3, 4, 6)),
         subs={"P": p, "PT": pt}),
         "L1", (), "patch_embed", gpu)
@@ -1440,7 +1436,7 @@ def wan22_a14b_self_attention(m) -> ProblemDraft:
          "width": (None, "patch columns"), "num_tokens": ("frames * height * width", "video tokens"),
          "dim": (d, "dim"), "three": (3, "shift, scale, gate")},
         inputs, {"output": (["batch_size", "frames", "height", "width", "dim"], "float32")},
-        _body(_WAN_SELF_ATTN), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(1, 2, 1, 3, 2, 1, 4, 2),
+        _body(_WAN_SELF_ATTN), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(1, 2, 1, 3, 2, 1, 4, 2),
                                     height=(2, 2, 4, 2, 4, 3, 3, 4), width=(2, 4, 4, 3, 4, 3, 4, 6)),
         subs={"HEADS": heads, "EPS": eps}),
         "L2", ("attention", "rope_kv"), "wan_self_attention", gpu, tolerance="bfloat16")
@@ -1498,7 +1494,7 @@ def wan22_ti2v_time_embedding(m) -> ProblemDraft:
          "emb2_weight": (["dim", "dim"], f, d ** -0.5), "emb2_bias": (["dim"], f, 0.1),
          "proj_weight": (["six_dim", "dim"], f, d ** -0.5), "proj_bias": (["six_dim"], f, 0.1)},
         {"e": (["batch_size", "num_tokens", "dim"], f), "e0": (["batch_size", "num_tokens", "six", "dim"], f)},
-        _body(_WAN_TIME), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(1, 2, 1, 3, 2, 1, 4, 2),
+        _body(_WAN_TIME), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), frames=(1, 2, 1, 3, 2, 1, 4, 2),
                                height=(2, 2, 4, 2, 4, 3, 3, 4), width=(2, 4, 4, 3, 4, 3, 4, 6))),
         "L2", (), "wan_time_embedding", _ti2v_workloads())
 
@@ -1557,7 +1553,7 @@ def wan22_vae_resblock(m) -> ProblemDraft:
         {"output": (["batch_size", "channels", "chunk_frames", "height", "width"], f),
          "new_cache1": (["batch_size", "channels", "two", "height", "width"], f),
          "new_cache2": (["batch_size", "channels", "two", "height", "width"], f)},
-        _body(_WAN_VAE_BLOCK), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), chunk_frames=(1, 1, 1, 2, 1, 1, 2, 1),
+        _body(_WAN_VAE_BLOCK), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), chunk_frames=(1, 1, 1, 2, 1, 1, 2, 1),
                                     height=(2, 3, 2, 3, 4, 3, 4, 5), width=(2, 4, 3, 3, 4, 4, 5, 6))),
         "L2", (), "wan_vae_resblock", gpu)
 
@@ -1594,7 +1590,7 @@ def wan22_vae_causal_conv(m) -> ProblemDraft:
          "bias": (["channels"], f, 0.1)},
         {"output": (["batch_size", "channels", "chunk_frames", "height", "width"], f),
          "new_cache": (["batch_size", "channels", "two", "height", "width"], f)},
-        _body(_WAN_VAE_CONV), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), chunk_frames=(1, 4, 1, 2, 1, 4, 2, 1),
+        _body(_WAN_VAE_CONV), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), chunk_frames=(1, 4, 1, 2, 1, 4, 2, 1),
                                    height=(2, 3, 2, 3, 4, 3, 6, 8), width=(2, 4, 3, 3, 4, 4, 6, 8))),
         "L1", (), "causal_conv3d", gpu)
 

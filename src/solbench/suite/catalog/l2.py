@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Union
 
+from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.models import model
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.naming import model_slug
@@ -245,10 +246,6 @@ def _tok(values, axis="num_tokens"):
     return [{axis: v} for v in values]
 
 
-def _zip(**axes):
-    lengths = {len(v) for v in axes.values()}
-    assert len(lengths) == 1, axes
-    return [dict(zip(axes, values)) for values in zip(*axes.values())]
 
 
 # --- the GPU tier (docs/tiers.md): upstream's scale --------------------------------------------------------
@@ -1588,7 +1585,7 @@ def gemma3_projector(m: ModelRef, workloads, *, gpu: Tier = None) -> ProblemDraf
 # --- the set ------------------------------------------------------------------------------------------------
 
 _VIT_TOKENS = (197, 394, 591, 985, 1000, 1576, 255, 64)
-_BS = _zip  # shorthand
+_BS = grid  # shorthand
 
 
 def drafts() -> list[ProblemDraft]:
@@ -1627,88 +1624,88 @@ def drafts() -> list[ProblemDraft]:
         add_rmsnorm_backward(MISTRAL_7B, (16, 64, 128, 255, 512, 1000, 2048, 4096), gpu=train),
         add_rmsnorm_backward(PHI35_MINI, (16, 64, 128, 255, 512, 1000, 2048, 4096), gpu=train),
         # attention
-        attention_block(QWEN25_7B, 1, _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 33, 64, 128, 100, 255, 200, 384)),
+        attention_block(QWEN25_7B, 1, grid(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 33, 64, 128, 100, 255, 200, 384)),
                         head_dim_key="derived.head_dim", bias=True, gpu=prefill(28)),
-        attention_block(MISTRAL_7B, 4, _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 1000)),
+        attention_block(MISTRAL_7B, 4, grid(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 1000)),
                         head_dim_key="derived.head_dim", gpu=prefill(8)),
-        attention_block(QWEN3_06B, 1, _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 1024)),
+        attention_block(QWEN3_06B, 1, grid(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 1024)),
                         qk_norm=True, gpu=prefill(16)),
-        attention_block(QWEN3_8B, 4, _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 1000)),
+        attention_block(QWEN3_8B, 4, grid(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 1000)),
                         qk_norm=True, gpu=prefill(8)),
-        attention_backward(LLAMA_32_1B, _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 1024)),
+        attention_backward(LLAMA_32_1B, grid(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 1024)),
                            gpu=prefill(32)),
-        attention_backward(QWEN3_06B, _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 768)),
+        attention_backward(QWEN3_06B, grid(batch_size=(1, 1, 2, 1, 4, 1, 2, 1), seq_len=(16, 64, 100, 256, 128, 512, 384, 768)),
                            gpu=prefill(16)),
-        whisper_cross_attention(WHISPER_SMALL, _zip(batch_size=(1, 2, 4, 1, 8, 1, 2, 3), decoder_len=(1, 1, 1, 4, 1, 32, 64, 100)),
+        whisper_cross_attention(WHISPER_SMALL, grid(batch_size=(1, 2, 4, 1, 8, 1, 2, 3), decoder_len=(1, 1, 1, 4, 1, 32, 64, 100)),
                                 gpu=whisper_decode),
         # diffusion / DiT
-        pixart_block(PIXART_SIGMA, _zip(batch_size=(1, 2, 1, 2, 1, 1, 2, 1), num_patches=(64, 64, 256, 256, 576, 900, 400, 768)),
+        pixart_block(PIXART_SIGMA, grid(batch_size=(1, 2, 1, 2, 1, 1, 2, 1), num_patches=(64, 64, 256, 256, 576, 900, 400, 768)),
                      gpu=batches({(1024,): (1, 4, 16, 32, 64, 96), (2304,): (1, 8), (3072,): (1,), (4032,): (1, 2),
                                   (4096,): (1, 2, 4, 6, 7)}, ("num_patches",))),
-        adaln_zero(SD35_MEDIUM, _zip(batch_size=(1, 2, 2, 1, 2, 4, 2, 1), num_tokens=(64, 256, 1024, 4096, 4096, 1024, 2304, 1536)),
+        adaln_zero(SD35_MEDIUM, grid(batch_size=(1, 2, 2, 1, 2, 4, 2, 1), num_tokens=(64, 256, 1024, 4096, 4096, 1024, 2304, 1536)),
                    gpu=batches({(1024,): (1, 8, 32), (2304,): (1, 4, 16), (3600,): (2,), (4096,): (4, 8, 16, 32),
                                 (8100,): (1, 2, 8)}, ("num_tokens",)) + [{"batch_size": 2, "num_tokens": 1024},
                                                                           {"batch_size": 1, "num_tokens": 4096}]),
-        adaln_zero(SD35_MEDIUM, _zip(batch_size=(1, 2, 2, 1, 2, 4, 2, 1), num_tokens=(64, 256, 1024, 4096, 2048, 1024, 1536, 1536)),
+        adaln_zero(SD35_MEDIUM, grid(batch_size=(1, 2, 2, 1, 2, 4, 2, 1), num_tokens=(64, 256, 1024, 4096, 2048, 1024, 1536, 1536)),
                    backward=True,
                    gpu=batches({(1024,): (1, 2, 8, 32), (2304,): (1, 4, 16), (3600,): (2,), (4096,): (1, 4, 8, 24),
                                 (8100,): (1, 2, 4, 8)}, ("num_tokens",))),
-        joint_attention(SD3_MEDIUM, 1, _zip(batch_size=(1, 2, 1, 1, 2, 1, 1, 1), image_tokens=(64, 64, 256, 256, 256, 576, 1024, 768),
+        joint_attention(SD3_MEDIUM, 1, grid(batch_size=(1, 2, 1, 1, 2, 1, 1, 1), image_tokens=(64, 64, 256, 256, 256, 576, 1024, 768),
                                             text_tokens=(154, 154, 154, 333, 333, 333, 154, 333)), gpu=joint),
-        joint_attention(SD35_LARGE, 2, _zip(batch_size=(1, 2, 1, 1, 2, 1, 1, 1), image_tokens=(64, 64, 256, 256, 256, 576, 1024, 768),
+        joint_attention(SD35_LARGE, 2, grid(batch_size=(1, 2, 1, 1, 2, 1, 1, 1), image_tokens=(64, 64, 256, 256, 256, 576, 1024, 768),
                                             text_tokens=(154, 154, 154, 333, 333, 333, 154, 333)), gpu=joint),
         # vision
         layerscale_mlp(DINOV2_L, _tok((257, 514, 1370, 785, 1028, 1542, 64, 1)),
                        gpu=per_image({257: (8, 16, 32, 64, 128, 256, 384, 512), 1370: (2, 3, 4, 8, 16, 32, 64, 96)})),
         layerscale_mlp(DINOV2_B, _tok((257, 514, 1370, 785, 1028, 100, 64, 900)), backward=True,
                        gpu=per_image({257: (8, 16, 32, 64, 128, 256, 384, 512), 1370: (2, 3, 4, 8, 16, 32, 64, 96)})),
-        layerscale_attention(DINOV2_B, _zip(batch_size=(1, 2, 4, 1, 8, 1, 2, 1), num_tokens=(257, 257, 257, 785, 257, 1370, 785, 1025)),
+        layerscale_attention(DINOV2_B, grid(batch_size=(1, 2, 4, 1, 8, 1, 2, 1), num_tokens=(257, 257, 257, 785, 257, 1370, 785, 1025)),
                              gpu=batches({(257,): (16, 32, 64, 128, 256, 512, 768), (785,): (4, 64),
                                           (1370,): (2, 4, 8, 16, 32, 64, 80)}, ("num_tokens",))),
-        swin_window_attention(SWIN_T, 0, _zip(batch_size=(1, 1, 2, 1, 4, 8, 1, 2), height=(14, 28, 28, 56, 56, 56, 84, 56),
+        swin_window_attention(SWIN_T, 0, grid(batch_size=(1, 1, 2, 1, 4, 8, 1, 2), height=(14, 28, 28, 56, 56, 56, 84, 56),
                                               width=(14, 28, 28, 56, 56, 56, 84, 112)),
                               gpu=batches({(56, 56): (2, 3, 16, 32, 64, 128, 256, 384, 512),
                                            (112, 112): (1, 2, 4, 16, 32, 64, 128)}, hw)),
-        swin_window_attention(SWIN_B, 2, _zip(batch_size=(1, 2, 4, 8, 16, 1, 1, 2), height=(14, 14, 14, 14, 14, 28, 42, 28),
+        swin_window_attention(SWIN_B, 2, grid(batch_size=(1, 2, 4, 8, 16, 1, 1, 2), height=(14, 14, 14, 14, 14, 28, 42, 28),
                                               width=(14, 14, 14, 14, 14, 28, 56, 42)),
                               gpu=batches({(14, 14): (32, 64, 128, 256, 512, 768, 1024, 1536),
                                            (28, 28): (2, 4, 8, 16, 32, 64, 128, 256)}, hw)),
-        sam_window_attention(SAM_B, _zip(batch_size=(1, 1, 1, 1, 2, 1, 1, 2), height=(14, 20, 32, 48, 32, 64, 40, 40),
+        sam_window_attention(SAM_B, grid(batch_size=(1, 1, 1, 1, 2, 1, 1, 2), height=(14, 20, 32, 48, 32, 64, 40, 40),
                                          width=(14, 30, 32, 48, 32, 64, 60, 40)),
                              gpu=batches({(64, 64): (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80)}, hw)),
-        convnext_block(CONVNEXT_T, 1, _zip(batch_size=(1, 2, 4, 8, 16, 1, 1, 2), height=(28, 28, 28, 28, 28, 48, 64, 40),
+        convnext_block(CONVNEXT_T, 1, grid(batch_size=(1, 2, 4, 8, 16, 1, 1, 2), height=(28, 28, 28, 28, 28, 48, 64, 40),
                                            width=(28, 28, 28, 28, 28, 48, 64, 60)),
                        gpu=batches({(28, 28): (32, 64, 96, 128, 192, 256, 384, 512),
                                     (56, 56): (1, 2, 4, 8, 16, 32, 64, 128)}, hw)),
-        convnext_block(CONVNEXT_B, 2, _zip(batch_size=(1, 2, 4, 8, 1, 2, 1, 3), height=(14, 14, 14, 14, 24, 24, 32, 14),
+        convnext_block(CONVNEXT_B, 2, grid(batch_size=(1, 2, 4, 8, 1, 2, 1, 3), height=(14, 14, 14, 14, 24, 24, 32, 14),
                                            width=(14, 14, 14, 14, 24, 24, 32, 14)), backward=True,
                        gpu=batches({(14, 14): (16, 32, 64, 128, 256, 384, 512), (24, 24): (4, 8, 16, 32, 64, 128, 192),
                                     (28, 28): (16, 64)}, hw)),
         vae_resnet_block(SDXL_VAE, 512, 512, "decoder mid / up block, ch x ch_mult[-1] = 512 channels",
-                         _zip(batch_size=(1, 1, 1, 2, 1, 1, 1, 2), height=(8, 16, 24, 16, 32, 40, 48, 32),
+                         grid(batch_size=(1, 1, 1, 2, 1, 1, 1, 2), height=(8, 16, 24, 16, 32, 40, 48, 32),
                               width=(8, 16, 24, 16, 32, 40, 48, 32)),
                          gpu=batches({(64, 64): (1, 4, 16), (96, 96): (2, 8), (128, 128): (1, 2, 3, 4, 6, 8),
                                       (128, 96): (1, 4), (96, 160): (2,), (256, 256): (1, 2)}, hw)),
         vae_resnet_block(FLUX_AE, 512, 256, "decoder up block 512 -> ch x ch_mult[1] = 256 channels",
-                         _zip(batch_size=(1, 1, 1, 2, 1, 1, 1, 2), height=(16, 32, 48, 32, 64, 40, 64, 48),
+                         grid(batch_size=(1, 1, 1, 2, 1, 1, 1, 2), height=(16, 32, 48, 32, 64, 40, 64, 48),
                               width=(16, 32, 48, 32, 64, 72, 96, 48)),
                          gpu=batches({(128, 128): (1, 2, 4, 8), (256, 256): (1, 2, 4), (256, 384): (1,),
                                       (384, 384): (1, 2), (512, 384): (1, 2), (512, 512): (1, 2, 4), (768, 768): (1,)}, hw)),
         vae_resnet_block(SDXL_VAE, 128, 128, "encoder/decoder full-resolution block, ch = 128 channels",
-                         _zip(batch_size=(1, 1, 1, 2, 1, 1, 1, 2), height=(16, 32, 48, 32, 64, 80, 96, 64),
+                         grid(batch_size=(1, 1, 1, 2, 1, 1, 1, 2), height=(16, 32, 48, 32, 64, 80, 96, 64),
                               width=(16, 32, 48, 32, 64, 80, 96, 64)), backward=True,
                          gpu=batches({(128, 128): (1, 4, 16), (256, 256): (1, 2, 4, 8), (384, 384): (1, 2),
                                       (512, 512): (1, 2, 4), (768, 768): (1,), (1024, 768): (1,), (1024, 1024): (1, 2)}, hw)),
         # speech
-        conformer_conv_module(CONFORMER_L, _zip(batch_size=(1, 1, 2, 4, 1, 8, 2, 4), num_frames=(25, 100, 250, 250, 750, 250, 500, 375)), 40,
+        conformer_conv_module(CONFORMER_L, grid(batch_size=(1, 1, 2, 4, 1, 8, 2, 4), num_frames=(25, 100, 250, 250, 750, 250, 500, 375)), 40,
                               gpu=batches({(250,): (16, 32, 64, 128, 256), (750,): (2, 8, 16, 32, 64, 128),
                                            (1500,): (1, 4, 16, 32, 80)}, ("num_frames",))),
-        conformer_conv_module(FASTCONFORMER_XL, _zip(batch_size=(1, 1, 2, 4, 1, 8, 2, 4), num_frames=(13, 50, 125, 125, 375, 125, 250, 188)), 80,
+        conformer_conv_module(FASTCONFORMER_XL, grid(batch_size=(1, 1, 2, 4, 1, 8, 2, 4), num_frames=(13, 50, 125, 125, 375, 125, 250, 188)), 80,
                               gpu=batches({(125,): (16, 32, 64, 128, 256), (375,): (2, 8, 16, 32, 64, 128),
                                            (750,): (1, 4, 16, 48, 80)}, ("num_frames",))),
         whisper_conv_stem(WHISPER_BASE, _tok((1, 2, 3, 4, 5, 6, 7, 8), "batch_size"),
                           gpu=_tok((1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 224, 256), "batch_size")),
-        whisper_cross_attention(WHISPER_LV3, _zip(batch_size=(1, 2, 1, 1, 2, 1, 3, 4), decoder_len=(1, 1, 4, 32, 16, 100, 1, 1)),
+        whisper_cross_attention(WHISPER_LV3, grid(batch_size=(1, 2, 1, 1, 2, 1, 3, 4), decoder_len=(1, 1, 4, 32, 16, 100, 1, 1)),
                                 gpu=whisper_decode),
         # MoE, MLA
         moe_block(QWEN3_30B_A3B, 16, _tok((1, 4, 16, 64, 128, 255, 512, 1000)), gpu=_tok(MOE_TOKENS_128_EXPERTS)),
@@ -1723,7 +1720,7 @@ def drafts() -> list[ProblemDraft]:
                          gpu=_tok((32, 256, 1024, 2048, 3000, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 55296,
                                    65536, 98304, 131072), "batch_size")),
         # video, multimodal
-        wan_self_attention(WAN21_13B, _zip(batch_size=(1, 1, 1, 2, 1, 1, 1, 1), frames=(1, 2, 3, 2, 5, 1, 4, 21),
+        wan_self_attention(WAN21_13B, grid(batch_size=(1, 1, 1, 2, 1, 1, 1, 1), frames=(1, 2, 3, 2, 5, 1, 4, 21),
                                            height=(8, 8, 12, 12, 10, 30, 15, 4), width=(8, 8, 12, 16, 16, 36, 20, 6)),
                            gpu=WAN_480P),
         qwen_vl_merger(QWEN25_VL_7B, _tok((16, 36, 64, 100, 144, 256, 300, 391), "num_merged"),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import tiered
@@ -42,8 +43,6 @@ PHI35_MINI = model("Phi-3.5-mini-instruct", "microsoft/Phi-3.5-mini-instruct", "
                     "original_max_position_embeddings": 4096, "max_position_embeddings": 131072})
 
 
-def _zip(**axes: tuple[int, ...]) -> list[dict[str, int]]:
-    return [dict(zip(axes, values)) for values in zip(*axes.values())]
 
 
 def _yarn_softmax_scale(m) -> float:
@@ -87,9 +86,9 @@ def mla_prefill(m) -> ProblemDraft:
          "k_pe": (["batch_size", "seq_len", "rope_dim"], "bfloat16", 1.0),
          "kv_b_proj": (["kv_b_dim", "kv_lora_rank"], "bfloat16", rank ** -0.5)},
         {"output": (["batch_size", "seq_len", "out_dim"], "bfloat16")},
-        body(_MLA_PREFILL), _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), seq_len=(8, 16, 24, 33, 64, 48, 100, 128)),
+        body(_MLA_PREFILL), grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), seq_len=(8, 16, 24, 33, 64, 48, 100, 128)),
         subs={"NOPE": nope, "ROPE": rope, "VDIM": vdim, "SCALE": scale})
-    gpu = _zip(batch_size=(1, 1, 1, 2, 1, 4, 1, 2, 1, 8, 1, 2, 4, 1, 2, 1),
+    gpu = grid(batch_size=(1, 1, 1, 2, 1, 4, 1, 2, 1, 8, 1, 2, 4, 1, 2, 1),
                seq_len=(512, 1000, 1024, 1024, 2048, 1024, 3000, 2048, 4096, 1024, 6144, 4096, 2560, 8192, 6000, 16384))
     return tiered(d, gpu, extra_tags=["family:mla", "family:attention"])
 
@@ -131,9 +130,9 @@ def mla_absorbed_decode(m) -> ProblemDraft:
          "kpe_cache": (["batch_size", "context_len", "rope_dim"], "bfloat16", 1.0),
          "kv_b_proj": (["kv_b_dim", "kv_lora_rank"], "bfloat16", rank ** -0.5)},
         {"output": (["batch_size", "out_dim"], "bfloat16")},
-        body(_MLA_DECODE), _zip(batch_size=(1, 1, 2, 4, 3, 8, 16, 32), context_len=(16, 100, 64, 128, 255, 256, 512, 200)),
+        body(_MLA_DECODE), grid(batch_size=(1, 1, 2, 4, 3, 8, 16, 32), context_len=(16, 100, 64, 128, 255, 256, 512, 200)),
         subs={"NOPE": nope, "VDIM": vdim, "RANK": rank, "SCALE": scale})
-    gpu = _zip(batch_size=(1, 1, 4, 8, 16, 1, 32, 64, 16, 128, 64, 256, 32, 128, 512, 64),
+    gpu = grid(batch_size=(1, 1, 4, 8, 16, 1, 32, 64, 16, 128, 64, 256, 32, 128, 512, 64),
                context_len=(1024, 4096, 2048, 1000, 1024, 16384, 2048, 1024, 8192, 2048, 4096, 1024, 16384, 4096,
                             2048, 32768))
     return tiered(d, gpu, extra_tags=["family:mla", "family:attention"])
@@ -211,10 +210,10 @@ def longrope_qkv(m) -> ProblemDraft:
         {"query": (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16"),
          "key": (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16"),
          "value": (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16")},
-        body(_LONGROPE), _zip(batch_size=(1, 1, 2, 1, 4, 1, 1, 2), seq_len=(16, 64, 100, 255, 128, 512, 4097, 200)),
+        body(_LONGROPE), grid(batch_size=(1, 1, 2, 1, 4, 1, 1, 2), seq_len=(16, 64, 100, 255, 128, 512, 4097, 200)),
         subs={"HEADS": heads, "D": dim, "THETA": float(m.config["rope_theta"]),
               "ATTN_FACTOR": attention_factor})
-    gpu = _zip(batch_size=(1, 4, 1, 8, 2, 1, 16, 4, 1, 2, 1, 8, 1, 2, 1, 1),
+    gpu = grid(batch_size=(1, 4, 1, 8, 2, 1, 16, 4, 1, 2, 1, 8, 1, 2, 1, 1),
                seq_len=(1024, 512, 4096, 1024, 4096, 4100, 1024, 4096, 8192, 8192, 16384, 4096, 32768, 16384, 65536,
                         131072))
     return tiered(d, gpu, extra_tags=["family:rope_kv"])

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 
+from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import tiered
@@ -110,8 +111,6 @@ def _seqs(pairs, *, per_chunk: int = 0):
     return [{"batch_size": b, "seq_len": t} for b, t in pairs]
 
 
-def _zip(**axes):
-    return [dict(zip(axes, values)) for values in zip(*axes.values())]
 
 
 # ================================ Mamba2 (SSD) ==========================================================
@@ -141,7 +140,7 @@ def mamba2_segsum(m) -> ProblemDraft:
          "chunk_size": (chunk, "chunk_size")},
         {"dA": (["batch_size", "num_heads", "num_chunks", "chunk_size"], "float32", _NEG_DA)},
         {"L": (["batch_size", "num_heads", "num_chunks", "chunk_size", "chunk_size"], "float32")},
-        body(_SEGSUM), _zip(batch_size=(1, 1, 2, 1, 3, 2, 4, 5), num_chunks=(1, 2, 1, 3, 1, 2, 1, 1))),
+        body(_SEGSUM), grid(batch_size=(1, 1, 2, 1, 3, 2, 4, 5), num_chunks=(1, 2, 1, 3, 1, 2, 1, 1))),
         "L1", "segsum", _seqs(SHORT_SEQUENCES, per_chunk=chunk))
 
 
@@ -180,7 +179,7 @@ def mamba2_chunk_diag(m) -> ProblemDraft:
          "B": (["batch_size", "num_chunks", "chunk_size", "num_groups", "state_size"], "bfloat16", 1.0),
          "C": (["batch_size", "num_chunks", "chunk_size", "num_groups", "state_size"], "bfloat16", 1.0)},
         {"y_diag": (["batch_size", "num_chunks", "chunk_size", "num_heads", "head_dim"], "bfloat16")},
-        body(_CHUNK_DIAG), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 4), num_chunks=(1, 2, 1, 3, 4, 2, 1, 1))),
+        body(_CHUNK_DIAG), grid(batch_size=(1, 1, 2, 1, 1, 2, 3, 4), num_chunks=(1, 2, 1, 3, 4, 2, 1, 1))),
         "L1", "chunk_diag", _seqs(TRAIN_SEQUENCES, per_chunk=chunk))
 
 
@@ -213,7 +212,7 @@ def mamba2_chunk_state(m) -> ProblemDraft:
                        f"torch.cumsum({_NEG_DA}, dim=-1)"),
          "B": (["batch_size", "num_chunks", "chunk_size", "num_groups", "state_size"], "bfloat16", 1.0)},
         {"states": (["batch_size", "num_chunks", "num_heads", "head_dim", "state_size"], "float32")},
-        body(_CHUNK_STATE), _zip(batch_size=(1, 1, 2, 1, 3, 2, 4, 5), num_chunks=(1, 2, 1, 3, 1, 2, 1, 1))),
+        body(_CHUNK_STATE), grid(batch_size=(1, 1, 2, 1, 3, 2, 4, 5), num_chunks=(1, 2, 1, 3, 1, 2, 1, 1))),
         "L1", "chunk_state", _seqs(TRAIN_SEQUENCES, per_chunk=chunk))
 
 
@@ -248,7 +247,7 @@ def mamba2_state_passing(m) -> ProblemDraft:
          "initial_states": (["batch_size", "num_heads", "head_dim", "state_size"], "float32", 1.0)},
         {"entering_states": (["batch_size", "num_chunks", "num_heads", "head_dim", "state_size"], "float32"),
          "final_state": (["batch_size", "num_heads", "head_dim", "state_size"], "float32")},
-        body(_STATE_PASSING), _zip(batch_size=(1, 1, 2, 1, 2, 1, 4, 2), num_chunks=(2, 4, 2, 8, 4, 16, 2, 8))),
+        body(_STATE_PASSING), grid(batch_size=(1, 1, 2, 1, 2, 1, 4, 2), num_chunks=(2, 4, 2, 8, 4, 16, 2, 8))),
         "L1", "state_passing", _seqs(TRAIN_SEQUENCES, per_chunk=m.config["chunk_size"]))
 
 
@@ -315,7 +314,7 @@ def mamba2_chunk_scan(m, name: str, *, tp: int = 1) -> ProblemDraft:
         {"y": (["batch_size", "seq_len", "num_heads", "head_dim"], "bfloat16"),
          "final_state": (["batch_size", "num_heads", "head_dim", "state_size"], "float32")},
         body(_CHUNK_SCAN).replace("@CHUNK@", str(chunk)),
-        _zip(batch_size=(1, 1, 2, 1, 3, 2, 4, 5),
+        grid(batch_size=(1, 1, 2, 1, 3, 2, 4, 5),
              seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 1, 2, 1, 1)))),
         "L2", "chunk_scan", _seqs(TRAIN_SEQUENCES))
 
@@ -395,7 +394,7 @@ def mamba2_mixer_scan(m) -> ProblemDraft:
          "D": (["num_heads"], "float32", "torch.rand(shape, device=device) + 0.5"),
          "norm_weight": (["d_inner"], "bfloat16", _UNIT + " + 0.5")},
         {"output": (["batch_size", "seq_len", "d_inner"], "bfloat16")},
-        body(reference), _zip(batch_size=(1, 1, 2, 1, 2, 1, 3, 4),
+        body(reference), grid(batch_size=(1, 1, 2, 1, 2, 1, 3, 4),
                               seq_len=tuple(chunk * k for k in (1, 2, 1, 3, 2, 4, 1, 1)))),
         "L2", "mixer_scan", _seqs(TRAIN_SEQUENCES))
 
@@ -469,7 +468,7 @@ def causal_conv1d(m, name: str, channels: int, kernel: int, channels_text: str, 
         "layout [batch, channels, seq_len]; bf16, fp32 inside.",
         {"batch_size": None, "seq_len": None, "channels": (channels, channels_text), "kernel_size": (kernel, "conv kernel")},
         inputs, {"out": (["batch_size", "channels", "seq_len"], "bfloat16")}, body(reference),
-        _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 3), seq_len=(1, 16, 64, 127, 128, 512, 255, 100))),
+        grid(batch_size=(1, 1, 2, 1, 4, 1, 2, 3), seq_len=(1, 16, 64, 127, 128, 512, 255, 100))),
         "L1", "causal_conv1d", _seqs(TRAIN_SEQUENCES))
 
 
@@ -538,7 +537,7 @@ def causal_conv1d_backward(m) -> ProblemDraft:
         {"grad_x": (["batch_size", "channels", "seq_len"], "bfloat16"),
          "grad_weight": (["channels", "kernel_size"], "float32"),
          "grad_bias": (["channels"], "float32")},
-        body(_CONV1D_BWD), _zip(batch_size=(1, 1, 2, 1, 4, 1, 2, 3), seq_len=(16, 64, 64, 127, 128, 512, 255, 100)),
+        body(_CONV1D_BWD), grid(batch_size=(1, 1, 2, 1, 4, 1, 2, 3), seq_len=(16, 64, 64, 127, 128, 512, 255, 100)),
         backward=True),
         "L1", "causal_conv1d_backward", _seqs(TRAIN_SEQUENCES))
 
@@ -712,7 +711,7 @@ def selective_scan(m) -> ProblemDraft:
          "z": (["batch_size", "d_inner", "seq_len"], "bfloat16", 1.0),
          "delta_bias": (["d_inner"], "float32", _DT_BIAS)},
         {"y": (["batch_size", "d_inner", "seq_len"], "bfloat16")},
-        body(_SELECTIVE_SCAN), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 2), seq_len=(64, 96, 64, 128, 100, 128, 64, 80))),
+        body(_SELECTIVE_SCAN), grid(batch_size=(1, 1, 2, 1, 1, 2, 3, 2), seq_len=(64, 96, 64, 128, 100, 128, 64, 80))),
         "L1", "selective_scan", _seqs(STEP_SEQUENCES))
 
 
@@ -812,7 +811,7 @@ def jamba_ssm_block(m) -> ProblemDraft:
                    "* (torch.rand(shape, device=device) * 0.5 + 0.75))"),
          "D": (["d_inner"], "float32", "torch.rand(shape, device=device) + 0.5")},
         {"output": (["batch_size", "seq_len", "d_inner"], "bfloat16")},
-        body(reference), _zip(batch_size=(1, 1, 2, 1, 1, 2, 3, 2), seq_len=(64, 96, 64, 128, 100, 128, 64, 80))),
+        body(reference), grid(batch_size=(1, 1, 2, 1, 1, 2, 3, 2), seq_len=(64, 96, 64, 128, 100, 128, 64, 80))),
         "L2", "mamba1_block", _seqs(STEP_SEQUENCES))
 
 
@@ -900,7 +899,7 @@ def gated_delta_rule_chunked(m) -> ProblemDraft:
         {"output": (["batch_size", "seq_len", "num_v_heads", "head_v_dim"], "bfloat16"),
          "final_state": (["batch_size", "num_v_heads", "head_k_dim", "head_v_dim"], "float32")},
         body(_L2NORM + "\n\n" + _CHUNK_GDR),
-        _zip(batch_size=(1, 1, 2, 1, 1, 2, 1, 4), seq_len=(1, 37, 64, 100, 128, 127, 256, 64))),
+        grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 4), seq_len=(1, 37, 64, 100, 128, 127, 256, 64))),
         "L2", "gated_delta_rule", _seqs(TRAIN_SEQUENCES))
 
 
@@ -1107,7 +1106,7 @@ def wkv7(m) -> ProblemDraft:
          "state": (["batch_size", "num_heads", "head_dim", "head_dim"], "float32", 0.5)},
         {"y": (["batch_size", "seq_len", "num_heads", "head_dim"], "float32"),
          "final_state": (["batch_size", "num_heads", "head_dim", "head_dim"], "float32")},
-        body(_WKV7), _zip(batch_size=(1, 1, 2, 1, 1, 2, 4, 1), seq_len=(1, 16, 32, 64, 100, 64, 16, 128))),
+        body(_WKV7), grid(batch_size=(1, 1, 2, 1, 1, 2, 4, 1), seq_len=(1, 16, 32, 64, 100, 64, 16, 128))),
         "L1", "wkv7", _seqs(STEP_SEQUENCES))
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.l1.common import slug
 from solbench.suite.catalog.l2 import body, draft, layerscale_attention, sam_window_attention
 from solbench.suite.catalog.models import model
@@ -126,10 +127,6 @@ def two_tiers(d: ProblemDraft, set_name: str, families, cpu: list[dict[str, int]
                   name=name or d.name, extra_tags=tags + list(d.extra_tags))
 
 
-def _zip(**axes):
-    lengths = {len(v) for v in axes.values()}
-    assert len(lengths) == 1, axes
-    return [dict(zip(axes, values)) for values in zip(*axes.values())]
 
 
 def _pairs(triples):
@@ -590,7 +587,7 @@ def qwen3_vl_deepstack_inject(m) -> ProblemDraft:
     d = m.config["text_config.hidden_size"]
     mask = ("torch.zeros(shape, dtype=torch.bool, device=device).index_fill_(1, "
             "torch.arange(16, 16 + a['image_tokens'], device=device), True)")
-    gpu = _zip(batch_size=(1, 1, 2, 1, 4, 2, 1, 8, 4, 2, 1, 8, 4, 2, 8, 4),
+    gpu = grid(batch_size=(1, 1, 2, 1, 4, 2, 1, 8, 4, 2, 1, 8, 4, 2, 8, 4),
                image_tokens=(256, 1024, 1024, 4096, 1024, 4096, 8192, 1024, 4096, 8192, 16384, 4096, 8192, 16384,
                              8192, 16384))
     d0 = draft(
@@ -606,7 +603,7 @@ def qwen3_vl_deepstack_inject(m) -> ProblemDraft:
          "visual_pos_masks": (["batch_size", "seq_len"], "bool", mask),
          "visual_embeds": (["num_visual", "hidden_size"], "bfloat16", 1.0)},
         {"output": (["batch_size", "seq_len", "hidden_size"], "bfloat16")}, _DEEPSTACK_INJECT, gpu)
-    cpu = _zip(batch_size=(1, 1, 2, 1, 3, 2, 1, 4), image_tokens=(4, 16, 16, 64, 25, 100, 200, 36))
+    cpu = grid(batch_size=(1, 1, 2, 1, 3, 2, 1, 4), image_tokens=(4, 16, 16, 64, 25, 100, 200, 36))
     return two_tiers(d0, "L1", [], cpu, kernel="deepstack_inject")
 
 
@@ -722,8 +719,8 @@ def internvl_projector(m) -> ProblemDraft:
     llm, size = m.config["llm_config.hidden_size"], m.config["force_image_size"]
     c = INTERNVIT_WIDTH
     side = size // 14
-    gpu = _zip(num_tiles=(1, 2, 3, 5, 7, 9, 13, 16, 26, 32, 39, 52, 64, 78, 104, 130), patch_side=(side,) * 16)
-    cpu = _zip(num_tiles=(1, 1, 2, 1, 3, 2, 1, 4), patch_side=(2, 4, 2, 6, 4, 6, 8, 2))
+    gpu = grid(num_tiles=(1, 2, 3, 5, 7, 9, 13, 16, 26, 32, 39, 52, 64, 78, 104, 130), patch_side=(side,) * 16)
+    cpu = grid(num_tiles=(1, 1, 2, 1, 3, 2, 1, 4), patch_side=(2, 4, 2, 6, 4, 6, 8, 2))
     d0 = draft(
         m, f"{slug(m)}_pixel_shuffle_projector_c{c}_h{llm}", "pixel_shuffle_projector",
         f"{m.name} vision-to-language projector (extract_feature + mlp1): the InternViT output of each "
@@ -758,8 +755,8 @@ def llava_projector(m) -> ProblemDraft:
     v, t = m.config["vision_config.hidden_size"], m.config["text_config.hidden_size"]
     side = m.config["vision_config.image_size"] // m.config["vision_config.patch_size"]
     f16 = "float16"
-    gpu = _zip(num_images=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192), patch_side=(side,) * 16)
-    cpu = _zip(num_images=(1, 2, 1, 3, 1, 2, 4, 1), patch_side=(2, 2, 4, 4, 6, 6, 2, 8))
+    gpu = grid(num_images=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192), patch_side=(side,) * 16)
+    cpu = grid(num_images=(1, 2, 1, 3, 1, 2, 4, 1), patch_side=(2, 2, 4, 4, 6, 6, 2, 8))
     d0 = draft(
         m, f"{slug(m)}_mm_projector_v{v}_t{t}", "mm_projector",
         f"{m.name} multimodal projector (LlavaMultiModalProjector, projector_hidden_act gelu): the CLIP ViT-L/14-336 "
@@ -1049,10 +1046,10 @@ def dinov2_swiglu_ffn(m, *, backward: bool = False) -> ProblemDraft:
 
 
 def dinov2_small_attention(m) -> ProblemDraft:
-    gpu = _zip(batch_size=(1, 2, 4, 8, 16, 32, 64, 128, 192, 256, 1, 16, 64, 256, 512, 1024),
+    gpu = grid(batch_size=(1, 2, 4, 8, 16, 32, 64, 128, 192, 256, 1, 16, 64, 256, 512, 1024),
                num_tokens=(1370,) * 10 + (257,) * 6)
     d0 = layerscale_attention(m, gpu)
-    cpu = _zip(batch_size=(1, 1, 2, 1, 2, 1, 3, 1), num_tokens=(5, 17, 17, 37, 50, 65, 26, 101))
+    cpu = grid(batch_size=(1, 1, 2, 1, 2, 1, 3, 1), num_tokens=(5, 17, 17, 37, 50, 65, 26, 101))
     return two_tiers(d0, "L2", ["attention"], cpu, kernel="vit_attention",
                      name=f"{slug(m)}_layerscale_attention_h{m.config['hidden_size']}_heads{m.config['num_attention_heads']}")
 
