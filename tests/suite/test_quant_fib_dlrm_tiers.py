@@ -17,6 +17,10 @@ def drafts():
     return [d for module in (quant, fib, dlrm) for d in module.drafts()]
 
 
+REAL_RUN_SIZED = {"llama-3-1-70b_chain_speculative_sampling_v128256"}
+"""Problems whose T_SOL needs a real run (the work depends on values): their GPU tier stops at 256 MiB of inputs."""
+
+
 def _bytes(draft, axes):
     from solbench.spec.definition import Definition
     from solbench.spec.problem import Problem
@@ -34,7 +38,8 @@ def test_every_problem_has_a_gpu_tier_at_scale_and_keeps_its_small_workloads_for
             assert len({tuple(sorted(w.items())) for w in tier}) == len(tier), d.name
         biggest = max(_bytes(d, w) for w in d.workloads)
         assert biggest < 16 * GB, d.name
-        assert biggest > 10 * max(_bytes(d, w) for w in d.cpu_workloads) or biggest >= 0.4 * GB, d.name
+        if d.name not in REAL_RUN_SIZED:
+            assert biggest > 10 * max(_bytes(d, w) for w in d.cpu_workloads) or biggest >= 0.4 * GB, d.name
         large += biggest >= 0.4 * GB
     assert large >= 0.85 * len(drafts)  # routers and the bottom MLP are small at any real batch
 
@@ -71,7 +76,7 @@ def _module(draft, tmp_path):
 def test_paged_append_returns_the_written_slots_that_rebuild_the_whole_cache_update(drafts, tmp_path):
     import torch
 
-    draft = next(d for d in drafts if d.name.startswith("qwen2.5-7b_append_paged_kv_cache"))
+    draft = next(d for d in drafts if d.name.startswith("qwen2-5-7b_append_paged_kv_cache"))
     assert set(draft.outputs) == {"slot_indices", "k_rows", "v_rows"}
     assert not {"k_cache", "v_cache"} & set(draft.inputs)
     module = _module(draft, tmp_path)

@@ -55,7 +55,7 @@ def test_every_model_has_a_problem_and_the_families_and_tiers_hold():
 @pytest.mark.slow
 def test_qwen25_vl_window_index_matches_transformers():
     vision_utils = pytest.importorskip("transformers.vision_utils")
-    ns = _module("qwen25-vl-3b-instruct_vision_window_attention")
+    ns = _module("qwen2-5-vl-3b-instruct_vision_window_attention")
     grid = torch.tensor([[1, 8, 12], [1, 6, 4], [1, 16, 16]])
     index, cu = ns["_window_index"](grid, 2, 4)
     index_hf, cu_hf = vision_utils.get_vision_window_index(grid, 2, 112, 14)
@@ -68,7 +68,7 @@ def test_qwen25_vl_mrope_matches_transformers():
     q25 = pytest.importorskip("transformers.models.qwen2_5_vl.modeling_qwen2_5_vl")
     from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLTextConfig
 
-    ns = _module("qwen25-vl-3b-instruct_mrope")
+    ns = _module("qwen2-5-vl-3b-instruct_mrope")
     config = Qwen2_5_VLTextConfig(hidden_size=2048, num_attention_heads=16, num_key_value_heads=2,
                                   rope_parameters={"rope_type": "default", "rope_theta": 1e6,
                                                    "mrope_section": [16, 24, 24]})
@@ -134,10 +134,10 @@ def test_mllama_position_embedding_and_tile_mask_match_transformers():
     torch.manual_seed(0)
     module.gate.data = torch.tensor([0.7])
     x, ids = torch.randn(3, 4, 5, 16), torch.tensor([1, 5, 8])
-    run = _module("llama-32-11b-vision-instruct_vision_tile_position_embedding")["run"]
+    run = _module("llama-3-2-11b-vision-instruct_vision_tile_position_embedding")["run"]
     _close(run(x, ids, module.embedding, module.tile_embedding.weight, module.gate), module(x, ids))
     # the gated tile attention's mask: the reference builds _prepare_aspect_ratio_attention_mask
-    ns = _module("llama-32-11b-vision-instruct_vision_gated_tile_attention")
+    ns = _module("llama-3-2-11b-vision-instruct_vision_gated_tile_attention")
     b, padded, d = 2, 8, 16
     hidden = torch.randn(b, 4, padded, d)
     ratio_mask = torch.tensor([[1, 1, 0, 0], [1, 0, 0, 0]])
@@ -183,7 +183,7 @@ def test_wav2vec2_pos_conv_and_hubert_feature_encoder_match_transformers():
     x = torch.randn(2, 150, 64)
     g = conv.conv.parametrizations.weight.original0.detach()
     v = conv.conv.parametrizations.weight.original1.detach()
-    run = _module("wav2vec-20-large-lv-60-self-training_pos_conv_embedding")["run"]
+    run = _module("wav2vec-2-0-large-lv-60-self-training_pos_conv_embedding")["run"]
     with torch.no_grad():
         _close(run(x, v, g, conv.conv.bias), x + conv(x))
 
