@@ -23,14 +23,15 @@ def write_reference(folder: Path, reference: str) -> Path:
     return path
 
 
-def reference_mismatch(folder: Path) -> Optional[str]:
-    """Why the folder's reference.py and its definition's ``reference`` differ; None where they agree or
-    there is no reference.py."""
+def reference_mismatch(folder: Path, reference: Optional[str] = None) -> Optional[str]:
+    """Why the folder's reference.py and its definition's ``reference`` (read from definition.json unless the
+    caller has it loaded) differ; None where they agree or there is no reference.py."""
     path = Path(folder) / REFERENCE_FILE
     if not path.is_file():
         return None
-    definition = json.loads((Path(folder) / "definition.json").read_text(encoding="utf-8"))
-    if definition.get("reference") == path.read_text(encoding="utf-8"):
+    if reference is None:
+        reference = json.loads((Path(folder) / "definition.json").read_text(encoding="utf-8")).get("reference")
+    if reference == path.read_text(encoding="utf-8"):
         return None
     return (f"{path} differs from the 'reference' of {path.parent / 'definition.json'}: run "
             f"`solbench suite sync-references {path.parent}` after editing reference.py (recipe problems: edit "

@@ -76,7 +76,7 @@ def validate_problem(folder: Path, hardware: HardwareSpec, tier: str = "all") ->
     for warning in problem.warnings:
         report.add("load", warning, "warning")
     _check_duplicate_workloads(problem, report)
-    mismatch = reference_mismatch(folder)
+    mismatch = reference_mismatch(folder, problem.definition.reference)
     if mismatch:
         report.add("reference", mismatch)
     _check_pass_and_op_type(problem, report)
