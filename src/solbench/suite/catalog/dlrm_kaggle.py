@@ -10,7 +10,7 @@ training mini_batch_size 128 to the test_mini_batch_size 16384 and beyond (GPU t
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import slug
+from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.l2 import draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.vision_language import two_tiers

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from solbench.suite.catalog.l1.common import slug
+from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.models import model
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 
 from solbench.suite.catalog.shapes import grid
-from solbench.suite.catalog.l1.common import slug
+from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import tiered

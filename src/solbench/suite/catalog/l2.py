@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Union
 
+from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.models import model
 from solbench.suite.draft import ModelRef, ProblemDraft
-from solbench.suite.naming import model_slug
 from solbench.suite.tolerances import tolerance_for
 
 # --- models (values copied from solbench/suite/data/model-configs.json) ------------------------------------------
@@ -149,11 +149,6 @@ DLRM_MLPERF = model("DLRM (MLPerf Training v0.7-v2.1 reference, Criteo Terabyte,
 
 
 # --- building blocks ------------------------------------------------------------------------------------
-
-def slug(m: ModelRef) -> str:
-    """The model's part of a problem name (suite.naming)."""
-    return model_slug(m.name)
-
 
 AxisSpec = Union[int, None, str, tuple]
 InputSpec = tuple

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from solbench.suite.catalog.l1.common import slug
+from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import tiered

@@ -30,6 +30,7 @@ expert-parallel degrees from EP=1), ``workload.cpu.jsonl`` 8 small ones that run
 
 from __future__ import annotations
 
+from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.models import model
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
@@ -264,7 +265,7 @@ def rmsnorm_quant(m, *, add: bool) -> ProblemDraft:
     outputs["x_sf"] = _t(["num_tokens", "hidden_size_blocks"], "float8_e4m3fn", "block scales, linear layout")
     text = ("the residual add (residual_out = hidden_states + residual, in bf16) and " if add else "")
     return _draft(
-        m, f"{_slug(m)}_nvfp4_{'add_' if add else ''}rmsnorm_quant_h{h}", what,
+        m, f"{slug(m)}_nvfp4_{'add_' if add else ''}rmsnorm_quant_h{h}", what,
         f"{m.name} served in NVFP4: {text}the RMSNorm before a quantised GEMM (hidden_size {h}, rms_norm_eps {eps}) "
         "fused with the quantisation of its output to NVFP4 with the GEMM's static input_scale (TensorRT-LLM's "
         "fused RMSNorm + FP4 quant, FlashInfer rmsnorm_fp4quant): the normalised value stays fp32 until it is "
@@ -295,7 +296,7 @@ def run(gate_up, input_scale):
 def silu_mul_quant(m) -> ProblemDraft:
     h, i = m.config["hidden_size"], m.config["intermediate_size"]
     return _draft(
-        m, f"{_slug(m)}_nvfp4_silu_mul_quant_i{i}", "silu_mul_quant_fp4",
+        m, f"{slug(m)}_nvfp4_silu_mul_quant_i{i}", "silu_mul_quant_fp4",
         f"{m.name} NVFP4 MLP between its GEMMs (hidden_size {h}, intermediate_size {i}, hidden_act silu): the "
         "gate_up GEMM's bf16 output [num_tokens, 2 x 14336] goes through SwiGLU, silu(gate) * up in fp32, and is "
         "quantised to NVFP4 with down_proj's static input_scale (vLLM silu_and_mul_nvfp4_quant, TensorRT-LLM's "
@@ -331,7 +332,7 @@ def run(key, value, k_scale, v_scale):
 def kv_quant(m) -> ProblemDraft:
     hkv, d = m.config["num_key_value_heads"], m.config["derived.head_dim"]
     return _draft(
-        m, f"{_slug(m)}_nvfp4_kv_cache_quant_kv{hkv}_d{d}", "kv_cache_quant_fp4",
+        m, f"{slug(m)}_nvfp4_kv_cache_quant_kv{hkv}_d{d}", "kv_cache_quant_fp4",
         f"{m.name} with an NVFP4 KV cache (TensorRT-LLM on Blackwell): the K and V of the step's new tokens, "
         f"[num_tokens, {hkv} (num_key_value_heads), {d} (head_dim)] in bf16, quantised with the cache's static "
         "k_scale / v_scale, one E4M3 scale per 16 elements of head_dim. Only the new tokens are written: the "
@@ -410,7 +411,7 @@ def nvfp4_linear(m, name: str, op_type: str, description: str, k: int, n: int, *
         if epilogue == "bias_gelu":
             inputs["bias"] = _t(["out_features"], "bfloat16")
     tolerance = GEMM_QUANT_TOLERANCE if epilogue == "relu2_quant" else BF16
-    return _draft(m, f"{_slug(m)}_{name}", op_type, description, axes, inputs, outputs,
+    return _draft(m, f"{slug(m)}_{name}", op_type, description, axes, inputs, outputs,
                   _linear_reference(epilogue, tuple(split.values()) if split else ()),
                   _tokens(gpu), _tokens(cpu), tolerance=tolerance, tags=["kernel:gemm_fp4", *tags])
 
@@ -445,7 +446,7 @@ def gated_mlp(m, tp: int) -> ProblemDraft:
     h, inter = m.config["hidden_size"], m.config["intermediate_size"]
     i = inter // tp
     return _draft(
-        m, f"{_slug(m)}_nvfp4_swiglu_mlp_h{h}_i{i}_tp{tp}", "mlp_fp4",
+        m, f"{slug(m)}_nvfp4_swiglu_mlp_h{h}_i{i}_tp{tp}", "mlp_fp4",
         f"{m.name} gated MLP in NVFP4 (ModelOpt NVFP4 checkpoint format), tensor-parallel shard TP={tp}: "
         f"hidden_size {h}, intermediate_size {inter} / {tp} = {i} per rank (gate_up column-parallel, down_proj "
         "row-parallel, so the output is this rank's partial sum before the all-reduce). x is quantised with "
@@ -537,7 +538,7 @@ def moe_experts(m, gpu_pairs, cpu_pairs) -> ProblemDraft:
     act = "silu(gate) * up (fc1 = [gate | up], 2 x moe_intermediate_size rows)" if gated else \
         "relu(fc1 x)^2 (mlp_hidden_act relu2, non-gated experts)"
     return _draft(
-        m, f"{_slug(m)}_nvfp4_moe_experts_e{e}_k{k}_h{h}_i{i}", "moe_fp4",
+        m, f"{slug(m)}_nvfp4_moe_experts_e{e}_k{k}_h{h}_i{i}", "moe_fp4",
         f"{m.name} MoE experts in NVFP4 (FlashInfer cutlass_fused_moe / TensorRT-LLM NVFP4 MoE) on one rank of "
         f"expert parallelism: num_experts {e}, num_experts_per_tok {k}, hidden_size {h}, moe_intermediate_size {i}; "
         "the rank holds experts 0 .. num_local_experts-1 (num_experts / EP). The routing is given (topk_ids, "
@@ -589,7 +590,7 @@ def run(weight, weight_scale, weight_scale_2):
 def dequant_experts(m) -> ProblemDraft:
     h, i = m.config["hidden_size"], m.config["moe_intermediate_size"]
     return _draft(
-        m, f"{_slug(m)}_nvfp4_dequant_expert_down_h{h}_i{i}", "dequantize_fp4",
+        m, f"{slug(m)}_nvfp4_dequant_expert_down_h{h}_i{i}", "dequantize_fp4",
         f"{m.name} NVFP4 expert weights dequantised to bf16, as vLLM's NVFP4 emulation does on GPUs without FP4 "
         f"tensor cores before a bf16 grouped GEMM: the down_proj of num_experts experts, [hidden_size {h}, "
         f"moe_intermediate_size {i}] each, value = code x E4M3 block scale x the expert's weight_scale_2, "
@@ -601,12 +602,6 @@ def dequant_experts(m) -> ProblemDraft:
         _DEQUANT, [{"num_experts": n} for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 80, 96, 112, 128)],
         [{"num_experts": n} for n in (5, 7, 9, 10, 11, 13, 14, 15)], tolerance=BF16,
         tags=["family:moe", "kernel:dequantize_fp4"])
-
-
-def _slug(m) -> str:
-    from solbench.suite.catalog.l1.common import slug
-
-    return slug(m)
 
 
 # ================================================================================================

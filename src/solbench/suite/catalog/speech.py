@@ -22,7 +22,7 @@ takes it), and 8 small CPU-tier ones.
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import slug
+from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.l2 import draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.vision_language import two_tiers

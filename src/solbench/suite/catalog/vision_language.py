@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 
 from solbench.suite.catalog.shapes import grid
-from solbench.suite.catalog.l1.common import slug
+from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.l2 import body, draft, layerscale_attention, sam_window_attention
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import tiered

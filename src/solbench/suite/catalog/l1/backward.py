@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import (const, l1, per, scalar, slug, tensor, uses, var)
+from solbench.suite.catalog.builder import problem, slug
+from solbench.suite.catalog.l1.common import const, per, scalar, tensor, uses, var
 from solbench.suite.catalog.shapes import SMALL_TOKEN_SWEEP, TOKEN_SWEEP
 
 _RMSNORM_BACKWARD = '''import torch
@@ -122,7 +123,7 @@ def rmsnorm_backward(m):
     m = uses(m, "hidden_size", "rms_norm_eps", *(["torch_dtype"] if "torch_dtype" in m.config else []))
     hidden, eps = m.config["hidden_size"], m.config["rms_norm_eps"]
     dtype = m.config.get("torch_dtype", "bfloat16")
-    return l1(m, f"{slug(m)}_rmsnorm_backward_h{hidden}", "rmsnorm_backward",
+    return problem("L1", m, f"{slug(m)}_rmsnorm_backward_h{hidden}", "rmsnorm_backward",
               f"{m.name} RMSNorm backward over hidden_size {hidden} (rms_norm_eps {eps}): grad_input and the "
               f"weight gradient summed over tokens, statistics recomputed in fp32; {dtype} activations"
               f"{' (torch_dtype)' if 'torch_dtype' in m.config else ' (bf16 mixed-precision training)'}.",
@@ -139,7 +140,7 @@ def rmsnorm_backward(m):
 def layernorm_backward(m, *, tokens_per_image: str, tokens):
     m = uses(m, "hidden_size", "layer_norm_eps", *(["torch_dtype"] if "torch_dtype" in m.config else []))
     hidden, eps = m.config["hidden_size"], m.config["layer_norm_eps"]
-    return l1(m, f"{slug(m)}_layernorm_backward_h{hidden}", "layernorm_backward",
+    return problem("L1", m, f"{slug(m)}_layernorm_backward_h{hidden}", "layernorm_backward",
               f"{m.name} LayerNorm backward over hidden_size {hidden} (layer_norm_eps {eps}): grad_input, weight "
               f"and bias gradients, fp32; tokens are images x {tokens_per_image}.",
               axes={"num_tokens": var("Tokens in the batch"), "hidden_size": const(hidden, "hidden_size")},
@@ -155,7 +156,7 @@ def layernorm_backward(m, *, tokens_per_image: str, tokens):
 
 def linear_backward(m, *, what: str, keys, in_features: int, out_features: int, dtype: str):
     m = uses(m, *keys, "torch_dtype")
-    return l1(m, f"{slug(m)}_{what.split()[0]}_backward_{in_features}x{out_features}", "gemm_backward",
+    return problem("L1", m, f"{slug(m)}_{what.split()[0]}_backward_{in_features}x{out_features}", "gemm_backward",
               f"{m.name} {what} backward: grad_input = grad_output W and grad_weight = grad_output^T x, for "
               f"in_features {in_features}, out_features {out_features}; {dtype} (torch_dtype), fp32 accumulation.",
               axes={"num_tokens": var("Tokens in the micro-batch"), "in_features": const(in_features, "in_features"),
@@ -172,7 +173,7 @@ def attention_softmax_backward(m):
     m = uses(m, "num_attention_heads", "patch_size", "image_size", "torch_dtype")
     heads = m.config["num_attention_heads"]
     tokens = (m.config["image_size"] // m.config["patch_size"]) ** 2 + 1
-    return l1(m, f"{slug(m)}_softmax_backward_h{heads}s{tokens}", "softmax_backward",
+    return problem("L1", m, f"{slug(m)}_softmax_backward_h{heads}s{tokens}", "softmax_backward",
               f"{m.name} attention softmax backward (eager attention): grad_scores = P * (grad_P - sum(grad_P * P)) "
               f"over {heads} heads and {tokens} tokens ((image_size / patch_size)^2 + CLS); fp32 (torch_dtype).",
               axes={"batch_size": var("Images"), "num_heads": const(heads, "num_attention_heads"),
@@ -187,7 +188,7 @@ def attention_softmax_backward(m):
 def gelu_backward(m, *, tokens_per_image: int):
     m = uses(m, "intermediate_size", "patch_size")
     width = m.config["intermediate_size"]
-    return l1(m, f"{slug(m)}_gelu_backward_w{width}", "activation_backward",
+    return problem("L1", m, f"{slug(m)}_gelu_backward_w{width}", "activation_backward",
               f"{m.name} MLP GELU (erf) backward on the fc1 output of width {width} (intermediate_size): "
               f"grad_output * (Phi(x) + x phi(x)); fp32; tokens are images x {tokens_per_image} (224 px, patch_size "
               f"{m.config['patch_size']}, plus CLS).",
@@ -204,7 +205,7 @@ def gated_activation_backward(m, *, tokens=(1, 7, 16, 32, 64, 100, 128, 255)):
     m = uses(m, "intermediate_size", "hidden_act", "torch_dtype")
     act, width, dtype = m.config["hidden_act"], m.config["intermediate_size"], m.config["torch_dtype"]
     op = "swiglu" if act == "silu" else "geglu"
-    return l1(m, f"{slug(m)}_{op}_backward_i{width}", "activation_backward",
+    return problem("L1", m, f"{slug(m)}_{op}_backward_i{width}", "activation_backward",
               f"{m.name} {op.upper()} backward (hidden_act {act}): gradients of act(gate) * up with respect to gate "
               f"and up, width {width} (intermediate_size), fp32 math on {dtype} tensors (torch_dtype).",
               axes={"num_tokens": var("Tokens in the micro-batch"), "width": const(width, "intermediate_size")},
@@ -219,7 +220,7 @@ def gated_activation_backward(m, *, tokens=(1, 7, 16, 32, 64, 100, 128, 255)):
 def embedding_backward(m):
     m = uses(m, "vocab_size", "d_model", "max_target_positions")
     vocab, hidden, positions = m.config["vocab_size"], m.config["d_model"], m.config["max_target_positions"]
-    return l1(m, f"{slug(m)}_embedding_backward_v{vocab}h{hidden}", "embedding_backward",
+    return problem("L1", m, f"{slug(m)}_embedding_backward_v{vocab}h{hidden}", "embedding_backward",
               f"{m.name} decoder token-embedding backward: fp16 output gradients of each token scattered and "
               f"summed (index_add) into an fp32 vocab_size {vocab} x d_model {hidden} weight gradient; repeated ids "
               f"accumulate; batches of up to max_target_positions ({positions}) tokens per transcript.",
@@ -237,7 +238,7 @@ def embedding_backward(m):
 def cross_entropy_backward(m, *, tokens):
     m = uses(m, "vocab_size", *(["torch_dtype"] if "torch_dtype" in m.config else []))
     vocab = m.config["vocab_size"]
-    return l1(m, f"{slug(m)}_cross_entropy_backward_v{vocab}", "cross_entropy_backward",
+    return problem("L1", m, f"{slug(m)}_cross_entropy_backward_v{vocab}", "cross_entropy_backward",
               f"{m.name} cross-entropy backward over vocab_size {vocab}: (softmax(logits) - onehot(label)) * "
               "grad_loss per token, computed in fp32 from bf16 logits, written as bf16 logits gradient.",
               axes={"num_tokens": var("Tokens in the chunk"), "vocab_size": const(vocab, "vocab_size")},
@@ -253,7 +254,7 @@ def patch_embed_backward(m, *, batches):
     m = uses(m, "hidden_size", "patch_size", "image_size", "torch_dtype")
     hidden, patch, size = m.config["hidden_size"], m.config["patch_size"], m.config["image_size"]
     grid = size // patch
-    return l1(m, f"{slug(m)}_patch_embed_backward_p{patch}h{hidden}", "conv2d_backward",
+    return problem("L1", m, f"{slug(m)}_patch_embed_backward_p{patch}h{hidden}", "conv2d_backward",
               f"{m.name} patch-embedding backward when fine-tuning: weight and bias gradients of Conv2d(3, "
               f"{hidden}, kernel = stride = {patch}) on {size} px images (no input gradient: pixels need none); "
               "fp32 (torch_dtype).",

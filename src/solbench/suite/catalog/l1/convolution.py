@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import (const, expr, l1, pairs, per, slug, tensor, uses, var)
+from solbench.suite.catalog.builder import problem, slug
+from solbench.suite.catalog.l1.common import const, expr, pairs, per, tensor, uses, var
 
 _CONV = '''import torch
 import torch.nn.functional as F
@@ -53,7 +54,7 @@ def _weights(out_ch, in_ch, kernel, dtype, bias: bool) -> dict:
 def patch_embed(m, *, hidden_key: str, patch_key: str, size_key: str, dtype: str, dtype_source: str, images):
     m = uses(m, hidden_key, patch_key, size_key, *([dtype_source] if dtype_source in m.config else []))
     hidden, patch = m.config[hidden_key], m.config[patch_key]
-    return l1(m, f"{slug(m)}_patch_embed_p{patch}h{hidden}", "conv2d",
+    return problem("L1", m, f"{slug(m)}_patch_embed_p{patch}h{hidden}", "conv2d",
               f"{m.name} patch embedding: Conv2d(3, {hidden} ({hidden_key}), kernel = stride = {patch} "
               f"({patch_key})) with bias on RGB images; the model's native size is {m.config[size_key]} px "
               f"({size_key}), other sizes are the resolutions it is run or fine-tuned at; {dtype} ({dtype_source}).",
@@ -69,7 +70,7 @@ def patch_embed(m, *, hidden_key: str, patch_key: str, size_key: str, dtype: str
 def vae_conv3x3(m):
     m = uses(m, "ch", "ch_mult")
     stages = [(512, 32), (512, 48), (512, 64), (256, 96), (256, 128), (128, 128), (128, 192), (128, 256)]
-    return l1(m, f"{slug(m)}_conv3x3", "conv2d",
+    return problem("L1", m, f"{slug(m)}_conv3x3", "conv2d",
               f"{m.name} decoder ResnetBlock convolution: Conv2d(C, C, 3, padding 1) with bias, C from "
               f"ch x ch_mult ({m.config['ch']} x {m.config['ch_mult']}) at the decoder stages of 256..1,024 px images (non-square maps in the CPU tier), "
               "one image, fp32 (the SDXL VAE overflows in fp16).",
@@ -88,7 +89,7 @@ def convnext_depthwise(m):
     sizes = dict(zip(m.config["hidden_sizes"], (56, 28, 14, 7)))  # stage resolution of a 224 px image
     workloads = [{"batch_size": b, "channels": c, "height": sizes[c], "width": sizes[c]}
                  for b in (1, 2) for c in m.config["hidden_sizes"]]
-    return l1(m, f"{slug(m)}_dwconv{kernel}x{kernel}", "conv2d_depthwise",
+    return problem("L1", m, f"{slug(m)}_dwconv{kernel}x{kernel}", "conv2d_depthwise",
               f"{m.name} block depthwise convolution: Conv2d(C, C, {kernel} (dwconv_kernel_size), padding "
               f"{kernel // 2}, groups=C) with bias, at each stage (hidden_sizes {m.config['hidden_sizes']}; "
               "56..7 px feature maps of 224 px images, batches of 1 to 256); fp32.",
@@ -104,7 +105,7 @@ def conv1d(m, *, keys, name: str, what: str, in_ch, out_ch: int, kernel: int, st
            groups: int, bias: bool, dtype: str, length: str, workloads):
     m = uses(m, *keys)
     out_len = f"(length + {2 * padding} - {kernel}) // {stride} + 1"
-    return l1(m, f"{slug(m)}_{name}", "conv1d",
+    return problem("L1", m, f"{slug(m)}_{name}", "conv1d",
               f"{m.name} {what}: Conv1d({in_ch}, {out_ch}, kernel {kernel}, stride {stride}, padding {padding}"
               f"{', groups ' + str(groups) if groups > 1 else ''}, {'with' if bias else 'no'} bias); {dtype}.",
               axes={"batch_size": var("Clips"), "length": var(length),
@@ -120,7 +121,7 @@ def video_patch_embed(m, *, hidden_key: str, in_key: str, dtype: str, dtype_sour
     m = uses(m, hidden_key, in_key, "patch_size", *([dtype_source] if dtype_source in m.config else []))
     hidden, channels, patch = m.config[hidden_key], m.config[in_key], m.config["patch_size"]
     assert patch[0] == 1, "the reference flattens (1, p, p) patches"
-    return l1(m, f"{slug(m)}_patch_embed3d_h{hidden}", "conv3d",
+    return problem("L1", m, f"{slug(m)}_patch_embed3d_h{hidden}", "conv3d",
               f"{m.name} video patch embedding: Conv3d({channels} ({in_key}), {hidden} ({hidden_key}), kernel = "
               f"stride = {patch} (patch_size)) with bias on VAE latents; {what}; {dtype} ({dtype_source}).",
               axes={"frames": var("Latent frames"), "height": var("Latent height"), "width": var("Latent width"),
@@ -140,7 +141,7 @@ def qwen_vl_patch_embed(m):
     m = uses(m, *keys)
     hidden, channels, patch, temporal, dtype = (m.config[k] for k in keys)
     patches = (16, 64, 256, 576, 1024, 1296, 1600, 2304)  # 112..672 px square images: (size / 14)^2
-    return l1(m, f"{slug(m)}_vision_patch_embed_h{hidden}", "gemm",
+    return problem("L1", m, f"{slug(m)}_vision_patch_embed_h{hidden}", "gemm",
               f"{m.name} vision patch embedding: each patch of {temporal} (temporal_patch_size) x {patch} x {patch} "
               f"(patch_size) pixels of {channels} channels (in_chans) goes through Conv3d with kernel = stride = "
               f"({temporal}, {patch}, {patch}), no bias, to {hidden} (vision_config.hidden_size), as in "

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import (const, expr, l1, pairs, per, slug, tensor, uses, var)
+from solbench.suite.catalog.builder import problem, slug
+from solbench.suite.catalog.l1.common import const, expr, pairs, per, tensor, uses, var
 from solbench.suite.catalog.shapes import TOKEN_SWEEP
 
 _GATED = '''import torch
@@ -67,7 +68,7 @@ def gated_activation(m, *, tp: int = 1, tokens=TOKEN_SWEEP):
     shard = f" per GPU at tensor parallelism {tp} (intermediate_size {m.config['intermediate_size']} / {tp})" \
         if tp > 1 else " (intermediate_size)"
     op = "swiglu" if act == "silu" else "geglu"
-    return l1(m, f"{slug(m)}_{op}_i{width}", op,
+    return problem("L1", m, f"{slug(m)}_{op}_i{width}", op,
               f"{m.name} MLP activation {what} (hidden_act {act}) on the gate and up projections, "
               f"width {width}{shard}, {dtype} (torch_dtype).",
               axes={"num_tokens": var("Tokens in the batch"), "width": const(width, "intermediate width")},
@@ -80,7 +81,7 @@ def activation(m, *, act_key: str, width_key: str, dtype: str, dtype_source: str
     m = uses(m, act_key, width_key, *([dtype_source] if dtype_source in m.config else []))
     act, width = m.config[act_key], m.config[width_key]
     code, what = _ACTIVATIONS[act]
-    return l1(m, f"{slug(m)}_{act.replace('_', '')}_w{width}", "activation",
+    return problem("L1", m, f"{slug(m)}_{act.replace('_', '')}_w{width}", "activation",
               f"{m.name} MLP activation {what} ({act_key} {act}) on the fc1 output of width {width} "
               f"({width_key}), {dtype} ({dtype_source}); rows are {rows}.",
               axes={"num_tokens": var(rows), "width": const(width, width_key)},
@@ -98,7 +99,7 @@ def rope(m):
     dtype = m.config["torch_dtype"]
     part = f"the first {rotary} of {head_dim} dims (partial_rotary_factor {m.config['partial_rotary_factor']}), " \
            "the rest passed through" if partial else f"all {head_dim} dims"
-    return l1(m, f"{slug(m)}_rope_d{rotary}", "rope",
+    return problem("L1", m, f"{slug(m)}_rope_d{rotary}", "rope",
               f"{m.name} rotary position embedding (rotate_half form with precomputed cos/sin, as in Hugging Face) "
               f"applied to query ({heads} heads) and key ({kv_heads} KV heads) over {part}; {dtype} (torch_dtype).",
               axes={"num_tokens": var("Tokens in the batch"), "num_heads": const(heads, "num_attention_heads"),
@@ -117,7 +118,7 @@ def mamba2_chunk_cumsum(m):
     m = uses(m, "derived.mamba_num_heads", "chunk_size")
     heads, chunk = m.config["derived.mamba_num_heads"], m.config["chunk_size"]
     sequences = [(1, 256), (1, 1024), (1, 2048), (1, 8192), (4, 2048), (8, 4096), (16, 1024), (2, 32768)]
-    return l1(m, f"{slug(m)}_chunk_cumsum_h{heads}", "cumsum",
+    return problem("L1", m, f"{slug(m)}_chunk_cumsum_h{heads}", "cumsum",
               f"{m.name} SSD chunked scan: the cumulative sum of A*dt within each chunk of chunk_size {chunk} "
               f"(A_cumsum in ssd_minimal / the chunk-cumsum kernel), over {heads} heads (d_inner / headdim); fp32.",
               axes={"batch_size": var("Sequences"), "seq_len": var("Tokens per sequence, a multiple of chunk_size"),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import (const, l1, pairs, per, slug, tensor, uses, var)
+from solbench.suite.catalog.builder import problem, slug
+from solbench.suite.catalog.l1.common import const, pairs, per, tensor, uses, var
 from solbench.suite.catalog.shapes import SMALL_TOKEN_SWEEP
 
 _LINEAR = '''import torch
@@ -49,7 +50,7 @@ def linear(m, *, what: str, keys, in_features: int, out_features: int, formula: 
               "weight": tensor(["out_features", "in_features"], dtype)}
     if bias:
         inputs["bias"] = tensor(["out_features"], dtype)
-    return l1(m, f"{slug(m)}_{what.split()[0]}_{in_features}x{out_features}", "gemm",
+    return problem("L1", m, f"{slug(m)}_{what.split()[0]}_{in_features}x{out_features}", "gemm",
               f"{m.name} {what}: y = x W^T{' + b' if bias else ''} with in_features {in_features} and "
               f"out_features {formula}; {dtype} ({dtype_source}).",
               axes={"num_tokens": var(rows), "in_features": const(in_features, "in_features"),
@@ -63,7 +64,7 @@ def attention(m, *, keys, heads: int, kv_heads: int, head_dim: int, causal: bool
     m = uses(m, *keys, *([dtype_source] if dtype_source in m.config else []))
     kind = "causal" if causal else "full"
     gqa = f"grouped-query ({heads} query heads, {kv_heads} KV heads)" if kv_heads != heads else f"{heads} heads"
-    return l1(m, f"{slug(m)}_attention_{kind}_h{heads}kv{kv_heads}d{head_dim}", "attention",
+    return problem("L1", m, f"{slug(m)}_attention_{kind}_h{heads}kv{kv_heads}d{head_dim}", "attention",
               f"{m.name} {what}: {kind} scaled-dot-product attention, {gqa}, head_dim {head_dim}, scale "
               f"1/sqrt(head_dim); {dtype} ({dtype_source}).",
               axes={"batch_size": var("Sequences or images"), "seq_len": var("Tokens per sequence"),
@@ -80,7 +81,7 @@ def attention(m, *, keys, heads: int, kv_heads: int, head_dim: int, causal: bool
 def embedding(m, *, dtype: str, what: str, tokens):
     m = uses(m, "vocab_size", "d_model", "max_target_positions")
     vocab, hidden = m.config["vocab_size"], m.config["d_model"]
-    return l1(m, f"{slug(m)}_embedding_v{vocab}h{hidden}", "embedding",
+    return problem("L1", m, f"{slug(m)}_embedding_v{vocab}h{hidden}", "embedding",
               f"{m.name} {what}: token embedding lookup in a vocab_size {vocab} x d_model {hidden} table, {dtype}; "
               f"token counts from one decode step up to batches of max_target_positions "
               f"({m.config['max_target_positions']}) tokens.",
@@ -97,7 +98,7 @@ def dlrm_embedding_bag(m, *, table: int):
     rows, hot = m.config["num_embeddings_per_feature"][table], m.config["multi_hot_sizes"][table]
     dim = m.config["embedding_dim"]
     batches = (1, 64, 256, 1000, 2048, 4096, 8192, 16384)
-    return l1(m, f"{slug(m)}_embedding_bag_t{table}_r{rows}h{hot}", "embedding_bag",
+    return problem("L1", m, f"{slug(m)}_embedding_bag_t{table}_r{rows}h{hot}", "embedding_bag",
               f"{m.name} sparse feature {table}: EmbeddingBag(mode='sum') over a {rows} x {dim} fp32 table "
               f"(num_embeddings_per_feature[{table}], embedding_dim) with multi_hot_sizes[{table}] = {hot} ids per "
               "sample; per-GPU batches up to 16384 (global_batch_size 65536 over 4-8 GPUs), and the whole global batch.",
@@ -142,7 +143,7 @@ def run(grad_output, query, key, value, out, lse):
 def attention_backward(m, *, keys, heads: int, head_dim: int, dtype: str, what: str, sequences):
     m = uses(m, *keys)
     shape = ["batch_size", "num_heads", "seq_len", "head_dim"]
-    return l1(m, f"{slug(m)}_attention_backward_full_h{heads}d{head_dim}", "attention_backward",
+    return problem("L1", m, f"{slug(m)}_attention_backward_full_h{heads}d{head_dim}", "attention_backward",
               f"{m.name} {what}: FlashAttention-style backward of full (non-causal) attention with {heads} heads, "
               f"head_dim {head_dim}, scale 1/sqrt(head_dim): from grad_output, q, k, v and the forward's output and "
               f"log-sum-exp, the gradients of q, k and v; {dtype} tensors, fp32 lse and accumulation.",
@@ -154,4 +155,4 @@ def attention_backward(m, *, keys, heads: int, head_dim: int, dtype: str, what: 
               outputs={"grad_query": tensor(shape, dtype), "grad_key": tensor(shape, dtype),
                        "grad_value": tensor(shape, dtype)},
               reference=_ATTENTION_BACKWARD.format(dtype=dtype), workloads=pairs("batch_size", "seq_len", sequences),
-              backward=True, custom="make_inputs")
+              backward=True, custom_inputs_entrypoint="make_inputs")

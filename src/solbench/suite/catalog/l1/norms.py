@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import (const, l1, pairs, per, scalar, slug, tensor, uses, var)
+from solbench.suite.catalog.builder import problem, slug
+from solbench.suite.catalog.l1.common import const, pairs, per, scalar, tensor, uses, var
 from solbench.suite.catalog.shapes import TOKEN_SWEEP
 
 # float32 for the statistics, float64 when the evaluator runs the golden (float64) copy.
@@ -68,7 +69,7 @@ def rmsnorm(m, *, gemma: bool = False, dtype: str | None = None):
     dtype = dtype or m.config["torch_dtype"]
     variant = "Gemma RMSNorm, which scales by (1 + weight) and rounds once at the end" if gemma else \
         "RMSNorm as in the Hugging Face implementation (statistics in fp32, normalised value rounded, then weight)"
-    return l1(m, f"{slug(m)}_rmsnorm{'_1p' if gemma else ''}_h{hidden}", "rmsnorm",
+    return problem("L1", m, f"{slug(m)}_rmsnorm{'_1p' if gemma else ''}_h{hidden}", "rmsnorm",
               f"{m.name} {variant}, over hidden_size {hidden}, rms_norm_eps {eps}, {dtype} activations.",
               axes={**_TOKENS, "hidden_size": const(hidden, "hidden_size")},
               inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], dtype),
@@ -84,7 +85,7 @@ def layernorm(m, *, hidden_key: str, eps: float, eps_source: str, dtype: str, dt
     keys += [dtype_source] if dtype_source in m.config else []
     m = uses(m, *keys)
     hidden = m.config[hidden_key]
-    return l1(m, f"{slug(m)}_layernorm_h{hidden}", "layernorm",
+    return problem("L1", m, f"{slug(m)}_layernorm_h{hidden}", "layernorm",
               f"{m.name} LayerNorm (weight and bias) over {hidden_key} {hidden}, eps {eps} ({eps_source}), "
               f"{dtype} ({dtype_source}); {sequence}.",
               axes={"batch_size": var("Images or clips in the batch"), "seq_len": var(sequence),
@@ -99,7 +100,7 @@ def layernorm(m, *, hidden_key: str, eps: float, eps_source: str, dtype: str, dt
 def cohere_layernorm(m):
     m = uses(m, "hidden_size", "layer_norm_eps", "torch_dtype")
     hidden, eps, dtype = m.config["hidden_size"], m.config["layer_norm_eps"], m.config["torch_dtype"]
-    return l1(m, f"{slug(m)}_layernorm_nobias_h{hidden}", "layernorm",
+    return problem("L1", m, f"{slug(m)}_layernorm_nobias_h{hidden}", "layernorm",
               f"{m.name} CohereLayerNorm: mean-centred LayerNorm with a weight and no bias, statistics in fp32, "
               f"over hidden_size {hidden}, layer_norm_eps {eps}, {dtype} activations.",
               axes={**_TOKENS, "hidden_size": const(hidden, "hidden_size")},
@@ -115,7 +116,7 @@ def vae_groupnorm(m):
     channels = [m.config["ch"] * k for k in m.config["ch_mult"]]  # 128, 256, 512, 512
     stages = [(512, 32), (512, 64), (512, 128), (256, 256), (128, 512), (512, 96), (512, 192), (128, 384)]
     assert all(c in channels for c, _ in stages)
-    return l1(m, f"{slug(m)}_groupnorm_g32", "groupnorm",
+    return problem("L1", m, f"{slug(m)}_groupnorm_g32", "groupnorm",
               f"{m.name} decoder GroupNorm with 32 groups and eps 1e-6 (Normalize in the ldm/sgm autoencoder "
               f"code) on one image; channels are ch x ch_mult = {channels} at the decoder stages, spatial size "
               "from the 32..128 latents of 256..1024 px images up to the 8x upsampled output stages; fp32, as "

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.l1.common import (const, l1, per, slug, tensor, uses, var)
+from solbench.suite.catalog.builder import problem, slug
+from solbench.suite.catalog.l1.common import const, per, tensor, uses, var
 from solbench.suite.catalog.shapes import TOKEN_SWEEP
 
 _SOFTMAX = '''import torch
@@ -67,7 +68,7 @@ def softmax(m, *, log: bool, rows=DECODE_ROWS):
     vocab = m.config["vocab_size"]
     function = "log_softmax" if log else "softmax"
     use = "log-probabilities of sampled tokens (RL, evaluation)" if log else "sampling probabilities"
-    return l1(m, f"{slug(m)}_{function.replace('_', '')}_v{vocab}", function,
+    return problem("L1", m, f"{slug(m)}_{function.replace('_', '')}_v{vocab}", function,
               f"{m.name} {function} over the vocabulary (vocab_size {vocab}) of fp32 logits, for {use}.",
               axes=_vocab_axes(m, "Logit rows (sequences in a decode step)"),
               inputs={"logits": tensor(["num_tokens", "vocab_size"], "float32")},
@@ -79,20 +80,20 @@ def softmax(m, *, log: bool, rows=DECODE_ROWS):
 def final_logit_softcap(m):
     m = uses(m, "vocab_size", "final_logit_softcapping", "torch_dtype")
     cap, vocab, dtype = m.config["final_logit_softcapping"], m.config["vocab_size"], m.config["torch_dtype"]
-    return l1(m, f"{slug(m)}_logit_softcap_v{vocab}", "softcap",
+    return problem("L1", m, f"{slug(m)}_logit_softcap_v{vocab}", "softcap",
               f"{m.name} final logit soft-capping tanh(logits / {cap}) * {cap} (final_logit_softcapping) over "
               f"vocab_size {vocab}, {dtype} logits (torch_dtype); inputs are spread like trained logits.",
               axes=_vocab_axes(m, "Logit rows"),
               inputs={"logits": tensor(["num_tokens", "vocab_size"], dtype)},
               outputs={"output": tensor(["num_tokens", "vocab_size"], dtype)},
               reference=_SOFTCAP.format(cap=cap, dtype=dtype), workloads=per("num_tokens", (1, 2, 4, 8, 16, 32, 48, 64)),
-              custom="make_inputs")
+              custom_inputs_entrypoint="make_inputs")
 
 
 def cross_entropy(m):
     m = uses(m, "vocab_size", "torch_dtype")
     vocab, dtype = m.config["vocab_size"], m.config["torch_dtype"]
-    return l1(m, f"{slug(m)}_cross_entropy_v{vocab}", "cross_entropy",
+    return problem("L1", m, f"{slug(m)}_cross_entropy_v{vocab}", "cross_entropy",
               f"{m.name} per-token cross-entropy loss (reduction none) over vocab_size {vocab}: logsumexp minus "
               f"the label's logit, from {dtype} logits (torch_dtype) computed in fp32.",
               axes=_vocab_axes(m, "Tokens in the training micro-batch chunk"),
@@ -105,7 +106,7 @@ def cross_entropy(m):
 def greedy_argmax(m):
     m = uses(m, "vocab_size")
     vocab = m.config["vocab_size"]
-    return l1(m, f"{slug(m)}_argmax_v{vocab}", "argmax",
+    return problem("L1", m, f"{slug(m)}_argmax_v{vocab}", "argmax",
               f"{m.name} greedy decoding: argmax over vocab_size {vocab} of fp32 logits (continuous random "
               "values, so no ties).",
               axes=_vocab_axes(m, "Sequences in the decode step"),
@@ -120,7 +121,7 @@ def router_topk(m):
     experts, k = m.config["num_experts"], m.config["num_experts_per_tok"]
     how = ("softmax over all experts, top-k, renormalised (norm_topk_prob), which equals a softmax over the "
            "top-k logits; written so") if renorm else "top-k of the logits, then softmax over the k selected"
-    return l1(m, f"{slug(m)}_router_topk_e{experts}k{k}", "topk",
+    return problem("L1", m, f"{slug(m)}_router_topk_e{experts}k{k}", "topk",
               f"{m.name} MoE router: pick num_experts_per_tok {k} of num_experts {experts} per token and their "
               f"weights ({how}). Router logits are fp32 so that the selection has no ties; ids must match exactly.",
               axes={"num_tokens": var("Tokens in the batch"), "num_experts": const(experts, "num_experts"),
