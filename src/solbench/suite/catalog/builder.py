@@ -14,7 +14,8 @@ Every recipe module calls it, so every problem gets the same defaults:
   `gpu` the GPU tier (``workload.jsonl``) and keeps `workloads` as the CPU tier (``workload.cpu.jsonl``), with
   its checks (at least 16 distinct GPU workloads on the same axes, none over 16 GB). Without it the recipe
   calls `sweeps.tiered` (or `with_gpu_tier`) on the draft itself once it knows its GPU sizes;
-- **checks**: at least 8 distinct recipe workloads.
+- **checks**: at least 8 distinct recipe workloads (none: the recipe sets both tiers afterwards, through
+  `sweeps.tiered`).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def problem(set: str, model: ModelRef, name: str, op_type: str, description: str
     workloads = [dict(w) for w in workloads]
     if len({_key(w) for w in workloads}) != len(workloads):
         raise ValueError(f"{name}: a workload is listed twice")
-    if len(workloads) < MIN_WORKLOADS:
+    if 0 < len(workloads) < MIN_WORKLOADS:
         raise ValueError(f"{name}: {len(workloads)} workloads, needs at least {MIN_WORKLOADS} distinct ones")
     if tolerance is None:
         tolerance = tolerance_for(loosest(spec["dtype"] for spec in outputs.values()), matched_ratio=matched_ratio)

@@ -22,11 +22,10 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Union
 
-from solbench.suite.catalog.builder import slug
+from solbench.suite.catalog.builder import problem, slug
 from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.models import model
 from solbench.suite.draft import ModelRef, ProblemDraft
-from solbench.suite.tolerances import tolerance_for
 
 # --- models (values copied from solbench/suite/data/model-configs.json) ------------------------------------------
 
@@ -206,35 +205,35 @@ def _make_inputs(inputs: dict[str, InputSpec]) -> str:
 
 Tier = Optional[list[dict[str, int]]]
 
+_HEADER = "import math\n\nimport torch\nimport torch.nn.functional as F\n\n\n"
+
+
+def shorthand(name: str, axes: dict[str, AxisSpec], inputs: dict[str, InputSpec], outputs: dict[str, tuple],
+              body: str, subs: Optional[dict] = None) -> dict[str, Any]:
+    """The definition fields (`catalog.builder.problem`'s axes, inputs, outputs, reference and input generator) of
+    a recipe written in L2's shorthand: axes as in `_axes`, inputs as (shape, dtype, std[, mean]) or (shape,
+    dtype, "raw expression") from which ``make_inputs`` is generated, outputs as (shape, dtype), and the body of
+    the reference with ``@KEY@`` placeholders filled from `subs`."""
+    for key, value in (subs or {}).items():
+        body = body.replace(f"@{key}@", repr(value))
+    if re.search(r"@[A-Z_]+@", body):
+        raise ValueError(f"{name}: unsubstituted placeholder in reference")
+    return {"axes": _axes(axes),
+            "inputs": {k: {"shape": (list(v[0]) if v[0] is not None else None), "dtype": v[1]}
+                       for k, v in inputs.items()},
+            "outputs": {k: {"shape": list(v[0]), "dtype": v[1]} for k, v in outputs.items()},
+            "reference": _HEADER + _make_inputs(inputs) + "\n\n" + body, "custom_inputs_entrypoint": "make_inputs"}
+
 
 def draft(m: ModelRef, name: str, op_type: str, description: str, axes: dict[str, AxisSpec],
           inputs: dict[str, InputSpec], outputs: dict[str, tuple], body: str, workloads: list[dict[str, int]],
           *, backward: bool = False, scalars: Optional[dict] = None, subs: Optional[dict] = None,
           gpu: Tier = None) -> ProblemDraft:
-    """The problem of one recipe. With `gpu`, the two tiers of docs/tiers.md: `gpu` becomes workload.jsonl (what
-    upstream tools read) and `workloads` the CPU tier (workload.cpu.jsonl); without it `workloads` is the only
-    tier. A tier may repeat a size of the other (validate compares workloads within a tier; uuids are salted)."""
-    for key, value in (subs or {}).items():
-        body = body.replace(f"@{key}@", repr(value))
-    if re.search(r"@[A-Z_]+@", body):
-        raise ValueError(f"{name}: unsubstituted placeholder in reference")
-    reference = "import math\n\nimport torch\nimport torch.nn.functional as F\n\n\n" + _make_inputs(inputs) + "\n\n" + body
-    dtypes = [spec[1] for spec in outputs.values()]
-    loosest = max(dtypes, key=lambda d: tolerance_for(d)["max_atol"])
-    for tier in (workloads, gpu or []):
-        seen = set()
-        for w in tier:
-            key = tuple(sorted(w.items()))
-            if key in seen:
-                raise ValueError(f"{name}: duplicate workload {w}")
-            seen.add(key)
-    return ProblemDraft(
-        set="L2", name=name, op_type=op_type, description=description, model=m, axes=_axes(axes),
-        inputs={k: {"shape": (list(v[0]) if v[0] is not None else None), "dtype": v[1]} for k, v in inputs.items()},
-        outputs={k: {"shape": list(v[0]), "dtype": v[1]} for k, v in outputs.items()},
-        reference=reference, workloads=list(workloads if gpu is None else gpu), tolerance=tolerance_for(loosest),
-        backward=backward, scalars=dict(scalars or {}), custom_inputs_entrypoint="make_inputs",
-        cpu_workloads=None if gpu is None else list(workloads))
+    """`catalog.builder.problem` for an L2 recipe written in `shorthand` (kept as a name because about 140
+    recipes across nine modules call it). With `gpu`, `gpu` becomes workload.jsonl and `workloads` the CPU
+    tier (docs/tiers.md); a tier may repeat a size of the other (validate compares workloads within a tier)."""
+    return problem("L2", m, name, op_type, description, workloads=workloads, gpu=gpu, backward=backward,
+                   scalars=scalars, **shorthand(name, axes, inputs, outputs, body, subs))
 
 
 def _tok(values, axis="num_tokens"):
