@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 
+from solbench.suite.catalog.builder import problem
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.draft import ProblemDraft
@@ -219,7 +220,7 @@ def _paged_inputs(hkv: str = "num_kv_heads", d: str = "head_dim") -> dict:
 
 def paged_decode(m, name: str, heads: str, kv_heads: str, dim: str, rows: list[tuple]) -> ProblemDraft:
     h, hkv, d = m.config[heads], m.config[kv_heads], m.config[dim]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=name, op_type="attention_decode", model=m,
         description=(f"{m.name} batched GQA decode over a paged KV cache (FlashInfer BatchDecodeWithPagedKVCache): "
                      f"{h} query heads ({heads}), {hkv} KV heads ({kv_heads}), head_dim {d} ({dim}); {_PAGE_NOTE}. "
@@ -290,7 +291,7 @@ def make_inputs(axes, device):
 
 def ragged_prefill(m, name: str, heads: str, kv_heads: str, dim: str, rows: list[tuple]) -> ProblemDraft:
     h, hkv, d = m.config[heads], m.config[kv_heads], m.config[dim]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=name, op_type="attention_prefill", model=m,
         description=(f"{m.name} batched causal prefill over packed (ragged) Q and K/V "
                      f"(FlashInfer BatchPrefillWithRaggedKVCache): {h} query heads ({heads}), {hkv} KV heads "
@@ -361,7 +362,7 @@ def make_inputs(axes, device):
 
 def paged_prefill(m, name: str, heads: str, kv_heads: str, dim: str, rows: list[tuple]) -> ProblemDraft:
     h, hkv, d = m.config[heads], m.config[kv_heads], m.config[dim]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=name, op_type="attention_prefill", model=m,
         description=(f"{m.name} batched causal prefill of new query chunks against a paged KV cache that already "
                      "holds each sequence's cached prefix plus the chunk's own K/V (FlashInfer "
@@ -432,7 +433,7 @@ def mla_decode(m, rows: list[tuple]) -> ProblemDraft:
     factor, mscale_all = m.config["rope_scaling.factor"], m.config["rope_scaling.mscale_all_dim"]
     mscale = 0.1 * mscale_all * math.log(factor) + 1.0
     scale = mscale * mscale / math.sqrt(nope + e)
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"deepseek-v3_mla_paged_decode_h{h}_ckv{r}_kpe{e}_ps{PAGE_SIZE}", op_type="attention_mla",
         model=m,
         description=(f"{m.name} multi-head latent attention decode in the absorbed form (FlashInfer "
@@ -508,7 +509,7 @@ def make_inputs(axes, device):
 
 def swa_sink_decode(m, rows: list[tuple]) -> ProblemDraft:
     h, hkv, d, w = (m.config[k] for k in ("num_attention_heads", "num_key_value_heads", "head_dim", "sliding_window"))
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"gpt-oss-20b_swa_sink_paged_decode_h{h}_kv{hkv}_d{d}_w{w}", op_type="attention_decode",
         model=m,
         description=(f"{m.name} decode for its sliding-attention layers over a paged KV cache: {h} query heads "
@@ -549,7 +550,7 @@ def run(v_a, s_a, v_b, s_b):
 
 def merge_states(m, name: str, rows: list[int]) -> ProblemDraft:
     h, d = m.config["num_attention_heads"], m.config["head_dim"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=name, op_type="attention_merge", model=m,
         description=(f"{m.name} merge of two partial attention results over disjoint key sets (FlashInfer "
                      "merge_state, used by cascade attention for a shared prefix and by split-KV decode): each "
@@ -603,7 +604,7 @@ def make_inputs(axes, device):
 
 def append_kv(m, rows: list[tuple]) -> ProblemDraft:
     hkv, d = m.config["num_key_value_heads"], m.config["derived.head_dim"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"qwen2.5-7b_append_paged_kv_cache_kv{hkv}_d{d}_ps{PAGE_SIZE}", op_type="kv_cache",
         model=m,
         description=(f"{m.name} append of new tokens' K/V into a paged KV cache (FlashInfer append_paged_kv_cache): "
@@ -700,7 +701,7 @@ def rope_llama3(m, rows: list[int]) -> ProblemDraft:
     reference = _ROPE_LLAMA3.format(theta=c["rope_theta"], factor=c["rope_scaling.factor"],
                                     low=c["rope_scaling.low_freq_factor"], high=c["rope_scaling.high_freq_factor"],
                                     old=c["rope_scaling.original_max_position_embeddings"]) + _ROPE_INPUTS
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"llama-3.1-8b_rope_llama31_pos_ids_h{h}_kv{hkv}_d{d}", op_type="rope", model=m,
         description=(f"{m.name} rotary embedding of packed q and k at arbitrary per-token positions (FlashInfer "
                      f"apply_llama31_rope_pos_ids, non-interleaved halves): {h} query heads, {hkv} KV heads, head_dim "
@@ -749,7 +750,7 @@ def make_inputs(axes, device):
 def softmax_topk(m, name: str, rows: list[int]) -> ProblemDraft:
     e, k = m.config["num_experts"], m.config["num_experts_per_tok"]
     renorm = m.config.get("norm_topk_prob", True)  # Mixtral: softmax over the top-k logits, the same thing
-    return ProblemDraft(
+    return problem(
         set="FIB", name=name, op_type="moe_routing", model=m,
         description=(f"{m.name} MoE router: softmax over num_experts={e} router logits, top-{k} experts "
                      f"(num_experts_per_tok) sorted by weight, "
@@ -816,7 +817,7 @@ def make_inputs(axes, device):
 def grouped_topk(m, rows: list[int]) -> ProblemDraft:
     c = m.config
     e, k, g, tg, s = c["num_experts"], c["num_experts_per_tok"], c["n_group"], c["topk_group"], c["routed_scaling_factor"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"deepseek-v3_moe_grouped_topk_e{e}_g{g}_tg{tg}_k{k}", op_type="moe_routing", model=m,
         description=(f"{m.name} noaux_tc router (vLLM/SGLang grouped_topk, FlashInfer-Bench moe routing): sigmoid "
                      f"scores (scoring_func), plus e_score_correction_bias for selection only; the {e} experts "
@@ -867,7 +868,7 @@ def make_inputs(axes, device):
 
 def moe_permute(m, rows: list[int]) -> ProblemDraft:
     e, k, h = m.config["num_experts"], m.config["num_experts_per_tok"], m.config["hidden_size"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"qwen3-30b-a3b_moe_permute_e{e}_k{k}_h{h}", op_type="moe_permute", model=m,
         description=(f"{m.name} MoE dispatch before the grouped expert GEMM (moe_align / permute): each token's "
                      f"top-{k} (num_experts_per_tok) slots are grouped by expert with a stable sort over the "
@@ -952,7 +953,7 @@ def moe_combine(m, rows: list[int], backward: bool = False) -> ProblemDraft:
             f"over num_experts={e} with skewed expert popularity.")
     if backward:
         inputs["grad_output"] = _t(["num_tokens", "hidden_size"], "bfloat16", "Gradient of the combined output")
-        return ProblemDraft(
+        return problem(
             set="L1", name=f"gpt-oss-120b_moe_combine_backward_k{k}_h{h}", op_type="moe_combine_backward", model=m,
             description=what + " Backward: grad_expert_output[src_rows[t, k]] = topk_weights[t, k] * grad_output[t], "
                                "grad_topk_weights[t, k] = <expert_output[src_rows[t, k]], grad_output[t]>.",
@@ -961,7 +962,7 @@ def moe_combine(m, rows: list[int], backward: bool = False) -> ProblemDraft:
                      "grad_topk_weights": _t(["num_tokens", "top_k"], "float32")},
             reference=_COMBINE_BACKWARD, workloads=[{"num_tokens": t} for t in rows], backward=True,
             custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("bfloat16"))
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"gpt-oss-120b_moe_combine_k{k}_h{h}", op_type="moe_combine", model=m, description=what,
         axes=axes, inputs=inputs, outputs={"output": _t(["num_tokens", "hidden_size"], "bfloat16")},
         reference=_COMBINE, workloads=[{"num_tokens": t} for t in rows],
@@ -1021,7 +1022,7 @@ def make_inputs(axes, device):
 
 def top_k_top_p_sampling(m, rows: list[int]) -> ProblemDraft:
     vocab = m.config["vocab_size"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"llama-3.1-8b_top_k_top_p_sampling_v{vocab}", op_type="sampling", model=m,
         description=(f"{m.name} sampling step over the real vocabulary (vocab_size {vocab}), FlashInfer "
                      "top_k_top_p_sampling_from_probs with top-k applied first: per request top_k and top_p, "
@@ -1079,7 +1080,7 @@ def make_inputs(axes, device):
 
 def min_p_sampling(m, rows: list[int]) -> ProblemDraft:
     vocab = m.config["vocab_size"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"qwen3-8b_min_p_sampling_v{vocab}", op_type="sampling", model=m,
         description=(f"{m.name} min-p sampling over the real vocabulary (vocab_size {vocab}), FlashInfer "
                      "min_p_sampling_from_probs: keep tokens whose probability is at least min_p times the "
@@ -1116,7 +1117,7 @@ def make_inputs(axes, device):
 
 def softcap_softmax(m, rows: list[int]) -> ProblemDraft:
     vocab, cap = m.config["vocab_size"], m.config["final_logit_softcapping"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"gemma-2-9b_softcap_temperature_logprobs_v{vocab}", op_type="sampling", model=m,
         description=(f"{m.name} logits to log-probabilities (the logprobs a server returns, vLLM compute_logprobs): final logit soft-capping "
                      f"cap * tanh(logits / cap) with final_logit_softcapping {cap}, divided by a per-request "
@@ -1163,7 +1164,7 @@ def make_inputs(axes, device):
 
 def penalties(m, rows: list[tuple]) -> ProblemDraft:
     vocab = m.config["vocab_size"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"phi-4_sampling_penalties_v{vocab}", op_type="sampling", model=m,
         description=(f"{m.name} logits penalties before sampling over the real vocabulary (vocab_size {vocab}), as "
                      "vLLM applies them: repetition penalty on tokens seen in the prompt or generated so far "
@@ -1241,7 +1242,7 @@ def make_inputs(axes, device):
 
 def speculative_verify(m, rows: list[tuple]) -> ProblemDraft:
     vocab = m.config["vocab_size"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"llama-3.1-70b_chain_speculative_sampling_v{vocab}", op_type="speculative_decoding",
         model=m,
         description=(f"{m.name} as the target of speculative decoding (a Llama-3.2-1B draft shares its "
@@ -1281,7 +1282,7 @@ def run(input, residual, weight, eps):
 
 def fused_add_rmsnorm(m, rows: list[int]) -> ProblemDraft:
     h, eps = m.config["hidden_size"], m.config["rms_norm_eps"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"mistral-large-2411_fused_add_rmsnorm_h{h}", op_type="rmsnorm", model=m,
         description=(f"{m.name} residual add fused with RMSNorm (FlashInfer fused_add_rmsnorm): the new residual is "
                      f"input + residual, the output is its RMSNorm over hidden_size {h} with rms_norm_eps {eps}, "
@@ -1313,7 +1314,7 @@ def act_and_mul(m, name: str, act: str, tp: int, rows: list[int]) -> ProblemDraf
     d = inter // tp
     code = {"silu": "torch.nn.functional.silu(x[..., :d])",
             "gelu_tanh": 'torch.nn.functional.gelu(x[..., :d], approximate="tanh")'}[act]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=name, op_type="activation", model=m,
         description=(f"{m.name} gated MLP activation (FlashInfer {act}_and_mul): {act}(gate) * up over the fused "
                      f"[gate | up] projection output; intermediate_size {inter} sharded over tensor parallelism "
@@ -1344,7 +1345,7 @@ def make_inputs(axes, device):
 
 def last_token_gather(m, rows: list[tuple]) -> ProblemDraft:
     h = m.config["text_config.hidden_size"]
-    return ProblemDraft(
+    return problem(
         set="FIB", name=f"qwen2.5-vl-7b_last_token_gather_h{h}", op_type="gather", model=m,
         description=(f"{m.name} (text decoder) logits pruning: from a packed batch of prefill/decode tokens keep the "
                      f"last token of each sequence (row qo_indptr[b+1] - 1), hidden_size {h} "

@@ -21,6 +21,7 @@ cast-transpose) are built here but belong to set L1.
 
 from __future__ import annotations
 
+from solbench.suite.catalog.builder import problem
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.shapes import grid, tokens
 from solbench.suite.catalog.sweeps import with_gpu_tier
@@ -206,7 +207,7 @@ def run(hidden_states):
 
 def fp8_group_quant() -> ProblemDraft:
     m, h = DEEPSEEK_V3, 7168
-    return ProblemDraft(
+    return problem(
         set="Quant", name="deepseek_v3_fp8_act_quant_g128_h7168", op_type="quantize_fp8", model=m,
         description=("DeepSeek-V3 dynamic per-token-group FP8 activation quantization before every FP8 linear: "
                      "hidden_states [num_tokens, 7168] (hidden_size) in 1x128 groups (the activation tile of "
@@ -243,7 +244,7 @@ def run(gate_up):
 
 def fp8_silu_mul_quant() -> ProblemDraft:
     m, i = DEEPSEEK_R1, 2048
-    return ProblemDraft(
+    return problem(
         set="Quant", name="deepseek_r1_moe_silu_mul_fp8_quant_i2048", op_type="quantize_fp8", model=m,
         description=("DeepSeek-R1 routed-expert activation between the FP8 gate_up and down GEMMs, fused as in "
                      "sglang silu_and_mul + per_token_group_quant_fp8: gate_up [rows, 2 x 2048] "
@@ -280,7 +281,7 @@ def run(hidden_states):
 
 def fp8_per_token_quant() -> ProblemDraft:
     m, h = MISTRAL_LARGE, 12288
-    return ProblemDraft(
+    return problem(
         set="Quant", name="mistral_large_2411_fp8_per_token_quant_h12288", op_type="quantize_fp8", model=m,
         description=("Mistral-Large-Instruct-2411 served in FP8 with dynamic per-token activation scales (vLLM "
                      "dynamic_per_token_scaled_fp8_quant): hidden_states [num_tokens, 12288] (hidden_size); "
@@ -315,7 +316,7 @@ def run(hidden_states, weight, scale):
 
 def rmsnorm_static_fp8_quant() -> ProblemDraft:
     m, h = QWEN3_32B, 5120
-    return ProblemDraft(
+    return problem(
         set="Quant", name="qwen3_32b_rmsnorm_fp8_static_quant_h5120", op_type="quantize_fp8", model=m,
         description=("Qwen3-32B FP8 (static per-tensor activation scale) input RMSNorm fused with the quantization "
                      "that feeds the FP8 qkv/gate_up GEMMs (vLLM rms_norm_static_fp8_quant): RMSNorm over 5120 "
@@ -351,7 +352,7 @@ def run(a, a_scale, b, b_scale):
 
 
 def fp8_block_gemm(m, name: str, k: int, n: int, what: str, sweep) -> ProblemDraft:
-    return ProblemDraft(
+    return problem(
         set="Quant", name=name, op_type="gemm_fp8_block", model=m,
         description=(f"{m.name} FP8 block-scaled linear ({what}): out[M, {n}] = (a * a_scale) @ (b * b_scale)^T, "
                      f"K = {k}; a: e4m3 activations with one fp32 scale per 1x128 group along K, b: e4m3 weight "
@@ -400,7 +401,7 @@ def run(a, a_scale, w, w_scale, expert_offsets):
 
 
 def fp8_moe_block(m, name: str, k: int, n: int, experts: int, what: str, sweep) -> ProblemDraft:
-    return ProblemDraft(
+    return problem(
         set="Quant", name=name, op_type="moe_fp8_block", model=m,
         description=(f"{m.name} FP8 MoE grouped GEMM ({what}) in the contiguous layout of DeepGEMM "
                      "m_grouped_gemm_fp8_fp8_bf16_nt_contiguous: routed rows sorted by expert, expert e owns rows "
@@ -451,7 +452,7 @@ def run(a, a_scale, b, b_scale):
 
 
 def fp8_per_tensor_gemm(m, name: str, k: int, n: int, what: str, sweep, axis_description=None) -> ProblemDraft:
-    return ProblemDraft(
+    return problem(
         set="Quant", name=name, op_type="gemm_fp8", model=m,
         description=(f"{m.name} FP8 linear with per-tensor scales ({what}): out[M, {n}] = (a * a_scale) @ "
                      f"(b * b_scale)^T, K = {k}; e4m3 activations and weight, one fp32 scale each (static, "
@@ -487,7 +488,7 @@ def run(a, a_scale, b, b_scale):
 
 
 def fp8_rowwise_gemm(m, name: str, k: int, n: int, what: str, sweep) -> ProblemDraft:
-    return ProblemDraft(
+    return problem(
         set="Quant", name=name, op_type="gemm_fp8", model=m,
         description=(f"{m.name} FP8 rowwise linear ({what}): out[M, {n}] = (a @ b^T) * a_scale * b_scale^T, "
                      f"K = {k}; e4m3 activations with one dynamic fp32 scale per token, e4m3 weight with one fp32 "
@@ -525,7 +526,7 @@ def run(hidden_states, global_scale):
 
 def nvfp4_quantize() -> ProblemDraft:
     m, h = DEEPSEEK_R1_FP4, 7168
-    return ProblemDraft(
+    return problem(
         set="Quant", name="deepseek_r1_nvfp4_act_quant_h7168", op_type="quantize_fp4", model=m,
         description=("DeepSeek-R1 served in NVFP4 (NVIDIA's DeepSeek-R1-FP4 checkpoint): activation quantization "
                      "of hidden_states [num_tokens, 7168] (hidden_size) before the FP4 expert GEMMs. Per 16 "
@@ -573,7 +574,7 @@ def run(a, a_sf, b, b_sf, alpha):
 
 def nvfp4_gemm() -> ProblemDraft:
     m, k, n = LLAMA_8B, 4096, 1024
-    return ProblemDraft(
+    return problem(
         set="Quant", name="llama31_8b_nvfp4_gemm_k_proj", op_type="gemm_fp4", model=m,
         description=("Llama-3.1-8B in NVFP4 (NVIDIA's Llama-3.1-8B-Instruct-FP4): k_proj, hidden_size 4096 -> "
                      "num_key_value_heads 8 x head_dim 128 = 1024. a and b are e2m1 codes packed two per byte (low "
@@ -641,7 +642,7 @@ def run(hidden_states, w_blocks, w_scales, bias, expert_offsets):
 
 def mxfp4_moe() -> ProblemDraft:
     m, k, n, experts = GPT_OSS_120B, 2880, 2880, 2
-    return ProblemDraft(
+    return problem(
         set="Quant", name="gpt_oss_120b_mxfp4_moe_down_grouped_ep64", op_type="moe_mxfp4", model=m,
         description=("gpt-oss-120b MoE expert down projection with MXFP4 weights (published_quantization "
                      "quant_method mxfp4): intermediate_size 2880 -> hidden_size 2880 per expert, wide expert "
@@ -691,7 +692,7 @@ def run(hidden_states):
 
 def mxfp8_quantize() -> ProblemDraft:
     m, h = GPT_OSS_20B, 2880
-    return ProblemDraft(
+    return problem(
         set="Quant", name="gpt_oss_20b_mxfp8_act_quant_h2880", op_type="quantize_mxfp8", model=m,
         description=("gpt-oss-20b on Blackwell: the bf16 activations entering the MXFP4 expert GEMMs (published_"
                      "quantization quant_method mxfp4) are quantized to MXFP8 (FlashInfer mxfp8_quantize): per 32 "
@@ -732,7 +733,7 @@ def run(a, a_scale, b, b_scale, bias):
 
 def int8_w8a8_gemm() -> ProblemDraft:
     m, k, n = WHISPER_LARGE_V3, 1280, 5120
-    return ProblemDraft(
+    return problem(
         set="Quant", name="whisper_large_v3_int8_w8a8_gemm_fc1", op_type="gemm_int8", model=m,
         description=("Whisper large-v3 fc1 (d_model 1280 -> encoder_ffn_dim 5120) in SmoothQuant W8A8 INT8: out = "
                      "(a @ b^T) * a_scale * b_scale^T + bias, int8 activations with one dynamic fp32 scale per "
@@ -776,7 +777,7 @@ def run(hidden_states, weight, bias, smooth):
 
 def layernorm_int8_quant() -> ProblemDraft:
     m, h = VIT_L16, 1024
-    return ProblemDraft(
+    return problem(
         set="Quant", name="vit_l16_layernorm_int8_smoothquant_h1024", op_type="quantize_int8", model=m,
         description=("ViT-L/16 pre-LN block input in SmoothQuant W8A8 INT8 serving: LayerNorm over 1024 "
                      "(hidden_size, eps 1e-6 as in the flax implementation), divided by the per-channel smoothing "
@@ -837,7 +838,7 @@ def run(x, qweight, qzeros, scales):
 
 def awq_int4_gemm() -> ProblemDraft:
     m, k, n = QWEN25_7B, 3584, 512
-    return ProblemDraft(
+    return problem(
         set="Quant", name="qwen25_7b_awq_int4_gemm_k_proj", op_type="gemm_int4", model=m,
         description=("Qwen2.5-7B-Instruct-AWQ k_proj (hidden_size 3584 -> num_key_value_heads 4 x head_dim 128 = "
                      "512): 4-bit weight-only GEMM, AWQ GEMM "
@@ -893,7 +894,7 @@ def run(x, qweight, qzeros, scales):
 
 def gptq_int4_gemm() -> ProblemDraft:
     m, k, n = MISTRAL_7B, 4096, 1024
-    return ProblemDraft(
+    return problem(
         set="Quant", name="mistral_7b_gptq_int4_gemm_k_proj", op_type="gemm_int4", model=m,
         description=("Mistral-7B-v0.1 GPTQ (4-bit, group size 128, desc_act off) k_proj: hidden_size 4096 -> "
                      "num_key_value_heads 8 x head_dim 128 = 1024. qweight int32 [K / 8, N] holds rows 8i..8i+7 "
@@ -938,7 +939,7 @@ def run(key, value, k_scale, v_scale):
 
 def fp8_kv_append() -> ProblemDraft:
     m = LLAMA_8B
-    return ProblemDraft(
+    return problem(
         set="Quant", name="llama31_8b_fp8_kv_cache_append", op_type="kv_cache_fp8", model=m,
         description=("Llama-3.1-8B with an FP8 KV cache (vLLM kv_cache_dtype fp8_e4m3, reshape_and_cache_flash): "
                      "the step's key/value [num_tokens, 8, 128] (num_key_value_heads x head_dim) are divided by the "
@@ -989,7 +990,7 @@ def run(q, k_cache, v_cache, k_scale, v_scale):
 
 def fp8_kv_decode_attention() -> ProblemDraft:
     m = MISTRAL_7B
-    return ProblemDraft(
+    return problem(
         set="Quant", name="mistral_7b_fp8_kv_decode_attention", op_type="attention_fp8", model=m,
         description=("Mistral-7B-v0.1 decode attention over an FP8 e4m3 KV cache with per-tensor k_scale / "
                      "v_scale (vLLM kv_cache_dtype fp8): one query token per sequence, num_attention_heads 32 "
@@ -1037,7 +1038,7 @@ def run(q, k, v, q_descale, k_descale, v_descale):
 
 def fp8_attention() -> ProblemDraft:
     m = WAN_14B
-    return ProblemDraft(
+    return problem(
         set="Quant", name="wan21_t2v_14b_fp8_attention_sp8", op_type="attention_fp8", model=m,
         description=("Wan2.1-T2V-14B full (non-causal) 3D self-attention with FP8 e4m3 q/k/v, one descale per "
                      "(batch, head) as in FlashAttention-3 FP8 (q_descale, k_descale, v_descale); num_heads 40 "
@@ -1088,7 +1089,7 @@ def run(grad_output, grad_output_scale_inv, x, x_scale_inv, weight, weight_scale
 
 def te_fp8_linear_backward() -> ProblemDraft:
     m, k, n = LLAMA_8B, 4096, 1024
-    return ProblemDraft(
+    return problem(
         set="L1", name="llama31_8b_fp8_linear_backward_k_proj", op_type="gemm_fp8_backward", model=m,
         backward=True,
         description=("Llama-3.1-8B FP8 training (Transformer Engine HYBRID recipe, per-tensor delayed scaling) of "
@@ -1136,7 +1137,7 @@ def run(grad_output, grad_output_scale, grad_output_t, grad_output_t_scale, x_t,
 
 def blockwise_fp8_linear_backward() -> ProblemDraft:
     m, k, n = DEEPSEEK_V3, 1536, 3072
-    return ProblemDraft(
+    return problem(
         set="L1", name="deepseek_v3_fp8_blockwise_linear_backward_q_b_proj", op_type="gemm_fp8_backward",
         model=m, backward=True,
         description=("DeepSeek-V3 FP8 training (fine-grained quantization of the DeepSeek-V3 report) of MLA "
@@ -1183,7 +1184,7 @@ def run(grad_output):
 
 def fp8_cast_transpose() -> ProblemDraft:
     m, h = LLAMA4_MAVERICK_H, 5120
-    return ProblemDraft(
+    return problem(
         set="L1", name="llama4_maverick_fp8_grad_cast_transpose_h5120", op_type="quantize_fp8_backward",
         model=m, backward=True,
         description=("Llama-4-Maverick FP8 training (Meta trained Llama 4 in FP8), the quantize-for-backward step "
