@@ -48,18 +48,20 @@ def test_per_image_and_batches_spell_workloads():
 
 
 def test_draft_with_a_gpu_tier_keeps_the_recipe_sizes_as_the_cpu_tier():
+    cpu, gpu = l2._tok(range(1, 9)), l2._tok(range(8, 24))
     args = (l2.QWEN3_8B, "x_add", "add", "x + 1", {"num_tokens": None, "hidden_size": 8},
             {"x": (["num_tokens", "hidden_size"], "float32", 1.0)}, {"y": (["num_tokens", "hidden_size"], "float32")},
-            "def run(x):\n    return x + 1\n", l2._tok((1, 2)))
+            "def run(x):\n    return x + 1\n", cpu)
     plain = l2.draft(*args)
-    assert plain.workloads == [{"num_tokens": 1}, {"num_tokens": 2}] and plain.cpu_workloads is None
-    tiered = l2.draft(*args, gpu=l2._tok((2, 4096)))
-    assert tiered.workloads == [{"num_tokens": 2}, {"num_tokens": 4096}]
-    assert tiered.cpu_workloads == [{"num_tokens": 1}, {"num_tokens": 2}]
+    assert plain.workloads == cpu and plain.cpu_workloads is None
+    tiered = l2.draft(*args, gpu=gpu)
+    assert tiered.workloads == gpu and tiered.cpu_workloads == cpu
     gpu_uuids = {r["uuid"] for r in tiered.workload_records("gpu")}
     assert not gpu_uuids & {r["uuid"] for r in tiered.workload_records("cpu")}  # the shared size gets two uuids
-    with pytest.raises(ValueError, match="duplicate workload"):
-        l2.draft(*args, gpu=l2._tok((4096, 4096)))
+    with pytest.raises(ValueError, match="duplicate"):
+        l2.draft(*args, gpu=gpu[:-1] + gpu[:1])
+    with pytest.raises(ValueError, match="at least 16"):
+        l2.draft(*args, gpu=gpu[:8])
 
 
 def test_every_l2_recipe_has_a_gpu_tier_at_upstreams_scale(tmp_path):

@@ -37,14 +37,14 @@ small ones (the largest a few tens of MB).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
+from solbench.suite.catalog.builder import problem
 from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.l1.common import const, expr, scalar, tensor, uses, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.draft import ModelRef, ProblemDraft
-from solbench.suite.tolerances import tolerance_for
 
 DLRM_DCNV2 = model("DLRM-DCNv2 (MLPerf Training v3+ recommendation, Criteo 1TB multi-hot)", None, "recommender", {
     "num_dense_features": 13, "num_sparse_features": 26, "embedding_dim": 128,
@@ -69,24 +69,11 @@ _FEATURE = 20
 _FBGEMM_EPS = 1e-8
 """FBGEMM's default eps of the row-wise Adagrad update (TorchRec's fused_params do not set one)."""
 
+_HEADER = "import torch\nimport torch.nn.functional as F\n\n\n"
+"""What every DLRM reference imports."""
+
 _PER_GPU = ("Per-GPU batches: global_batch_size 65536 over 8 GPUs is 8192 samples each; the CPU workloads "
             "stop lower (at about 3 GFLOP per call) and keep the shape class")
-
-
-def _problem(m: ModelRef, name: str, op_type: str, description: str, *, axes, inputs, outputs, reference: str,
-             workloads, scalars: Optional[dict[str, Any]] = None, backward: bool = False,
-             exact_share: bool = False) -> ProblemDraft:
-    """``exact_share``: every element must be within tolerance (outputs where only a few elements
-    change, such as an optimizer step over a table, would otherwise pass unchanged)."""
-    keys = {tuple(sorted(w.items())) for w in workloads}
-    if len(workloads) < 8 or len(keys) != len(workloads):
-        raise ValueError(f"{name}: needs at least 8 distinct workloads")
-    source = "import torch\nimport torch.nn.functional as F\n\n\n" + reference
-    return ProblemDraft(set="DLRM", name=name, op_type=op_type, description=description, model=m, axes=axes,
-                        inputs=inputs, outputs=outputs, reference=source, workloads=list(workloads),
-                        tolerance=tolerance_for("float32", matched_ratio=1.0 if exact_share else 0.99),
-                        backward=backward, scalars=dict(scalars or {}), custom_inputs_entrypoint="make_inputs",
-                        extra_tags=list(_ALIASES[m.name]))
 
 
 
@@ -115,8 +102,8 @@ def embedding_bag(m: ModelRef) -> ProblemDraft:
     m = uses(m, "embedding_dim", "num_embeddings_per_feature", "multi_hot_sizes", "global_batch_size")
     rows, hot, dim = (m.config["num_embeddings_per_feature"][_FEATURE], m.config["multi_hot_sizes"][_FEATURE],
                       m.config["embedding_dim"])
-    return _problem(
-        m, f"dlrm-dcnv2_embedding_bag_sum_t{_FEATURE}_h{hot}", "embedding_bag",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_embedding_bag_sum_t{_FEATURE}_h{hot}", "embedding_bag",
         f"{m.name} sparse feature {_FEATURE}, the heaviest lookup: EmbeddingBag(mode='sum') with "
         f"multi_hot_sizes[{_FEATURE}] = {hot} ids per sample into a table of embedding_dim {dim} fp32 rows. The "
         f"real table has num_embeddings_per_feature[{_FEATURE}] = {rows:,} rows ({rows * dim * 4 / 1e9:.1f} GB); "
@@ -128,9 +115,10 @@ def embedding_bag(m: ModelRef) -> ProblemDraft:
         inputs={"indices": tensor(["batch_size", "hotness"], "int64", "Row ids in [0, num_embeddings)"),
                 "weight": tensor(["num_embeddings", "embedding_dim"], "float32")},
         outputs={"pooled": tensor(["batch_size", "embedding_dim"], "float32")},
-        reference=_EMBEDDING_BAG,
+        reference=_HEADER + _EMBEDDING_BAG,
         workloads=grid(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
-                       num_embeddings=(4096, 8192, 16384, 65536, 32768, 65536, 65536, 32768)))
+                       num_embeddings=(4096, 8192, 16384, 65536, 32768, 65536, 65536, 32768)),
+                       tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 def _capped_total(rows: list[int], cap: int) -> int:
@@ -186,8 +174,8 @@ def fused_embedding_bags(m: ModelRef) -> ProblemDraft:
     tables, ids = m.config["num_sparse_features"], sum(m.config["multi_hot_sizes"])
     caps = (2048, 2048, 4096, 4096, 8192, 4096, 8192, 2048)
     reference = (_FUSED_EMBEDDING_BAG.replace("@HOTNESS@", repr(list(hot))).replace("@ROWS@", repr(list(rows))))
-    return _problem(
-        m, f"dlrm-dcnv2_fused_embedding_bags_{tables}t_d{dim}", "embedding_bag",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_fused_embedding_bags_{tables}t_d{dim}", "embedding_bag",
         f"{m.name}, all num_sparse_features {tables} tables in one call, as TorchRec's EmbeddingBagCollection "
         f"runs FBGEMM's table-batched lookup: sum pooling with the multi_hot_sizes {hot} ids per sample "
         f"({ids} lookups per sample), embedding_dim {dim}, fp32. The tables are stacked in one weight matrix; "
@@ -206,9 +194,10 @@ def fused_embedding_bags(m: ModelRef) -> ProblemDraft:
                 "table_offsets": tensor(["num_offsets"], "int64", "First row of each table; last = total_rows"),
                 "weights": tensor(["total_rows", "embedding_dim"], "float32", "The tables stacked")},
         outputs={"pooled": tensor(["batch_size", "num_tables", "embedding_dim"], "float32")},
-        reference=reference,
+        reference=_HEADER + reference,
         workloads=grid(batch_size=(1, 16, 64, 128, 200, 256, 333, 512),
-                       total_rows=tuple(_capped_total(rows, c) for c in caps)))
+                       total_rows=tuple(_capped_total(rows, c) for c in caps)),
+                       tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 _EMBEDDING_BAG_ADAGRAD = '''def make_inputs(axes_and_scalars, device):
@@ -243,8 +232,8 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
     m = uses(m, "embedding_dim", "num_embeddings_per_feature", "multi_hot_sizes", "optimizer", "learning_rate")
     rows, hot, dim = (m.config["num_embeddings_per_feature"][_FEATURE], m.config["multi_hot_sizes"][_FEATURE],
                       m.config["embedding_dim"])
-    return _problem(
-        m, f"dlrm-dcnv2_embedding_bag_backward_rowwise_adagrad_t{_FEATURE}_h{hot}", "embedding_bag_backward",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_embedding_bag_backward_rowwise_adagrad_t{_FEATURE}_h{hot}", "embedding_bag_backward",
         f"Backward of {m.name} sparse feature {_FEATURE}'s sum-pooled EmbeddingBag (multi_hot_sizes[{_FEATURE}] = "
         f"{hot} ids per sample, embedding_dim {dim}) fused with the optimizer step, as FBGEMM's table-batched "
         "backward runs it in MLPerf's TorchRec reference (optimizer adagrad, fused as EXACT_ROWWISE_ADAGRAD): "
@@ -266,10 +255,11 @@ def embedding_bag_adagrad(m: ModelRef) -> ProblemDraft:
         outputs={"updated_rows": tensor(["batch_size", "hotness", "embedding_dim"], "float32",
                                         "weight[indices[b, j]] after the step"),
                  "updated_state": tensor(["batch_size", "hotness"], "float32", "momentum[indices[b, j]] after the step")},
-        reference=_EMBEDDING_BAG_ADAGRAD, backward=True, exact_share=True,
+        reference=_HEADER + _EMBEDDING_BAG_ADAGRAD, backward=True, matched_ratio=1.0,
         scalars={"learning_rate": m.config["learning_rate"], "eps": _FBGEMM_EPS},
         workloads=grid(batch_size=(1, 16, 64, 128, 256, 333, 512, 1024),
-                       num_embeddings=(4096, 8192, 16384, 32768, 16384, 32768, 32768, 16384)))
+                       num_embeddings=(4096, 8192, 16384, 32768, 16384, 32768, 32768, 16384)),
+                       tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 # --- jagged <-> padded ------------------------------------------------------------------------------------
@@ -323,8 +313,8 @@ def _jagged_axes(m: ModelRef, max_len: int, dim: int) -> dict:
 def jagged_to_padded(m: ModelRef) -> ProblemDraft:
     m = uses(m, "embedding_dim", "multi_hot_sizes")
     max_len, dim = m.config["multi_hot_sizes"][_FEATURE], m.config["embedding_dim"]
-    return _problem(
-        m, f"dlrm-dcnv2_jagged_to_padded_l{max_len}_d{dim}", "jagged_to_padded",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_jagged_to_padded_l{max_len}_d{dim}", "jagged_to_padded",
         f"{m.name}: jagged embedding rows of a multi-hot feature (a KeyedJaggedTensor's values, one "
         f"embedding_dim {dim} fp32 row per id, with per-sample lengths) to a dense [batch, max_len, {dim}] "
         f"batch padded with zeros, max_len = multi_hot_sizes[{_FEATURE}] = {max_len} (fbgemm "
@@ -334,15 +324,15 @@ def jagged_to_padded(m: ModelRef) -> ProblemDraft:
         inputs={"values": tensor(["total_values", "embedding_dim"], "float32", "Rows of all samples, in order"),
                 "lengths": tensor(["batch_size"], "int64", "Rows per sample, in [0, max_len], sum total_values")},
         outputs={"padded": tensor(["batch_size", "max_len", "embedding_dim"], "float32")},
-        reference=_JAGGED_TO_PADDED.replace("@MAX_LEN@", str(max_len)), exact_share=True,
-        workloads=_JAGGED_WORKLOADS)
+        reference=_HEADER + _JAGGED_TO_PADDED.replace("@MAX_LEN@", str(max_len)), matched_ratio=1.0,
+        workloads=_JAGGED_WORKLOADS, tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 def padded_to_jagged(m: ModelRef) -> ProblemDraft:
     m = uses(m, "embedding_dim", "multi_hot_sizes")
     max_len, dim = m.config["multi_hot_sizes"][_FEATURE], m.config["embedding_dim"]
-    return _problem(
-        m, f"dlrm-dcnv2_padded_to_jagged_l{max_len}_d{dim}", "padded_to_jagged",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_padded_to_jagged_l{max_len}_d{dim}", "padded_to_jagged",
         f"{m.name}: a padded [batch, max_len, {dim}] fp32 batch back to jagged rows (fbgemm dense_to_jagged, "
         "also the backward of jagged_to_padded): the first lengths[b] rows of each sample, concatenated; "
         f"max_len = multi_hot_sizes[{_FEATURE}] = {max_len}, embedding_dim {dim}. Every element must match.",
@@ -350,7 +340,8 @@ def padded_to_jagged(m: ModelRef) -> ProblemDraft:
         inputs={"padded": tensor(["batch_size", "max_len", "embedding_dim"], "float32"),
                 "lengths": tensor(["batch_size"], "int64", "Rows per sample, in [0, max_len], sum total_values")},
         outputs={"values": tensor(["total_values", "embedding_dim"], "float32")},
-        reference=_PADDED_TO_JAGGED, exact_share=True, workloads=_JAGGED_WORKLOADS)
+        reference=_HEADER + _PADDED_TO_JAGGED, matched_ratio=1.0, workloads=_JAGGED_WORKLOADS,
+        tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 # --- DLRM v1 dot interaction -------------------------------------------------------------------------------
@@ -400,17 +391,19 @@ def dot_interaction(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
               "sparse": tensor(["batch_size", "num_sparse", "dim"], "float32", "Pooled embeddings")}
     workloads = _batches((1, 16, 128, 333, 512, 1000, 1024, 2048))
     if backward:
-        return _problem(
-            m, f"dlrm-v1_dot_interaction_backward_f{count}_d{dim}", "feature_interaction_backward",
+        return problem(
+            "DLRM", m, f"dlrm-v1_dot_interaction_backward_f{count}_d{dim}", "feature_interaction_backward",
             "Backward of the " + what + " Returns the gradients of the bottom-MLP output and of the pooled "
             "embeddings (the embedding backward's input) given the gradient of the interaction output.",
             axes=axes, inputs={**inputs, "grad_output": tensor(["batch_size", "out_dim"], "float32")},
             outputs={"grad_dense": tensor(["batch_size", "dim"], "float32"),
                      "grad_sparse": tensor(["batch_size", "num_sparse", "dim"], "float32")},
-            reference=_DOT_BACKWARD, backward=True, workloads=workloads)
-    return _problem(m, f"dlrm-v1_dot_interaction_f{count}_d{dim}", "feature_interaction", what, axes=axes,
+            reference=_HEADER + _DOT_BACKWARD, backward=True, workloads=workloads,
+            tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
+    return problem("DLRM", m, f"dlrm-v1_dot_interaction_f{count}_d{dim}", "feature_interaction", what, axes=axes,
                     inputs=inputs, outputs={"interaction": tensor(["batch_size", "out_dim"], "float32")},
-                    reference=_DOT_FORWARD, workloads=workloads)
+                    reference=_HEADER + _DOT_FORWARD, workloads=workloads,
+                    tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 # --- DCNv2 cross network -----------------------------------------------------------------------------------
@@ -498,8 +491,8 @@ def dcn_low_rank(m: ModelRef) -> ProblemDraft:
     tables, dim, layers, rank = (m.config["num_sparse_features"], m.config["embedding_dim"],
                                  m.config["dcn_num_layers"], m.config["dcn_low_rank_dim"])
     width = (tables + 1) * dim
-    return _problem(
-        m, f"dlrm-dcnv2_low_rank_cross_net_l{layers}_r{rank}_w{width}", "dcn_cross",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_low_rank_cross_net_l{layers}_r{rank}_w{width}", "dcn_cross",
         f"{m.name} interaction (InteractionDCNArch): the bottom-MLP output and the {tables} pooled embeddings "
         f"(embedding_dim {dim}) concatenated to x_0 of width {width}, then dcn_num_layers {layers} low-rank "
         f"cross layers (TorchRec LowRankCrossNet, dcn_low_rank_dim {rank}): x_(l+1) = x_0 * (W_l (V_l x_l) + b_l) "
@@ -509,15 +502,16 @@ def dcn_low_rank(m: ModelRef) -> ProblemDraft:
                 "sparse": tensor(["batch_size", "num_sparse", "dim"], "float32", "Pooled embeddings"),
                 **_low_rank_inputs()},
         outputs={"output": tensor(["batch_size", "width"], "float32")},
-        reference=_dcn_reference(_DCN_LOW_RANK), workloads=_batches((1, 4, 16, 32, 48, 64, 100, 128)))
+        reference=_HEADER + _dcn_reference(_DCN_LOW_RANK), workloads=_batches((1, 4, 16, 32, 48, 64, 100, 128)),
+        tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 def dcn_full_rank(m: ModelRef) -> ProblemDraft:
     m = uses(m, "embedding_dim", "num_sparse_features", "interaction_type")
     tables, dim = m.config["num_sparse_features"], m.config["embedding_dim"]
     width = (tables + 1) * dim
-    return _problem(
-        m, f"dlrm-dcnv2_full_rank_cross_layer_w{width}", "dcn_cross",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_full_rank_cross_layer_w{width}", "dcn_cross",
         f"One full-rank DCNv2 cross layer (TorchRec CrossNet, the DCN-v2 paper's layer without the low-rank "
         f"factorisation MLPerf uses) at the width of the {m.name} interaction: x_0 of width {width} "
         f"((num_sparse_features {tables} + 1) x embedding_dim {dim}), x_1 = x_0 * (W x_0 + b) + x_0 with W "
@@ -526,7 +520,8 @@ def dcn_full_rank(m: ModelRef) -> ProblemDraft:
         inputs={"x0": tensor(["batch_size", "width"], "float32"),
                 "weight": tensor(["width", "width"], "float32"), "bias": tensor(["width"], "float32")},
         outputs={"output": tensor(["batch_size", "width"], "float32")},
-        reference=_dcn_reference(_DCN_FULL_RANK), workloads=_batches((1, 4, 8, 16, 32, 64, 100, 128)))
+        reference=_HEADER + _dcn_reference(_DCN_FULL_RANK), workloads=_batches((1, 4, 8, 16, 32, 64, 100, 128)),
+        tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 def dcn_low_rank_backward(m: ModelRef) -> ProblemDraft:
@@ -535,8 +530,8 @@ def dcn_low_rank_backward(m: ModelRef) -> ProblemDraft:
                                  m.config["dcn_num_layers"], m.config["dcn_low_rank_dim"])
     width = (tables + 1) * dim
     axes = _dcn_axes(m, split_input=False)
-    return _problem(
-        m, f"dlrm-dcnv2_low_rank_cross_net_backward_l{layers}_r{rank}_w{width}", "dcn_cross_backward",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_low_rank_cross_net_backward_l{layers}_r{rank}_w{width}", "dcn_cross_backward",
         f"Backward of the {m.name} low-rank cross network (dcn_num_layers {layers}, dcn_low_rank_dim {rank}, "
         f"width {width} = (num_sparse_features + 1) x embedding_dim): x_(l+1) = x_0 * (W_l (V_l x_l) + b_l) + "
         "x_l. Returns the gradients of x_0 (split into the bottom-MLP output and the pooled embeddings' "
@@ -549,8 +544,8 @@ def dcn_low_rank_backward(m: ModelRef) -> ProblemDraft:
                  "grad_v_kernels": tensor(["num_layers", "rank", "width"], "float32"),
                  "grad_w_kernels": tensor(["num_layers", "width", "rank"], "float32"),
                  "grad_bias": tensor(["num_layers", "width"], "float32")},
-        reference=_dcn_reference(_DCN_BACKWARD, grad=True), backward=True,
-        workloads=_batches((1, 2, 4, 8, 16, 32, 48, 64)))
+        reference=_HEADER + _dcn_reference(_DCN_BACKWARD, grad=True), backward=True,
+        workloads=_batches((1, 2, 4, 8, 16, 32, 48, 64)), tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 # --- MLPs ------------------------------------------------------------------------------------------------
@@ -635,8 +630,10 @@ def _mlp_problem(m: ModelRef, name: str, op_type: str, description: str, sizes: 
         shapes = {"x": ["batch_size", dims[0]], **{f"w{i}": [dims[i + 1], dims[i]] for i in range(layers)},
                   **{f"b{i}": [dims[i + 1]] for i in range(layers)}}
         outputs = {f"grad_{n}": tensor(shapes[n], "float32") for n in grads}
-    return _problem(m, name, op_type, description, axes=axes, inputs=inputs, outputs=outputs, reference=reference,
-                    workloads=workloads, backward=backward)
+    return problem("DLRM", m, name, op_type, description, axes=axes, inputs=inputs, outputs=outputs,
+        reference=_HEADER + reference,
+                    workloads=workloads, backward=backward,
+                    tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 def bottom_mlp(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
@@ -714,8 +711,8 @@ def interaction_top_mlp(m: ModelRef) -> ProblemDraft:
         inputs[f"top_w{index}"] = tensor([dims[index + 1], dims[index]], "float32")
         inputs[f"top_b{index}"] = tensor([dims[index + 1]], "float32")
     reference = _dcn_reference(_INTERACTION_TOP, top=top)
-    return _problem(
-        m, f"dlrm-dcnv2_interaction_top_mlp_l{m.config['dcn_num_layers']}_r{m.config['dcn_low_rank_dim']}",
+    return problem(
+        "DLRM", m, f"dlrm-dcnv2_interaction_top_mlp_l{m.config['dcn_num_layers']}_r{m.config['dcn_low_rank_dim']}",
         "dcn_interaction_top_mlp",
         f"{m.name} forward after the embeddings, as an inference step runs it: the bottom-MLP output and the "
         f"{tables} pooled embeddings concatenated (width {width}), dcn_num_layers {m.config['dcn_num_layers']} "
@@ -723,7 +720,8 @@ def interaction_top_mlp(m: ModelRef) -> ProblemDraft:
         f"+ b_l) + x_l), then the top MLP over_arch_layer_sizes {top} (ReLU after every layer but the last) to the "
         "click logit. fp32.",
         axes=axes, inputs=inputs, outputs={"logit": tensor(["batch_size", dims[-1]], "float32")},
-        reference=reference, workloads=_batches((1, 4, 8, 16, 32, 48, 64, 100)))
+        reference=_HEADER + reference, workloads=_batches((1, 4, 8, 16, 32, 48, 64, 100)),
+        tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
 
 
 # --- GPU tier (workload.jsonl; the recipes' own small workloads become workload.cpu.jsonl) ------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from solbench.suite.catalog.builder import slug
+from solbench.suite.catalog.builder import problem, slug
 from solbench.suite.catalog.models import model
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
@@ -62,17 +62,6 @@ def _t(shape, dtype: str, description: str | None = None) -> dict:
     return spec
 
 
-def _fib(m, name: str, op_type: str, description: str, axes, inputs, outputs, reference, gpu, cpu, *,
-         tags, tolerance=BF16, constraints=(), scalars=None) -> ProblemDraft:
-    keys = [tuple(sorted(w.items())) for w in gpu + cpu]
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"{name}: a workload is listed twice (within or across tiers)")
-    return ProblemDraft(set="FIB", name=f"{slug(m)}_{name}", op_type=op_type, description=description, model=m,
-                        axes=axes, inputs=inputs, outputs=outputs, reference=reference, workloads=list(gpu),
-                        cpu_workloads=list(cpu), tolerance=tolerance, custom_inputs_entrypoint="make_inputs",
-                        extra_tags=list(tags), constraints=list(constraints), scalars=dict(scalars or {}))
-
-
 # --- GEMMs ------------------------------------------------------------------------------------------------
 _GEMM_BF16 = '''import torch
 
@@ -110,28 +99,30 @@ def run(A, A_scale, B, B_scale):
 
 
 def gemm_bf16(m, n: int, k: int, what: str) -> ProblemDraft:
-    return _fib(
-        m, f"gemm_n{n}_k{k}", "gemm",
+    return problem(
+        "FIB", m, f"{slug(m)}_gemm_n{n}_k{k}", "gemm",
         f"{m.name} serving GEMM C = A @ B^T in bf16 (fp32 accumulation), FlashInfer-Bench's gemm_n*_k* kind at "
         f"this model's shape: {what}.",
-        {"M": _var("tokens in the batch"), "N": _const(n, "out features"), "K": _const(k, "in features")},
-        {"A": _t(["M", "K"], "bfloat16"), "B": _t(["N", "K"], "bfloat16", "nn.Linear weight [out, in]")},
-        {"C": _t(["M", "N"], "bfloat16")}, _GEMM_BF16,
-        [{"M": t} for t in GEMM_TOKENS], [{"M": t} for t in CPU_GEMM_TOKENS], tags=["kernel:gemm"])
+        axes={"M": _var("tokens in the batch"), "N": _const(n, "out features"), "K": _const(k, "in features")},
+        inputs={"A": _t(["M", "K"], "bfloat16"), "B": _t(["N", "K"], "bfloat16", "nn.Linear weight [out, in]")},
+        outputs={"C": _t(["M", "N"], "bfloat16")}, reference=_GEMM_BF16,
+        gpu=[{"M": t} for t in GEMM_TOKENS], workloads=[{"M": t} for t in CPU_GEMM_TOKENS], tags=["kernel:gemm"],
+        custom_inputs_entrypoint="make_inputs")
 
 
 def gemm_fp8_rowwise(m, n: int, k: int, what: str) -> ProblemDraft:
-    return _fib(
-        m, f"gemm_fp8_rowwise_n{n}_k{k}", "gemm_fp8",
+    return problem(
+        "FIB", m, f"{slug(m)}_gemm_fp8_rowwise_n{n}_k{k}", "gemm_fp8",
         f"{m.name} serving GEMM in FP8 with a per-token activation scale and a per-output-channel weight scale "
         f"(e4m3; vLLM / FBGEMM f8f8bf16_rowwise, the FP8-dynamic checkpoints): C = (A @ B^T) x A_scale x "
         f"B_scale^T, fp32 accumulation, bf16 output; {what}.",
-        {"M": _var("tokens in the batch"), "N": _const(n, "out features"), "K": _const(k, "in features"),
+        axes={"M": _var("tokens in the batch"), "N": _const(n, "out features"), "K": _const(k, "in features"),
          "one": _const(1, "scale column")},
-        {"A": _t(["M", "K"], "float8_e4m3fn"), "A_scale": _t(["M", "one"], "float32", "per token"),
+        inputs={"A": _t(["M", "K"], "float8_e4m3fn"), "A_scale": _t(["M", "one"], "float32", "per token"),
          "B": _t(["N", "K"], "float8_e4m3fn"), "B_scale": _t(["N", "one"], "float32", "per output channel")},
-        {"C": _t(["M", "N"], "bfloat16")}, _GEMM_FP8,
-        [{"M": t} for t in GEMM_TOKENS], [{"M": t} for t in CPU_GEMM_TOKENS], tags=["kernel:gemm_fp8"])
+        outputs={"C": _t(["M", "N"], "bfloat16")}, reference=_GEMM_FP8,
+        gpu=[{"M": t} for t in GEMM_TOKENS], workloads=[{"M": t} for t in CPU_GEMM_TOKENS], tags=["kernel:gemm_fp8"],
+        custom_inputs_entrypoint="make_inputs")
 
 
 # --- fused add + RMSNorm --------------------------------------------------------------------------------
@@ -160,20 +151,20 @@ def run(input, residual, weight):
 
 def fused_add_rmsnorm(m) -> ProblemDraft:
     h, eps = m.config["hidden_size"], m.config["rms_norm_eps"]
-    return _fib(
-        m, f"fused_add_rmsnorm_h{h}", "rmsnorm",
+    return problem(
+        "FIB", m, f"{slug(m)}_fused_add_rmsnorm_h{h}", "rmsnorm",
         f"{m.name} pre-norm with the residual add fused (FlashInfer fused_add_rmsnorm, FlashInfer-Bench's "
         f"fused_add_rmsnorm_h* kind): hidden_size {h}, rms_norm_eps {eps}. The kernel works in place; here its "
         "two in-place results are the outputs: output (what lands in input) = RMSNorm(input + residual) x "
         "weight, normalised from the fp32 sum, and residual_out = input + residual rounded to bf16.",
-        {"batch_size": _var("tokens"), "hidden_size": _const(h, "hidden_size")},
-        {"input": _t(["batch_size", "hidden_size"], "bfloat16"),
+        axes={"batch_size": _var("tokens"), "hidden_size": _const(h, "hidden_size")},
+        inputs={"input": _t(["batch_size", "hidden_size"], "bfloat16"),
          "residual": _t(["batch_size", "hidden_size"], "bfloat16"), "weight": _t(["hidden_size"], "bfloat16")},
-        {"output": _t(["batch_size", "hidden_size"], "bfloat16"),
+        outputs={"output": _t(["batch_size", "hidden_size"], "bfloat16"),
          "residual_out": _t(["batch_size", "hidden_size"], "bfloat16")},
-        _FUSED_ADD_RMSNORM.replace("@EPS@", repr(eps)),
-        [{"batch_size": t} for t in NORM_TOKENS], [{"batch_size": t} for t in CPU_NORM_TOKENS],
-        tags=["kernel:fused_add_rmsnorm"])
+        reference=_FUSED_ADD_RMSNORM.replace("@EPS@", repr(eps)),
+        gpu=[{"batch_size": t} for t in NORM_TOKENS], workloads=[{"batch_size": t} for t in CPU_NORM_TOKENS],
+        tags=["kernel:fused_add_rmsnorm"], custom_inputs_entrypoint="make_inputs")
 
 
 # --- MLA ragged prefill ----------------------------------------------------------------------------------
@@ -245,8 +236,8 @@ def mla_ragged_prefill(m) -> ProblemDraft:
     cpu = [(1, 16, 16), (2, 40, 40), (1, 64, 64), (3, 90, 90), (2, 32, 80), (1, 128, 128), (4, 60, 120),
            (1, 24, 100)]
     keys = ("batch_size", "total_q", "total_kv")
-    return _fib(
-        m, f"mla_ragged_prefill_causal_h{h}_qk{nope + rope}_vo{dv}", "attention_mla",
+    return problem(
+        "FIB", m, f"{slug(m)}_mla_ragged_prefill_causal_h{h}_qk{nope + rope}_vo{dv}", "attention_mla",
         f"{m.name} multi-head latent attention prefill in the non-absorbed form (FlashInfer "
         f"BatchPrefillWithRaggedKVCacheWrapper, as SGLang / vLLM run MLA prefill): {h} heads "
         f"(num_attention_heads), q and k of qk_nope_head_dim {nope} + qk_rope_head_dim {rope} = {nope + rope} "
@@ -254,20 +245,21 @@ def mla_ragged_prefill(m) -> ProblemDraft:
         "Sequences are packed (qo_indptr, kv_indptr); each may have a cached prefix (kv longer than q), and the "
         "causal mask is aligned at the end. sm_scale = mscale^2 / sqrt(192) with the YaRN mscale = 0.1 x "
         "mscale_all_dim x ln(rope_scaling.factor) + 1. Returns the output and the base-2 log-sum-exp.",
-        {"batch_size": _var("sequences"), "total_q": _var("new tokens (qo_indptr[-1])"),
+        axes={"batch_size": _var("sequences"), "total_q": _var("new tokens (qo_indptr[-1])"),
          "total_kv": _var("keys incl. cached prefixes (kv_indptr[-1])"), "num_heads": _const(h, "num_attention_heads"),
          "head_dim_qk": _const(nope + rope, "qk_nope_head_dim + qk_rope_head_dim"),
          "head_dim_vo": _const(dv, "v_head_dim"), "len_indptr": {"type": "expr", "expression": "batch_size + 1"}},
-        {"q": _t(["total_q", "num_heads", "head_dim_qk"], "bfloat16"),
+        inputs={"q": _t(["total_q", "num_heads", "head_dim_qk"], "bfloat16"),
          "k": _t(["total_kv", "num_heads", "head_dim_qk"], "bfloat16"),
          "v": _t(["total_kv", "num_heads", "head_dim_vo"], "bfloat16"),
          "qo_indptr": _t(["len_indptr"], "int32"), "kv_indptr": _t(["len_indptr"], "int32")},
-        {"output": _t(["total_q", "num_heads", "head_dim_vo"], "bfloat16"),
+        outputs={"output": _t(["total_q", "num_heads", "head_dim_vo"], "bfloat16"),
          "lse": _t(["total_q", "num_heads"], "float32", "log2-sum-exp of the scaled logits")},
-        _MLA_PREFILL.replace("@SM_SCALE@", repr(scale)),
-        [dict(zip(keys, r)) for r in gpu], [dict(zip(keys, r)) for r in cpu],
+        reference=_MLA_PREFILL.replace("@SM_SCALE@", repr(scale)),
+        gpu=[dict(zip(keys, r)) for r in gpu], workloads=[dict(zip(keys, r)) for r in cpu],
         tags=["family:mla", "family:attention", "kernel:mla_prefill"],
-        constraints=["total_q == qo_indptr[-1].item()", "total_kv == kv_indptr[-1].item()", "total_kv >= total_q"])
+        constraints=["total_q == qo_indptr[-1].item()", "total_kv == kv_indptr[-1].item()", "total_kv >= total_q"],
+        custom_inputs_entrypoint="make_inputs")
 
 
 # --- FP8 block-scale MoE (DeepSeek-V3 routing) --------------------------------------------------------------
@@ -385,8 +377,8 @@ def fp8_block_moe(m) -> ProblemDraft:
     cpu = [(12, 1), (16, 1), (40, 1), (100, 1), (20, 2), (24, 2), (64, 2), (77, 2)]
     reference = (_FP8_MOE.replace("@TOP_K@", str(k)).replace("@N_GROUP@", str(g))
                  .replace("@TOPK_GROUP@", str(tg)))
-    return _fib(
-        m, f"moe_fp8_block_scale_ds_routing_topk{k}_ng{g}_kg{tg}_e{e}_h{h}_i{i}", "moe_fp8",
+    return problem(
+        "FIB", m, f"{slug(m)}_moe_fp8_block_scale_ds_routing_topk{k}_ng{g}_kg{tg}_e{e}_h{h}_i{i}", "moe_fp8",
         f"{m.name} MoE layer on one expert-parallel rank as FlashInfer's trtllm_fp8_block_scale_moe (FlashInfer-"
         f"Bench moe_fp8_block_scale_ds_routing): noaux_tc routing (scoring_func sigmoid, + routing_bias for the "
         f"choice, n_group {g} groups ranked by their top-2 sum, topk_group {tg} kept, top num_experts_per_tok {k} of "
@@ -398,14 +390,14 @@ def fp8_block_moe(m) -> ProblemDraft:
         "keep every routing decision at least 1.2e-4 from a tie; each token routes to one of this rank's experts "
         "at a random place among its top 8 (for a third of the tokens the last, for a third the first below the "
         "cut, so the bias decides), and its other experts are 4x likelier picks.",
-        {"seq_len": _var("tokens"), "num_experts": _const(e, "num_experts"),
+        axes={"seq_len": _var("tokens"), "num_experts": _const(e, "num_experts"),
          "num_local_experts": _var("experts on this rank: num_experts / EP"),
          "hidden_size": _const(h, "hidden_size"), "intermediate_size": _const(i, "moe_intermediate_size"),
          "gemm1_out_size": {"type": "expr", "expression": "2 * intermediate_size"},
          "num_hidden_blocks": {"type": "expr", "expression": "hidden_size // 128"},
          "num_intermediate_blocks": {"type": "expr", "expression": "intermediate_size // 128"},
          "num_gemm1_out_blocks": {"type": "expr", "expression": "gemm1_out_size // 128"}},
-        {"routing_logits": _t(["seq_len", "num_experts"], "float32"),
+        inputs={"routing_logits": _t(["seq_len", "num_experts"], "float32"),
          "routing_bias": _t(["num_experts"], "bfloat16", "e_score_correction_bias"),
          "hidden_states": _t(["seq_len", "hidden_size"], "float8_e4m3fn"),
          "hidden_states_scale": _t(["num_hidden_blocks", "seq_len"], "float32"),
@@ -414,11 +406,11 @@ def fp8_block_moe(m) -> ProblemDraft:
          "gemm2_weights": _t(["num_local_experts", "hidden_size", "intermediate_size"], "float8_e4m3fn"),
          "gemm2_weights_scale": _t(["num_local_experts", "num_hidden_blocks", "num_intermediate_blocks"], "float32"),
          "local_expert_offset": _t(None, "int32"), "routed_scaling_factor": _t(None, "float32")},
-        {"output": _t(["seq_len", "hidden_size"], "bfloat16")}, reference,
-        [{"seq_len": t, "num_local_experts": n} for t, n in gpu],
-        [{"seq_len": t, "num_local_experts": n} for t, n in cpu],
+        outputs={"output": _t(["seq_len", "hidden_size"], "bfloat16")}, reference=reference,
+        gpu=[{"seq_len": t, "num_local_experts": n} for t, n in gpu],
+        workloads=[{"seq_len": t, "num_local_experts": n} for t, n in cpu],
         tags=["family:moe", "kernel:moe_fp8_block_scale"], constraints=[f"num_local_experts <= {e}"],
-        scalars={"local_expert_offset": 0, "routed_scaling_factor": rsf})
+        scalars={"local_expert_offset": 0, "routed_scaling_factor": rsf}, custom_inputs_entrypoint="make_inputs")
 
 
 def drafts() -> list[ProblemDraft]:

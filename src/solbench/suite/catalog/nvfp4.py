@@ -30,7 +30,7 @@ expert-parallel degrees from EP=1), ``workload.cpu.jsonl`` 8 small ones that run
 
 from __future__ import annotations
 
-from solbench.suite.catalog.builder import slug
+from solbench.suite.catalog.builder import problem, slug
 from solbench.suite.catalog.models import model
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
@@ -183,18 +183,6 @@ def _tokens(values, axis: str = "num_tokens") -> list[dict[str, int]]:
     return [{axis: v} for v in values]
 
 
-def _draft(m, name: str, op_type: str, description: str, axes: dict, inputs: dict, outputs: dict, reference: str,
-           gpu: list[dict[str, int]], cpu: list[dict[str, int]], *, tolerance: dict, tags=(),
-           constraints=()) -> ProblemDraft:
-    keys = [tuple(sorted(w.items())) for w in gpu + cpu]
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"{name}: a workload is listed twice (within or across tiers)")
-    return ProblemDraft(set="Quant", name=name, op_type=op_type, description=description, model=m, axes=axes,
-                        inputs=inputs, outputs=outputs, reference=_NVFP4 + reference, workloads=list(gpu),
-                        cpu_workloads=list(cpu), tolerance=tolerance, custom_inputs_entrypoint="make_inputs",
-                        extra_tags=[FAMILY, *tags], constraints=list(constraints))
-
-
 def _weight_inputs(prefix: str, rows: str, k_packed: str, k_blocks: str, lead: tuple = ()) -> dict:
     return {f"{prefix}weight": _t([*lead, rows, k_packed], "float4_e2m1fn_x2", "E2M1 codes, two per byte"),
             f"{prefix}weight_scale": _t([*lead, rows, k_blocks], "float8_e4m3fn", "one E4M3 scale per 16 along K"),
@@ -264,16 +252,17 @@ def rmsnorm_quant(m, *, add: bool) -> ProblemDraft:
     outputs["x_fp4"] = _t(["num_tokens", "hidden_size_packed"], "float4_e2m1fn_x2")
     outputs["x_sf"] = _t(["num_tokens", "hidden_size_blocks"], "float8_e4m3fn", "block scales, linear layout")
     text = ("the residual add (residual_out = hidden_states + residual, in bf16) and " if add else "")
-    return _draft(
-        m, f"{slug(m)}_nvfp4_{'add_' if add else ''}rmsnorm_quant_h{h}", what,
+    return problem(
+        "Quant", m, f"{slug(m)}_nvfp4_{'add_' if add else ''}rmsnorm_quant_h{h}", what,
         f"{m.name} served in NVFP4: {text}the RMSNorm before a quantised GEMM (hidden_size {h}, rms_norm_eps {eps}) "
         "fused with the quantisation of its output to NVFP4 with the GEMM's static input_scale (TensorRT-LLM's "
         "fused RMSNorm + FP4 quant, FlashInfer rmsnorm_fp4quant): the normalised value stays fp32 until it is "
         "quantised. Codes and block scales must match.",
-        {"num_tokens": TOKENS, **_packed_axes("hidden_size", h, "hidden_size"), "one": _const(1, "per-tensor")},
-        inputs, outputs, (_ADD_RMSNORM_QUANT if add else _RMSNORM_QUANT).replace("@EPS@", repr(eps)),
-        _tokens(LONG_TOKENS), _tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
-        tags=["kernel:rmsnorm_fp4_quant"])
+        axes={"num_tokens": TOKENS, **_packed_axes("hidden_size", h, "hidden_size"), "one": _const(1, "per-tensor")},
+        inputs=inputs, outputs=outputs,
+        reference=_NVFP4 + (_ADD_RMSNORM_QUANT if add else _RMSNORM_QUANT).replace("@EPS@", repr(eps)),
+        gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
+        tags=[FAMILY, "kernel:rmsnorm_fp4_quant"], custom_inputs_entrypoint="make_inputs")
 
 
 _SILU_MUL_QUANT = '''
@@ -295,20 +284,21 @@ def run(gate_up, input_scale):
 
 def silu_mul_quant(m) -> ProblemDraft:
     h, i = m.config["hidden_size"], m.config["intermediate_size"]
-    return _draft(
-        m, f"{slug(m)}_nvfp4_silu_mul_quant_i{i}", "silu_mul_quant_fp4",
+    return problem(
+        "Quant", m, f"{slug(m)}_nvfp4_silu_mul_quant_i{i}", "silu_mul_quant_fp4",
         f"{m.name} NVFP4 MLP between its GEMMs (hidden_size {h}, intermediate_size {i}, hidden_act silu): the "
         "gate_up GEMM's bf16 output [num_tokens, 2 x 14336] goes through SwiGLU, silu(gate) * up in fp32, and is "
         "quantised to NVFP4 with down_proj's static input_scale (vLLM silu_and_mul_nvfp4_quant, TensorRT-LLM's "
         "fused activation + FP4 quant).",
-        {"num_tokens": TOKENS, **_packed_axes("intermediate_size", i, "intermediate_size"),
+        axes={"num_tokens": TOKENS, **_packed_axes("intermediate_size", i, "intermediate_size"),
          "gate_up_size": _expr("2 * intermediate_size"), "one": _const(1, "per-tensor")},
-        {"gate_up": _t(["num_tokens", "gate_up_size"], "bfloat16", "[gate | up]"),
+        inputs={"gate_up": _t(["num_tokens", "gate_up_size"], "bfloat16", "[gate | up]"),
          "input_scale": _t(["one"], "float32", "down_proj's static decode scale")},
-        {"act_fp4": _t(["num_tokens", "intermediate_size_packed"], "float4_e2m1fn_x2"),
+        outputs={"act_fp4": _t(["num_tokens", "intermediate_size_packed"], "float4_e2m1fn_x2"),
          "act_sf": _t(["num_tokens", "intermediate_size_blocks"], "float8_e4m3fn")},
-        _SILU_MUL_QUANT, _tokens(LONG_TOKENS), _tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
-        tags=["kernel:silu_mul_fp4_quant"])
+        reference=_NVFP4 + _SILU_MUL_QUANT,
+        gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
+        tags=[FAMILY, "kernel:silu_mul_fp4_quant"], custom_inputs_entrypoint="make_inputs")
 
 
 _KV_QUANT = '''
@@ -331,23 +321,24 @@ def run(key, value, k_scale, v_scale):
 
 def kv_quant(m) -> ProblemDraft:
     hkv, d = m.config["num_key_value_heads"], m.config["derived.head_dim"]
-    return _draft(
-        m, f"{slug(m)}_nvfp4_kv_cache_quant_kv{hkv}_d{d}", "kv_cache_quant_fp4",
+    return problem(
+        "Quant", m, f"{slug(m)}_nvfp4_kv_cache_quant_kv{hkv}_d{d}", "kv_cache_quant_fp4",
         f"{m.name} with an NVFP4 KV cache (TensorRT-LLM on Blackwell): the K and V of the step's new tokens, "
         f"[num_tokens, {hkv} (num_key_value_heads), {d} (head_dim)] in bf16, quantised with the cache's static "
         "k_scale / v_scale, one E4M3 scale per 16 elements of head_dim. Only the new tokens are written: the "
         "outputs are what lands in their cache slots, not the whole cache.",
-        {"num_tokens": TOKENS, "num_kv_heads": _const(hkv, "num_key_value_heads"),
+        axes={"num_tokens": TOKENS, "num_kv_heads": _const(hkv, "num_key_value_heads"),
          **_packed_axes("head_dim", d, "head_dim"), "one": _const(1, "per-tensor")},
-        {"key": _t(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
+        inputs={"key": _t(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
          "value": _t(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
          "k_scale": _t(["one"], "float32"), "v_scale": _t(["one"], "float32")},
-        {"k_fp4": _t(["num_tokens", "num_kv_heads", "head_dim_packed"], "float4_e2m1fn_x2"),
+        outputs={"k_fp4": _t(["num_tokens", "num_kv_heads", "head_dim_packed"], "float4_e2m1fn_x2"),
          "k_sf": _t(["num_tokens", "num_kv_heads", "head_dim_blocks"], "float8_e4m3fn"),
          "v_fp4": _t(["num_tokens", "num_kv_heads", "head_dim_packed"], "float4_e2m1fn_x2"),
          "v_sf": _t(["num_tokens", "num_kv_heads", "head_dim_blocks"], "float8_e4m3fn")},
-        _KV_QUANT, _tokens(LONG_TOKENS), _tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
-        tags=["family:rope_kv", "kernel:kv_cache_fp4_quant"])
+        reference=_NVFP4 + _KV_QUANT,
+        gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
+        tags=[FAMILY, "family:rope_kv", "kernel:kv_cache_fp4_quant"], custom_inputs_entrypoint="make_inputs")
 
 
 # ================================================================================================
@@ -411,9 +402,10 @@ def nvfp4_linear(m, name: str, op_type: str, description: str, k: int, n: int, *
         if epilogue == "bias_gelu":
             inputs["bias"] = _t(["out_features"], "bfloat16")
     tolerance = GEMM_QUANT_TOLERANCE if epilogue == "relu2_quant" else BF16
-    return _draft(m, f"{slug(m)}_{name}", op_type, description, axes, inputs, outputs,
-                  _linear_reference(epilogue, tuple(split.values()) if split else ()),
-                  _tokens(gpu), _tokens(cpu), tolerance=tolerance, tags=["kernel:gemm_fp4", *tags])
+    return problem("Quant", m, f"{slug(m)}_{name}", op_type, description, axes=axes, inputs=inputs, outputs=outputs,
+                  reference=_NVFP4 + _linear_reference(epilogue, tuple(split.values()) if split else ()),
+                  gpu=_tokens(gpu), workloads=_tokens(cpu), tolerance=tolerance,
+                  tags=[FAMILY, "kernel:gemm_fp4", *tags], custom_inputs_entrypoint="make_inputs")
 
 
 # ================================================================================================
@@ -445,23 +437,24 @@ def run(x, gate_up_input_scale, gate_up_weight, gate_up_weight_scale, gate_up_we
 def gated_mlp(m, tp: int) -> ProblemDraft:
     h, inter = m.config["hidden_size"], m.config["intermediate_size"]
     i = inter // tp
-    return _draft(
-        m, f"{slug(m)}_nvfp4_swiglu_mlp_h{h}_i{i}_tp{tp}", "mlp_fp4",
+    return problem(
+        "Quant", m, f"{slug(m)}_nvfp4_swiglu_mlp_h{h}_i{i}_tp{tp}", "mlp_fp4",
         f"{m.name} gated MLP in NVFP4 (ModelOpt NVFP4 checkpoint format), tensor-parallel shard TP={tp}: "
         f"hidden_size {h}, intermediate_size {inter} / {tp} = {i} per rank (gate_up column-parallel, down_proj "
         "row-parallel, so the output is this rank's partial sum before the all-reduce). x is quantised with "
         "gate_up's static input_scale, the gate_up GEMM writes bf16, silu(gate) * up is computed in fp32 and "
         "quantised with down_proj's input_scale, and the down GEMM writes bf16; fp32 accumulation.",
-        {"num_tokens": TOKENS, **_packed_axes("hidden_size", h, "hidden_size"),
+        axes={"num_tokens": TOKENS, **_packed_axes("hidden_size", h, "hidden_size"),
          **_packed_axes("intermediate_size", i, f"intermediate_size / TP={tp}"),
          "gate_up_size": _expr("2 * intermediate_size"), "one": _const(1, "per-tensor")},
-        {"x": _t(["num_tokens", "hidden_size"], "bfloat16"),
+        inputs={"x": _t(["num_tokens", "hidden_size"], "bfloat16"),
          "gate_up_input_scale": _t(["one"], "float32"),
          **_weight_inputs("gate_up_", "gate_up_size", "hidden_size_packed", "hidden_size_blocks"),
          "down_input_scale": _t(["one"], "float32"),
          **_weight_inputs("down_", "hidden_size", "intermediate_size_packed", "intermediate_size_blocks")},
-        {"y": _t(["num_tokens", "hidden_size"], "bfloat16", "partial sum of this rank")},
-        _GATED_MLP, _tokens(GEMM_TOKENS), _tokens(CPU_GEMM_TOKENS), tolerance=BF16, tags=["kernel:gemm_fp4"])
+        outputs={"y": _t(["num_tokens", "hidden_size"], "bfloat16", "partial sum of this rank")},
+        reference=_NVFP4 + _GATED_MLP, gpu=_tokens(GEMM_TOKENS), workloads=_tokens(CPU_GEMM_TOKENS), tolerance=BF16,
+        tags=[FAMILY, "kernel:gemm_fp4"], custom_inputs_entrypoint="make_inputs")
 
 
 # ================================================================================================
@@ -537,8 +530,8 @@ def moe_experts(m, gpu_pairs, cpu_pairs) -> ProblemDraft:
     gated = "hidden_act" in m.config
     act = "silu(gate) * up (fc1 = [gate | up], 2 x moe_intermediate_size rows)" if gated else \
         "relu(fc1 x)^2 (mlp_hidden_act relu2, non-gated experts)"
-    return _draft(
-        m, f"{slug(m)}_nvfp4_moe_experts_e{e}_k{k}_h{h}_i{i}", "moe_fp4",
+    return problem(
+        "Quant", m, f"{slug(m)}_nvfp4_moe_experts_e{e}_k{k}_h{h}_i{i}", "moe_fp4",
         f"{m.name} MoE experts in NVFP4 (FlashInfer cutlass_fused_moe / TensorRT-LLM NVFP4 MoE) on one rank of "
         f"expert parallelism: num_experts {e}, num_experts_per_tok {k}, hidden_size {h}, moe_intermediate_size {i}; "
         "the rank holds experts 0 .. num_local_experts-1 (num_experts / EP). The routing is given (topk_ids, "
@@ -548,13 +541,13 @@ def moe_experts(m, gpu_pairs, cpu_pairs) -> ProblemDraft:
         "(tokens routed only to other ranks get zeros). The generator makes this rank busy: three tokens in "
         "four route one slot, at a random place (weights in descending order, as a router gives them), to one of "
         "its experts.",
-        {"num_tokens": TOKENS, "num_local_experts": _var("experts on this rank: num_experts / EP"),
+        axes={"num_tokens": TOKENS, "num_local_experts": _var("experts on this rank: num_experts / EP"),
          "num_experts": _const(e, "num_experts"), "top_k": _const(k, "num_experts_per_tok"),
          **_packed_axes("hidden_size", h, "hidden_size"),
          **_packed_axes("intermediate_size", i, "moe_intermediate_size"),
          "fc1_rows": _expr("2 * intermediate_size" if gated else "intermediate_size"),
          "one": _const(1, "per-tensor")},
-        {"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16"),
+        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16"),
          "topk_ids": _t(["num_tokens", "top_k"], "int32", "distinct global expert ids per token"),
          "topk_weights": _t(["num_tokens", "top_k"], "float32"),
          "fc1_input_scale": _t(["one"], "float32"),
@@ -562,11 +555,12 @@ def moe_experts(m, gpu_pairs, cpu_pairs) -> ProblemDraft:
          "fc2_input_scale": _t(["one"], "float32"),
          **_weight_inputs("fc2_", "hidden_size", "intermediate_size_packed", "intermediate_size_blocks",
                           ("num_local_experts",))},
-        {"output": _t(["num_tokens", "hidden_size"], "bfloat16")},
-        _MOE.replace("@GATED@", repr(gated)),
-        [{"num_tokens": t, "num_local_experts": n} for t, n in gpu_pairs],
-        [{"num_tokens": t, "num_local_experts": n} for t, n in cpu_pairs], tolerance=BF16,
-        tags=["family:moe", "kernel:moe_fp4"], constraints=[f"num_local_experts <= {e}"])
+        outputs={"output": _t(["num_tokens", "hidden_size"], "bfloat16")},
+        reference=_NVFP4 + _MOE.replace("@GATED@", repr(gated)),
+        gpu=[{"num_tokens": t, "num_local_experts": n} for t, n in gpu_pairs],
+        workloads=[{"num_tokens": t, "num_local_experts": n} for t, n in cpu_pairs], tolerance=BF16,
+        tags=[FAMILY, "family:moe", "kernel:moe_fp4"], constraints=[f"num_local_experts <= {e}"],
+        custom_inputs_entrypoint="make_inputs")
 
 
 # ================================================================================================
@@ -589,19 +583,20 @@ def run(weight, weight_scale, weight_scale_2):
 
 def dequant_experts(m) -> ProblemDraft:
     h, i = m.config["hidden_size"], m.config["moe_intermediate_size"]
-    return _draft(
-        m, f"{slug(m)}_nvfp4_dequant_expert_down_h{h}_i{i}", "dequantize_fp4",
+    return problem(
+        "Quant", m, f"{slug(m)}_nvfp4_dequant_expert_down_h{h}_i{i}", "dequantize_fp4",
         f"{m.name} NVFP4 expert weights dequantised to bf16, as vLLM's NVFP4 emulation does on GPUs without FP4 "
         f"tensor cores before a bf16 grouped GEMM: the down_proj of num_experts experts, [hidden_size {h}, "
         f"moe_intermediate_size {i}] each, value = code x E4M3 block scale x the expert's weight_scale_2, "
         "computed in fp32 and rounded once to bf16.",
-        {"num_experts": _var("experts dequantised in one call"), "out_features": _const(h, "hidden_size"),
+        axes={"num_experts": _var("experts dequantised in one call"), "out_features": _const(h, "hidden_size"),
          **_packed_axes("in_features", i, "moe_intermediate_size")},
-        _weight_inputs("", "out_features", "in_features_packed", "in_features_blocks", ("num_experts",)),
-        {"weight_bf16": _t(["num_experts", "out_features", "in_features"], "bfloat16")},
-        _DEQUANT, [{"num_experts": n} for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 80, 96, 112, 128)],
-        [{"num_experts": n} for n in (5, 7, 9, 10, 11, 13, 14, 15)], tolerance=BF16,
-        tags=["family:moe", "kernel:dequantize_fp4"])
+        inputs=_weight_inputs("", "out_features", "in_features_packed", "in_features_blocks", ("num_experts",)),
+        outputs={"weight_bf16": _t(["num_experts", "out_features", "in_features"], "bfloat16")},
+        reference=_NVFP4 + _DEQUANT,
+        gpu=[{"num_experts": n} for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 80, 96, 112, 128)],
+        workloads=[{"num_experts": n} for n in (5, 7, 9, 10, 11, 13, 14, 15)], tolerance=BF16,
+        tags=[FAMILY, "family:moe", "kernel:dequantize_fp4"], custom_inputs_entrypoint="make_inputs")
 
 
 # ================================================================================================
