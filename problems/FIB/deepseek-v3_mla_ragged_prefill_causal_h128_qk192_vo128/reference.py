@@ -5,8 +5,10 @@ SM_SCALE = 0.1352337788608801
 HEAD_CHUNK = 16  # heads per score block: bounds the reference's memory at long sequences
 
 
-def _split(total, parts, minimum):
+def _split(total, parts, minimum=1):
+    """A random composition of `total` into `parts` sizes, each at least `minimum`."""
     extra = total - parts * minimum
+    assert extra >= 0
     cuts = torch.sort(torch.randint(0, extra + 1, (parts - 1,))).values
     bounds = torch.cat([torch.zeros(1, dtype=torch.long), cuts, torch.full((1,), extra, dtype=torch.long)])
     return torch.diff(bounds) + minimum

@@ -34,12 +34,12 @@ def make_inputs(axes_and_scalars, device):
     return out
 
 
-def _interact(x, sparse_embeddings):
-    t = torch.cat((x[:, None], sparse_embeddings), dim=1)
-    z = torch.bmm(t, t.transpose(1, 2))
-    n = t.shape[1]
-    li, lj = torch.tril_indices(n, n, offset=-1, device=x.device)
-    return torch.cat((x, z[:, li, lj]), dim=1)
+def _interact(dense, sparse):
+    features = torch.cat((dense.unsqueeze(1), sparse), dim=1)
+    products = torch.bmm(features, features.transpose(1, 2))
+    count = features.shape[1]
+    rows, columns = torch.tril_indices(count, count, offset=-1, device=dense.device)
+    return torch.cat((dense, products[:, rows, columns]), dim=1)
 
 
 @torch.no_grad()

@@ -98,8 +98,7 @@ def _sdpa(q, k, v):
 
 
 def _rope_3d(x, f, hh, ww):
-    """Wan rope_apply: head_dim/2 complex pairs split (c - 2 (c // 3), c // 3, c // 3) over (frame, row,
-    column), each with its own rope_params table (theta 10000), interleaved pairs (float64 in Wan)."""
+    # Wan rope_apply: head_dim/2 complex pairs split (c - 2*(c//3), c//3, c//3) over (frame, height, width)
     b, s, n, d = x.shape
     c = d // 2
     acc = _acc(x)
@@ -113,7 +112,11 @@ def _rope_3d(x, f, hh, ww):
         shape[axis] = size
         angles.append(pos.view(shape).expand(f, hh, ww, count))
     angle = torch.cat(angles, dim=-1).reshape(s, 1, c)
-    return _rope_pairs(x, angle.cos(), angle.sin())
+    cos, sin = angle.cos(), angle.sin()
+    xr = x.to(acc).unflatten(-1, (c, 2))
+    re, im = xr[..., 0], xr[..., 1]
+    out = torch.stack((re * cos - im * sin, re * sin + im * cos), dim=-1)
+    return out.flatten(-2).to(x.dtype)
 
 
 @torch.no_grad()

@@ -12,7 +12,7 @@ def _e2m1_values(packed):
 
 
 def _e2m1_codes(v):
-    """fp32 values (already scaled) -> 4-bit e2m1 codes, round-to-nearest-even, saturating at 6."""
+    """fp32 values (already scaled) -> 4-bit codes, round-to-nearest-even, saturating at 6."""
     a = v.abs()
     magnitude = (a > 0.25).to(torch.uint8) + (a >= 0.75).to(torch.uint8) + (a > 1.25).to(torch.uint8) \
         + (a >= 1.75).to(torch.uint8) + (a > 2.5).to(torch.uint8) + (a >= 3.5).to(torch.uint8) \

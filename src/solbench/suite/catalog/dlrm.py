@@ -44,6 +44,7 @@ from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.l1.common import const, expr, scalar, tensor, uses, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import with_gpu_tier
+from solbench.suite.catalog.snippets import DLRM_INTERACT
 from solbench.suite.draft import ModelRef, ProblemDraft
 
 DLRM_DCNV2 = model("DLRM-DCNv2 (MLPerf Training v3+ recommendation, Criteo 1TB multi-hot)", None, "recommender", {
@@ -346,13 +347,7 @@ def padded_to_jagged(m: ModelRef) -> ProblemDraft:
 
 # --- DLRM v1 dot interaction -------------------------------------------------------------------------------
 
-_DOT = '''def _interact(dense, sparse):
-    features = torch.cat((dense.unsqueeze(1), sparse), dim=1)
-    products = torch.bmm(features, features.transpose(1, 2))
-    count = features.shape[1]
-    rows, columns = torch.tril_indices(count, count, offset=-1, device=dense.device)
-    return torch.cat((dense, products[:, rows, columns]), dim=1)
-
+_DOT = DLRM_INTERACT + '''
 
 def make_inputs(axes_and_scalars, device):
     """dense is the bottom MLP's ReLU output, sparse the pooled embeddings."""

@@ -36,6 +36,7 @@ import math
 from solbench.suite.catalog.builder import problem
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import with_gpu_tier
+from solbench.suite.catalog.snippets import SPLIT_OFFSETS
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -108,18 +109,7 @@ def _workloads(keys: tuple[str, ...], rows: list[tuple]) -> list[dict[str, int]]
 # --- shared generator code (pasted into the references that use it) ------------------------------
 _SPLIT = '''
 
-def _split(total, parts, minimum=1):
-    """A random composition of `total` into `parts` sizes, each at least `minimum`."""
-    extra = total - parts * minimum
-    assert extra >= 0
-    cuts = torch.sort(torch.randint(0, extra + 1, (parts - 1,))).values
-    bounds = torch.cat([torch.zeros(1, dtype=torch.long), cuts, torch.full((1,), extra, dtype=torch.long)])
-    return torch.diff(bounds) + minimum
-
-
-def _offsets(sizes):
-    return torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(sizes, 0)]).to(torch.int32)
-'''
+''' + SPLIT_OFFSETS
 
 _PAGE_TABLE = _SPLIT + '''
 

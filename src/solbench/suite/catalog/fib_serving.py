@@ -24,6 +24,7 @@ import math
 
 from solbench.suite.catalog.builder import problem, slug
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.snippets import SPLIT_OFFSETS
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -175,16 +176,7 @@ SM_SCALE = @SM_SCALE@
 HEAD_CHUNK = 16  # heads per score block: bounds the reference's memory at long sequences
 
 
-def _split(total, parts, minimum):
-    extra = total - parts * minimum
-    cuts = torch.sort(torch.randint(0, extra + 1, (parts - 1,))).values
-    bounds = torch.cat([torch.zeros(1, dtype=torch.long), cuts, torch.full((1,), extra, dtype=torch.long)])
-    return torch.diff(bounds) + minimum
-
-
-def _offsets(sizes):
-    return torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(sizes, 0)]).to(torch.int32)
-
+''' + SPLIT_OFFSETS + '''
 
 def make_inputs(axes, device):
     b, tq, tkv = axes["batch_size"], axes["total_q"], axes["total_kv"]

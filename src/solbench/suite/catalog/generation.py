@@ -41,6 +41,7 @@ from solbench.suite.catalog.builder import slug
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import tiered
+from solbench.suite.catalog.snippets import WAN_ROPE_3D
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -1358,26 +1359,7 @@ def cogvideox15_patch_embed(m) -> ProblemDraft:
 
 # ================================ Wan2.2 ==============================================================
 
-_WAN_ROPE = '''def _rope_3d(x, f, hh, ww):
-    """Wan rope_apply: head_dim/2 complex pairs split (c - 2 (c // 3), c // 3, c // 3) over (frame, row,
-    column), each with its own rope_params table (theta 10000), interleaved pairs (float64 in Wan)."""
-    b, s, n, d = x.shape
-    c = d // 2
-    acc = _acc(x)
-    parts = (c - 2 * (c // 3), c // 3, c // 3)
-    angles = []
-    for size, count, axis in ((f, parts[0], 0), (hh, parts[1], 1), (ww, parts[2], 2)):
-        dim = 2 * count
-        inv = 1.0 / (10000.0 ** (torch.arange(0, dim, 2, device=x.device, dtype=acc) / dim))
-        pos = torch.arange(size, device=x.device, dtype=acc)[:, None] * inv[None]
-        shape = [1, 1, 1, count]
-        shape[axis] = size
-        angles.append(pos.view(shape).expand(f, hh, ww, count))
-    angle = torch.cat(angles, dim=-1).reshape(s, 1, c)
-    return _rope_pairs(x, angle.cos(), angle.sin())
-'''
-
-_WAN_SELF_ATTN = _WAN_ROPE + '''
+_WAN_SELF_ATTN = WAN_ROPE_3D + '''
 
 @torch.no_grad()
 def run(x, e, modulation, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, o_weight, o_bias, norm_q_weight,

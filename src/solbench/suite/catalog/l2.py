@@ -25,6 +25,7 @@ from typing import Any, Optional, Union
 from solbench.suite.catalog.builder import problem, slug
 from solbench.suite.catalog.shapes import grid
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.snippets import ACC, DLRM_INTERACT, WAN_ROPE_3D
 from solbench.suite.draft import ModelRef, ProblemDraft
 
 # --- models (values copied from solbench/suite/data/model-configs.json) ------------------------------------------
@@ -296,9 +297,7 @@ def batches(shapes: dict[tuple, tuple], names: tuple) -> list[dict[str, int]]:
 
 
 _HELPERS = '''
-def _acc(x):
-    return torch.float64 if x.dtype == torch.float64 else torch.float32
-
+''' + ACC + '''
 
 def _rmsnorm(x, weight, eps):
     xf = x.to(_acc(x))
@@ -1383,13 +1382,7 @@ def mla_projections(m: ModelRef, tp: int, workloads, *, gpu: Tier = None) -> Pro
 
 # --- recommender --------------------------------------------------------------------------------------------
 
-_DLRM = '''def _interact(x, sparse_embeddings):
-    t = torch.cat((x[:, None], sparse_embeddings), dim=1)
-    z = torch.bmm(t, t.transpose(1, 2))
-    n = t.shape[1]
-    li, lj = torch.tril_indices(n, n, offset=-1, device=x.device)
-    return torch.cat((x, z[:, li, lj]), dim=1)
-
+_DLRM = DLRM_INTERACT + '''
 
 @torch.no_grad()
 def run(dense_features, sparse_embeddings, bot_w0, bot_b0, bot_w1, bot_b1, bot_w2, bot_b2):
@@ -1398,13 +1391,7 @@ def run(dense_features, sparse_embeddings, bot_w0, bot_b0, bot_w1, bot_b1, bot_w
     x = torch.relu(F.linear(x, bot_w2, bot_b2))
     return _interact(x, sparse_embeddings)
 '''
-_DLRM_BWD = '''def _interact(x, sparse_embeddings):
-    t = torch.cat((x[:, None], sparse_embeddings), dim=1)
-    z = torch.bmm(t, t.transpose(1, 2))
-    n = t.shape[1]
-    li, lj = torch.tril_indices(n, n, offset=-1, device=x.device)
-    return torch.cat((x, z[:, li, lj]), dim=1)
-
+_DLRM_BWD = DLRM_INTERACT + '''
 
 def run(dense_features, sparse_embeddings, bot_w0, bot_b0, bot_w1, bot_b1, bot_w2, bot_b2, grad_output):
     with torch.enable_grad():
@@ -1451,27 +1438,7 @@ def dlrm_interaction(m: ModelRef, workloads, *, backward=False, gpu: Tier = None
 
 # --- video, multimodal --------------------------------------------------------------------------------------
 
-_WAN_ATTN = '''def _rope_3d(x, f, hh, ww):
-    # Wan rope_apply: head_dim/2 complex pairs split (c - 2*(c//3), c//3, c//3) over (frame, height, width)
-    b, s, n, d = x.shape
-    c = d // 2
-    acc = _acc(x)
-    parts = (c - 2 * (c // 3), c // 3, c // 3)
-    angles = []
-    for size, count, axis in ((f, parts[0], 0), (hh, parts[1], 1), (ww, parts[2], 2)):
-        dim = 2 * count
-        inv = 1.0 / (10000.0 ** (torch.arange(0, dim, 2, device=x.device, dtype=acc) / dim))
-        pos = torch.arange(size, device=x.device, dtype=acc)[:, None] * inv[None]
-        shape = [1, 1, 1, count]
-        shape[axis] = size
-        angles.append(pos.view(shape).expand(f, hh, ww, count))
-    angle = torch.cat(angles, dim=-1).reshape(s, 1, c)
-    cos, sin = angle.cos(), angle.sin()
-    xr = x.to(acc).unflatten(-1, (c, 2))
-    re, im = xr[..., 0], xr[..., 1]
-    out = torch.stack((re * cos - im * sin, re * sin + im * cos), dim=-1)
-    return out.flatten(-2).to(x.dtype)
-
+_WAN_ATTN = WAN_ROPE_3D + '''
 
 @torch.no_grad()
 def run(x, q_weight, q_bias, k_weight, k_bias, v_weight, v_bias, o_weight, o_bias, norm_q_weight, norm_k_weight):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from solbench.suite.catalog.builder import problem, slug
 from solbench.suite.catalog.models import model
+from solbench.suite.catalog.snippets import ACC, E2M1_CODES
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -89,9 +90,7 @@ E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3
 """The value of each 4-bit code: bit 3 is the sign."""
 
 
-def _acc(x):
-    return torch.float64 if x.dtype == torch.float64 else torch.float32
-
+''' + ACC + '''
 
 def _fp4_values(packed, dtype):
     """float4_e2m1fn_x2 [..., C/2] -> [..., C] in dtype (exact): the low nibble is element 2i."""
@@ -109,14 +108,7 @@ def _dequant(packed, sf, dtype):
     return blocks.reshape(shape)
 
 
-def _e2m1_codes(v):
-    """fp32 values (already scaled) -> 4-bit codes, round-to-nearest-even, saturating at 6."""
-    a = v.abs()
-    magnitude = (a > 0.25).to(torch.uint8) + (a >= 0.75).to(torch.uint8) + (a > 1.25).to(torch.uint8) \\
-        + (a >= 1.75).to(torch.uint8) + (a > 2.5).to(torch.uint8) + (a >= 3.5).to(torch.uint8) \\
-        + (a > 5.0).to(torch.uint8)
-    return magnitude | ((v < 0).to(torch.uint8) << 3)
-
+''' + E2M1_CODES + '''
 
 def _quantize(x, input_scale):
     """fp4_quantize with the encode scale gs = 1 / input_scale: per 16 elements sf = e4m3(gs * amax / 6)

@@ -25,6 +25,7 @@ from solbench.suite.catalog.builder import problem
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.shapes import grid, tokens
 from solbench.suite.catalog.sweeps import with_gpu_tier
+from solbench.suite.catalog.snippets import E2M1_CODES
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -141,14 +142,7 @@ def _e2m1_values(packed):
     return values.reshape(*codes.shape[:-1], codes.shape[-1] * 2)
 
 
-def _e2m1_codes(v):
-    """fp32 values (already scaled) -> 4-bit e2m1 codes, round-to-nearest-even, saturating at 6."""
-    a = v.abs()
-    magnitude = (a > 0.25).to(torch.uint8) + (a >= 0.75).to(torch.uint8) + (a > 1.25).to(torch.uint8) \\
-        + (a >= 1.75).to(torch.uint8) + (a > 2.5).to(torch.uint8) + (a >= 3.5).to(torch.uint8) \\
-        + (a > 5.0).to(torch.uint8)
-    return magnitude | ((v < 0).to(torch.uint8) << 3)
-
+''' + E2M1_CODES + '''
 
 def _pack_e2m1(codes):
     """uint8 codes [..., C] -> float4_e2m1fn_x2 [..., C/2], element 2i in the low nibble."""
