@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from solbench.suite import catalog
-from solbench.suite.catalog.builder import problem, slug
-from solbench.suite.catalog.l1.common import tensor, var
+from solbench.suite.catalog.builder import problem, slug, tensor, var
 from solbench.suite.draft import ModelRef
 
 CATALOG = Path(catalog.__file__).parent
 OLD_BUILDERS = {"l1", "_draft", "_problem", "_fib", "ProblemDraft"}
 """Names that built drafts before catalog.builder.problem (l1.common.l1, nvfp4._draft, dlrm._problem,
 fib_serving._fib) and the dataclass itself."""
+OLD_HELPERS = {"_t", "_var", "_const", "_expr", "slug", "_slug", "var", "const", "expr", "tensor", "scalar", "uses"}
+"""Private copies of the builder's field helpers and of `slug` that modules kept before."""
 
 MODEL = ModelRef(name="Llama-3.1-8B", hf_id="meta-llama/Llama-3.1-8B", domain="language",
                  config={"hidden_size": 4096})
@@ -39,7 +40,7 @@ def _calls_and_defs(path: Path, root: Path = CATALOG) -> list[str]:
             name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
             if name in OLD_BUILDERS:
                 found.append(f"{path.relative_to(root)}:{node.lineno} calls {name}(...)")
-        elif isinstance(node, ast.FunctionDef) and node.name in OLD_BUILDERS:
+        elif isinstance(node, ast.FunctionDef) and node.name in OLD_BUILDERS | OLD_HELPERS:
             found.append(f"{path.relative_to(root)}:{node.lineno} defines {node.name}")
     return found
 

@@ -20,7 +20,8 @@ Every recipe module calls it, so every problem gets the same defaults:
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from dataclasses import replace
+from typing import Any, Iterable, Optional, Sequence
 
 from solbench.suite.catalog.sweeps import tiered
 from solbench.suite.draft import ModelRef, ProblemDraft
@@ -31,6 +32,47 @@ MIN_WORKLOADS = 8
 """Distinct recipe (CPU-tier) workloads every problem has."""
 
 _PRECISION_ORDER = ("float8_e5m2", "float8_e4m3fn", "bfloat16", "float16", "float32", "float64")
+
+
+def uses(m: ModelRef, *keys: str) -> ModelRef:
+    """The model with only the config values this problem uses (they become its ``config:`` tags)."""
+    missing = [k for k in keys if k not in m.config]
+    if missing:
+        raise KeyError(f"{m.name}: no config value {missing[0]!r} recorded in the catalog")
+    return replace(m, config={k: m.config[k] for k in keys})
+
+
+# --- the definition's fields -------------------------------------------------------------------------------
+
+def var(description: str) -> dict:
+    """A ``var`` axis: set per workload."""
+    return {"type": "var", "description": description}
+
+
+def const(value: int, description: str) -> dict:
+    """A ``const`` axis: the model's published size (or a shard of it)."""
+    return {"type": "const", "value": int(value), "description": description}
+
+
+def expr(expression: str, description: Optional[str] = None) -> dict:
+    """An ``expr`` axis: computed from the others (``num_tokens * top_k``)."""
+    axis = {"type": "expr", "expression": expression}
+    if description:
+        axis["description"] = description
+    return axis
+
+
+def tensor(shape: Optional[Sequence[str]], dtype: str, description: Optional[str] = None) -> dict:
+    """An input or output: its shape in axis names (None: a scalar), dtype and what it holds."""
+    spec: dict[str, Any] = {"shape": list(shape) if shape is not None else None, "dtype": dtype}
+    if description:
+        spec["description"] = description
+    return spec
+
+
+def scalar(dtype: str = "float32") -> dict:
+    """A scalar input (``shape: null``): its value is the draft's ``scalars[name]``."""
+    return {"shape": None, "dtype": dtype}
 
 
 def slug(m: ModelRef) -> str:

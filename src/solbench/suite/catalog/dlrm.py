@@ -39,9 +39,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from solbench.suite.catalog.builder import problem
+from solbench.suite.catalog.builder import const, expr, problem, scalar, tensor, uses, var
 from solbench.suite.catalog.shapes import grid
-from solbench.suite.catalog.l1.common import const, expr, scalar, tensor, uses, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.catalog.snippets import DLRM_INTERACT

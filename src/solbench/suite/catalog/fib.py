@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from solbench.suite.catalog.builder import problem
+from solbench.suite.catalog.builder import const, problem, tensor, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.catalog.snippets import SPLIT_OFFSETS
@@ -85,21 +85,6 @@ MISTRAL_LARGE = model("Mistral-Large-Instruct-2411", "mistralai/Mistral-Large-In
                       {"hidden_size": 12288, "rms_norm_eps": 1e-05})
 QWEN25_VL = model("Qwen2.5-VL-7B-Instruct", "Qwen/Qwen2.5-VL-7B-Instruct", "multimodal",
                   {"text_config.hidden_size": 3584})
-
-
-def _const(value: int, description: str) -> dict:
-    return {"type": "const", "value": value, "description": description}
-
-
-def _var(description: str) -> dict:
-    return {"type": "var", "description": description}
-
-
-def _t(shape, dtype: str, description: str | None = None) -> dict:
-    spec = {"shape": list(shape) if shape is not None else None, "dtype": dtype}
-    if description:
-        spec["description"] = description
-    return spec
 
 
 def _workloads(keys: tuple[str, ...], rows: list[tuple]) -> list[dict[str, int]]:
@@ -200,11 +185,11 @@ _PAGED_AXES_DESC = {
 
 def _paged_inputs(hkv: str = "num_kv_heads", d: str = "head_dim") -> dict:
     return {
-        "k_cache": _t(["num_pages", "page_size", hkv, d], "bfloat16", "Paged K cache (NHD layout per page)"),
-        "v_cache": _t(["num_pages", "page_size", hkv, d], "bfloat16", "Paged V cache"),
-        "kv_indptr": _t(["len_indptr"], "int32", "Offsets of each sequence's pages in kv_indices"),
-        "kv_indices": _t(["num_kv_indices"], "int32", "Page ids, each < num_pages, no page used twice"),
-        "kv_last_page_len": _t(["batch_size"], "int32", "Tokens in each sequence's last page, in [1, page_size]"),
+        "k_cache": tensor(["num_pages", "page_size", hkv, d], "bfloat16", "Paged K cache (NHD layout per page)"),
+        "v_cache": tensor(["num_pages", "page_size", hkv, d], "bfloat16", "Paged V cache"),
+        "kv_indptr": tensor(["len_indptr"], "int32", "Offsets of each sequence's pages in kv_indices"),
+        "kv_indices": tensor(["num_kv_indices"], "int32", "Page ids, each < num_pages, no page used twice"),
+        "kv_last_page_len": tensor(["batch_size"], "int32", "Tokens in each sequence's last page, in [1, page_size]"),
     }
 
 
@@ -216,15 +201,15 @@ def paged_decode(m, name: str, heads: str, kv_heads: str, dim: str, rows: list[t
                      f"{h} query heads ({heads}), {hkv} KV heads ({kv_heads}), head_dim {d} ({dim}); {_PAGE_NOTE}. "
                      "Each sequence's length is (pages - 1) * page_size + kv_last_page_len; pages come from a "
                      "shuffled pool. Returns the output and the base-2 log-sum-exp of the scaled logits."),
-        axes={"batch_size": _var(_PAGED_AXES_DESC["batch_size"]),
-              "num_qo_heads": _const(h, heads), "num_kv_heads": _const(hkv, kv_heads), "head_dim": _const(d, dim),
-              "page_size": _const(PAGE_SIZE, "tokens per KV page (serving choice)"),
-              "num_pages": _var(_PAGED_AXES_DESC["num_pages"]),
+        axes={"batch_size": var(_PAGED_AXES_DESC["batch_size"]),
+              "num_qo_heads": const(h, heads), "num_kv_heads": const(hkv, kv_heads), "head_dim": const(d, dim),
+              "page_size": const(PAGE_SIZE, "tokens per KV page (serving choice)"),
+              "num_pages": var(_PAGED_AXES_DESC["num_pages"]),
               "len_indptr": {"type": "expr", "expression": "batch_size + 1", "description": "batch_size + 1"},
-              "num_kv_indices": _var(_PAGED_AXES_DESC["num_kv_indices"])},
-        inputs={"q": _t(["batch_size", "num_qo_heads", "head_dim"], "bfloat16"), **_paged_inputs()},
-        outputs={"output": _t(["batch_size", "num_qo_heads", "head_dim"], "bfloat16"),
-                 "lse": _t(["batch_size", "num_qo_heads"], "float32", "log2-sum-exp of the scaled logits")},
+              "num_kv_indices": var(_PAGED_AXES_DESC["num_kv_indices"])},
+        inputs={"q": tensor(["batch_size", "num_qo_heads", "head_dim"], "bfloat16"), **_paged_inputs()},
+        outputs={"output": tensor(["batch_size", "num_qo_heads", "head_dim"], "bfloat16"),
+                 "lse": tensor(["batch_size", "num_qo_heads"], "float32", "log2-sum-exp of the scaled logits")},
         reference=_DECODE, workloads=_workloads(("batch_size", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
         constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"],
@@ -288,16 +273,16 @@ def ragged_prefill(m, name: str, heads: str, kv_heads: str, dim: str, rows: list
                      f"({kv_heads}), head_dim {d} ({dim}). Sequence b owns rows qo_indptr[b]:qo_indptr[b+1] of q and "
                      "kv_indptr[b]:kv_indptr[b+1] of k/v; its KV may be longer than its query chunk (a prefix "
                      "computed earlier), so the causal mask is aligned bottom-right."),
-        axes={"batch_size": _var("Sequences in the batch"), "total_q": _var("Query tokens, all sequences"),
-              "total_kv": _var("Key/value tokens, all sequences (>= total_q)"),
-              "num_qo_heads": _const(h, heads), "num_kv_heads": _const(hkv, kv_heads), "head_dim": _const(d, dim),
+        axes={"batch_size": var("Sequences in the batch"), "total_q": var("Query tokens, all sequences"),
+              "total_kv": var("Key/value tokens, all sequences (>= total_q)"),
+              "num_qo_heads": const(h, heads), "num_kv_heads": const(hkv, kv_heads), "head_dim": const(d, dim),
               "len_indptr": {"type": "expr", "expression": "batch_size + 1", "description": "batch_size + 1"}},
-        inputs={"q": _t(["total_q", "num_qo_heads", "head_dim"], "bfloat16"),
-                "k": _t(["total_kv", "num_kv_heads", "head_dim"], "bfloat16"),
-                "v": _t(["total_kv", "num_kv_heads", "head_dim"], "bfloat16"),
-                "qo_indptr": _t(["len_indptr"], "int32", "Query offsets per sequence"),
-                "kv_indptr": _t(["len_indptr"], "int32", "Key/value offsets per sequence; each KV length >= its query length")},
-        outputs={"output": _t(["total_q", "num_qo_heads", "head_dim"], "bfloat16")},
+        inputs={"q": tensor(["total_q", "num_qo_heads", "head_dim"], "bfloat16"),
+                "k": tensor(["total_kv", "num_kv_heads", "head_dim"], "bfloat16"),
+                "v": tensor(["total_kv", "num_kv_heads", "head_dim"], "bfloat16"),
+                "qo_indptr": tensor(["len_indptr"], "int32", "Query offsets per sequence"),
+                "kv_indptr": tensor(["len_indptr"], "int32", "Key/value offsets per sequence; each KV length >= its query length")},
+        outputs={"output": tensor(["total_q", "num_qo_heads", "head_dim"], "bfloat16")},
         reference=_RAGGED_PREFILL, workloads=_workloads(("batch_size", "total_q", "total_kv"), rows),
         custom_inputs_entrypoint="make_inputs",
         constraints=["total_q == qo_indptr[-1].item()", "total_kv == kv_indptr[-1].item()"],
@@ -359,17 +344,17 @@ def paged_prefill(m, name: str, heads: str, kv_heads: str, dim: str, rows: list[
                      f"BatchPrefillWithPagedKVCache, prefix caching / chunked prefill): {h} query heads ({heads}), "
                      f"{hkv} KV heads ({kv_heads}), head_dim {d} ({dim}); {_PAGE_NOTE}. The causal mask is aligned "
                      "bottom-right: the chunk's last query sees the whole sequence."),
-        axes={"batch_size": _var("Sequences in the batch"), "total_q": _var("New query tokens, all sequences"),
-              "num_qo_heads": _const(h, heads), "num_kv_heads": _const(hkv, kv_heads), "head_dim": _const(d, dim),
-              "page_size": _const(PAGE_SIZE, "tokens per KV page (serving choice)"),
-              "num_pages": _var(_PAGED_AXES_DESC["num_pages"]),
+        axes={"batch_size": var("Sequences in the batch"), "total_q": var("New query tokens, all sequences"),
+              "num_qo_heads": const(h, heads), "num_kv_heads": const(hkv, kv_heads), "head_dim": const(d, dim),
+              "page_size": const(PAGE_SIZE, "tokens per KV page (serving choice)"),
+              "num_pages": var(_PAGED_AXES_DESC["num_pages"]),
               "len_indptr": {"type": "expr", "expression": "batch_size + 1", "description": "batch_size + 1"},
-              "num_kv_indices": _var(_PAGED_AXES_DESC["num_kv_indices"])},
-        inputs={"q": _t(["total_q", "num_qo_heads", "head_dim"], "bfloat16"),
+              "num_kv_indices": var(_PAGED_AXES_DESC["num_kv_indices"])},
+        inputs={"q": tensor(["total_q", "num_qo_heads", "head_dim"], "bfloat16"),
                 "k_cache": _paged_inputs()["k_cache"], "v_cache": _paged_inputs()["v_cache"],
-                "qo_indptr": _t(["len_indptr"], "int32", "Query offsets per sequence"),
+                "qo_indptr": tensor(["len_indptr"], "int32", "Query offsets per sequence"),
                 **{k: v for k, v in _paged_inputs().items() if k not in ("k_cache", "v_cache")}},
-        outputs={"output": _t(["total_q", "num_qo_heads", "head_dim"], "bfloat16")},
+        outputs={"output": tensor(["total_q", "num_qo_heads", "head_dim"], "bfloat16")},
         reference=_PAGED_PREFILL,
         workloads=_workloads(("batch_size", "total_q", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
@@ -432,19 +417,19 @@ def mla_decode(m, rows: list[tuple]) -> ProblemDraft:
                      f"qk_rope_head_dim {e}; q_nope is already multiplied by W_UK. sm_scale = mscale^2 / "
                      f"sqrt(qk_nope_head_dim + qk_rope_head_dim) with the YaRN mscale = 0.1 * mscale_all_dim * "
                      f"ln(rope_scaling.factor) + 1. {_PAGE_NOTE}. Returns the latent output and base-2 LSE."),
-        axes={"batch_size": _var(_PAGED_AXES_DESC["batch_size"]), "num_heads": _const(h, "num_attention_heads"),
-              "kv_lora_rank": _const(r, "kv_lora_rank"), "qk_rope_head_dim": _const(e, "qk_rope_head_dim"),
-              "page_size": _const(PAGE_SIZE, "tokens per KV page (serving choice)"),
-              "num_pages": _var(_PAGED_AXES_DESC["num_pages"]),
+        axes={"batch_size": var(_PAGED_AXES_DESC["batch_size"]), "num_heads": const(h, "num_attention_heads"),
+              "kv_lora_rank": const(r, "kv_lora_rank"), "qk_rope_head_dim": const(e, "qk_rope_head_dim"),
+              "page_size": const(PAGE_SIZE, "tokens per KV page (serving choice)"),
+              "num_pages": var(_PAGED_AXES_DESC["num_pages"]),
               "len_indptr": {"type": "expr", "expression": "batch_size + 1", "description": "batch_size + 1"},
-              "num_kv_indices": _var(_PAGED_AXES_DESC["num_kv_indices"])},
-        inputs={"q_nope": _t(["batch_size", "num_heads", "kv_lora_rank"], "bfloat16", "Absorbed query (q_nope @ W_UK)"),
-                "q_pe": _t(["batch_size", "num_heads", "qk_rope_head_dim"], "bfloat16", "Rotary part of the query"),
-                "ckv_cache": _t(["num_pages", "page_size", "kv_lora_rank"], "bfloat16", "Paged compressed KV latent"),
-                "kpe_cache": _t(["num_pages", "page_size", "qk_rope_head_dim"], "bfloat16", "Paged rotary key"),
+              "num_kv_indices": var(_PAGED_AXES_DESC["num_kv_indices"])},
+        inputs={"q_nope": tensor(["batch_size", "num_heads", "kv_lora_rank"], "bfloat16", "Absorbed query (q_nope @ W_UK)"),
+                "q_pe": tensor(["batch_size", "num_heads", "qk_rope_head_dim"], "bfloat16", "Rotary part of the query"),
+                "ckv_cache": tensor(["num_pages", "page_size", "kv_lora_rank"], "bfloat16", "Paged compressed KV latent"),
+                "kpe_cache": tensor(["num_pages", "page_size", "qk_rope_head_dim"], "bfloat16", "Paged rotary key"),
                 **{k: v for k, v in _paged_inputs().items() if k not in ("k_cache", "v_cache")}},
-        outputs={"output": _t(["batch_size", "num_heads", "kv_lora_rank"], "bfloat16"),
-                 "lse": _t(["batch_size", "num_heads"], "float32", "log2-sum-exp of the scaled logits")},
+        outputs={"output": tensor(["batch_size", "num_heads", "kv_lora_rank"], "bfloat16"),
+                 "lse": tensor(["batch_size", "num_heads"], "float32", "log2-sum-exp of the scaled logits")},
         reference=_MLA_DECODE.replace("__SM_SCALE__", repr(scale)), workloads=_workloads(("batch_size", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
         constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"],
@@ -507,15 +492,15 @@ def swa_sink_decode(m, rows: list[tuple]) -> ProblemDraft:
                      f"only the last sliding_window={w} keys of its sequence, and a learned per-head sink logit "
                      "joins the softmax denominator (attention sinks) without contributing a value. Sequences are "
                      f"longer than the window, so most of each sequence's pages are not read. {_PAGE_NOTE}."),
-        axes={"batch_size": _var(_PAGED_AXES_DESC["batch_size"]),
-              "num_qo_heads": _const(h, "num_attention_heads"), "num_kv_heads": _const(hkv, "num_key_value_heads"),
-              "head_dim": _const(d, "head_dim"), "page_size": _const(PAGE_SIZE, "tokens per KV page (serving choice)"),
-              "num_pages": _var(_PAGED_AXES_DESC["num_pages"]),
+        axes={"batch_size": var(_PAGED_AXES_DESC["batch_size"]),
+              "num_qo_heads": const(h, "num_attention_heads"), "num_kv_heads": const(hkv, "num_key_value_heads"),
+              "head_dim": const(d, "head_dim"), "page_size": const(PAGE_SIZE, "tokens per KV page (serving choice)"),
+              "num_pages": var(_PAGED_AXES_DESC["num_pages"]),
               "len_indptr": {"type": "expr", "expression": "batch_size + 1", "description": "batch_size + 1"},
-              "num_kv_indices": _var(_PAGED_AXES_DESC["num_kv_indices"])},
-        inputs={"q": _t(["batch_size", "num_qo_heads", "head_dim"], "bfloat16"), **_paged_inputs(),
-                "sinks": _t(["num_qo_heads"], "float32", "Learned sink logit per query head")},
-        outputs={"output": _t(["batch_size", "num_qo_heads", "head_dim"], "bfloat16")},
+              "num_kv_indices": var(_PAGED_AXES_DESC["num_kv_indices"])},
+        inputs={"q": tensor(["batch_size", "num_qo_heads", "head_dim"], "bfloat16"), **_paged_inputs(),
+                "sinks": tensor(["num_qo_heads"], "float32", "Learned sink logit per query head")},
+        outputs={"output": tensor(["batch_size", "num_qo_heads", "head_dim"], "bfloat16")},
         reference=_SWA_SINK_DECODE.replace("__WINDOW__", str(w)), workloads=_workloads(("batch_size", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
         constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"],
@@ -546,14 +531,14 @@ def merge_states(m, name: str, rows: list[int]) -> ProblemDraft:
                      "merge_state, used by cascade attention for a shared prefix and by split-KV decode): each "
                      "state is an output v and its base-2 log-sum-exp s; the merged output is the "
                      f"2^s-weighted mean and s = log2(2^s_a + 2^s_b). {h} heads (num_attention_heads), head_dim {d}."),
-        axes={"num_tokens": _var("Query tokens"), "num_heads": _const(h, "num_attention_heads"),
-              "head_dim": _const(d, "head_dim")},
-        inputs={"v_a": _t(["num_tokens", "num_heads", "head_dim"], "bfloat16", "Output over the first key set"),
-                "s_a": _t(["num_tokens", "num_heads"], "float32", "Its log2-sum-exp"),
-                "v_b": _t(["num_tokens", "num_heads", "head_dim"], "bfloat16", "Output over the second key set"),
-                "s_b": _t(["num_tokens", "num_heads"], "float32", "Its log2-sum-exp")},
-        outputs={"v": _t(["num_tokens", "num_heads", "head_dim"], "bfloat16"),
-                 "s": _t(["num_tokens", "num_heads"], "float32")},
+        axes={"num_tokens": var("Query tokens"), "num_heads": const(h, "num_attention_heads"),
+              "head_dim": const(d, "head_dim")},
+        inputs={"v_a": tensor(["num_tokens", "num_heads", "head_dim"], "bfloat16", "Output over the first key set"),
+                "s_a": tensor(["num_tokens", "num_heads"], "float32", "Its log2-sum-exp"),
+                "v_b": tensor(["num_tokens", "num_heads", "head_dim"], "bfloat16", "Output over the second key set"),
+                "s_b": tensor(["num_tokens", "num_heads"], "float32", "Its log2-sum-exp")},
+        outputs={"v": tensor(["num_tokens", "num_heads", "head_dim"], "bfloat16"),
+                 "s": tensor(["num_tokens", "num_heads"], "float32")},
         reference=_MERGE, workloads=[{"num_tokens": t} for t in rows], tolerance=tolerance_for("bfloat16"))
 
 
@@ -605,20 +590,20 @@ def append_kv(m, rows: list[tuple]) -> ProblemDraft:
                      "cache viewed as [num_pages * page_size, heads, head_dim]) and the K/V rows written there, in "
                      "token order; the cache's other rows are untouched by an append, so returning the whole cache "
                      f"would time a copy hundreds of times the append. {_PAGE_NOTE}."),
-        axes={"nnz": _var("New tokens, all sequences"), "batch_size": _var("Sequences"),
-              "num_kv_heads": _const(hkv, "num_key_value_heads"), "head_dim": _const(d, "derived.head_dim"),
-              "page_size": _const(PAGE_SIZE, "tokens per KV page (serving choice)"),
-              "num_pages": _var(_PAGED_AXES_DESC["num_pages"]),
+        axes={"nnz": var("New tokens, all sequences"), "batch_size": var("Sequences"),
+              "num_kv_heads": const(hkv, "num_key_value_heads"), "head_dim": const(d, "derived.head_dim"),
+              "page_size": const(PAGE_SIZE, "tokens per KV page (serving choice)"),
+              "num_pages": var(_PAGED_AXES_DESC["num_pages"]),
               "len_indptr": {"type": "expr", "expression": "batch_size + 1", "description": "batch_size + 1"},
-              "num_kv_indices": _var(_PAGED_AXES_DESC["num_kv_indices"])},
-        inputs={"append_key": _t(["nnz", "num_kv_heads", "head_dim"], "bfloat16"),
-                "append_value": _t(["nnz", "num_kv_heads", "head_dim"], "bfloat16"),
-                "batch_indices": _t(["nnz"], "int32", "Sequence of each new token, < batch_size"),
-                "positions": _t(["nnz"], "int32", "Position of each new token within its sequence"),
+              "num_kv_indices": var(_PAGED_AXES_DESC["num_kv_indices"])},
+        inputs={"append_key": tensor(["nnz", "num_kv_heads", "head_dim"], "bfloat16"),
+                "append_value": tensor(["nnz", "num_kv_heads", "head_dim"], "bfloat16"),
+                "batch_indices": tensor(["nnz"], "int32", "Sequence of each new token, < batch_size"),
+                "positions": tensor(["nnz"], "int32", "Position of each new token within its sequence"),
                 "kv_indices": _paged_inputs()["kv_indices"], "kv_indptr": _paged_inputs()["kv_indptr"]},
-        outputs={"slot_indices": _t(["nnz"], "int64", "Cache row written by each new token: page * page_size + slot"),
-                 "k_rows": _t(["nnz", "num_kv_heads", "head_dim"], "bfloat16", "K written at slot_indices"),
-                 "v_rows": _t(["nnz", "num_kv_heads", "head_dim"], "bfloat16", "V written at slot_indices")},
+        outputs={"slot_indices": tensor(["nnz"], "int64", "Cache row written by each new token: page * page_size + slot"),
+                 "k_rows": tensor(["nnz", "num_kv_heads", "head_dim"], "bfloat16", "K written at slot_indices"),
+                 "v_rows": tensor(["nnz", "num_kv_heads", "head_dim"], "bfloat16", "V written at slot_indices")},
         reference=_APPEND.replace("@PAGE_SIZE@", str(PAGE_SIZE)), workloads=_workloads(("batch_size", "nnz", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
         constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"],
@@ -700,13 +685,13 @@ def rope_llama3(m, rows: list[int]) -> ProblemDraft:
                      f"{c['rope_scaling.high_freq_factor']}, original_max_position_embeddings "
                      f"{c['rope_scaling.original_max_position_embeddings']}). Positions come from a batch of "
                      "sequence chunks at random offsets below 32768; cos/sin are computed in fp32."),
-        axes={"nnz": _var("Tokens, all sequences"), "num_qo_heads": _const(h, "num_attention_heads"),
-              "num_kv_heads": _const(hkv, "num_key_value_heads"), "head_dim": _const(d, "derived.head_dim")},
-        inputs={"q": _t(["nnz", "num_qo_heads", "head_dim"], "bfloat16"),
-                "k": _t(["nnz", "num_kv_heads", "head_dim"], "bfloat16"),
-                "pos_ids": _t(["nnz"], "int32", "Position of each token in its sequence")},
-        outputs={"q_rope": _t(["nnz", "num_qo_heads", "head_dim"], "bfloat16"),
-                 "k_rope": _t(["nnz", "num_kv_heads", "head_dim"], "bfloat16")},
+        axes={"nnz": var("Tokens, all sequences"), "num_qo_heads": const(h, "num_attention_heads"),
+              "num_kv_heads": const(hkv, "num_key_value_heads"), "head_dim": const(d, "derived.head_dim")},
+        inputs={"q": tensor(["nnz", "num_qo_heads", "head_dim"], "bfloat16"),
+                "k": tensor(["nnz", "num_kv_heads", "head_dim"], "bfloat16"),
+                "pos_ids": tensor(["nnz"], "int32", "Position of each token in its sequence")},
+        outputs={"q_rope": tensor(["nnz", "num_qo_heads", "head_dim"], "bfloat16"),
+                 "k_rope": tensor(["nnz", "num_kv_heads", "head_dim"], "bfloat16")},
         reference=reference, workloads=[{"nnz": t} for t in rows], custom_inputs_entrypoint="make_inputs",
         tolerance=tolerance_for("bfloat16"))
 
@@ -748,11 +733,11 @@ def softmax_topk(m, name: str, rows: list[int]) -> ProblemDraft:
                          "weights renormalised to sum to 1 (Mixtral's softmax over the top-k logits)") if renorm else
                         "weights not renormalised (norm_topk_prob false)")
                      + " (vLLM fused_topk). Router logits are distinct so the chosen ids are unique."),
-        axes={"num_tokens": _var("Tokens routed"), "num_experts": _const(e, "num_experts"),
-              "top_k": _const(k, "num_experts_per_tok")},
-        inputs={"gating_output": _t(["num_tokens", "num_experts"], "float32", "Router logits")},
-        outputs={"topk_weights": _t(["num_tokens", "top_k"], "float32"),
-                 "topk_ids": _t(["num_tokens", "top_k"], "int32", "Expert ids, < num_experts")},
+        axes={"num_tokens": var("Tokens routed"), "num_experts": const(e, "num_experts"),
+              "top_k": const(k, "num_experts_per_tok")},
+        inputs={"gating_output": tensor(["num_tokens", "num_experts"], "float32", "Router logits")},
+        outputs={"topk_weights": tensor(["num_tokens", "top_k"], "float32"),
+                 "topk_ids": tensor(["num_tokens", "top_k"], "int32", "Expert ids, < num_experts")},
         reference=_SOFTMAX_TOPK.format(top_k=k, renorm=renorm), workloads=[{"num_tokens": t} for t in rows],
         custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("float32", matched_ratio=1.0))
 
@@ -815,12 +800,12 @@ def grouped_topk(m, rows: list[int]) -> ProblemDraft:
                      f"the best topk_group={tg} groups stay, then the top-{k} experts (num_experts_per_tok) among "
                      "them, sorted by biased score. Weights are the unbiased sigmoid scores of the chosen experts, "
                      f"renormalised (norm_topk_prob) and multiplied by routed_scaling_factor={s}."),
-        axes={"num_tokens": _var("Tokens routed"), "num_experts": _const(e, "num_experts"),
-              "top_k": _const(k, "num_experts_per_tok")},
-        inputs={"gating_output": _t(["num_tokens", "num_experts"], "float32", "Router logits"),
-                "e_score_correction_bias": _t(["num_experts"], "float32", "Load-balancing bias per expert")},
-        outputs={"topk_weights": _t(["num_tokens", "top_k"], "float32"),
-                 "topk_ids": _t(["num_tokens", "top_k"], "int32", "Expert ids, < num_experts")},
+        axes={"num_tokens": var("Tokens routed"), "num_experts": const(e, "num_experts"),
+              "top_k": const(k, "num_experts_per_tok")},
+        inputs={"gating_output": tensor(["num_tokens", "num_experts"], "float32", "Router logits"),
+                "e_score_correction_bias": tensor(["num_experts"], "float32", "Load-balancing bias per expert")},
+        outputs={"topk_weights": tensor(["num_tokens", "top_k"], "float32"),
+                 "topk_ids": tensor(["num_tokens", "top_k"], "int32", "Expert ids, < num_experts")},
         reference=_GROUPED_TOPK.format(n_group=g, topk_group=tg, top_k=k, scale=s),
         workloads=[{"num_tokens": t} for t in rows], custom_inputs_entrypoint="make_inputs",
         tolerance=tolerance_for("float32", matched_ratio=1.0))
@@ -865,15 +850,15 @@ def moe_permute(m, rows: list[int]) -> ProblemDraft:
                      f"flattened (token, k) slots, the token's hidden row (hidden_size {h}) is copied to each of "
                      f"its slots, and expert_offsets[e] is the first permuted row of expert e (num_experts={e}). "
                      "Also returns the sorted slot order (slot = token * top_k + k)."),
-        axes={"num_tokens": _var("Tokens"), "num_experts": _const(e, "num_experts"),
-              "top_k": _const(k, "num_experts_per_tok"), "hidden_size": _const(h, "hidden_size"),
+        axes={"num_tokens": var("Tokens"), "num_experts": const(e, "num_experts"),
+              "top_k": const(k, "num_experts_per_tok"), "hidden_size": const(h, "hidden_size"),
               "num_rows": {"type": "expr", "expression": "num_tokens * top_k", "description": "num_tokens * top_k"},
               "num_offsets": {"type": "expr", "expression": "num_experts + 1", "description": "num_experts + 1"}},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16"),
-                "topk_ids": _t(["num_tokens", "top_k"], "int32", "Distinct experts per token, < num_experts")},
-        outputs={"permuted_hidden_states": _t(["num_rows", "hidden_size"], "bfloat16"),
-                 "expert_offsets": _t(["num_offsets"], "int32"),
-                 "sorted_slots": _t(["num_rows"], "int32", "Slot (token * top_k + k) of each permuted row")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16"),
+                "topk_ids": tensor(["num_tokens", "top_k"], "int32", "Distinct experts per token, < num_experts")},
+        outputs={"permuted_hidden_states": tensor(["num_rows", "hidden_size"], "bfloat16"),
+                 "expert_offsets": tensor(["num_offsets"], "int32"),
+                 "sorted_slots": tensor(["num_rows"], "int32", "Slot (token * top_k + k) of each permuted row")},
         reference=_PERMUTE.format(num_experts=e), workloads=[{"num_tokens": t} for t in rows],
         custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("int32"))
 
@@ -930,31 +915,31 @@ def run(expert_output, topk_weights, src_rows, grad_output):
 
 def moe_combine(m, rows: list[int], backward: bool = False) -> ProblemDraft:
     e, k, h = m.config["num_experts"], m.config["num_experts_per_tok"], m.config["hidden_size"]
-    axes = {"num_tokens": _var("Tokens"), "num_experts": _const(e, "num_experts"),
-            "top_k": _const(k, "num_experts_per_tok"), "hidden_size": _const(h, "hidden_size"),
+    axes = {"num_tokens": var("Tokens"), "num_experts": const(e, "num_experts"),
+            "top_k": const(k, "num_experts_per_tok"), "hidden_size": const(h, "hidden_size"),
             "num_rows": {"type": "expr", "expression": "num_tokens * top_k", "description": "num_tokens * top_k"}}
-    inputs = {"expert_output": _t(["num_rows", "hidden_size"], "bfloat16", "Expert results in expert-sorted order"),
-              "topk_weights": _t(["num_tokens", "top_k"], "float32", "Router weights"),
-              "src_rows": _t(["num_tokens", "top_k"], "int32", "Row of expert_output holding token t's k-th result "
+    inputs = {"expert_output": tensor(["num_rows", "hidden_size"], "bfloat16", "Expert results in expert-sorted order"),
+              "topk_weights": tensor(["num_tokens", "top_k"], "float32", "Router weights"),
+              "src_rows": tensor(["num_tokens", "top_k"], "int32", "Row of expert_output holding token t's k-th result "
                                                                "(a permutation of num_rows)")}
     what = (f"{m.name} MoE combine (unpermute + weighted sum, vLLM moe_unpermute / FlashInfer-Bench moe finalize): "
             f"out[t] = sum_k topk_weights[t, k] * expert_output[src_rows[t, k]] over the top-{k} "
             f"(num_experts_per_tok) results of each token, hidden_size {h}; rows come from a stable sort of routes "
             f"over num_experts={e} with skewed expert popularity.")
     if backward:
-        inputs["grad_output"] = _t(["num_tokens", "hidden_size"], "bfloat16", "Gradient of the combined output")
+        inputs["grad_output"] = tensor(["num_tokens", "hidden_size"], "bfloat16", "Gradient of the combined output")
         return problem(
             set="L1", name=f"gpt-oss-120b_moe_combine_backward_k{k}_h{h}", op_type="moe_combine_backward", model=m,
             description=what + " Backward: grad_expert_output[src_rows[t, k]] = topk_weights[t, k] * grad_output[t], "
                                "grad_topk_weights[t, k] = <expert_output[src_rows[t, k]], grad_output[t]>.",
             axes=axes, inputs=inputs,
-            outputs={"grad_expert_output": _t(["num_rows", "hidden_size"], "bfloat16"),
-                     "grad_topk_weights": _t(["num_tokens", "top_k"], "float32")},
+            outputs={"grad_expert_output": tensor(["num_rows", "hidden_size"], "bfloat16"),
+                     "grad_topk_weights": tensor(["num_tokens", "top_k"], "float32")},
             reference=_COMBINE_BACKWARD, workloads=[{"num_tokens": t} for t in rows], backward=True,
             custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("bfloat16"))
     return problem(
         set="FIB", name=f"gpt-oss-120b_moe_combine_k{k}_h{h}", op_type="moe_combine", model=m, description=what,
-        axes=axes, inputs=inputs, outputs={"output": _t(["num_tokens", "hidden_size"], "bfloat16")},
+        axes=axes, inputs=inputs, outputs={"output": tensor(["num_tokens", "hidden_size"], "bfloat16")},
         reference=_COMBINE, workloads=[{"num_tokens": t} for t in rows],
         custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("bfloat16"))
 
@@ -1020,12 +1005,12 @@ def top_k_top_p_sampling(m, rows: list[int]) -> ProblemDraft:
                      "by inverse CDF over the kept tokens in vocabulary order, driven by the given uniform number "
                      "(so the output is deterministic). Probabilities are distinct, and top_p and the uniforms keep "
                      "a margin from every cut, so rounding cannot change a token."),
-        axes={"batch_size": _var("Requests"), "vocab_size": _const(vocab, "vocab_size")},
-        inputs={"probs": _t(["batch_size", "vocab_size"], "float32", "Next-token probabilities"),
-                "top_k": _t(["batch_size"], "int32", "Per-request top-k"),
-                "top_p": _t(["batch_size"], "float32", "Per-request nucleus mass"),
-                "uniform": _t(["batch_size"], "float32", "Uniform number in [0, 1) per request")},
-        outputs={"samples": _t(["batch_size"], "int32", "Sampled token id per request")},
+        axes={"batch_size": var("Requests"), "vocab_size": const(vocab, "vocab_size")},
+        inputs={"probs": tensor(["batch_size", "vocab_size"], "float32", "Next-token probabilities"),
+                "top_k": tensor(["batch_size"], "int32", "Per-request top-k"),
+                "top_p": tensor(["batch_size"], "float32", "Per-request nucleus mass"),
+                "uniform": tensor(["batch_size"], "float32", "Uniform number in [0, 1) per request")},
+        outputs={"samples": tensor(["batch_size"], "int32", "Sampled token id per request")},
         reference=_TOP_K_TOP_P, workloads=[{"batch_size": b} for b in rows],
         custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("int32"))
 
@@ -1076,11 +1061,11 @@ def min_p_sampling(m, rows: list[int]) -> ProblemDraft:
                      "min_p_sampling_from_probs: keep tokens whose probability is at least min_p times the "
                      "request's largest, then draw one token by inverse CDF over the kept tokens in vocabulary "
                      "order with the given uniform number. min_p and the uniforms keep a margin from every cut."),
-        axes={"batch_size": _var("Requests"), "vocab_size": _const(vocab, "vocab_size")},
-        inputs={"probs": _t(["batch_size", "vocab_size"], "float32", "Next-token probabilities"),
-                "min_p": _t(["batch_size"], "float32", "Per-request min-p"),
-                "uniform": _t(["batch_size"], "float32", "Uniform number in [0, 1) per request")},
-        outputs={"samples": _t(["batch_size"], "int32", "Sampled token id per request")},
+        axes={"batch_size": var("Requests"), "vocab_size": const(vocab, "vocab_size")},
+        inputs={"probs": tensor(["batch_size", "vocab_size"], "float32", "Next-token probabilities"),
+                "min_p": tensor(["batch_size"], "float32", "Per-request min-p"),
+                "uniform": tensor(["batch_size"], "float32", "Uniform number in [0, 1) per request")},
+        outputs={"samples": tensor(["batch_size"], "int32", "Sampled token id per request")},
         reference=_MIN_P, workloads=[{"batch_size": b} for b in rows],
         custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("int32"))
 
@@ -1112,10 +1097,10 @@ def softcap_softmax(m, rows: list[int]) -> ProblemDraft:
         description=(f"{m.name} logits to log-probabilities (the logprobs a server returns, vLLM compute_logprobs): final logit soft-capping "
                      f"cap * tanh(logits / cap) with final_logit_softcapping {cap}, divided by a per-request "
                      f"temperature, log-softmax over the real vocabulary (vocab_size {vocab})."),
-        axes={"batch_size": _var("Requests"), "vocab_size": _const(vocab, "vocab_size")},
-        inputs={"logits": _t(["batch_size", "vocab_size"], "float32", "Raw LM-head logits"),
-                "temperature": _t(["batch_size"], "float32", "Per-request temperature > 0")},
-        outputs={"logprobs": _t(["batch_size", "vocab_size"], "float32")},
+        axes={"batch_size": var("Requests"), "vocab_size": const(vocab, "vocab_size")},
+        inputs={"logits": tensor(["batch_size", "vocab_size"], "float32", "Raw LM-head logits"),
+                "temperature": tensor(["batch_size"], "float32", "Per-request temperature > 0")},
+        outputs={"logprobs": tensor(["batch_size", "vocab_size"], "float32")},
         reference=_SOFTCAP_SOFTMAX.format(cap=cap), workloads=[{"batch_size": b} for b in rows],
         custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("float32"))
 
@@ -1160,15 +1145,15 @@ def penalties(m, rows: list[tuple]) -> ProblemDraft:
                      "vLLM applies them: repetition penalty on tokens seen in the prompt or generated so far "
                      "(positive logits divided, negative multiplied), frequency penalty times each token's count "
                      "in the output, presence penalty on tokens present in the output."),
-        axes={"batch_size": _var("Requests"), "vocab_size": _const(vocab, "vocab_size"),
-              "prompt_len": _var("Prompt tokens per request"), "output_len": _var("Generated tokens per request")},
-        inputs={"logits": _t(["batch_size", "vocab_size"], "float32"),
-                "prompt_token_ids": _t(["batch_size", "prompt_len"], "int64", "Prompt tokens, < vocab_size"),
-                "output_token_ids": _t(["batch_size", "output_len"], "int64", "Generated tokens, < vocab_size"),
-                "repetition_penalties": _t(["batch_size"], "float32", ">= 1"),
-                "frequency_penalties": _t(["batch_size"], "float32"),
-                "presence_penalties": _t(["batch_size"], "float32")},
-        outputs={"penalized_logits": _t(["batch_size", "vocab_size"], "float32")},
+        axes={"batch_size": var("Requests"), "vocab_size": const(vocab, "vocab_size"),
+              "prompt_len": var("Prompt tokens per request"), "output_len": var("Generated tokens per request")},
+        inputs={"logits": tensor(["batch_size", "vocab_size"], "float32"),
+                "prompt_token_ids": tensor(["batch_size", "prompt_len"], "int64", "Prompt tokens, < vocab_size"),
+                "output_token_ids": tensor(["batch_size", "output_len"], "int64", "Generated tokens, < vocab_size"),
+                "repetition_penalties": tensor(["batch_size"], "float32", ">= 1"),
+                "frequency_penalties": tensor(["batch_size"], "float32"),
+                "presence_penalties": tensor(["batch_size"], "float32")},
+        outputs={"penalized_logits": tensor(["batch_size", "vocab_size"], "float32")},
         reference=_PENALTIES, workloads=_workloads(("batch_size", "prompt_len", "output_len"), rows),
         custom_inputs_entrypoint="make_inputs",
         tolerance=tolerance_for("float32", matched_ratio=1.0))  # penalties touch few tokens: every one counts
@@ -1242,16 +1227,16 @@ def speculative_verify(m, rows: list[tuple]) -> ProblemDraft:
                      "last distribution, by inverse CDF in vocabulary order with uniform_sample. Outputs the emitted "
                      "tokens (-1 after the last) and the number of accepted draft tokens. The uniforms keep a margin "
                      "from every decision boundary."),
-        axes={"batch_size": _var("Requests"), "num_spec": _var("Draft tokens per request"),
-              "vocab_size": _const(vocab, "vocab_size"),
+        axes={"batch_size": var("Requests"), "num_spec": var("Draft tokens per request"),
+              "vocab_size": const(vocab, "vocab_size"),
               "num_out": {"type": "expr", "expression": "num_spec + 1", "description": "num_spec + 1"}},
-        inputs={"draft_probs": _t(["batch_size", "num_spec", "vocab_size"], "float32"),
-                "draft_token_ids": _t(["batch_size", "num_spec"], "int32", "Tokens the draft sampled, < vocab_size"),
-                "target_probs": _t(["batch_size", "num_out", "vocab_size"], "float32"),
-                "uniform_accept": _t(["batch_size", "num_spec"], "float32"),
-                "uniform_sample": _t(["batch_size"], "float32")},
-        outputs={"output_token_ids": _t(["batch_size", "num_out"], "int32"),
-                 "accepted_len": _t(["batch_size"], "int32")},
+        inputs={"draft_probs": tensor(["batch_size", "num_spec", "vocab_size"], "float32"),
+                "draft_token_ids": tensor(["batch_size", "num_spec"], "int32", "Tokens the draft sampled, < vocab_size"),
+                "target_probs": tensor(["batch_size", "num_out", "vocab_size"], "float32"),
+                "uniform_accept": tensor(["batch_size", "num_spec"], "float32"),
+                "uniform_sample": tensor(["batch_size"], "float32")},
+        outputs={"output_token_ids": tensor(["batch_size", "num_out"], "int32"),
+                 "accepted_len": tensor(["batch_size"], "int32")},
         reference=_SPEC_VERIFY, workloads=_workloads(("batch_size", "num_spec"), rows),
         custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("int32"))
 
@@ -1277,12 +1262,12 @@ def fused_add_rmsnorm(m, rows: list[int]) -> ProblemDraft:
         description=(f"{m.name} residual add fused with RMSNorm (FlashInfer fused_add_rmsnorm): the new residual is "
                      f"input + residual, the output is its RMSNorm over hidden_size {h} with rms_norm_eps {eps}, "
                      "statistics in fp32; returns both (normed, residual)."),
-        axes={"num_tokens": _var("Tokens"), "hidden_size": _const(h, "hidden_size")},
-        inputs={"input": _t(["num_tokens", "hidden_size"], "bfloat16", "Sub-layer output"),
-                "residual": _t(["num_tokens", "hidden_size"], "bfloat16", "Residual stream"),
-                "weight": _t(["hidden_size"], "bfloat16"), "eps": _t(None, "float32")},
-        outputs={"output": _t(["num_tokens", "hidden_size"], "bfloat16"),
-                 "residual_out": _t(["num_tokens", "hidden_size"], "bfloat16")},
+        axes={"num_tokens": var("Tokens"), "hidden_size": const(h, "hidden_size")},
+        inputs={"input": tensor(["num_tokens", "hidden_size"], "bfloat16", "Sub-layer output"),
+                "residual": tensor(["num_tokens", "hidden_size"], "bfloat16", "Residual stream"),
+                "weight": tensor(["hidden_size"], "bfloat16"), "eps": tensor(None, "float32")},
+        outputs={"output": tensor(["num_tokens", "hidden_size"], "bfloat16"),
+                 "residual_out": tensor(["num_tokens", "hidden_size"], "bfloat16")},
         reference=_FUSED_ADD_RMSNORM, workloads=[{"num_tokens": t} for t in rows], scalars={"eps": eps},
         tolerance=tolerance_for("bfloat16"))
 
@@ -1309,10 +1294,10 @@ def act_and_mul(m, name: str, act: str, tp: int, rows: list[int]) -> ProblemDraf
         description=(f"{m.name} gated MLP activation (FlashInfer {act}_and_mul): {act}(gate) * up over the fused "
                      f"[gate | up] projection output; intermediate_size {inter} sharded over tensor parallelism "
                      f"{tp} gives {d} per GPU."),
-        axes={"num_tokens": _var("Tokens"), "d": _const(d, f"intermediate_size / {tp} (TP={tp} shard)"),
+        axes={"num_tokens": var("Tokens"), "d": const(d, f"intermediate_size / {tp} (TP={tp} shard)"),
               "two_d": {"type": "expr", "expression": "2 * d", "description": "gate and up halves"}},
-        inputs={"input": _t(["num_tokens", "two_d"], "bfloat16", "[gate | up]")},
-        outputs={"output": _t(["num_tokens", "d"], "bfloat16")},
+        inputs={"input": tensor(["num_tokens", "two_d"], "bfloat16", "[gate | up]")},
+        outputs={"output": tensor(["num_tokens", "d"], "bfloat16")},
         reference=_ACT_AND_MUL.format(act=code), workloads=[{"num_tokens": t} for t in rows],
         tolerance=tolerance_for("bfloat16"))
 
@@ -1340,12 +1325,12 @@ def last_token_gather(m, rows: list[tuple]) -> ProblemDraft:
         description=(f"{m.name} (text decoder) logits pruning: from a packed batch of prefill/decode tokens keep the "
                      f"last token of each sequence (row qo_indptr[b+1] - 1), hidden_size {h} "
                      "(text_config.hidden_size), before the LM head."),
-        axes={"batch_size": _var("Sequences"), "num_tokens": _var("Tokens, all sequences"),
-              "hidden_size": _const(h, "text_config.hidden_size"),
+        axes={"batch_size": var("Sequences"), "num_tokens": var("Tokens, all sequences"),
+              "hidden_size": const(h, "text_config.hidden_size"),
               "len_indptr": {"type": "expr", "expression": "batch_size + 1", "description": "batch_size + 1"}},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16"),
-                "qo_indptr": _t(["len_indptr"], "int32", "Token offsets per sequence, each sequence >= 1 token")},
-        outputs={"last_hidden_states": _t(["batch_size", "hidden_size"], "bfloat16")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16"),
+                "qo_indptr": tensor(["len_indptr"], "int32", "Token offsets per sequence, each sequence >= 1 token")},
+        outputs={"last_hidden_states": tensor(["batch_size", "hidden_size"], "bfloat16")},
         reference=_LAST_TOKEN, workloads=_workloads(("batch_size", "num_tokens"), rows),
         custom_inputs_entrypoint="make_inputs", constraints=["num_tokens == qo_indptr[-1].item()"],
         tolerance=tolerance_for("int32"))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from solbench.suite.catalog.builder import problem, slug
+from solbench.suite.catalog.builder import const, problem, slug, tensor, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.snippets import SPLIT_OFFSETS
 from solbench.suite.draft import ProblemDraft
@@ -46,21 +46,6 @@ DSV3_MOE = model("DeepSeek-V3", "deepseek-ai/DeepSeek-V3", "language",
                  {"hidden_size": 7168, "moe_intermediate_size": 2048, "num_experts": 256, "num_experts_per_tok": 8,
                   "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid",
                   "topk_method": "noaux_tc", "published_quantization.weight_block_size": [128, 128]})
-
-
-def _var(description: str) -> dict:
-    return {"type": "var", "description": description}
-
-
-def _const(value: int, description: str) -> dict:
-    return {"type": "const", "value": int(value), "description": description}
-
-
-def _t(shape, dtype: str, description: str | None = None) -> dict:
-    spec = {"shape": list(shape) if shape is not None else None, "dtype": dtype}
-    if description:
-        spec["description"] = description
-    return spec
 
 
 # --- GEMMs ------------------------------------------------------------------------------------------------
@@ -104,9 +89,9 @@ def gemm_bf16(m, n: int, k: int, what: str) -> ProblemDraft:
         "FIB", m, f"{slug(m)}_gemm_n{n}_k{k}", "gemm",
         f"{m.name} serving GEMM C = A @ B^T in bf16 (fp32 accumulation), FlashInfer-Bench's gemm_n*_k* kind at "
         f"this model's shape: {what}.",
-        axes={"M": _var("tokens in the batch"), "N": _const(n, "out features"), "K": _const(k, "in features")},
-        inputs={"A": _t(["M", "K"], "bfloat16"), "B": _t(["N", "K"], "bfloat16", "nn.Linear weight [out, in]")},
-        outputs={"C": _t(["M", "N"], "bfloat16")}, reference=_GEMM_BF16,
+        axes={"M": var("tokens in the batch"), "N": const(n, "out features"), "K": const(k, "in features")},
+        inputs={"A": tensor(["M", "K"], "bfloat16"), "B": tensor(["N", "K"], "bfloat16", "nn.Linear weight [out, in]")},
+        outputs={"C": tensor(["M", "N"], "bfloat16")}, reference=_GEMM_BF16,
         gpu=[{"M": t} for t in GEMM_TOKENS], workloads=[{"M": t} for t in CPU_GEMM_TOKENS], tags=["kernel:gemm"],
         custom_inputs_entrypoint="make_inputs")
 
@@ -117,11 +102,11 @@ def gemm_fp8_rowwise(m, n: int, k: int, what: str) -> ProblemDraft:
         f"{m.name} serving GEMM in FP8 with a per-token activation scale and a per-output-channel weight scale "
         f"(e4m3; vLLM / FBGEMM f8f8bf16_rowwise, the FP8-dynamic checkpoints): C = (A @ B^T) x A_scale x "
         f"B_scale^T, fp32 accumulation, bf16 output; {what}.",
-        axes={"M": _var("tokens in the batch"), "N": _const(n, "out features"), "K": _const(k, "in features"),
-         "one": _const(1, "scale column")},
-        inputs={"A": _t(["M", "K"], "float8_e4m3fn"), "A_scale": _t(["M", "one"], "float32", "per token"),
-         "B": _t(["N", "K"], "float8_e4m3fn"), "B_scale": _t(["N", "one"], "float32", "per output channel")},
-        outputs={"C": _t(["M", "N"], "bfloat16")}, reference=_GEMM_FP8,
+        axes={"M": var("tokens in the batch"), "N": const(n, "out features"), "K": const(k, "in features"),
+         "one": const(1, "scale column")},
+        inputs={"A": tensor(["M", "K"], "float8_e4m3fn"), "A_scale": tensor(["M", "one"], "float32", "per token"),
+         "B": tensor(["N", "K"], "float8_e4m3fn"), "B_scale": tensor(["N", "one"], "float32", "per output channel")},
+        outputs={"C": tensor(["M", "N"], "bfloat16")}, reference=_GEMM_FP8,
         gpu=[{"M": t} for t in GEMM_TOKENS], workloads=[{"M": t} for t in CPU_GEMM_TOKENS], tags=["kernel:gemm_fp8"],
         custom_inputs_entrypoint="make_inputs")
 
@@ -158,11 +143,11 @@ def fused_add_rmsnorm(m) -> ProblemDraft:
         f"fused_add_rmsnorm_h* kind): hidden_size {h}, rms_norm_eps {eps}. The kernel works in place; here its "
         "two in-place results are the outputs: output (what lands in input) = RMSNorm(input + residual) x "
         "weight, normalised from the fp32 sum, and residual_out = input + residual rounded to bf16.",
-        axes={"batch_size": _var("tokens"), "hidden_size": _const(h, "hidden_size")},
-        inputs={"input": _t(["batch_size", "hidden_size"], "bfloat16"),
-         "residual": _t(["batch_size", "hidden_size"], "bfloat16"), "weight": _t(["hidden_size"], "bfloat16")},
-        outputs={"output": _t(["batch_size", "hidden_size"], "bfloat16"),
-         "residual_out": _t(["batch_size", "hidden_size"], "bfloat16")},
+        axes={"batch_size": var("tokens"), "hidden_size": const(h, "hidden_size")},
+        inputs={"input": tensor(["batch_size", "hidden_size"], "bfloat16"),
+         "residual": tensor(["batch_size", "hidden_size"], "bfloat16"), "weight": tensor(["hidden_size"], "bfloat16")},
+        outputs={"output": tensor(["batch_size", "hidden_size"], "bfloat16"),
+         "residual_out": tensor(["batch_size", "hidden_size"], "bfloat16")},
         reference=_FUSED_ADD_RMSNORM.replace("@EPS@", repr(eps)),
         gpu=[{"batch_size": t} for t in NORM_TOKENS], workloads=[{"batch_size": t} for t in CPU_NORM_TOKENS],
         tags=["kernel:fused_add_rmsnorm"], custom_inputs_entrypoint="make_inputs")
@@ -237,16 +222,16 @@ def mla_ragged_prefill(m) -> ProblemDraft:
         "Sequences are packed (qo_indptr, kv_indptr); each may have a cached prefix (kv longer than q), and the "
         "causal mask is aligned at the end. sm_scale = mscale^2 / sqrt(192) with the YaRN mscale = 0.1 x "
         "mscale_all_dim x ln(rope_scaling.factor) + 1. Returns the output and the base-2 log-sum-exp.",
-        axes={"batch_size": _var("sequences"), "total_q": _var("new tokens (qo_indptr[-1])"),
-         "total_kv": _var("keys incl. cached prefixes (kv_indptr[-1])"), "num_heads": _const(h, "num_attention_heads"),
-         "head_dim_qk": _const(nope + rope, "qk_nope_head_dim + qk_rope_head_dim"),
-         "head_dim_vo": _const(dv, "v_head_dim"), "len_indptr": {"type": "expr", "expression": "batch_size + 1"}},
-        inputs={"q": _t(["total_q", "num_heads", "head_dim_qk"], "bfloat16"),
-         "k": _t(["total_kv", "num_heads", "head_dim_qk"], "bfloat16"),
-         "v": _t(["total_kv", "num_heads", "head_dim_vo"], "bfloat16"),
-         "qo_indptr": _t(["len_indptr"], "int32"), "kv_indptr": _t(["len_indptr"], "int32")},
-        outputs={"output": _t(["total_q", "num_heads", "head_dim_vo"], "bfloat16"),
-         "lse": _t(["total_q", "num_heads"], "float32", "log2-sum-exp of the scaled logits")},
+        axes={"batch_size": var("sequences"), "total_q": var("new tokens (qo_indptr[-1])"),
+         "total_kv": var("keys incl. cached prefixes (kv_indptr[-1])"), "num_heads": const(h, "num_attention_heads"),
+         "head_dim_qk": const(nope + rope, "qk_nope_head_dim + qk_rope_head_dim"),
+         "head_dim_vo": const(dv, "v_head_dim"), "len_indptr": {"type": "expr", "expression": "batch_size + 1"}},
+        inputs={"q": tensor(["total_q", "num_heads", "head_dim_qk"], "bfloat16"),
+         "k": tensor(["total_kv", "num_heads", "head_dim_qk"], "bfloat16"),
+         "v": tensor(["total_kv", "num_heads", "head_dim_vo"], "bfloat16"),
+         "qo_indptr": tensor(["len_indptr"], "int32"), "kv_indptr": tensor(["len_indptr"], "int32")},
+        outputs={"output": tensor(["total_q", "num_heads", "head_dim_vo"], "bfloat16"),
+         "lse": tensor(["total_q", "num_heads"], "float32", "log2-sum-exp of the scaled logits")},
         reference=_MLA_PREFILL.replace("@SM_SCALE@", repr(scale)),
         gpu=[dict(zip(keys, r)) for r in gpu], workloads=[dict(zip(keys, r)) for r in cpu],
         tags=["family:mla", "family:attention", "kernel:mla_prefill"],
@@ -382,23 +367,23 @@ def fp8_block_moe(m) -> ProblemDraft:
         "keep every routing decision at least 1.2e-4 from a tie; each token routes to one of this rank's experts "
         "at a random place among its top 8 (for a third of the tokens the last, for a third the first below the "
         "cut, so the bias decides), and its other experts are 4x likelier picks.",
-        axes={"seq_len": _var("tokens"), "num_experts": _const(e, "num_experts"),
-         "num_local_experts": _var("experts on this rank: num_experts / EP"),
-         "hidden_size": _const(h, "hidden_size"), "intermediate_size": _const(i, "moe_intermediate_size"),
+        axes={"seq_len": var("tokens"), "num_experts": const(e, "num_experts"),
+         "num_local_experts": var("experts on this rank: num_experts / EP"),
+         "hidden_size": const(h, "hidden_size"), "intermediate_size": const(i, "moe_intermediate_size"),
          "gemm1_out_size": {"type": "expr", "expression": "2 * intermediate_size"},
          "num_hidden_blocks": {"type": "expr", "expression": "hidden_size // 128"},
          "num_intermediate_blocks": {"type": "expr", "expression": "intermediate_size // 128"},
          "num_gemm1_out_blocks": {"type": "expr", "expression": "gemm1_out_size // 128"}},
-        inputs={"routing_logits": _t(["seq_len", "num_experts"], "float32"),
-         "routing_bias": _t(["num_experts"], "bfloat16", "e_score_correction_bias"),
-         "hidden_states": _t(["seq_len", "hidden_size"], "float8_e4m3fn"),
-         "hidden_states_scale": _t(["num_hidden_blocks", "seq_len"], "float32"),
-         "gemm1_weights": _t(["num_local_experts", "gemm1_out_size", "hidden_size"], "float8_e4m3fn"),
-         "gemm1_weights_scale": _t(["num_local_experts", "num_gemm1_out_blocks", "num_hidden_blocks"], "float32"),
-         "gemm2_weights": _t(["num_local_experts", "hidden_size", "intermediate_size"], "float8_e4m3fn"),
-         "gemm2_weights_scale": _t(["num_local_experts", "num_hidden_blocks", "num_intermediate_blocks"], "float32"),
-         "local_expert_offset": _t(None, "int32"), "routed_scaling_factor": _t(None, "float32")},
-        outputs={"output": _t(["seq_len", "hidden_size"], "bfloat16")}, reference=reference,
+        inputs={"routing_logits": tensor(["seq_len", "num_experts"], "float32"),
+         "routing_bias": tensor(["num_experts"], "bfloat16", "e_score_correction_bias"),
+         "hidden_states": tensor(["seq_len", "hidden_size"], "float8_e4m3fn"),
+         "hidden_states_scale": tensor(["num_hidden_blocks", "seq_len"], "float32"),
+         "gemm1_weights": tensor(["num_local_experts", "gemm1_out_size", "hidden_size"], "float8_e4m3fn"),
+         "gemm1_weights_scale": tensor(["num_local_experts", "num_gemm1_out_blocks", "num_hidden_blocks"], "float32"),
+         "gemm2_weights": tensor(["num_local_experts", "hidden_size", "intermediate_size"], "float8_e4m3fn"),
+         "gemm2_weights_scale": tensor(["num_local_experts", "num_hidden_blocks", "num_intermediate_blocks"], "float32"),
+         "local_expert_offset": tensor(None, "int32"), "routed_scaling_factor": tensor(None, "float32")},
+        outputs={"output": tensor(["seq_len", "hidden_size"], "bfloat16")}, reference=reference,
         gpu=[{"seq_len": t, "num_local_experts": n} for t, n in gpu],
         workloads=[{"seq_len": t, "num_local_experts": n} for t, n in cpu],
         tags=["family:moe", "kernel:moe_fp8_block_scale"], constraints=[f"num_local_experts <= {e}"],

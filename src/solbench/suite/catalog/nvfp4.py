@@ -30,7 +30,7 @@ expert-parallel degrees from EP=1), ``workload.cpu.jsonl`` 8 small ones that run
 
 from __future__ import annotations
 
-from solbench.suite.catalog.builder import problem, slug
+from solbench.suite.catalog.builder import const, expr, problem, slug, tensor, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.snippets import ACC, E2M1_CODES
 from solbench.suite.draft import ProblemDraft
@@ -149,26 +149,7 @@ def _static_scale(amax, device):
 '''
 
 
-def _var(description: str) -> dict:
-    return {"type": "var", "description": description}
-
-
-def _const(value: int, description: str) -> dict:
-    return {"type": "const", "value": int(value), "description": description}
-
-
-def _expr(expression: str) -> dict:
-    return {"type": "expr", "expression": expression}
-
-
-def _t(shape, dtype: str, description: str | None = None) -> dict:
-    spec = {"shape": list(shape) if shape is not None else None, "dtype": dtype}
-    if description:
-        spec["description"] = description
-    return spec
-
-
-TOKENS = _var("Tokens in the forward (batch x sequence)")
+TOKENS = var("Tokens in the forward (batch x sequence)")
 
 
 def _tokens(values, axis: str = "num_tokens") -> list[dict[str, int]]:
@@ -176,14 +157,14 @@ def _tokens(values, axis: str = "num_tokens") -> list[dict[str, int]]:
 
 
 def _weight_inputs(prefix: str, rows: str, k_packed: str, k_blocks: str, lead: tuple = ()) -> dict:
-    return {f"{prefix}weight": _t([*lead, rows, k_packed], "float4_e2m1fn_x2", "E2M1 codes, two per byte"),
-            f"{prefix}weight_scale": _t([*lead, rows, k_blocks], "float8_e4m3fn", "one E4M3 scale per 16 along K"),
-            f"{prefix}weight_scale_2": _t(list(lead) or ["one"], "float32", "per-tensor decode scale")}
+    return {f"{prefix}weight": tensor([*lead, rows, k_packed], "float4_e2m1fn_x2", "E2M1 codes, two per byte"),
+            f"{prefix}weight_scale": tensor([*lead, rows, k_blocks], "float8_e4m3fn", "one E4M3 scale per 16 along K"),
+            f"{prefix}weight_scale_2": tensor(list(lead) or ["one"], "float32", "per-tensor decode scale")}
 
 
 def _packed_axes(k_name: str, k_value: int, what: str) -> dict:
-    return {k_name: _const(k_value, what), f"{k_name}_packed": _expr(f"{k_name} // 2"),
-            f"{k_name}_blocks": _expr(f"{k_name} // 16")}
+    return {k_name: const(k_value, what), f"{k_name}_packed": expr(f"{k_name} // 2"),
+            f"{k_name}_blocks": expr(f"{k_name} // 16")}
 
 
 # ================================================================================================
@@ -234,15 +215,15 @@ def run(hidden_states, residual, weight, input_scale):
 def rmsnorm_quant(m, *, add: bool) -> ProblemDraft:
     h, eps = m.config["hidden_size"], m.config["rms_norm_eps"]
     what = "fused_add_rmsnorm_quant" if add else "rmsnorm_quant"
-    inputs = {"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16")}
+    inputs = {"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16")}
     outputs = {}
     if add:
-        inputs["residual"] = _t(["num_tokens", "hidden_size"], "bfloat16", "the residual stream")
-        outputs["residual_out"] = _t(["num_tokens", "hidden_size"], "bfloat16", "hidden_states + residual")
-    inputs["weight"] = _t(["hidden_size"], "bfloat16", "RMSNorm weight")
-    inputs["input_scale"] = _t(["one"], "float32", "static decode scale of the next GEMM's input")
-    outputs["x_fp4"] = _t(["num_tokens", "hidden_size_packed"], "float4_e2m1fn_x2")
-    outputs["x_sf"] = _t(["num_tokens", "hidden_size_blocks"], "float8_e4m3fn", "block scales, linear layout")
+        inputs["residual"] = tensor(["num_tokens", "hidden_size"], "bfloat16", "the residual stream")
+        outputs["residual_out"] = tensor(["num_tokens", "hidden_size"], "bfloat16", "hidden_states + residual")
+    inputs["weight"] = tensor(["hidden_size"], "bfloat16", "RMSNorm weight")
+    inputs["input_scale"] = tensor(["one"], "float32", "static decode scale of the next GEMM's input")
+    outputs["x_fp4"] = tensor(["num_tokens", "hidden_size_packed"], "float4_e2m1fn_x2")
+    outputs["x_sf"] = tensor(["num_tokens", "hidden_size_blocks"], "float8_e4m3fn", "block scales, linear layout")
     text = ("the residual add (residual_out = hidden_states + residual, in bf16) and " if add else "")
     return problem(
         "Quant", m, f"{slug(m)}_nvfp4_{'add_' if add else ''}rmsnorm_quant_h{h}", what,
@@ -250,7 +231,7 @@ def rmsnorm_quant(m, *, add: bool) -> ProblemDraft:
         "fused with the quantisation of its output to NVFP4 with the GEMM's static input_scale (TensorRT-LLM's "
         "fused RMSNorm + FP4 quant, FlashInfer rmsnorm_fp4quant): the normalised value stays fp32 until it is "
         "quantised. Codes and block scales must match.",
-        axes={"num_tokens": TOKENS, **_packed_axes("hidden_size", h, "hidden_size"), "one": _const(1, "per-tensor")},
+        axes={"num_tokens": TOKENS, **_packed_axes("hidden_size", h, "hidden_size"), "one": const(1, "per-tensor")},
         inputs=inputs, outputs=outputs,
         reference=_NVFP4 + (_ADD_RMSNORM_QUANT if add else _RMSNORM_QUANT).replace("@EPS@", repr(eps)),
         gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
@@ -283,11 +264,11 @@ def silu_mul_quant(m) -> ProblemDraft:
         "quantised to NVFP4 with down_proj's static input_scale (vLLM silu_and_mul_nvfp4_quant, TensorRT-LLM's "
         "fused activation + FP4 quant).",
         axes={"num_tokens": TOKENS, **_packed_axes("intermediate_size", i, "intermediate_size"),
-         "gate_up_size": _expr("2 * intermediate_size"), "one": _const(1, "per-tensor")},
-        inputs={"gate_up": _t(["num_tokens", "gate_up_size"], "bfloat16", "[gate | up]"),
-         "input_scale": _t(["one"], "float32", "down_proj's static decode scale")},
-        outputs={"act_fp4": _t(["num_tokens", "intermediate_size_packed"], "float4_e2m1fn_x2"),
-         "act_sf": _t(["num_tokens", "intermediate_size_blocks"], "float8_e4m3fn")},
+         "gate_up_size": expr("2 * intermediate_size"), "one": const(1, "per-tensor")},
+        inputs={"gate_up": tensor(["num_tokens", "gate_up_size"], "bfloat16", "[gate | up]"),
+         "input_scale": tensor(["one"], "float32", "down_proj's static decode scale")},
+        outputs={"act_fp4": tensor(["num_tokens", "intermediate_size_packed"], "float4_e2m1fn_x2"),
+         "act_sf": tensor(["num_tokens", "intermediate_size_blocks"], "float8_e4m3fn")},
         reference=_NVFP4 + _SILU_MUL_QUANT,
         gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
         tags=[FAMILY, "kernel:silu_mul_fp4_quant"], custom_inputs_entrypoint="make_inputs")
@@ -319,15 +300,15 @@ def kv_quant(m) -> ProblemDraft:
         f"[num_tokens, {hkv} (num_key_value_heads), {d} (head_dim)] in bf16, quantised with the cache's static "
         "k_scale / v_scale, one E4M3 scale per 16 elements of head_dim. Only the new tokens are written: the "
         "outputs are what lands in their cache slots, not the whole cache.",
-        axes={"num_tokens": TOKENS, "num_kv_heads": _const(hkv, "num_key_value_heads"),
-         **_packed_axes("head_dim", d, "head_dim"), "one": _const(1, "per-tensor")},
-        inputs={"key": _t(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
-         "value": _t(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
-         "k_scale": _t(["one"], "float32"), "v_scale": _t(["one"], "float32")},
-        outputs={"k_fp4": _t(["num_tokens", "num_kv_heads", "head_dim_packed"], "float4_e2m1fn_x2"),
-         "k_sf": _t(["num_tokens", "num_kv_heads", "head_dim_blocks"], "float8_e4m3fn"),
-         "v_fp4": _t(["num_tokens", "num_kv_heads", "head_dim_packed"], "float4_e2m1fn_x2"),
-         "v_sf": _t(["num_tokens", "num_kv_heads", "head_dim_blocks"], "float8_e4m3fn")},
+        axes={"num_tokens": TOKENS, "num_kv_heads": const(hkv, "num_key_value_heads"),
+         **_packed_axes("head_dim", d, "head_dim"), "one": const(1, "per-tensor")},
+        inputs={"key": tensor(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
+         "value": tensor(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
+         "k_scale": tensor(["one"], "float32"), "v_scale": tensor(["one"], "float32")},
+        outputs={"k_fp4": tensor(["num_tokens", "num_kv_heads", "head_dim_packed"], "float4_e2m1fn_x2"),
+         "k_sf": tensor(["num_tokens", "num_kv_heads", "head_dim_blocks"], "float8_e4m3fn"),
+         "v_fp4": tensor(["num_tokens", "num_kv_heads", "head_dim_packed"], "float4_e2m1fn_x2"),
+         "v_sf": tensor(["num_tokens", "num_kv_heads", "head_dim_blocks"], "float8_e4m3fn")},
         reference=_NVFP4 + _KV_QUANT,
         gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
         tags=[FAMILY, "family:rope_kv", "kernel:kv_cache_fp4_quant"], custom_inputs_entrypoint="make_inputs")
@@ -370,29 +351,29 @@ def _linear_reference(epilogue: str, split: tuple = ()) -> str:
 def nvfp4_linear(m, name: str, op_type: str, description: str, k: int, n: int, *, epilogue: str = "plain",
                  split: dict | None = None, tags=(), gpu=GEMM_TOKENS, cpu=CPU_GEMM_TOKENS) -> ProblemDraft:
     """x [T, K] bf16 -> an NVFP4 linear (activation quantised inside) -> the epilogue's outputs."""
-    inputs = {"x": _t(["num_tokens", "in_features"], "bfloat16"),
-              "input_scale": _t(["one"], "float32", "static decode scale of x"),
+    inputs = {"x": tensor(["num_tokens", "in_features"], "bfloat16"),
+              "input_scale": tensor(["one"], "float32", "static decode scale of x"),
               **_weight_inputs("", "out_features", "in_features_packed", "in_features_blocks")}
-    axes = {"num_tokens": TOKENS, **_packed_axes("in_features", k, "K"), "out_features": _const(n, "N"),
-            "one": _const(1, "per-tensor")}
+    axes = {"num_tokens": TOKENS, **_packed_axes("in_features", k, "K"), "out_features": const(n, "N"),
+            "one": const(1, "per-tensor")}
     if epilogue == "split":
         for part, width in split.items():
-            axes[f"{part}_size"] = _const(width, f"{part} columns")
-        outputs = {part: _t(["num_tokens", f"{part}_size"], "bfloat16") for part in split}
+            axes[f"{part}_size"] = const(width, f"{part} columns")
+        outputs = {part: tensor(["num_tokens", f"{part}_size"], "bfloat16") for part in split}
         if sum(split.values()) != n:
             raise ValueError(f"{name}: split widths do not add up to {n}")
     elif epilogue == "relu2_quant":
-        axes["out_features_packed"] = _expr("out_features // 2")
-        axes["out_features_blocks"] = _expr("out_features // 16")
-        inputs["output_scale"] = _t(["one"], "float32", "the next GEMM's static input decode scale")
-        outputs = {"y_fp4": _t(["num_tokens", "out_features_packed"], "float4_e2m1fn_x2"),
-                   "y_sf": _t(["num_tokens", "out_features_blocks"], "float8_e4m3fn")}
+        axes["out_features_packed"] = expr("out_features // 2")
+        axes["out_features_blocks"] = expr("out_features // 16")
+        inputs["output_scale"] = tensor(["one"], "float32", "the next GEMM's static input decode scale")
+        outputs = {"y_fp4": tensor(["num_tokens", "out_features_packed"], "float4_e2m1fn_x2"),
+                   "y_sf": tensor(["num_tokens", "out_features_blocks"], "float8_e4m3fn")}
     else:
-        outputs = {"y": _t(["num_tokens", "out_features"], "bfloat16")}
+        outputs = {"y": tensor(["num_tokens", "out_features"], "bfloat16")}
         if epilogue == "residual":
-            inputs["residual"] = _t(["num_tokens", "out_features"], "bfloat16")
+            inputs["residual"] = tensor(["num_tokens", "out_features"], "bfloat16")
         if epilogue == "bias_gelu":
-            inputs["bias"] = _t(["out_features"], "bfloat16")
+            inputs["bias"] = tensor(["out_features"], "bfloat16")
     tolerance = GEMM_QUANT_TOLERANCE if epilogue == "relu2_quant" else BF16
     return problem("Quant", m, f"{slug(m)}_{name}", op_type, description, axes=axes, inputs=inputs, outputs=outputs,
                   reference=_NVFP4 + _linear_reference(epilogue, tuple(split.values()) if split else ()),
@@ -438,13 +419,13 @@ def gated_mlp(m, tp: int) -> ProblemDraft:
         "quantised with down_proj's input_scale, and the down GEMM writes bf16; fp32 accumulation.",
         axes={"num_tokens": TOKENS, **_packed_axes("hidden_size", h, "hidden_size"),
          **_packed_axes("intermediate_size", i, f"intermediate_size / TP={tp}"),
-         "gate_up_size": _expr("2 * intermediate_size"), "one": _const(1, "per-tensor")},
-        inputs={"x": _t(["num_tokens", "hidden_size"], "bfloat16"),
-         "gate_up_input_scale": _t(["one"], "float32"),
+         "gate_up_size": expr("2 * intermediate_size"), "one": const(1, "per-tensor")},
+        inputs={"x": tensor(["num_tokens", "hidden_size"], "bfloat16"),
+         "gate_up_input_scale": tensor(["one"], "float32"),
          **_weight_inputs("gate_up_", "gate_up_size", "hidden_size_packed", "hidden_size_blocks"),
-         "down_input_scale": _t(["one"], "float32"),
+         "down_input_scale": tensor(["one"], "float32"),
          **_weight_inputs("down_", "hidden_size", "intermediate_size_packed", "intermediate_size_blocks")},
-        outputs={"y": _t(["num_tokens", "hidden_size"], "bfloat16", "partial sum of this rank")},
+        outputs={"y": tensor(["num_tokens", "hidden_size"], "bfloat16", "partial sum of this rank")},
         reference=_NVFP4 + _GATED_MLP, gpu=_tokens(GEMM_TOKENS), workloads=_tokens(CPU_GEMM_TOKENS), tolerance=BF16,
         tags=[FAMILY, "kernel:gemm_fp4"], custom_inputs_entrypoint="make_inputs")
 
@@ -533,21 +514,21 @@ def moe_experts(m, gpu_pairs, cpu_pairs) -> ProblemDraft:
         "(tokens routed only to other ranks get zeros). The generator makes this rank busy: three tokens in "
         "four route one slot, at a random place (weights in descending order, as a router gives them), to one of "
         "its experts.",
-        axes={"num_tokens": TOKENS, "num_local_experts": _var("experts on this rank: num_experts / EP"),
-         "num_experts": _const(e, "num_experts"), "top_k": _const(k, "num_experts_per_tok"),
+        axes={"num_tokens": TOKENS, "num_local_experts": var("experts on this rank: num_experts / EP"),
+         "num_experts": const(e, "num_experts"), "top_k": const(k, "num_experts_per_tok"),
          **_packed_axes("hidden_size", h, "hidden_size"),
          **_packed_axes("intermediate_size", i, "moe_intermediate_size"),
-         "fc1_rows": _expr("2 * intermediate_size" if gated else "intermediate_size"),
-         "one": _const(1, "per-tensor")},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16"),
-         "topk_ids": _t(["num_tokens", "top_k"], "int32", "distinct global expert ids per token"),
-         "topk_weights": _t(["num_tokens", "top_k"], "float32"),
-         "fc1_input_scale": _t(["one"], "float32"),
+         "fc1_rows": expr("2 * intermediate_size" if gated else "intermediate_size"),
+         "one": const(1, "per-tensor")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16"),
+         "topk_ids": tensor(["num_tokens", "top_k"], "int32", "distinct global expert ids per token"),
+         "topk_weights": tensor(["num_tokens", "top_k"], "float32"),
+         "fc1_input_scale": tensor(["one"], "float32"),
          **_weight_inputs("fc1_", "fc1_rows", "hidden_size_packed", "hidden_size_blocks", ("num_local_experts",)),
-         "fc2_input_scale": _t(["one"], "float32"),
+         "fc2_input_scale": tensor(["one"], "float32"),
          **_weight_inputs("fc2_", "hidden_size", "intermediate_size_packed", "intermediate_size_blocks",
                           ("num_local_experts",))},
-        outputs={"output": _t(["num_tokens", "hidden_size"], "bfloat16")},
+        outputs={"output": tensor(["num_tokens", "hidden_size"], "bfloat16")},
         reference=_NVFP4 + _MOE.replace("@GATED@", repr(gated)),
         gpu=[{"num_tokens": t, "num_local_experts": n} for t, n in gpu_pairs],
         workloads=[{"num_tokens": t, "num_local_experts": n} for t, n in cpu_pairs], tolerance=BF16,
@@ -581,10 +562,10 @@ def dequant_experts(m) -> ProblemDraft:
         f"tensor cores before a bf16 grouped GEMM: the down_proj of num_experts experts, [hidden_size {h}, "
         f"moe_intermediate_size {i}] each, value = code x E4M3 block scale x the expert's weight_scale_2, "
         "computed in fp32 and rounded once to bf16.",
-        axes={"num_experts": _var("experts dequantised in one call"), "out_features": _const(h, "hidden_size"),
+        axes={"num_experts": var("experts dequantised in one call"), "out_features": const(h, "hidden_size"),
          **_packed_axes("in_features", i, "moe_intermediate_size")},
         inputs=_weight_inputs("", "out_features", "in_features_packed", "in_features_blocks", ("num_experts",)),
-        outputs={"weight_bf16": _t(["num_experts", "out_features", "in_features"], "bfloat16")},
+        outputs={"weight_bf16": tensor(["num_experts", "out_features", "in_features"], "bfloat16")},
         reference=_NVFP4 + _DEQUANT,
         gpu=[{"num_experts": n} for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 80, 96, 112, 128)],
         workloads=[{"num_experts": n} for n in (5, 7, 9, 10, 11, 13, 14, 15)], tolerance=BF16,

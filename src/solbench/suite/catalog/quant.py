@@ -21,7 +21,7 @@ cast-transpose) are built here but belong to set L1.
 
 from __future__ import annotations
 
-from solbench.suite.catalog.builder import problem
+from solbench.suite.catalog.builder import const, problem, tensor, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.shapes import grid, tokens
 from solbench.suite.catalog.sweeps import with_gpu_tier
@@ -165,22 +165,7 @@ def _nvfp4_quantize(x, global_scale):
 '''
 
 
-def _var(description: str) -> dict:
-    return {"type": "var", "description": description}
-
-
-def _const(value: int, description: str) -> dict:
-    return {"type": "const", "value": value, "description": description}
-
-
-def _t(shape, dtype, description=None) -> dict:
-    spec = {"shape": list(shape) if shape is not None else None, "dtype": dtype}
-    if description:
-        spec["description"] = description
-    return spec
-
-
-TOKENS = _var("Tokens in the batch (batch x sequence)")
+TOKENS = var("Tokens in the batch (batch x sequence)")
 
 
 # ================================================================================================
@@ -208,12 +193,12 @@ def fp8_group_quant() -> ProblemDraft:
                      "published_quantization weight_block_size [128, 128], activation_scheme dynamic, fmt e4m3); "
                      "scale = max(amax, 1e-10) / 448 in fp32, codes = e4m3(clamp(x / scale, +-448)) rounded to "
                      "nearest even (sglang/vLLM per_token_group_quant_fp8, scales row-major)."),
-        axes={"num_tokens": TOKENS, "hidden_size": _const(h, "hidden_size"),
+        axes={"num_tokens": TOKENS, "hidden_size": const(h, "hidden_size"),
               "num_groups": {"type": "expr", "expression": "hidden_size // 128",
                              "description": "1x128 quantization groups per token"}},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16")},
-        outputs={"x_fp8": _t(["num_tokens", "hidden_size"], "float8_e4m3fn"),
-                 "x_scale": _t(["num_tokens", "num_groups"], "float32", "dequantized = x_fp8 * scale")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16")},
+        outputs={"x_fp8": tensor(["num_tokens", "hidden_size"], "float8_e4m3fn"),
+                 "x_scale": tensor(["num_tokens", "num_groups"], "float32", "dequantized = x_fp8 * scale")},
         reference=_GROUP_QUANT_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 7, 32, 128, 255, 512, 1024, 2048)), tolerance=QUANTIZER_TOLERANCE)
 
@@ -245,13 +230,13 @@ def fp8_silu_mul_quant() -> ProblemDraft:
                      "(moe_intermediate_size) -> silu(gate) * up rounded to bf16 -> 1x128-group e4m3 codes and "
                      "fp32 scales (max(amax, 1e-10) / 448; published_quantization fmt e4m3, weight_block_size "
                      "[128, 128]). Rows are (token, expert) pairs after routing."),
-        axes={"num_tokens": _var("Routed (token, expert) rows"),
-              "moe_intermediate_size": _const(i, "moe_intermediate_size"),
+        axes={"num_tokens": var("Routed (token, expert) rows"),
+              "moe_intermediate_size": const(i, "moe_intermediate_size"),
               "gate_up_size": {"type": "expr", "expression": "2 * moe_intermediate_size"},
               "num_groups": {"type": "expr", "expression": "moe_intermediate_size // 128"}},
-        inputs={"gate_up": _t(["num_tokens", "gate_up_size"], "bfloat16", "gate then up halves")},
-        outputs={"h_fp8": _t(["num_tokens", "moe_intermediate_size"], "float8_e4m3fn"),
-                 "h_scale": _t(["num_tokens", "num_groups"], "float32")},
+        inputs={"gate_up": tensor(["num_tokens", "gate_up_size"], "bfloat16", "gate then up halves")},
+        outputs={"h_fp8": tensor(["num_tokens", "moe_intermediate_size"], "float8_e4m3fn"),
+                 "h_scale": tensor(["num_tokens", "num_groups"], "float32")},
         reference=_SILU_MUL_QUANT_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((8, 64, 256, 500, 1000, 2048, 3072, 4096)), tolerance=QUANTIZER_TOLERANCE)
 
@@ -281,10 +266,10 @@ def fp8_per_token_quant() -> ProblemDraft:
                      "dynamic_per_token_scaled_fp8_quant): hidden_states [num_tokens, 12288] (hidden_size); "
                      "scale = max(amax / 448, 1 / (448 * 512)) per token in fp32, codes = e4m3(clamp(x / scale, "
                      "+-448)) rounded to nearest even."),
-        axes={"num_tokens": TOKENS, "hidden_size": _const(h, "hidden_size"), "one": _const(1, "scale column")},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16")},
-        outputs={"x_fp8": _t(["num_tokens", "hidden_size"], "float8_e4m3fn"),
-                 "x_scale": _t(["num_tokens", "one"], "float32")},
+        axes={"num_tokens": TOKENS, "hidden_size": const(h, "hidden_size"), "one": const(1, "scale column")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16")},
+        outputs={"x_fp8": tensor(["num_tokens", "hidden_size"], "float8_e4m3fn"),
+                 "x_scale": tensor(["num_tokens", "one"], "float32")},
         reference=_PER_TOKEN_QUANT_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 5, 32, 128, 255, 512, 1024, 2048)), tolerance=QUANTIZER_TOLERANCE)
 
@@ -316,11 +301,11 @@ def rmsnorm_static_fp8_quant() -> ProblemDraft:
                      "that feeds the FP8 qkv/gate_up GEMMs (vLLM rms_norm_static_fp8_quant): RMSNorm over 5120 "
                      "(hidden_size), eps 1e-06 (rms_norm_eps), statistics in fp32, result rounded to bf16 and "
                      "times weight, then e4m3(clamp(y / scale, +-448)) with the calibrated fp32 scale."),
-        axes={"num_tokens": TOKENS, "hidden_size": _const(h, "hidden_size"), "one": _const(1, "per-tensor")},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16"),
-                "weight": _t(["hidden_size"], "bfloat16"),
-                "scale": _t(["one"], "float32", "static activation scale (dequantized = code * scale)")},
-        outputs={"y_fp8": _t(["num_tokens", "hidden_size"], "float8_e4m3fn")},
+        axes={"num_tokens": TOKENS, "hidden_size": const(h, "hidden_size"), "one": const(1, "per-tensor")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16"),
+                "weight": tensor(["hidden_size"], "bfloat16"),
+                "scale": tensor(["one"], "float32", "static activation scale (dequantized = code * scale)")},
+        outputs={"y_fp8": tensor(["num_tokens", "hidden_size"], "float8_e4m3fn")},
         reference=_RMSNORM_STATIC_QUANT_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 7, 32, 128, 255, 512, 1024, 2048)),
         tolerance=QUANTIZER_TOLERANCE)
@@ -352,14 +337,14 @@ def fp8_block_gemm(m, name: str, k: int, n: int, what: str, sweep) -> ProblemDra
                      f"K = {k}; a: e4m3 activations with one fp32 scale per 1x128 group along K, b: e4m3 weight "
                      f"[{n}, {k}] with one fp32 scale per 128x128 block (published_quantization weight_block_size "
                      "[128, 128]); fp32 accumulation, bf16 output (DeepGEMM gemm_fp8_fp8_bf16_nt semantics)."),
-        axes={"num_tokens": TOKENS, "in_features": _const(k, "K"), "out_features": _const(n, "N"),
+        axes={"num_tokens": TOKENS, "in_features": const(k, "K"), "out_features": const(n, "N"),
               "k_blocks": {"type": "expr", "expression": "in_features // 128"},
               "n_blocks": {"type": "expr", "expression": "out_features // 128"}},
-        inputs={"a": _t(["num_tokens", "in_features"], "float8_e4m3fn"),
-                "a_scale": _t(["num_tokens", "k_blocks"], "float32"),
-                "b": _t(["out_features", "in_features"], "float8_e4m3fn"),
-                "b_scale": _t(["n_blocks", "k_blocks"], "float32")},
-        outputs={"out": _t(["num_tokens", "out_features"], "bfloat16")},
+        inputs={"a": tensor(["num_tokens", "in_features"], "float8_e4m3fn"),
+                "a_scale": tensor(["num_tokens", "k_blocks"], "float32"),
+                "b": tensor(["out_features", "in_features"], "float8_e4m3fn"),
+                "b_scale": tensor(["n_blocks", "k_blocks"], "float32")},
+        outputs={"out": tensor(["num_tokens", "out_features"], "bfloat16")},
         reference=_BLOCK_GEMM_REF, custom_inputs_entrypoint="make_inputs", workloads=tokens(sweep), tolerance=BF16)
 
 
@@ -403,18 +388,18 @@ def fp8_moe_block(m, name: str, k: int, n: int, experts: int, what: str, sweep) 
                      f"1x128 activation groups and 128x128 weight blocks (e4m3, the FP8 checkpoint's "
                      f"weight_block_size [128, 128]); K = {k}, N = {n}, {experts} local experts; fp32 accumulation, "
                      "bf16 output."),
-        axes={"num_rows": _var("Routed (token, expert) rows on this rank"),
-              "num_local_experts": _const(experts, "experts held by this rank"),
+        axes={"num_rows": var("Routed (token, expert) rows on this rank"),
+              "num_local_experts": const(experts, "experts held by this rank"),
               "num_offsets": {"type": "expr", "expression": "num_local_experts + 1"},
-              "in_features": _const(k, "K"), "out_features": _const(n, "N"),
+              "in_features": const(k, "K"), "out_features": const(n, "N"),
               "k_blocks": {"type": "expr", "expression": "in_features // 128"},
               "n_blocks": {"type": "expr", "expression": "out_features // 128"}},
-        inputs={"a": _t(["num_rows", "in_features"], "float8_e4m3fn"),
-                "a_scale": _t(["num_rows", "k_blocks"], "float32"),
-                "w": _t(["num_local_experts", "out_features", "in_features"], "float8_e4m3fn"),
-                "w_scale": _t(["num_local_experts", "n_blocks", "k_blocks"], "float32"),
-                "expert_offsets": _t(["num_offsets"], "int32", "row offsets per expert, last = num_rows")},
-        outputs={"out": _t(["num_rows", "out_features"], "bfloat16")},
+        inputs={"a": tensor(["num_rows", "in_features"], "float8_e4m3fn"),
+                "a_scale": tensor(["num_rows", "k_blocks"], "float32"),
+                "w": tensor(["num_local_experts", "out_features", "in_features"], "float8_e4m3fn"),
+                "w_scale": tensor(["num_local_experts", "n_blocks", "k_blocks"], "float32"),
+                "expert_offsets": tensor(["num_offsets"], "int32", "row offsets per expert, last = num_rows")},
+        outputs={"out": tensor(["num_rows", "out_features"], "bfloat16")},
         constraints=["num_rows == expert_offsets[-1].item()"],
         reference=_MOE_BLOCK_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens(sweep, axis="num_rows"), tolerance=BF16)
@@ -451,11 +436,11 @@ def fp8_per_tensor_gemm(m, name: str, k: int, n: int, what: str, sweep, axis_des
         description=(f"{m.name} FP8 linear with per-tensor scales ({what}): out[M, {n}] = (a * a_scale) @ "
                      f"(b * b_scale)^T, K = {k}; e4m3 activations and weight, one fp32 scale each (static, "
                      "calibrated: torch._scaled_mm / cutlass_scaled_mm semantics), fp32 accumulation, bf16 output."),
-        axes={"num_tokens": _var(axis_description) if axis_description else TOKENS,
-              "in_features": _const(k, "K"), "out_features": _const(n, "N"), "one": _const(1, "per-tensor")},
-        inputs={"a": _t(["num_tokens", "in_features"], "float8_e4m3fn"), "a_scale": _t(["one"], "float32"),
-                "b": _t(["out_features", "in_features"], "float8_e4m3fn"), "b_scale": _t(["one"], "float32")},
-        outputs={"out": _t(["num_tokens", "out_features"], "bfloat16")},
+        axes={"num_tokens": var(axis_description) if axis_description else TOKENS,
+              "in_features": const(k, "K"), "out_features": const(n, "N"), "one": const(1, "per-tensor")},
+        inputs={"a": tensor(["num_tokens", "in_features"], "float8_e4m3fn"), "a_scale": tensor(["one"], "float32"),
+                "b": tensor(["out_features", "in_features"], "float8_e4m3fn"), "b_scale": tensor(["one"], "float32")},
+        outputs={"out": tensor(["num_tokens", "out_features"], "bfloat16")},
         reference=_PER_TENSOR_GEMM_REF, custom_inputs_entrypoint="make_inputs", workloads=tokens(sweep),
         tolerance=BF16)
 
@@ -488,13 +473,13 @@ def fp8_rowwise_gemm(m, name: str, k: int, n: int, what: str, sweep) -> ProblemD
                      f"K = {k}; e4m3 activations with one dynamic fp32 scale per token, e4m3 weight with one fp32 "
                      "scale per output channel (FBGEMM f8f8bf16_rowwise, the fbgemm_fp8 checkpoint format); fp32 "
                      "accumulation, bf16 output."),
-        axes={"num_tokens": TOKENS, "in_features": _const(k, "K"), "out_features": _const(n, "N"),
-              "one": _const(1, "scale column")},
-        inputs={"a": _t(["num_tokens", "in_features"], "float8_e4m3fn"),
-                "a_scale": _t(["num_tokens", "one"], "float32", "per token"),
-                "b": _t(["out_features", "in_features"], "float8_e4m3fn"),
-                "b_scale": _t(["out_features", "one"], "float32", "per output channel")},
-        outputs={"out": _t(["num_tokens", "out_features"], "bfloat16")},
+        axes={"num_tokens": TOKENS, "in_features": const(k, "K"), "out_features": const(n, "N"),
+              "one": const(1, "scale column")},
+        inputs={"a": tensor(["num_tokens", "in_features"], "float8_e4m3fn"),
+                "a_scale": tensor(["num_tokens", "one"], "float32", "per token"),
+                "b": tensor(["out_features", "in_features"], "float8_e4m3fn"),
+                "b_scale": tensor(["out_features", "one"], "float32", "per output channel")},
+        outputs={"out": tensor(["num_tokens", "out_features"], "bfloat16")},
         reference=_ROWWISE_GEMM_REF, custom_inputs_entrypoint="make_inputs", workloads=tokens(sweep),
         tolerance=BF16)
 
@@ -528,13 +513,13 @@ def nvfp4_quantize() -> ProblemDraft:
                      "= e2m1(x * (1 / (sf / global_scale))) with round-to-nearest-even and saturation at 6, two per "
                      "byte, element 2i in the low nibble (FlashInfer / TensorRT-LLM fp4_quantize; scales in linear, "
                      "not swizzled, layout). Codes and scales must match exactly."),
-        axes={"num_tokens": TOKENS, "hidden_size": _const(h, "hidden_size"),
+        axes={"num_tokens": TOKENS, "hidden_size": const(h, "hidden_size"),
               "packed_size": {"type": "expr", "expression": "hidden_size // 2"},
-              "num_blocks": {"type": "expr", "expression": "hidden_size // 16"}, "one": _const(1, "per-tensor")},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16"),
-                "global_scale": _t(["one"], "float32", "448 * 6 / calibrated amax")},
-        outputs={"x_fp4": _t(["num_tokens", "packed_size"], "float4_e2m1fn_x2"),
-                 "x_sf": _t(["num_tokens", "num_blocks"], "float8_e4m3fn", "block scales")},
+              "num_blocks": {"type": "expr", "expression": "hidden_size // 16"}, "one": const(1, "per-tensor")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16"),
+                "global_scale": tensor(["one"], "float32", "448 * 6 / calibrated amax")},
+        outputs={"x_fp4": tensor(["num_tokens", "packed_size"], "float4_e2m1fn_x2"),
+                 "x_sf": tensor(["num_tokens", "num_blocks"], "float8_e4m3fn", "block scales")},
         reference=_NVFP4_QUANT_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 3, 8, 32, 64, 100, 128, 256)), tolerance=EXACT_FP4)
 
@@ -575,15 +560,15 @@ def nvfp4_gemm() -> ProblemDraft:
                      "nibble first) with one e4m3 scale per 16 elements along K; out = alpha * (a * a_sf) @ "
                      "(b * b_sf)^T with alpha = 1 / (global_scale_a * global_scale_b); fp32 accumulation, bf16 "
                      "output (cutlass_scaled_fp4_mm / FlashInfer mm_fp4 semantics, linear scale layout)."),
-        axes={"num_tokens": TOKENS, "in_features": _const(k, "K"), "out_features": _const(n, "N"),
+        axes={"num_tokens": TOKENS, "in_features": const(k, "K"), "out_features": const(n, "N"),
               "k_packed": {"type": "expr", "expression": "in_features // 2"},
-              "k_blocks": {"type": "expr", "expression": "in_features // 16"}, "one": _const(1, "per-tensor")},
-        inputs={"a": _t(["num_tokens", "k_packed"], "float4_e2m1fn_x2"),
-                "a_sf": _t(["num_tokens", "k_blocks"], "float8_e4m3fn"),
-                "b": _t(["out_features", "k_packed"], "float4_e2m1fn_x2"),
-                "b_sf": _t(["out_features", "k_blocks"], "float8_e4m3fn"),
-                "alpha": _t(["one"], "float32")},
-        outputs={"out": _t(["num_tokens", "out_features"], "bfloat16")},
+              "k_blocks": {"type": "expr", "expression": "in_features // 16"}, "one": const(1, "per-tensor")},
+        inputs={"a": tensor(["num_tokens", "k_packed"], "float4_e2m1fn_x2"),
+                "a_sf": tensor(["num_tokens", "k_blocks"], "float8_e4m3fn"),
+                "b": tensor(["out_features", "k_packed"], "float4_e2m1fn_x2"),
+                "b_sf": tensor(["out_features", "k_blocks"], "float8_e4m3fn"),
+                "alpha": tensor(["one"], "float32")},
+        outputs={"out": tensor(["num_tokens", "out_features"], "bfloat16")},
         reference=_NVFP4_GEMM_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 3, 16, 64, 100, 255, 512, 768)), tolerance=BF16)
 
@@ -645,18 +630,18 @@ def mxfp4_moe() -> ProblemDraft:
                      "packed two per byte (low nibble first, the checkpoint's *_blocks) with one e8m0 scale per 32 "
                      "elements along K (*_scales); bf16 activations, per-expert bf16 bias, fp32 accumulation, bf16 "
                      "output."),
-        axes={"num_rows": _var("Routed (token, expert) rows on this rank"),
-              "num_local_experts": _const(experts, "experts held by this rank"),
+        axes={"num_rows": var("Routed (token, expert) rows on this rank"),
+              "num_local_experts": const(experts, "experts held by this rank"),
               "num_offsets": {"type": "expr", "expression": "num_local_experts + 1"},
-              "in_features": _const(k, "intermediate_size"), "out_features": _const(n, "hidden_size"),
+              "in_features": const(k, "intermediate_size"), "out_features": const(n, "hidden_size"),
               "k_packed": {"type": "expr", "expression": "in_features // 2"},
               "k_blocks": {"type": "expr", "expression": "in_features // 32"}},
-        inputs={"hidden_states": _t(["num_rows", "in_features"], "bfloat16"),
-                "w_blocks": _t(["num_local_experts", "out_features", "k_packed"], "float4_e2m1fn_x2"),
-                "w_scales": _t(["num_local_experts", "out_features", "k_blocks"], "float8_e8m0fnu"),
-                "bias": _t(["num_local_experts", "out_features"], "bfloat16"),
-                "expert_offsets": _t(["num_offsets"], "int32", "row offsets per expert, last = num_rows")},
-        outputs={"out": _t(["num_rows", "out_features"], "bfloat16")},
+        inputs={"hidden_states": tensor(["num_rows", "in_features"], "bfloat16"),
+                "w_blocks": tensor(["num_local_experts", "out_features", "k_packed"], "float4_e2m1fn_x2"),
+                "w_scales": tensor(["num_local_experts", "out_features", "k_blocks"], "float8_e8m0fnu"),
+                "bias": tensor(["num_local_experts", "out_features"], "bfloat16"),
+                "expert_offsets": tensor(["num_offsets"], "int32", "row offsets per expert, last = num_rows")},
+        outputs={"out": tensor(["num_rows", "out_features"], "bfloat16")},
         constraints=["num_rows == expert_offsets[-1].item()"],
         reference=_MXFP4_MOE_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 4, 16, 64, 128, 200, 384, 512), axis="num_rows"), tolerance=BF16)
@@ -692,11 +677,11 @@ def mxfp8_quantize() -> ProblemDraft:
                      "quantization quant_method mxfp4) are quantized to MXFP8 (FlashInfer mxfp8_quantize): per 32 "
                      "elements of hidden_states [num_tokens, 2880] (hidden_size) an e8m0 scale 2^ceil(log2(amax / "
                      "448)) and e4m3 codes of x / scale, round-to-nearest-even (linear scale layout)."),
-        axes={"num_tokens": TOKENS, "hidden_size": _const(h, "hidden_size"),
+        axes={"num_tokens": TOKENS, "hidden_size": const(h, "hidden_size"),
               "num_blocks": {"type": "expr", "expression": "hidden_size // 32"}},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16")},
-        outputs={"x_fp8": _t(["num_tokens", "hidden_size"], "float8_e4m3fn"),
-                 "x_scale": _t(["num_tokens", "num_blocks"], "float8_e8m0fnu")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16")},
+        outputs={"x_fp8": tensor(["num_tokens", "hidden_size"], "float8_e4m3fn"),
+                 "x_scale": tensor(["num_tokens", "num_blocks"], "float8_e8m0fnu")},
         reference=_MXFP8_QUANT_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 4, 32, 128, 255, 512, 1024, 2048)), tolerance=QUANTIZER_TOLERANCE)
 
@@ -734,14 +719,14 @@ def int8_w8a8_gemm() -> ProblemDraft:
                      "token, int8 weight with one fp32 scale per output channel, int32 accumulation, bf16 bias and "
                      "output (vLLM cutlass_scaled_mm). Token counts run from decoder steps (batched beams) to "
                      "encoder chunks of up to half a 30 s window (max_source_positions 1500 frames)."),
-        axes={"num_tokens": TOKENS, "in_features": _const(k, "d_model"), "out_features": _const(n, "encoder_ffn_dim"),
-              "one": _const(1, "scale column")},
-        inputs={"a": _t(["num_tokens", "in_features"], "int8"),
-                "a_scale": _t(["num_tokens", "one"], "float32", "per token"),
-                "b": _t(["out_features", "in_features"], "int8"),
-                "b_scale": _t(["out_features", "one"], "float32", "per output channel"),
-                "bias": _t(["out_features"], "bfloat16")},
-        outputs={"out": _t(["num_tokens", "out_features"], "bfloat16")},
+        axes={"num_tokens": TOKENS, "in_features": const(k, "d_model"), "out_features": const(n, "encoder_ffn_dim"),
+              "one": const(1, "scale column")},
+        inputs={"a": tensor(["num_tokens", "in_features"], "int8"),
+                "a_scale": tensor(["num_tokens", "one"], "float32", "per token"),
+                "b": tensor(["out_features", "in_features"], "int8"),
+                "b_scale": tensor(["out_features", "one"], "float32", "per output channel"),
+                "bias": tensor(["out_features"], "bfloat16")},
+        outputs={"out": tensor(["num_tokens", "out_features"], "bfloat16")},
         reference=_W8A8_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 5, 20, 64, 100, 256, 448, 750)), tolerance=BF16)
 
@@ -778,13 +763,13 @@ def layernorm_int8_quant() -> ProblemDraft:
                      "factor, then dynamic per-token int8 quantization: codes = round_half_even(y * 127 / amax) "
                      "clamped to [-128, 127], scale = amax / 127. Tokens: batch x 197 (14 x 14 patches of "
                      "patch_size 16 on 224 px, plus the class token)."),
-        axes={"num_tokens": _var("batch x 197 tokens"), "hidden_size": _const(h, "hidden_size"),
-              "one": _const(1, "scale column")},
-        inputs={"hidden_states": _t(["num_tokens", "hidden_size"], "bfloat16"),
-                "weight": _t(["hidden_size"], "bfloat16"), "bias": _t(["hidden_size"], "bfloat16"),
-                "smooth": _t(["hidden_size"], "float32", "SmoothQuant per-channel smoothing factors")},
-        outputs={"x_int8": _t(["num_tokens", "hidden_size"], "int8"),
-                 "x_scale": _t(["num_tokens", "one"], "float32")},
+        axes={"num_tokens": var("batch x 197 tokens"), "hidden_size": const(h, "hidden_size"),
+              "one": const(1, "scale column")},
+        inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], "bfloat16"),
+                "weight": tensor(["hidden_size"], "bfloat16"), "bias": tensor(["hidden_size"], "bfloat16"),
+                "smooth": tensor(["hidden_size"], "float32", "SmoothQuant per-channel smoothing factors")},
+        outputs={"x_int8": tensor(["num_tokens", "hidden_size"], "int8"),
+                 "x_scale": tensor(["num_tokens", "one"], "float32")},
         reference=_LN_INT8_QUANT_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens(tuple(197 * b for b in (1, 2, 3, 4, 5, 8, 12, 16))), tolerance=QUANTIZER_TOLERANCE)
 
@@ -840,14 +825,14 @@ def awq_int4_gemm() -> ProblemDraft:
                      "order (columns 8j + [0, 2, 4, 6, 1, 3, 5, 7] in nibbles 0..7), qzeros int32 [K / 128, N / 8] "
                      "packed the same way, fp16 scales [K / 128, N]; w = (q - z) * scale per group of 128 along K "
                      "(rounded to fp16 as the dequant kernel does), out = x @ w with fp32 accumulation, fp16 output."),
-        axes={"num_tokens": TOKENS, "in_features": _const(k, "hidden_size"), "out_features": _const(n, "kv width"),
+        axes={"num_tokens": TOKENS, "in_features": const(k, "hidden_size"), "out_features": const(n, "kv width"),
               "n_packed": {"type": "expr", "expression": "out_features // 8"},
               "num_groups": {"type": "expr", "expression": "in_features // 128"}},
-        inputs={"x": _t(["num_tokens", "in_features"], "float16"),
-                "qweight": _t(["in_features", "n_packed"], "int32"),
-                "qzeros": _t(["num_groups", "n_packed"], "int32"),
-                "scales": _t(["num_groups", "out_features"], "float16")},
-        outputs={"out": _t(["num_tokens", "out_features"], "float16")},
+        inputs={"x": tensor(["num_tokens", "in_features"], "float16"),
+                "qweight": tensor(["in_features", "n_packed"], "int32"),
+                "qzeros": tensor(["num_groups", "n_packed"], "int32"),
+                "scales": tensor(["num_groups", "out_features"], "float16")},
+        outputs={"out": tensor(["num_tokens", "out_features"], "float16")},
         reference=_AWQ_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 2, 8, 16, 64, 128, 255, 512, 1024)), tolerance=FP16)
 
@@ -895,15 +880,15 @@ def gptq_int4_gemm() -> ProblemDraft:
                      "in nibbles 0..7; qzeros int32 [K / 128, N / 8] holds columns 8j..8j+7, stored minus one (v1 "
                      "checkpoints: the kernel adds 1); fp16 scales [K / 128, N]; w = (q - z) * scale rounded to "
                      "fp16, out = x @ w with fp32 accumulation, fp16 output (exllama / Marlin semantics)."),
-        axes={"num_tokens": TOKENS, "in_features": _const(k, "hidden_size"), "out_features": _const(n, "kv width"),
+        axes={"num_tokens": TOKENS, "in_features": const(k, "hidden_size"), "out_features": const(n, "kv width"),
               "k_packed": {"type": "expr", "expression": "in_features // 8"},
               "n_packed": {"type": "expr", "expression": "out_features // 8"},
               "num_groups": {"type": "expr", "expression": "in_features // 128"}},
-        inputs={"x": _t(["num_tokens", "in_features"], "float16"),
-                "qweight": _t(["k_packed", "out_features"], "int32"),
-                "qzeros": _t(["num_groups", "n_packed"], "int32"),
-                "scales": _t(["num_groups", "out_features"], "float16")},
-        outputs={"out": _t(["num_tokens", "out_features"], "float16")},
+        inputs={"x": tensor(["num_tokens", "in_features"], "float16"),
+                "qweight": tensor(["k_packed", "out_features"], "int32"),
+                "qzeros": tensor(["num_groups", "n_packed"], "int32"),
+                "scales": tensor(["num_groups", "out_features"], "float16")},
+        outputs={"out": tensor(["num_tokens", "out_features"], "float16")},
         reference=_GPTQ_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 2, 8, 16, 64, 128, 255, 512, 1024)), tolerance=FP16)
 
@@ -941,13 +926,13 @@ def fp8_kv_append() -> ProblemDraft:
                      "are the cache rows this step writes, in token order: a kernel writes them at its slots; a "
                      "problem that returned the whole updated cache would time a copy of the cache, hundreds of "
                      "times the append."),
-        axes={"num_tokens": _var("New tokens this step"), "num_kv_heads": _const(8, "num_key_value_heads"),
-              "head_dim": _const(128, "derived.head_dim"), "one": _const(1, "per-tensor")},
-        inputs={"key": _t(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
-                "value": _t(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
-                "k_scale": _t(["one"], "float32"), "v_scale": _t(["one"], "float32")},
-        outputs={"key_rows": _t(["num_tokens", "num_kv_heads", "head_dim"], "float8_e4m3fn"),
-                 "value_rows": _t(["num_tokens", "num_kv_heads", "head_dim"], "float8_e4m3fn")},
+        axes={"num_tokens": var("New tokens this step"), "num_kv_heads": const(8, "num_key_value_heads"),
+              "head_dim": const(128, "derived.head_dim"), "one": const(1, "per-tensor")},
+        inputs={"key": tensor(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
+                "value": tensor(["num_tokens", "num_kv_heads", "head_dim"], "bfloat16"),
+                "k_scale": tensor(["one"], "float32"), "v_scale": tensor(["one"], "float32")},
+        outputs={"key_rows": tensor(["num_tokens", "num_kv_heads", "head_dim"], "float8_e4m3fn"),
+                 "value_rows": tensor(["num_tokens", "num_kv_heads", "head_dim"], "float8_e4m3fn")},
         reference=_KV_APPEND_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 8, 32, 64, 255, 512, 1024, 2048)),
         # Every code must match up to one e4m3 step (rtol 1/8, a flip at a rounding tie): the outputs are all
@@ -990,14 +975,14 @@ def fp8_kv_decode_attention() -> ProblemDraft:
                      "v_scale (vLLM kv_cache_dtype fp8): one query token per sequence, num_attention_heads 32 "
                      "sharing num_key_value_heads 8 (GQA), head_dim 128; K and V dequantized as code * scale, "
                      "softmax(q k^T / sqrt(128)) v in fp32, bf16 output. Every sequence holds kv_len tokens."),
-        axes={"batch_size": _var("Sequences decoding"), "kv_len": _var("Cached tokens per sequence"),
-              "num_heads": _const(32, "num_attention_heads"), "num_kv_heads": _const(8, "num_key_value_heads"),
-              "head_dim": _const(128, "derived.head_dim"), "one": _const(1, "per-tensor")},
-        inputs={"q": _t(["batch_size", "num_heads", "head_dim"], "bfloat16"),
-                "k_cache": _t(["batch_size", "kv_len", "num_kv_heads", "head_dim"], "float8_e4m3fn"),
-                "v_cache": _t(["batch_size", "kv_len", "num_kv_heads", "head_dim"], "float8_e4m3fn"),
-                "k_scale": _t(["one"], "float32"), "v_scale": _t(["one"], "float32")},
-        outputs={"out": _t(["batch_size", "num_heads", "head_dim"], "bfloat16")},
+        axes={"batch_size": var("Sequences decoding"), "kv_len": var("Cached tokens per sequence"),
+              "num_heads": const(32, "num_attention_heads"), "num_kv_heads": const(8, "num_key_value_heads"),
+              "head_dim": const(128, "derived.head_dim"), "one": const(1, "per-tensor")},
+        inputs={"q": tensor(["batch_size", "num_heads", "head_dim"], "bfloat16"),
+                "k_cache": tensor(["batch_size", "kv_len", "num_kv_heads", "head_dim"], "float8_e4m3fn"),
+                "v_cache": tensor(["batch_size", "kv_len", "num_kv_heads", "head_dim"], "float8_e4m3fn"),
+                "k_scale": tensor(["one"], "float32"), "v_scale": tensor(["one"], "float32")},
+        outputs={"out": tensor(["batch_size", "num_heads", "head_dim"], "bfloat16")},
         reference=_DECODE_FP8_KV_REF, custom_inputs_entrypoint="make_inputs",
         workloads=grid(batch_size=(1, 1, 4, 8, 16, 32, 64, 2), kv_len=(512, 4096, 1000, 1024, 512, 255, 128, 2000)),
         tolerance=BF16)
@@ -1039,15 +1024,15 @@ def fp8_attention() -> ProblemDraft:
                      "split by Ulysses sequence parallelism over 8 GPUs = 5 heads per rank, head_dim 128 (dim 5120 "
                      "/ 40); softmax(q k^T / sqrt(128)) v in fp32, bf16 output. seq_len = latent frames x (H/16) x "
                      "(W/16) for short, low-resolution clips (e.g. 1 x 30 x 52 = 1560 for one 480x832 frame)."),
-        axes={"batch_size": _var("Videos"), "seq_len": _var("Video tokens"),
-              "num_heads": _const(5, "num_heads 40 / Ulysses degree 8"), "head_dim": _const(128, "dim / num_heads")},
-        inputs={"q": _t(["batch_size", "num_heads", "seq_len", "head_dim"], "float8_e4m3fn"),
-                "k": _t(["batch_size", "num_heads", "seq_len", "head_dim"], "float8_e4m3fn"),
-                "v": _t(["batch_size", "num_heads", "seq_len", "head_dim"], "float8_e4m3fn"),
-                "q_descale": _t(["batch_size", "num_heads"], "float32"),
-                "k_descale": _t(["batch_size", "num_heads"], "float32"),
-                "v_descale": _t(["batch_size", "num_heads"], "float32")},
-        outputs={"out": _t(["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16")},
+        axes={"batch_size": var("Videos"), "seq_len": var("Video tokens"),
+              "num_heads": const(5, "num_heads 40 / Ulysses degree 8"), "head_dim": const(128, "dim / num_heads")},
+        inputs={"q": tensor(["batch_size", "num_heads", "seq_len", "head_dim"], "float8_e4m3fn"),
+                "k": tensor(["batch_size", "num_heads", "seq_len", "head_dim"], "float8_e4m3fn"),
+                "v": tensor(["batch_size", "num_heads", "seq_len", "head_dim"], "float8_e4m3fn"),
+                "q_descale": tensor(["batch_size", "num_heads"], "float32"),
+                "k_descale": tensor(["batch_size", "num_heads"], "float32"),
+                "v_descale": tensor(["batch_size", "num_heads"], "float32")},
+        outputs={"out": tensor(["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16")},
         reference=_FP8_ATTENTION_REF, custom_inputs_entrypoint="make_inputs",
         workloads=grid(batch_size=(1, 1, 2, 1, 1, 2, 1, 1), seq_len=(130, 390, 390, 780, 1170, 780, 1560, 2080)),
         tolerance=BF16)
@@ -1091,17 +1076,17 @@ def te_fp8_linear_backward() -> ProblemDraft:
                      "W^T with grad_output in e5m2, the saved input x and the weight in e4m3, each with one fp32 "
                      "scale_inv (dequantized = code * scale_inv). grad_input = go @ W (bf16), grad_weight = go^T @ x "
                      "(fp32, for the fp32 main-grad accumulation); fp32 accumulation."),
-        axes={"num_tokens": _var("Tokens in the micro-batch (batch x sequence)"),
-              "in_features": _const(k, "hidden_size"), "out_features": _const(n, "kv width"),
-              "one": _const(1, "per-tensor")},
-        inputs={"grad_output": _t(["num_tokens", "out_features"], "float8_e5m2"),
-                "grad_output_scale_inv": _t(["one"], "float32"),
-                "x": _t(["num_tokens", "in_features"], "float8_e4m3fn", "saved FP8 input of the forward"),
-                "x_scale_inv": _t(["one"], "float32"),
-                "weight": _t(["out_features", "in_features"], "float8_e4m3fn"),
-                "weight_scale_inv": _t(["one"], "float32")},
-        outputs={"grad_input": _t(["num_tokens", "in_features"], "bfloat16"),
-                 "grad_weight": _t(["out_features", "in_features"], "float32")},
+        axes={"num_tokens": var("Tokens in the micro-batch (batch x sequence)"),
+              "in_features": const(k, "hidden_size"), "out_features": const(n, "kv width"),
+              "one": const(1, "per-tensor")},
+        inputs={"grad_output": tensor(["num_tokens", "out_features"], "float8_e5m2"),
+                "grad_output_scale_inv": tensor(["one"], "float32"),
+                "x": tensor(["num_tokens", "in_features"], "float8_e4m3fn", "saved FP8 input of the forward"),
+                "x_scale_inv": tensor(["one"], "float32"),
+                "weight": tensor(["out_features", "in_features"], "float8_e4m3fn"),
+                "weight_scale_inv": tensor(["one"], "float32")},
+        outputs={"grad_input": tensor(["num_tokens", "in_features"], "bfloat16"),
+                 "grad_weight": tensor(["out_features", "in_features"], "float32")},
         reference=_TE_LINEAR_BWD_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((64, 128, 256, 384, 500, 512, 768, 1024)), tolerance=BF16)
 
@@ -1141,21 +1126,21 @@ def blockwise_fp8_linear_backward() -> ProblemDraft:
                      "wgrad = go^T @ x with both operands quantized in 1x128 groups along the token dimension "
                      "(grad_output_t [N, T], x_t [K, T]). e4m3 codes, fp32 scales (amax / 448), fp32 accumulation; "
                      "grad_input bf16, grad_weight fp32. num_tokens is a multiple of 128."),
-        axes={"num_tokens": _var("Tokens in the micro-batch, a multiple of 128"),
-              "in_features": _const(k, "q_lora_rank"), "out_features": _const(n, "16 x (128 + 64)"),
+        axes={"num_tokens": var("Tokens in the micro-batch, a multiple of 128"),
+              "in_features": const(k, "q_lora_rank"), "out_features": const(n, "16 x (128 + 64)"),
               "t_groups": {"type": "expr", "expression": "num_tokens // 128"},
               "k_blocks": {"type": "expr", "expression": "in_features // 128"},
               "n_blocks": {"type": "expr", "expression": "out_features // 128"}},
-        inputs={"grad_output": _t(["num_tokens", "out_features"], "float8_e4m3fn"),
-                "grad_output_scale": _t(["num_tokens", "n_blocks"], "float32"),
-                "grad_output_t": _t(["out_features", "num_tokens"], "float8_e4m3fn"),
-                "grad_output_t_scale": _t(["out_features", "t_groups"], "float32"),
-                "x_t": _t(["in_features", "num_tokens"], "float8_e4m3fn", "saved input, transposed"),
-                "x_t_scale": _t(["in_features", "t_groups"], "float32"),
-                "weight": _t(["out_features", "in_features"], "float8_e4m3fn"),
-                "weight_scale": _t(["n_blocks", "k_blocks"], "float32")},
-        outputs={"grad_input": _t(["num_tokens", "in_features"], "bfloat16"),
-                 "grad_weight": _t(["out_features", "in_features"], "float32")},
+        inputs={"grad_output": tensor(["num_tokens", "out_features"], "float8_e4m3fn"),
+                "grad_output_scale": tensor(["num_tokens", "n_blocks"], "float32"),
+                "grad_output_t": tensor(["out_features", "num_tokens"], "float8_e4m3fn"),
+                "grad_output_t_scale": tensor(["out_features", "t_groups"], "float32"),
+                "x_t": tensor(["in_features", "num_tokens"], "float8_e4m3fn", "saved input, transposed"),
+                "x_t_scale": tensor(["in_features", "t_groups"], "float32"),
+                "weight": tensor(["out_features", "in_features"], "float8_e4m3fn"),
+                "weight_scale": tensor(["n_blocks", "k_blocks"], "float32")},
+        outputs={"grad_input": tensor(["num_tokens", "in_features"], "bfloat16"),
+                 "grad_weight": tensor(["out_features", "in_features"], "float32")},
         reference=_BLOCK_LINEAR_BWD_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((128, 256, 384, 512, 640, 768, 896, 1024)), tolerance=BF16)
 
@@ -1186,12 +1171,12 @@ def fp8_cast_transpose() -> ProblemDraft:
                      "(hidden_size) in bf16 is cast once to e5m2 with one per-tensor scale = 57344 / amax, and "
                      "written both row-major (for dgrad) and transposed [5120, num_tokens] (for wgrad), with "
                      "scale_inv = 1 / scale (TE fp8_cast_transpose with amax reduction)."),
-        axes={"num_tokens": _var("Tokens in the micro-batch"), "hidden_size": _const(h, "hidden_size"),
-              "one": _const(1, "per-tensor")},
-        inputs={"grad_output": _t(["num_tokens", "hidden_size"], "bfloat16")},
-        outputs={"grad_fp8": _t(["num_tokens", "hidden_size"], "float8_e5m2"),
-                 "grad_fp8_t": _t(["hidden_size", "num_tokens"], "float8_e5m2"),
-                 "scale_inv": _t(["one"], "float32")},
+        axes={"num_tokens": var("Tokens in the micro-batch"), "hidden_size": const(h, "hidden_size"),
+              "one": const(1, "per-tensor")},
+        inputs={"grad_output": tensor(["num_tokens", "hidden_size"], "bfloat16")},
+        outputs={"grad_fp8": tensor(["num_tokens", "hidden_size"], "float8_e5m2"),
+                 "grad_fp8_t": tensor(["hidden_size", "num_tokens"], "float8_e5m2"),
+                 "scale_inv": tensor(["one"], "float32")},
         reference=_CAST_TRANSPOSE_REF, custom_inputs_entrypoint="make_inputs",
         workloads=tokens((1, 16, 128, 255, 512, 1000, 1024, 2048)), tolerance=QUANTIZER_TOLERANCE)
 

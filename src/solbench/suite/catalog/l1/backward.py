@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.builder import problem, slug
-from solbench.suite.catalog.l1.common import const, per, scalar, tensor, uses, var
+from solbench.suite.catalog.builder import const, problem, scalar, slug, tensor, uses, var
+from solbench.suite.catalog.sweeps import per
 from solbench.suite.catalog.shapes import SMALL_TOKEN_SWEEP, TOKEN_SWEEP
 
 _RMSNORM_BACKWARD = '''import torch

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.builder import problem, slug
-from solbench.suite.catalog.l1.common import const, expr, pairs, per, tensor, uses, var
+from solbench.suite.catalog.builder import const, expr, problem, slug, tensor, uses, var
+from solbench.suite.catalog.sweeps import pairs, per
 
 _CONV = '''import torch
 import torch.nn.functional as F

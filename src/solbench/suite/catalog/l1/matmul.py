@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.builder import problem, slug
-from solbench.suite.catalog.l1.common import const, pairs, per, tensor, uses, var
+from solbench.suite.catalog.builder import const, problem, slug, tensor, uses, var
+from solbench.suite.catalog.sweeps import pairs, per
 from solbench.suite.catalog.shapes import SMALL_TOKEN_SWEEP
 
 _LINEAR = '''import torch

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.builder import problem, slug
-from solbench.suite.catalog.l1.common import const, pairs, per, scalar, tensor, uses, var
+from solbench.suite.catalog.builder import const, problem, scalar, slug, tensor, uses, var
+from solbench.suite.catalog.sweeps import pairs, per
 from solbench.suite.catalog.shapes import TOKEN_SWEEP
 
 # float32 for the statistics, float64 when the evaluator runs the golden (float64) copy.

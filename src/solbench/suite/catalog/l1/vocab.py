@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from solbench.suite.catalog.builder import problem, slug
-from solbench.suite.catalog.l1.common import const, per, tensor, uses, var
+from solbench.suite.catalog.builder import const, problem, slug, tensor, uses, var
+from solbench.suite.catalog.sweeps import per
 from solbench.suite.catalog.shapes import TOKEN_SWEEP
 
 _SOFTMAX = '''import torch
