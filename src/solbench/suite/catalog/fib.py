@@ -212,8 +212,7 @@ def paged_decode(m, name: str, heads: str, kv_heads: str, dim: str, rows: list[t
                  "lse": tensor(["batch_size", "num_qo_heads"], "float32", "log2-sum-exp of the scaled logits")},
         reference=_DECODE, workloads=_workloads(("batch_size", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
-        constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"],
-        tolerance=tolerance_for("bfloat16"))
+        constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"])
 
 
 # --- prefill: ragged KV and paged KV with a cached prefix ----------------------------------------
@@ -285,8 +284,7 @@ def ragged_prefill(m, name: str, heads: str, kv_heads: str, dim: str, rows: list
         outputs={"output": tensor(["total_q", "num_qo_heads", "head_dim"], "bfloat16")},
         reference=_RAGGED_PREFILL, workloads=_workloads(("batch_size", "total_q", "total_kv"), rows),
         custom_inputs_entrypoint="make_inputs",
-        constraints=["total_q == qo_indptr[-1].item()", "total_kv == kv_indptr[-1].item()"],
-        tolerance=tolerance_for("bfloat16"))
+        constraints=["total_q == qo_indptr[-1].item()", "total_kv == kv_indptr[-1].item()"])
 
 
 _PAGE_TABLE_FOR = _SPLIT + '''
@@ -359,8 +357,7 @@ def paged_prefill(m, name: str, heads: str, kv_heads: str, dim: str, rows: list[
         workloads=_workloads(("batch_size", "total_q", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
         constraints=["total_q == qo_indptr[-1].item()", "num_kv_indices == kv_indptr[-1].item()",
-                     "num_pages >= num_kv_indices"],
-        tolerance=tolerance_for("bfloat16"))
+                     "num_pages >= num_kv_indices"])
 
 
 # --- MLA paged decode (DeepSeek, absorbed form) ---------------------------------------------------
@@ -432,8 +429,7 @@ def mla_decode(m, rows: list[tuple]) -> ProblemDraft:
                  "lse": tensor(["batch_size", "num_heads"], "float32", "log2-sum-exp of the scaled logits")},
         reference=_MLA_DECODE.replace("__SM_SCALE__", repr(scale)), workloads=_workloads(("batch_size", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
-        constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"],
-        tolerance=tolerance_for("bfloat16"))
+        constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"])
 
 
 # --- sliding-window decode with attention sinks (gpt-oss) -----------------------------------------
@@ -503,8 +499,7 @@ def swa_sink_decode(m, rows: list[tuple]) -> ProblemDraft:
         outputs={"output": tensor(["batch_size", "num_qo_heads", "head_dim"], "bfloat16")},
         reference=_SWA_SINK_DECODE.replace("__WINDOW__", str(w)), workloads=_workloads(("batch_size", "num_kv_indices", "num_pages"), rows),
         custom_inputs_entrypoint="make_inputs",
-        constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"],
-        tolerance=tolerance_for("bfloat16"))
+        constraints=["num_kv_indices == kv_indptr[-1].item()", "num_pages >= num_kv_indices"])
 
 
 # --- attention-state merge (cascade / split-KV attention) -----------------------------------------
@@ -539,7 +534,7 @@ def merge_states(m, name: str, rows: list[int]) -> ProblemDraft:
                 "s_b": tensor(["num_tokens", "num_heads"], "float32", "Its log2-sum-exp")},
         outputs={"v": tensor(["num_tokens", "num_heads", "head_dim"], "bfloat16"),
                  "s": tensor(["num_tokens", "num_heads"], "float32")},
-        reference=_MERGE, workloads=[{"num_tokens": t} for t in rows], tolerance=tolerance_for("bfloat16"))
+        reference=_MERGE, workloads=[{"num_tokens": t} for t in rows])
 
 
 # --- KV-cache append ------------------------------------------------------------------------------
@@ -692,8 +687,7 @@ def rope_llama3(m, rows: list[int]) -> ProblemDraft:
                 "pos_ids": tensor(["nnz"], "int32", "Position of each token in its sequence")},
         outputs={"q_rope": tensor(["nnz", "num_qo_heads", "head_dim"], "bfloat16"),
                  "k_rope": tensor(["nnz", "num_kv_heads", "head_dim"], "bfloat16")},
-        reference=reference, workloads=[{"nnz": t} for t in rows], custom_inputs_entrypoint="make_inputs",
-        tolerance=tolerance_for("bfloat16"))
+        reference=reference, workloads=[{"nnz": t} for t in rows], custom_inputs_entrypoint="make_inputs")
 
 
 # --- MoE routing ----------------------------------------------------------------------------------
@@ -936,12 +930,12 @@ def moe_combine(m, rows: list[int], backward: bool = False) -> ProblemDraft:
             outputs={"grad_expert_output": tensor(["num_rows", "hidden_size"], "bfloat16"),
                      "grad_topk_weights": tensor(["num_tokens", "top_k"], "float32")},
             reference=_COMBINE_BACKWARD, workloads=[{"num_tokens": t} for t in rows], backward=True,
-            custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("bfloat16"))
+            custom_inputs_entrypoint="make_inputs")
     return problem(
         set="FIB", name=f"gpt-oss-120b_moe_combine_k{k}_h{h}", op_type="moe_combine", model=m, description=what,
         axes=axes, inputs=inputs, outputs={"output": tensor(["num_tokens", "hidden_size"], "bfloat16")},
         reference=_COMBINE, workloads=[{"num_tokens": t} for t in rows],
-        custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("bfloat16"))
+        custom_inputs_entrypoint="make_inputs")
 
 
 # --- sampling -------------------------------------------------------------------------------------
@@ -1012,7 +1006,7 @@ def top_k_top_p_sampling(m, rows: list[int]) -> ProblemDraft:
                 "uniform": tensor(["batch_size"], "float32", "Uniform number in [0, 1) per request")},
         outputs={"samples": tensor(["batch_size"], "int32", "Sampled token id per request")},
         reference=_TOP_K_TOP_P, workloads=[{"batch_size": b} for b in rows],
-        custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("int32"))
+        custom_inputs_entrypoint="make_inputs")
 
 
 _MIN_P = '''import torch
@@ -1067,7 +1061,7 @@ def min_p_sampling(m, rows: list[int]) -> ProblemDraft:
                 "uniform": tensor(["batch_size"], "float32", "Uniform number in [0, 1) per request")},
         outputs={"samples": tensor(["batch_size"], "int32", "Sampled token id per request")},
         reference=_MIN_P, workloads=[{"batch_size": b} for b in rows],
-        custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("int32"))
+        custom_inputs_entrypoint="make_inputs")
 
 
 _SOFTCAP_SOFTMAX = '''import torch
@@ -1102,7 +1096,7 @@ def softcap_softmax(m, rows: list[int]) -> ProblemDraft:
                 "temperature": tensor(["batch_size"], "float32", "Per-request temperature > 0")},
         outputs={"logprobs": tensor(["batch_size", "vocab_size"], "float32")},
         reference=_SOFTCAP_SOFTMAX.format(cap=cap), workloads=[{"batch_size": b} for b in rows],
-        custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("float32"))
+        custom_inputs_entrypoint="make_inputs")
 
 
 _PENALTIES = '''import torch
@@ -1238,7 +1232,7 @@ def speculative_verify(m, rows: list[tuple]) -> ProblemDraft:
         outputs={"output_token_ids": tensor(["batch_size", "num_out"], "int32"),
                  "accepted_len": tensor(["batch_size"], "int32")},
         reference=_SPEC_VERIFY, workloads=_workloads(("batch_size", "num_spec"), rows),
-        custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("int32"))
+        custom_inputs_entrypoint="make_inputs")
 
 
 # --- fused elementwise kernels around attention and MLP -------------------------------------------
@@ -1268,8 +1262,7 @@ def fused_add_rmsnorm(m, rows: list[int]) -> ProblemDraft:
                 "weight": tensor(["hidden_size"], "bfloat16"), "eps": tensor(None, "float32")},
         outputs={"output": tensor(["num_tokens", "hidden_size"], "bfloat16"),
                  "residual_out": tensor(["num_tokens", "hidden_size"], "bfloat16")},
-        reference=_FUSED_ADD_RMSNORM, workloads=[{"num_tokens": t} for t in rows], scalars={"eps": eps},
-        tolerance=tolerance_for("bfloat16"))
+        reference=_FUSED_ADD_RMSNORM, workloads=[{"num_tokens": t} for t in rows], scalars={"eps": eps})
 
 
 _ACT_AND_MUL = '''import torch
@@ -1298,8 +1291,7 @@ def act_and_mul(m, name: str, act: str, tp: int, rows: list[int]) -> ProblemDraf
               "two_d": {"type": "expr", "expression": "2 * d", "description": "gate and up halves"}},
         inputs={"input": tensor(["num_tokens", "two_d"], "bfloat16", "[gate | up]")},
         outputs={"output": tensor(["num_tokens", "d"], "bfloat16")},
-        reference=_ACT_AND_MUL.format(act=code), workloads=[{"num_tokens": t} for t in rows],
-        tolerance=tolerance_for("bfloat16"))
+        reference=_ACT_AND_MUL.format(act=code), workloads=[{"num_tokens": t} for t in rows])
 
 
 _LAST_TOKEN = '''import torch
