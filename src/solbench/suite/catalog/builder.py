@@ -4,7 +4,7 @@ writes (docs/suite.md, "How to add a problem").
 Every recipe module calls it, so every problem gets the same defaults:
 
 - **tags**: ``set:``, ``model:``, ``hf:``, ``domain:``, ``pass:``, ``origin:recipe`` and the ``config:`` values
-  of the `ModelRef` (give only the values the problem uses: `catalog.l1.common.uses`), then `tags`
+  of the `ModelRef` (give only the values the problem uses: `uses`), then `tags`
   (``family:``, ``kernel:`` ...);
 - **name**: the proposed name rewritten by the one naming rule (`suite.naming.problem_name`, applied by the
   draft), so ``llama31_8b_rope`` and ``llama-3-1-8b_rope`` give the same folder;
@@ -16,6 +16,9 @@ Every recipe module calls it, so every problem gets the same defaults:
   calls `sweeps.tiered` (or `with_gpu_tier`) on the draft itself once it knows its GPU sizes;
 - **checks**: at least 8 distinct recipe workloads (none: the recipe sets both tiers afterwards, through
   `sweeps.tiered`).
+
+The definition's fields are spelled with `var`, `const`, `expr` (axes), `tensor` and `scalar` (inputs and
+outputs), as written to definition.json. Reference code that several modules share is in `catalog.snippets`.
 """
 
 from __future__ import annotations
