@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,20 @@ def test_workloads_are_distinct_and_at_least_eight():
     with pytest.raises(ValueError, match="at least 8"):
         _make(workloads=CPU[:7])
     assert _make(workloads=[]).workloads == []  # the recipe sets both tiers afterwards
+
+
+def test_the_example_of_docs_suite_builds_a_problem_with_both_tiers(tmp_path):
+    docs = Path(__file__).resolve().parents[2] / "docs" / "suite.md"
+    code = re.search(r"```python\n(from solbench\.suite\.catalog\.builder import .*?)```", docs.read_text(),
+                     re.S).group(1)
+    (tmp_path / "example_recipe.py").write_text(code)
+    spec = importlib.util.spec_from_file_location("example_recipe", tmp_path / "example_recipe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = ModelRef(name="Llama-3.1-8B", hf_id="meta-llama/Llama-3.1-8B", domain="language",
+                     config={"hidden_size": 4096, "rms_norm_eps": 1e-05, "vocab_size": 128256})
+    draft = module.rmsnorm(model)
+    assert draft.name == "llama-3-1-8b_rmsnorm_h4096"
+    assert "config:rms_norm_eps=1e-05" in draft.tags and "config:vocab_size=128256" not in draft.tags
+    assert len(draft.workloads) == 16 and len(draft.cpu_workloads) == 8
+    assert "+ 1e-05)" in draft.reference
