@@ -145,7 +145,7 @@ def matrix_products_at(precision: str):
     class _LowPrecisionProducts(TorchDispatchMode):
         @classmethod
         def _should_skip_dynamo(cls) -> bool:
-            return False  # nothing is compiled here: no per-op dynamo guard, and no import of torch._dynamo (s)
+            return False  # nothing is compiled here: no per-op dynamo guard, and no import of torch._dynamo (3-4 s)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
@@ -253,8 +253,9 @@ def intra_op_threads(count: int | None):
 
     A check reruns the reference four times on a small workload: its ops are too small to gain from a second
     thread, and on a busy machine OpenMP's waiting threads spin, so two threads cost 3-10x the CPU time of one
-    (measured on the sample's checks on this 2-core machine; benchmarks/precision_check_speed.py). Sums do not
-    depend on it here: the reference's own run and its emulated reruns use the same count."""
+    (measured on the sample's checks on this 2-core machine; benchmarks/precision_check_speed.py). The
+    reference's own run and its emulated reruns share the count, so the comparison sees only the emulation's
+    effect. The count is process-wide: another thread's torch work meanwhile runs on one thread too."""
     import torch
 
     chosen = torch.get_num_threads()
