@@ -5,7 +5,7 @@ import pytest
 from conftest import write_problem
 from solbench.hardware import lookup
 from solbench.sol import analyze_problem
-from solbench.sol.precision import check_admissible, matrix_products_at, resolve_policy, round_operand
+from solbench.sol.precision import check_admissible, matrix_products_at, resolve_policy, round_operand, tolerance_error
 from solbench.spec import load_problem
 from solbench.spec.inputs import inputs_for_analysis
 from solbench.spec.workload import Tolerance
@@ -169,3 +169,87 @@ def test_an_evaluations_record_is_kept_apart_from_the_analysiss(tmp_path, isolat
     store_cached(problem, workload, record)
     assert load_cached(problem, workload) == record
     assert load_cached(problem, workload, "evaluation cpu") is None
+
+
+# --- the checks' cheap paths decide as the general ones do -------------------------------------------
+SCALED = dict(MATMUL, reference="import torch\ndef run(A, B):\n    return (A * 262144.0) @ B / 262144.0\n")
+"""The product's operand reaches about 10^6, past fp16's largest value (65504): fp16 products overflow, TF32 and
+bf16 ones do not, and a power-of-two scale leaves their rounding errors as they are unscaled."""
+TF32_ONLY = {"max_atol": 0.1, "max_rtol": 0.0, "required_matched_ratio": 1.0}
+"""Met by TF32 products over K=256 (largest error about 0.02), not by bf16 ones (about 0.15)."""
+
+
+@pytest.mark.parametrize(("tolerance", "admitted"), [(LOOSE, "bf16"), (TF32_ONLY, "tf32"), (TIGHT, "fp32")])
+def test_an_analysis_decides_the_lowest_precision_the_tolerance_admits(tmp_path, isolated_cache, tolerance, admitted):
+    import torch
+
+    workloads = [{"uuid": "m64", "axes": {"M": 64}, "tolerance": tolerance,
+                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}]
+    problem = load_problem(write_problem(tmp_path / "mm", dict(SCALED, tags=["origin:sol-execbench"]), workloads))
+    threads = torch.get_num_threads()
+    [result] = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis)  # auto: tolerance
+    record = result.precision
+    assert (record.policy, record.matrix_precision) == ("tolerance", admitted)
+    assert record.basis.startswith("tolerance: checked on this workload")
+    tried = record.basis.split("(relative error by precision: ")[1]
+    assert tried.startswith("bf16") and ("fp16 inf" in tried) == (admitted in ("tf32", "fp32"))  # stops when one passes
+    assert torch.get_num_threads() == threads  # the check's one intra-op thread is given back
+
+
+def test_tf32_rounding_keeps_nan_and_infinities_and_overflows_to_infinity():
+    import math
+
+    import torch
+
+    x = torch.tensor([math.nan, math.inf, -math.inf, 3.4028234e38, -3.4028234e38, 1 + 2**-11, 1 + 3 * 2**-11, -0.0])
+    rounded = round_operand(x, "tf32").tolist()
+    assert math.isnan(rounded[0])
+    assert rounded[1:] == [math.inf, -math.inf, math.inf, -math.inf, 1.0, 1 + 2**-9, -0.0]  # ties to even
+    assert round_operand(x[1:], "tf32").tolist() == rounded[1:]  # the same without a NaN to keep
+    strided = torch.arange(12, dtype=torch.float32).reshape(3, 4).t() * (1 + 2**-12)
+    assert torch.equal(round_operand(strided, "tf32"), torch.arange(12.0).reshape(3, 4).t())
+
+
+@pytest.mark.parametrize("noise", [0.0, 1e-4, 1e-2, 1.0])
+def test_the_finite_comparison_decides_as_the_general_one(noise):
+    import torch
+
+    from solbench.sol.precision import _finite_tolerance_error, _general_tolerance_error
+
+    generator = torch.Generator().manual_seed(3)
+    ref = torch.randn(257, 33, generator=generator, dtype=torch.float64) * 3
+    out = ref + noise * torch.randn(257, 33, generator=generator, dtype=torch.float64)
+    out[0, :5] = ref[0, :5]  # some equal values
+    for tolerance in (Tolerance(), Tolerance(max_atol=0.0, max_rtol=0.0, required_matched_ratio=1.0),
+                      Tolerance(max_atol=1e-3, max_rtol=0.05, max_error_cap=0.5),
+                      Tolerance(max_atol=2e-3, max_rtol=2e-3, required_matched_ratio=0.5)):
+        general = _general_tolerance_error(out, ref, tolerance)
+        assert _finite_tolerance_error(out.clone(), ref.clone(), tolerance) == general
+        assert tolerance_error(out.float(), ref.float(), tolerance) == \
+            _general_tolerance_error(out.float().double(), ref.float().double(), tolerance)
+
+
+def test_non_finite_values_take_the_general_comparison():
+    import math
+
+    import torch
+
+    ref = torch.tensor([1.0, math.inf, math.nan, 2.0])
+    assert tolerance_error(ref.clone(), ref, Tolerance(required_matched_ratio=1.0)) == (True, 0.0)  # NaN matches NaN
+    # a NaN where the reference is finite: a miss, and an infinite error norm over the finite elements
+    assert tolerance_error(torch.tensor([1.0, math.inf, math.nan, math.nan]), ref,
+                           Tolerance(required_matched_ratio=0.75)) == (False, math.inf)
+
+
+@pytest.mark.slow
+def test_a_check_does_not_import_torch_dynamo():
+    """torch wraps a dispatch mode's handler in a dynamo guard unless the mode opts out: its first call imports
+    torch._dynamo (seconds) and every op pays the guard."""
+    import subprocess
+    import sys
+
+    code = ("import sys, torch\nfrom solbench.sol.precision import matrix_products_at\n"
+            "with matrix_products_at('bf16'):\n    torch.ones(2, 2) @ torch.ones(2, 2)\n"
+            "print('torch._dynamo' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "False"
