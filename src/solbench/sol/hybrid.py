@@ -78,6 +78,11 @@ class HybridMode(_mode_base()):
     def _should_skip_dynamo(cls) -> bool:
         return False  # nothing is compiled under this mode: skip torch's per-call dynamo guard
 
+    def is_stale(self, tensor) -> bool:
+        """A real tensor written in place with shape-only values: its own data are out of date (the mode computes
+        with its meta twin). Any other real tensor reads the same outside the mode."""
+        return id(tensor) in self._stale
+
     def compute(self, func, types, args=(), kwargs=None):
         """The result of one ATen call: real where its arguments are real and it is small, else shape only.
         Called by the dispatcher when this mode is entered, or directly by a recorder that owns this mode."""
