@@ -145,7 +145,12 @@ def _with_loop_shortcuts(definition, folders: list):
     source = with_loop_shortcuts(definition.reference)
     if source is None:
         return None
-    module, folder = import_reference(definition.model_copy(update={"reference": source}), "cpu")
+    from solbench.spec.reference_code import ReferenceImportError
+
+    try:
+        module, folder = import_reference(definition.model_copy(update={"reference": source}), "cpu")
+    except ReferenceImportError:
+        return None  # the plain reference imported: record it as it is
     folders.append(folder)
     return module
 
