@@ -120,16 +120,39 @@ def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool =
 
     definition = problem.definition.model_copy(update={"reference": cpu_reference_source(problem.definition.reference)})
     module, folder = import_reference(definition, "cpu")
+    folders = [folder]
     try:
-        results = [analyze_workload(problem, workload, hardware, module, explain=explain, make_inputs=make_inputs,
-                                    draws=draws)
+        recorded = _with_loop_shortcuts(definition, folders) or module
+        results = [analyze_workload(problem, workload, hardware, recorded, explain=explain, make_inputs=make_inputs,
+                                    draws=draws, fallback_module=module)
                    for workload in problem.workloads]
         results = with_precision(problem, results, hardware, policy, module, make_inputs)
         return with_published(problem, results, hardware)
     finally:
         import shutil
 
-        shutil.rmtree(folder, ignore_errors=True)
+        for each in folders:
+            shutil.rmtree(each, ignore_errors=True)
+
+
+def _with_loop_shortcuts(definition, folders: list):
+    """The reference imported with its repeating `range` loops recorded once per distinct iteration (sol/loops.py),
+    or None where no loop qualifies (or the reference launches Triton kernels, which run for real)."""
+    from solbench.sol.loops import with_loop_shortcuts
+
+    if "triton" in definition.reference:
+        return None
+    source = with_loop_shortcuts(definition.reference)
+    if source is None:
+        return None
+    from solbench.spec.reference_code import ReferenceImportError
+
+    try:
+        module, folder = import_reference(definition.model_copy(update={"reference": source}), "cpu")
+    except ReferenceImportError:
+        return None  # the plain reference imported: record it as it is
+    folders.append(folder)
+    return module
 
 
 def with_precision(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec, policy: str, module,
@@ -181,11 +204,22 @@ def with_published(problem: Problem, results: list[WorkloadSol], hardware: Hardw
 
 def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpec, module, *,
                      explain: bool = False, make_inputs: InputFactory | None = None,
-                     draws: int = INPUT_DRAWS) -> WorkloadSol:
-    recordings, execution = _record(problem, workload, module, make_inputs, draws)
-    recording = min(recordings, key=lambda r: roofline(total_cost(r), compulsory_bytes(r), hardware).t_sol_s)
-    cost = total_cost(recording)
-    needed = compulsory_bytes(recording)
+                     draws: int = INPUT_DRAWS, fallback_module=None) -> WorkloadSol:
+    """`fallback_module`: the plain reference, where `module` is one with loop shortcuts (sol/loops.py); it runs
+    when a shortcut loop's last iteration does not repeat the probed one."""
+    from solbench.sol.loops import LoopShortcutMismatch
+
+    try:
+        recordings, execution = _record(problem, workload, module, make_inputs, draws)
+    except LoopShortcutMismatch as mismatch:
+        if fallback_module is None or fallback_module is module:
+            raise AnalysisError(f"{problem.name}, workload {workload.uuid}: a loop shortcut failed ({mismatch}) and "
+                                "no plain reference module was given") from None
+        recordings, execution = _record(problem, workload, fallback_module, make_inputs, draws)
+    # each recording's total once: a loop recorded thousands of times makes a long list to add up
+    totals = [(total_cost(r), compulsory_bytes(r), r) for r in recordings]
+    cost, needed, recording = min(totals, key=lambda t: roofline(t[0], t[1], hardware).t_sol_s) \
+        if len(totals) > 1 else totals[0]
     roof = roofline(cost, needed, hardware)
     uncovered = Counter(op.name for op in recording.ops if not op.covered)
     coverage = Coverage(full=not uncovered and not recording.opaque_outputs, execution=execution,

@@ -78,6 +78,11 @@ class HybridMode(_mode_base()):
     def _should_skip_dynamo(cls) -> bool:
         return False  # nothing is compiled under this mode: skip torch's per-call dynamo guard
 
+    def is_stale(self, tensor) -> bool:
+        """A real tensor written in place with shape-only values: its own data are out of date (the mode computes
+        with its meta twin). Any other real tensor reads the same outside the mode."""
+        return id(tensor) in self._stale
+
     def compute(self, func, types, args=(), kwargs=None):
         """The result of one ATen call: real where its arguments are real and it is small, else shape only.
         Called by the dispatcher when this mode is entered, or directly by a recorder that owns this mode."""
@@ -231,6 +236,9 @@ def _contiguous_elementwise_dtype(name, args, tensors):
     kernel would make it): the masks and clamps of block quantization, whose meta kernels are Python."""
     import torch
 
+    if name == "clamp" and len(tensors) == 1 and args[0] is tensors[0] and _row_major(args[0]) \
+            and args[0].dtype.is_floating_point and all(a is None or type(a) in (int, float) for a in args[1:]):
+        return args[0].dtype  # a strided view (every other column: `gate_up[..., ::2]`) clamps into a contiguous result
     if not tensors or not all(t.is_contiguous() for t in tensors):
         return None
     if name in _BITWISE and len(args) == 2:
@@ -241,6 +249,13 @@ def _contiguous_elementwise_dtype(name, args, tensors):
     if name == "where" and len(args) == 3 and len(tensors) == 3 and args[0].dtype == torch.bool:
         return torch.result_type(args[1], args[2])
     return None
+
+
+def _row_major(tensor) -> bool:
+    """Strides falling strictly from the first dim to the last (size-1 dims aside), none zero: an elementwise
+    result of such a tensor alone is contiguous, as its meta kernel makes it."""
+    strides = [stride for stride, size in zip(tensor.stride(), tensor.shape) if size != 1]
+    return all(stride > 0 for stride in strides) and all(a > b for a, b in zip(strides, strides[1:]))
 
 
 _BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"}

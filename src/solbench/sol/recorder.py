@@ -110,8 +110,16 @@ class OpRecorder(_dispatch_mode_base()):
     through that mode's rules itself rather than stacking a second dispatch mode under it: one Python
     dispatch per op instead of two."""
 
-    def __init__(self, inputs: list, values=None):
+    def __init__(self, inputs: list, values=None, loop_shortcuts: bool = True):
         super().__init__()
+        self.loop_shortcuts = loop_shortcuts
+        """Whether shortcut loops (sol/loops.py) may skip the iterations that repeat."""
+        self.loop_events = 0
+        """Ops a loop shortcut cannot repeat blindly (partial or gathered input reads, masks reaching back, and
+        while a loop is probed: values read or computed for real): a probed iteration must add none."""
+        self.loop_floor = 0
+        """Index of the first op of the loop iteration being probed."""
+        self._probing = 0
         self.recording = Recording()
         self.masks = MaskTracker()
         self._values = values
@@ -158,8 +166,40 @@ class OpRecorder(_dispatch_mode_base()):
             info = self._infos[id(func)] = _op_info(func)
         if not info.recorded:
             return result
+        if self._probing and _reads_values(info.name, args, kwargs, result):
+            self.loop_events += 1
         self._record(func, info, args, kwargs, result)
         return result
+
+    def loop_probe_begin(self) -> tuple[int, int]:
+        """A shortcut loop starts probing its iterations (see sol/loops.py); returns what `loop_probe_end` restores."""
+        self._probing += 1
+        return self._probing - 1, self.loop_floor
+
+    def loop_probe_end(self, outer: tuple[int, int]) -> None:
+        self._probing, self.loop_floor = outer
+
+    def loop_fingerprint(self, tensor, before: set[int], labels: dict, start: int) -> tuple:
+        """What the rest of a recording can tell about `tensor` (as part of a loop's state): its shape, strides and
+        dtype, kind (meta, fake or real), the precision it carries, the input rows it views, the op that wrote
+        it, its mask tracking, and its aliasing: the same object before the loop (`before`), or the k-th new
+        storage met (`labels`). Ops' indices count from the iteration's `start`."""
+        from torch._subclasses.fake_tensor import is_fake
+
+        key = id(tensor)
+        root = self._base.get(key, key)
+        if root in before or key in before:
+            alias = ("before", root)
+        else:
+            alias = labels.setdefault(root, ("new", len(labels)))
+        producer = self.masks.producer.get(key)
+        if producer is not None:
+            producer = ("in", producer - start) if producer >= start else ("at", producer)
+        kind = "meta" if tensor.is_meta else "fake" if is_fake(tensor) else "real"
+        stale = self._values is not None and key in getattr(self._values, "_stale", ())
+        return (kind, tuple(tensor.shape), tensor.stride(), tensor.dtype, alias, self.origin_of(tensor),
+                self._rows.get(key), self._producer.get(root, self._producer.get(key)), self.masks.nonzero.get(key),
+                self.masks.kept.get(key), producer, stale)
 
     @contextmanager
     def paused(self):
@@ -216,6 +256,8 @@ class OpRecorder(_dispatch_mode_base()):
         if factor < 1:
             self._scale_op(index, factor, "operand is masked attention probabilities")
         masked = self.masks.observe(name, args, kwargs, outputs, index)
+        if masked is not None and masked[0] < self.loop_floor:
+            self.loop_events += 1  # a mask scales an op recorded before this loop iteration
         if masked is not None:
             self._scale_op(*masked, "its scores are masked afterwards")
 
@@ -247,9 +289,11 @@ class OpRecorder(_dispatch_mode_base()):
                 continue
             read = self.recording.rows_read[where.root]
             if position in groups and where.leading:
+                self.loop_events += 1
                 read.add_indices(where.rows[group] for group in groups[position])
             elif info.gather_position == position and outputs:
-                rows = self._with_values(gathered_rows, name, args) if where.leading else None
+                self.loop_events += 1
+                rows = self._gathered_rows(name, args) if where.leading else None
                 if rows is not None:
                     read.add_indices(where.rows[row] for row in rows)
                 else:
@@ -257,7 +301,18 @@ class OpRecorder(_dispatch_mode_base()):
                     self.recording.gathered_bytes[where.root] = \
                         self.recording.gathered_bytes.get(where.root, 0) + touched
             else:
+                if len(where.rows) != read.total:
+                    self.loop_events += 1  # some rows only: which ones may depend on the loop variable
                 read.add(where.rows)
+
+    def _gathered_rows(self, name, args):
+        """`gathered_rows`, outside the values mode where no real argument is stale (it reads only a real index's
+        values, the same outside the mode): under the mode, reading an index's values dispatches once per element
+        (a third of a millisecond per gather of a hundred rows, hundreds of gathers in a loop over experts)."""
+        values = self._values
+        if values is None or not any(values.is_stale(t) for t in _tensor_arguments(args)):
+            return gathered_rows(name, args)
+        return self._with_values(gathered_rows, name, args)
 
     def _with_values(self, function, *args):
         """Call `function` (which may run ops on the arguments' values) as it would run inside the reference:
@@ -337,6 +392,27 @@ class OpRecorder(_dispatch_mode_base()):
                 self.recording.opaque_outputs.append(f"output {index} was allocated by {producer} and written "
                                                      "outside ATen (a custom kernel): its work is not counted")
         return self.recording
+
+
+_VALUE_READS = {"_local_scalar_dense", "item", "nonzero", "unique", "_unique2", "unique_dim", "unique_consecutive",
+                "masked_select", "bincount", "equal", "is_nonzero", "allclose", "repeat_interleave", "argwhere"}
+"""Ops whose result depends on their arguments' values (a Python number, a data-dependent shape)."""
+
+
+def _reads_values(name: str, args, kwargs, result) -> bool:
+    """While a loop is probed: the op reads values (a value-dependent op, or real tensors among its arguments or
+    results), so the iteration's work may depend on data that differ from one iteration to the next."""
+    from torch._subclasses.fake_tensor import is_fake
+
+    if name in _VALUE_READS:
+        return True
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    for value in (*args, *kwargs.values(), *results):
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        for item in values:
+            if isinstance(item, torch.Tensor) and not item.is_meta and not is_fake(item):
+                return True
+    return False
 
 
 def _memory_only(call: OpCall) -> OpCost:
