@@ -14,6 +14,7 @@ import pytest
 from conftest import write_problem
 from solbench.hardware import lookup
 from solbench.sol import analysis, analyze_problem
+from solbench.sol import loops
 from solbench.sol.loops import with_loop_shortcuts
 from solbench.sol.recorder import OpRecorder
 from solbench.spec import load_problem
@@ -80,12 +81,12 @@ ROWS_BY_STEP = {  # x[t] reads row t of x: which rows are read depends on the lo
                  "        s = s + x[t]\n    return s\n",
 }
 
-HIDDEN_STATE = """
+HIDDEN_IN_A_DEFAULT = """
 import torch
 
 def step(s, x, seen=[]):
     seen.append(1)
-    if len(seen) == 3:  # state the loop cannot see: the third call does more work
+    if len(seen) == CALL:  # state in a default argument: the CALL-th call does more work
         s = s * 2
     return s + x
 
@@ -94,6 +95,37 @@ def run(k, v, s0):
     for t in range(k.shape[1]):
         s = step(s, k[:, t])
     return s, v * 2
+"""
+
+HIDDEN_IN_ANOTHER_MODULE = """
+import math
+import torch
+
+def step(s, x):
+    math._solbench_test_calls += 1  # state no fingerprint sees: the third call does more work
+    if math._solbench_test_calls == 3:
+        s = s * 2
+    return s + x
+
+def run(k, v, s0):
+    math._solbench_test_calls = 0
+    s = s0
+    for t in range(k.shape[1]):
+        s = step(s, k[:, t])
+    return s, v * 2
+"""
+
+RECURRENCE_UNDER_AUTOGRAD = """
+import torch
+
+def run(k, v, s0):
+    with torch.enable_grad():
+        start = s0.detach().requires_grad_()
+        s = start
+        for t in range(k.shape[1]):
+            s = torch.tanh(s * k[:, t] + v[:, t])
+        (grad,) = torch.autograd.grad(s.sum(), start)
+    return s.detach(), grad
 """
 
 GATHER_BY_REAL_INDEX = {
@@ -179,10 +211,46 @@ def test_a_loop_with_break_is_left_as_it_is(tmp_path, monkeypatch):
     assert fast_calls == plain_calls
 
 
+@pytest.mark.parametrize("call", [3, 5])
+def test_state_in_a_default_argument_is_compared_so_the_loop_runs_in_full(tmp_path, monkeypatch, call):
+    # call 3 is the iteration the shortcut reruns last, call 5 one it would skip: both are seen as unsettled state
+    reference = HIDDEN_IN_A_DEFAULT.replace("CALL", str(call))
+    plain_calls, fast_calls = _compare(tmp_path, _sequence_definition(f"default_{call}", reference), monkeypatch)
+    assert fast_calls == plain_calls
+
+
 def test_hidden_state_that_changes_the_last_iteration_falls_back_to_a_full_run(tmp_path, monkeypatch):
-    plain_calls, fast_calls = _compare(tmp_path, _sequence_definition("hidden", HIDDEN_STATE), monkeypatch)
+    definition = _sequence_definition("hidden", HIDDEN_IN_ANOTHER_MODULE)
+    plain_calls, fast_calls = _compare(tmp_path, definition, monkeypatch)
     # The shortcut ran 3 iterations, saw the last one differ, and the plain reference ran in full afterwards.
     assert fast_calls > plain_calls
+
+
+def test_a_loop_under_autograd_runs_in_full_so_backward_sees_every_iteration(tmp_path, monkeypatch):
+    definition = _sequence_definition("autograd", RECURRENCE_UNDER_AUTOGRAD)
+    definition["outputs"] = {"s": {"shape": ["b", "d"], "dtype": "float32"},
+                             "grad": {"shape": ["b", "d"], "dtype": "float32"}}
+    plain_calls, fast_calls = _compare(tmp_path, definition, monkeypatch)
+    assert fast_calls == plain_calls
+
+
+def test_a_state_that_never_settles_is_compared_a_bounded_number_of_times(tmp_path, monkeypatch):
+    compared, loop_runs = [], []
+    fingerprint, iterate = loops._fingerprint, loops.Loop._iterate
+
+    def counting(*args):
+        compared.append(1)
+        return fingerprint(*args)
+
+    def counting_runs(self, recorder):
+        loop_runs.append(1)
+        return iterate(self, recorder)
+
+    monkeypatch.setattr(loops, "_fingerprint", counting)
+    monkeypatch.setattr(loops.Loop, "_iterate", counting_runs)
+    _analyse(tmp_path, _sequence_definition("growing", GROWING_LIST), monkeypatch, shortcuts=True)
+    assert loops.MAX_PROBES + 1 < STEPS + 1  # uncapped, each run of the loop would compare STEPS + 1 states
+    assert loop_runs and 0 < len(compared) <= len(loop_runs) * (loops.MAX_PROBES + 1)
 
 
 def test_real_index_values_picked_by_the_loop_variable_refuse_the_shortcut(tmp_path, monkeypatch):

@@ -50,6 +50,7 @@ import time
 from dataclasses import dataclass
 
 from solbench.guard.runtime import GuardViolation
+from solbench.torch_threads import at_most_threads
 
 _STARTERS = (("_thread", "start_new_thread"), ("_thread", "start_joinable_thread"),
              ("threading", "_start_new_thread"), ("threading", "_start_joinable_thread"))
@@ -126,7 +127,6 @@ def quiet_library_monitors() -> None:
         tqdm_module.tqdm.monitor_interval = 0
 
 
-@contextlib.contextmanager
 def harness_thread_count(count: int):
     """Run harness work on torch's pool at no more than `count` threads, and no more than the solution chose.
 
@@ -134,17 +134,7 @@ def harness_thread_count(count: int):
     own (OpenMP ends surplus workers when a smaller team starts); growing it back would start new ones. Either
     way the harness's flush would run on threads that look like the solution's, working between calls.
     """
-    import torch
-
-    chosen = torch.get_num_threads()
-    if chosen <= count:
-        yield
-        return
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(chosen)
+    return at_most_threads(count)
 
 
 @dataclass

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 
+from solbench import torch_threads
 from solbench.guard import runtime, threads
 from solbench.guard.runtime import IntegrityList, OptionalProtected, Protected
 from solbench.sandbox import calling, flush, line_flush, protocol, rotation, wire
@@ -87,7 +88,8 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(runtime.IntegrityGuard, "verify"),
             *_entries(threads.ThreadGuard, "settle", "begin_gap", "check_gap", "_solution_cpu_s", "_busy", "_probe",
                       "_find_native_threads", "_thread_count_unchanged", "_natives_still"),
-            *_entries(threads, "_task_ids", "_cpu_time_s", "harness_thread_count"),
+            *_entries(threads, "_task_ids", "_cpu_time_s", "harness_thread_count", "at_most_threads"),
+            *_entries(torch_threads, "at_most_threads"),
         ),
         optional=(
             # Python 3.13 starts threads through start_joinable_thread, and threading no longer keeps

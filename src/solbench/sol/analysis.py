@@ -211,10 +211,14 @@ def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpe
 
     try:
         recordings, execution = _record(problem, workload, module, make_inputs, draws)
-    except LoopShortcutMismatch as mismatch:
+    except (LoopShortcutMismatch, Exception) as failure:
+        # the rewritten module's own failures (line numbers of the rewritten source) are the plain reference's to
+        # report: it runs again, and only its error reaches the user
         if fallback_module is None or fallback_module is module:
-            raise AnalysisError(f"{problem.name}, workload {workload.uuid}: a loop shortcut failed ({mismatch}) and "
-                                "no plain reference module was given") from None
+            if isinstance(failure, LoopShortcutMismatch):
+                raise AnalysisError(f"{problem.name}, workload {workload.uuid}: a loop shortcut failed ({failure}) "
+                                    "and no plain reference module was given") from None
+            raise
         recordings, execution = _record(problem, workload, fallback_module, make_inputs, draws)
     # each recording's total once: a loop recorded thousands of times makes a long list to add up
     totals = [(total_cost(r), compulsory_bytes(r), r) for r in recordings]

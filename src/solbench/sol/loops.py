@@ -38,6 +38,8 @@ LOOP_PREFIX = "_solbench_loop_"
 MODULE_ALIAS = "_solbench_loops"
 MIN_ITERATIONS = 4
 """Loops shorter than this run in full: the shortcut needs two probe iterations and the last one."""
+MAX_PROBES = 8
+"""Iterations compared before a loop whose state does not settle runs the rest in full, uncompared."""
 _MAX_ELEMENTS = 10_000
 """Containers in the state with more elements than this (in all) are not compared: the loop runs in full."""
 
@@ -178,8 +180,11 @@ class Loop:
         return value
 
     def __iter__(self):
+        import torch
+
         recorder = _active_recorder()
-        if recorder is None or not isinstance(self._values, range) or len(self._values) < MIN_ITERATIONS:
+        if recorder is None or not isinstance(self._values, range) or len(self._values) < MIN_ITERATIONS \
+                or torch.is_grad_enabled():  # a later backward would replay only the iterations that ran
             return iter(self._values)
         return self._iterate(recorder)
 
@@ -217,6 +222,8 @@ class Loop:
                             f"the last of {count} iterations did not repeat the one recorded {skipped} times")
                     return
                 previous_state, previous_ops = state, iteration_ops
+                if index + 1 >= MAX_PROBES:  # not settling (a growing list, a counter): stop comparing states
+                    break
             else:
                 return
         finally:
@@ -265,15 +272,16 @@ class _Unknown:
 
 def _fingerprint(frame, recorder, before: set[int], start: int, variable: str):
     """The loop's state as far as the rest of the recording can tell: every local (the loop's own helper and
-    variable excepted) and global, tensors by their recorded properties."""
-    labels: dict[int, tuple] = {}
-    budget = [_MAX_ELEMENTS]
+    variable excepted) and global, tensors by their recorded properties, and the defaults, closures and class
+    attributes of the functions and classes the reference defines (where hidden state can live)."""
     local_items = sorted((k, v) for k, v in frame.f_locals.items()
                          if k != variable and not k.startswith(LOOP_PREFIX))
     global_items = sorted((k, v) for k, v in frame.f_globals.items()
-                          if not (k.startswith("__") or k == MODULE_ALIAS) and not isinstance(v, _CONSTANT_TYPES))
+                          if not (k.startswith("__") or k == MODULE_ALIAS)
+                          and (not isinstance(v, _CONSTANT_TYPES) or _defined_in(v, frame.f_globals)))
+    walk = _Walk(recorder, before, start, frame.f_globals.get("__name__"))
     try:
-        return tuple((k, _value(v, recorder, before, labels, start, budget)) for k, v in local_items + global_items)
+        return tuple((k, walk.value(v)) for k, v in local_items + global_items)
     except _Unsupported:
         return _Unknown()
 
@@ -282,23 +290,62 @@ class _Unsupported(Exception):
     pass
 
 
-def _value(value, recorder, before, labels, start, budget):
-    import torch
+def _defined_in(value, module_globals: dict) -> bool:
+    return isinstance(value, (types.FunctionType, type)) and \
+        getattr(value, "__module__", None) == module_globals.get("__name__")
 
-    budget[0] -= 1
-    if budget[0] < 0:
+
+class _Walk:
+    """One fingerprint's traversal: tensor labels shared across the state, and a budget of values visited."""
+
+    def __init__(self, recorder, before: set[int], start: int, module: str | None):
+        self.recorder, self.before, self.start, self.module = recorder, before, start, module
+        self.labels: dict[int, tuple] = {}
+        self.budget = _MAX_ELEMENTS
+        self.seen: set[int] = set()
+
+    def value(self, value):
+        import torch
+
+        self.budget -= 1
+        if self.budget < 0:
+            raise _Unsupported
+        if isinstance(value, torch.Tensor):
+            return self.recorder.loop_fingerprint(value, self.before, self.labels, self.start)
+        if value is None or value is Ellipsis or isinstance(value, (bool, int, float, complex, str, bytes,
+                                                                    torch.dtype, torch.device, torch.layout,
+                                                                    torch.memory_format, range, slice)):
+            return type(value), value
+        if isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) == self.module:
+            return self._own_definition(value)
+        if isinstance(value, _CONSTANT_TYPES):
+            return "constant", id(value)
+        kind = type(value)
+        if kind in (list, tuple, torch.Size):
+            return kind, tuple(self.value(v) for v in value)
+        if kind is dict:
+            return kind, tuple((k, self.value(v)) for k, v in value.items())
         raise _Unsupported
-    if isinstance(value, torch.Tensor):
-        return recorder.loop_fingerprint(value, before, labels, start)
-    if value is None or value is Ellipsis or isinstance(value, (bool, int, float, complex, str, bytes, torch.dtype,
-                                                                torch.device, torch.layout, torch.memory_format,
-                                                                range, slice)):
-        return type(value), value
-    if isinstance(value, _CONSTANT_TYPES):
-        return "constant", id(value)
-    kind = type(value)
-    if kind in (list, tuple, torch.Size):
-        return kind, tuple(_value(v, recorder, before, labels, start, budget) for v in value)
-    if kind is dict:
-        return kind, tuple((k, _value(v, recorder, before, labels, start, budget)) for k, v in value.items())
-    raise _Unsupported
+
+    def _own_definition(self, value):
+        """A function or class of the reference: its identity, and the state it can hide (a function's defaults
+        and closure cells, a class's attributes), each compared once per fingerprint."""
+        if id(value) in self.seen:
+            return "seen", id(value)
+        self.seen.add(id(value))
+        if isinstance(value, type):
+            attributes = tuple((k, self.value(v.__func__ if isinstance(v, (staticmethod, classmethod)) else v))
+                               for k, v in sorted(vars(value).items())
+                               if not k.startswith("__") and not isinstance(v, property))
+            return "class", id(value), attributes
+        cells = tuple(self.value(cell.cell_contents) for cell in value.__closure__ or ()
+                      if _cell_is_set(cell))
+        return ("function", id(value), self.value(value.__defaults__), self.value(value.__kwdefaults__), cells)
+
+
+def _cell_is_set(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from solbench.cache_dir import cache_dir
+from solbench.torch_threads import at_most_threads
 from solbench.spec.problem import Problem
 from solbench.spec.trace import PRECISION_POLICIES, PrecisionRecord
 from solbench.spec.workload import Tolerance, Workload
@@ -65,7 +66,7 @@ CHECK_RUN_BUDGET_S = 5.0
 """A reference whose real run on the check's inputs takes longer is not rerun three more times in an
 analysis (a Python loop over time steps, say): the workload is inferred or left undetermined."""
 ONE_THREAD_FLOPS = 2e9
-"""Matrix work (FLOPs) up to which an analysis' check runs on one intra-op thread (`intra_op_threads`)."""
+"""Matrix work (FLOPs) up to which an analysis' check runs on one intra-op thread (`torch_threads.at_most_threads`)."""
 CACHE_FORMAT = 1
 
 
@@ -247,28 +248,6 @@ def check_admissible(run: Callable[[list], Any], inputs: list, reference_outputs
     return "fp32", tried
 
 
-@contextmanager
-def intra_op_threads(count: int | None):
-    """Inside, torch's CPU ops use at most `count` intra-op threads (None: as they are); restored after.
-
-    A check reruns the reference four times on a small workload: its ops are too small to gain from a second
-    thread, and on a busy machine OpenMP's waiting threads spin, so two threads cost 3-10x the CPU time of one
-    (measured on the sample's checks on this 2-core machine; benchmarks/precision_check_speed.py). The
-    reference's own run and its emulated reruns share the count, so the comparison sees only the emulation's
-    effect. The count is process-wide: another thread's torch work meanwhile runs on one thread too."""
-    import torch
-
-    chosen = torch.get_num_threads()
-    if count is None or chosen <= count:
-        yield
-        return
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(chosen)
-
-
 # --- the cache ----------------------------------------------------------------------------------
 ANALYSIS_ORIGIN = "analysis"
 """The analyzer's inputs (draw 0) on the CPU; an evaluation's records are kept apart (its device, its inputs)."""
@@ -345,8 +324,6 @@ def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[st
     whose tolerance is at least as strict, else fp32 with the reason."""
     import time
 
-    import torch
-
     records: dict[str, PrecisionRecord] = {}
     deadline = time.monotonic() + CHECK_BUDGET_S
     checks_left = CHECKED_PER_PROBLEM
@@ -365,24 +342,35 @@ def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[st
             continue
         checks_left -= 1
         threads = 1 if matrix_flops[workload.uuid] <= ONE_THREAD_FLOPS else None
-        try:
-            inputs = make_inputs(problem, workload, module, draw=0)
-            if sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor)) > CHECK_BUDGET_BYTES:
-                continue
-            started = time.monotonic()
-            with torch.no_grad(), intra_op_threads(threads):
-                truth = module.run(*inputs)
-        except Exception:  # inputs that cannot be made here (missing data): inferred below, or fp32
-            continue
-        if time.monotonic() - started > CHECK_RUN_BUDGET_S:
-            continue
-        with intra_op_threads(threads):
-            records[workload.uuid] = workload_record(problem, workload, lambda values: module.run(*values), inputs,
-                                                     truth)
+        with at_most_threads(threads):  # the truth run and the emulated reruns share one thread count
+            record = _checked_record(problem, workload, module, make_inputs)
+        if record is not None:
+            records[workload.uuid] = record
     for workload in problem.workloads:
         if workload.uuid not in records:
             records[workload.uuid] = _inferred(workload, problem.workloads, records)
     return records
+
+
+def _checked_record(problem: Problem, workload: Workload, module, make_inputs):
+    """The workload's record from a real check, or None where its inputs cannot be made here (missing data), are
+    too large, or the reference's run takes too long to be rerun three more times."""
+    import time
+
+    import torch
+
+    try:
+        inputs = make_inputs(problem, workload, module, draw=0)
+        if sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor)) > CHECK_BUDGET_BYTES:
+            return None
+        started = time.monotonic()
+        with torch.no_grad():
+            truth = module.run(*inputs)
+    except Exception:
+        return None
+    if time.monotonic() - started > CHECK_RUN_BUDGET_S:
+        return None
+    return workload_record(problem, workload, lambda values: module.run(*values), inputs, truth)
 
 
 def at_least_as_strict(tighter: Tolerance, looser: Tolerance) -> bool:
