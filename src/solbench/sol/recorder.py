@@ -196,7 +196,7 @@ class OpRecorder(_dispatch_mode_base()):
         if producer is not None:
             producer = ("in", producer - start) if producer >= start else ("at", producer)
         kind = "meta" if tensor.is_meta else "fake" if is_fake(tensor) else "real"
-        stale = self._values is not None and key in getattr(self._values, "_stale", ())
+        stale = self._values is not None and self._values.is_stale(tensor)
         return (kind, tuple(tensor.shape), tensor.stride(), tensor.dtype, alias, self.origin_of(tensor),
                 self._rows.get(key), self._producer.get(root, self._producer.get(key)), self.masks.nonzero.get(key),
                 self.masks.kept.get(key), producer, stale)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Optional, Sequence
 
-from solbench.suite.catalog.sweeps import tiered
+from solbench.suite.catalog.sweeps import tiered, workload_key
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.naming import model_slug
 from solbench.suite.tolerances import tolerance_for
@@ -105,7 +105,7 @@ def problem(set: str, model: ModelRef, name: str, op_type: str, description: str
     match and `atol` overrides the absolute tolerance (outputs far below it, such as probabilities over a
     vocabulary, where all zeros would pass). `scalars` are the values of scalar inputs (``shape: null``)."""
     workloads = [dict(w) for w in workloads]
-    if len({_key(w) for w in workloads}) != len(workloads):
+    if len({workload_key(w) for w in workloads}) != len(workloads):
         raise ValueError(f"{name}: a workload is listed twice")
     if 0 < len(workloads) < MIN_WORKLOADS:
         raise ValueError(f"{name}: {len(workloads)} workloads, needs at least {MIN_WORKLOADS} distinct ones")
@@ -120,6 +120,3 @@ def problem(set: str, model: ModelRef, name: str, op_type: str, description: str
                          extra_tags=list(tags))
     return draft if gpu is None else tiered(draft, gpu, shift="none")
 
-
-def _key(workload: dict[str, int]) -> tuple:
-    return tuple(sorted(workload.items()))

@@ -176,7 +176,7 @@ def tiered(draft: ProblemDraft, gpu: Iterable[dict[str, int]], *, min_count: int
     coarse), or with `shift="none"` kept as the recipe made it (where moving it would break a constraint such
     as whole 128-token groups; validate compares workloads within a tier)."""
     gpu = [dict(w) for w in gpu]
-    if len({_key(w) for w in gpu}) != len(gpu):
+    if len({workload_key(w) for w in gpu}) != len(gpu):
         raise ValueError(f"{draft.name}: duplicate GPU-tier workload")
     if len(gpu) < min_count:
         raise ValueError(f"{draft.name}: {len(gpu)} GPU-tier workloads, needs at least {min_count}")
@@ -196,7 +196,8 @@ def tiered(draft: ProblemDraft, gpu: Iterable[dict[str, int]], *, min_count: int
     return out
 
 
-def _key(workload: dict[str, int]) -> tuple:
+def workload_key(workload: dict[str, int]) -> tuple:
+    """A workload's axes as a hashable key: two workloads with the same key are one."""
     return tuple(sorted(workload.items()))
 
 
@@ -213,30 +214,30 @@ def disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]],
     axis's granularity (the gcd of its values in both tiers, so whole chunks stay whole), batch axes
     first where sizes tie; a CPU workload stays about as cheap as the recipe made it. Axes in `keep`
     (channels that must stay a real stage's) never move; `steps` overrides an axis's granularity."""
-    taken = {_key(w) for w in gpu}
+    taken = {workload_key(w) for w in gpu}
     steps = {**{axis: math.gcd(*(w[axis] for w in (*cpu, *gpu) if axis in w)) for w in cpu for axis in w},
              **(steps or {})}
     out = []
     for workload in cpu:
         workload = dict(workload)
-        if _key(workload) in taken and size is None:
+        if workload_key(workload) in taken and size is None:
             axis = next((a for a in _BATCH_AXES if a in workload), next(iter(workload)))
-            while _key(workload) in taken:
+            while workload_key(workload) in taken:
                 workload[axis] += 1
-        elif _key(workload) in taken:
+        elif workload_key(workload) in taken:
             options = []
             for axis, value in workload.items():
                 if axis in keep:
                     continue
                 for direction in (1, -1):
                     moved = value + direction * steps[axis]
-                    while moved >= 1 and _key({**workload, axis: moved}) in taken:
+                    while moved >= 1 and workload_key({**workload, axis: moved}) in taken:
                         moved += direction * steps[axis]
                     if moved >= 1:
                         options.append((size({**workload, axis: moved}), axis not in _BATCH_AXES, direction < 0,
                                         {**workload, axis: moved}))
             workload = min(options, key=lambda o: o[:3])[3]
-        taken.add(_key(workload))
+        taken.add(workload_key(workload))
         out.append(workload)
     return out
 
