@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solbench.evaluate.correctness import as_comparable
+from solbench.evaluate.correctness import UNIT_ROUNDOFF, as_comparable
 from solbench.evaluate.errors import EvaluationError
 from solbench.sandbox.calling import normalize_outputs
 from solbench.spec.cpu_reference import cpu_runnable_source
@@ -11,6 +11,28 @@ from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.reference_code import ReferenceImportError, import_reference
 
 _UPCAST_TO_GOLDEN = ("float32", "float16", "bfloat16")
+"""Floating dtypes the golden run widens (to float64; the float32 fallback widens the two after float32)."""
+FALLBACK_MIN_ROUNDOFF = 2.0 ** -11
+"""A float32 golden result stands in for float64 only where every output's unit roundoff is at least this (fp16,
+bf16, fp8, fp4): 2^13 times float32's."""
+_OUT_OF_MEMORY = ("out of memory", "can't allocate memory", "cannot allocate memory")
+
+
+class _OutOfMemory(Exception):
+    """The golden run needed more memory than the device has (not a failure of the reference)."""
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    """Whether `error` (or what it wraps) is the allocator running out: torch.OutOfMemoryError on a GPU, the CPU
+    allocator's "can't allocate memory"."""
+    import torch
+
+    for candidate in (error, error.__cause__):
+        if isinstance(candidate, torch.OutOfMemoryError):
+            return True
+        if isinstance(candidate, RuntimeError) and any(m in str(candidate).lower() for m in _OUT_OF_MEMORY):
+            return True
+    return False
 
 
 class ReferenceFailure(EvaluationError):
@@ -22,6 +44,8 @@ class ReferenceProgram:
         self.definition = definition
         self.device = device
         self.output_names = list(definition.outputs)
+        self.golden_note: str | None = None
+        """Set by `run_golden` where the golden result was not the float64 one (out of memory): what was done."""
         if device.startswith("cpu"):  # the CUDA device it names -> the CPU; NVFP4 `_scaled_mm` -> spec.nvfp4
             definition = definition.model_copy(update={"reference": cpu_runnable_source(definition.reference)})
         try:
@@ -45,20 +69,65 @@ class ReferenceProgram:
     def run_golden(self, inputs: list) -> list | None:
         """The reference on float64 copies of its floating inputs, or None where it cannot run so.
 
-        References that fix their own dtypes internally still get as much precision as they allow.
+        References that fix their own dtypes internally still get as much precision as they allow. Where the
+        float64 run does not fit the device (attention at native video sizes: float64 SDPA takes the math path,
+        which holds every score, 103 GB for an 81-frame 480p Wan2.1 clip), the golden result is computed in
+        float32 instead, but only where every output is 16-bit or narrower: float32's unit roundoff (2^-24) is
+        then 2^13 times finer than the outputs' (the precision rule's floor is 8 of theirs), so the rule keeps
+        its power. Float32 outputs get no golden result there (a float32 one would be no finer than the
+        reference). Either way `golden_note` says what happened, for the trace.
         """
-        import torch
-
-        upcast = [v.to(torch.float64) if isinstance(v, torch.Tensor) and str(v.dtype).removeprefix("torch.")
-                  in _UPCAST_TO_GOLDEN else v for v in inputs]
-        try:
-            outputs = self.run(upcast)
-        except ReferenceFailure:
-            return None
+        self.golden_note = None
         expected = [lookup_dtype(t.dtype) for t in self.definition.outputs.values()]
         if any(not d.is_floating for d in expected):
             return None
+        try:
+            return self._golden_at(inputs, "float64")
+        except _OutOfMemory as error:
+            reason = f"the float64 run ran out of memory ({str(error.__cause__ or error).splitlines()[0][:160]})"
+        self._release_memory()
+        coarse = [d.torch_name for d in expected if UNIT_ROUNDOFF.get(d.torch_name, 0.0) < FALLBACK_MIN_ROUNDOFF]
+        if coarse:
+            self.golden_note = (f"not run: {reason}, and a float32 golden result would be no finer than the "
+                                f"{', '.join(sorted(set(coarse)))} outputs")
+            return None
+        try:
+            golden = self._golden_at(inputs, "float32")
+        except _OutOfMemory as error:
+            self._release_memory()
+            self.golden_note = f"not run: {reason}, and so did float32 ({str(error.__cause__ or error)[:120]})"
+            return None
+        self.golden_note = f"float32: {reason}; every output is 16-bit or narrower"
+        return golden
+
+    def _golden_at(self, inputs: list, dtype_name: str) -> list | None:
+        """Outputs (as float64) of the reference on `dtype_name` copies of its floating inputs no wider than it;
+        None where the reference fails for another reason; raises _OutOfMemory where the device's memory ran out."""
+        import torch
+
+        dtype = getattr(torch, dtype_name)
+        widen = _UPCAST_TO_GOLDEN[_UPCAST_TO_GOLDEN.index(dtype_name) + 1:] if dtype_name in _UPCAST_TO_GOLDEN \
+            else _UPCAST_TO_GOLDEN
+        try:
+            upcast = [v.to(dtype) if isinstance(v, torch.Tensor) and str(v.dtype).removeprefix("torch.") in widen
+                      else v for v in inputs]
+            outputs = self.run(upcast)
+        except (ReferenceFailure, RuntimeError) as error:
+            if _out_of_memory(error):
+                raise _OutOfMemory(str(error)) from error
+            if isinstance(error, ReferenceFailure):
+                return None
+            raise
         return [as_comparable(o).to(torch.float64) for o in outputs]  # packed fp4 cannot cast directly
+
+    def _release_memory(self) -> None:
+        import gc
+
+        gc.collect()
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.empty_cache()
 
     def close(self) -> None:
         import shutil
