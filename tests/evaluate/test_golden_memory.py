@@ -37,10 +37,16 @@ def test_a_float32_golden_stands_in_for_16_bit_outputs_and_says_so():
     assert "CUDA out of memory" in program.golden_note
 
 
-def test_float32_outputs_get_no_golden_result_and_the_reason():
+def test_float32_outputs_get_a_float32_golden_only_where_the_reference_is_far_coarser():
     program = _program("float32", in_dtype="float32")
-    assert program.run_golden([torch.ones(3)]) is None
-    assert "no finer than the float32 outputs" in program.golden_note
+    x = torch.tensor([1.0, 1.0 / 3.0, -2.0 / 7.0])
+    assert program.run_golden([x]) is None  # without the reference's outputs nothing can be judged
+    assert "need not be finer than the float32 outputs" in program.golden_note
+    assert program.run_golden([x], [x * 2]) is None  # a float32 reference: as fine as a float32 golden
+    assert "no finer than the reference" in program.golden_note
+    bf16_work = (x.bfloat16() * 2).float()  # a float32 output carrying bf16 work (Wan2.2's residual stream)
+    golden = program.run_golden([x], [bf16_work])
+    assert golden is not None and program.golden_note.startswith("float32: the float64 run ran out of memory")
 
 
 def test_a_float64_run_that_fits_is_used_and_leaves_no_note():

@@ -303,7 +303,8 @@ class _WorkloadEvaluation:
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
             check_outputs(reply.outputs, reply.devices, references[round_index], self.expected, self.tolerance,
-                          verdict, round_index, self._golden(sets[round_index], verdict), keep_passed=round_index == 0,
+                          verdict, round_index, self._golden(sets[round_index], verdict, references[round_index]),
+                          keep_passed=round_index == 0,
                           precision=self.precision)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
@@ -361,7 +362,7 @@ class _WorkloadEvaluation:
         return workload_record(self.run_state.problem, self.workload, self.reference.run, inputs, reference_outputs,
                                origin=f"evaluation {self.config.resolved().device}")
 
-    def _golden(self, inputs: list, verdict: Verdict) -> list | None:
+    def _golden(self, inputs: list, verdict: Verdict, reference_outputs: list) -> list | None:
         """Float64 outputs for `inputs`, or None where precision is not checked.
 
         Run for every round and every checked timed iteration: a solution that keeps full precision
@@ -370,7 +371,7 @@ class _WorkloadEvaluation:
         """
         if not self.golden_available:
             return None
-        golden = self.reference.run_golden(inputs)
+        golden = self.reference.run_golden(inputs, reference_outputs)
         self.golden_available = golden is not None
         if self.reference.golden_note:
             verdict.golden.setdefault("golden_run", self.reference.golden_note)
@@ -428,7 +429,7 @@ class _WorkloadEvaluation:
             except ReferenceFailure as error:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}") from None
             check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration,
-                          self._golden(inputs, verdict), phase="timing", precision=self.precision)
+                          self._golden(inputs, verdict, truth), phase="timing", precision=self.precision)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(range(min(variants, len(samples)))):
