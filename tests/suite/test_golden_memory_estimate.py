@@ -1,6 +1,8 @@
 """`solbench validate` names GPU-tier workloads whose float64 golden run would not fit a GPU (attention scores at
 native video sizes), from the shape-only analysis, without a GPU."""
 
+import pytest
+
 from conftest import write_problem
 from solbench.hardware import lookup
 from solbench.sol import analyze_problem
@@ -23,6 +25,7 @@ def _workload(uuid, batch, tokens):
     return {"uuid": uuid, "axes": {"batch": batch, "tokens": tokens}, "inputs": {n: {"type": "random"} for n in "qkv"}}
 
 
+@pytest.mark.slow  # the shape-only analysis of three workloads: about 9 s on the loaded machine
 def test_attention_scores_of_a_gpu_tier_workload_are_counted_and_reported(tmp_path):
     import json
 
