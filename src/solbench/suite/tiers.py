@@ -208,7 +208,7 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
     where its value is written in the reference as a literal (the code would then assume it), where halving breaks
     its granularity (`CONST_STEP`) or a constraint, or where it is only a count the others are checked against
     (below 2 x the largest other const it is compared with is not known: the caller verifies by running the
-    reference, see `reference_runs`). Empty when nothing shrinks."""
+    reference where a generator constant is bound, see `_reference_failure`). Empty when nothing shrinks."""
     definition = problem.definition
     literals = _int_literals(definition.reference, skip=bound_constants(definition))
     candidates = [name for name, axis in definition.axes.items()
