@@ -303,7 +303,8 @@ class _WorkloadEvaluation:
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
             check_outputs(reply.outputs, reply.devices, references[round_index], self.expected, self.tolerance,
-                          verdict, round_index, self._golden(sets[round_index]), keep_passed=round_index == 0,
+                          verdict, round_index, self._golden(sets[round_index], verdict, references[round_index]),
+                          keep_passed=round_index == 0,
                           precision=self.precision)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
@@ -361,16 +362,19 @@ class _WorkloadEvaluation:
         return workload_record(self.run_state.problem, self.workload, self.reference.run, inputs, reference_outputs,
                                origin=f"evaluation {self.config.resolved().device}")
 
-    def _golden(self, inputs: list) -> list | None:
+    def _golden(self, inputs: list, verdict: Verdict, reference_outputs: list) -> list | None:
         """Float64 outputs for `inputs`, or None where precision is not checked.
 
         Run for every round and every checked timed iteration: a solution that keeps full precision
-        only on some calls must not pass. A reference with no float64 path is not tried again.
+        only on some calls must not pass. A reference with no float64 path is not tried again. Where the
+        float64 run did not fit the device, the trace's ``golden`` says what was done instead (``golden_run``).
         """
         if not self.golden_available:
             return None
-        golden = self.reference.run_golden(inputs)
+        golden = self.reference.run_golden(inputs, reference_outputs)
         self.golden_available = golden is not None
+        if self.reference.golden_note:
+            verdict.golden.setdefault("golden_run", self.reference.golden_note)
         return golden
 
     def _request(self, message, timeout_s: float | None = None):
@@ -425,7 +429,7 @@ class _WorkloadEvaluation:
             except ReferenceFailure as error:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}") from None
             check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration,
-                          self._golden(inputs), phase="timing", precision=self.precision)
+                          self._golden(inputs, verdict, truth), phase="timing", precision=self.precision)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(range(min(variants, len(samples)))):

@@ -17,6 +17,7 @@ from types import ModuleType
 
 from solbench.errors import SolbenchError
 from solbench.spec.definition import Definition
+from solbench.spec.generator_constants import bind_generator_constants
 
 
 class ReferenceImportError(SolbenchError):
@@ -29,10 +30,12 @@ def import_reference(definition: Definition, device: str) -> tuple[ModuleType, P
         # Triton reads this once, at import: a CPU run of a @triton.jit reference needs its interpreter,
         # and the process-wide setting is harmless because nothing else here launches Triton kernels.
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    digest = hashlib.sha1(definition.reference.encode()).hexdigest()[:12]
+    # A generator's locals named as const axes follow the workload's sizes (the same literal at the declared ones)
+    source = bind_generator_constants(definition)
+    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
     folder = Path(tempfile.mkdtemp(prefix="solbench-reference-"))
     path = folder / f"reference_{digest}.py"
-    path.write_text(definition.reference, encoding="utf-8")
+    path.write_text(source, encoding="utf-8")
     module_name = f"solbench_reference_{digest}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)

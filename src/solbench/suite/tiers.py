@@ -29,6 +29,7 @@ from solbench.errors import SolbenchError
 from solbench.spec.definition import ConstAxis
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.expressions import evaluate, names_in
+from solbench.spec.generator_constants import BoundConstant, bound_constants
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.tiers import CPU_WORKLOAD_FILE
 from solbench.spec.workload import SafetensorsInput, ScalarInput, Workload
@@ -129,9 +130,55 @@ def _derive(folder: Path, max_bytes: int, max_flops: float, analyze: bool) -> Cp
         return CpuTierResult(folder, "not needed", reason=f"every published workload fits ({deriver.budget_text()})",
                              cost=deriver.cost_name)
     workloads = deriver.derive()
+    checked = ""
+    bound = {c.axis for c in bound_constants(problem.definition)}
+    target = max_bytes // CONST_TARGET_DIVISOR
+    while bound & set(deriver.overrides):
+        # The generator's own constants follow the override: what else it assumes of them (cache positions below
+        # the cache length, which no constraint declares) only a run of the reference on each workload shows.
+        failure = _reference_failure(problem, workloads)
+        if failure is None:
+            checked = "; the reference ran on each with its generator's constants bound to the overrides"
+            break
+        if target * 2 > MAX_FLOOR_BYTES:
+            return CpuTierResult(folder, "skipped", reason=(
+                f"with its const axes sized down ({deriver.overrides}) the reference fails: {failure}; and larger "
+                f"constants exceed {MAX_FLOOR_BYTES / 1e9:g} GB"))
+        target *= 2
+        deriver = _Deriver(problem, max_bytes, max_flops, analyze, const_target=target)
+        workloads = deriver.derive()
     return CpuTierResult(folder, "written", workloads=workloads, cost=deriver.cost_name,
                          reason=f"{len(workloads)} workloads from {len(problem.workloads)} published "
-                                f"({deriver.budget_text()}){deriver.note()}")
+                                f"({deriver.budget_text()}){deriver.note()}{checked}")
+
+
+def _reference_failure(problem: Problem, workloads: list[Workload]) -> str | None:
+    """Why the reference cannot run on one of `workloads` (inputs from its generator, on the CPU, in this trusted
+    process), or None: inputs and outputs must have the shapes the workload's axes give them."""
+    import torch
+
+    from solbench.evaluate.reference import ReferenceProgram
+    from solbench.spec.inputs import InputContext, generate_inputs
+
+    definition = problem.definition
+    program = ReferenceProgram(definition, "cpu")
+    try:
+        for workload in workloads:
+            axes = problem.axes_of(workload)
+            where = f"workload {dict(workload.axes)}"
+            try:
+                inputs = generate_inputs(InputContext(problem, workload, axes, "cpu"), 0, program.module)
+                outputs = program.run(inputs)
+            except Exception as error:  # the problem's own code raised: the override does not hold for it
+                return f"{where}: {type(error).__name__}: {str(error)[:200]}"
+            named = [*zip(definition.inputs.items(), inputs), *zip(definition.outputs.items(), outputs)]
+            for (name, tensor), value in named:
+                expected = definition.shape_of(tensor, axes)
+                if isinstance(value, torch.Tensor) and expected is not None and tuple(value.shape) != expected:
+                    return f"{where}: {name} has shape {list(value.shape)}, the axes give {list(expected)}"
+        return None
+    finally:
+        program.close()
 
 
 def _largest_tensor(problem: Problem, axes: dict[str, int]) -> str:
@@ -161,9 +208,9 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
     where its value is written in the reference as a literal (the code would then assume it), where halving breaks
     its granularity (`CONST_STEP`) or a constraint, or where it is only a count the others are checked against
     (below 2 x the largest other const it is compared with is not known: the caller verifies by running the
-    reference, see `reference_runs`). Empty when nothing shrinks."""
+    reference where a generator constant is bound, see `_reference_failure`). Empty when nothing shrinks."""
     definition = problem.definition
-    literals = _int_literals(definition.reference)
+    literals = _int_literals(definition.reference, skip=bound_constants(definition))
     candidates = [name for name, axis in definition.axes.items()
                   if isinstance(axis, ConstAxis) and axis.value >= 2 and axis.value not in literals
                   and _in_a_shape(definition, name)]
@@ -207,16 +254,19 @@ def _stacking_order(definition, axes: dict[str, int]) -> dict[str, int]:
     return order
 
 
-def _int_literals(source: str) -> set[int]:
-    """The integer literals of the reference's code (docstrings and comments, which quote shapes, left out)."""
+def _int_literals(source: str, skip: list[BoundConstant] = ()) -> set[int]:
+    """The integer literals of the reference's code (docstrings and comments, which quote shapes, left out), less
+    the generator's statements that restate a const axis (`skip`): those follow the axis (spec.generator_constants)."""
     import ast
 
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
+    bound = {(c.line, c.start) for c in skip}
     return {node.value for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and type(node.value) is int}
+            if isinstance(node, ast.Constant) and type(node.value) is int
+            and (node.lineno, node.col_offset) not in bound}
 
 
 def _in_a_shape(definition, axis: str) -> bool:
@@ -242,7 +292,8 @@ def _check_scalable(problem: Problem) -> None:
 
 
 class _Deriver:
-    def __init__(self, problem: Problem, max_bytes: int, max_flops: float, analyze: bool):
+    def __init__(self, problem: Problem, max_bytes: int, max_flops: float, analyze: bool,
+                 const_target: int | None = None):
         self.problem = problem
         self.definition = problem.definition
         self.max_bytes, self.max_flops = max_bytes, max_flops
@@ -260,7 +311,7 @@ class _Deriver:
         MAX_FLOOR_BYTES: 256 experts' weights, a 262,144-position KV cache); every derived workload carries them."""
         self.floor_bytes = workload_bytes(problem, self.floor)
         if self.floor_bytes > MAX_FLOOR_BYTES:
-            self.overrides = shrunk_constants(problem, self.floor, max_bytes // CONST_TARGET_DIVISOR)
+            self.overrides = shrunk_constants(problem, self.floor, const_target or max_bytes // CONST_TARGET_DIVISOR)
             self.floor = {**self.floor, **self.overrides}
             self.floor_bytes = workload_bytes(problem, self.floor)
         self.byte_budget = max(max_bytes, self.floor_bytes + max_bytes // 2)

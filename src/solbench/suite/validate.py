@@ -26,6 +26,7 @@ from solbench.sol import analyze_problem
 from solbench.spec.inputs import InputContext, generate_inputs, inputs_for_analysis
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.workload import ScalarInput, Tolerance, Workload
+from solbench.suite.golden_memory import GOLDEN_MEMORY_LIMIT, golden_run_bytes
 from solbench.suite.reference_file import reference_mismatch
 
 VALIDATION_SEEDS = (1234, 5678)
@@ -373,13 +374,14 @@ def _matched_ratio(candidate, truth, tolerance: Tolerance) -> float:
 def _check_sol(problem: Problem, hardware: HardwareSpec, report: ProblemValidation) -> None:
     try:
         # One input draw: validate asks about coverage, and a suite has to validate in minutes.
-        results = analyze_problem(problem, hardware, make_inputs=inputs_for_analysis, draws=1)
+        results = analyze_problem(problem, hardware, make_inputs=inputs_for_analysis, draws=1, explain=True)
     except SolbenchError as error:
         report.add("sol", f"T_SOL could not be derived: {error}")
         return
     except Exception as error:  # the analyzer runs the problem's code: report, do not crash the suite run
         report.add("sol", f"T_SOL could not be derived: {_described(error)}")
         return
+    _check_golden_memory(problem, results, report)
     for result in results:
         report.t_sol_ms.append(result.t_sol_ms)
         if not result.coverage.full:
@@ -389,6 +391,25 @@ def _check_sol(problem: Problem, hardware: HardwareSpec, report: ProblemValidati
         if result.t_sol_ms <= 0:
             report.add("sol", f"workload {result.workload.uuid}: T_SOL is zero (no work seen)")
             break
+
+
+def _check_golden_memory(problem: Problem, results, report: ProblemValidation) -> None:
+    """GPU-tier workloads whose float64 golden run needs more than GOLDEN_MEMORY_LIMIT (a warning: the evaluator
+    then falls back to a float32 golden result, or none, and says so in the trace)."""
+    over = []
+    for workload, result in zip(problem.workloads, results):
+        if problem.tier_of(workload) != "gpu":
+            continue
+        copies, scores = golden_run_bytes(problem, workload, result.ops)
+        if copies + scores > GOLDEN_MEMORY_LIMIT:
+            over.append((copies + scores, workload, copies, scores))
+    if over:
+        needed, workload, copies, scores = max(over, key=lambda o: o[0])
+        report.add("golden_memory", f"{len(over)} GPU-tier workload(s) need more than "
+                   f"{GOLDEN_MEMORY_LIMIT / 1e9:g} GB for the float64 golden run, the largest {workload.uuid} "
+                   f"{dict(workload.axes)}: about {needed / 1e9:.0f} GB ({copies / 1e9:.1f} GB of float64 inputs and "
+                   f"outputs, {scores / 1e9:.1f} GB of attention scores and softmax); where it does not fit, the "
+                   "evaluator uses a float32 golden result or none (docs/evaluate.md)", severity="warning")
 
 
 def _described(error: Exception) -> str:
