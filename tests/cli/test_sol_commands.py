@@ -110,4 +110,5 @@ def test_hardware_local_without_a_stored_probe_probes_once_and_says_so(isolated_
     assert "no probe of this CPU is stored" in first.stderr and "probed this CPU in" in first.stderr
     assert (isolated_cache / "hardware" / "local.json").exists() and json.loads(first.stdout)
     again = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local", "--json")
-    assert again.returncode == 0 and again.stderr == ""
+    # probed once: the second run reads the stored probe (a slow-analysis note may appear on a loaded machine)
+    assert again.returncode == 0 and "probe" not in again.stderr
