@@ -196,13 +196,7 @@ def _general_tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, floa
     finite = torch.isfinite(ref)
     reference_norm = float(torch.linalg.vector_norm(ref[finite])) if bool(finite.any()) else 0.0
     error_norm = float(torch.linalg.vector_norm(difference[finite])) if bool(finite.any()) else 0.0
-    relative = error_norm / reference_norm if reference_norm > 0 else (0.0 if error_norm == 0 else math.inf)
-    passed = matched >= tolerance.required_matched_ratio
-    if tolerance.max_error_cap is not None:
-        passed &= float(difference.max()) <= tolerance.max_error_cap
-    if reference_norm > 0 and math.isfinite(reference_norm):
-        passed &= relative <= max(RELATIVE_NORM_FLOOR, 2 * tolerance.max_rtol)
-    return bool(passed), relative
+    return _verdict(matched, reference_norm, error_norm, difference, tolerance)
 
 
 def _finite_tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, float]:
@@ -216,11 +210,18 @@ def _finite_tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, float
     matched = int(torch.count_nonzero(difference <= bound)) / difference.numel()
     reference_norm = float(torch.linalg.vector_norm(ref.reshape(-1)))
     error_norm = float(torch.linalg.vector_norm(difference.reshape(-1)))
+    return _verdict(matched, reference_norm, error_norm, difference, tolerance)
+
+
+def _verdict(matched: float, reference_norm: float, error_norm: float, difference, tolerance: Tolerance
+             ) -> tuple[bool, float]:
+    """The tolerance rules on a comparison's summary: the matched share, the error cap and the relative norm
+    (skipped where the reference's norm is zero or overflowed, as a float64 output's may)."""
     relative = error_norm / reference_norm if reference_norm > 0 else (0.0 if error_norm == 0 else math.inf)
     passed = matched >= tolerance.required_matched_ratio
     if tolerance.max_error_cap is not None:
         passed &= float(difference.max()) <= tolerance.max_error_cap
-    if reference_norm > 0 and math.isfinite(reference_norm):  # a float64 output may overflow the norm
+    if reference_norm > 0 and math.isfinite(reference_norm):
         passed &= relative <= max(RELATIVE_NORM_FLOOR, 2 * tolerance.max_rtol)
     return bool(passed), relative
 
