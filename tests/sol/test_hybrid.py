@@ -129,3 +129,23 @@ def test_ops_without_tensor_arguments_that_are_not_factories_run_under_the_hybri
         x = torch.randn(4, 4)
         dtype = torch.promote_types(x.dtype, torch.float64)
     assert dtype == torch.float64
+
+
+def test_the_recording_computes_its_small_real_ops_on_one_intra_op_thread(tmp_path):
+    """OpenMP's fork and join cost more than a routing loop's small real ops (a nonzero per expert): the hybrid
+    recording runs them on one thread, and the thread count is given back afterwards."""
+    import torch
+
+    if torch.get_num_threads() < 2:
+        pytest.skip("one intra-op thread here already: nothing to tell apart")
+    threads = torch.get_num_threads()
+    definition = dict(ROUTED_MOE, name="one_thread", reference=ROUTED_MOE["reference"].replace(
+        "    for e in range(w.shape[0]):\n",
+        "    if torch.get_num_threads() != 1:\n        raise RuntimeError('recorded on several threads')\n"
+        "    for e in range(w.shape[0]):\n"))
+    workload = {"uuid": "w", "axes": {"tokens": 64},
+                "inputs": {n: {"type": "custom"} for n in ("x", "expert_ids", "w")}}
+    [result] = analyze_problem(_problem(tmp_path, definition, [workload]), lookup("B200_1500MHz"),
+                               make_inputs=inputs_for_analysis)
+    assert result.coverage.execution.startswith("hybrid (")
+    assert torch.get_num_threads() == threads

@@ -19,6 +19,7 @@ from solbench.spec.problem import Problem
 from solbench.spec.reference_code import import_reference
 from solbench.spec.trace import PrecisionRecord
 from solbench.spec.workload import ScalarInput, Workload
+from solbench.torch_threads import at_most_threads
 
 
 class InputFactory(Protocol):
@@ -261,6 +262,20 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
     if "triton" in problem.definition.reference:
         reason = "the reference launches Triton kernels, which need real memory"
         return _record_real(problem, workload, module, make_inputs, draws, reason)
+    # what runs for real below is small (index and routing tensors): on one intra-op thread, as OpenMP's fork
+    # and join cost more than such an op (a routing loop's nonzero on a strided mask: 7x the CPU time at two)
+    with at_most_threads(1):
+        try:
+            return _record_without_real_floats(problem, workload, module, make_inputs, draws)
+        except ValuesNeeded as error:
+            reason = str(error)
+    return _record_real(problem, workload, module, make_inputs, draws, reason)
+
+
+def _record_without_real_floats(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
+                                draws: int) -> tuple[list[Recording], str]:
+    """Shapes only (meta, then fake tensors), then hybrid values; `ValuesNeeded` (its message the reason) where
+    floating-point values steer the work."""
     if "scaled_dot_product_attention" not in problem.definition.reference:
         try:
             return [_run_recorded_meta(problem, workload, module)], "fake"
@@ -282,7 +297,7 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
     try:  # values do steer the work (routing from logits or from hidden states): keep inputs to REAL_LIMIT real
         return _record_hybrid(problem, workload, module, make_inputs, draws, reason, REAL_LIMIT)
     except ValuesNeeded as error:
-        return _record_real(problem, workload, module, make_inputs, draws, f"{reason}; then {error}")
+        raise ValuesNeeded(f"{reason}; then {error}") from None
 
 
 def _reason(error: Exception) -> str:
