@@ -28,6 +28,12 @@ def tolerance_for(dtype: str, *, matched_ratio: float = 0.99) -> dict[str, Any]:
     return {"max_atol": atol, "max_rtol": rtol, "required_matched_ratio": ratio}
 
 
+def loosest(dtypes) -> str:
+    """The least precise of the output dtypes `dtypes`, whose tolerance a problem's workloads take: the one with
+    the widest tolerance (integer and boolean outputs are exact; all of them exact: the first)."""
+    return max(dtypes, key=lambda dtype: _BY_DTYPE.get(dtype, _EXACT)[0])
+
+
 def justification(dtype: str) -> str:
     return _BY_DTYPE.get(dtype, _EXACT)[2]
 

@@ -29,13 +29,10 @@ from typing import Any, Iterable, Optional, Sequence
 from solbench.suite.catalog.sweeps import tiered, workload_key
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.naming import model_slug
-from solbench.suite.tolerances import tolerance_for
+from solbench.suite.tolerances import loosest, tolerance_for
 
 MIN_WORKLOADS = 8
 """Distinct recipe (CPU-tier) workloads every problem has."""
-
-_PRECISION_ORDER = ("float8_e5m2", "float8_e4m3fn", "bfloat16", "float16", "float32", "float64")
-
 
 def uses(m: ModelRef, *keys: str) -> ModelRef:
     """The model with only the config values this problem uses (they become its ``config:`` tags)."""
@@ -81,13 +78,6 @@ def scalar(dtype: str = "float32") -> dict:
 def slug(m: ModelRef) -> str:
     """The model's part of a problem name (`suite.naming`): ``Llama-3.1-8B`` -> ``llama-3-1-8b``."""
     return model_slug(m.name)
-
-
-def loosest(dtypes: Iterable[str]) -> str:
-    """The least precise floating dtype among `dtypes` (integer outputs alone: the first, which is exact)."""
-    dtypes = list(dtypes)
-    floating = [d for d in dtypes if d in _PRECISION_ORDER]
-    return min(floating, key=_PRECISION_ORDER.index) if floating else dtypes[0]
 
 
 def problem(set: str, model: ModelRef, name: str, op_type: str, description: str, *,

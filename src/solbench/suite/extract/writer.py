@@ -14,7 +14,7 @@ from typing import Any, Optional
 from solbench.suite.draft import ModelRef, ProblemDraft, write_problem
 from solbench.suite.extract.codegen import Generated
 from solbench.suite.extract.errors import ExtractError
-from solbench.suite.tolerances import tolerance_for
+from solbench.suite.tolerances import loosest, tolerance_for
 
 
 @dataclass
@@ -94,11 +94,10 @@ def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: s
             key = "output" if len(generated.outputs) == 1 else f"output_{index}"
             outputs[key] = {"shape": shape_of(output.shape), "dtype": str(output.dtype).removeprefix("torch.")}
     reference = reference_source(generated, makers, backward, frozen, zero_grads)
-    loosest = max((o["dtype"] for o in outputs.values()), key=lambda d: tolerance_for(d)["max_atol"])
     return ProblemDraft(
         set=set_name, name=name, op_type=op_type, description=description, model=model, axes=axes,
         inputs=inputs, outputs=outputs, reference=reference, workloads=workloads,
-        tolerance=tolerance_for(loosest), backward=backward, custom_inputs_entrypoint="make_inputs",
+        tolerance=tolerance_for(loosest(o["dtype"] for o in outputs.values())), backward=backward, custom_inputs_entrypoint="make_inputs",
         origin="extract", extra_tags=list(extra_tags or []))
 
 
