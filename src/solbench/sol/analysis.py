@@ -16,7 +16,7 @@ from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity, c
 from solbench.sol.roofline import roofline
 from solbench.spec.dtypes import lookup_dtype, same_bits
 from solbench.spec.problem import Problem
-from solbench.spec.reference_code import import_reference
+from solbench.spec.reference_code import import_reference, launches_triton
 from solbench.spec.trace import PrecisionRecord
 from solbench.spec.workload import ScalarInput, Workload
 from solbench.torch_threads import at_most_threads
@@ -141,7 +141,7 @@ def _with_loop_shortcuts(definition, folders: list):
     or None where no loop qualifies (or the reference launches Triton kernels, which run for real)."""
     from solbench.sol.loops import with_loop_shortcuts
 
-    if "triton" in definition.reference:
+    if launches_triton(definition.reference):
         return None
     source = with_loop_shortcuts(definition.reference)
     if source is None:
@@ -259,7 +259,7 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
     (fake floating-point tensors, real small integer ones), `draws` draws of them (one when the
     inputs are fixed data, two when the first two give the same T_SOL); where even that is not
     enough, on real inputs if they are small."""
-    if "triton" in problem.definition.reference:
+    if launches_triton(problem.definition.reference):
         reason = "the reference launches Triton kernels, which need real memory"
         return _record_real(problem, workload, module, make_inputs, draws, reason)
     # what runs for real below is small (index and routing tensors): on one intra-op thread, as OpenMP's fork

@@ -238,14 +238,11 @@ def _contiguous_elementwise_dtype(name, args, tensors):
 
     if name == "clamp" and len(tensors) == 1 and args[0] is tensors[0] and _row_major(args[0]) \
             and args[0].dtype.is_floating_point and all(a is None or type(a) in (int, float) for a in args[1:]):
-        return args[0].dtype  # a strided view (every other column: `gate_up[..., ::2]`) clamps into a contiguous result
+        return args[0].dtype  # contiguous, or strided (every other column: `gate_up[..., ::2]`): contiguous result
     if not tensors or not all(t.is_contiguous() for t in tensors):
         return None
     if name in _BITWISE and len(args) == 2:
         return torch.bool if name.startswith("logical") else torch.result_type(args[0], args[1])
-    if name == "clamp" and len(tensors) == 1 and args[0] is tensors[0] and args[0].dtype.is_floating_point \
-            and all(a is None or type(a) in (int, float) for a in args[1:]):
-        return args[0].dtype
     if name == "where" and len(args) == 3 and len(tensors) == 3 and args[0].dtype == torch.bool:
         return torch.result_type(args[1], args[2])
     return None

@@ -24,9 +24,15 @@ class ReferenceImportError(SolbenchError):
     """Importing the reference raised; the message names the exception."""
 
 
+def launches_triton(reference: str) -> bool:
+    """The reference (may) launch Triton kernels: on the CPU they run under Triton's interpreter, on real memory,
+    so the analyzer neither records them on shape-only tensors nor rewrites their loops."""
+    return "triton" in reference
+
+
 def import_reference(definition: Definition, device: str) -> tuple[ModuleType, Path]:
     """The imported module and the temporary folder holding its file (the caller removes it)."""
-    if device.startswith("cpu") and "triton" in definition.reference:
+    if device.startswith("cpu") and launches_triton(definition.reference):
         # Triton reads this once, at import: a CPU run of a @triton.jit reference needs its interpreter,
         # and the process-wide setting is harmless because nothing else here launches Triton kernels.
         os.environ.setdefault("TRITON_INTERPRET", "1")
