@@ -37,6 +37,7 @@ from solbench.suite.catalog.builder import const, problem, tensor, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import with_gpu_tier
 from solbench.suite.catalog.snippets import SPLIT_OFFSETS
+from solbench.suite.catalog.shapes import tokens
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -1366,9 +1367,6 @@ def _prefill_paged(rows):
              "num_pages": (kv // PAGE_SIZE + b) * 5 // 4} for b, q, kv in rows]
 
 
-def _tokens(values, axis="num_tokens"):
-    return [{axis: v} for v in values]
-
 
 APPEND_STEPS = ((1, 1), (8, 8), (32, 32), (128, 128), (512, 512), (1, 2048), (4, 4096), (1, 8192), (16, 8192),
                 (256, 8192), (2, 16384), (8, 16384), (1, 32768), (4, 65536), (1, 131072), (8, 131072))
@@ -1426,36 +1424,36 @@ def drafts() -> list[ProblemDraft]:
                                       (32, 1000, 1200), (64, 1500, 1800), (128, 2000, 2048)]),
                       _paged(DECODE_CONTEXTS)),
         with_gpu_tier(merge_states(QWEN3_32B, "qwen3-32b_merge_attn_states_h64_d128",
-                                   [1, 7, 32, 128, 255, 512, 1024, 2048]), _tokens(SERVE_TOKENS)),
+                                   [1, 7, 32, 128, 255, 512, 1024, 2048]), tokens(SERVE_TOKENS)),
         with_gpu_tier(append_kv(QWEN25_7B, [(1, 1, 4, 16), (8, 8, 100, 128), (64, 64, 900, 1024), (1, 255, 20, 32),
                               (2, 512, 40, 64), (4, 1000, 100, 128), (16, 2048, 300, 512), (33, 33, 500, 600)]),
                       _append(APPEND_STEPS)),
-        with_gpu_tier(rope_llama3(LLAMA_8B, [1, 7, 32, 128, 255, 512, 1024, 2048]), _tokens(SERVE_TOKENS, "nnz")),
+        with_gpu_tier(rope_llama3(LLAMA_8B, [1, 7, 32, 128, 255, 512, 1024, 2048]), tokens(SERVE_TOKENS, "nnz")),
         with_gpu_tier(softmax_topk(MIXTRAL, "mixtral-8x7b_moe_softmax_topk_e8_k2",
-                                   [1, 7, 32, 128, 255, 1024, 2048, 4096]), _tokens(SERVE_TOKENS)),
+                                   [1, 7, 32, 128, 255, 1024, 2048, 4096]), tokens(SERVE_TOKENS)),
         with_gpu_tier(softmax_topk(QWEN3_MOE, "qwen3-30b-a3b_moe_softmax_topk_e128_k8",
-                                   [1, 7, 32, 128, 255, 1024, 2048, 4096]), _tokens(SERVE_TOKENS)),
+                                   [1, 7, 32, 128, 255, 1024, 2048, 4096]), tokens(SERVE_TOKENS)),
         with_gpu_tier(softmax_topk(DSV2_LITE, "deepseek-v2-lite_moe_softmax_topk_e64_k6",
-                                   [1, 3, 16, 64, 100, 512, 1000, 4096]), _tokens(SERVE_TOKENS)),
-        with_gpu_tier(grouped_topk(DSV3_GATE, [1, 7, 32, 128, 255, 1024, 2048, 4096]), _tokens(SERVE_TOKENS)),
-        with_gpu_tier(moe_permute(QWEN3_MOE, [1, 7, 32, 128, 255, 512, 1024, 2048]), _tokens(SERVE_TOKENS)),
-        with_gpu_tier(moe_combine(GPT_OSS_120B, [1, 7, 32, 128, 255, 512, 1024, 2048]), _tokens(SERVE_TOKENS)),
+                                   [1, 3, 16, 64, 100, 512, 1000, 4096]), tokens(SERVE_TOKENS)),
+        with_gpu_tier(grouped_topk(DSV3_GATE, [1, 7, 32, 128, 255, 1024, 2048, 4096]), tokens(SERVE_TOKENS)),
+        with_gpu_tier(moe_permute(QWEN3_MOE, [1, 7, 32, 128, 255, 512, 1024, 2048]), tokens(SERVE_TOKENS)),
+        with_gpu_tier(moe_combine(GPT_OSS_120B, [1, 7, 32, 128, 255, 512, 1024, 2048]), tokens(SERVE_TOKENS)),
         with_gpu_tier(moe_combine(GPT_OSS_120B, [1, 7, 32, 128, 255, 512, 1024, 2048], backward=True),
-                      _tokens(SERVE_TOKENS)),
+                      tokens(SERVE_TOKENS)),
         with_gpu_tier(top_k_top_p_sampling(LLAMA_8B, [4, 5, 6, 7, 8, 11, 13, 16]),
-                      _tokens(SAMPLING_BATCHES, "batch_size")),
-        with_gpu_tier(min_p_sampling(QWEN3_8B, [4, 5, 6, 8, 12, 16, 24, 32]), _tokens(SAMPLING_BATCHES, "batch_size")),
-        with_gpu_tier(softcap_softmax(GEMMA2_9B, [1, 2, 4, 7, 8, 16, 32, 64]), _tokens(SAMPLING_BATCHES, "batch_size")),
+                      tokens(SAMPLING_BATCHES, "batch_size")),
+        with_gpu_tier(min_p_sampling(QWEN3_8B, [4, 5, 6, 8, 12, 16, 24, 32]), tokens(SAMPLING_BATCHES, "batch_size")),
+        with_gpu_tier(softcap_softmax(GEMMA2_9B, [1, 2, 4, 7, 8, 16, 32, 64]), tokens(SAMPLING_BATCHES, "batch_size")),
         with_gpu_tier(penalties(PHI4, [(1, 16, 1), (2, 100, 20), (4, 1000, 50), (8, 255, 128), (16, 512, 300),
                                        (32, 2048, 100), (3, 4096, 1000), (64, 128, 512)]),
                       [{"batch_size": b, "prompt_len": lp, "output_len": lo} for b, lp, lo in PENALTY_BATCHES]),
         with_gpu_tier(speculative_verify(LLAMA_70B, [(6, 1), (5, 3), (4, 4), (6, 2), (3, 7), (4, 5), (8, 3), (8, 5)]),
                       [{"batch_size": b, "num_spec": k} for b, k in SPECULATIVE_BATCHES]),
-        with_gpu_tier(fused_add_rmsnorm(MISTRAL_LARGE, [1, 4, 16, 64, 128, 255, 512, 1024]), _tokens(SERVE_TOKENS)),
+        with_gpu_tier(fused_add_rmsnorm(MISTRAL_LARGE, [1, 4, 16, 64, 128, 255, 512, 1024]), tokens(SERVE_TOKENS)),
         with_gpu_tier(act_and_mul(LLAMA_70B, "llama-3.1-70b_silu_and_mul_tp8_d3584", "silu", 8,
-                                  [1, 7, 32, 128, 255, 1024, 2048, 4096]), _tokens(SERVE_TOKENS)),
+                                  [1, 7, 32, 128, 255, 1024, 2048, 4096]), tokens(SERVE_TOKENS)),
         with_gpu_tier(act_and_mul(GEMMA3_27B, "gemma-3-27b_gelu_tanh_and_mul_tp8_d2688", "gelu_tanh", 8,
-                                  [1, 7, 32, 128, 255, 1024, 2048, 4096]), _tokens(SERVE_TOKENS)),
+                                  [1, 7, 32, 128, 255, 1024, 2048, 4096]), tokens(SERVE_TOKENS)),
         with_gpu_tier(last_token_gather(QWEN25_VL, [(1, 1), (2, 9), (8, 8), (4, 1000), (16, 2048), (33, 4000),
                                                     (64, 4096), (128, 8192)]),
                       [{"batch_size": b, "num_tokens": t} for b, t in LAST_TOKEN_BATCHES]),

@@ -33,6 +33,7 @@ from __future__ import annotations
 from solbench.suite.catalog.builder import const, expr, problem, slug, tensor, var
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.snippets import ACC, E2M1_CODES
+from solbench.suite.catalog.shapes import tokens
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -152,9 +153,6 @@ def _static_scale(amax, device):
 TOKENS = var("Tokens in the forward (batch x sequence)")
 
 
-def _tokens(values, axis: str = "num_tokens") -> list[dict[str, int]]:
-    return [{axis: v} for v in values]
-
 
 def _weight_inputs(prefix: str, rows: str, k_packed: str, k_blocks: str, lead: tuple = ()) -> dict:
     return {f"{prefix}weight": tensor([*lead, rows, k_packed], "float4_e2m1fn_x2", "E2M1 codes, two per byte"),
@@ -234,7 +232,7 @@ def rmsnorm_quant(m, *, add: bool) -> ProblemDraft:
         axes={"num_tokens": TOKENS, **_packed_axes("hidden_size", h, "hidden_size"), "one": const(1, "per-tensor")},
         inputs=inputs, outputs=outputs,
         reference=_NVFP4 + (_ADD_RMSNORM_QUANT if add else _RMSNORM_QUANT).replace("@EPS@", repr(eps)),
-        gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
+        gpu=tokens(LONG_TOKENS), workloads=tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
         tags=[FAMILY, "kernel:rmsnorm_fp4_quant"], custom_inputs_entrypoint="make_inputs")
 
 
@@ -270,7 +268,7 @@ def silu_mul_quant(m) -> ProblemDraft:
         outputs={"act_fp4": tensor(["num_tokens", "intermediate_size_packed"], "float4_e2m1fn_x2"),
          "act_sf": tensor(["num_tokens", "intermediate_size_blocks"], "float8_e4m3fn")},
         reference=_NVFP4 + _SILU_MUL_QUANT,
-        gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
+        gpu=tokens(LONG_TOKENS), workloads=tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
         tags=[FAMILY, "kernel:silu_mul_fp4_quant"], custom_inputs_entrypoint="make_inputs")
 
 
@@ -310,7 +308,7 @@ def kv_quant(m) -> ProblemDraft:
          "v_fp4": tensor(["num_tokens", "num_kv_heads", "head_dim_packed"], "float4_e2m1fn_x2"),
          "v_sf": tensor(["num_tokens", "num_kv_heads", "head_dim_blocks"], "float8_e4m3fn")},
         reference=_NVFP4 + _KV_QUANT,
-        gpu=_tokens(LONG_TOKENS), workloads=_tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
+        gpu=tokens(LONG_TOKENS), workloads=tokens(CPU_ELEMENTWISE_TOKENS), tolerance=FP4_QUANT_TOLERANCE,
         tags=[FAMILY, "family:rope_kv", "kernel:kv_cache_fp4_quant"], custom_inputs_entrypoint="make_inputs")
 
 
@@ -377,7 +375,7 @@ def nvfp4_linear(m, name: str, op_type: str, description: str, k: int, n: int, *
     tolerance = GEMM_QUANT_TOLERANCE if epilogue == "relu2_quant" else BF16
     return problem("Quant", m, f"{slug(m)}_{name}", op_type, description, axes=axes, inputs=inputs, outputs=outputs,
                   reference=_NVFP4 + _linear_reference(epilogue, tuple(split.values()) if split else ()),
-                  gpu=_tokens(gpu), workloads=_tokens(cpu), tolerance=tolerance,
+                  gpu=tokens(gpu), workloads=tokens(cpu), tolerance=tolerance,
                   tags=[FAMILY, "kernel:gemm_fp4", *tags], custom_inputs_entrypoint="make_inputs")
 
 
@@ -426,7 +424,7 @@ def gated_mlp(m, tp: int) -> ProblemDraft:
          "down_input_scale": tensor(["one"], "float32"),
          **_weight_inputs("down_", "hidden_size", "intermediate_size_packed", "intermediate_size_blocks")},
         outputs={"y": tensor(["num_tokens", "hidden_size"], "bfloat16", "partial sum of this rank")},
-        reference=_NVFP4 + _GATED_MLP, gpu=_tokens(GEMM_TOKENS), workloads=_tokens(CPU_GEMM_TOKENS), tolerance=BF16,
+        reference=_NVFP4 + _GATED_MLP, gpu=tokens(GEMM_TOKENS), workloads=tokens(CPU_GEMM_TOKENS), tolerance=BF16,
         tags=[FAMILY, "kernel:gemm_fp4"], custom_inputs_entrypoint="make_inputs")
 
 

@@ -1209,13 +1209,10 @@ WAN_VIDEO = ((1, 1560), (1, 3120), (1, 4680), (1, 7800), (1, 14040), (1, 20280),
 (45 x 80 = 3,600), 1-21 latent frames (81 video frames = 21 latent ones)."""
 
 
-def _tokens(values, axis="num_tokens"):
-    return [{axis: v} for v in values]
-
 
 def drafts() -> list[ProblemDraft]:
-    gpu = _tokens(SERVE_TOKENS)
-    rows = _tokens(SERVE_TOKENS, "num_rows")
+    gpu = tokens(SERVE_TOKENS)
+    rows = tokens(SERVE_TOKENS, "num_rows")
     return [
         with_gpu_tier(fp8_group_quant(), gpu),
         with_gpu_tier(fp8_silu_mul_quant(), gpu),
@@ -1234,7 +1231,7 @@ def drafts() -> list[ProblemDraft]:
         with_gpu_tier(fp8_moe_block(QWEN3_30B, "qwen3_30b_a3b_fp8_moe_gate_up_grouped_ep16", 2048, 1536, 8,
                                     "routed-expert fused gate_up: hidden_size 2048 -> 2 x moe_intermediate_size 768; "
                                     "Qwen3-30B-A3B-FP8 with EP=16 (num_experts 128 / 16 = 8 experts per rank)",
-                                    (1, 8, 24, 64, 128, 300, 512, 1024, 2048)), _tokens(WIDE_TOKENS, "num_rows")),
+                                    (1, 8, 24, 64, 128, 300, 512, 1024, 2048)), tokens(WIDE_TOKENS, "num_rows")),
         with_gpu_tier(fp8_per_tensor_gemm(LLAMA_8B, "llama31_8b_fp8_per_tensor_gemm_qkv_tp2", 4096, 3072,
                                           "fused qkv_proj, TP=2 shard: hidden_size 4096 -> (32 + 2 x 8) / 2 heads x "
                                           "128 = 3072, as in the Llama-3.1-8B-Instruct-FP8 checkpoints",
@@ -1244,7 +1241,7 @@ def drafts() -> list[ProblemDraft]:
                                           "heads x 128) of a double-stream block, FP8 e4m3 checkpoint",
                                           (256, 512, 576, 1024, 1296, 1536, 2048, 2304),
                                           axis_description="Image tokens: batch x (H/16) x (W/16) latent patches"),
-                      _tokens(FLUX_IMAGE_TOKENS)),
+                      tokens(FLUX_IMAGE_TOKENS)),
         with_gpu_tier(fp8_rowwise_gemm(LLAMA_70B_O, "llama31_70b_fp8_rowwise_gemm_o_proj_tp8", 1024, 8192,
                                        "o_proj, tensor-parallel shard TP=8: num_attention_heads 64 / 8 x head_dim 128 "
                                        "= 1024 -> hidden_size 8192; per-token dynamic activations and per-channel "
@@ -1255,18 +1252,18 @@ def drafts() -> list[ProblemDraft]:
                                        "hidden_size 5120; the Llama-4-Maverick-17B-128E-Instruct-FP8 release",
                                        (1, 4, 16, 64, 128, 255, 512, 1024)), gpu),
         with_gpu_tier(nvfp4_quantize(), gpu),
-        with_gpu_tier(nvfp4_gemm(), _tokens(WIDE_TOKENS)),
+        with_gpu_tier(nvfp4_gemm(), tokens(WIDE_TOKENS)),
         with_gpu_tier(mxfp4_moe(), rows),
         with_gpu_tier(mxfp8_quantize(), gpu),
-        with_gpu_tier(int8_w8a8_gemm(), _tokens(WHISPER_FRAMES)),
-        with_gpu_tier(layernorm_int8_quant(), _tokens(VIT_TOKENS)),
+        with_gpu_tier(int8_w8a8_gemm(), tokens(WHISPER_FRAMES)),
+        with_gpu_tier(layernorm_int8_quant(), tokens(VIT_TOKENS)),
         with_gpu_tier(awq_int4_gemm(), gpu),
         with_gpu_tier(gptq_int4_gemm(), gpu),
         with_gpu_tier(fp8_kv_append(), gpu),
         with_gpu_tier(fp8_kv_decode_attention(), grid(batch_size=[b for b, _ in DECODE_CONTEXTS],
                                                         kv_len=[c for _, c in DECODE_CONTEXTS])),
         with_gpu_tier(fp8_attention(), grid(batch_size=[b for b, _ in WAN_VIDEO], seq_len=[t for _, t in WAN_VIDEO])),
-        with_gpu_tier(te_fp8_linear_backward(), _tokens(TRAIN_TOKENS)),
-        with_gpu_tier(blockwise_fp8_linear_backward(), _tokens(TRAIN_TOKENS)),
-        with_gpu_tier(fp8_cast_transpose(), _tokens(TRAIN_TOKENS)),
+        with_gpu_tier(te_fp8_linear_backward(), tokens(TRAIN_TOKENS)),
+        with_gpu_tier(blockwise_fp8_linear_backward(), tokens(TRAIN_TOKENS)),
+        with_gpu_tier(fp8_cast_transpose(), tokens(TRAIN_TOKENS)),
     ]

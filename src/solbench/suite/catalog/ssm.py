@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from solbench.suite.catalog.shapes import grid
+from solbench.suite.catalog.shapes import grid, tokens
 from solbench.suite.catalog.l2 import body, draft
 from solbench.suite.catalog.models import model
 from solbench.suite.catalog.sweeps import tiered
@@ -99,9 +99,6 @@ STEP_SEQUENCES = ((1, 512), (2, 512), (1, 1024), (4, 512), (2, 1024), (8, 512), 
 """512 to 64k tokens in sequences of at most 1,024 steps, for references that loop over time steps in Python
 (the analyzer traces every step)."""
 
-
-def _tokens(values, axis="num_tokens"):
-    return [{axis: v} for v in values]
 
 
 def _seqs(pairs, *, per_chunk: int = 0):
@@ -438,7 +435,7 @@ def mamba2_state_update(m) -> ProblemDraft:
         {"out": (["batch_size", "num_heads", "head_dim"], "bfloat16"),
          "new_state": (["batch_size", "num_heads", "head_dim", "state_size"], "float32")},
         body(_STATE_UPDATE2), [{"batch_size": b} for b in (1, 2, 4, 8, 12, 16, 24, 32)]),
-        "L1", "state_update", _tokens(DECODE_BATCHES, "batch_size"))
+        "L1", "state_update", tokens(DECODE_BATCHES, "batch_size"))
 
 
 # --- causal depthwise conv1d (Mamba2 xBC, gated DeltaNet qkv) --------------------------------------------
@@ -502,7 +499,7 @@ def causal_conv1d_update(m) -> ProblemDraft:
         {"out": (["batch_size", "channels"], "bfloat16"),
          "new_conv_state": (["batch_size", "channels", "state_len"], "bfloat16")},
         body(_CONV1D_UPDATE), [{"batch_size": b} for b in (1, 2, 4, 8, 16, 32, 64, 256)]),
-        "L1", "causal_conv1d_update", _tokens(DECODE_BATCHES, "batch_size"))
+        "L1", "causal_conv1d_update", tokens(DECODE_BATCHES, "batch_size"))
 
 
 _CONV1D_BWD = '''def run(x, weight, bias, grad_output):
@@ -566,7 +563,7 @@ def dt_softplus(m) -> ProblemDraft:
          "A_log": (["num_heads"], "float32", _A_LOG)},
         {"dt_out": (["num_tokens", "num_heads"], "float32"), "dA": (["num_tokens", "num_heads"], "float32")},
         body(_DT_SOFTPLUS), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 1024, 2048, 8192)]),
-        "L1", "dt_softplus", _tokens(TRAIN_TOKENS))
+        "L1", "dt_softplus", tokens(TRAIN_TOKENS))
 
 
 _DT_SOFTPLUS_BWD = '''def run(dt, dt_bias, grad_dt):
@@ -591,7 +588,7 @@ def dt_softplus_backward(m) -> ProblemDraft:
         {"grad_dt_raw": (["num_tokens", "num_heads"], "bfloat16"), "grad_dt_bias": (["num_heads"], "float32")},
         body(_DT_SOFTPLUS_BWD), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 1024, 2048, 8192)],
         backward=True),
-        "L1", "dt_softplus_backward", _tokens(TRAIN_TOKENS))
+        "L1", "dt_softplus_backward", tokens(TRAIN_TOKENS))
 
 
 # --- gated RMSNorm (Mamba2 / Nemotron-H: gate before a group-wise norm) ----------------------------------
@@ -626,7 +623,7 @@ def mamba_gated_rmsnorm(m, name: str, *, tp: int = 1) -> ProblemDraft:
          "weight": (["hidden_size"], "bfloat16", 0.1, 1.0)},
         {"output": (["num_tokens", "hidden_size"], "bfloat16")},
         body(reference), [{"num_tokens": t} for t in (1, 7, 32, 128, 255, 512, 1024, 2048)]),
-        "L1", "gated_rmsnorm", _tokens(TRAIN_TOKENS))
+        "L1", "gated_rmsnorm", tokens(TRAIN_TOKENS))
 
 
 _GATED_NORM_MAMBA_BWD = '''def run(hidden_states, gate, weight, grad_output):
@@ -664,7 +661,7 @@ def mamba_gated_rmsnorm_backward(m) -> ProblemDraft:
          "grad_gate": (["num_tokens", "hidden_size"], "bfloat16"),
          "grad_weight": (["hidden_size"], "float32")},
         body(reference), [{"num_tokens": t} for t in (1, 7, 32, 128, 255, 512, 1024, 2048)], backward=True),
-        "L1", "gated_rmsnorm_backward", _tokens(TRAIN_TOKENS))
+        "L1", "gated_rmsnorm_backward", tokens(TRAIN_TOKENS))
 
 
 # ================================ Mamba-1 (Jamba) =====================================================
@@ -752,7 +749,7 @@ def selective_state_update(m) -> ProblemDraft:
         {"out": (["batch_size", "d_inner"], "bfloat16"),
          "new_state": (["batch_size", "d_inner", "state_size"], "float32")},
         body(_STATE_UPDATE1), [{"batch_size": b} for b in (1, 2, 4, 8, 12, 16, 24, 32)]),
-        "L1", "state_update", _tokens(DECODE_BATCHES, "batch_size"))
+        "L1", "state_update", tokens(DECODE_BATCHES, "batch_size"))
 
 
 _JAMBA_SSM = '''@torch.no_grad()
@@ -938,7 +935,7 @@ def gated_delta_rule_recurrent(m) -> ProblemDraft:
         {"output": (["batch_size", "num_v_heads", "head_v_dim"], "bfloat16"),
          "new_state": (["batch_size", "num_v_heads", "head_k_dim", "head_v_dim"], "float32")},
         body(_L2NORM + "\n\n" + _RECURRENT_GDR), [{"batch_size": b} for b in (1, 2, 4, 8, 12, 16, 24, 32)]),
-        "L1", "gated_delta_rule", _tokens(DECODE_BATCHES, "batch_size"))
+        "L1", "gated_delta_rule", tokens(DECODE_BATCHES, "batch_size"))
 
 
 _GDN_GATING = '''@torch.no_grad()
@@ -964,7 +961,7 @@ def gdn_gating(m) -> ProblemDraft:
          "dt_bias": (["num_v_heads"], "float32", 0.1, 1.0)},
         {"g": (["num_tokens", "num_v_heads"], "float32"), "beta": (["num_tokens", "num_v_heads"], "bfloat16")},
         body(_GDN_GATING), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 1024, 2048, 8192)]),
-        "L1", "gdn_gating", _tokens(TRAIN_TOKENS))
+        "L1", "gdn_gating", tokens(TRAIN_TOKENS))
 
 
 _QWEN_GATED_NORM = '''@torch.no_grad()
@@ -992,7 +989,7 @@ def qwen_gated_rmsnorm(m) -> ProblemDraft:
         {"output": (["num_tokens", "num_v_heads", "head_v_dim"], "bfloat16")},
         body(_QWEN_GATED_NORM.replace("@EPS@", repr(eps))),
         [{"num_tokens": t} for t in (1, 7, 32, 128, 255, 512, 1024, 2048)]),
-        "L1", "gated_rmsnorm", _tokens(TRAIN_TOKENS))
+        "L1", "gated_rmsnorm", tokens(TRAIN_TOKENS))
 
 
 _GDN_GATING_BWD = '''def run(a, b, A_log, dt_bias, grad_g, grad_beta):
@@ -1027,7 +1024,7 @@ def gdn_gating_backward(m) -> ProblemDraft:
         {"grad_a": (["num_tokens", "num_v_heads"], "bfloat16"), "grad_b": (["num_tokens", "num_v_heads"], "bfloat16"),
          "grad_A_log": (["num_v_heads"], "float32"), "grad_dt_bias": (["num_v_heads"], "float32")},
         body(_GDN_GATING_BWD), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 1024, 2048, 8192)], backward=True),
-        "L1", "gdn_gating_backward", _tokens(TRAIN_TOKENS))
+        "L1", "gdn_gating_backward", tokens(TRAIN_TOKENS))
 
 
 _QWEN_GATED_NORM_BWD = '''def run(hidden_states, gate, weight, grad_output):
@@ -1062,7 +1059,7 @@ def qwen_gated_rmsnorm_backward(m) -> ProblemDraft:
          "grad_weight": (["head_v_dim"], "float32")},
         body(_QWEN_GATED_NORM_BWD.replace("@EPS@", repr(eps))),
         [{"num_tokens": t} for t in (1, 7, 32, 128, 255, 512, 1024, 2048)], backward=True),
-        "L1", "gated_rmsnorm_backward", _tokens(TRAIN_TOKENS))
+        "L1", "gated_rmsnorm_backward", tokens(TRAIN_TOKENS))
 
 
 # ================================ RWKV-7 ===============================================================
@@ -1134,7 +1131,7 @@ def rwkv7_time_decay(m) -> ProblemDraft:
          "w0": (["hidden_size"], "float32", 1.0, -0.5)},
         {"decay": (["num_tokens", "hidden_size"], "float32")},
         body(_RWKV7_DECAY), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 512, 1024, 2048)]),
-        "L1", "rwkv7_decay", _tokens(TRAIN_TOKENS))
+        "L1", "rwkv7_decay", tokens(TRAIN_TOKENS))
 
 
 _RWKV7_DECAY_BWD = '''def run(xw, w1, w2, w0, grad_decay):
@@ -1168,7 +1165,7 @@ def rwkv7_time_decay_backward(m) -> ProblemDraft:
         {"grad_xw": (["num_tokens", "hidden_size"], "float32"), "grad_w1": (["hidden_size", "rank"], "float32"),
          "grad_w2": (["rank", "hidden_size"], "float32"), "grad_w0": (["hidden_size"], "float32")},
         body(_RWKV7_DECAY_BWD), [{"num_tokens": t} for t in (1, 7, 64, 128, 255, 512, 1000, 2047)], backward=True),
-        "L1", "rwkv7_decay_backward", _tokens(TRAIN_TOKENS))
+        "L1", "rwkv7_decay_backward", tokens(TRAIN_TOKENS))
 
 
 # ================================ Quant: FP8 Mamba2 projections ========================================
@@ -1190,7 +1187,7 @@ def fp8_mamba2_projections(m) -> list[ProblemDraft]:
         m, f"nemotron-3-nano_fp8_mamba2_out_proj_k{d_inner}", d_inner, hidden,
         f"Mamba2 mixer out_proj: the gated-norm output {d_inner} (mamba_num_heads x mamba_head_dim) -> "
         f"hidden_size {hidden}", sweep)
-    return [_ssm(d, "Quant", "mamba2_projection", _tokens(GEMM_TOKENS)) for d in (in_proj, out_proj)]
+    return [_ssm(d, "Quant", "mamba2_projection", tokens(GEMM_TOKENS)) for d in (in_proj, out_proj)]
 
 
 # ================================ the set ==============================================================

@@ -22,6 +22,7 @@ from solbench.suite.catalog.l1.models import (
     SDXL_VAE, VIT_B16, VIT_L16, WAN21_1_3B, WAV2VEC2_BASE, WHISPER_LARGE_V3,
     WHISPER_TINY)
 from solbench.suite.catalog import sweeps as sw
+from solbench.suite.catalog.shapes import tokens
 from solbench.suite.catalog.sweeps import crossed, image_tokens
 from solbench.suite.draft import ProblemDraft
 
@@ -33,14 +34,6 @@ def _gpu(draft: ProblemDraft, workloads, **options) -> ProblemDraft:
     """The draft with `workloads` as its GPU tier and its recipe workloads as the CPU tier (`options`: how a
     CPU workload the GPU tier also has is moved, `sweeps.tiered`)."""
     return sw.tiered(draft, workloads, **options)
-
-
-def _tokens(values) -> list[dict[str, int]]:
-    return sw.per("num_tokens", values)
-
-
-def _tokens_as(axis: str, values) -> list[dict[str, int]]:
-    return sw.per(axis, values)
 
 
 def _seqs(pairs) -> list[dict[str, int]]:
@@ -91,12 +84,12 @@ def _elementwise() -> list[ProblemDraft]:
                       dtype_source="fp16 inference",
                       rows="decoder tokens, or clips x 1500 encoder frames (max_source_positions)",
                       workloads=(1, 4, 32, 448, 1000, 1500, 3000, 4500)),
-             _tokens(sw.whisper_frames())),
+             tokens(sw.whisper_frames())),
         _gpu(ew.activation(CLIP_L14, act_key="vision_config.hidden_act", width_key="vision_config.intermediate_size",
                       dtype="float32", dtype_source="torch_dtype",
                       rows="images x 257 tokens (224 px image_size, patch_size 14, plus CLS)",
                       workloads=tuple(b * 257 for b in (1, 2, 3, 4, 6, 8, 12, 16))),
-             _tokens(b * 257 for b in sw.IMAGES)),
+             tokens(b * 257 for b in sw.IMAGES)),
         _gpu(ew.rope(LLAMA_31_8B), TOKENS), _gpu(ew.rope(PHI4_MINI), TOKENS),
         # 640 bytes a token: a global training batch of up to 32 x 32k tokens reaches 400 MB
         _gpu(ew.mamba2_chunk_cumsum(MAMBA2_27B),
@@ -105,7 +98,7 @@ def _elementwise() -> list[ProblemDraft]:
 
 
 def _vocab() -> list[ProblemDraft]:
-    rows, chunk = _tokens(sw.VOCAB_ROWS), _tokens(sw.VOCAB_TRAIN_TOKENS)
+    rows, chunk = tokens(sw.VOCAB_ROWS), tokens(sw.VOCAB_TRAIN_TOKENS)
     return [_gpu(vocab.softmax(LLAMA_31_8B, log=False), rows), _gpu(vocab.softmax(QWEN3_8B, log=True), rows),
             _gpu(vocab.final_logit_softcap(GEMMA2_9B), rows), _gpu(vocab.cross_entropy(LLAMA_32_1B), chunk),
             _gpu(vocab.greedy_argmax(MISTRAL_7B_V03), rows),
@@ -148,7 +141,7 @@ def _matmul() -> list[ProblemDraft]:
                      tokens=(1, 4, 16, 64, 448, 1000, 3584, 14336)),
         mm.dlrm_embedding_bag(DLRM_DCNV2, table=4),
     ]
-    images = _tokens(sorted(b * t for b, t in image_tokens((197, 577))))
+    images = tokens(sorted(b * t for b, t in image_tokens((197, 577))))
     gpu = [TOKENS, TOKENS, TOKENS, images, _seqs(sw.PREFILL_SEQUENCES),
            _seqs(image_tokens((257, 1025, 1370), sw.BATCHES)),
            TOKENS,  # decoder tokens: the 40 MB table plus 768 bytes a token stays under 100 MB at 64k
@@ -213,7 +206,7 @@ def _convolution() -> list[ProblemDraft]:
             for f, (h, w) in crossed((1, 2, 3, 5, 9, 13, 17, 25, 33), ((68, 120), (90, 160)),
                                      weight=lambda f, hw: f * hw[0] * hw[1])],
            # single images of 224 to 1,792 px ((side / 14)^2 patches), then batches of up to 6 such images
-           _tokens_as("num_patches", (256, 576, 1024, 1600, 2304, 4096, 6400, 9216, 12544, 16384, 24576,
+           tokens(axis="num_patches", values=(256, 576, 1024, 1600, 2304, 4096, 6400, 9216, 12544, 16384, 24576,
                                       32768, 49152, 65536, 81920, 98304))]
     # channels stay a real stage's; SAM's CPU images move by whole patches
     options = {drafts[2].name: {"keep": ("channels",)}, drafts[3].name: {"keep": ("channels",)},
@@ -246,11 +239,11 @@ def _backward() -> list[ProblemDraft]:
                               sequences=[(1, 257), (4, 257), (8, 257), (16, 257), (1, 577), (4, 577), (1, 1025),
                                          (1, 1370)]),
     ]
-    vit = _tokens(sorted(b * t for b, t in image_tokens((197, 577))))
+    vit = tokens(sorted(b * t for b, t in image_tokens((197, 577))))
     gpu = [TOKENS, TOKENS, vit, TOKENS, TOKENS, sw.per("batch_size", sw.IMAGES),
-           _tokens(b * 197 for b in sw.IMAGES), TOKENS, TOKENS,
+           tokens(b * 197 for b in sw.IMAGES), TOKENS, TOKENS,
            TOKENS,  # the 80 MB fp32 weight gradient plus 776 bytes a token: 130 MB at 64k tokens
-           _tokens(sw.VOCAB_TRAIN_TOKENS), _tokens(sw.VOCAB_TRAIN_TOKENS), sw.per("batch_size", sw.IMAGES),
+           tokens(sw.VOCAB_TRAIN_TOKENS), tokens(sw.VOCAB_TRAIN_TOKENS), sw.per("batch_size", sw.IMAGES),
            _seqs(image_tokens((257, 577, 1025, 1370), sw.BATCHES))]
     options: dict = {}
     return [_gpu(d, g, **options.get(d.name, {})) for d, g in zip(drafts, gpu, strict=True)]
