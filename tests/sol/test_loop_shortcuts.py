@@ -194,6 +194,14 @@ def test_a_recurrence_is_recorded_a_few_times_and_gives_the_full_run_figures(tmp
     assert fast_calls <= plain_calls - (STEPS - 4) * per_step  # only 3 of the 12 iterations ran (and setup)
 
 
+def test_a_recurrence_in_a_run_decorated_by_torch_no_grad_is_shortcut_too(tmp_path, monkeypatch):
+    # upstream's references decorate `run` with `@torch.no_grad()`: the wrapper's closure (the decorator's
+    # machinery) is not reference state, the wrapped function's is
+    reference = RECURRENCE.replace("def run(", "@torch.no_grad()\ndef run(")
+    plain_calls, fast_calls = _compare(tmp_path, _sequence_definition("decorated", reference), monkeypatch)
+    assert fast_calls <= plain_calls - (STEPS - 4) * 7
+
+
 @pytest.mark.parametrize("name,reference", [("growing_list", GROWING_LIST), ("python_counter", PYTHON_COUNTER)])
 def test_a_loop_whose_state_does_not_settle_runs_in_full(tmp_path, monkeypatch, name, reference):
     plain_calls, fast_calls = _compare(tmp_path, _sequence_definition(name, reference), monkeypatch)
@@ -281,3 +289,23 @@ def test_without_a_recorder_the_rewritten_loop_is_the_plain_loop():
     exec(with_loop_shortcuts("def run(a):\n    out = []\n    for t in range(5):\n        out.append(a[t])\n"
                              "    return out\n"), namespace)
     assert namespace["run"]([10, 11, 12, 13, 14]) == [10, 11, 12, 13, 14]
+
+
+def test_the_sample_time_step_recurrence_is_shortcut(monkeypatch):
+    """SOL-ExecBench's L1/094 (an RWKV recurrence over 2k steps, `run` under `@torch.no_grad()`): the recorder
+    sees a small share of the ATen calls the recording holds. Skipped where ../shared is absent."""
+    import dataclasses
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[3] / "shared" / "sol-execbench-sample"
+    folder = sample / "L1" / "094_time_decay_exponential_stabilization"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not present")
+    problem = load_problem(folder)
+    problem = dataclasses.replace(problem, workloads=problem.workloads[:1], workload_tiers=problem.workload_tiers[:1])
+    seen = []
+    record = OpRecorder._record
+    monkeypatch.setattr(OpRecorder, "_record", lambda self, *args: seen.append(1) or record(self, *args))
+    [result] = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis)
+    assert result.coverage.full and result.coverage.aten_calls > 10_000
+    assert len(seen) < result.coverage.aten_calls / 20

@@ -279,7 +279,7 @@ def _fingerprint(frame, recorder, before: set[int], start: int, variable: str):
     global_items = sorted((k, v) for k, v in frame.f_globals.items()
                           if not (k.startswith("__") or k == MODULE_ALIAS)
                           and (not isinstance(v, _CONSTANT_TYPES) or _defined_in(v, frame.f_globals)))
-    walk = _Walk(recorder, before, start, frame.f_globals.get("__name__"))
+    walk = _Walk(recorder, before, start, frame.f_globals.get("__name__"), frame.f_code.co_filename)
     try:
         return tuple((k, walk.value(v)) for k, v in local_items + global_items)
     except _Unsupported:
@@ -298,8 +298,8 @@ def _defined_in(value, module_globals: dict) -> bool:
 class _Walk:
     """One fingerprint's traversal: tensor labels shared across the state, and a budget of values visited."""
 
-    def __init__(self, recorder, before: set[int], start: int, module: str | None):
-        self.recorder, self.before, self.start, self.module = recorder, before, start, module
+    def __init__(self, recorder, before: set[int], start: int, module: str | None, file: str | None):
+        self.recorder, self.before, self.start, self.module, self.file = recorder, before, start, module, file
         self.labels: dict[int, tuple] = {}
         self.budget = _MAX_ELEMENTS
         self.seen: set[int] = set()
@@ -317,6 +317,12 @@ class _Walk:
                                                                     torch.memory_format, range, slice)):
             return type(value), value
         if isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) == self.module:
+            wrapped = getattr(value, "__wrapped__", None)
+            if wrapped is not None and isinstance(value, types.FunctionType) \
+                    and value.__code__.co_filename != self.file:
+                # a library decorator's wrapper (`@torch.no_grad()`), named after the reference's function by
+                # functools.wraps: its own closure holds the decorator's machinery, the state is the wrapped one's
+                return "wrapper", id(value), self.value(wrapped)
             return self._own_definition(value)
         if isinstance(value, _CONSTANT_TYPES):
             return "constant", id(value)
