@@ -34,6 +34,7 @@ from solbench.suite.tolerances import loosest, tolerance_for
 MIN_WORKLOADS = 8
 """Distinct recipe (CPU-tier) workloads every problem has."""
 
+
 def uses(m: ModelRef, *keys: str) -> ModelRef:
     """The model with only the config values this problem uses (they become its ``config:`` tags)."""
     missing = [k for k in keys if k not in m.config]

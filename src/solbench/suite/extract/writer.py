@@ -97,7 +97,8 @@ def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: s
     return ProblemDraft(
         set=set_name, name=name, op_type=op_type, description=description, model=model, axes=axes,
         inputs=inputs, outputs=outputs, reference=reference, workloads=workloads,
-        tolerance=tolerance_for(loosest(o["dtype"] for o in outputs.values())), backward=backward, custom_inputs_entrypoint="make_inputs",
+        tolerance=tolerance_for(loosest(o["dtype"] for o in outputs.values())), backward=backward,
+        custom_inputs_entrypoint="make_inputs",
         origin="extract", extra_tags=list(extra_tags or []))
 
 
