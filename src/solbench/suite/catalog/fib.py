@@ -1367,7 +1367,6 @@ def _prefill_paged(rows):
              "num_pages": (kv // PAGE_SIZE + b) * 5 // 4} for b, q, kv in rows]
 
 
-
 APPEND_STEPS = ((1, 1), (8, 8), (32, 32), (128, 128), (512, 512), (1, 2048), (4, 4096), (1, 8192), (16, 8192),
                 (256, 8192), (2, 16384), (8, 16384), (1, 32768), (4, 65536), (1, 131072), (8, 131072))
 """(sequences, new tokens): decode steps (one token per sequence), chunked prefill and whole long prompts."""

@@ -153,7 +153,6 @@ def _static_scale(amax, device):
 TOKENS = var("Tokens in the forward (batch x sequence)")
 
 
-
 def _weight_inputs(prefix: str, rows: str, k_packed: str, k_blocks: str, lead: tuple = ()) -> dict:
     return {f"{prefix}weight": tensor([*lead, rows, k_packed], "float4_e2m1fn_x2", "E2M1 codes, two per byte"),
             f"{prefix}weight_scale": tensor([*lead, rows, k_blocks], "float8_e4m3fn", "one E4M3 scale per 16 along K"),

@@ -1209,7 +1209,6 @@ WAN_VIDEO = ((1, 1560), (1, 3120), (1, 4680), (1, 7800), (1, 14040), (1, 20280),
 (45 x 80 = 3,600), 1-21 latent frames (81 video frames = 21 latent ones)."""
 
 
-
 def drafts() -> list[ProblemDraft]:
     gpu = tokens(SERVE_TOKENS)
     rows = tokens(SERVE_TOKENS, "num_rows")

@@ -100,14 +100,11 @@ STEP_SEQUENCES = ((1, 512), (2, 512), (1, 1024), (4, 512), (2, 1024), (8, 512), 
 (the analyzer traces every step)."""
 
 
-
 def _seqs(pairs, *, per_chunk: int = 0):
     """(batch, seq) pairs as ``batch_size``/``seq_len`` axes, or ``num_chunks`` = seq / per_chunk."""
     if per_chunk:
         return [{"batch_size": b, "num_chunks": t // per_chunk} for b, t in pairs]
     return [{"batch_size": b, "seq_len": t} for b, t in pairs]
-
-
 
 
 # ================================ Mamba2 (SSD) ==========================================================

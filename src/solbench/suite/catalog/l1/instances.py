@@ -206,8 +206,8 @@ def _convolution() -> list[ProblemDraft]:
             for f, (h, w) in crossed((1, 2, 3, 5, 9, 13, 17, 25, 33), ((68, 120), (90, 160)),
                                      weight=lambda f, hw: f * hw[0] * hw[1])],
            # single images of 224 to 1,792 px ((side / 14)^2 patches), then batches of up to 6 such images
-           tokens(axis="num_patches", values=(256, 576, 1024, 1600, 2304, 4096, 6400, 9216, 12544, 16384, 24576,
-                                      32768, 49152, 65536, 81920, 98304))]
+           tokens((256, 576, 1024, 1600, 2304, 4096, 6400, 9216, 12544, 16384, 24576, 32768, 49152, 65536,
+                   81920, 98304), axis="num_patches")]
     # channels stay a real stage's; SAM's CPU images move by whole patches
     options = {drafts[2].name: {"keep": ("channels",)}, drafts[3].name: {"keep": ("channels",)},
                drafts[1].name: {"steps": {"image_size": 16}}}
