@@ -149,3 +149,41 @@ def test_the_recording_computes_its_small_real_ops_on_one_intra_op_thread(tmp_pa
                                make_inputs=inputs_for_analysis)
     assert result.coverage.execution.startswith("hybrid (")
     assert torch.get_num_threads() == threads
+
+
+def test_a_problems_later_workloads_skip_the_ways_of_recording_that_failed_on_the_first(tmp_path):
+    """Shapes only (meta, then fake tensors) fails on routing by values for every workload alike: after the first
+    workload, recording starts with hybrid values, and reports the same reason."""
+    definition = dict(ROUTED_MOE, name="plan", reference=ROUTED_MOE["reference"].replace(
+        "def run(x, expert_ids, w):\n",
+        "SHAPE_ONLY_RUNS = []\n"
+        "def run(x, expert_ids, w):\n"
+        "    if expert_ids.is_meta or type(expert_ids).__name__ == 'FakeTensor':\n"
+        "        SHAPE_ONLY_RUNS.append(1)\n"
+        "    elif len(SHAPE_ONLY_RUNS) > 2:\n"
+        "        raise RuntimeError('shape-only recordings tried again')\n"))
+    workloads = [{"uuid": f"w{n}", "axes": {"tokens": n},
+                  "inputs": {name: {"type": "custom"} for name in ("x", "expert_ids", "w")}} for n in (64, 96, 128)]
+    results = analyze_problem(_problem(tmp_path, definition, workloads), lookup("B200_1500MHz"),
+                              make_inputs=inputs_for_analysis)
+    executions = {r.coverage.execution for r in results}
+    assert len(executions) == 1 and executions.pop().startswith("hybrid (DynamicOutputShapeException")
+    assert [r.flops_by_class["matrix"]["bfloat16"] for r in results] == \
+        [2 * n * HIDDEN * INTERMEDIATE for n in (64, 96, 128)]
+
+
+def test_the_values_free_attempt_stops_at_the_first_branch_on_a_value():
+    """Shape-only mode has no value to branch on: it says so at once rather than run the rest for nothing; the hybrid
+    mode takes the branch as nonzero and lists it."""
+    import torch
+
+    from solbench.sol.errors import ValuesNeeded
+    from solbench.sol.hybrid import HybridMode
+
+    with pytest.raises(ValuesNeeded, match="branch"):
+        with HybridMode(shape_only=True):
+            bool(torch.empty(3, device="meta").sum() > 0)
+    mode = HybridMode()
+    with mode:
+        assert float(torch.empty(3, device="meta").sum()) == 1.0
+    assert mode.assumed == ["torch.float32 scalar"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -124,8 +125,9 @@ def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool =
     folders = [folder]
     try:
         recorded = _with_loop_shortcuts(definition, folders) or module
+        plan = RecordingPlan()
         results = [analyze_workload(problem, workload, hardware, recorded, explain=explain, make_inputs=make_inputs,
-                                    draws=draws, fallback_module=module)
+                                    draws=draws, fallback_module=module, plan=plan)
                    for workload in problem.workloads]
         results = with_precision(problem, results, hardware, policy, module, make_inputs)
         return with_published(problem, results, hardware)
@@ -205,13 +207,15 @@ def with_published(problem: Problem, results: list[WorkloadSol], hardware: Hardw
 
 def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpec, module, *,
                      explain: bool = False, make_inputs: InputFactory | None = None,
-                     draws: int = INPUT_DRAWS, fallback_module=None) -> WorkloadSol:
+                     draws: int = INPUT_DRAWS, fallback_module=None, plan: RecordingPlan | None = None) -> WorkloadSol:
     """`fallback_module`: the plain reference, where `module` is one with loop shortcuts (sol/loops.py); it runs
-    when a shortcut loop's last iteration does not repeat the probed one."""
+    when a shortcut loop's last iteration does not repeat the probed one. `plan`: shared by a problem's workloads,
+    so that each starts recording where the one before succeeded."""
     from solbench.sol.loops import LoopShortcutMismatch
 
+    plan = plan if plan is not None else RecordingPlan()
     try:
-        recordings, execution = _record(problem, workload, module, make_inputs, draws)
+        recordings, execution = _record(problem, workload, module, make_inputs, draws, plan)
     except (LoopShortcutMismatch, Exception) as failure:
         # the rewritten module's own failures (line numbers of the rewritten source) are the plain reference's to
         # report: it runs again, and only its error reaches the user
@@ -220,7 +224,7 @@ def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpe
                 raise AnalysisError(f"{problem.name}, workload {workload.uuid}: a loop shortcut failed ({failure}) "
                                     "and no plain reference module was given") from None
             raise
-        recordings, execution = _record(problem, workload, fallback_module, make_inputs, draws)
+        recordings, execution = _record(problem, workload, fallback_module, make_inputs, draws, plan)
     # each recording's total once: a loop recorded thousands of times makes a long list to add up
     totals = [(total_cost(r), compulsory_bytes(r), r) for r in recordings]
     cost, needed, recording = min(totals, key=lambda t: roofline(t[0], t[1], hardware).t_sol_s) \
@@ -253,51 +257,75 @@ REAL_RUN_BUDGET_BYTES = 256 << 20
 rather than left to run GPU-sized work on the CPU for minutes."""
 
 
+SHAPES_ONLY, HYBRID_SMALL_FLOATS, HYBRID, REAL = range(4)
+"""The ways to record a workload, cheapest first: shapes only (meta, then fake tensors); hybrid inputs with
+floating-point inputs up to REAL_INPUT_LIMIT elements real; up to REAL_LIMIT; real inputs."""
+
+
+@dataclass
+class RecordingPlan:
+    """Where the next workload of one problem starts recording. The ways an earlier workload's recording failed
+    (a branch on a value, a data-dependent op, routing steered by floating-point inputs) fail again on the next
+    workload, as the same code does the same thing: they are skipped, and their reason carried over. Each later
+    way is at least as informed as the one it replaces, so where a skipped way would have worked after all (a
+    branch on a shape), the result still holds; it is only the more expensive one to get."""
+
+    stage: int = SHAPES_ONLY
+    reason: str = ""
+    """Why the ways before `stage` failed, as `execution` reports it."""
+
+    def failed(self, next_stage: int, reason: str) -> None:
+        self.stage, self.reason = next_stage, reason
+
+
 def _record(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
-            draws: int) -> tuple[list[Recording], str]:
+            draws: int, plan: RecordingPlan) -> tuple[list[Recording], str]:
     """Run the reference on fake tensors; where it needs values, on hybrid inputs from `make_inputs`
     (fake floating-point tensors, real small integer ones), `draws` draws of them (one when the
     inputs are fixed data, two when the first two give the same T_SOL); where even that is not
-    enough, on real inputs if they are small."""
+    enough, on real inputs if they are small. `plan` starts where an earlier workload's recording succeeded."""
     if launches_triton(problem.definition.reference):
         reason = "the reference launches Triton kernels, which need real memory"
         return _record_real(problem, workload, module, make_inputs, draws, reason)
-    # what runs for real below is small (index and routing tensors): on one intra-op thread, as OpenMP's fork
-    # and join cost more than such an op (a routing loop's nonzero on a strided mask: 7x the CPU time at two)
-    with at_most_threads(1):
-        try:
-            return _record_without_real_floats(problem, workload, module, make_inputs, draws)
-        except ValuesNeeded as error:
-            reason = str(error)
-    return _record_real(problem, workload, module, make_inputs, draws, reason)
+    if plan.stage < REAL:
+        # what runs for real below is small (index and routing tensors): on one intra-op thread, as OpenMP's fork
+        # and join cost more than such an op (a routing loop's nonzero on a strided mask: 7x the CPU time at two)
+        with at_most_threads(1):
+            try:
+                return _record_without_real_floats(problem, workload, module, make_inputs, draws, plan)
+            except ValuesNeeded as error:
+                plan.failed(REAL, str(error))
+    return _record_real(problem, workload, module, make_inputs, draws, plan.reason)
 
 
 def _record_without_real_floats(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
-                                draws: int) -> tuple[list[Recording], str]:
+                                draws: int, plan: RecordingPlan) -> tuple[list[Recording], str]:
     """Shapes only (meta, then fake tensors), then hybrid values; `ValuesNeeded` (its message the reason) where
     floating-point values steer the work."""
-    if "scaled_dot_product_attention" not in problem.definition.reference:
+    if plan.stage == SHAPES_ONLY:
+        if "scaled_dot_product_attention" not in problem.definition.reference:
+            try:
+                return [_run_recorded_meta(problem, workload, module)], "fake"
+            except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
+                pass
         try:
-            return [_run_recorded_meta(problem, workload, module)], "fake"
-        except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
-            pass
-    try:
-        return [_run_recorded_fake(problem, workload, module)], "fake"
-    except Exception as error:  # data-dependent ops: retry with the values that steer the work
-        reason = _reason(error)
+            return [_run_recorded_fake(problem, workload, module)], "fake"
+        except Exception as error:  # data-dependent ops: retry with the values that steer the work
+            plan.failed(HYBRID_SMALL_FLOATS, _reason(error))
     if make_inputs is None:
-        raise AnalysisError(f"{problem.name}: the reference needs real input values ({reason}) and no input "
+        raise AnalysisError(f"{problem.name}: the reference needs real input values ({plan.reason}) and no input "
                             "generator was given")
     from solbench.sol.hybrid import REAL_INPUT_LIMIT, REAL_LIMIT
 
-    try:  # floating-point inputs above REAL_INPUT_LIMIT shape-only: seconds saved where values steer nothing
-        return _record_hybrid(problem, workload, module, make_inputs, draws, reason, REAL_INPUT_LIMIT)
-    except ValuesNeeded:
-        pass
+    if plan.stage == HYBRID_SMALL_FLOATS:
+        try:  # floating-point inputs above REAL_INPUT_LIMIT shape-only: seconds saved where values steer nothing
+            return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_INPUT_LIMIT)
+        except ValuesNeeded:
+            plan.failed(HYBRID, plan.reason)
     try:  # values do steer the work (routing from logits or from hidden states): keep inputs to REAL_LIMIT real
-        return _record_hybrid(problem, workload, module, make_inputs, draws, reason, REAL_LIMIT)
+        return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_LIMIT)
     except ValuesNeeded as error:
-        raise ValuesNeeded(f"{reason}; then {error}") from None
+        raise ValuesNeeded(f"{plan.reason}; then {error}") from None
 
 
 def _reason(error: Exception) -> str:
@@ -448,7 +476,7 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recordin
     with warnings.catch_warnings(), cuda_not_initialised():
         warnings.simplefilter("ignore")
         recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"), values=mode)
-    if mode.assumed:
+    if mode.assumed:  # the mode raised at the branch, and the reference caught that
         raise ValuesNeeded("a branch on a value")
     return recording
 

@@ -104,6 +104,8 @@ class HybridMode(_mode_base()):
         if name == "_local_scalar_dense" and tensors and tensors[0].is_meta \
                 and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
             self.assumed.append(f"{tensors[0].dtype} scalar")
+            if self.shape_only:  # the values-free attempt fails here, not after running the rest for nothing
+                raise ValuesNeeded("a branch on a floating-point value")
             return False if tensors[0].dtype == torch.bool else 1.0
         if not all_real:
             quick = _pointwise_shape(func, args, kwargs, tensors)
