@@ -74,7 +74,11 @@ def _shape_cases():
             (aten.bitwise_xor.Tensor, (codes, mask[0])), (aten.logical_and.default, (x, mask)),
             (aten.clamp.default, (x, None, 448.0)), (aten.clamp.default, (half, -6, 6)),
             (aten.where.self, (mask, x, half)), (aten.where.self, (mask, half, scalar)),
-            (aten.add.Tensor, (x, half)), (aten.exp.default, (half,))]
+            (aten.add.Tensor, (x, half)), (aten.exp.default, (half,)),
+            (aten.clamp.Tensor, (half, x[..., :1].contiguous(), None)), (aten.clamp.Tensor, (half, None, scalar)),
+            (aten.clamp.Tensor, (x, scalar, x)), (aten.amax.default, (half, [-1], True)),
+            (aten.amax.default, (x,)), (aten.amin.default, (x, [0, 2])), (aten.sum.dim_IntList, (half, [1], True)),
+            (aten.sum.dim_IntList, (codes, [-1])), (aten.mean.dim, (x, [0, -1])), (aten.amax.default, (scalar, [0]))]
 
 
 def test_shape_only_results_match_the_meta_kernels():
@@ -98,8 +102,25 @@ def test_non_contiguous_operands_go_to_the_meta_kernel():
     mask = torch.empty(8, 32, dtype=torch.bool, device="meta").t()
     x = torch.empty(32, 8, device="meta")
     for func, args in [(torch.ops.aten.bitwise_and.Tensor, (mask, mask)), (torch.ops.aten.clamp.default, (x.t(), 0, 1)),
-                       (torch.ops.aten.where.self, (mask, x, x))]:
+                       (torch.ops.aten.where.self, (mask, x, x)), (torch.ops.aten.amax.default, (x.t(), [0])),
+                       (torch.ops.aten.clamp.Tensor, (x.t(), x.t(), None))]:
         assert _pointwise_shape(func, args, {}, [a for a in args if isinstance(a, torch.Tensor)]) is None
+
+
+def test_cases_the_quick_rules_leave_to_the_meta_kernel():
+    """Bounds that promote the clamped tensor differently, a mean of integers, a sum over all dims (`dims` None)."""
+    import torch
+
+    from solbench.sol.hybrid import _pointwise_shape
+
+    half = torch.empty(4, 8, dtype=torch.bfloat16, device="meta")
+    wide = torch.empty(4, 8, device="meta")
+    scalar = torch.empty((), device="meta")
+    codes = torch.empty(4, 8, dtype=torch.int32, device="meta")
+    aten = torch.ops.aten
+    for func, args in [(aten.clamp.Tensor, (half, wide, scalar)), (aten.mean.dim, (codes, [0])),
+                       (aten.sum.dim_IntList, (wide, None))]:
+        assert _pointwise_shape(func, args, {}, [a for a in args if isinstance(a, torch.Tensor)]) is None, func
 
 
 def test_recorded_costs_per_signature_are_the_rules_costs():

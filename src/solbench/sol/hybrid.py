@@ -212,7 +212,7 @@ def _pointwise_shape(func, args, kwargs, tensors):
         return args[0]  # an in-place scatter into a shape-only tensor: its shape and dtype do not change
     if func._schema.is_mutable or (kwargs and set(kwargs) - {"alpha", "beta"}):
         return None
-    shaped = _matrix_shape(name, args, tensors)
+    shaped = _matrix_shape(name, args, tensors) or _reduction_shape(name, args, tensors)
     if shaped is not None:
         return torch.empty(shaped[0], dtype=shaped[1], device="meta")
     if name in _POINTWISE_UNARY and len(args) == 1 and len(tensors) == 1:
@@ -243,6 +243,9 @@ def _contiguous_elementwise_dtype(name, args, tensors):
         return args[0].dtype  # contiguous, or strided (every other column: `gate_up[..., ::2]`): contiguous result
     if not tensors or not all(t.is_contiguous() for t in tensors):
         return None
+    if name == "clamp" and args[0] is tensors[0] and args[0].dtype.is_floating_point:  # tensor bounds
+        promoted = {torch.result_type(args[0], bound) for bound in args[1:] if isinstance(bound, torch.Tensor)}
+        return promoted.pop() if len(promoted) == 1 else None
     if name in _BITWISE and len(args) == 2:
         return torch.bool if name.startswith("logical") else torch.result_type(args[0], args[1])
     if name == "where" and len(args) == 3 and len(tensors) == 3 and args[0].dtype == torch.bool:
@@ -276,6 +279,32 @@ def _matrix_shape(name, args, tensors):
             and args[1][0].dtype in (torch.int64, torch.int32) and args[0].dim() >= 1:
         return tuple(args[1][0].shape) + tuple(args[0].shape[1:]), args[0].dtype
     return None
+
+
+_REDUCTIONS = {"amax", "amin", "sum", "mean"}
+
+
+def _reduction_shape(name, args, tensors):
+    """(shape, dtype) of a reduction over some dims of a contiguous tensor (whose result is contiguous, as the meta
+    kernel makes it), or None: the max and sum of block quantisation's scales, whose meta kernels are Python."""
+    import torch
+
+    if name not in _REDUCTIONS or len(tensors) != 1 or args[0] is not tensors[0] or not args[0].is_contiguous() \
+            or not 1 <= len(args) <= 3:
+        return None
+    source = args[0]
+    dims = args[1] if len(args) > 1 else ([] if name in ("amax", "amin") else None)
+    if name in ("sum", "mean") and (len(args) == 1 or not dims):
+        return None  # sum.default and mean.default take a dtype, not dims; an empty list of dims is its own case
+    if name == "mean" and not (source.dtype.is_floating_point or source.dtype.is_complex):
+        return None
+    keep = bool(args[2]) if len(args) > 2 else False
+    rank = source.dim()
+    reduced = {d % rank for d in dims} if dims and rank else set(range(rank))
+    shape = tuple(1 if d in reduced else size for d, size in enumerate(source.shape) if keep or d not in reduced)
+    dtype = torch.int64 if name == "sum" and not (source.dtype.is_floating_point or source.dtype.is_complex) \
+        else source.dtype
+    return shape, dtype
 
 
 def _broadcast(tensors) -> tuple[int, ...]:
