@@ -187,3 +187,67 @@ def test_the_values_free_attempt_stops_at_the_first_branch_on_a_value():
     with mode:
         assert float(torch.empty(3, device="meta").sum()) == 1.0
     assert mode.assumed == ["torch.float32 scalar"]
+
+
+def _counting_hybrid_values():
+    """`hybrid_values` with a mode that counts the calls it computes."""
+    from contextlib import contextmanager
+
+    from solbench.sol.hybrid import HybridMode, NativeSmallOps
+
+    class Counting(HybridMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def compute(self, func, types, args=(), kwargs=None):
+            self.calls.append(func.overloadpacket.__name__)
+            return super().compute(func, types, args, kwargs)
+
+        __torch_dispatch__ = compute
+
+    @contextmanager
+    def values():
+        mode = Counting()
+        with mode, NativeSmallOps(mode):
+            yield mode
+
+    return values
+
+
+def test_an_element_by_element_generator_loop_runs_natively_with_the_same_values():
+    """A routing table filled token by token (`randperm` per token, `ids[i] = perm`): the loop's calls run below
+    the values mode, and draw the same numbers from the same seed as the mode would."""
+    import torch
+
+    from solbench.sol.hybrid import HybridMode
+
+    def generate():
+        torch.manual_seed(7)
+        ids = torch.zeros(32, 4, dtype=torch.int64)
+        for i in range(32):
+            ids[i] = torch.randperm(64)[:4]
+        ids[0, 1:] = ids[1, :3]
+        return ids, ids[5, 2].item(), ids[6].tolist()
+
+    with HybridMode():
+        expected = generate()
+    with _counting_hybrid_values()() as mode:
+        found = generate()
+    assert torch.equal(found[0], expected[0]) and found[1:] == expected[1:]
+    assert mode.calls == ["zeros"]
+
+
+def test_what_the_values_mode_must_decide_still_reaches_it():
+    """A tensor written with shape-only values, an index that is a tensor, a meta tensor: the mode computes them."""
+    import torch
+
+    with _counting_hybrid_values()() as mode:
+        table = torch.zeros(8, 16)
+        table.copy_(torch.empty(8, 16, device="meta"))  # now stale: its own data are out of date
+        assert table[1].is_meta and table[2, 3].is_meta
+        table[0] = 1.0
+        rows = torch.arange(8)[torch.tensor([1, 3])]
+        assert rows.tolist() == [1, 3]
+        assert torch.empty(4, device="meta")[1:].is_meta
+    assert {"select", "fill_", "index", "slice"} <= set(mode.calls)

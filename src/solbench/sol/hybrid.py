@@ -384,10 +384,90 @@ _FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "emp
 
 @contextmanager
 def hybrid_values(shape_only: bool = False, float_factory_limit: int = REAL_LIMIT):
-    """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled (see `cuda_not_initialised`)."""
+    """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled (see `cuda_not_initialised`), and
+    element-by-element work on real tensors run natively (see `NativeSmallOps`)."""
     mode = HybridMode(shape_only, float_factory_limit)
-    with cuda_not_initialised(), mode:
+    with cuda_not_initialised(), mode, NativeSmallOps(mode):
         yield mode
+
+
+def _function_mode_base():
+    from torch.overrides import TorchFunctionMode
+
+    return TorchFunctionMode
+
+
+class NativeSmallOps(_function_mode_base()):
+    """Above a `HybridMode`: the calls of an element-by-element Python loop over real tensors (a generator that
+    draws each token's experts with `randperm` and writes them with `ids[i] = perm`) run natively, below the
+    dispatch mode, which costs several times such a call. Only where the result is what the mode would
+    compute: every tensor argument real and up to date (not `is_stale`), and nothing allocated that the
+    arguments do not bound (basic indexing, a `randperm` within the mode's limit, reading values out).
+    Everything else goes through the mode as before."""
+
+    def __init__(self, mode: HybridMode):
+        super().__init__()
+        self._mode = mode
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _NATIVE_CALLS and not self._mode.shape_only and _native_call_allowed(func, args, kwargs, self._mode):
+            import torch
+
+            with torch._C._DisableTorchDispatch():
+                return func(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+def _native_call_allowed(func, args, kwargs, mode: HybridMode) -> bool:
+    import torch
+
+    if func is torch.randperm:
+        device = kwargs.get("device")
+        dtype = kwargs.get("dtype")
+        return len(args) == 1 and type(args[0]) is int and 0 <= args[0] <= REAL_INDEX_LIMIT \
+            and set(kwargs) <= {"device", "dtype", "generator"} and (device is None or torch.device(device).type == "cpu") \
+            and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
+    if kwargs or not args or not _up_to_date(args[0], mode):
+        return False
+    if func is torch.Tensor.__getitem__:
+        return len(args) == 2 and _basic_index(args[1])
+    if func is torch.Tensor.__setitem__:
+        value = args[2] if len(args) == 3 else None
+        return len(args) == 3 and _basic_index(args[1]) and \
+            (type(value) in (int, float, bool) or (isinstance(value, torch.Tensor) and _up_to_date(value, mode)))
+    return len(args) == 1  # item, tolist: values read out of a real tensor
+
+
+def _up_to_date(tensor, mode: HybridMode) -> bool:
+    """A real tensor whose data are its values: not meta, not a subclass (fake tensors are), not written with
+    shape-only values."""
+    import torch
+
+    return type(tensor) is torch.Tensor and not tensor.is_meta and not mode.is_stale(tensor)
+
+
+def _basic_index(index) -> bool:
+    """Ints, slices of ints, None and Ellipsis (alone or in a tuple): a view, no larger than the tensor."""
+    parts = index if type(index) is tuple else (index,)
+    for part in parts:
+        kind = type(part)
+        if kind is slice:
+            if not all(bound is None or type(bound) is int for bound in (part.start, part.stop, part.step)):
+                return False
+        elif not (kind is int or part is None or part is Ellipsis):
+            return False
+    return True
+
+
+def _native_calls() -> frozenset:
+    import torch
+
+    return frozenset({torch.randperm, torch.Tensor.__getitem__, torch.Tensor.__setitem__, torch.Tensor.item,
+                      torch.Tensor.tolist})
+
+
+_NATIVE_CALLS = _native_calls()
 
 
 @contextmanager
