@@ -251,3 +251,23 @@ def test_what_the_values_mode_must_decide_still_reaches_it():
         assert rows.tolist() == [1, 3]
         assert torch.empty(4, device="meta")[1:].is_meta
     assert {"select", "fill_", "index", "slice"} <= set(mode.calls)
+
+
+def test_a_nonzero_of_a_strided_real_view_gives_nonzeros_indices():
+    """The values mode takes a large strided view's nonzero as that of the view compared with zero (faster): the
+    same indices for integer, boolean and floating-point views, NaN counted and -0.0 not, as nonzero does."""
+    import torch
+
+    from solbench.sol.hybrid import STRIDED_NONZERO_ELEMENTS, HybridMode
+
+    torch.manual_seed(0)
+    size = STRIDED_NONZERO_ELEMENTS
+    codes = torch.randint(0, 3, (size, 5, 4)).permute(2, 1, 0)
+    special = torch.tensor([0.0, -0.0, float("nan"), 2.0, float("-inf"), 0.0]).repeat(size, 1).t()
+    for view in (codes[1], codes[:, 1, ::2], codes.bool()[2], special[:, 1:], special[::2]):
+        assert not view.is_contiguous() and view.numel() >= STRIDED_NONZERO_ELEMENTS
+        with HybridMode():
+            found = torch.nonzero(view)
+            rows, columns = torch.where(view)
+        assert torch.equal(found, torch.nonzero(view))
+        assert torch.equal(rows, torch.where(view)[0]) and torch.equal(columns, torch.where(view)[1])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -112,6 +114,38 @@ def disagreement_lines(results) -> list[str]:
     return [f"{r.workload.uuid}: ratio {r.published.ratio:.3g}: {r.published.disagreement}" if r.published.ratio
             else f"{r.workload.uuid}: {r.published.disagreement}"
             for r in results if r.published is not None and r.published.disagreement]
+
+
+def set_progress_line(index: int, count: int, analysis) -> str:
+    """One problem of a set, as it finishes (a sol.problem_set.ProblemSol)."""
+    head = f"[{index}/{count}] {analysis.folder}  {analysis.seconds:.2f} s"
+    if analysis.error is not None:
+        return f"{head}  error: {analysis.error}"
+    results = analysis.workloads
+    coverage = "full" if all(r.coverage.full for r in results) else "partial coverage"
+    line = f"{head}  {len(results)} workloads  {coverage}"
+    ratios = analysis.ratios
+    if ratios:
+        inside = sum(1 for r in ratios if 0.5 <= r <= 2)
+        line += f"  T_SOL/published median {statistics.median(ratios):.3g} ({inside}/{len(ratios)} in [0.5, 2])"
+    return line
+
+
+def set_summary_lines(summary, where: str) -> list[str]:
+    """A set's totals (a sol.problem_set.SetSummary): what analysed, how long, the ratios to the published figures."""
+    lines = [f"{summary.analysed} of {summary.problems} problems analysed {where} ({summary.workloads} workloads"
+             + (f", {summary.partial_coverage} with partial coverage" if summary.partial_coverage else "") + "); "
+             f"{summary.seconds_total:.1f} s in all, median {summary.seconds_median:.2f} s per problem, 90th "
+             f"percentile {summary.seconds_p90:.2f} s"]
+    if summary.slowest:
+        lines.append("over a second: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in summary.slowest))
+    if summary.ratio_median is not None:
+        lines.append(f"T_SOL / published over {summary.published_workloads} workloads: median "
+                     f"{summary.ratio_median:.3g}, {summary.within_agreement:.0%} within [0.5, 2]"
+                     + ("; outside it: " + ", ".join(f"{name} {count}" for name, count in summary.disagreements.items())
+                        if summary.disagreements else ""))
+    lines += [f"failed: {failure}" for failure in summary.failed]
+    return lines
 
 
 def explain_table(result) -> Table:

@@ -9,8 +9,9 @@ from typing import Optional
 
 import typer
 
-from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision
+from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision, UsageError
 from solbench.cli.tier_option import TierChoice, tier_option, tier_value
+from solbench.spec.problem import DEFINITION_FILE
 
 
 SLOW_ANALYSIS_S = 2.0
@@ -26,9 +27,14 @@ def slow_analysis_line(results, seconds: float) -> str:
 
 
 def speed_of_light(
-    problem_dir: Path = typer.Argument(..., help="Problem folder holding definition.json and workload.jsonl."),
+    problem_dir: Path = typer.Argument(..., help="Problem folder holding definition.json and workload.jsonl, or a "
+                                                 "folder of problem folders (a set: each analysed in turn, in one "
+                                                 "process)."),
     hardware: str = typer.Option(..., "--hardware", "-H", help="Hardware id (see `solbench hw list`) or `local`."),
-    json_output: bool = typer.Option(False, "--json", help="Print only a JSON array, one object per workload."),
+    json_output: bool = typer.Option(False, "--json", help="Print only a JSON array, one object per workload (for "
+                                                           "a set: one JSON line per problem)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="For a set: also write one JSON line per "
+                                                                       "problem to this file, as each finishes."),
     explain: bool = typer.Option(False, "--explain", help="Per-op table with the formula behind each number."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
     baselines: Optional[Path] = typer.Option(
@@ -52,12 +58,20 @@ def speed_of_light(
 
     ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)
-    problem = load_problem(problem_dir, tier_value(tier), device="cpu" if spec.kind == "cpu" else "cuda")
     figures = None
     if baselines is not None:
         from solbench.score.baselines import load_baselines
 
         figures = load_baselines(baselines)  # read before the analysis: a bad file fails fast
+    if not (problem_dir / DEFINITION_FILE).is_file():
+        if explain:
+            raise UsageError("--explain takes one problem folder; a set's per-op tables would run to millions of rows")
+        _speed_of_light_of_set(problem_dir, spec, json_output=json_output, output=output, data_root=data_root,
+                               figures=figures, precision=precision.value, tier=tier_value(tier))
+        return
+    if output is not None:
+        raise UsageError("--output is for a set of problems; for one problem, redirect --json")
+    problem = load_problem(problem_dir, tier_value(tier), device="cpu" if spec.kind == "cpu" else "cuda")
     started = time.perf_counter()
     results = analyze_problem(problem, spec, explain=explain,
                               make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)),
@@ -88,3 +102,41 @@ def speed_of_light(
             console.print("T_SOL beside the published figure, ratios outside [0.5, 2]:", markup=False)
             for line in lines:
                 console.print("  " + line, markup=False, soft_wrap=True)
+
+
+def _speed_of_light_of_set(root: Path, spec, *, json_output: bool, output: Path | None, data_root: list[Path],
+                           figures, precision: str, tier: str | None) -> None:
+    """Every problem below `root`, a line each as it finishes, then the summary; exit status 1 when any failed."""
+    import sys
+
+    from rich.console import Console
+
+    from solbench.cli.render import set_progress_line, set_summary_lines
+    from solbench.sol.problem_set import analyze_set, summarize
+    from solbench.spec.problem import find_problem_folders
+
+    folders = find_problem_folders(root)
+    console = Console()
+    sink = output.open("w") if output is not None else None
+    analyses = []
+    try:
+        for analysis in analyze_set(folders, root, spec, precision=precision, tier=tier, data_roots=tuple(data_root),
+                                    baselines=figures):
+            analyses.append(analysis)
+            line = analysis.model_dump_json(exclude_none=True)
+            if sink is not None:
+                sink.write(line + "\n")
+                sink.flush()
+            if json_output:
+                print(line, flush=True)
+            else:
+                console.print(set_progress_line(len(analyses), len(folders), analysis), markup=False, soft_wrap=True)
+    finally:
+        if sink is not None:
+            sink.close()
+    summary = summarize(analyses)
+    if not json_output:
+        for line in set_summary_lines(summary, f"on {spec.id}"):
+            console.print(line, markup=False, soft_wrap=True)
+    if summary.failed:
+        sys.exit(1)
