@@ -112,3 +112,43 @@ def test_hardware_local_without_a_stored_probe_probes_once_and_says_so(isolated_
     again = solbench("sol", ROOT / "examples" / "rmsnorm", "--hardware", "local", "--json")
     # probed once: the second run reads the stored probe (a slow-analysis note may appear on a loaded machine)
     assert again.returncode == 0 and "probe" not in again.stderr
+
+
+def _problem_set(tmp_path):
+    """A set of two problems: rmsnorm, and a copy whose definition names an input shape axis it does not declare."""
+    import shutil
+
+    root = tmp_path / "set"
+    shutil.copytree(ROOT / "examples" / "rmsnorm", root / "L1" / "good")
+    broken = shutil.copytree(ROOT / "examples" / "rmsnorm", root / "L1" / "broken")
+    definition = json.loads((broken / "definition.json").read_text())
+    first = next(iter(definition["inputs"]))
+    definition["inputs"][first]["shape"] = ["no_such_axis"]
+    (broken / "definition.json").write_text(json.dumps(definition))
+    return root
+
+
+def test_sol_over_a_set_analyses_each_problem_in_one_process_and_keeps_going_past_a_failure(tmp_path):
+    root = _problem_set(tmp_path)
+    out = tmp_path / "sol.jsonl"
+    result = solbench("sol", root, "-H", "H200", "-o", out, env={"COLUMNS": "250"})
+    assert result.returncode == 1, result.stderr
+    assert "[1/2] L1/broken" in result.stdout and "[2/2] L1/good" in result.stdout
+    assert "1 of 2 problems analysed on H200 (4 workloads)" in result.stdout
+    assert "failed: L1/broken:" in result.stdout and "no_such_axis" in result.stdout
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["folder"] for line in lines] == ["L1/broken", "L1/good"]
+    assert "definition.json" in lines[0]["error"] and not lines[0].get("workloads")
+    assert len(lines[1]["workloads"]) == 4 and lines[1]["problem"] == "rmsnorm_fp32_h2048"
+    as_json = solbench("sol", root, "-H", "H200", "--json")
+    assert [json.loads(line)["folder"] for line in as_json.stdout.splitlines()] == ["L1/broken", "L1/good"]
+
+
+def test_sol_over_a_set_refuses_explain_and_an_empty_folder_in_one_line(tmp_path):
+    explained = solbench("sol", _problem_set(tmp_path), "-H", "H200", "--explain")
+    assert explained.returncode == 2 and explained.stderr.count("\n") == 1 and "--explain" in explained.stderr
+    (tmp_path / "empty").mkdir()
+    empty = solbench("sol", tmp_path / "empty", "-H", "H200")
+    assert empty.returncode == 2 and "no problem folders" in empty.stderr, empty.stderr
+    single = solbench("sol", ROOT / "examples" / "rmsnorm", "-H", "H200", "-o", tmp_path / "x.jsonl")
+    assert single.returncode == 2 and "--output is for a set" in single.stderr

@@ -441,7 +441,8 @@ def _native_call_allowed(func, args, kwargs, mode: HybridMode) -> bool:
         device = kwargs.get("device")
         dtype = kwargs.get("dtype")
         return len(args) == 1 and type(args[0]) is int and 0 <= args[0] <= REAL_INDEX_LIMIT \
-            and set(kwargs) <= {"device", "dtype", "generator"} and (device is None or torch.device(device).type == "cpu") \
+            and set(kwargs) <= {"device", "dtype", "generator"} \
+            and (device is None or torch.device(device).type == "cpu") \
             and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
     if kwargs or not args or not _up_to_date(args[0], mode):
         return False
