@@ -20,9 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,65 +39,49 @@ def problem_folders(paths: list[Path]) -> list[Path]:
 
 def main(argv: list[str]) -> None:
     from solbench.cache_dir import CACHE_DIR_VARIABLE
-    from solbench.errors import SolbenchError
+    from solbench.cli.render import set_summary_lines
     from solbench.hardware import lookup
-    from solbench.sol import analyze_problem
-    from solbench.sol.published import compare, published_sol
-    from solbench.spec import load_problem
-    from solbench.spec.inputs import inputs_for_analysis
+    from solbench.sol.problem_set import analyze_set, summarize
 
     folders = problem_folders([Path(a) for a in argv] or [SAMPLE])
     if not folders:
         sys.exit(f"no problem folders found (expected {SAMPLE})")
+    root = Path(os.path.commonpath([f.parent for f in folders]))
     hardware = lookup("B200_1500MHz")
-    make_inputs = partial(inputs_for_analysis, data_roots=())
 
-    def timed(problem):
-        """(wall s, CPU s, results, status) of one analysis, with a cache of its own."""
+    def timed(folder: Path):
+        """(the analysis, CPU s) of one problem folder, with a cache of its own."""
         with tempfile.TemporaryDirectory() as cache, _environment(CACHE_DIR_VARIABLE, cache):
-            start, cpu_start = time.perf_counter(), time.process_time()
-            try:
-                results = analyze_problem(problem, hardware, make_inputs=make_inputs)
-                status = "full" if all(r.coverage.full for r in results) else "partial coverage"
-            except SolbenchError as error:
-                results, status = [], f"error: {str(error)[:150]}"
-            return time.perf_counter() - start, time.process_time() - cpu_start, results, status
+            cpu_start = time.process_time()
+            [analysis] = analyze_set([folder], root, hardware)
+            return analysis, time.process_time() - cpu_start
 
-    problems = [load_problem(folder) for folder in folders]
-    first = [timed(problem)[0] for problem in problems]
-    times, cpu_times, ratios, classes = [], [], [], Counter()
+    first = [timed(folder)[0].seconds for folder in folders]
+    analyses, cpu_times = [], []
     print(f"{'problem':<64} {'first s':>7} {'s':>7} {'cpu s':>7} {'wl':>3} {'s/wl':>6}  {'ratio':>7} {'in [0.5,2]':>10}  "
           "status; main class of disagreement")
-    for folder, problem, first_seconds in zip(folders, problems, first):
-        name = f"{folder.parent.name}/{folder.name}"
-        seconds, cpu_seconds, results, status = timed(problem)
-        times.append(seconds)
+    for folder, first_seconds in zip(folders, first):
+        analysis, cpu_seconds = timed(folder)
+        analyses.append(analysis)
         cpu_times.append(cpu_seconds)
-        published = published_sol(problem)
-        median, inside, main = "-", "-", ""
-        if results and published:
-            found = [c.ratio for c in compare(results, published) if c.ratio is not None]
-            ratios.extend(found)
-            median = f"{statistics.median(found):.3g}" if found else "-"
-            inside = f"{sum(1 for r in found if 0.5 <= r <= 2)}/{len(found)}"
-            why = Counter(r.published.disagreement.split(":")[0] for r in results
-                          if r.published is not None and r.published.disagreement)
-            classes.update(why)
-            main = f"; {why.most_common(1)[0][0]}" if why else ""
-        print(f"{name[:64]:<64} {first_seconds:7.2f} {seconds:7.2f} {cpu_seconds:7.2f} {len(problem.workloads):3d} "
-              f"{seconds / len(problem.workloads):6.3f}  {median:>7} {inside:>10}  {status}{main}", flush=True)
+        results, ratios = analysis.workloads, analysis.ratios
+        status = f"error: {analysis.error[:150]}" if analysis.error else \
+            "full" if all(r.coverage.full for r in results) else "partial coverage"
+        median = f"{statistics.median(ratios):.3g}" if ratios else "-"
+        inside = f"{sum(1 for r in ratios if 0.5 <= r <= 2)}/{len(ratios)}" if ratios else "-"
+        why = summarize([analysis]).disagreements
+        main = f"; {next(iter(why))}" if why else ""
+        count = max(len(results), 1)
+        print(f"{analysis.folder[:64]:<64} {first_seconds:7.2f} {analysis.seconds:7.2f} {cpu_seconds:7.2f} "
+              f"{len(results):3d} {analysis.seconds / count:6.3f}  {median:>7} {inside:>10}  {status}{main}", flush=True)
     print()
-    for label, values in (("first pass, wall", first), ("wall", times), ("CPU", cpu_times)):
+    for label, values in (("first pass, wall", first), ("CPU", cpu_times)):
         ordered = sorted(values)
         print(f"{len(folders)} problems, {label} seconds: median {statistics.median(values):.2f} s, "
               f"90th percentile {ordered[int(0.9 * (len(ordered) - 1))]:.2f} s, slowest {max(values):.2f} s, "
               f"total {sum(values):.1f} s")
-    if ratios:
-        inside = sum(1 for r in ratios if 0.5 <= r <= 2) / len(ratios)
-        print(f"T_SOL / published over {len(ratios)} workloads: median {statistics.median(ratios):.3g}, "
-              f"{inside:.0%} within [0.5, 2]")
-        print("classes of disagreement (workloads): " + ", ".join(f"{name} {count}" for name, count in
-                                                               classes.most_common()))
+    for line in set_summary_lines(summarize(analyses), "on B200_1500MHz in the second pass"):
+        print(line)
 
 
 @contextmanager
