@@ -62,9 +62,11 @@ def analyze_set(folders: list[Path], root: Path, hardware: HardwareSpec, *, prec
             results = analyze_problem(problem, hardware, make_inputs=make_inputs, precision=precision)
             if baselines is not None:
                 results = with_published(problem, results, hardware, baselines)
-        except SolbenchError as error:
+        except Exception as error:  # a solbench bug on one problem must not end the whole set either
+            message = str(error) if isinstance(error, SolbenchError) else \
+                f"internal error, please report it: {type(error).__name__}: {error}"
             yield ProblemSol(folder=name, problem=problem.name if problem else None,
-                             seconds=time.perf_counter() - started, error=str(error))
+                             seconds=time.perf_counter() - started, error=message)
             continue
         yield ProblemSol(folder=name, problem=problem.name, seconds=time.perf_counter() - started, workloads=results)
 
