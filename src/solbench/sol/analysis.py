@@ -257,9 +257,9 @@ REAL_RUN_BUDGET_BYTES = 256 << 20
 rather than left to run GPU-sized work on the CPU for minutes."""
 
 
-SHAPES_ONLY, HYBRID_SMALL_FLOATS, HYBRID, REAL = range(4)
-"""The ways to record a workload, cheapest first: shapes only (meta, then fake tensors); hybrid inputs with
-floating-point inputs up to REAL_INPUT_LIMIT elements real; up to REAL_LIMIT; real inputs."""
+META, FAKE, HYBRID_SMALL_FLOATS, HYBRID, REAL = range(5)
+"""The ways to record a workload, cheapest first: meta tensors; fake tensors; hybrid inputs with floating-point
+inputs up to REAL_INPUT_LIMIT elements real; up to REAL_LIMIT; real inputs."""
 
 
 @dataclass
@@ -270,7 +270,7 @@ class RecordingPlan:
     way is at least as informed as the one it replaces, so where a skipped way would have worked after all (a
     branch on a shape), the result still holds; it is only the more expensive one to get."""
 
-    stage: int = SHAPES_ONLY
+    stage: int = META
     reason: str = ""
     """Why the ways before `stage` failed, as `execution` reports it."""
 
@@ -302,12 +302,14 @@ def _record_without_real_floats(problem: Problem, workload: Workload, module, ma
                                 draws: int, plan: RecordingPlan) -> tuple[list[Recording], str]:
     """Shapes only (meta, then fake tensors), then hybrid values; `ValuesNeeded` (its message the reason) where
     floating-point values steer the work."""
-    if plan.stage == SHAPES_ONLY:
+    if plan.stage == META:
         if "scaled_dot_product_attention" not in problem.definition.reference:
             try:
                 return [_run_recorded_meta(problem, workload, module)], "fake"
             except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
                 pass
+        plan.failed(FAKE, "")
+    if plan.stage == FAKE:
         try:
             return [_run_recorded_fake(problem, workload, module)], "fake"
         except Exception as error:  # data-dependent ops: retry with the values that steer the work
