@@ -381,6 +381,8 @@ def _factory_size(func, args, kwargs) -> int | None:
     name = func.overloadpacket.__name__
     if name in ("randperm",) and args and isinstance(args[0], int):
         return args[0]
+    if name == "scalar_tensor":  # a number made a tensor (`torch.where(mask, x, 0.0)`): one element
+        return 1
     if name in ("arange",):
         numbers = [a for a in args if isinstance(a, (int, float))]
         if len(numbers) == 1:
@@ -394,7 +396,7 @@ def _factory_size(func, args, kwargs) -> int | None:
     return None
 
 
-_FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "empty_strided", "scalar_tensor"}
+_FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "empty_strided"}
 
 
 @contextmanager
