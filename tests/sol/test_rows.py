@@ -34,6 +34,8 @@ ROW = 32 * 4  # one row of a [64, 32] float32 input
     ("return x[:, :8] * 2", 64, 16),  # slicing another dim keeps every row
     ("return x[2:4].as_strided((4, 32), (32, 1)) * 2", 64, 4),  # as_strided may reach anywhere
     ("return x[:0].sum(0) + x[3]", 1, 1),  # an empty slice adds no rows
+    ("return torch.cat([x[:4], x[10:12]])", 6, 6),  # tensors in a list argument (cat, stack) are read too
+    ("return torch.stack([x[1], x[2]]) * 2", 2, 2),
 ])
 def test_views_narrow_the_rows_read(tmp_path, body, rows_read, rows_written):
     assert compulsory(tmp_path, [64, 32], f"def run(x):\n    {body}\n") == (rows_read + rows_written) * ROW

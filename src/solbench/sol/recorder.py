@@ -273,15 +273,13 @@ class OpRecorder(_dispatch_mode_base()):
         if info.is_view or (outputs and all(o.numel() == 0 for o in outputs)):
             return
         tracked = self._rows
-        tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-        for value in kwargs.values():
+        tensors = []  # (argument position, tensor); -1 for keyword arguments
+        for position, value in [*enumerate(args), *((-1, v) for v in kwargs.values())]:
             if isinstance(value, torch.Tensor):
-                tensors.append((-1, value))
-            elif isinstance(value, (list, tuple)):
-                tensors.extend((-1, a) for a in value if isinstance(a, torch.Tensor))
+                tensors.append((position, value))
+            elif isinstance(value, (list, tuple)):  # cat's and stack's tensors, index's indices
+                tensors.extend((position, a) for a in value if isinstance(a, torch.Tensor))
         name = info.name
-        if name == "index":  # aten.index(self, indices): the index tensors arrive as a list
-            tensors += [(-1, a) for a in (args[1] if len(args) > 1 else []) if isinstance(a, torch.Tensor)]
         groups = self._groups_used(name, args, kwargs) if info.grouped else {}
         for position, tensor in tensors:
             where = tracked.get(id(tensor))
