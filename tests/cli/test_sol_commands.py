@@ -152,3 +152,6 @@ def test_sol_over_a_set_refuses_explain_and_an_empty_folder_in_one_line(tmp_path
     assert empty.returncode == 2 and "no problem folders" in empty.stderr, empty.stderr
     single = solbench("sol", ROOT / "examples" / "rmsnorm", "-H", "H200", "-o", tmp_path / "x.jsonl")
     assert single.returncode == 2 and "--output is for a set" in single.stderr
+    unwritable = solbench("sol", _problem_set(tmp_path / "again"), "-H", "H200", "-o", tmp_path / "no" / "x.jsonl")
+    assert unwritable.returncode == 2 and unwritable.stderr.count("\n") == 1, unwritable.stderr
+    assert f"{tmp_path / 'no' / 'x.jsonl'}: cannot write" in unwritable.stderr

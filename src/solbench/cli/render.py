@@ -126,8 +126,11 @@ def set_progress_line(index: int, count: int, analysis) -> str:
     line = f"{head}  {len(results)} workloads  {coverage}"
     ratios = analysis.ratios
     if ratios:
-        inside = sum(1 for r in ratios if 0.5 <= r <= 2)
-        line += f"  T_SOL/published median {statistics.median(ratios):.3g} ({inside}/{len(ratios)} in [0.5, 2])"
+        from solbench.sol.published import AGREEMENT
+
+        low, high = AGREEMENT
+        inside = sum(1 for r in ratios if low <= r <= high)
+        line += f"  T_SOL/published median {statistics.median(ratios):.3g} ({inside}/{len(ratios)} in [{low}, {high:g}])"
     return line
 
 

@@ -117,7 +117,10 @@ def _speed_of_light_of_set(root: Path, spec, *, json_output: bool, output: Path 
 
     folders = find_problem_folders(root)
     console = Console()
-    sink = output.open("w") if output is not None else None
+    try:
+        sink = output.open("w") if output is not None else None
+    except OSError as error:
+        raise UsageError(f"{output}: cannot write the results there: {error.strerror}") from None
     analyses = []
     try:
         for analysis in analyze_set(folders, root, spec, precision=precision, tier=tier, data_roots=tuple(data_root),
