@@ -8,7 +8,8 @@ exits 1 when any does (problems missing from either run are left out: the file i
 problem, so an interrupted run still compares). Errors are part of the output: a problem that failed before must fail
 with the same message.
 
-Usage: python benchmarks/sol_snapshot.py --write OUT.json [--compare OLD.json] [PROBLEM_DIR_OR_SET_ROOT ...]
+Usage: python benchmarks/sol_snapshot.py --write OUT.json [--compare OLD.json] [--tier gpu|cpu|all]
+       [PROBLEM_DIR_OR_SET_ROOT ...]
 (default: ../shared/sol-execbench-sample and problems/)
 """
 
@@ -35,8 +36,9 @@ def problem_folders(paths: list[Path]) -> list[Path]:
     return found
 
 
-def snapshot(folders: list[Path], out: Path) -> tuple[dict[str, object], dict[str, float]]:
-    """Analyse each folder (explain on), writing everything so far to `out` after each one."""
+def snapshot(folders: list[Path], out: Path, tier: str | None = None) -> tuple[dict[str, object], dict[str, float]]:
+    """Analyse each folder (explain on), writing everything so far to `out` after each one; `tier` as `load_problem`
+    takes it (None: its default, the CPU tier where a folder has one and this machine has no GPU)."""
     from solbench.errors import SolbenchError
     from solbench.hardware import lookup
     from solbench.sol import analyze_problem
@@ -50,7 +52,7 @@ def snapshot(folders: list[Path], out: Path) -> tuple[dict[str, object], dict[st
         key = f"{folder.parent.name}/{folder.name}"
         start = time.perf_counter()
         try:
-            results = analyze_problem(load_problem(folder), hardware, explain=True, make_inputs=make_inputs)
+            results = analyze_problem(load_problem(folder, tier), hardware, explain=True, make_inputs=make_inputs)
             figures[key] = [r.model_dump(mode="json") for r in results]
         except SolbenchError as error:
             figures[key] = {"error": str(error)}
@@ -87,10 +89,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, required=True)
     parser.add_argument("--compare", type=Path)
+    parser.add_argument("--tier", choices=("gpu", "cpu", "all"),
+                        help="workloads analysed (default: the CPU tier where a folder has one and there is no GPU)")
     parser.add_argument("paths", nargs="*", type=Path)
     options = parser.parse_args(argv)
     folders = problem_folders(options.paths or DEFAULT_ROOTS)
-    figures, seconds = snapshot(folders, options.write)
+    figures, seconds = snapshot(folders, options.write, options.tier)
     print(f"{len(folders)} problems in {sum(seconds.values()):.1f} s -> {options.write}")
     if options.compare is None:
         return 0
