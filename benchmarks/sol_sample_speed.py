@@ -41,7 +41,7 @@ def main(argv: list[str]) -> None:
     from solbench.cache_dir import CACHE_DIR_VARIABLE
     from solbench.cli.render import set_summary_lines
     from solbench.hardware import lookup
-    from solbench.sol.problem_set import analyze_set, summarize
+    from solbench.sol.problem_set import analyze_set, percentile, summarize
 
     folders = problem_folders([Path(a) for a in argv] or [SAMPLE])
     if not folders:
@@ -68,7 +68,7 @@ def main(argv: list[str]) -> None:
         status = f"error: {analysis.error[:150]}" if analysis.error else \
             "full" if all(r.coverage.full for r in results) else "partial coverage"
         median = f"{statistics.median(ratios):.3g}" if ratios else "-"
-        inside = f"{sum(1 for r in ratios if 0.5 <= r <= 2)}/{len(ratios)}" if ratios else "-"
+        inside = f"{analysis.agreeing}/{len(ratios)}" if ratios else "-"
         why = summarize([analysis]).disagreements
         main = f"; {next(iter(why))}" if why else ""
         count = max(len(results), 1)
@@ -76,9 +76,8 @@ def main(argv: list[str]) -> None:
               f"{len(results):3d} {analysis.seconds / count:6.3f}  {median:>7} {inside:>10}  {status}{main}", flush=True)
     print()
     for label, values in (("first pass, wall", first), ("CPU", cpu_times)):
-        ordered = sorted(values)
         print(f"{len(folders)} problems, {label} seconds: median {statistics.median(values):.2f} s, "
-              f"90th percentile {ordered[int(0.9 * (len(ordered) - 1))]:.2f} s, slowest {max(values):.2f} s, "
+              f"90th percentile {percentile(values, 0.9):.2f} s, slowest {max(values):.2f} s, "
               f"total {sum(values):.1f} s")
     for line in set_summary_lines(summarize(analyses), "on B200_1500MHz in the second pass"):
         print(line)

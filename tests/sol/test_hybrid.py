@@ -1,5 +1,7 @@
 """Hybrid values: shape-only floating-point tensors, real small integer ones from the problem's generator."""
 
+from contextlib import contextmanager
+
 import pytest
 
 from conftest import write_problem
@@ -189,10 +191,9 @@ def test_the_values_free_attempt_stops_at_the_first_branch_on_a_value():
     assert mode.assumed == ["torch.float32 scalar"]
 
 
+@contextmanager
 def _counting_hybrid_values():
-    """`hybrid_values` with a mode that counts the calls it computes."""
-    from contextlib import contextmanager
-
+    """As `hybrid_values`, with a mode that lists the calls it computes."""
     from solbench.sol.hybrid import HybridMode, NativeSmallOps
 
     class Counting(HybridMode):
@@ -206,13 +207,9 @@ def _counting_hybrid_values():
 
         __torch_dispatch__ = compute
 
-    @contextmanager
-    def values():
-        mode = Counting()
-        with mode, NativeSmallOps(mode):
-            yield mode
-
-    return values
+    mode = Counting()
+    with mode, NativeSmallOps(mode):
+        yield mode
 
 
 def test_an_element_by_element_generator_loop_runs_natively_with_the_same_values():
@@ -232,7 +229,7 @@ def test_an_element_by_element_generator_loop_runs_natively_with_the_same_values
 
     with HybridMode():
         expected = generate()
-    with _counting_hybrid_values()() as mode:
+    with _counting_hybrid_values() as mode:
         found = generate()
     assert torch.equal(found[0], expected[0]) and found[1:] == expected[1:]
     assert mode.calls == ["zeros"]
@@ -242,7 +239,7 @@ def test_what_the_values_mode_must_decide_still_reaches_it():
     """A tensor written with shape-only values, an index that is a tensor, a meta tensor: the mode computes them."""
     import torch
 
-    with _counting_hybrid_values()() as mode:
+    with _counting_hybrid_values() as mode:
         table = torch.zeros(8, 16)
         table.copy_(torch.empty(8, 16, device="meta"))  # now stale: its own data are out of date
         assert table[1].is_meta and table[2, 3].is_meta

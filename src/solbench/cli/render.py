@@ -126,11 +126,7 @@ def set_progress_line(index: int, count: int, analysis) -> str:
     line = f"{head}  {len(results)} workloads  {coverage}"
     ratios = analysis.ratios
     if ratios:
-        from solbench.sol.published import AGREEMENT
-
-        low, high = AGREEMENT
-        inside = sum(1 for r in ratios if low <= r <= high)
-        line += f"  T_SOL/published median {statistics.median(ratios):.3g} ({inside}/{len(ratios)} in [{low}, {high:g}])"
+        line += f"  T_SOL/published median {statistics.median(ratios):.3g} ({analysis.agreeing}/{len(ratios)} in [0.5, 2])"
     return line
 
 

@@ -43,6 +43,12 @@ class ProblemSol(BaseModel):
         """solbench's T_SOL / the published figure, for the workloads that have one."""
         return [r.published.ratio for r in self.workloads if r.published is not None and r.published.ratio is not None]
 
+    @property
+    def agreeing(self) -> int:
+        """How many of `ratios` lie within AGREEMENT ([0.5, 2])."""
+        low, high = AGREEMENT
+        return sum(1 for r in self.ratios if low <= r <= high)
+
 
 def analyze_set(folders: list[Path], root: Path, hardware: HardwareSpec, *, precision: str = "auto",
                 tier: str | None = None, data_roots: tuple[Path, ...] = (),
@@ -114,14 +120,19 @@ def summarize(analyses: list[ProblemSol]) -> SetSummary:
     ratios = [r for a in done for r in a.ratios]
     classes = Counter(r.published.disagreement.split(":")[0].split(";")[0] for a in done for r in a.workloads
                       if r.published is not None and r.published.disagreement)
-    low, high = AGREEMENT
     return SetSummary(
         problems=len(analyses), analysed=len(done), failed=[f"{a.folder}: {a.error}" for a in analyses if a.error],
         partial_coverage=sum(1 for a in done if not all(r.coverage.full for r in a.workloads)),
         workloads=sum(len(a.workloads) for a in done), seconds_total=sum(seconds),
         seconds_median=statistics.median(seconds) if seconds else 0.0,
-        seconds_p90=seconds[int(0.9 * (len(seconds) - 1))] if seconds else 0.0,
+        seconds_p90=percentile(seconds, 0.9) if seconds else 0.0,
         slowest=sorted(((a.folder, a.seconds) for a in analyses if a.seconds > SLOW_S), key=lambda t: -t[1]),
         published_workloads=len(ratios), ratio_median=statistics.median(ratios) if ratios else None,
-        within_agreement=sum(1 for r in ratios if low <= r <= high) / len(ratios) if ratios else None,
+        within_agreement=sum(a.agreeing for a in done) / len(ratios) if ratios else None,
         disagreements=dict(classes.most_common()))
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The value `share` of the way up the sorted `values` (nearest rank below, as the summaries report it)."""
+    ordered = sorted(values)
+    return ordered[int(share * (len(ordered) - 1))]
