@@ -29,6 +29,7 @@ def test_the_summary_counts_ratios_within_agreement_and_lists_failures_and_slow_
     assert (summary.problems, summary.analysed, summary.workloads) == (3, 2, 3)
     assert summary.failed == ["FIB/c: data file missing"]
     assert summary.slowest == [("L1/b", 4.0)] and summary.seconds_median == 0.2
+    assert summary.seconds_p90 == 4.0  # nearest rank: of three, the 90th percentile is the largest
     assert summary.published_workloads == 3 and summary.ratio_median == 1.0
     assert summary.within_agreement == pytest.approx(2 / 3) and summary.disagreements == {"peak used": 1}
 

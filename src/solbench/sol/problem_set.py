@@ -8,6 +8,7 @@ cannot be analysed) says why and the next one runs.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections import Counter
@@ -133,6 +134,6 @@ def summarize(analyses: list[ProblemSol]) -> SetSummary:
 
 
 def percentile(values: list[float], share: float) -> float:
-    """The value `share` of the way up the sorted `values` (nearest rank below, as the summaries report it)."""
+    """The nearest-rank percentile: the smallest of `values` with at least `share` of them at or below it."""
     ordered = sorted(values)
-    return ordered[int(share * (len(ordered) - 1))]
+    return ordered[max(math.ceil(share * len(ordered)) - 1, 0)]
