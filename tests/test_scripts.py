@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from solbench.suite.extract.provenance import PROVENANCE_KEY, installed_versions, recorded_versions
+
 ROOT = Path(__file__).resolve().parents[1]
 DEVICE_CHECK = ROOT / "scripts" / "device-check"
 
 
-@pytest.mark.parametrize("script", ["device-check", "device-wheels", "build-suite", "extract-suite"])
+@pytest.mark.parametrize("script", ["device-check", "device-wheels", "build-suite", "extract-suite", "dependencies"])
 def test_shell_scripts_parse(script):
     path = ROOT / "scripts" / script
     if path.read_text().startswith("#!/usr/bin/env bash"):
@@ -49,13 +51,31 @@ def _folder(root: Path, name: str, origin: str) -> Path:
     return folder
 
 
+def _as_if_extracted_here(shipped: bytes, name: str) -> bytes:
+    """A shipped definition.json with the library versions it records replaced by the installed ones.
+
+    An extracted problem names the transformers and torch it was made with (tags and description); a
+    run with other versions differs there and nowhere else unless the libraries changed the reference,
+    which is what the freshness test is for.
+    """
+    if name != "definition.json":
+        return shipped
+    text = shipped.decode()
+    installed = installed_versions()
+    for library, version in recorded_versions(json.loads(text).get("tags", [])).items():
+        now = installed.get(library, version)
+        text = text.replace(f"{PROVENANCE_KEY}:{library}={version}", f"{PROVENANCE_KEY}:{library}={now}")
+        text = text.replace(f"from {library} {version} ", f"from {library} {now} ")
+    return text.encode()
+
+
 def _differ_from_shipped(folders: list[Path], problems: Path) -> list[str]:
     """Files of `folders` (under `problems`) that differ from the shipped problems/; empty when all are identical."""
     files = sorted(p for folder in folders for p in folder.rglob("*") if p.is_file())
     assert files, f"nothing written in {folders}"
     shipped = ROOT / "problems"
     return [str(p.relative_to(problems)) for p in files if not (shipped / p.relative_to(problems)).is_file()
-            or (shipped / p.relative_to(problems)).read_bytes() != p.read_bytes()]
+            or _as_if_extracted_here((shipped / p.relative_to(problems)).read_bytes(), p.name) != p.read_bytes()]
 
 
 @pytest.mark.slow
@@ -104,4 +124,34 @@ def test_extract_suite_writes_what_is_shipped_and_removes_stale_folders_only_on_
     assert not stale.exists() and recipe.exists()
     [written] = [p for p in (problems / "L1").iterdir() if p != recipe]
     assert captured.err.strip() == f"L1/{written.name}"
-    assert _differ_from_shipped([written], problems) == []
+    recorded = recorded_versions(json.loads((written / "definition.json").read_text())["tags"])
+    assert recorded == installed_versions() and set(recorded) == {"transformers", "torch"}
+    shipped = recorded_versions(json.loads((ROOT / "problems/L1" / written.name / "definition.json").read_text())["tags"])
+    assert _differ_from_shipped([written], problems) == [], (
+        f"the extractor no longer reproduces the shipped problem: shipped with {shipped}, run with {recorded}")
+
+
+def _dependencies_script() -> dict:
+    return runpy.run_path(str(ROOT / "scripts" / "dependencies"), run_name="not_main")
+
+
+def test_the_lock_pins_every_dependency_of_the_dev_install_and_torch_at_the_cpu_build():
+    """CI and the README install with -c requirements/lock.txt: a range left unpinned is a release away from red."""
+    script = _dependencies_script()
+    pins = script["parse_pins"]((ROOT / "requirements" / "lock.txt").read_text())
+    assert pins["torch"] == "2.13.0" and pins["triton"] == "3.7.1", pins
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    dev = re.search(r"^dev = \[(.*?)^\]", pyproject, re.MULTILINE | re.DOTALL).group(1)
+    core = re.search(r"^dependencies = \[(.*?)^\]", pyproject, re.MULTILINE | re.DOTALL).group(1)
+    names = {script["normalise"](m) for m in re.findall(r'^\s*"([A-Za-z0-9_.-]+)', core + dev, re.MULTILINE)}
+    assert names - set(pins) == set(), "pyproject names packages the lock does not pin: run scripts/dependencies lock"
+
+
+def test_dependency_drift_names_each_moved_package_once():
+    script = _dependencies_script()
+    locked = script["parse_pins"]("# header\ntorch==2.13.0\nTransformers==5.24.0\nold_pkg==1.0\n")
+    newest = script["parse_pins"]("torch==2.13.0+cpu\ntransformers==5.25.0\nnew-pkg==2.0 ; python_version > '3'\n")
+    assert newest == {"torch": "2.13.0", "transformers": "5.25.0", "new-pkg": "2.0"}
+    assert script["drift"](locked, newest) == ["new-pkg: (not locked) -> 2.0", "old-pkg: 1.0 -> (no longer needed)",
+                                               "transformers: 5.24.0 -> 5.25.0"]
+    assert script["parse_pins"](script["lock_text"](newest)) == newest

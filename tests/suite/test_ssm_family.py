@@ -8,15 +8,18 @@ reference that drifts from the model fails here rather than in a user's run.
 from collections import Counter
 
 import pytest
+from library_internals import library_attribute, library_module
 
 from solbench.suite.catalog import all_drafts
 from solbench.suite.catalog import ssm
 from solbench.suite.extract.extractor import load_reference
 
 torch = pytest.importorskip("torch")
-mamba2 = pytest.importorskip("transformers.models.mamba2.modeling_mamba2")
-jamba = pytest.importorskip("transformers.models.jamba.modeling_jamba")
-qwen3_next = pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
+mamba2 = library_module("transformers.models.mamba2.modeling_mamba2")
+jamba = library_module("transformers.models.jamba.modeling_jamba")
+qwen3_next = library_module("transformers.models.qwen3_next.modeling_qwen3_next")
+# transformers 5.25 renamed MambaRMSNormGated to Mamba2RMSNormGated
+GatedRMSNorm = library_attribute(mamba2, "Mamba2RMSNormGated", "MambaRMSNormGated")
 
 F = torch.nn.functional
 
@@ -80,7 +83,7 @@ def test_mamba2_mixer_scan_matches_the_nemotron_h_torch_path():
     x, B, C = xBC.split([d_inner, g * n, g * n], dim=-1)
     y = mamba2.mamba2_chunk_scan(x.reshape(b, t, h, p), dt, -torch.exp(A_log), B.reshape(b, t, g, n),
                                  C.reshape(b, t, g, n), 128, D=D, dt_bias=dt_bias, dt_softplus=True)
-    norm = mamba2.MambaRMSNormGated(d_inner, group_size=d_inner // g, eps=1e-5).double()
+    norm = GatedRMSNorm(d_inner, group_size=d_inner // g, eps=1e-5).double()
     norm.weight.data.copy_(norm_w)
     _close(out, norm(y.reshape(b, t, d_inner).double(), z), 1e-4)
 
@@ -113,7 +116,7 @@ def test_mamba2_conv_and_gated_norm_match_transformers():
     _close(ref, mamba2.causal_conv1d_fn(x, w, bias, activation="silu"))
 
     hidden, gate, weight = torch.randn(5, 2048 * 8).double(), torch.randn(5, 2048 * 8).double(), torch.rand(16384).double()
-    norm = mamba2.MambaRMSNormGated(16384, group_size=2048, eps=1e-5).double()
+    norm = GatedRMSNorm(16384, group_size=2048, eps=1e-5).double()
     norm.weight.data.copy_(weight)
     ref = _reference("nemotron-h-56b-base-8k_gated_rmsnorm_h2048_tp8")(hidden, gate, weight)
     _close(ref, norm(hidden, gate))

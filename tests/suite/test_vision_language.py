@@ -1,13 +1,15 @@
 """Vision-language, vision and speech towers: coverage of their models, and references against the models' code.
 
-Where the installed transformers has the function a reference follows, the reference is run on small
-inputs and compared with it (float32, the models' own working precision), so a reference that drifts
-from the model fails here rather than in a user's run.
+Each reference that follows a function of transformers is run on small inputs and compared with it
+(float32, the models' own working precision), so a reference that drifts from the model fails here
+rather than in a user's run; a function transformers moved fails naming the versions
+(tests/library_internals.py) instead of skipping.
 """
 
 from collections import Counter
 
 import pytest
+from library_internals import library_module
 
 from solbench.suite.catalog import dlrm_kaggle, speech, vision_language
 from solbench.suite.extract.extractor import load_reference
@@ -54,7 +56,7 @@ def test_every_model_has_a_problem_and_the_families_and_tiers_hold():
 
 @pytest.mark.slow
 def test_qwen25_vl_window_index_matches_transformers():
-    vision_utils = pytest.importorskip("transformers.vision_utils")
+    vision_utils = library_module("transformers.vision_utils")
     ns = _module("qwen2-5-vl-3b-instruct_vision_window_attention")
     grid = torch.tensor([[1, 8, 12], [1, 6, 4], [1, 16, 16]])
     index, cu = ns["_window_index"](grid, 2, 4)
@@ -65,7 +67,7 @@ def test_qwen25_vl_window_index_matches_transformers():
 
 @pytest.mark.slow
 def test_qwen25_vl_mrope_matches_transformers():
-    q25 = pytest.importorskip("transformers.models.qwen2_5_vl.modeling_qwen2_5_vl")
+    q25 = library_module("transformers.models.qwen2_5_vl.modeling_qwen2_5_vl")
     from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLTextConfig
 
     ns = _module("qwen2-5-vl-3b-instruct_mrope")
@@ -84,7 +86,7 @@ def test_qwen25_vl_mrope_matches_transformers():
 
 @pytest.mark.slow
 def test_qwen3_vl_qknorm_interleaved_mrope_matches_transformers():
-    q3 = pytest.importorskip("transformers.models.qwen3_vl.modeling_qwen3_vl")
+    q3 = library_module("transformers.models.qwen3_vl.modeling_qwen3_vl")
     from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig
 
     ns = _module("qwen3-vl-235b-a22b-instruct_qknorm_interleaved_mrope")
@@ -105,7 +107,7 @@ def test_qwen3_vl_qknorm_interleaved_mrope_matches_transformers():
 
 @pytest.mark.slow
 def test_pixtral_rope_matches_transformers():
-    px = pytest.importorskip("transformers.models.pixtral.modeling_pixtral")
+    px = library_module("transformers.models.pixtral.modeling_pixtral")
     from transformers.models.pixtral.configuration_pixtral import PixtralVisionConfig
 
     ns = _module("pixtral-12b-2409_vision_rope_2d")
@@ -125,7 +127,7 @@ def test_pixtral_rope_matches_transformers():
 
 @pytest.mark.slow
 def test_mllama_position_embedding_and_tile_mask_match_transformers():
-    ml = pytest.importorskip("transformers.models.mllama.modeling_mllama")
+    ml = library_module("transformers.models.mllama.modeling_mllama")
     from transformers.models.mllama.configuration_mllama import MllamaVisionConfig
 
     config = MllamaVisionConfig(hidden_size=16, image_size=28, patch_size=14, max_num_tiles=4, num_attention_heads=4)
@@ -155,7 +157,7 @@ def test_mllama_position_embedding_and_tile_mask_match_transformers():
 
 @pytest.mark.slow
 def test_siglip_map_head_matches_transformers():
-    sg = pytest.importorskip("transformers.models.siglip.modeling_siglip")
+    sg = library_module("transformers.models.siglip.modeling_siglip")
     from transformers.models.siglip.configuration_siglip import SiglipVisionConfig
 
     config = SiglipVisionConfig(hidden_size=32, intermediate_size=48, num_attention_heads=16, layer_norm_eps=1e-6,
@@ -173,8 +175,8 @@ def test_siglip_map_head_matches_transformers():
 
 @pytest.mark.slow
 def test_wav2vec2_pos_conv_and_hubert_feature_encoder_match_transformers():
-    w2v = pytest.importorskip("transformers.models.wav2vec2.modeling_wav2vec2")
-    hubert = pytest.importorskip("transformers.models.hubert.modeling_hubert")
+    w2v = library_module("transformers.models.wav2vec2.modeling_wav2vec2")
+    hubert = library_module("transformers.models.hubert.modeling_hubert")
     from transformers import HubertConfig, Wav2Vec2Config
 
     torch.manual_seed(0)

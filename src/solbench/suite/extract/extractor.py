@@ -17,6 +17,7 @@ from solbench.suite.extract.capture import capture
 from solbench.suite.extract.codegen import generate
 from solbench.suite.extract.configs import config_values
 from solbench.suite.extract.errors import ExtractError, require_transformers
+from solbench.suite.extract.provenance import installed_versions, provenance_tags
 from solbench.suite.extract.writer import AxisNamer, build_draft
 from solbench.suite.naming import model_slug
 from solbench.suite.tolerances import tolerance_for
@@ -48,7 +49,8 @@ class Request:
 def extract(request: Request, progress: Callable[[str], None] = lambda text: None) -> ProblemDraft:
     import torch
 
-    transformers = require_transformers()
+    require_transformers()
+    versions = installed_versions()
     arch = modules.architecture(request.architecture)
     kind = modules.kind_of(arch, request.module)
     if request.dtype not in _DTYPES:
@@ -93,7 +95,7 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
                     "0..seq_len-1 computed in the reference" if arch.decoder else
                     "bidirectional self-attention over the sequence"))
     description = (f"{model.name}: {arch.layer_class}{'.' + kind.path if kind.path else ''} ({kind.name}), "
-                   f"{pass_text}. Extracted by `solbench extract` from transformers {transformers.__version__} with "
+                   f"{pass_text}. Extracted by `solbench extract` from transformers {versions['transformers']} with "
                    f"torch.export; {layout_text}.{tp_note}{router_note} Config: "
                    + ", ".join(f"{k}={v}" for k, v in cited.items() if not isinstance(v, (dict, list))) + ".")
     name = request.name or "_".join(filter(None, [model_slug(model.name), "hf", kind.name,
@@ -108,7 +110,8 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
                         description=description, namer=namer, var_axes=var_axes, workloads=workloads,
                         backward=request.backward, dtype_name=request.dtype,
                         extra_tags=[f"module:{arch.layer_class}{'.' + kind.path if kind.path else ''}",
-                                    *([f"tp:{request.tp}"] if request.tp > 1 else []), *request.extra_tags],
+                                    *([f"tp:{request.tp}"] if request.tp > 1 else []),
+                                    *provenance_tags(versions), *request.extra_tags],
                         frozen=frozenset(frozen), zero_grads=frozenset(zero_grads))
     if not arch.decoder and "seq_len" in draft.axes:  # encoders attend both ways over their patches or frames
         draft.axes["seq_len"]["description"] = "Tokens per sequence (bidirectional: patches or frames)"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from solbench.suite.extract.errors import ExtractError, require_transformers
+from solbench.suite.extract.provenance import installed_versions
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,9 @@ def hf_config(arch: Architecture, kind: Kind, values: dict[str, Any], tp: int = 
         if not kind.shard:
             raise ExtractError(f"module kind {kind.name!r} has no tensor-parallel shard; drop --tp")
     config_class = _CLIP_CONFIG if arch.name == "clip" else arch.config_class
+    if not hasattr(transformers, config_class):
+        raise ExtractError(f"transformers {installed_versions().get('transformers')} has no {config_class}; the "
+                           "problems shipped were extracted with the versions in requirements/lock.txt")
     try:
         config = getattr(transformers, config_class)(**values)
     except (TypeError, ValueError) as error:
@@ -222,7 +226,11 @@ def build_module(arch: Architecture, kind: Kind, config):
     import torch
 
     modeling = _modeling(arch)
-    layer_class = getattr(modeling, arch.layer_class)
+    layer_class = getattr(modeling, arch.layer_class, None)
+    if layer_class is None:
+        raise ExtractError(f"{arch.modeling} has no {arch.layer_class} in transformers "
+                           f"{installed_versions().get('transformers')}; the problems shipped were extracted with "
+                           "the versions in requirements/lock.txt")
     layer_idx = _layer_index(config)
     with torch.device("cpu"):
         layer = layer_class(config, layer_idx) if arch.layer_args == "config, layer_idx" else layer_class(config)
