@@ -324,11 +324,23 @@ def test_the_sandbox_is_stopped_while_the_reference_is_timed():
     session = SandboxSession("cpu", SandboxLimits(memory_bytes=None))
     try:
         assert _wait_for(lambda: _state(session.process.pid) in {"S", "R"}, 30)
-        with session.paused():
-            assert _wait_for(lambda: _state(session.process.pid) == "T", 5), _state(session.process.pid)
+        with session.paused():  # stopped by SIGSTOP, or frozen with the sandbox's whole cgroup
+            assert _wait_for(lambda: _state(session.process.pid) == "T" or _frozen(session.process.pid), 5), \
+                _state(session.process.pid)
         assert _wait_for(lambda: _state(session.process.pid) in {"S", "R"}, 5)
     finally:
         session.close()
+
+
+def _frozen(pid: int) -> bool:
+    """Whether the cgroup v2 that `pid` is in reports itself frozen."""
+    from pathlib import Path
+
+    own = next((line[3:].strip() for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+                if line.startswith("0::")), None)
+    mounts = [line.split(" - ")[0].split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+              if line.split(" - ")[1].startswith("cgroup2 ")]
+    return bool(own and mounts) and "frozen 1" in (Path(mounts[0]) / own.lstrip("/") / "cgroup.events").read_text()
 
 
 def _state(pid: int) -> str:
@@ -339,7 +351,8 @@ def _state(pid: int) -> str:
 
 @pytest.mark.slow
 def test_a_process_that_left_the_sandbox_group_dies_with_the_sandbox(vector_add_problem, fast_config):
-    """A forked grandchild in a session of its own (setsid) is not in the sandbox's process group; it still dies."""
+    """A forked grandchild in a session of its own (setsid) is not in the sandbox's process group: it is refused
+    (processes) and still dies, with every sandbox the evaluation started for the next workloads."""
     import re
     from dataclasses import replace
 
@@ -349,7 +362,8 @@ def test_a_process_that_left_the_sandbox_group_dies_with_the_sandbox(vector_add_
               "def run(x, y):\n    assert os.path.exists(f'/proc/{ESCAPED}'), 'the escaped process is gone'\n"
               "    return x + y\n")
     traces = evaluate(load_problem(vector_add_problem), make_solution(source), replace(fast_config, static_check=False))
-    assert {t.evaluation.status for t in traces} == {S.PASSED}, traces[0].evaluation.log[-2000:]
+    assert {t.evaluation.status for t in traces} == {S.REWARD_HACK}, traces[0].evaluation.log[-2000:]
+    assert {t.evaluation.solbench.failed_rule for t in traces} == {"processes"}
     escaped = [int(pid) for pid in re.findall(r"escaped pid (\d+)", " ".join(t.evaluation.log for t in traces))]
     assert escaped, "the escaping process never started"
     assert all(_wait_for(lambda: not _process_alive(pid), 10) for pid in escaped), f"{escaped} outlived the evaluation"

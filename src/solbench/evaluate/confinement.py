@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from solbench.evaluate import landlock
+from solbench.evaluate.containment import ProcessContainment
 from solbench.sandbox.protocol import SandboxState
 
 UNPRIVILEGED_ID = 65534  # nobody / nogroup
@@ -50,6 +51,8 @@ class Confinement:
         self._landlock = (str(self.workdir), landlock.readable_roots(keeps_root=self._keeps_root),
                           landlock.device_paths(keeps_root=self._keeps_root), landlock.abi_version())
         self._parent_pid = os.getpid()
+        self.processes = ProcessContainment(token)
+        """Holds every process the sandbox starts, so none outlives it (containment.py)."""
         self.report: dict[str, Any] = {
             "process": "separate interpreter, own session",
             "workdir": "private temporary directory",
@@ -60,6 +63,8 @@ class Confinement:
                                                                 "in a directory other users cannot enter)",
             "network": "pending: reported by the sandbox at build",
             "filesystem": "pending: reported by the sandbox at build",
+            "signals": "pending: reported by the sandbox at build",
+            "processes": self.processes.mechanism,
         }
         """How the sandbox is confined, for the trace (Trace.evaluation.solbench.confinement)."""
 
@@ -77,6 +82,14 @@ class Confinement:
                                                  f"with capabilities {capabilities}"))
         self.report["filesystem"] = self._filesystem_confinement() if state.filesystem_confined else \
             "not confined (no Landlock in this kernel)"
+        abi = self._landlock[3]
+        if state.filesystem_confined and abi >= landlock.SCOPE_ABI:
+            self.report["signals"] = (f"scoped to the sandbox (Landlock ABI {abi}): it can signal only its own "
+                                      "processes, and reach no abstract Unix socket outside")
+        else:
+            self.report["signals"] = (f"not scoped: this kernel's Landlock (ABI {abi}) predates signal scoping (ABI "
+                                      f"{landlock.SCOPE_ABI}, Linux 6.12); the sandbox can signal processes of its "
+                                      "own user")
 
     def _filesystem_confinement(self) -> str:
         """Which Landlock set applied: a reader of the trace must see that a root sandbox got the narrow one."""
@@ -117,6 +130,7 @@ class Confinement:
         outside its working directory and world-writable places.
         """
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        self.processes.enter()  # before Landlock, which forbids writing the cgroup's files
         if self._uses_address_limit():
             resource.setrlimit(resource.RLIMIT_AS, (self.limits.memory_bytes, self.limits.memory_bytes))
         _unshare_network()

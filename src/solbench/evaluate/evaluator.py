@@ -308,11 +308,13 @@ class _WorkloadEvaluation:
                           precision=self.precision)
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
+        self._check_processes(verdict, "correctness")
         if not self.config.time_solution:  # correctness only
             return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, self.session.log.take(),
                               verdict=verdict, rounds=self.config.rounds, seed=self.seed, correctness_only=True,
                               precision=self.precision)
         timing = self._time_solution(sets, verdict)
+        self._check_processes(verdict, "timing")
         reference_timing = None
         known, key = self.run_state.warm.reference_timings, None
         if self.config.time_reference and known is not None:
@@ -334,6 +336,19 @@ class _WorkloadEvaluation:
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
                           rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,
                           seed=self.seed, timer=timing.backend, precision=self.precision)
+
+    def _check_processes(self, verdict: Verdict, phase: str) -> None:
+        """A process the solution detached from the sandbox's group (setsid, setpgid) and left running past its calls
+        could work while nothing is timed or answer for it; containment kills it with the sandbox, and here it is
+        refused with the processes named. The sandbox ends, so the next workload starts clean."""
+        detached = self.session.detached_processes()
+        if not detached:
+            return
+        detail = (f"{len(detached)} process(es) left running outside the sandbox's process group after the "
+                  f"{phase} calls: {'; '.join(detached[:3])}")
+        verdict.record(CheckOutcome(rule="processes", passed=False, detail=detail, phase=phase), keep=True)
+        self.session.kill()
+        raise self._stop(EvaluationStatus.REWARD_HACK, f"processes: {detail}; they were killed", verdict=verdict)
 
     def _prepare_truth(self) -> tuple[list, list]:
         context = InputContext(self.run_state.problem, self.workload, self.axes, self.config.device,

@@ -1,10 +1,12 @@
-"""Filesystem confinement of the sandbox with Landlock (Linux 5.13+), applied between fork and exec.
+"""Filesystem and signal confinement of the sandbox with Landlock (Linux 5.13+), applied between fork and exec.
 
 Reads are allowed only under the system folders and the Python installation (what importing
 torch, compiling an extension and running the interpreter need) and the sandbox's own /proc
 entry; writes only under the sandbox's working directory and /dev. Everything else, the user's home and the evaluator's
 files included, cannot be opened. Where the kernel has no Landlock the child runs unconfined and
-the trace says so (the child reports whether it can list "/").
+the trace says so (the child reports whether it can list "/"). Where the kernel has Landlock ABI 6
+(Linux 6.12), the same ruleset scopes signals and abstract Unix sockets to the sandbox (containment.py
+holds its processes).
 
 A sandbox that keeps root (the interpreter is where `nobody` cannot reach it) passes every
 permission check inside those folders, so it gets a narrower set (`keeps_root=True`): of /etc
@@ -49,8 +51,14 @@ PROC_ENTRIES = ("/proc/self", "/proc/thread-self", "/proc/cpuinfo", "/proc/memin
                 "/proc/driver")
 
 
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
+SCOPE_ABI = 6
+"""Landlock ABI 6 (Linux 6.12) scopes signals and abstract Unix sockets to the process's own domain."""
+
+
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -108,9 +116,12 @@ def confine(workdir: str, readable: list[str], devices: list[str], abi: int) -> 
     handled = READ_ONLY | WRITE_FILE | _MODIFY | (REFER if abi >= 2 else 0) | (TRUNCATE if abi >= 3 else 0) \
         | (IOCTL_DEV if abi >= 5 else 0)
     libc = ctypes.CDLL(None, use_errno=True)
-    attr = _RulesetAttr(handled)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                           ctypes.c_uint32(0))
+    # With scoping, the sandbox and what it starts can signal (kill, tgkill, pidfd, SIGIO) and connect to abstract
+    # sockets only within this ruleset's domain: not the evaluator, a server, or another sandbox of the same user.
+    scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET if abi >= SCOPE_ABI else 0
+    attr = _RulesetAttr(handled, 0, scoped)
+    size = ctypes.sizeof(attr) if scoped else ctypes.sizeof(ctypes.c_uint64)  # older kernels know one field
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
         return False
     # Opened here, after fork: /proc/self is this child, which keeps its pid across exec.

@@ -194,13 +194,26 @@ class SandboxSession:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def detached_processes(self) -> list[str]:
+        """Processes of the sandbox that left its process group and still run: a solution detached them."""
+        return [p.describe() for p in self._confinement.processes.detached(self.process.pid)]
+
     def kill(self) -> None:
+        self._kill_processes()
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         self.process.wait()
+        self._release()
+
+    def _kill_processes(self) -> None:
+        """Every process of the sandbox, its own first-started one included (once reaped, its pid is not used)."""
+        self._confinement.processes.kill_all(self.process.pid if self.process.returncode is None else None)
+
+    def _release(self) -> None:
+        self._confinement.processes.release()
         self._kill_escaped()
 
     def _kill_escaped(self) -> None:
@@ -228,10 +241,12 @@ class SandboxSession:
             os.killpg(self.process.pid, signal.SIGSTOP)
         except (ProcessLookupError, PermissionError):
             pass
+        self._confinement.processes.stop(self.process.pid)  # those that left the group too
         self.scheduling_changes += scheduling.restore(self._scheduling)
         try:
             yield
         finally:
+            self._confinement.processes.resume(self.process.pid)
             try:
                 os.killpg(self.process.pid, signal.SIGCONT)
             except (ProcessLookupError, PermissionError):
@@ -246,12 +261,13 @@ class SandboxSession:
                 send_message(self._socket, protocol.encode(ExitRequest()))
             except OSError:
                 pass
-        try:  # the child goes; anything it started in its process group goes too
+        self._kill_processes()  # the child and everything it started go
+        try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self.process.wait()
-        self._kill_escaped()
+        self._release()
         self._socket.close()
         self._output.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -1,0 +1,133 @@
+"""Process containment, tried as an attacker would: the solution's code runs with the static rules off (they are a
+first filter, evaded by code built at run time), and what it does must stay inside its sandbox.
+
+- a victim process started beside the evaluation survives a SIGTERM and a kill(-1) from the sandbox;
+- a process detached by fork, setsid, fork and exec with an empty environment (no mark to find it by) is gone when
+  the evaluation returns, and the workload is REWARD_HACK naming it;
+- the trace names the containment that applied.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import replace
+
+import pytest
+
+from conftest import VECTOR_ADD, make_solution, vector_workloads, write_problem
+from solbench.evaluate import evaluate
+from solbench.evaluate.containment import ProcessContainment
+from solbench.evaluate.landlock import SCOPE_ABI, abi_version
+from solbench.spec import load_problem
+
+scoped_signals = pytest.mark.skipif(abi_version() < SCOPE_ABI,
+                                    reason=f"Landlock ABI {abi_version()} has no signal scoping (needs {SCOPE_ABI})")
+
+
+@pytest.fixture
+def victim():
+    """A process of the evaluator's own user, outside any sandbox."""
+    process = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    yield process
+    process.kill()
+    process.wait()
+
+
+def _evaluate(tmp_path, source: str, config):
+    problem = load_problem(write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000)))
+    return evaluate(problem, make_solution(source), replace(config, static_check=False))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# Only the victim gets a real signal: a broken scope must not take the test run down with it (kill(-1, SIGKILL) from
+# a sandbox of root's uid reaches every root process, this test's and CI's included), so the rest are probes (0).
+@pytest.mark.slow
+@scoped_signals
+def test_a_victim_beside_the_evaluation_survives_the_sandboxs_signals(tmp_path, fast_config, victim):
+    source = (f"import os, signal\nerrors = []\n"
+              f"for target, sig in (({victim.pid}, signal.SIGTERM), (os.getppid(), 0), (1, 0), (-1, 0)):\n"
+              "    try:\n        os.kill(target, sig)\n        errors.append('sent')\n"
+              "    except OSError as error:\n        errors.append(type(error).__name__)\n"
+              "print('signals:', errors)\n"
+              "def run(x, y):\n    return x + y\n")
+    traces = _evaluate(tmp_path, source, fast_config)
+    time.sleep(0.2)
+    assert victim.poll() is None, "a process outside the sandbox was killed from inside it"
+    assert [t.evaluation.status.value for t in traces] == ["PASSED"]
+    assert "signals: ['PermissionError', 'PermissionError', 'PermissionError'" in traces[0].evaluation.log
+    assert traces[0].evaluation.solbench.confinement["signals"].startswith("scoped to the sandbox")
+
+
+@pytest.mark.slow
+def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evaluation(tmp_path, fast_config):
+    pid_file = tmp_path / "escaped.pid"
+    source = ("import os\n"
+              "first = getattr(os, 'fo' + 'rk')()\n"
+              "if first == 0:\n    os.setsid()\n"
+              "    second = getattr(os, 'fo' + 'rk')()\n"
+              "    if second == 0:\n        getattr(os, 'exec' + 've')('/bin/sleep', ['sleep', '30'], {})\n"
+              "    print('escaped', second, flush=True)\n"
+              "    getattr(os, '_exit')(0)\n"
+              "getattr(os, 'wait' + 'pid')(first, 0)\n"
+              "def run(x, y):\n    return x + y\n")
+    traces = _evaluate(tmp_path, source, fast_config)
+    log = traces[0].evaluation.log
+    escaped = int(log.split("escaped ", 1)[1].split()[0])
+    pid_file.write_text(str(escaped))
+    assert not _alive(escaped), f"pid {escaped} outlived the evaluation"
+    evaluation = traces[0].evaluation
+    assert evaluation.status.value == "REWARD_HACK", evaluation.solbench.failure
+    assert evaluation.solbench.failed_rule == "processes"
+    assert f"pid {escaped} (sleep)" in evaluation.solbench.failure
+    assert evaluation.solbench.confinement["processes"]
+
+
+@pytest.mark.slow
+def test_children_in_the_sandboxs_own_group_are_allowed_and_killed_with_it(tmp_path, fast_config):
+    """A helper process that stays in the sandbox's group (a compiler, torch.compile's workers) is honest."""
+    source = ("import subprocess\n"
+              "helper = subprocess.Popen(['sleep', '30'])\n"
+              "print('helper', helper.pid, flush=True)\n"
+              "def run(x, y):\n    return x + y\n")
+    traces = _evaluate(tmp_path, source, fast_config)
+    helper = int(traces[0].evaluation.log.split("helper ", 1)[1].split()[0])
+    assert [t.evaluation.status.value for t in traces] == ["PASSED"]
+    assert not _alive(helper)
+
+
+def test_a_subreaper_sandbox_finds_an_orphan_and_kills_every_process(monkeypatch):
+    """Where no cgroup can be made, orphans are reparented to the sandbox and found in its tree."""
+    import solbench.evaluate.containment as containment
+
+    monkeypatch.setattr(containment, "_make_cgroup", lambda name: None)
+    processes = ProcessContainment("test")
+    assert "subreaper" in processes.mechanism
+    script = ("import os, time\n"
+              "if os.fork() == 0:\n    os.setsid()\n"
+              "    if os.fork() == 0:\n        time.sleep(30)\n    os._exit(0)\n"
+              "time.sleep(30)\n")
+    sandbox = subprocess.Popen(["python3", "-c", script], start_new_session=True, preexec_fn=processes.enter)
+    try:
+        deadline = time.monotonic() + 10
+        while not processes.detached(sandbox.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [orphan] = processes.detached(sandbox.pid)
+        assert orphan.group != sandbox.pid
+        processes.kill_all(sandbox.pid)
+        sandbox.wait(timeout=10)
+        processes.release()
+        assert not _alive(orphan.pid)
+    finally:
+        if sandbox.poll() is None:
+            os.killpg(sandbox.pid, signal.SIGKILL)
+            sandbox.wait()
