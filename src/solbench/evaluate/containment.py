@@ -55,7 +55,7 @@ class ProcessContainment:
     def mechanism(self) -> str:
         if self._cgroup is not None:
             kill = "cgroup.kill" if (self._cgroup / "cgroup.kill").exists() else "SIGKILL to each member"
-            return f"a cgroup v2 of its own ({self._cgroup}), ended whole with {kill}"
+            return f"a cgroup v2 of its own, frozen while the reference is timed and ended whole with {kill}"
         return ("a child subreaper: orphans stay in its process tree and are killed with it (no writable cgroup v2 "
                 "hierarchy here)")
 

@@ -84,7 +84,8 @@ class SubmissionView(_Body):
     finished_at: UtcDateTime | None
     attempts: int
     error: str | None
-    code_hash: str
+    code_hash: str | None
+    """None for readers who may not see the code: a public hash would confirm a guessed solution."""
     solution: dict[str, Any] | None
     """The solution as submitted; None for readers other than its owner and admins."""
     result: ResultView | None

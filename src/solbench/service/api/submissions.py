@@ -12,6 +12,7 @@ from solbench.service.api.deps import current_user, optional_user, service, sess
 from solbench.service.api.schemas import (Deleted, ResultView, ScoreChangeView, SubmissionAccepted, SubmissionRequest,
                                           SubmissionView)
 from solbench.service.catalog import current_version
+from solbench.service.disclosure import redacted_error, redacted_traces
 from solbench.service.door import Refused, check_static, code_hash, parse_solution
 from solbench.service.limits import LimitReached, check_limits
 from solbench.service.models import ScoreChange, Submission, User, utcnow
@@ -64,7 +65,8 @@ def submit(body: SubmissionRequest, response: Response, user: User = Depends(cur
 def get_submission(submission_id: int, user: User | None = Depends(optional_user),
                    db: Session = Depends(session)) -> SubmissionView:
     """A submission with its result. Test and private submissions are readable by their owner and admins only;
-    of a ranked one, others see everything but the solution's code until its problem set is frozen."""
+    of a ranked one, until its problem set is frozen, others see neither the solution's code nor the text it
+    produced (logs, failure lines, guard findings' details, the code hash)."""
     submission = readable(db, submission_id, user)
     return submission_view(db, submission, with_code=_code_visible(db, user, submission))
 
@@ -120,6 +122,8 @@ def _code_visible(db: Session, user: User | None, submission: Submission) -> boo
 
 
 def submission_view(db: Session, submission: Submission, *, with_code: bool = True) -> SubmissionView:
+    """The submission as a reader sees it: without `with_code`, no code and no text its code produced
+    (disclosure.py)."""
     result = submission.result
     result_view = None
     if result is not None:
@@ -134,7 +138,8 @@ def submission_view(db: Session, submission: Submission, *, with_code: bool = Tr
             harness_version=result.harness_version, problem_version=version.version_hash, hardware=result.hardware,
             device=result.device, worker=result.worker, environment=result.environment, clock=result.clock,
             cache_hit=result.cache_hit, t_sol_ms={k: v for k, v in result.t_sol_ms.items() if k in public},
-            t_b_ms={k: v for k, v in result.t_b_ms.items() if k in public}, traces=result.traces,
+            t_b_ms={k: v for k, v in result.t_b_ms.items() if k in public},
+            traces=result.traces if with_code else redacted_traces(result.traces),
             created_at=result.created_at, rescored_at=result.rescored_at,
             history=[ScoreChangeView(at=c.at, old_score=c.old_score, new_score=c.new_score, old_harness=c.old_harness,
                                      new_harness=c.new_harness, reason=c.reason) for c in history])
@@ -143,7 +148,9 @@ def submission_view(db: Session, submission: Submission, *, with_code: bool = Tr
                           problem_version=version.version_hash, mode=submission.mode, status=submission.status,
                           queue_position=queries.queue_position(db, submission), created_at=submission.created_at,
                           started_at=submission.started_at, finished_at=submission.finished_at,
-                          attempts=submission.attempts, error=submission.error, code_hash=submission.code_hash,
+                          attempts=submission.attempts,
+                          error=submission.error if with_code else redacted_error(submission.error),
+                          code_hash=submission.code_hash if with_code else None,
                           solution=submission.solution if with_code else None, result=result_view)
 
 

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from solbench.service import queries
 from solbench.service.catalog import current_version
+from solbench.service.disclosure import redacted_error, redacted_traces
 from solbench.service.models import Result, Submission, User, utcnow
 from solbench.service.web import views
 from solbench.service.web.charts import (Bar, TimelineEvent, TimingSpread, TrendPoint, bar_chart, firsts_timeline,
@@ -131,20 +132,23 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
     problem_row = row.problem_version.problem
     result = row.result
     sources, code_note = None, ""
-    if queries.code_visible(session, row, viewer.name, viewer.is_admin):
+    code_visible = queries.code_visible(session, row, viewer.name, viewer.is_admin)
+    if code_visible:
         sources = [views.SourceFile(s["path"], s["content"]) for s in row.solution.get("sources", [])]
     else:
-        code_note = (f"The code of others' submissions is shown once set {problem_row.set_name} is frozen; "
-                     "until then only its author sees it.")
-    workloads = workload_rows(result) if result is not None else []
+        code_note = (f"The code of others' submissions, and what it printed or raised, is shown once set "
+                     f"{problem_row.set_name} is frozen; until then only its author sees it.")
+    traces = (result.traces if code_visible else redacted_traces(result.traces or [])) if result is not None else []
+    workloads = workload_rows(result, traces) if result is not None else []
     detail = views.SubmissionDetail(
         id=row.id, user=owner, set=problem_row.set_name, problem=problem_row.name,
         solution=row.solution.get("name", ""), mode=row.mode, status=row.status,
-        verdict=result.verdict if result is not None else (row.error or f"not evaluated yet ({row.status})"),
+        verdict=result.verdict if result is not None else ((row.error if code_visible else redacted_error(row.error))
+                                                           or f"not evaluated yet ({row.status})"),
         score=result.score if result is not None else None, submitted_at=row.created_at,
         finished_at=row.finished_at, hardware=result.hardware if result is not None else "—",
         harness_version=result.harness_version if result is not None else None, workloads=workloads,
-        findings=findings_of(result) if result is not None else [], history=_history(session, row),
+        findings=findings_of(traces), history=_history(session, row),
         sources=sources, code_note=code_note, private=row.mode != RANKED_MODE)
     spread = timing_spread_chart([TimingSpread(w.uuid, w.min_ms, w.median_ms, w.max_ms, w.t_sol_ms, w.t_baseline_ms)
                                   for w in workloads if w.min_ms is not None])

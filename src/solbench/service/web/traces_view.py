@@ -9,12 +9,12 @@ from __future__ import annotations
 from solbench.service.web import views
 
 
-def workload_rows(result) -> list[views.WorkloadResultRow]:
-    """One row per public trace, in the order the workloads ran."""
+def workload_rows(result, traces: list[dict]) -> list[views.WorkloadResultRow]:
+    """One row per public trace of `result` (`traces`: as this reader may see them), in the order the workloads ran."""
     from solbench.spec import Trace
 
     rows = []
-    for raw in result.traces or []:
+    for raw in traces:
         trace = Trace.model_validate(raw)
         uuid = trace.workload.uuid
         evaluation = trace.evaluation
@@ -43,18 +43,18 @@ def _score(trace, t_sol_ms: float, t_b_ms: float, hardware: str) -> float | None
     return score_trace(trace, t_sol_ms, baselines, hardware).score
 
 
-def findings_of(result) -> list[views.FindingRow]:
+def findings_of(traces: list[dict]) -> list[views.FindingRow]:
     """Static findings and failed runtime guards of every public trace, each reported once."""
     from solbench.spec import Trace
 
     seen: dict[tuple[str, str], views.FindingRow] = {}
-    for raw in result.traces or []:
+    for raw in traces:
         evaluation = Trace.model_validate(raw).evaluation
         details = evaluation.solbench if evaluation is not None else None
         for check in details.checks if details is not None else []:
             if check.phase == "static":
                 # the detail is Finding.one_line(): "file:line: rule (severity): message"
-                parts = check.detail.split(": ", 2)
+                parts = check.detail.split(": ", 2)  # a redacted detail is one phrase: no location
                 location, message = (parts[0], parts[2]) if len(parts) == 3 else ("", check.detail)
                 severity = "warn" if check.passed else "block"
                 row = views.FindingRow(check.rule.removeprefix("static:"), severity, location, message)
