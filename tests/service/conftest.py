@@ -142,3 +142,39 @@ def database(tmp_path):
     from solbench.service.db import open_database
 
     return open_database(f"sqlite:///{tmp_path / 'test.db'}")[1]
+
+
+class InProcessService:
+    """The real app in this process (FastAPI's TestClient), over a migrated SQLite database filled with the page
+    screenshots' sample: users with tokens (sample.tokens), an admin, submissions in an open and a frozen set."""
+
+    def __init__(self, root: Path):
+        from fastapi.testclient import TestClient
+
+        from solbench.service.app import create_app, prepare
+        from solbench.service.auth import add_user
+        from solbench.service.settings import ServiceSettings
+        from solbench.service.web.sample_data import HARDWARE, build_sample
+
+        self.sample = build_sample(root / "data", submissions=30, users=6)
+        settings = ServiceSettings(data_dir=root / "data", suites=(self.sample.suite_dir,), hardware=HARDWARE,
+                                   workers=0)
+        self.service = prepare(settings)
+        self.admin = add_user(self.service.session_factory, "root", admin=True).token
+        self.client = TestClient(create_app(self.service, start_queue=False))
+
+    def get(self, path: str, token: str | None = None, **options):
+        return self.client.get(path, headers={"Authorization": f"Bearer {token}"} if token else {}, **options)
+
+    def close(self) -> None:
+        self.client.close()
+        self.service.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def in_process_service(tmp_path_factory):
+    """One InProcessService per test module: fast (no server process, no queue), for the fast tier."""
+    app = InProcessService(tmp_path_factory.mktemp("in_process"))
+    with app.client:
+        yield app
+    app.close()

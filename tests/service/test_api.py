@@ -83,12 +83,12 @@ def test_private_submissions_are_readable_and_deletable_by_their_owner_and_admin
         first = _post(client, {"problem": "vector_add", "solution": add_solution(), "mode": "private"}).json()["id"]
         second = _post(client, {"problem": "vector_add", "solution": add_solution(), "mode": "test"}).json()["id"]
         assert client.get(f"/submissions/{first}").status_code == 200
-    with live_server.client(other) as client:
-        assert client.get(f"/submissions/{first}").status_code == 403
-        assert client.get(f"/submissions/{first}/bundle").status_code == 403
-        assert client.delete(f"/submissions/{first}").status_code == 403
+    with live_server.client(other) as client:  # to others it does not exist
+        assert client.get(f"/submissions/{first}").status_code == 404
+        assert client.get(f"/submissions/{first}/bundle").status_code == 404
+        assert client.delete(f"/submissions/{first}").status_code == 404
     with live_server.client() as anonymous:
-        assert anonymous.get(f"/submissions/{first}").status_code == 401
+        assert anonymous.get(f"/submissions/{first}").status_code == 404
     with live_server.client(admin) as client:
         assert client.get(f"/submissions/{second}").json()["user"] == "owner"
         assert client.get(f"/submissions/{first}").status_code == 200

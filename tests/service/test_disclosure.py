@@ -16,21 +16,12 @@ SECRET = "kernel.py\", line 9, in run: out = fused(x)  # proprietary trick"
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    from fastapi.testclient import TestClient
-
-    from solbench.service.app import create_app, prepare
-    from solbench.service.auth import add_user
+def served(in_process_service):
     from solbench.service.models import Result
-    from solbench.service.settings import ServiceSettings
-    from solbench.service.web.sample_data import HARDWARE, build_sample
 
-    root = tmp_path_factory.mktemp("disclosure")
-    sample = build_sample(root / "data", submissions=30, users=6)
-    settings = ServiceSettings(data_dir=root / "data", suites=(sample.suite_dir,), hardware=HARDWARE, workers=0)
-    service = prepare(settings)
-    with service.session_factory.begin() as session:
-        for submission_id in (sample.open_set_submission, sample.frozen_set_submission):
+    app = in_process_service
+    with app.service.session_factory.begin() as session:
+        for submission_id in (app.sample.open_set_submission, app.sample.frozen_set_submission):
             result = session.query(Result).filter_by(submission_id=submission_id).one()
             traces = [dict(t) for t in result.traces]
             evaluation = dict(traces[0]["evaluation"], status="RUNTIME_ERROR", log=f"Traceback: {SECRET}\n")
@@ -45,10 +36,7 @@ def served(tmp_path_factory):
             evaluation["solbench"].pop("timing", None)
             traces[0] = dict(traces[0], evaluation=evaluation)
             result.traces = traces
-    admin = add_user(service.session_factory, "root", admin=True).token
-    with TestClient(create_app(service, start_queue=False)) as client:
-        yield client, sample, admin
-    service.engine.dispose()
+    return app.client, app.sample, app.admin
 
 
 def _get(client, path: str, token: str | None = None):

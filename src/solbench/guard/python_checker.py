@@ -264,6 +264,10 @@ def check_python(path: str, source: str) -> list[Finding]:
     except SyntaxError as error:
         return [Finding(rule="syntax", severity="warn", file=path, line=error.lineno or 0,
                         message=f"not valid Python: {error.msg}", explanation="The build will report it.")]
+    except (RecursionError, MemoryError) as error:  # a 60,000-term expression: the parser's own recursion limit
+        return [Finding(rule="unreadable", severity="block", file=path, line=0,
+                        message=f"nested too deeply for the static rules to parse ({type(error).__name__})",
+                        explanation=RULES["unreadable"].explanation)]
     checker = PythonChecker(path)
     checker.visit(tree)
     return checker.findings

@@ -41,6 +41,9 @@ RULES = {rule.id: rule for rule in (
     Rule("cuda-graph", BLOCK, "CUDA graph capture and replay can replay work recorded once, outside the timed call."),
     Rule("trace-hooks", BLOCK, "sys.settrace/setprofile, atexit and signal handlers run code outside the measured "
          "call."),
+    Rule("unreadable", BLOCK, "A source nested too deeply for the static rules to parse would hide everything in it "
+         "from them, and how deep the parser reaches depends on the stack it starts from: a sandbox's fresh "
+         "interpreter may still compile what the checker could not read."),
     Rule("threads", WARN, "Threads and executors can leave work running after the call returns; runtime thread "
          "accounting refuses that."),
     Rule("async", WARN, "Asynchronous work may outlive the call."),

@@ -349,6 +349,19 @@ def set_frozen_at(session: Session, set_name: str) -> datetime | None:
     return frozen if frozen is not None and frozen <= utcnow() else None
 
 
+MAX_ROW_ID = 2**63 - 1
+"""The largest primary key SQLite and PostgreSQL store (a signed 64-bit integer): a larger id names no row."""
+
+
+def live_submission(session: Session, submission_id: int) -> Submission | None:
+    """The submission with this id unless it was deleted; None for an id no row can have (it would overflow the
+    database's integer, an error instead of a miss)."""
+    if not 0 < submission_id <= MAX_ROW_ID:
+        return None
+    row = session.get(Submission, submission_id)
+    return None if row is None or row.deleted_at is not None else row
+
+
 def code_visible(session: Session, submission: Submission, viewer_name: str | None, viewer_is_admin: bool) -> bool:
     """Whether a viewer may read a submission's code: its author and admins always, everyone else once the
     submission's problem set is frozen. The one rule the API (submission view, bundle) and the pages share."""

@@ -61,10 +61,11 @@ def submit(body: SubmissionRequest, response: Response, user: User = Depends(cur
     return _accepted(db, submission)
 
 
-@router.get("/submissions/{submission_id}", response_model=SubmissionView, responses={403: {}, 404: {}})
+@router.get("/submissions/{submission_id}", response_model=SubmissionView, responses={404: {}})
 def get_submission(submission_id: int, user: User | None = Depends(optional_user),
                    db: Session = Depends(session)) -> SubmissionView:
-    """A submission with its result. Test and private submissions are readable by their owner and admins only;
+    """A submission with its result. Test and private submissions are readable by their owner and admins only
+    (404 to others, as for a submission that does not exist);
     of a ranked one, until its problem set is frozen, others see neither the solution's code nor the text it
     produced (logs, failure lines, guard findings' details, the code hash)."""
     submission = readable(db, submission_id, user)
@@ -75,7 +76,7 @@ def get_submission(submission_id: int, user: User | None = Depends(optional_user
 def delete_submission(submission_id: int, user: User = Depends(current_user), db: Session = Depends(session)):
     """Remove a submission (its owner or an admin): it leaves every page and leaderboard; a queued one is not run.
     It still counts towards the owner's rate limits."""
-    submission = _live(db, submission_id)
+    submission = readable(db, submission_id, user)
     if submission.user_id != user.id and not user.is_admin:
         raise HTTPException(403, f"submission {submission_id}: only its owner or an admin may delete it")
     submission.deleted_at = utcnow()
@@ -105,14 +106,12 @@ def bundle(submission_id: int, user: User | None = Depends(optional_user), db: S
 
 
 def readable(db: Session, submission_id: int, user: User | None) -> Submission:
-    """The submission if `user` may read it: ranked ones are public, the rest their owner's and admins'."""
+    """The submission if `user` may read it: ranked ones are public, the rest their owner's and admins' (to
+    anyone else they do not exist: 404)."""
     submission = _live(db, submission_id)
     if submission.mode not in PUBLIC_MODES and (user is None or (user.id != submission.user_id
                                                                   and not user.is_admin)):
-        if user is None:
-            raise HTTPException(401, f"submission {submission_id} is {submission.mode}: send its owner's token",
-                                headers={"WWW-Authenticate": "Bearer"})
-        raise HTTPException(403, f"submission {submission_id} is {submission.mode} to its owner")
+        raise _missing(submission_id)
     return submission
 
 
@@ -155,10 +154,16 @@ def submission_view(db: Session, submission: Submission, *, with_code: bool = Tr
 
 
 def _live(db: Session, submission_id: int) -> Submission:
-    submission = db.get(Submission, submission_id)
-    if submission is None or submission.deleted_at is not None:
-        raise HTTPException(404, f"submission {submission_id}: no such submission")
+    submission = queries.live_submission(db, submission_id)
+    if submission is None:
+        raise _missing(submission_id)
     return submission
+
+
+def _missing(submission_id: int) -> HTTPException:
+    """One answer for a submission that does not exist and one the caller may not see: the difference would tell
+    that another user's private or test submission exists."""
+    return HTTPException(404, f"submission {submission_id}: no such submission")
 
 
 def _by_key(db: Session, user: User, key: str) -> Submission | None:

@@ -122,8 +122,8 @@ def problem(session: Session, set_name: str, name: str, page: int, hardware: str
 
 
 def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
-    row = session.get(Submission, submission_id)
-    if row is None or row.deleted_at is not None:
+    row = queries.live_submission(session, submission_id)
+    if row is None:
         raise PageNotFound(f"There is no submission #{submission_id}.")
     owner = row.user.name
     privileged = viewer.name == owner or viewer.is_admin

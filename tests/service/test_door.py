@@ -1,0 +1,49 @@
+"""The API's door, in process (fast tier): every bad request is a 4xx naming what is wrong, and a submission a
+reader may not see answers exactly as one that does not exist."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import solution_dict
+
+PROBLEM = "vector_add_fp32"  # a problem of the sample suite (solbench.service.web.sample_data)
+TOO_BIG = "99999999999999999999999"
+
+
+def test_a_source_too_deep_to_parse_is_refused_naming_its_field(in_process_service):
+    app = in_process_service
+    source = "def run(x, y):\n    return x + y\nunused = " + "+".join(["1"] * 60000) + "\n"
+    response = app.client.post("/api/v1/submissions", headers={"Authorization": f"Bearer {app.sample.tokens['eve']}"},
+                               json={"problem": PROBLEM, "solution": solution_dict(source, definition=PROBLEM)})
+    assert response.status_code == 422, response.text
+    assert response.json()["field"] == "solution.sources[0].content" and "unreadable" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("submission_id", [TOO_BIG, "0", "-3", str(2**63)])
+def test_ids_no_row_can_have_are_404_not_500(in_process_service, submission_id):
+    app = in_process_service
+    admin = app.admin
+    assert app.get(f"/api/v1/submissions/{submission_id}", admin).status_code == 404
+    assert app.get(f"/api/v1/submissions/{submission_id}/bundle", admin).status_code == 404
+    assert app.client.delete(f"/api/v1/submissions/{submission_id}",
+                             headers={"Authorization": f"Bearer {admin}"}).status_code == 404
+    assert app.get(f"/submissions/{submission_id}").status_code == 404
+
+
+@pytest.mark.parametrize("reader", [None, "carol"])
+def test_another_users_private_submission_answers_as_if_it_did_not_exist(in_process_service, reader):
+    app = in_process_service
+    private = app.sample.private_submission
+    token = app.sample.tokens[reader] if reader else None
+    missing = app.get("/api/v1/submissions/999999", token)
+    for path in (f"/api/v1/submissions/{private}", f"/api/v1/submissions/{private}/bundle"):
+        response = app.get(path, token)
+        assert response.status_code == 404 and response.json()["detail"] == missing.json()["detail"].replace(
+            "999999", str(private)), response.text
+    if token:
+        deleted = app.client.delete(f"/api/v1/submissions/{private}", headers={"Authorization": f"Bearer {token}"})
+        assert deleted.status_code == 404
+    assert app.get(f"/submissions/{private}", token).status_code == 404
+    assert app.get(f"/api/v1/submissions/{private}", app.sample.tokens["alice"]).status_code == 200
+    assert app.get(f"/api/v1/submissions/{private}", app.admin).status_code == 200
