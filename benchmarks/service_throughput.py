@@ -89,7 +89,8 @@ class Service:
         self.token = solbench("admin", "add-user", "bench", *database, "--settings", settings,
                               env=env).strip().splitlines()[-1]
         self.port = free_port()
-        self.process = SolbenchProcess(["serve", "--port", self.port, "--suite", suite, "--settings", settings, *args],
+        self.process = SolbenchProcess(["serve", "--port", self.port, "--suite", suite, "--settings", settings,
+                                        "--allow-root-sandbox", *args],
                                        folder / "serve.log", env, cwd=folder)
         wait_for_port(self.port, self.process.process, "solbench serve", timeout_s=120)
         self.url = f"http://127.0.0.1:{self.port}/api/v1"

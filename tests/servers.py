@@ -253,7 +253,8 @@ class SolbenchProcess:
 def start_worker(broker_url: str, log: Path, *args: str, env: dict[str, str] | None = None,
                  wait: bool = True) -> SolbenchProcess:
     """A `solbench worker` on this broker, ready to take jobs (with `wait=False`: starting; see `wait_until_ready`)."""
-    worker = SolbenchProcess(["worker", "--broker", broker_url, *args], log, env)
+    # as root with a Python other users cannot reach (CI), workers refuse root sandboxes unless told (docs/sandbox.md)
+    worker = SolbenchProcess(["worker", "--broker", broker_url, "--allow-root-sandbox", *args], log, env)
     if wait:
         wait_until_ready(worker)
     return worker

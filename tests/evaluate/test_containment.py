@@ -131,3 +131,30 @@ def test_a_subreaper_sandbox_finds_an_orphan_and_kills_every_process(monkeypatch
         if sandbox.poll() is None:
             os.killpg(sandbox.pid, signal.SIGKILL)
             sandbox.wait()
+
+
+def test_services_refuse_sandboxes_that_would_keep_root_unless_told(monkeypatch):
+    import solbench.evaluate.confinement as confinement
+    from solbench.evaluate.errors import RootSandboxRefused
+
+    monkeypatch.setattr(confinement.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(confinement, "_world_can_run", lambda executable: False)
+    with pytest.raises(RootSandboxRefused, match="--allow-root-sandbox"):
+        confinement.require_unprivileged_sandbox(allow_root=False)
+    confinement.require_unprivileged_sandbox(allow_root=True)
+    monkeypatch.setattr(confinement, "_world_can_run", lambda executable: True)  # nobody reaches it: no question
+    confinement.require_unprivileged_sandbox(allow_root=False)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(__import__("solbench.evaluate.confinement", fromlist=["x"]).root_sandbox_reason() is None,
+                    reason="sandboxes started here do not keep root (not root, or nobody reaches the interpreter)")
+@pytest.mark.parametrize("command", [["serve", "--port", "1"], ["worker", "--broker", "redis://127.0.0.1:1/0"]])
+def test_serve_and_worker_refuse_a_root_sandbox_in_one_line(tmp_path, command):
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "solbench", *command], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "sandboxes would run as root" in done.stderr and "--allow-root-sandbox" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

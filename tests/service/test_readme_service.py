@@ -39,7 +39,7 @@ def test_the_readme_serve_add_user_submit_leaderboard_commands_work(tmp_path, pr
     (shim / "solbench").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m solbench "$@"\n')
     (shim / "solbench").chmod(0o755)
     port = free_port()
-    fast = {"workers": 1, "held_out_per_problem": 0, "evaluation": {
+    fast = {"workers": 1, "held_out_per_problem": 0, "allow_root_sandbox": True, "evaluation": {
         "device": "cpu", "rounds": 1, "budget_s": 0.02, "warmup_s": 0.0, "min_warmup": 1, "min_iterations": 3,
         "timeout_s": 60, "memory_limit_gb": 4}}
     env = {**os.environ, **probed_home, "PATH": f"{shim}:{os.environ['PATH']}",

@@ -62,6 +62,8 @@ def evaluate_solution(
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")
+    if not reference:
+        _warn_if_root_sandbox(errors)
     sol_hardware = _sol_hardware(hardware, chosen_device, errors)
     loaded_baselines = _read_baselines(baselines)  # a bad file fails before anything runs
     with warnings.catch_warnings(record=True) as cache_warnings:
@@ -94,6 +96,16 @@ def _read_baselines(path: Path | None):
     from solbench.score import load_baselines
 
     return load_baselines(path)
+
+
+def _warn_if_root_sandbox(console) -> None:
+    """Once per evaluation: the solution's sandbox would keep root (serve and worker refuse to start so)."""
+    from solbench.evaluate.confinement import root_sandbox_reason
+
+    reason = root_sandbox_reason()
+    if reason is not None:
+        console.print(f"[yellow]warning:[/yellow] the sandbox runs as root without capabilities: {reason} "
+                      "(docs/service-workers.md#an-unprivileged-sandbox)", highlight=False, soft_wrap=True)
 
 
 def _sol_hardware(hardware: str | None, device: str, console):

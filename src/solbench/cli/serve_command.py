@@ -21,6 +21,10 @@ def serve(
     hardware: str = typer.Option(None, "--hardware", help="Hardware id scores use (default local: this CPU)."),
     baselines: list[Path] = typer.Option(None, "--baselines", help="Baselines file with T_b (repeatable); "
                                          "default ./baselines/*.json."),
+    allow_root_sandbox: bool = typer.Option(False, "--allow-root-sandbox",
+                                            help="Run embedded workers even where their sandboxes would keep root "
+                                                 "(the interpreter is where nobody can reach it): see "
+                                                 "docs/service-workers.md."),
     settings_file: Path = typer.Option(None, "--settings", help="ServiceSettings as JSON (docs/service.md); flags "
                                        "override it."),
 ) -> None:
@@ -32,7 +36,7 @@ def serve(
 
     from solbench.cli.common import ensure_local_probe
     from solbench.cli.service_options import service_settings
-    from solbench.service.app import create_app, prepare
+    from solbench.service.app import check_sandbox_user, create_app, prepare
 
     console = Console(stderr=True)
     # --workers has run's default (1); only a --workers typed here overrides a settings file's value.
@@ -40,7 +44,9 @@ def serve(
     if getattr(ctx.get_parameter_source("workers"), "name", "") != "COMMANDLINE":
         workers = None
     settings = service_settings(settings_file, db_url=db, suites=tuple(suite or ()), workers=workers,
-                                broker_url=broker, data_dir=data, hardware=hardware, baselines=tuple(baselines or ()))
+                                broker_url=broker, data_dir=data, hardware=hardware, baselines=tuple(baselines or ()),
+                                allow_root_sandbox=True if allow_root_sandbox else None)
+    check_sandbox_user(settings)  # before probing this CPU, which takes half a minute
     ensure_local_probe(settings.hardware, console)
     from solbench.hardware import lookup
 

@@ -32,6 +32,9 @@ def run_worker(
     visibility_timeout: float = typer.Option(3600.0, "--visibility-timeout", min=1,
                                              help="Seconds after which a job unacknowledged by a dead worker goes to "
                                                   "another; longer than any one job."),
+    allow_root_sandbox: bool = typer.Option(False, "--allow-root-sandbox",
+                                            help="Start even where sandboxes would keep root (the interpreter is where "
+                                                 "nobody can reach it): see docs/service-workers.md."),
 ) -> None:
     """Evaluate jobs sent over a Celery broker, one at a time per device, each in its own sandbox: suite runs
     (`solbench run --broker`) and leaderboard submissions (`solbench serve --broker`) of this hardware."""
@@ -50,6 +53,6 @@ def run_worker(
             raise UsageError(f"--device {device}: {error}") from None
     options = WorkerOptions(broker=BrokerSettings(broker, visibility_timeout_s=visibility_timeout),
                             hardware=canonical_hardware(hardware or "local"), device=device, concurrency=concurrency,
-                            name=name, heartbeat_s=heartbeat)
+                            name=name, heartbeat_s=heartbeat, allow_root_sandbox=allow_root_sandbox)
     serve_jobs(options, database_url=db, data_dir=data)
 

@@ -144,6 +144,31 @@ class Confinement:
         _die_with_parent(self._parent_pid)
 
 
+ALLOW_ROOT_FLAG = "--allow-root-sandbox"
+
+
+def root_sandbox_reason() -> str | None:
+    """Why a sandbox started by this process would keep root, or None where it would not (not root, or `nobody`
+    can reach the interpreter)."""
+    if os.geteuid() != 0 or _world_can_run(sys.executable):
+        return None
+    return (f"the interpreter {Path(sys.executable).resolve()} is in a directory other users cannot enter, so the "
+            "sandbox cannot switch to nobody")
+
+
+def require_unprivileged_sandbox(allow_root: bool) -> None:
+    """For long-running evaluators of others' code (the service, workers): refuse to start sandboxes that keep root
+    unless told to. Such a sandbox drops every capability and is narrowed by Landlock, but it still owns every
+    root-owned file those rules leave open; docs/service-workers.md shows deployments where it runs as nobody."""
+    from solbench.evaluate.errors import RootSandboxRefused
+
+    reason = root_sandbox_reason()
+    if reason is not None and not allow_root:
+        raise RootSandboxRefused(f"sandboxes would run as root: {reason}. Install solbench and its Python where "
+                                 "nobody can read them (docs/service-workers.md#an-unprivileged-sandbox), or pass "
+                                 f"{ALLOW_ROOT_FLAG} to accept root sandboxes without capabilities")
+
+
 def _hex_or_none(mask: str | None) -> int | None:
     """A hex mask as the sandbox reports it (CapEff), or None where it is not one."""
     if mask is None:

@@ -27,3 +27,7 @@ class HarnessOptionError(EvaluationError):
 
 class MemoryLimitError(EvaluationError):
     """A workload's inputs and outputs alone exceed the evaluation's memory limit (checked before any is made)."""
+
+
+class RootSandboxRefused(EvaluationError):
+    """A service or worker would start sandboxes that keep root, and was not told to accept that."""

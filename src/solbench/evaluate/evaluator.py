@@ -246,15 +246,20 @@ class _Run:
             guarded = isinstance(reply, GuardTripped)
             status = EvaluationStatus.REWARD_HACK if guarded else EvaluationStatus.COMPILE_ERROR
             message = f"{reply.rule}: {reply.error}" if guarded else reply.error
-            self.build.error = self._build_failure(status, message, session.log.take())
+            self.build.error = self._build_failure(status, message, session.log.take(),
+                                                   rule=reply.rule if guarded else None)
             return session
         session.note_sandbox_state(reply.state)
         self.context = replace(self.context, confinement=dict(session.confinement))
         self.build.session = session
         return session
 
-    def _build_failure(self, status: EvaluationStatus, message: str, log: str) -> Trace:
-        return make_trace(self.context, self.problem.workloads[0], status, log, failure=message)
+    def _build_failure(self, status: EvaluationStatus, message: str, log: str, rule: str | None = None) -> Trace:
+        verdict = None
+        if rule is not None:  # a guard tripped while the solution loaded: named in failed_rule
+            verdict = Verdict(checks=list(self.static_checks))
+            verdict.record(CheckOutcome(rule=rule, passed=False, detail=message, phase="build"), keep=True)
+        return make_trace(self.context, self.problem.workloads[0], status, log, failure=message, verdict=verdict)
 
     def _copy_build_error(self, workload: Workload) -> Trace:
         template = self.build.error
@@ -327,9 +332,9 @@ class _WorkloadEvaluation:
                     reference_timing, measured_now = self._time_reference(sets), True
             # Checked when T_b is reused too: a changed scheduling would slow the evaluator's later work.
             if self.session.scheduling_changes:
-                raise self._stop(EvaluationStatus.REWARD_HACK, "scheduling: the evaluator's CPU scheduling was changed "
-                                 f"while the sandbox ran ({'; '.join(self.session.scheduling_changes[:3])}); it was "
-                                 "restored before the reference was timed")
+                raise self._refuse("scheduling", "the evaluator's CPU scheduling was changed while the sandbox ran "
+                                   f"({'; '.join(self.session.scheduling_changes[:3])}); it was restored before the "
+                                   "reference was timed")
             if known is not None and measured_now:  # only from a workload that passed, scheduling intact
                 known.put(key, reference_timing)
         log = self.session.log.take()
@@ -345,10 +350,16 @@ class _WorkloadEvaluation:
         if not detached:
             return
         detail = (f"{len(detached)} process(es) left running outside the sandbox's process group after the "
-                  f"{phase} calls: {'; '.join(detached[:3])}")
-        verdict.record(CheckOutcome(rule="processes", passed=False, detail=detail, phase=phase), keep=True)
+                  f"{phase} calls: {'; '.join(detached[:3])}; they were killed")
         self.session.kill()
-        raise self._stop(EvaluationStatus.REWARD_HACK, f"processes: {detail}; they were killed", verdict=verdict)
+        raise self._refuse("processes", detail, verdict=verdict, phase=phase)
+
+    def _refuse(self, rule: str, detail: str, status: EvaluationStatus = EvaluationStatus.REWARD_HACK, *,
+                verdict: Verdict | None = None, phase: str = "runtime") -> WorkloadOutcome:
+        """End the workload with `status`, naming `rule` in the trace's failed_rule as well as in its failure line."""
+        verdict = verdict or Verdict(checks=list(self.run_state.static_checks))
+        verdict.record(CheckOutcome(rule=rule, passed=False, detail=detail, phase=phase), keep=True)
+        return self._stop(status, f"{rule}: {detail}", verdict=verdict)
 
     def _prepare_truth(self) -> tuple[list, list]:
         context = InputContext(self.run_state.problem, self.workload, self.axes, self.config.device,
@@ -400,7 +411,7 @@ class _WorkloadEvaluation:
         if isinstance(reply, (OutputRejected, GuardTripped)):
             status = EvaluationStatus.REWARD_HACK if isinstance(reply, GuardTripped) or \
                 reply.rule == "tensor_subclass" else EvaluationStatus.RUNTIME_ERROR
-            raise self._stop(status, f"{reply.rule}: {reply.error}")
+            raise self._refuse(reply.rule, reply.error, status)
         if isinstance(reply, RequestRejected):  # the parent validated it: a solution wrote to the channel, or a bug
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, f"the sandbox rejected a request: {reply.error}")
         raise self._stop(EvaluationStatus.RUNTIME_ERROR, reply.error)
@@ -413,8 +424,8 @@ class _WorkloadEvaluation:
         if mutated:
             names = list(self.run_state.problem.definition.inputs)
             described = ", ".join(names[i] for i in mutated if 0 <= i < len(names))
-            raise self._stop(EvaluationStatus.REWARD_HACK, f"input_mutation: the solution modified input(s) "
-                             f"{described or mutated}; inputs are read-only")
+            raise self._refuse("input_mutation", f"the solution modified input(s) {described or mutated}; inputs "
+                               "are read-only")
         self.slowest_call_s = max(self.slowest_call_s, reply.seconds)
         return reply
 

@@ -116,6 +116,10 @@ class PythonChecker(ast.NodeVisitor):
                 self.report("pointer-branch", node, "calls .data_ptr()")
             elif method == "py_impl":
                 self.report("patch-module", node, "calls .py_impl(): a Python kernel over a torch operator")
+            elif method in ("__setattr__", "__delattr__") and node.args and (
+                    (target := self.qualified(node.args[0])) and target.split(".")[0] in PROTECTED_MODULES):
+                # type(torch).__setattr__(torch, "rsqrt", f), object.__setattr__(...): setattr by another route
+                self.report("patch-module", node, f"calls .{method}() on {target}")
             elif method in ("as_subclass", "_make_subclass"):
                 self.report("tensor-subclass", node, f"calls .{method}()")
             elif method in ("read_text", "write_text", "read_bytes", "write_bytes", "open") and \

@@ -115,6 +115,44 @@ HARNESS_MODULES = ("solbench.sandbox", "solbench.guard")
 """Packages whose module globals the harness inside the sandbox reads its functions and modules through."""
 
 
+LIBRARY_MODULES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.nn.init",
+                   "torch.cuda", "math", "operator")
+"""Modules whose functions the harness in the sandbox and references call by name."""
+
+
+def _library_attributes() -> dict[str, tuple]:
+    """Fingerprint of every function, class and module that the library modules hold, however it would be
+    replaced (``type(torch).__setattr__(torch, "rsqrt", f)``, ``vars(torch)[...] = f``, a new ``__code__``): a
+    replaced one runs the solution's code wherever it is called. Attributes added later are not checked (a lazily
+    imported submodule, torch._dynamo, becomes one)."""
+    import sys
+    import types
+
+    kept = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
+    return {f"{name}.{attribute}": _fingerprint(value) for name in LIBRARY_MODULES
+            if (module := sys.modules.get(name)) is not None
+            for attribute, value in list(vars(module).items()) if isinstance(value, kept) or callable(value)}
+
+
+def _torch_wrapped(label: str, original: tuple) -> bool:
+    """Whether `label` now holds torch's own ``_disable_dynamo`` wrapper of the function it held: importing
+    torch._dynamo (torch.compile does) wraps ``torch.manual_seed`` so. The wrapper only calls the original."""
+    import sys
+
+    import torch
+
+    module_name, _, attribute = label.rpartition(".")
+    current = getattr(sys.modules.get(module_name), attribute, None)
+    wrapped = getattr(current, "__wrapped__", None)
+    return (wrapped is not None and _fingerprint(wrapped) == original
+            and getattr(current, "__code__", None) is _disable_dynamo_code(torch))
+
+
+def _disable_dynamo_code(torch) -> object:
+    """The code object of torch._disable_dynamo's wrapper (it makes a new function, never a new code object)."""
+    return torch._disable_dynamo(_disable_dynamo_code).__code__
+
+
 def _tensor_methods() -> dict[str, int]:
     """Identity of every attribute of torch.Tensor and its C base: the harness's tensor work calls them
     (`buffer.add_(1)` in the flush), and one replaced runs the solution's code there."""
@@ -264,6 +302,7 @@ class IntegrityGuard:
     tensor_methods: dict[str, int]
     dispatcher: tuple
     native_signals: tuple
+    library_attributes: dict[str, tuple]
 
     @classmethod
     def snapshot(cls, integrity_list: IntegrityList) -> "IntegrityGuard":
@@ -274,7 +313,8 @@ class IntegrityGuard:
         _refuse_audit_hooks(attempts)
         classes = tuple(integrity_list.classes)
         return cls(protected, classes, _class_attributes(classes), _harness_globals(), _signal_state(), attempts,
-                   _dispatch_tables(), _tensor_methods(), _dispatcher_state(), _native_signal_state())
+                   _dispatch_tables(), _tensor_methods(), _dispatcher_state(), _native_signal_state(),
+                   _library_attributes())
 
     def verify(self, when: str) -> None:
         for label, (entry, expected) in self.protected.items():
@@ -295,6 +335,11 @@ class IntegrityGuard:
                          if methods.get(name) != self.tensor_methods.get(name))
         if changed:
             raise GuardViolation("integrity", f"torch.{changed[0]} was replaced, added or removed ({when})")
+        library = _library_attributes()
+        changed = sorted(name for name, expected in self.library_attributes.items()
+                         if library.get(name) != expected and not _torch_wrapped(name, expected))
+        if changed:
+            raise GuardViolation("integrity", f"{changed[0]} was replaced or removed ({when})")
         if _dispatcher_state() != self.dispatcher:
             raise GuardViolation("integrity", "the dispatcher was changed: the Python dispatcher turned on, a Python "
                                               "kernel (py_impl) on an operator the harness uses, or this thread's "

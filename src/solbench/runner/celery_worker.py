@@ -28,6 +28,8 @@ class WorkerOptions:
     heartbeat_s: float = HEARTBEAT_S
     """How often the worker says it is alive; three missed beats and a suite runner sends its jobs elsewhere."""
     loglevel: str = "INFO"
+    allow_root_sandbox: bool = False
+    """Start even where sandboxes would keep root (confinement.require_unprivileged_sandbox)."""
 
     @property
     def node_name(self) -> str:

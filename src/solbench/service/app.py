@@ -39,7 +39,9 @@ class Service:
 
 def prepare(settings: ServiceSettings) -> Service:
     """Open (and migrate) the database, import the suites (a changed problem becomes a new version) and the
-    baselines files. Raises SolbenchError for a bad suite folder, baselines file or database URL."""
+    baselines files. Raises SolbenchError for a bad suite folder, baselines file or database URL, and for embedded
+    workers whose sandboxes would keep root without `allow_root_sandbox`."""
+    check_sandbox_user(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine, session_factory = open_database(settings.database_url)
     imported = import_suites(session_factory, settings.suite_folders(), settings.secret(),
@@ -47,6 +49,15 @@ def prepare(settings: ServiceSettings) -> Service:
     baselines = import_baselines(session_factory, settings.baseline_files())
     return Service(settings=settings, engine=engine, session_factory=session_factory, imported=imported,
                    baselines=baselines)
+
+
+def check_sandbox_user(settings: ServiceSettings) -> None:
+    """Embedded workers run sandboxes on this machine: refuse ones that would keep root unless the settings allow
+    it (RootSandboxRefused). Cheap, so `solbench serve` asks before anything slow."""
+    if settings.workers > 0 and not settings.broker_url:
+        from solbench.evaluate.confinement import require_unprivileged_sandbox
+
+        require_unprivileged_sandbox(settings.allow_root_sandbox)
 
 
 def create_app(service: Service, *, start_queue: bool = True) -> FastAPI:

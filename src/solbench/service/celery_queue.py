@@ -173,6 +173,9 @@ def _running_elsewhere(factory: sessionmaker[Session], submission_id: int) -> bo
 
 def run_worker(options: WorkerOptions, *, database_url: str | None = None, data_dir: Path | None = None) -> None:
     """One `solbench worker`: the suite-run jobs and the submissions of its hardware, until stopped."""
+    from solbench.evaluate.confinement import require_unprivileged_sandbox
+
+    require_unprivileged_sandbox(options.allow_root_sandbox)
     check_reachable(options.broker)
     app = make_celery_app(options.broker)
     register_run_task(app, broker_url=options.broker.url, device=options.device)

@@ -90,6 +90,9 @@ class ServiceSettings(_Settings):
     """Embedded worker processes (without a broker)."""
     broker_url: str | None = None
     """A Celery broker (``redis://host:6379/0``): workers on other machines instead of embedded ones."""
+    allow_root_sandbox: bool = False
+    """Start embedded workers even where their sandboxes would keep root (the interpreter is where `nobody` cannot
+    reach it); without it `solbench serve` refuses to (docs/service-workers.md)."""
     hardware: str = "local"
     """The hardware id results are scored on (T_SOL); `solbench hw list`."""
     evaluation: EvaluationSettings = EvaluationSettings()
