@@ -12,6 +12,14 @@ import pytest
 from cache_guard import isolated_cache  # noqa: F401  (autouse: every test gets its own empty cache folder)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def process_alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for its parent (a killed orphan stays one until init reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 UPSTREAM = SHARED / "upstream-format"
 
 

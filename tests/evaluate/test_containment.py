@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import pytest
 
-from conftest import VECTOR_ADD, make_solution, vector_workloads, write_problem
+from conftest import VECTOR_ADD, make_solution, process_alive, vector_workloads, write_problem
 from solbench.evaluate import evaluate
 from solbench.evaluate.containment import ProcessContainment
 from solbench.evaluate.landlock import SCOPE_ABI, abi_version
@@ -39,14 +39,6 @@ def victim():
 def _evaluate(tmp_path, source: str, config):
     problem = load_problem(write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000)))
     return evaluate(problem, make_solution(source), replace(config, static_check=False))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 # Only the victim gets a real signal: a broken scope must not take the test run down with it (kill(-1, SIGKILL) from
@@ -84,7 +76,7 @@ def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evalu
     log = traces[0].evaluation.log
     escaped = int(log.split("escaped ", 1)[1].split()[0])
     pid_file.write_text(str(escaped))
-    assert not _alive(escaped), f"pid {escaped} outlived the evaluation"
+    assert not process_alive(escaped), f"pid {escaped} outlived the evaluation"
     evaluation = traces[0].evaluation
     assert evaluation.status.value == "REWARD_HACK", evaluation.solbench.failure
     assert evaluation.solbench.failed_rule == "processes"
@@ -102,7 +94,7 @@ def test_children_in_the_sandboxs_own_group_are_allowed_and_killed_with_it(tmp_p
     traces = _evaluate(tmp_path, source, fast_config)
     helper = int(traces[0].evaluation.log.split("helper ", 1)[1].split()[0])
     assert [t.evaluation.status.value for t in traces] == ["PASSED"]
-    assert not _alive(helper)
+    assert not process_alive(helper)
 
 
 def test_a_subreaper_sandbox_finds_an_orphan_and_kills_every_process(monkeypatch):
@@ -126,7 +118,7 @@ def test_a_subreaper_sandbox_finds_an_orphan_and_kills_every_process(monkeypatch
         processes.kill_all(sandbox.pid)
         sandbox.wait(timeout=10)
         processes.release()
-        assert not _alive(orphan.pid)
+        assert not process_alive(orphan.pid)
     finally:
         if sandbox.poll() is None:
             os.killpg(sandbox.pid, signal.SIGKILL)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import make_solution
+from conftest import make_solution, process_alive
 from solbench.evaluate import evaluate
 from solbench.spec import load_problem
 from solbench.spec.trace import EvaluationStatus as S
@@ -275,7 +275,7 @@ def test_the_sandbox_dies_with_its_evaluator(vector_add_problem, tmp_path):
         assert _wait_for(lambda: (workdir / "in_the_call").exists(), 120), "the solution was never called"
         evaluator.send_signal(signal.SIGKILL)
         evaluator.wait()
-        assert _wait_for(lambda: not _process_alive(sandbox), 10), f"sandbox {sandbox} outlived its evaluator"
+        assert _wait_for(lambda: not process_alive(sandbox), 10), f"sandbox {sandbox} outlived its evaluator"
     finally:
         evaluator.kill()
 
@@ -304,16 +304,6 @@ def _children_running(parent: int, module: str) -> int | None:
         if int(fields[1]) == parent and module.encode() in cmdline:
             return int(stat.parent.name)
     return None
-
-
-def _process_alive(pid: int) -> bool:
-    """Alive and not a zombie (a killed orphan is reaped by init, a zombie until then)."""
-    from pathlib import Path
-
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.slow
@@ -366,4 +356,4 @@ def test_a_process_that_left_the_sandbox_group_dies_with_the_sandbox(vector_add_
     assert {t.evaluation.solbench.failed_rule for t in traces} == {"processes"}
     escaped = [int(pid) for pid in re.findall(r"escaped pid (\d+)", " ".join(t.evaluation.log for t in traces))]
     assert escaped, "the escaping process never started"
-    assert all(_wait_for(lambda: not _process_alive(pid), 10) for pid in escaped), f"{escaped} outlived the evaluation"
+    assert all(_wait_for(lambda: not process_alive(pid), 10) for pid in escaped), f"{escaped} outlived the evaluation"

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from conftest import process_alive
 from optimize.loop_fixtures import (FAST_ADD, FAST_CLI_OPTIONS, SLOW_ADD, agent_command, journal_records,
                                     vector_add_problem, write_baselines)
 
@@ -30,14 +31,6 @@ else:
     solution("fast_add", {FAST_ADD!r})
 '''
 
-
-def _alive(pid: int) -> bool:
-    """Running, and not a zombie waiting for its parent."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _wait_for(path, process, seconds: float) -> None:
@@ -66,7 +59,7 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
         first.kill()  # SIGKILL: no cleanup runs in the loop
         first.wait()
     agent_group = json.loads((markers / "round2.json").read_text())["group"]
-    assert _alive(agent_group)  # its own process group outlives a SIGKILLed loop
+    assert process_alive(agent_group)  # its own process group outlives a SIGKILLed loop
     (markers / "killed").touch()
     before = journal_records(workspace)
     assert [(r["type"], r["round"]) for r in before[-2:]] == [("round_started", 2), ("agent_started", 2)]
@@ -79,9 +72,9 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
     try:
         resumed = subprocess.run(command + ["--resume", "--json"], env=environment, capture_output=True, text=True,
                                  timeout=300)
-        assert not _alive(agent_group)  # the resume ended the orphaned agent first
+        assert not process_alive(agent_group)  # the resume ended the orphaned agent first
     finally:
-        if _alive(agent_group):
+        if process_alive(agent_group):
             os.killpg(agent_group, signal.SIGKILL)
     assert resumed.returncode == 0, resumed.stderr
     assert f"round 2: ended its agent (process group {agent_group})" in resumed.stderr
