@@ -36,23 +36,28 @@ def victim():
     process.wait()
 
 
-def _evaluate(tmp_path, source: str, config):
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+"""The probes run in a CUDA sandbox too where a GPU is lent (scripts/device-check runs the gpu marker)."""
+
+
+def _evaluate(tmp_path, source: str, config, device: str = "cpu"):
     problem = load_problem(write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000)))
-    return evaluate(problem, make_solution(source), replace(config, static_check=False))
+    return evaluate(problem, make_solution(source), replace(config, static_check=False, device=device))
 
 
 # Only the victim gets a real signal: a broken scope must not take the test run down with it (kill(-1, SIGKILL) from
 # a sandbox of root's uid reaches every root process, this test's and CI's included), so the rest are probes (0).
 @pytest.mark.slow
 @scoped_signals
-def test_a_victim_beside_the_evaluation_survives_the_sandboxs_signals(tmp_path, fast_config, victim):
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_victim_beside_the_evaluation_survives_the_sandboxs_signals(tmp_path, fast_config, victim, device):
     source = (f"import os, signal\nerrors = []\n"
               f"for target, sig in (({victim.pid}, signal.SIGTERM), (os.getppid(), 0), (1, 0), (-1, 0)):\n"
               "    try:\n        os.kill(target, sig)\n        errors.append('sent')\n"
               "    except OSError as error:\n        errors.append(type(error).__name__)\n"
               "print('signals:', errors)\n"
               "def run(x, y):\n    return x + y\n")
-    traces = _evaluate(tmp_path, source, fast_config)
+    traces = _evaluate(tmp_path, source, fast_config, device)
     time.sleep(0.2)
     assert victim.poll() is None, "a process outside the sandbox was killed from inside it"
     assert [t.evaluation.status.value for t in traces] == ["PASSED"]
@@ -61,7 +66,8 @@ def test_a_victim_beside_the_evaluation_survives_the_sandboxs_signals(tmp_path, 
 
 
 @pytest.mark.slow
-def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evaluation(tmp_path, fast_config):
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evaluation(tmp_path, fast_config, device):
     pid_file = tmp_path / "escaped.pid"
     source = ("import os\n"
               "first = getattr(os, 'fo' + 'rk')()\n"
@@ -72,7 +78,7 @@ def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evalu
               "    getattr(os, '_exit')(0)\n"
               "getattr(os, 'wait' + 'pid')(first, 0)\n"
               "def run(x, y):\n    return x + y\n")
-    traces = _evaluate(tmp_path, source, fast_config)
+    traces = _evaluate(tmp_path, source, fast_config, device)
     log = traces[0].evaluation.log
     escaped = int(log.split("escaped ", 1)[1].split()[0])
     pid_file.write_text(str(escaped))
