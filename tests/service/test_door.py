@@ -47,3 +47,33 @@ def test_another_users_private_submission_answers_as_if_it_did_not_exist(in_proc
     assert app.get(f"/submissions/{private}", token).status_code == 404
     assert app.get(f"/api/v1/submissions/{private}", app.sample.tokens["alice"]).status_code == 200
     assert app.get(f"/api/v1/submissions/{private}", app.admin).status_code == 200
+
+
+def test_a_burst_of_submissions_never_passes_a_limit(in_process_service, monkeypatch):
+    """50 concurrent submissions of a new user: exactly `max_queued` (10) are accepted, however they interleave.
+    The count is slowed down so that, without the lock, every request would count before any had inserted."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import solbench.service.api.submissions as submissions
+    from solbench.service.auth import add_user
+
+    app = in_process_service
+    token = add_user(app.service.session_factory, "burst").token
+    original = submissions.check_limits
+
+    def slow_check(*args, **kwargs):
+        original(*args, **kwargs)
+        time.sleep(0.02)
+
+    monkeypatch.setattr(submissions, "check_limits", slow_check)
+    body = {"problem": PROBLEM, "mode": "private", "solution": solution_dict(
+        "import torch\n\ndef run(x, y):\n    return x + y\n", definition=PROBLEM)}
+
+    def submit(_):
+        return app.client.post("/api/v1/submissions", headers={"Authorization": f"Bearer {token}"}, json=body)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        statuses = [r.status_code for r in pool.map(submit, range(50))]
+    assert statuses.count(202) == app.service.settings.limits.max_queued == 10, statuses
+    assert set(statuses) == {202, 429}

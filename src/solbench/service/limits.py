@@ -1,7 +1,8 @@
 """Per-user limits: submissions per mode per hour and per day, and how many may wait at once.
 
 Counted from the submissions table (deleted ones included), so every server process sees the same
-counts. Two requests that race past a limit together can both be accepted; the next one is refused.
+counts. A burst cannot race past a limit: `hold_user` serialises one user's submissions from the
+count to the commit of the new row, with the database's own lock (every server process shares it).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from solbench.service.errors import ServiceError
@@ -26,6 +27,12 @@ class LimitReached(ServiceError):
     def __init__(self, message: str, retry_after_s: int):
         self.retry_after_s = retry_after_s
         super().__init__(message)
+
+
+def hold_user(session: Session, user: User) -> None:
+    """Hold `user`'s submissions until this transaction ends: an UPDATE of their row takes PostgreSQL's row lock
+    and SQLite's write lock, so a concurrent request of theirs waits here, then counts the row this one adds."""
+    session.execute(update(User).where(User.id == user.id).values(name=User.name))
 
 
 def check_limits(session: Session, user: User, mode: str, limits: Limits, now: datetime | None = None) -> None:

@@ -14,7 +14,7 @@ from solbench.service.api.schemas import (Deleted, ResultView, ScoreChangeView, 
 from solbench.service.catalog import current_version
 from solbench.service.disclosure import redacted_error, redacted_traces
 from solbench.service.door import Refused, check_static, code_hash, parse_solution
-from solbench.service.limits import LimitReached, check_limits
+from solbench.service.limits import LimitReached, check_limits, hold_user
 from solbench.service.models import ScoreChange, Submission, User, utcnow
 
 router = APIRouter(tags=["submissions"])
@@ -38,6 +38,8 @@ def submit(body: SubmissionRequest, response: Response, user: User = Depends(cur
         raise Refused("problem", f"unknown problem {body.problem!r} (GET /api/v1/problems lists them)")
     solution = parse_solution(body.solution, body.problem)
     check_static(solution)
+    if not user.is_admin:  # admins have no limits to race
+        hold_user(db, user)
     try:
         check_limits(db, user, body.mode, svc.settings.limits)
     except LimitReached as error:
