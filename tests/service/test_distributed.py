@@ -217,7 +217,9 @@ def test_postgres_redis_two_celery_workers_one_killed(tmp_path, postgres_url, re
 def test_sqlite_two_embedded_workers_one_killed(tmp_path, probed_home):
     import sqlalchemy
 
-    settings = service_settings(tmp_path, workers=2)
+    # A heartbeat deadline far beyond the test: the killed worker's job must go back at once, because its death is
+    # seen, not because its heartbeat stopped.
+    settings = service_settings(tmp_path, workers=2, stale_after_s=600.0)
     data = tmp_path / "data"
     env = probed_home
     token = add_user(["--data", str(data)], settings, env)
@@ -230,6 +232,11 @@ def test_sqlite_two_embedded_workers_one_killed(tmp_path, probed_home):
         victim, worker = wait_for(lambda: slow_job_running(engine, ""), "a slow job running", 60, [server])
         pid = int(worker.split("-embedded-")[0].rsplit("-", 1)[1])  # names are <host>-<pid>-embedded-<n>
         os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        wait_for(lambda: rows(engine, f"SELECT 1 FROM submissions WHERE id = {victim} AND (status != 'running' "
+                                      f"OR worker != '{worker}')"), "the dead worker's job back in the queue", 10,
+                 [server])
+        print(f"the killed worker's job was queued again {time.monotonic() - killed:.1f} s after the kill")
         wait_for(lambda: all_finished(engine, len(ids)), "every submission to finish", FINISH_TIMEOUT_S, [server])
         print(f"posted in {posted - started:.1f} s, all done {time.monotonic() - started:.1f} s after the first post")
         check_exactly_one_result_each(engine, ids)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -18,14 +19,22 @@ import time
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from solbench.service.jobs import InfrastructureError, WorkerInfo, default_worker_name, execute_submission, \
-    next_queued, record_worker, requeue_stale
+from solbench.service.jobs import InfrastructureError, WorkerInfo, execute_submission, next_queued, record_worker, \
+    requeue_dead_worker, requeue_stale
 from solbench.service.settings import ServiceSettings
 
 PARENT_VARIABLE = "SOLBENCH_EMBEDDED_PARENT"
 INDEX_VARIABLE = "SOLBENCH_EMBEDDED_INDEX"
 MAX_RESTARTS = 20
 """A child that keeps dying is not restarted forever: after this many restarts in total, none."""
+WATCH_S = 0.5
+"""How often the parent looks for dead children: a dead child's job is queued again within about this."""
+
+
+def worker_name(pid: int, index: int) -> str:
+    """The name a child records its claims under (<host>-<pid>-embedded-<n>): the parent finds a dead child's jobs
+    by it."""
+    return f"{socket.gethostname()}-{pid}-embedded-{index}"
 
 
 class EmbeddedQueue:
@@ -71,17 +80,27 @@ class EmbeddedQueue:
                                 stdin=subprocess.DEVNULL)
 
     def _watch(self) -> None:
-        interval = max(0.5, min(5.0, self.settings.stale_after_s / 4))
-        while not self._stop.wait(interval):
+        reap_every = max(WATCH_S, min(5.0, self.settings.stale_after_s / 4))
+        next_reap = time.monotonic() + reap_every
+        while not self._stop.wait(WATCH_S):
             try:
-                requeue_stale(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
+                if time.monotonic() >= next_reap:  # jobs of workers elsewhere that stopped sending heartbeats
+                    requeue_stale(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
+                    next_reap = time.monotonic() + reap_every
+                for index, child in enumerate(self._children):
+                    if child is not None and child.poll() is not None and not self._stop.is_set():
+                        self._replace(index, child)
             except Exception as error:  # noqa: BLE001 - the database may be busy; the next round retries
                 print(f"solbench serve: reaper: {error}", file=sys.stderr)
-            for index, child in enumerate(self._children):
-                if child is not None and child.poll() is not None and self._restarts < MAX_RESTARTS \
-                        and not self._stop.is_set():
-                    self._restarts += 1
-                    self._children[index] = self._spawn(index)
+
+    def _replace(self, index: int, dead: subprocess.Popen) -> None:
+        """A child died (killed, crashed): its job goes back to the queue now, and a new child takes its place."""
+        requeue_dead_worker(self.session_factory, worker_name(dead.pid, index), self.settings.max_attempts)
+        if self._restarts < MAX_RESTARTS:
+            self._restarts += 1
+            self._children[index] = self._spawn(index)
+        else:
+            self._children[index] = None
 
 
 def run_worker(settings: ServiceSettings, worker: WorkerInfo, *, should_stop, parent_pid: int | None = None,
@@ -132,7 +151,7 @@ def _main() -> None:
     signal.signal(signal.SIGINT, stop)
     index = os.environ.get(INDEX_VARIABLE, "0")
     device = resolve_device(settings.evaluation.device)
-    worker = WorkerInfo(name=default_worker_name(f"-embedded-{index}"), hardware=settings.hardware, device=device)
+    worker = WorkerInfo(name=worker_name(os.getpid(), int(index)), hardware=settings.hardware, device=device)
     parent = os.environ.get(PARENT_VARIABLE)
     run_worker(settings, worker, should_stop=stopping.is_set, parent_pid=int(parent) if parent else None, busy=busy)
 

@@ -15,9 +15,7 @@ so the guarantees live here, in the database, whatever the queue:
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import socket
 import threading
 from dataclasses import dataclass
 from datetime import timedelta
@@ -51,10 +49,6 @@ class WorkerInfo:
     """Hardware id results are scored on (T_SOL); recorded on every result."""
     device: str
     """``cpu``, ``cuda``, ``cuda:N``: where this worker evaluates."""
-
-
-def default_worker_name(suffix: str = "") -> str:
-    return f"{socket.gethostname()}-{os.getpid()}{suffix}"
 
 
 def claim(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo,
@@ -236,6 +230,17 @@ def requeue_stale(session_factory: sessionmaker[Session], stale_after_s: float, 
         for submission in stale:
             _retry_or_fail(submission, f"worker {submission.worker} stopped answering", max_attempts)
         return len(stale)
+
+
+def requeue_dead_worker(session_factory: sessionmaker[Session], worker_name: str, max_attempts: int) -> int:
+    """Running jobs of a worker whose process is known to have exited: queued again (or failed after
+    `max_attempts` tries) at once, not after `stale_after_s` without a heartbeat."""
+    with session_factory.begin() as session:
+        orphaned = session.scalars(select(Submission).where(Submission.status == "running",
+                                                            Submission.worker == worker_name)).all()
+        for submission in orphaned:
+            _retry_or_fail(submission, f"worker {worker_name} died", max_attempts)
+        return len(orphaned)
 
 
 def record_worker(session_factory: sessionmaker[Session], worker: WorkerInfo, *, current: int | None = None,
