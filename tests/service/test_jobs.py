@@ -170,3 +170,35 @@ def test_a_bundle_replays_locally_with_the_same_statuses(service, tmp_path, fast
     assert json.loads(replayed.stdout)["agrees"] is True
     refused = CliRunner().invoke(app, ["replay", str(path), "--best"])  # main() makes this one line and exit 2
     assert "a bundle holds one submission" in str(refused.exception), refused.output
+
+
+@pytest.mark.slow
+def test_deleting_a_running_submission_stops_its_evaluation(service):
+    """The heartbeat sees the deletion; the evaluation stops before its next workload, stores nothing, and the
+    submission ends cancelled instead of running to the end."""
+    import threading
+    import time
+
+    settings, factory = service
+    settings = settings.model_copy(update={"heartbeat_s": 0.2})
+    slow = "import time, torch\n\ndef run(x, y):\n    time.sleep(0.05)\n    return x + y\n"
+    job = _submit(factory, source=slow)
+    worker = threading.Thread(target=execute_submission, args=(factory, job, WORKER), kwargs={"settings": settings})
+    started = time.monotonic()
+    worker.start()
+    while time.monotonic() - started < 60:
+        with factory() as session:
+            if session.get(Submission, job).status == "running":
+                session.get(Submission, job).deleted_at = utcnow()
+                session.commit()
+                break
+        time.sleep(0.05)
+    deleted = time.monotonic()
+    worker.join(timeout=120)
+    assert not worker.is_alive()
+    with factory() as session:
+        assert session.get(Submission, job).status == "cancelled"
+    assert _result(factory, job) is None
+    # Run to its end, the evaluation would have stored its traces in the result cache; stopped, it stored none.
+    assert sorted(p.name for p in settings.cache_dir.rglob("*") if p.is_file()) == []
+    print(f"stopped {time.monotonic() - deleted:.1f} s after the deletion")

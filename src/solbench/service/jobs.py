@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 class InfrastructureError(RuntimeError):
     """The evaluation could not run for a reason outside the solution (a missing device, a dead sandbox host,
     a database error): the job may be retried, a bounded number of times."""
+
+
+class Cancelled(Exception):
+    """The submission was deleted while it ran: its evaluation stops at the next workload."""
 
 
 class JobQueue(Protocol):
@@ -95,7 +100,12 @@ def execute_submission(session_factory: sessionmaker[Session], submission_id: in
     beat = _Heartbeat(session_factory, submission_id, token, worker, settings.heartbeat_s)
     beat.start()
     try:
-        outcome = _evaluate(session_factory, submission_id, worker, settings)
+        outcome = _evaluate(session_factory, submission_id, worker, settings, beat.raise_if_cancelled)
+    except Cancelled:  # deleted while it ran: nothing to store, nothing to retry
+        beat.stop()
+        _cancel(session_factory, submission_id, token)
+        record_worker(session_factory, worker, current=None)
+        return
     except Exception as error:  # noqa: BLE001 - every failure outside the solution is the infrastructure's
         beat.stop()
         _give_back(session_factory, submission_id, token, settings.max_attempts, f"{type(error).__name__}: {error}")
@@ -121,7 +131,7 @@ class _Outcome:
 
 
 def _evaluate(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo,
-              settings: ServiceSettings) -> _Outcome:
+              settings: ServiceSettings, check_cancelled: Callable[[], None] = lambda: None) -> _Outcome:
     from solbench.api import evaluate
     from solbench.service.catalog import baselines_for, current_version, spec_problem, t_sol_for
     from solbench.spec import Solution
@@ -139,8 +149,10 @@ def _evaluate(session_factory: sessionmaker[Session], submission_id: int, worker
     scored = mode != "test"
     config = (settings.evaluation.config if scored else settings.evaluation.test_config)(worker.device)
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    traces = evaluate(problem, solution, config=config, cache=settings.cache_dir)
-    held_out = evaluate(hidden, solution, config=config) if mode == "ranked" and hidden.workloads else []
+    progress = lambda done, total, what: check_cancelled()  # noqa: E731 - between workloads: stop if deleted
+    traces = evaluate(problem, solution, config=config, cache=settings.cache_dir, progress=progress)
+    held_out = evaluate(hidden, solution, config=config, progress=progress) \
+        if mode == "ranked" and hidden.workloads else []
     t_sol = t_sol_for(session_factory, version_id, worker.hardware) if scored else {}
     return _Outcome(version_id, traces, held_out, t_sol, t_b, scored)
 
@@ -210,6 +222,13 @@ def _give_back(session_factory: sessionmaker[Session], submission_id: int, token
         _retry_or_fail(submission, message, max_attempts)
 
 
+def _cancel(session_factory: sessionmaker[Session], submission_id: int, token: str) -> None:
+    with session_factory.begin() as session:
+        submission = session.get(Submission, submission_id)
+        if submission is not None and submission.claim_token == token:
+            submission.claim_token, submission.status, submission.finished_at = None, "cancelled", utcnow()
+
+
 def _retry_or_fail(submission: Submission, message: str, max_attempts: int) -> None:
     """The one rule after a failed try: queued again while tries are left, else failed with the message."""
     submission.claim_token = None
@@ -258,13 +277,19 @@ def record_worker(session_factory: sessionmaker[Session], worker: WorkerInfo, *,
 
 
 class _Heartbeat:
-    """Refreshes the claim's heartbeat while an evaluation runs, so the reaper leaves a live job alone."""
+    """Refreshes the claim's heartbeat while an evaluation runs, so the reaper leaves a live job alone, and notices
+    when the submission was deleted meanwhile (`raise_if_cancelled`)."""
 
     def __init__(self, session_factory, submission_id: int, token: str, worker: WorkerInfo, interval_s: float):
         self._args = (session_factory, submission_id, token, worker)
         self._interval = interval_s
         self._stop = threading.Event()
+        self._deleted = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"heartbeat-{submission_id}")
+
+    def raise_if_cancelled(self) -> None:
+        if self._deleted.is_set():
+            raise Cancelled()
 
     def start(self) -> None:
         self._thread.start()
@@ -282,6 +307,8 @@ class _Heartbeat:
                                                              Submission.claim_token == token)
                                     .values(heartbeat_at=utcnow()).execution_options(synchronize_session=False))
                     session.execute(update(Worker).where(Worker.name == worker.name).values(last_seen=utcnow()))
+                    if session.scalar(select(Submission.deleted_at).where(Submission.id == submission_id)):
+                        self._deleted.set()
             except Exception:  # noqa: BLE001 - a missed beat is retried at the next interval
                 continue
 
