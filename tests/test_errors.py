@@ -23,6 +23,7 @@ INTERNAL = {
     "solbench.guard.runtime.IntegritySetupError",  # a harness bug: a protected object is missing
     "solbench.evaluate.session.SandboxFailure",  # RUNTIME_ERROR / TIMEOUT
     "solbench.service.jobs.InfrastructureError",  # a worker's failure outside the solution: the job is retried
+    "solbench.service.jobs.Cancelled",  # control flow: the submission was deleted while it ran; its worker stops
     "solbench.service.web.pages.PageNotFound",  # becomes the web page's 404, saying what is missing
     "solbench.sandbox.line_flush.HelperUnavailable",  # no operand flush here: the streaming flush runs, said in the trace
     "solbench.sol.hybrid._Nested",  # control flow: arguments nested deeper than a list take the general tree walk
