@@ -19,6 +19,7 @@ import pytest
 
 from conftest import VECTOR_ADD, make_solution, process_alive, vector_workloads, write_problem
 from solbench.evaluate import evaluate
+from solbench.evaluate.confinement import root_sandbox_reason
 from solbench.evaluate.containment import ProcessContainment
 from solbench.evaluate.landlock import SCOPE_ABI, abi_version
 from solbench.spec import load_problem
@@ -145,8 +146,7 @@ def test_services_refuse_sandboxes_that_would_keep_root_unless_told(monkeypatch)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(__import__("solbench.evaluate.confinement", fromlist=["x"]).root_sandbox_reason() is None,
-                    reason="sandboxes started here do not keep root (not root, or nobody reaches the interpreter)")
+@pytest.mark.skipif(root_sandbox_reason() is None, reason="sandboxes started here do not keep root (not root, or nobody reaches the interpreter)")
 @pytest.mark.parametrize("command", [["serve", "--port", "1"], ["worker", "--broker", "redis://127.0.0.1:1/0"]])
 def test_serve_and_worker_refuse_a_root_sandbox_in_one_line(tmp_path, command):
     import sys

@@ -36,18 +36,14 @@ def served(in_process_service):
             evaluation["solbench"].pop("timing", None)
             traces[0] = dict(traces[0], evaluation=evaluation)
             result.traces = traces
-    return app.client, app.sample, app.admin
-
-
-def _get(client, path: str, token: str | None = None):
-    return client.get(path, headers={"Authorization": f"Bearer {token}"} if token else {})
+    return app
 
 
 @pytest.mark.parametrize("reader", ["anonymous", "another user"])
 def test_others_see_no_solution_derived_text_before_the_freeze(served, reader):
-    client, sample, _ = served
+    app, sample = served, served.sample
     token = None if reader == "anonymous" else sample.tokens["carol"]
-    response = _get(client, f"/api/v1/submissions/{sample.open_set_submission}", token)
+    response = app.get(f"/api/v1/submissions/{sample.open_set_submission}", token)
     assert response.status_code == 200, response.text
     body = response.json()
     assert "proprietary" not in response.text and "kernel.py" not in response.text
@@ -59,23 +55,23 @@ def test_others_see_no_solution_derived_text_before_the_freeze(served, reader):
         "static:threads": HIDDEN, "integrity": HIDDEN}
     assert body["result"]["score"] is not None  # the leaderboard itself stays public
 
-    page = _get(client, f"/submissions/{sample.open_set_submission}", token)
+    page = app.get(f"/submissions/{sample.open_set_submission}", token)
     assert page.status_code == 200 and "proprietary" not in page.text and "kernel.py" not in page.text
 
 
 @pytest.mark.parametrize("reader", ["bob", "admin"])
 def test_the_author_and_admins_see_everything(served, reader):
-    client, sample, admin = served
-    token = admin if reader == "admin" else sample.tokens["bob"]
-    body = _get(client, f"/api/v1/submissions/{sample.open_set_submission}", token).json()
+    app, sample = served, served.sample
+    token = app.admin if reader == "admin" else sample.tokens["bob"]
+    body = app.get(f"/api/v1/submissions/{sample.open_set_submission}", token).json()
     evaluation = body["result"]["traces"][0]["evaluation"]
     assert SECRET in evaluation["log"] and SECRET in evaluation["solbench"]["failure"]
     assert body["code_hash"] and body["solution"] is not None
-    page = _get(client, f"/submissions/{sample.open_set_submission}", token)
+    page = app.get(f"/submissions/{sample.open_set_submission}", token)
     assert "proprietary trick" in page.text
 
 
 def test_after_the_freeze_everyone_sees_the_text(served):
-    client, sample, _ = served
-    body = _get(client, f"/api/v1/submissions/{sample.frozen_set_submission}").json()
+    app, sample = served, served.sample
+    body = app.get(f"/api/v1/submissions/{sample.frozen_set_submission}").json()
     assert SECRET in body["result"]["traces"][0]["evaluation"]["log"] and body["code_hash"]

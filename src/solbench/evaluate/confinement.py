@@ -39,13 +39,13 @@ class Confinement:
 
     def __init__(self, device: str, limits: SandboxLimits, workdir: Path, token: str):
         self.device, self.limits, self.workdir, self._token = device, limits, workdir, token
+        # A sandbox that stays root passes every permission check, so Landlock alone must keep it out.
+        self._keeps_root = root_sandbox_reason() is not None
         # As root, the child runs as `nobody` where that user can reach the interpreter (see apply).
-        self._unprivileged = os.geteuid() == 0 and _world_can_run(sys.executable)
+        self._unprivileged = os.geteuid() == 0 and not self._keeps_root
         if self._unprivileged:
             for folder in (self.workdir, self.workdir / "tmp"):
                 os.chown(folder, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
-        # A sandbox that stays root passes every permission check, so Landlock alone must keep it out.
-        self._keeps_root = os.geteuid() == 0 and not self._unprivileged
         self._last_capability = _last_capability()
         # Computed here, not between fork and exec, where only plain syscalls are safe.
         self._landlock = (str(self.workdir), landlock.readable_roots(keeps_root=self._keeps_root),

@@ -105,14 +105,15 @@ class ProcessContainment:
     def kill_all(self, sandbox_pid: int | None) -> None:
         """SIGKILL every process of the sandbox. `sandbox_pid` is None once the sandbox's own process was reaped:
         its pid may then name another process, and only the cgroup still knows the sandbox's."""
-        if self._cgroup is None and sandbox_pid is None:
-            return
-        if self._cgroup is None:
+        if self._cgroup is not None:
+            self._kill_cgroup()
+        elif sandbox_pid is not None:
             _signal_until_stable(lambda: _tree(sandbox_pid), signal.SIGSTOP)  # no fork can race the kill below
             self._killed = _tree(sandbox_pid)
             for pid in self._killed:
                 _kill(pid, signal.SIGKILL)
-            return
+
+    def _kill_cgroup(self) -> None:
         if not _write(self._cgroup / "cgroup.kill", "1"):
             _write(self._cgroup / "cgroup.freeze", "1")
             for pid in _read_pids(self._cgroup / "cgroup.procs"):

@@ -154,6 +154,12 @@ def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, pro
     return run.execute()
 
 
+def _refused(verdict: Verdict, rule: str, detail: str, phase: str) -> Verdict:
+    """`verdict` with `rule` failed: its first failure unless one came before, so the trace's failed_rule names it."""
+    verdict.record(CheckOutcome(rule=rule, passed=False, detail=detail, phase=phase), keep=True)
+    return verdict
+
+
 class _Run:
     def __init__(self, problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback,
                  warm: _Warm = _Warm()):
@@ -257,8 +263,7 @@ class _Run:
     def _build_failure(self, status: EvaluationStatus, message: str, log: str, rule: str | None = None) -> Trace:
         verdict = None
         if rule is not None:  # a guard tripped while the solution loaded: named in failed_rule
-            verdict = Verdict(checks=list(self.static_checks))
-            verdict.record(CheckOutcome(rule=rule, passed=False, detail=message, phase="build"), keep=True)
+            verdict = _refused(Verdict(checks=list(self.static_checks)), rule, message, "build")
         return make_trace(self.context, self.problem.workloads[0], status, log, failure=message, verdict=verdict)
 
     def _copy_build_error(self, workload: Workload) -> Trace:
@@ -357,8 +362,7 @@ class _WorkloadEvaluation:
     def _refuse(self, rule: str, detail: str, status: EvaluationStatus = EvaluationStatus.REWARD_HACK, *,
                 verdict: Verdict | None = None, phase: str = "runtime") -> WorkloadOutcome:
         """End the workload with `status`, naming `rule` in the trace's failed_rule as well as in its failure line."""
-        verdict = verdict or Verdict(checks=list(self.run_state.static_checks))
-        verdict.record(CheckOutcome(rule=rule, passed=False, detail=detail, phase=phase), keep=True)
+        verdict = _refused(verdict or Verdict(checks=list(self.run_state.static_checks)), rule, detail, phase)
         return self._stop(status, f"{rule}: {detail}", verdict=verdict)
 
     def _prepare_truth(self) -> tuple[list, list]:

@@ -237,20 +237,12 @@ class SandboxSession:
     def paused(self):
         """Stop the sandbox's whole process group meanwhile (SIGSTOP), so it uses no CPU while the parent times;
         the parent's scheduling is back to what it was when the sandbox started."""
-        try:
-            os.killpg(self.process.pid, signal.SIGSTOP)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self._confinement.processes.stop(self.process.pid)  # those that left the group too
+        self._confinement.processes.stop(self.process.pid)  # the whole cgroup or tree: those that left the group too
         self.scheduling_changes += scheduling.restore(self._scheduling)
         try:
             yield
         finally:
             self._confinement.processes.resume(self.process.pid)
-            try:
-                os.killpg(self.process.pid, signal.SIGCONT)
-            except (ProcessLookupError, PermissionError):
-                pass
 
     def close(self) -> None:
         """End the sandbox now. A sandbox is never reused, so nothing in it is worth a graceful exit: the child is

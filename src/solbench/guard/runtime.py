@@ -128,10 +128,10 @@ def _library_attributes() -> dict[str, tuple]:
     import sys
     import types
 
-    kept = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
     return {f"{name}.{attribute}": _fingerprint(value) for name in LIBRARY_MODULES
             if (module := sys.modules.get(name)) is not None
-            for attribute, value in list(vars(module).items()) if isinstance(value, kept) or callable(value)}
+            for attribute, value in list(vars(module).items())
+            if callable(value) or isinstance(value, types.ModuleType)}
 
 
 def _torch_wrapped(label: str, original: tuple) -> bool:

@@ -16,9 +16,12 @@ from typing import Any
 HIDDEN = "hidden until the problem set is frozen: only the author and admins see it"
 
 
-def redacted_traces(traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Copies of stored traces without solution-derived text: the log, the failure line (its rule is kept), and
-    the details of static findings and guard checks (their rule and outcome are kept)."""
+def visible_traces(traces: list[dict[str, Any]], code_visible: bool) -> list[dict[str, Any]]:
+    """Stored traces as a reader sees them: whole where the code is visible to them (queries.code_visible), else
+    copies without solution-derived text: the log, the failure line (its rule is kept), and the details of static
+    findings and guard checks (their rule and outcome are kept)."""
+    if code_visible:
+        return traces
     redacted = []
     for trace in traces:
         trace = copy.deepcopy(trace)
@@ -36,6 +39,7 @@ def redacted_traces(traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return redacted
 
 
-def redacted_error(error: str | None) -> str | None:
-    """A submission's error line (an infrastructure error can quote the harness's paths, or the solution)."""
-    return HIDDEN if error else error
+def visible_error(error: str | None, code_visible: bool) -> str | None:
+    """A submission's error line as a reader sees it (an infrastructure error can quote the harness's paths, or
+    the solution)."""
+    return error if code_visible or not error else HIDDEN

@@ -149,7 +149,10 @@ def _evaluate(session_factory: sessionmaker[Session], submission_id: int, worker
     scored = mode != "test"
     config = (settings.evaluation.config if scored else settings.evaluation.test_config)(worker.device)
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    progress = lambda done, total, what: check_cancelled()  # noqa: E731 - between workloads: stop if deleted
+
+    def progress(done: int, total: int, what: str) -> None:  # between workloads: stop if the submission was deleted
+        check_cancelled()
+
     traces = evaluate(problem, solution, config=config, cache=settings.cache_dir, progress=progress)
     held_out = evaluate(hidden, solution, config=config, progress=progress) \
         if mode == "ranked" and hidden.workloads else []

@@ -1,8 +1,9 @@
 """Per-user limits: submissions per mode per hour and per day, and how many may wait at once.
 
 Counted from the submissions table (deleted ones included), so every server process sees the same
-counts. A burst cannot race past a limit: `hold_user` serialises one user's submissions from the
-count to the commit of the new row, with the database's own lock (every server process shares it).
+counts. A burst cannot race past a limit: `check_limits` first holds the user's row, which serialises
+one user's submissions from the count to the commit of the new row with the database's own lock
+(every server process shares it).
 """
 
 from __future__ import annotations
@@ -29,16 +30,18 @@ class LimitReached(ServiceError):
         super().__init__(message)
 
 
-def hold_user(session: Session, user: User) -> None:
+def _hold_user(session: Session, user: User) -> None:
     """Hold `user`'s submissions until this transaction ends: an UPDATE of their row takes PostgreSQL's row lock
     and SQLite's write lock, so a concurrent request of theirs waits here, then counts the row this one adds."""
     session.execute(update(User).where(User.id == user.id).values(name=User.name))
 
 
 def check_limits(session: Session, user: User, mode: str, limits: Limits, now: datetime | None = None) -> None:
-    """Raise LimitReached when `user` may not submit in `mode` now. Admins have no limits."""
+    """Raise LimitReached when `user` may not submit in `mode` now. Admins have no limits. Holds the user's row
+    until the session's transaction ends: the caller adds the submission in that transaction."""
     if user.is_admin:
         return
+    _hold_user(session, user)
     now = now or utcnow()
     for window, allowed, label in ((timedelta(hours=1), limits.per_hour.get(mode), "hour"),
                                    (timedelta(days=1), limits.per_day.get(mode), "day")):

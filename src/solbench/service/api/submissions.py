@@ -12,9 +12,9 @@ from solbench.service.api.deps import current_user, optional_user, service, sess
 from solbench.service.api.schemas import (Deleted, ResultView, ScoreChangeView, SubmissionAccepted, SubmissionRequest,
                                           SubmissionView)
 from solbench.service.catalog import current_version
-from solbench.service.disclosure import redacted_error, redacted_traces
+from solbench.service.disclosure import visible_error, visible_traces
 from solbench.service.door import Refused, check_static, code_hash, parse_solution
-from solbench.service.limits import LimitReached, check_limits, hold_user
+from solbench.service.limits import LimitReached, check_limits
 from solbench.service.models import ScoreChange, Submission, User, utcnow
 
 router = APIRouter(tags=["submissions"])
@@ -38,8 +38,6 @@ def submit(body: SubmissionRequest, response: Response, user: User = Depends(cur
         raise Refused("problem", f"unknown problem {body.problem!r} (GET /api/v1/problems lists them)")
     solution = parse_solution(body.solution, body.problem)
     check_static(solution)
-    if not user.is_admin:  # admins have no limits to race
-        hold_user(db, user)
     try:
         check_limits(db, user, body.mode, svc.settings.limits)
     except LimitReached as error:
@@ -140,7 +138,7 @@ def submission_view(db: Session, submission: Submission, *, with_code: bool = Tr
             device=result.device, worker=result.worker, environment=result.environment, clock=result.clock,
             cache_hit=result.cache_hit, t_sol_ms={k: v for k, v in result.t_sol_ms.items() if k in public},
             t_b_ms={k: v for k, v in result.t_b_ms.items() if k in public},
-            traces=result.traces if with_code else redacted_traces(result.traces),
+            traces=visible_traces(result.traces, with_code),
             created_at=result.created_at, rescored_at=result.rescored_at,
             history=[ScoreChangeView(at=c.at, old_score=c.old_score, new_score=c.new_score, old_harness=c.old_harness,
                                      new_harness=c.new_harness, reason=c.reason) for c in history])
@@ -150,7 +148,7 @@ def submission_view(db: Session, submission: Submission, *, with_code: bool = Tr
                           queue_position=queries.queue_position(db, submission), created_at=submission.created_at,
                           started_at=submission.started_at, finished_at=submission.finished_at,
                           attempts=submission.attempts,
-                          error=submission.error if with_code else redacted_error(submission.error),
+                          error=visible_error(submission.error, with_code),
                           code_hash=submission.code_hash if with_code else None,
                           solution=submission.solution if with_code else None, result=result_view)
 

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from solbench.service import queries
 from solbench.service.catalog import current_version
-from solbench.service.disclosure import redacted_error, redacted_traces
+from solbench.service.disclosure import visible_error, visible_traces
 from solbench.service.models import Result, Submission, User, utcnow
 from solbench.service.web import views
 from solbench.service.web.charts import (Bar, TimelineEvent, TimingSpread, TrendPoint, bar_chart, firsts_timeline,
@@ -138,12 +138,12 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
     else:
         code_note = (f"The code of others' submissions, and what it printed or raised, is shown once set "
                      f"{problem_row.set_name} is frozen; until then only its author sees it.")
-    traces = (result.traces if code_visible else redacted_traces(result.traces or [])) if result is not None else []
+    traces = visible_traces(result.traces or [], code_visible) if result is not None else []
     workloads = workload_rows(result, traces) if result is not None else []
     detail = views.SubmissionDetail(
         id=row.id, user=owner, set=problem_row.set_name, problem=problem_row.name,
         solution=row.solution.get("name", ""), mode=row.mode, status=row.status,
-        verdict=result.verdict if result is not None else ((row.error if code_visible else redacted_error(row.error))
+        verdict=result.verdict if result is not None else (visible_error(row.error, code_visible)
                                                            or f"not evaluated yet ({row.status})"),
         score=result.score if result is not None else None, submitted_at=row.created_at,
         finished_at=row.finished_at, hardware=result.hardware if result is not None else "—",

@@ -197,14 +197,19 @@ def hf_config(arch: Architecture, kind: Kind, values: dict[str, Any], tp: int = 
             raise ExtractError(f"module kind {kind.name!r} has no tensor-parallel shard; drop --tp")
     config_class = _CLIP_CONFIG if arch.name == "clip" else arch.config_class
     if not hasattr(transformers, config_class):
-        raise ExtractError(f"transformers {installed_versions().get('transformers')} has no {config_class}; the "
-                           "problems shipped were extracted with the versions in requirements/lock.txt")
+        raise _lacks(config_class)
     try:
         config = getattr(transformers, config_class)(**values)
     except (TypeError, ValueError) as error:
         raise ExtractError(f"cannot build {config_class} from the given values: {error}") from None
     config._attn_implementation = arch.attention
     return config
+
+
+def _lacks(name: str) -> ExtractError:
+    """The installed transformers has no `name`: renamed or removed since the versions the suite was made with."""
+    return ExtractError(f"transformers {installed_versions().get('transformers')} has no {name}; the problems "
+                        "shipped were extracted with the versions in requirements/lock.txt")
 
 
 def _modeling(arch: Architecture):
@@ -228,9 +233,7 @@ def build_module(arch: Architecture, kind: Kind, config):
     modeling = _modeling(arch)
     layer_class = getattr(modeling, arch.layer_class, None)
     if layer_class is None:
-        raise ExtractError(f"{arch.modeling} has no {arch.layer_class} in transformers "
-                           f"{installed_versions().get('transformers')}; the problems shipped were extracted with "
-                           "the versions in requirements/lock.txt")
+        raise _lacks(f"{arch.modeling}.{arch.layer_class}")
     layer_idx = _layer_index(config)
     with torch.device("cpu"):
         layer = layer_class(config, layer_idx) if arch.layer_args == "config, layer_idx" else layer_class(config)
