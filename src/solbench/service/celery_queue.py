@@ -38,6 +38,7 @@ from solbench.runner.remote_jobs import register_run_task
 from solbench.service.jobs import InfrastructureError, WorkerInfo, execute_submission, requeue_stale
 from solbench.service.models import Submission
 from solbench.service.settings import ServiceSettings
+from solbench.service.worker_hardware import hardware_figures
 
 SUBMISSION_TASK = "solbench.service.execute_submission"
 RETRY_BACKOFF_S = 2.0
@@ -151,7 +152,8 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
                       "failed)", submission_id, MAX_DELIVERIES)
             return
         worker = WorkerInfo(name=task.request.hostname or "", hardware=options.hardware,
-                            device=resolve_device(options.device or settings.evaluation.device))
+                            device=resolve_device(options.device or settings.evaluation.device),
+                            heartbeat_s=settings.heartbeat_s, figures=hardware_figures(options.hardware))
         try:
             factory = databases.session_factory(settings.db_url)
             execute_submission(factory, submission_id, worker, settings=settings)

@@ -19,9 +19,10 @@ import time
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from solbench.service.jobs import InfrastructureError, WorkerInfo, execute_submission, next_queued, record_worker, \
-    requeue_dead_worker, requeue_stale
+from solbench.service.jobs import (InfrastructureError, WorkerInfo, execute_submission, next_queued, record_worker,
+                                   record_worker_stopped, requeue_dead_worker, requeue_stale)
 from solbench.service.settings import ServiceSettings
+from solbench.service.worker_hardware import hardware_figures
 
 PARENT_VARIABLE = "SOLBENCH_EMBEDDED_PARENT"
 INDEX_VARIABLE = "SOLBENCH_EMBEDDED_INDEX"
@@ -96,6 +97,7 @@ class EmbeddedQueue:
     def _replace(self, index: int, dead: subprocess.Popen) -> None:
         """A child died (killed, crashed): its job goes back to the queue now, and a new child takes its place."""
         requeue_dead_worker(self.session_factory, worker_name(dead.pid, index), self.settings.max_attempts)
+        record_worker_stopped(self.session_factory, worker_name(dead.pid, index))
         if self._restarts < MAX_RESTARTS:
             self._restarts += 1
             self._children[index] = self._spawn(index)
@@ -112,6 +114,14 @@ def run_worker(settings: ServiceSettings, worker: WorkerInfo, *, should_stop, pa
 
     _, session_factory = open_database(settings.database_url, migrate=False)
     record_worker(session_factory, worker)
+    try:
+        _take_jobs(settings, session_factory, worker, should_stop, parent_pid, busy)
+    finally:
+        record_worker_stopped(session_factory, worker.name)
+
+
+def _take_jobs(settings: ServiceSettings, session_factory, worker: WorkerInfo, should_stop, parent_pid: int | None,
+               busy: threading.Event) -> None:
     last_seen = time.monotonic()
     while not should_stop():
         if parent_pid is not None and os.getppid() != parent_pid:
@@ -151,7 +161,9 @@ def _main() -> None:
     signal.signal(signal.SIGINT, stop)
     index = os.environ.get(INDEX_VARIABLE, "0")
     device = resolve_device(settings.evaluation.device)
-    worker = WorkerInfo(name=worker_name(os.getpid(), int(index)), hardware=settings.hardware, device=device)
+    worker = WorkerInfo(name=worker_name(os.getpid(), int(index)), hardware=settings.hardware, device=device,
+                        heartbeat_s=settings.heartbeat_s, beats_when_idle=True,
+                        figures=hardware_figures(settings.hardware))
     parent = os.environ.get(PARENT_VARIABLE)
     run_worker(settings, worker, should_stop=stopping.is_set, parent_pid=int(parent) if parent else None, busy=busy)
 

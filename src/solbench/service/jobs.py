@@ -26,6 +26,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from solbench.service.models import Result, ScoreChange, Submission, Worker, utcnow
+from solbench.service.worker_hardware import HardwareFigures
 
 if TYPE_CHECKING:
     from solbench.service.settings import ServiceSettings
@@ -54,6 +55,12 @@ class WorkerInfo:
     """Hardware id results are scored on (T_SOL); recorded on every result."""
     device: str
     """``cpu``, ``cuda``, ``cuda:N``: where this worker evaluates."""
+    heartbeat_s: float | None = None
+    """How often it reports while running a job (`settings.heartbeat_s`)."""
+    beats_when_idle: bool = False
+    """Whether it also reports while waiting (embedded workers do; Celery workers wait on the broker)."""
+    figures: HardwareFigures | None = None
+    """Its hardware as it resolves it itself (`local` is its own CPU)."""
 
 
 def claim(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo,
@@ -275,8 +282,18 @@ def record_worker(session_factory: sessionmaker[Session], worker: WorkerInfo, *,
             session.add(row)
         row.hardware, row.device, row.last_seen, row.current_submission_id = (worker.hardware, worker.device,
                                                                               utcnow(), current)
+        row.heartbeat_s, row.beats_when_idle, row.stopped_at = worker.heartbeat_s, worker.beats_when_idle, None
+        if worker.figures is not None:
+            row.hardware_figures = worker.figures.model_dump()
         if finished:
             row.evaluations = (row.evaluations or 0) + 1
+
+
+def record_worker_stopped(session_factory: sessionmaker[Session], worker_name: str) -> None:
+    """The worker exited (or its parent saw it die): the status page shows it gone at once."""
+    with session_factory.begin() as session:
+        session.execute(update(Worker).where(Worker.name == worker_name).values(stopped_at=utcnow(),
+                                                                                current_submission_id=None))
 
 
 class _Heartbeat:

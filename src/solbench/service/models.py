@@ -222,3 +222,10 @@ class Worker(Base):
     last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     current_submission_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     evaluations: Mapped[int] = mapped_column(Integer, default=0)
+    heartbeat_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """How often the worker reports while it runs a job (and while idle where `beats_when_idle`)."""
+    beats_when_idle: Mapped[bool] = mapped_column(Boolean, default=False)
+    stopped_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    """When the worker was seen to exit (by itself, or by the server that started it)."""
+    hardware_figures: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    """The worker's own view of its hardware (HardwareFigures as JSON): the status page's peaks."""

@@ -22,11 +22,14 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from solbench.service.worker_hardware import HardwareFigures
 from solbench.service.models import (Problem, ProblemSet, ProblemVersion, Result, ScoreChange, SolAnalysis, Submission,
                                      User, Worker, utcnow)
 
 WORKER_ALIVE_S = 120.0
-"""A worker seen within this many seconds counts as alive on the status page."""
+"""A worker that promises no heartbeat (a Celery worker waiting on its broker) counts as alive this long."""
+MISSED_BEAT_GRACE_S = 1.0
+"""A worker that promises heartbeats is gone once one beat is overdue: 2 intervals and this slack after its last."""
 
 
 class _Data(BaseModel):
@@ -124,6 +127,8 @@ class WorkerStatus(_Data):
     alive: bool
     running: int | None
     evaluations: int
+    figures: HardwareFigures | None = None
+    """The worker's own figures for its hardware (None from a worker that could not resolve it)."""
 
 
 class StatusData(_Data):
@@ -132,8 +137,8 @@ class StatusData(_Data):
     running: int
     workers: list[WorkerStatus]
     evaluations_last_hour: int
-    evaluations_per_hour: float
-    """Mean over the last 24 hours."""
+    evaluations_last_day: int
+    """Finished in the last 24 hours."""
     problems: int
     users: int
 
@@ -286,6 +291,15 @@ def queue_position(session: Session, submission: Submission) -> int:
         Submission.status == "queued", Submission.deleted_at.is_(None), Submission.id <= submission.id)) or 0
 
 
+def worker_alive(worker: Worker, now: datetime) -> bool:
+    """Gone once it was seen to stop, or once a promised heartbeat is one interval overdue."""
+    if worker.stopped_at is not None:
+        return False
+    age = (now - worker.last_seen).total_seconds()
+    promised = worker.heartbeat_s and (worker.current_submission_id is not None or worker.beats_when_idle)
+    return age < (2 * worker.heartbeat_s + MISSED_BEAT_GRACE_S if promised else WORKER_ALIVE_S)
+
+
 def status(session: Session) -> StatusData:
     now = utcnow()
 
@@ -296,12 +310,13 @@ def status(session: Session) -> StatusData:
     last_hour = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=1))) or 0
     last_day = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=24))) or 0
     workers = [WorkerStatus(name=w.name, hardware=w.hardware, device=w.device, last_seen=w.last_seen,
-                            alive=(now - w.last_seen).total_seconds() < WORKER_ALIVE_S,
-                            running=w.current_submission_id, evaluations=w.evaluations or 0)
+                            alive=worker_alive(w, now), running=w.current_submission_id if worker_alive(w, now) else None,
+                            evaluations=w.evaluations or 0,
+                            figures=HardwareFigures.model_validate(w.hardware_figures) if w.hardware_figures else None)
                for w in session.scalars(select(Worker).order_by(Worker.name))]
     return StatusData(queue_depth=count(Submission.status == "queued", Submission.deleted_at.is_(None)),
                       running=count(Submission.status == "running", Submission.deleted_at.is_(None)),
-                      workers=workers, evaluations_last_hour=last_hour, evaluations_per_hour=last_day / 24,
+                      workers=workers, evaluations_last_hour=last_hour, evaluations_last_day=last_day,
                       problems=session.scalar(select(func.count()).select_from(Problem)) or 0,
                       users=session.scalar(select(func.count()).select_from(User)) or 0)
 

@@ -58,7 +58,7 @@ def home(session: Session, hardware: str) -> dict:
                                                                              finished=False)]
     state = queries.status(session)
     totals = {"submissions": sum(s.submissions for s in sets), "users": state.users,
-              "last_24h": round(state.evaluations_per_hour * 24), "queued": state.queue_depth + state.running}
+              "last_24h": state.evaluations_last_day, "queued": state.queue_depth + state.running}
     return dict(title="Sets", nav="home", hardware=hardware, sets=sets, firsts=firsts, totals=totals,
                 activity_hours=ACTIVITY_HOURS,
                 activity_chart=trend_chart(activity, title="Submissions per hour", y_label="submissions"))
@@ -182,11 +182,12 @@ def status(session: Session, hardware: str) -> dict:
     state = queries.status(session)
     worker_rows = [views.WorkerRow(name=w.name, hardware=w.hardware, device=w.device, last_seen=w.last_seen,
                                    state=("busy" if w.running else "idle") if w.alive else "gone",
-                                   current_submission=w.running, evaluations=w.evaluations) for w in state.workers]
+                                   current_submission=w.running, evaluations=w.evaluations, figures=w.figures)
+                   for w in state.workers]
     per_hour = [TrendPoint(hour, count) for hour, count in queries.per_hour(session, hours=ACTIVITY_HOURS)]
     queue = {"queued": state.queue_depth, "running": state.running,
              "evaluations in the last hour": state.evaluations_last_hour,
-             "evaluations per hour (24 h mean)": round(state.evaluations_per_hour, 1)}
+             "evaluations in the last 24 hours": state.evaluations_last_day}
     return dict(title="Status", nav="status", queue=queue, workers=worker_rows,
                 hardware_rows=hardware_rows(hardware, worker_rows), hours=ACTIVITY_HOURS,
                 per_hour_chart=trend_chart(per_hour, title="Evaluations per hour", y_label="evaluations"))

@@ -236,13 +236,21 @@ class _Builder:
                                    worker="gpu-worker-1" if status == "running" else None))
         session.flush()
         running = session.scalar(select(Submission.id).where(Submission.status == "running"))
+        from solbench.service.worker_hardware import hardware_figures
+
+        def worker(name: str, hardware: str, seen_s_ago: float, **fields) -> Worker:
+            figures = hardware_figures(hardware)
+            return Worker(name=name, hardware=hardware, last_seen=self.now - timedelta(seconds=seen_s_ago),
+                          heartbeat_s=300.0, beats_when_idle=True,  # the sample is read minutes after it is built
+                          hardware_figures=figures.model_dump() if figures else None, **fields)
+
         session.add_all([
-            Worker(name="gpu-worker-1", hardware=HARDWARE, device="cuda:0", last_seen=self.now,
-                   current_submission_id=running, evaluations=812, started_at=self.now - timedelta(days=2)),
-            Worker(name="gpu-worker-2", hardware=HARDWARE, device="cuda:1", last_seen=self.now - timedelta(seconds=20),
-                   evaluations=790, started_at=self.now - timedelta(days=2)),
-            Worker(name="old-box", hardware="A100_SXM4_80GB", device="cuda:0", last_seen=self.now - timedelta(days=1),
-                   evaluations=41, started_at=self.now - timedelta(days=5))])
+            worker("gpu-worker-1", HARDWARE, 0, device="cuda:0", current_submission_id=running, evaluations=812,
+                   started_at=self.now - timedelta(days=2)),
+            worker("gpu-worker-2", HARDWARE, 3, device="cuda:1", evaluations=790,
+                   started_at=self.now - timedelta(days=2)),
+            worker("old-box", "A100_SXM4_80GB", 86400, device="cuda:0", evaluations=41,
+                   started_at=self.now - timedelta(days=5))])
 
 
 def _solution(problem: str, author: str, variant: int, flagged: bool = False) -> dict:

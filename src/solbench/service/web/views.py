@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from solbench.service.worker_hardware import HardwareFigures
+
 DEFAULT_PER_PAGE = 50
 
 
@@ -170,6 +172,7 @@ class WorkerRow:
     state: str
     current_submission: int | None = None
     evaluations: int = 0
+    figures: HardwareFigures | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,10 @@ class HardwareRow:
     name: str
     workers: int
     memory_bandwidth_bytes_per_s: float | None = None
-    peak_flops_per_s: float | None = None
+    bfloat16_flops_per_s: float | None = None
+    float32_flops_per_s: float | None = None
+    source: str = ""
+    """Where the figures come from: the workers' own report, or the server's hardware database."""
 
 
 @dataclass(frozen=True)
