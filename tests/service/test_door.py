@@ -77,3 +77,26 @@ def test_a_burst_of_submissions_never_passes_a_limit(in_process_service, monkeyp
         statuses = [r.status_code for r in pool.map(submit, range(50))]
     assert statuses.count(202) == app.service.settings.limits.max_queued == 10, statuses
     assert set(statuses) == {202, 429}
+
+
+def test_an_idempotency_key_belongs_to_its_user(in_process_service):
+    """Another user sending the same Idempotency-Key gets a new submission of their own, never the first user's
+    (which would show them, and let them track, someone else's private submission); its owner's retry still
+    gets the first one back."""
+    from solbench.service.auth import add_user
+
+    app = in_process_service
+    ann, ben = (add_user(app.service.session_factory, name).token for name in ("key-ann", "key-ben"))
+    body = {"problem": PROBLEM, "mode": "private", "solution": solution_dict(
+        "import torch\n\ndef run(x, y):\n    return x + y\n", definition=PROBLEM)}
+
+    def submit(token: str):
+        response = app.client.post("/api/v1/submissions", json=body, headers={
+            "Authorization": f"Bearer {token}", "Idempotency-Key": "retry-1"})
+        assert response.status_code == 202, response.text
+        return response
+
+    first, other, retried = submit(ann), submit(ben), submit(ann)
+    assert other.json()["id"] != first.json()["id"] and "Idempotent-Replayed" not in other.headers
+    assert app.get(f"/api/v1/submissions/{other.json()['id']}", ben).json()["user"] == "key-ben"
+    assert retried.json()["id"] == first.json()["id"] and retried.headers["Idempotent-Replayed"] == "true"

@@ -8,8 +8,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
+from conftest import VECTOR_ADD, vector_workloads, write_problem
 from solbench.service.catalog import current_version, import_baselines, import_suites
-from solbench.service.jobs import InfrastructureError, WorkerInfo, _as_json, claim, execute_submission, requeue_stale
+from solbench.service.jobs import (InfrastructureError, WorkerInfo, _as_json, claim, execute_submission, next_queued,
+                                   requeue_stale)
 from solbench.spec import Trace
 from solbench.service.models import Result, ScoreChange, Submission, User, utcnow
 from service.conftest import HARDWARE, add_solution, fast_settings, settings_model
@@ -41,6 +43,27 @@ def _result(factory, submission_id: int) -> Result:
         return session.scalar(select(Result).where(Result.submission_id == submission_id))
 
 
+@pytest.fixture
+def measured(monkeypatch):
+    """Evaluations without a sandbox (fast): every workload PASSED against a 2 ms reference, public ones in 1 ms,
+    held-out ones in 2 ms. Returns the problems evaluated, in order."""
+    import solbench.api
+    from solbench.spec.trace import Correctness, Environment, Evaluation, EvaluationStatus, Performance
+
+    evaluated = []
+
+    def evaluate(problem, solution, **options):
+        evaluated.append(problem)
+        return [Trace(definition=problem.name, solution=solution.name, workload=workload, evaluation=Evaluation(
+            status=EvaluationStatus.PASSED, environment=Environment(hardware="cpu"), timestamp="now",
+            correctness=Correctness(), performance=Performance(
+                latency_ms=2.0 if workload.uuid.startswith("held-out-") else 1.0, reference_latency_ms=2.0)))
+            for workload in problem.workloads]
+
+    monkeypatch.setattr(solbench.api, "evaluate", evaluate)
+    return evaluated
+
+
 def test_claims_are_exclusive_and_a_stale_claim_is_taken_over(service):
     settings, factory = service
     job = _submit(factory)
@@ -54,6 +77,79 @@ def test_claims_are_exclusive_and_a_stale_claim_is_taken_over(service):
     assert requeue_stale(factory, stale_after_s=60, max_attempts=3) == 1
     with factory() as session:
         assert (session.get(Submission, job).status, session.get(Submission, job).attempts) == ("queued", 2)
+
+
+def test_a_deleted_submission_is_never_handed_to_a_worker(service):
+    """Deleted while queued (cancelled) or while running on a worker that then died (stale, even once the reaper
+    queued it again): no worker claims it and it is never next in line, so a deleted solution never runs."""
+    settings, factory = service
+    queued, running = _submit(factory), _submit(factory)
+    assert claim(factory, running, WORKER, stale_after_s=60) is not None
+    with factory.begin() as session:  # as DELETE /submissions/{id} leaves them, then the running one's worker dies
+        session.get(Submission, queued).status = "cancelled"
+        for job in (queued, running):
+            session.get(Submission, job).deleted_at = utcnow()
+        session.get(Submission, running).heartbeat_at = utcnow() - timedelta(seconds=120)
+    assert claim(factory, queued, WORKER, stale_after_s=60) is None
+    assert claim(factory, running, WORKER, stale_after_s=60) is None
+    assert requeue_stale(factory, stale_after_s=60, max_attempts=3) == 1
+    with factory() as session:
+        assert session.get(Submission, running).status == "queued"
+    assert next_queued(factory) is None
+    assert claim(factory, running, WORKER, stale_after_s=60) is None
+
+
+def test_a_ranked_score_counts_its_held_out_workloads(service, measured, tmp_path):
+    """A ranked submission is measured on the held-out workloads too, and its score (when stored and when
+    rescored) is the mean over public and held-out ones: a solution tuned to the public shapes alone cannot hide
+    a slow held-out one."""
+    from solbench.score import Baseline, save_baselines
+    from solbench.service.rescore import rescore
+
+    settings, factory = service
+    job = _submit(factory, mode="ranked")
+    execute_submission(factory, job, WORKER, settings=settings)
+
+    def assert_counts_held_out(result: Result) -> None:
+        public, held_out = len(result.traces), len(result.held_out_traces)
+        assert (public, held_out) == (2, 1) and result.held_out_score is not None
+        assert result.held_out_score < result.public_score
+        assert result.score == pytest.approx((public * result.public_score + held_out * result.held_out_score)
+                                             / (public + held_out))
+
+    before = _result(factory, job)
+    assert_counts_held_out(before)
+    uuids = [t["workload"]["uuid"] for t in before.traces + before.held_out_traces]
+    baselines = tmp_path / "baselines.json"
+    save_baselines(baselines, [Baseline(definition="vector_add", workload=w, hardware=HARDWARE, latency_ms=4.0)
+                               for w in uuids], created="2026-01-01", harness_version="test")
+    import_baselines(factory, (baselines,))
+    assert rescore(factory).rescored == 1
+    after = _result(factory, job)
+    assert after.score > before.score
+    assert_counts_held_out(after)
+
+
+def test_rescore_reruns_a_result_measured_on_an_old_problem_version_on_the_current_one(service, measured, tmp_path):
+    """A changed problem (here: one more workload) is a new version; rescore queues the results measured on the
+    old one again, and the re-run measures on the new version."""
+    from solbench.service.rescore import rescore
+
+    settings, factory = service
+    job = _submit(factory)
+    execute_submission(factory, job, WORKER, settings=settings)
+    assert rescore(factory).requeued == 0
+    write_problem(tmp_path / "suite" / "L1" / "vector_add", VECTOR_ADD, vector_workloads(1000, 4099, 8192))
+    assert import_suites(factory, settings.suite_folders(), "secret", settings.held_out_per_problem).new_versions == 1
+    report = rescore(factory)
+    assert report.requeued_ids == (job,)
+    with factory() as session:
+        current = current_version(session, "vector_add").id
+        assert "problem version" in session.get(Submission, job).rescore_reason
+    execute_submission(factory, job, WORKER, settings=settings)
+    result = _result(factory, job)
+    assert result.problem_version_id == current
+    assert [t["workload"]["uuid"] for t in result.traces] == ["n1000", "n4099", "n8192"]
 
 
 @pytest.mark.slow

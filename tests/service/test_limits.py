@@ -30,11 +30,11 @@ def _add(factory, user_id: int, ago: timedelta, status: str = "done", mode: str 
                                deleted_at=utcnow() if status == "cancelled" else None))
 
 
-def _check(factory, name: str, mode: str = "ranked") -> None:
+def _check(factory, name: str, mode: str = "ranked", limits: Limits = LIMITS) -> None:
     from sqlalchemy import select
 
     with factory() as session:
-        check_limits(session, session.scalar(select(User).where(User.name == name)), mode, LIMITS)
+        check_limits(session, session.scalar(select(User).where(User.name == name)), mode, limits)
 
 
 def test_the_hourly_limit_says_when_the_oldest_counted_submission_leaves_the_window(seeded):
@@ -58,3 +58,26 @@ def test_the_daily_limit_and_the_queue_cap(seeded):
     _add(seeded, 1, timedelta(minutes=1), status="running", mode="test")
     with pytest.raises(LimitReached, match="queue"):
         _check(seeded, "ann", mode="test")
+
+
+def test_a_modes_limits_count_only_that_modes_submissions(seeded):
+    """Each mode has its own hourly and daily count: private submissions never use up the test allowance."""
+    limits = Limits(per_hour={"test": 3, "private": 50}, per_day={"test": 4, "private": 50}, max_queued=100)
+    for minutes in (1, 2, 3, 4):
+        _add(seeded, 1, timedelta(minutes=minutes), mode="private")
+    _check(seeded, "ann", mode="test", limits=limits)
+    for minutes in (5, 6, 7):
+        _add(seeded, 1, timedelta(minutes=minutes), mode="test")
+    with pytest.raises(LimitReached, match="3 test submissions per hour"):
+        _check(seeded, "ann", mode="test", limits=limits)
+    _check(seeded, "ann", mode="private", limits=limits)
+
+
+def test_admins_have_no_limits(seeded):
+    """As check_limits documents: an admin over the hourly, daily and queue limits may still submit."""
+    for user_id in (1, 2):  # ann (not an admin) and root (one), each over every limit of LIMITS
+        for minutes in (1, 2, 3, 4):
+            _add(seeded, user_id, timedelta(minutes=minutes), status="queued")
+    with pytest.raises(LimitReached, match="per hour"):
+        _check(seeded, "ann")
+    _check(seeded, "root")
