@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 import warnings
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+import solbench
 from conftest import VECTOR_ADD, make_solution, vector_workloads, write_problem
 from solbench.evaluate import EvaluationConfig
 from solbench.evaluate import result_cache
@@ -70,6 +73,14 @@ def test_each_part_of_the_evaluation_changes_the_key(problem, vector_add_problem
     assert cache_key(problem, solution, config) != key
 
 
+def test_a_source_under_another_path_changes_the_key(problem):
+    """Where a source lies decides what the solution does (`import helper` finds it or not): the same contents
+    under another path are another solution and must not be answered from the first one's entry."""
+    here = make_solution(ADD, extra_sources={"helper.py": "X = 1\n"})
+    moved = make_solution(ADD, extra_sources={"helpers.py": "X = 1\n"})  # same contents, same order of sources
+    assert cache_key(problem, moved, CPU) != cache_key(problem, here, CPU)
+
+
 def test_where_the_problem_lives_is_not_in_the_key(problem, tmp_path):
     moved_dir = write_problem(tmp_path / "elsewhere" / "vector_add", VECTOR_ADD, vector_workloads(1000, 4099))
     moved = load_problem(moved_dir)
@@ -93,6 +104,21 @@ def test_data_file_bytes_are_in_the_key(tmp_path):
 def test_the_harness_version_hashes_the_measuring_packages():
     version = result_cache.harness_version()
     assert version.startswith("0.") and "+" in version and len(version.split("+")[1]) == 16
+
+
+def test_an_edit_to_the_measuring_code_changes_the_harness_version(tmp_path, monkeypatch):
+    """An entry measured by other harness code is never a hit: editing a .py file of any package that
+    measures (here in a copy of solbench's own source) gives another harness version, hence other keys."""
+    copy = tmp_path / "solbench"
+    shutil.copytree(Path(solbench.__file__).resolve().parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(solbench, "__file__", str(copy / "__init__.py"))
+    monkeypatch.setattr(result_cache, "source_hash", result_cache.source_hash.__wrapped__)  # read files each call
+    versions = [result_cache.harness_version()]
+    for package in ("sandbox", "evaluate", "guard", "spec"):
+        with (copy / package / "__init__.py").open("a") as handle:
+            handle.write("# edited\n")
+        versions.append(result_cache.harness_version())
+    assert len(set(versions)) == len(versions), versions
 
 
 # --- hits, misses and what is stored ---------------------------------------------------------------

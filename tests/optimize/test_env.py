@@ -1,4 +1,5 @@
-"""The environment end to end through real sandboxes: a scripted agent improving, a cheat, the budget, restore."""
+"""The environment end to end through real sandboxes: a scripted agent improving, a cheat, the budget, restore;
+which candidate may be `best`, from restored records alone."""
 
 from __future__ import annotations
 
@@ -120,3 +121,27 @@ def test_the_reference_is_timed_for_t_b_in_its_cpu_runnable_form(tmp_path, fast_
         assert workload.t_b_ms and workload.t_b_ms > 0
     finally:
         env.close()
+
+
+
+def _record(name: str, reward: float, *, correct: bool = True, flagged: bool = False) -> dict:
+    """A journal's StepResult (as `restore` takes it) with these figures, for n1000 and n4099."""
+    status = "REWARD_HACK" if flagged else "PASSED" if correct else "INCORRECT_NUMERICAL"
+    feedback = [{"workload": "n1000", "status": "PASSED", "score": reward}, {"workload": "n4099", "status": status}]
+    info = {"candidate_id": 0, "cache_hit": True, "flagged_cheat": flagged, "correct": correct, "is_best": False,
+            "seconds": 0.0, "budget_left": {}}
+    return {"problem": "vector_add", "reward_kind": "sol", "reward": reward, "feedback": feedback, "done": False,
+            "info": info, "solution": make_solution(FAST, name=name).model_dump(mode="json")}
+
+
+@pytest.mark.parametrize("failing", [{"correct": False}, {"correct": True, "flagged": True}],
+                         ids=["incorrect", "flagged"])
+def test_best_is_never_an_incorrect_or_flagged_candidate_however_high_its_reward(tmp_path, failing):
+    """`best` is what finalize re-measures and a run reports: only a correct candidate without a cheat flag may
+    be it, even where a failing one's reward is higher (a partly scored candidate, a journal's figures); the
+    flag alone keeps a candidate out, whatever `correct` says."""
+    env = make(vector_add(tmp_path / "vector_add", 1000, 4099), hardware=HARDWARE, held_out=[])
+    env.restore([_record("failing", 0.9, **failing)])  # no sandbox: restore re-seats without evaluating
+    assert env.best is None and env.finalize().note == "no correct candidate to re-measure"
+    env.restore([_record("slow but correct", 0.1), _record("failing again", 0.9, **failing)])
+    assert env.best.candidate_id == 2 and env.best.solution.name == "slow but correct"

@@ -1,12 +1,15 @@
-"""The classification rules and op families, on op records written by hand (no torch, no profile)."""
+"""The classification rules, op families and time attribution, on op records written by hand (no torch, no
+profile)."""
 
 import json
 
 import pytest
 
+from solbench.reach.attribution import UNATTRIBUTED, attribute
+from solbench.reach.built_model import DepthScaling
 from solbench.reach.errors import ReachError
 from solbench.reach.families import family_of, pass_of, width_of
-from solbench.reach.profile import OpCall
+from solbench.reach.profile import OpCall, Profile
 from solbench.reach.rules import ADDRESSABLE, DEFAULT_RULES, FRAMEWORK, load_rules
 
 
@@ -65,6 +68,25 @@ def test_families_come_from_op_name_then_backward_node_then_module():
     assert pass_of(step) == "optimizer" and family_of(step) == "optimizer"
     assert pass_of(call("aten::mul", backward_of="MulBackward0")) == "backward"
     assert width_of(call("aten::mul", shapes=((), (2, 8, 3456)))) == 3456
+
+
+def test_the_full_depth_factor_multiplies_only_the_repeated_layers_ops():
+    """The full-depth estimate scales what each decoder layer runs by published / kept layers; what runs once
+    per model (embedding, final norm, LM head) is counted once, else the projection overstates their share."""
+    def timed(name, self_us, *modules):
+        return OpCall(step=0, name=name, self_us=self_us, shapes=(), modules=modules, ancestors=())
+
+    in_layer = ("LlamaDecoderLayer", "LlamaModel", "LlamaForCausalLM")
+    calls = [timed("aten::mul", 10.0, "LlamaRMSNorm", *in_layer), timed("aten::addmm", 20.0, "Linear", *in_layer),
+             # once per model, never scaled: embedding, final norm, LM head
+             timed("aten::embedding", 5.0, "Embedding", "LlamaModel"),
+             timed("aten::mul", 3.0, "LlamaRMSNorm", "LlamaModel"),
+             timed("aten::addmm", 40.0, "Linear", "LlamaForCausalLM")]
+    profile = Profile(calls=calls, step_us=[100.0], wall_us=[100.0], device="cpu", warmup=0)
+    result = attribute(profile, DEFAULT_RULES, depth=DepthScaling("*DecoderLayer", kept=1, published=16))
+    assert result.classes[ADDRESSABLE] == [18.0] and result.classes["gemm"] == [60.0]  # as measured
+    assert result.full_depth[ADDRESSABLE] == [10.0 * 16 + 5.0 + 3.0] and result.full_depth["gemm"] == [20.0 * 16 + 40.0]
+    assert result.full_depth[UNATTRIBUTED] == [22.0]
 
 
 def test_a_problem_folder_whose_definition_is_not_an_object_is_one_clear_error(tmp_path):

@@ -155,6 +155,31 @@ def test_published_figures_that_do_not_pair_with_the_workloads_are_reported(tmp_
         "sol.per_workload: 1 figures for 2 workloads"]
 
 
+PAIRED = [{"axes": {"N": 8}, "sol_ms": 0.001, "baseline_latency_ms": 0.01},
+          {"axes": {"N": 16}, "sol_ms": 0.002, "baseline_latency_ms": 0.02}]
+
+
+@pytest.mark.parametrize("figures, why_not", [
+    ({"per_workload": PAIRED}, None),
+    ({"per_workload": [PAIRED[0], {**PAIRED[1], "axes": {"N": 32}}]},
+     "sol.per_workload[1].axes.N: 32 where workload line 2 has 16"),
+    ({"sol_is_dummy": True, "per_workload": PAIRED}, "sol.sol_is_dummy: the published figures are placeholders"),
+], ids=["paired", "other-axes", "dummy"])
+def test_published_figures_for_other_axes_or_marked_dummy_are_not_used(tmp_path, figures, why_not):
+    """A published T_SOL/T_b is a figure for one workload's shape: paired with a workload of other axes, or
+    taken from placeholders (`sol_is_dummy`), it would score every solution against a wrong bound, so none is used."""
+    folder = _upstream_problem(tmp_path / "src", vector_workloads(8, 16))
+    (folder / "metadata.json").write_text(json.dumps({"subset": "L1", "collection_index": 1,
+                                                      "sol": {"available": True, **figures}}))
+    report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
+    notes = [n.message.split(";")[0] for n in report.notes_of("published-figures")]
+    if why_not is None:
+        paired = load_baselines(report.baselines_file)
+        assert notes == [] and [(b.workload, b.sol_ms) for b in paired.entries()] == [("n8", 0.001), ("n16", 0.002)]
+    else:
+        assert report.baselines_file is None and notes == [why_not]
+
+
 def test_unreadable_sources_name_the_file_and_the_field(tmp_path):
     with pytest.raises(ImportSourceError, match="no such file or folder"):
         import_benchmark(tmp_path / "nowhere", tmp_path / "out", cpu_tier=False)
