@@ -78,7 +78,7 @@ def create_app(service: Service, *, start_queue: bool = True) -> FastAPI:
                 service.queue = None
 
     app = FastAPI(title="solbench leaderboard", version=_version(), lifespan=lifespan,
-                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=f"{API_PREFIX}/docs", redoc_url=None)
+                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=None, redoc_url=None)  # docs: reference_page
     app.state.service = service
     app.add_middleware(BodyLimit, max_bytes=service.settings.limits.max_body_bytes)
     app.include_router(router, prefix=API_PREFIX)
