@@ -147,9 +147,10 @@ def database(tmp_path):
 
 class InProcessService:
     """The real app in this process (FastAPI's TestClient), over a migrated SQLite database filled with the page
-    screenshots' sample: users with tokens (sample.tokens), an admin, submissions in an open and a frozen set."""
+    screenshots' sample: users with tokens (sample.tokens), an admin, submissions in an open and a frozen set.
+    `overrides` replace ServiceSettings fields (tight `limits`, for one)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, **overrides):
         from fastapi.testclient import TestClient
 
         from solbench.service.app import create_app, prepare
@@ -159,7 +160,7 @@ class InProcessService:
 
         self.sample = build_sample(root / "data", submissions=30, users=6)
         settings = ServiceSettings(data_dir=root / "data", suites=(self.sample.suite_dir,), hardware=HARDWARE,
-                                   workers=0)
+                                   workers=0, **overrides)
         self.service = prepare(settings)
         self.admin = add_user(self.service.session_factory, "root", admin=True).token
         self.client = TestClient(create_app(self.service, start_queue=False))
