@@ -10,6 +10,7 @@ first filter, evaded by code built at run time), and what it does must stay insi
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -37,6 +38,16 @@ def victim():
     process.wait()
 
 
+def _can_make_cgroup() -> bool:
+    probe = ProcessContainment(f"probe-{os.getpid()}")
+    try:
+        return probe._cgroup is not None
+    finally:
+        probe.release()
+
+
+_CGROUP = _can_make_cgroup()
+_PID_NAMESPACE = os.geteuid() == 0  # CAP_SYS_ADMIN, as for the network namespace
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 """The probes run in a CUDA sandbox too where a GPU is lent (scripts/device-check runs the gpu marker)."""
 
@@ -68,7 +79,10 @@ def test_a_victim_beside_the_evaluation_survives_the_sandboxs_signals(tmp_path, 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
-def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evaluation(tmp_path, fast_config, device):
+@pytest.mark.parametrize("containment", ["auto", "pid-namespace", "subreaper"])
+def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evaluation(tmp_path, fast_config, device,
+                                                                                    containment):
+    """Each containment, the fallbacks capped on purpose, holds the escaped process (the trace names which)."""
     pid_file = tmp_path / "escaped.pid"
     source = ("import os\n"
               "first = getattr(os, 'fo' + 'rk')()\n"
@@ -79,16 +93,17 @@ def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evalu
               "    getattr(os, '_exit')(0)\n"
               "getattr(os, 'wait' + 'pid')(first, 0)\n"
               "def run(x, y):\n    return x + y\n")
-    traces = _evaluate(tmp_path, source, fast_config, device)
-    log = traces[0].evaluation.log
-    escaped = int(log.split("escaped ", 1)[1].split()[0])
-    pid_file.write_text(str(escaped))
-    assert not process_alive(escaped), f"pid {escaped} outlived the evaluation"
+    traces = _evaluate(tmp_path, source, replace(fast_config, containment=containment), device)
     evaluation = traces[0].evaluation
     assert evaluation.status.value == "REWARD_HACK", evaluation.solbench.failure
     assert evaluation.solbench.failed_rule == "processes"
-    assert f"pid {escaped} (sleep)" in evaluation.solbench.failure
-    assert evaluation.solbench.confinement["processes"]
+    # The evidence names the pid as the evaluator sees it (inside a PID namespace the sandbox sees another).
+    escaped = int(re.search(r"pid (\d+) \(sleep\)", evaluation.solbench.failure).group(1))
+    pid_file.write_text(str(escaped))
+    assert not process_alive(escaped), f"pid {escaped} outlived the evaluation"
+    namespace = "PID namespace" if _PID_NAMESPACE else "subreaper"
+    expected = {"auto": "cgroup v2" if _CGROUP else namespace, "pid-namespace": namespace, "subreaper": "subreaper"}
+    assert expected[containment] in evaluation.solbench.confinement["processes"]
 
 
 @pytest.mark.slow
@@ -104,12 +119,40 @@ def test_children_in_the_sandboxs_own_group_are_allowed_and_killed_with_it(tmp_p
     assert not process_alive(helper)
 
 
-def test_a_subreaper_sandbox_finds_an_orphan_and_kills_every_process(monkeypatch):
-    """Where no cgroup can be made, orphans are reparented to the sandbox and found in its tree."""
-    import solbench.evaluate.containment as containment
+@pytest.mark.slow
+@pytest.mark.skipif(not _PID_NAMESPACE, reason="no permission for a PID namespace here (needs CAP_SYS_ADMIN)")
+def test_a_pid_namespace_hides_every_process_outside_the_sandbox(tmp_path, fast_config, victim):
+    """Without Landlock's scoping (before Linux 6.12) the namespace alone must keep signals in: outside processes do
+    not exist for the sandbox (ESRCH, not the EPERM of Landlock), and kill(-1) reaches only its own."""
+    source = (f"import os\nerrors = []\n"
+              f"for target in ({victim.pid}, {os.getpid()}, -1):\n"
+              "    try:\n        os.kill(target, 0)\n        errors.append('sent')\n"
+              "    except OSError as error:\n        errors.append(type(error).__name__)\n"
+              "print('signals:', errors, 'pid', os.getpid())\n"
+              "def run(x, y):\n    return x + y\n")
+    traces = _evaluate(tmp_path, source, replace(fast_config, containment="pid-namespace"))
+    assert [t.evaluation.status.value for t in traces] == ["PASSED"], traces[0].evaluation.solbench.failure
+    assert "signals: ['ProcessLookupError', 'ProcessLookupError', 'ProcessLookupError'] pid 1" in \
+        traces[0].evaluation.log
+    assert "PID namespace" in traces[0].evaluation.solbench.confinement["processes"]
 
-    monkeypatch.setattr(containment, "_make_cgroup", lambda name: None)
-    processes = ProcessContainment("test")
+
+def test_the_pid_namespace_is_made_for_the_sandbox_alone():
+    """The evaluator's thread is back in its own namespace once the sandbox started: a later child is not in a
+    namespace that dies with that sandbox."""
+    processes = ProcessContainment("test", "pid-namespace")
+    with processes.spawning():
+        inside = subprocess.run(["python3", "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    after = subprocess.run(["python3", "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    if not processes.pid_namespace:
+        pytest.skip("no permission for a PID namespace here (needs CAP_SYS_ADMIN)")
+    assert inside.stdout.split() == ["1"] and after.stdout.split() != ["1"]
+    assert os.readlink("/proc/thread-self/ns/pid") == os.readlink(f"/proc/{os.getpid()}/ns/pid")
+
+
+def test_a_subreaper_sandbox_finds_an_orphan_and_kills_every_process():
+    """Where no cgroup can be made, orphans are reparented to the sandbox and found in its tree."""
+    processes = ProcessContainment("test", "subreaper")
     assert "subreaper" in processes.mechanism
     script = ("import os, time\n"
               "if os.fork() == 0:\n    os.setsid()\n"

@@ -71,6 +71,9 @@ class EvaluationConfig:
     """Refuse solutions with blocking static findings (REWARD_HACK) before running them."""
     memory_limit_bytes: int | None = field(default_factory=default_memory_limit_bytes)
     """Sandbox memory limit; default half of physical memory, None for no limit."""
+    containment: str = "auto"
+    """How the sandbox's processes are held (docs/sandbox.md): ``auto``, the strongest this machine offers, or a
+    weaker one to try a fallback: ``pid-namespace`` (no cgroup), ``subreaper`` (neither)."""
     data_roots: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
@@ -105,6 +108,11 @@ def check_harness_options(config: EvaluationConfig) -> None:
         raise HarnessOptionError("precision", config.precision,
                                  f"unknown precision policy (known: {', '.join(PRECISION_POLICIES)})")
 
+    from solbench.evaluate.containment import CONTAINMENTS
+
+    if config.containment not in CONTAINMENTS:
+        raise HarnessOptionError("containment", config.containment,
+                                 f"unknown containment (known: {', '.join(CONTAINMENTS)})")
     if config.cpu_flush not in CPU_FLUSH_MODES:
         raise HarnessOptionError("cpu_flush", config.cpu_flush, f"unknown flush (known: {', '.join(CPU_FLUSH_MODES)})")
     _check_count("rounds", config.rounds, least=1)

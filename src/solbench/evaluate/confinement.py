@@ -12,6 +12,8 @@ import os
 import resource
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,8 @@ class SandboxLimits:
     memory_bytes: int | None
     """Address-space limit (CPU runs) and resident-set ceiling watched by the parent (all runs)."""
     max_reply_bytes: int = 1 << 36
+    containment: str = "auto"
+    """The strongest process containment allowed (containment.CONTAINMENTS); weaker ones are for trying fallbacks."""
 
 
 class Confinement:
@@ -51,7 +55,8 @@ class Confinement:
         self._landlock = (str(self.workdir), landlock.readable_roots(keeps_root=self._keeps_root),
                           landlock.device_paths(keeps_root=self._keeps_root), landlock.abi_version())
         self._parent_pid = os.getpid()
-        self.processes = ProcessContainment(token)
+        self.processes = ProcessContainment(token, limits.containment,
+                                            signals_scoped=self._landlock[3] >= landlock.SCOPE_ABI)
         """Holds every process the sandbox starts, so none outlives it (containment.py)."""
         self.report: dict[str, Any] = {
             "process": "separate interpreter, own session",
@@ -67,6 +72,13 @@ class Confinement:
             "processes": self.processes.mechanism,
         }
         """How the sandbox is confined, for the trace (Trace.evaluation.solbench.confinement)."""
+
+    @contextmanager
+    def spawning(self) -> Iterator[None]:
+        """Around starting the sandbox's process (see ProcessContainment.spawning)."""
+        with self.processes.spawning():
+            yield
+        self.report["processes"] = self.processes.mechanism
 
     def note_sandbox_state(self, state: SandboxState) -> None:
         """The child reports its network namespace; another namespace than ours means no network."""
@@ -86,6 +98,9 @@ class Confinement:
         if state.filesystem_confined and abi >= landlock.SCOPE_ABI:
             self.report["signals"] = (f"scoped to the sandbox (Landlock ABI {abi}): it can signal only its own "
                                       "processes, and reach no abstract Unix socket outside")
+        elif self.processes.pid_namespace:
+            self.report["signals"] = ("scoped by its PID namespace: it can name, and so signal, only its own "
+                                      f"processes (this kernel's Landlock, ABI {abi}, cannot scope signals)")
         else:
             self.report["signals"] = (f"not scoped: this kernel's Landlock (ABI {abi}) predates signal scoping (ABI "
                                       f"{landlock.SCOPE_ABI}, Linux 6.12); the sandbox can signal processes of its "
@@ -191,8 +206,8 @@ def _die_with_parent(parent_pid: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         return
-    if os.getppid() != parent_pid:  # the parent died before the signal was armed
-        os._exit(1)
+    if os.getppid() not in (parent_pid, 0):  # the parent died before the signal was armed (0: it is outside the
+        os._exit(1)                          # sandbox's PID namespace, which cannot name it)
 
 
 def _last_capability() -> int:

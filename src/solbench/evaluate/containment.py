@@ -9,13 +9,21 @@ therefore held by what they cannot leave, the best this machine offers, named in
   born in it and cannot move out (the cgroup files are root's, and Landlock keeps a sandbox that
   stays root from writing under /sys). ``cgroup.freeze`` stops them all while the reference is
   timed; ``cgroup.kill`` (Linux 5.14) ends them all at once.
-- ``subreaper``: where no cgroup can be made (no writable cgroup v2 hierarchy, as for most users
+- ``pid-namespace``: where the evaluator may make one (CAP_SYS_ADMIN: root), the sandbox is the init of a PID
+  namespace of its own. The kernel kills everything in it when the sandbox dies, and nothing in it can name, let
+  alone signal, a process outside. Used where no cgroup can be made, or where Landlock cannot scope signals
+  (before Linux 6.12); the namespace is made for the one thread that starts the sandbox and undone at once.
+- ``subreaper``: where neither can be made (no writable cgroup v2 hierarchy, as for most users
   who are not root), the sandbox is its own child subreaper: orphans are reparented to it, not to
   init, so walking its process tree finds them while it lives. A solution that clears the flag
   (prctl through ctypes) gets past this one; the trace says which applied.
 
 Signals are the other half of containment: landlock.py scopes them to the sandbox's own Landlock
-domain (ABI 6, Linux 6.12), so nothing in it can signal the evaluator, a server or another sandbox.
+domain (ABI 6, Linux 6.12), so nothing in it can signal the evaluator, a server or another sandbox; a PID
+namespace does the same on older kernels.
+
+`EvaluationConfig.containment` picks the strongest of these (``auto``) or caps them (``pid-namespace``,
+``subreaper``), so each fallback can be tried on a machine that has the stronger ones.
 """
 
 from __future__ import annotations
@@ -23,11 +31,22 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+CONTAINMENTS = ("auto", "pid-namespace", "subreaper")
+"""The strongest containment allowed, strongest first: cgroup and PID namespace, a PID namespace, a subreaper."""
 _PR_SET_CHILD_SUBREAPER = 36
+_CLONE_NEWPID, _CLONE_NEWNS = 0x20000000, 0x00020000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 _SETTLE_S = 2.0
+
+
+class ContainmentError(RuntimeError):
+    """The evaluator's thread could not leave the PID namespace it made for a sandbox: starting more processes from
+    it would put them in a namespace that dies with that sandbox."""
 
 
 @dataclass(frozen=True)
@@ -45,22 +64,60 @@ class Detached:
 class ProcessContainment:
     """The processes of one sandbox, marked by `token`; `enter` runs in the child between fork and exec."""
 
-    def __init__(self, token: str):
-        self._cgroup = _make_cgroup(f"solbench-sandbox-{token}")
+    def __init__(self, token: str, strongest: str = "auto", signals_scoped: bool = True):
+        self._cgroup = _make_cgroup(f"solbench-sandbox-{token}") if strongest == "auto" else None
         # Opened here: between fork and exec only plain system calls are safe.
         self._procs_path = str(self._cgroup / "cgroup.procs").encode() if self._cgroup else None
         self._killed: list[int] = []
+        self._strongest = strongest
+        self.pid_namespace = strongest != "subreaper" and (self._cgroup is None or not signals_scoped)
+        """Whether the sandbox is to be the init of a PID namespace; False once `spawning` found it cannot."""
 
     @property
     def mechanism(self) -> str:
+        namespace = ("the init of a PID namespace of its own: what it starts dies with it and sees no process "
+                     "outside")
         if self._cgroup is not None:
             kill = "cgroup.kill" if (self._cgroup / "cgroup.kill").exists() else "SIGKILL to each member"
-            return f"a cgroup v2 of its own, frozen while the reference is timed and ended whole with {kill}"
-        return ("a child subreaper: orphans stay in its process tree and are killed with it (no writable cgroup v2 "
-                "hierarchy here)")
+            cgroup = f"a cgroup v2 of its own, frozen while the reference is timed and ended whole with {kill}"
+            return f"{cgroup}; {namespace}" if self.pid_namespace else cgroup
+        why = (f"containment capped at {self._strongest}" if self._strongest != "auto" else
+               "no writable cgroup v2 hierarchy here" if self.pid_namespace else
+               "no writable cgroup v2 hierarchy, and no permission for a PID namespace, here")
+        if self.pid_namespace:
+            return f"{namespace} ({why})"
+        return f"a child subreaper: orphans stay in its process tree and are killed with it ({why})"
+
+    @contextmanager
+    def spawning(self) -> Iterator[None]:
+        """Around starting the sandbox: the calling thread's next child is the init of a new PID namespace. Only
+        this thread is affected, and only until the block ends."""
+        if not self.pid_namespace:
+            yield
+            return
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        own = os.open("/proc/thread-self/ns/pid", os.O_RDONLY)
+        try:
+            if libc.unshare(_CLONE_NEWPID) != 0:  # no CAP_SYS_ADMIN: the weaker containment applies
+                self.pid_namespace = False
+                yield
+                return
+            try:
+                yield
+            finally:
+                if libc.setns(own, _CLONE_NEWPID) != 0:
+                    raise ContainmentError(f"cannot return to the evaluator's PID namespace: "
+                                           f"{os.strerror(ctypes.get_errno())}")
+        finally:
+            os.close(own)
 
     def enter(self) -> None:
-        """In the child, before exec: join the sandbox's cgroup and become a subreaper for what it starts."""
+        """In the child, before exec: join the sandbox's cgroup and become a subreaper for what it starts; as the
+        init of a PID namespace, see its own /proc (below)."""
+        if self.pid_namespace:
+            _mount_own_proc()
         if self._procs_path is not None:
             fd = os.open(self._procs_path, os.O_WRONLY)
             try:
@@ -131,6 +188,25 @@ class ProcessContainment:
             os.rmdir(self._cgroup)
         except OSError:
             pass
+
+
+def _mount_own_proc() -> None:
+    """Mount a /proc of the sandbox's PID namespace, in a mount namespace of its own.
+
+    The inherited /proc belongs to the evaluator's namespace: it lists every process of the machine, and its
+    /proc/self/task/TID names threads by ids the sandbox does not have (its thread ids are the namespace's), so
+    the thread guard would read other tasks. Raises OSError where it cannot: the sandbox must not start so.
+    """
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    calls = ((libc.unshare, (_CLONE_NEWNS,)),
+             (libc.mount, (None, b"/", None, _MS_REC | _MS_PRIVATE, None)),  # nothing propagates to the host
+             (libc.mount, (b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)))
+    for call, arguments in calls:
+        if call(*arguments) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"cannot mount the sandbox's own /proc: {os.strerror(error)}")
 
 
 def _make_cgroup(name: str) -> Path | None:

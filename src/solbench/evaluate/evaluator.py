@@ -165,7 +165,7 @@ class _Run:
                  warm: _Warm = _Warm()):
         self.problem, self.solution, self.config, self.progress = problem, solution, config, progress
         self.warm = warm
-        self.limits = SandboxLimits(memory_bytes=config.memory_limit_bytes)
+        self.limits = SandboxLimits(memory_bytes=config.memory_limit_bytes, containment=config.containment)
         name = device_name(config.device)
         self.context = RunContext(definition=problem.name, solution=solution.name,
                                   environment=Environment(hardware=name, libs=library_versions()),

@@ -69,10 +69,12 @@ class SandboxSession:
         os.set_blocking(read_fd, False)
         command = [sys.executable, "-m", "solbench.sandbox.child", "--fd", str(child_end.fileno()),
                    "--device", self.device, "--workdir", str(self.workdir), *line_flush_arguments]
-        self.process = subprocess.Popen(
-            command, cwd=self.workdir, env=self._confinement.environment(), stdin=subprocess.DEVNULL,
-            stdout=write_fd, stderr=write_fd, pass_fds=(child_end.fileno(),),
-            start_new_session=True, preexec_fn=self._confinement.apply)
+        environment = self._confinement.environment()
+        with self._confinement.spawning():  # nothing else may start processes from this thread meanwhile
+            self.process = subprocess.Popen(
+                command, cwd=self.workdir, env=environment, stdin=subprocess.DEVNULL,
+                stdout=write_fd, stderr=write_fd, pass_fds=(child_end.fileno(),),
+                start_new_session=True, preexec_fn=self._confinement.apply)
         child_end.close()
         os.close(write_fd)
 
