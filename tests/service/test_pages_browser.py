@@ -148,6 +148,7 @@ def test_submission_page_shows_results_spread_findings_and_harness(site, visit):
     assert "PASSED" in verdict and "H200" in verdict and re.search(r"0\.1\.0\+[0-9a-f]{16}", verdict)
     assert page.locator("#results tbody tr").count() == 3 and cells(page, "#results", 0)[1] == "PASSED"
     assert page.locator("#spread svg line.spread").count() == 3
+    assert "held out" in page.inner_text("#score-basis") and page.locator("#held-out-score").count() == 1
     # the set is open: others see the finding's rule and severity, not where in the code it is (disclosure.py)
     assert cells(page, "#findings", 0) == ["timer-import", "warn", "", HIDDEN]
 
@@ -171,6 +172,21 @@ def test_private_submissions_exist_only_for_their_owner(site, visit):
     own_view = visit("/users/alice", as_user="alice").inner_text(".subtitle")
     total = lambda text: int(re.search(r"(\d+) submissions", text).group(1))  # noqa: E731
     assert total(own_view) > total(others_view)
+
+
+def test_signing_in_through_the_form_comes_back_to_the_page_and_signing_out_forgets_it(site, visit):
+    """Chromium's own Origin header passes the same-site check, and the cookie comes back on the next page."""
+    private = site.sample.private_submission
+    page = visit(f"/submissions/{private}", status=404)
+    page.click("#account >> text=sign in")
+    page.fill("#token", site.sample.tokens["alice"])
+    page.click("#sign-in button")
+    page.wait_for_url(f"**/submissions/{private}")
+    assert page.inner_text("h1").startswith(f"Submission #{private}") and "alice" in page.inner_text("#account")
+    page.click("#account button")
+    page.wait_for_url(site.url + "/")
+    assert "sign in" in page.inner_text("#account")
+    assert page.goto(f"{site.url}/submissions/{private}").status == 404
 
 
 def test_rescored_submission_shows_each_harness_release_and_what_changed(site, visit):

@@ -48,9 +48,12 @@ class ScoreChangeView(_Body):
 
 class ResultView(_Body):
     score: float | None
-    """S of the problem (ranked: public and held-out workloads together)."""
+    """S of the problem, the one that ranks: the mean over every workload it ran (ranked: public and held-out
+    workloads together, each counting once)."""
     public_score: float | None
+    """S over the public workloads alone: the mean of the S of `traces`."""
     held_out_score: float | None
+    """S over the held-out workloads alone; None where none were run (test and private submissions)."""
     held_out_workloads: int
     """How many hidden workloads were run (their traces are not served)."""
     verdict: str

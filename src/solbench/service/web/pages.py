@@ -149,7 +149,10 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
         finished_at=row.finished_at, hardware=result.hardware if result is not None else "—",
         harness_version=result.harness_version if result is not None else None, workloads=workloads,
         findings=findings_of(traces), history=_history(session, row),
-        sources=sources, code_note=code_note, private=row.mode != RANKED_MODE)
+        sources=sources, code_note=code_note, private=row.mode != RANKED_MODE,
+        public_score=result.public_score if result is not None else None,
+        held_out_score=result.held_out_score if result is not None else None,
+        held_out_workloads=len(result.held_out_traces or []) if result is not None else 0)
     spread = timing_spread_chart([TimingSpread(w.uuid, w.min_ms, w.median_ms, w.max_ms, w.t_sol_ms, w.t_baseline_ms)
                                   for w in workloads if w.min_ms is not None])
     return dict(title=f"Submission #{row.id}", nav="", s=detail, spread_chart=spread)

@@ -59,6 +59,8 @@ def render(template: str, **context: object) -> str:
     values = {key: chart(value) if key.endswith("chart") and isinstance(value, str) else value
               for key, value in context.items()}
     values.setdefault("harness_version", _harness_version())
+    values.setdefault("viewer", None)  # the routes name the reader; a template rendered alone has none
+    values.setdefault("here", "/")
     return environment().get_template(template).render(**values)
 
 

@@ -24,6 +24,9 @@ FROZEN_SET = "L1"
 OPEN_SET = "L2"
 NAMED_USERS = ("alice", "bob", "carol", "dave", "eve")
 """Users with tokens (the tests sign in as them); the bulk users have none."""
+HELD_OUT_QUALITY = 0.85
+"""A ranked solution does a little worse on the held-out workloads than on the public ones it was tuned on, so
+the submission page's public and held-out scores differ as they do on a real server."""
 
 _PROBLEMS = {
     "vector_add_fp32": dict(set=FROZEN_SET, op_type="elementwise", axes={"N": {"type": "var"}},
@@ -161,7 +164,8 @@ class _Builder:
         sample.submissions = count + 3
 
     def _analyse(self, session, version) -> dict[str, float]:
-        """A stored SOL analysis with costs, from the sample problem's FLOPs and bytes at the hardware's peaks."""
+        """A stored SOL analysis with costs, from the sample problem's FLOPs and bytes at the hardware's peaks, of
+        the public and held-out workloads (as the service stores it)."""
         from solbench.service.catalog import analyzer_version
         from solbench.service.models import SolAnalysis
 
@@ -169,7 +173,7 @@ class _Builder:
         rate = (self.spec.matrix_rate("bfloat16")[0] if spec["unit"] == "matrix"
                 else self.spec.vector_rate(spec["dtype"]))
         costs, t_sol = {}, {}
-        for workload in version.workloads:
+        for workload in version.workloads + version.held_out:
             flops, moved = spec["flops"](workload["axes"]), spec["moved"](workload["axes"])
             compute_ms, memory_ms = flops / rate * 1e3, moved / self.spec.memory_bandwidth_bytes_per_s * 1e3
             costs[workload["uuid"]] = {"flops": flops, "bytes": moved, "compute_ms": compute_ms, "memory_ms": memory_ms}
@@ -196,12 +200,20 @@ class _Builder:
                                                                             t_b[workload["uuid"]], quality),
                          "RUNTIME_ERROR" if failed and i == 0 else "PASSED", self.harness, self.rng, flagged)
                   for i, workload in enumerate(version.workloads)]
-        scores = score_result(traces, [], t_sol, t_b, HARDWARE, scored=mode != "test")
+        held_out = []
+        if mode == "ranked":  # only ranked submissions run the held-out workloads; their own generator keeps the
+            rng = random.Random(f"{SEED}:{row.id}")  # public sample as it was before they were added
+            held_out = [_trace(problem, solution["name"], workload, self._latency(
+                t_sol[workload["uuid"]], t_b[workload["uuid"]], quality * HELD_OUT_QUALITY), "PASSED", self.harness,
+                rng, flagged) for workload in version.held_out]
+        scores = score_result(traces, held_out, t_sol, t_b, HARDWARE, scored=mode != "test")
         row.result = Result(submission_id=row.id, problem_version_id=version.id, score=scores.score,
-                           public_score=scores.public_score, held_out_score=None, verdict=scores.verdict,
+                           public_score=scores.public_score, held_out_score=scores.held_out_score,
+                           verdict=scores.verdict,
                            harness_version=self.harness, hardware=HARDWARE, device="NVIDIA H200",
                            worker="gpu-worker-1", environment={"hardware": "NVIDIA H200"}, clock={},
-                           traces=[t.model_dump(mode="json") for t in traces], held_out_traces=[],
+                           traces=[t.model_dump(mode="json") for t in traces],
+                           held_out_traces=[t.model_dump(mode="json") for t in held_out],
                            t_sol_ms=t_sol if mode != "test" else {}, t_b_ms=scores.t_b_ms,
                            created_at=created + timedelta(seconds=40))
         session.add(row)

@@ -198,6 +198,7 @@ class SubmissionDetail:
     status: str
     verdict: str
     score: float | None
+    """S as stored, the one that ranks: the mean over every workload it ran, public and held-out alike."""
     submitted_at: datetime
     finished_at: datetime | None
     hardware: str
@@ -209,3 +210,8 @@ class SubmissionDetail:
     code_note: str = ""
     """Why the code is not shown (set not frozen yet), or empty when it is."""
     private: bool = False
+    public_score: float | None = None
+    """S over the public workloads: the mean of the `workloads` rows' S (a failed one counting 0)."""
+    held_out_score: float | None = None
+    """S over the held-out workloads, whose rows no reader sees (they would reveal the hidden workloads)."""
+    held_out_workloads: int = 0
