@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +49,32 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+class ThreadServer:
+    """uvicorn serving an ASGI app on a free port of 127.0.0.1 from a thread of this process (as `solbench serve`
+    runs it: uvicorn's defaults); a context manager that stops it."""
+
+    def __init__(self, app):
+        import uvicorn
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "ThreadServer":
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn did not start on port {self.port}")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
 
 
 class LiveServer:

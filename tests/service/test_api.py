@@ -121,6 +121,23 @@ def test_bad_payloads_are_refused_naming_the_field_and_nothing_is_stored(live_se
     assert _count(live_server) == before
 
 
+def test_a_body_far_over_the_limit_gets_a_413_that_a_client_sending_it_whole_reads(live_server):
+    """urllib sends `Connection: close` and all of its body before it reads: 20 MB against `solbench serve`'s 64 KiB
+    limit was a connection reset (tests/service/test_body_limit.py tries the other clients). The limit is published."""
+    import urllib.error
+    import urllib.request
+
+    token = live_server.add_user("bulky")
+    with live_server.client() as client:
+        assert client.get("/limits").json()["max_body_bytes"] == 64 * 1024
+    request = urllib.request.Request(live_server.url + "/api/v1/submissions", data=b"x" * (20 * 1024 * 1024),
+                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 413
+    assert json.loads(refused.value.read())["detail"] == "body: 20971520 bytes is over the limit of 65536 bytes"
+
+
 def test_a_repeated_idempotency_key_returns_the_first_submission(live_server):
     token = live_server.add_user("retrier")
     body = {"problem": "vector_add", "solution": add_solution(), "mode": "private"}

@@ -17,8 +17,6 @@ CONNECT_WAIT_S = 120.0
 TOKEN = typer.Option(None, "--token", help=f"API token (default ${TOKEN_VARIABLE}).")
 
 
-
-
 def _client(server: str | None, token: str | None):
     from solbench.service.client import ServiceClient
 
@@ -36,7 +34,8 @@ def submit(
     wait: bool = typer.Option(False, "--wait", help="Wait for the result and print it."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
-    """Submit a solution to a leaderboard service. Exit 1 when --wait sees the evaluation fail to run."""
+    """Submit a solution to a leaderboard service. A solution over the server's size limit is refused before
+    anything is sent (exit 2). Exit 1 when --wait sees the evaluation fail to run."""
     from solbench.cli.common import UsageError
     from solbench.spec import load_solution
 
@@ -48,7 +47,7 @@ def submit(
     loaded = load_solution(solution)  # a malformed file fails here, naming its field
     data = json.loads(solution.read_text())
     with _client(server, token) as client:
-        accepted = client.submit(problem or loaded.definition, data, mode=mode)
+        accepted = _send(client, solution, problem or loaded.definition, data, mode)
         if not wait:
             print(json.dumps(accepted) if json_output else
                   f"submission {accepted['id']} {accepted['status']} (queue position {accepted['queue_position']}) "
@@ -58,6 +57,22 @@ def submit(
             print(f"submission {accepted['id']} queued for {accepted['problem']}; waiting", file=sys.stderr)
         view = client.wait(accepted["id"])
     _show(view, json_output)
+
+
+def _send(client, path: Path, problem: str, data: dict, mode: str) -> dict:
+    """Submit, naming the file when it is too large: seen before sending (the server's published limit), or answered
+    413 by a server that publishes none."""
+    from solbench.service.errors import BodyTooLarge, RequestRejected, ServiceError
+
+    try:
+        return client.submit(problem, data, mode=mode)
+    except BodyTooLarge as error:
+        raise ServiceError(f"{path}: {error.size_bytes} bytes as a submission, over the limit of {error.limit_bytes} "
+                           f"bytes of {error.server}; nothing was sent") from None
+    except RequestRejected as error:
+        if error.status != 413:
+            raise
+        raise ServiceError(f"{path}: too large for {client.server}: {error.message}") from None
 
 
 def status(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from typing import Any
 
-from solbench.service.errors import RequestRejected, ServiceError
+from solbench.service.errors import BodyTooLarge, RequestRejected, ServiceError
 
 TOKEN_VARIABLE = "SOLBENCH_TOKEN"
 SERVER_VARIABLE = "SOLBENCH_SERVER"
@@ -36,10 +37,25 @@ class ServiceClient:
 
     def submit(self, problem: str, solution: dict[str, Any], *, mode: str = "private",
                idempotency_key: str | None = None) -> dict[str, Any]:
-        """Queue `solution`; a fresh idempotency key is sent (so a retried request cannot submit twice)."""
+        """Queue `solution`; a fresh idempotency key is sent (so a retried request cannot submit twice). A body over
+        the server's published size limit raises BodyTooLarge, and nothing is sent."""
         key = idempotency_key or uuid.uuid4().hex
-        return self._request("POST", "/submissions", json={"problem": problem, "solution": solution, "mode": mode},
-                             headers={"Idempotency-Key": key})
+        body = json.dumps({"problem": problem, "solution": solution, "mode": mode}, ensure_ascii=False,
+                          separators=(",", ":")).encode()
+        limit = self.max_body_bytes()
+        if limit is not None and len(body) > limit:
+            raise BodyTooLarge(len(body), limit, self.server)
+        return self._request("POST", "/submissions", content=body,
+                             headers={"Idempotency-Key": key, "Content-Type": "application/json"})
+
+    def max_body_bytes(self) -> int | None:
+        """The largest request body the server accepts (GET /limits); None from a server too old to say."""
+        try:
+            return self._request("GET", "/limits")["max_body_bytes"]
+        except RequestRejected as error:
+            if error.status == 404:
+                return None
+            raise
 
     def submission(self, submission_id: int) -> dict[str, Any]:
         return self._request("GET", f"/submissions/{submission_id}")
@@ -81,7 +97,8 @@ class ServiceClient:
                     continue
                 raise ServiceError(f"--server {self.server}: {error} (is `solbench serve` running there?)") from None
             except httpx.HTTPError as error:
-                raise ServiceError(f"--server {self.server}: {error}") from None
+                sending = f" (while sending a {len(options['content'])}-byte request)" if "content" in options else ""
+                raise ServiceError(f"--server {self.server}: {error}{sending}") from None
         if response.status_code >= 400:
             try:
                 detail = response.json().get("detail", response.text)

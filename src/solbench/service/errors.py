@@ -14,5 +14,17 @@ class RequestRejected(ServiceError):
 
     def __init__(self, status: int, message: str, retry_after: float | None = None):
         self.status = status
+        self.message = message
         self.retry_after = retry_after
         super().__init__(f"server answered {status}: {message}")
+
+
+class BodyTooLarge(ServiceError):
+    """A request body over the server's published `max_body_bytes`, found before sending it (client side)."""
+
+    def __init__(self, size_bytes: int, limit_bytes: int, server: str):
+        self.size_bytes = size_bytes
+        self.limit_bytes = limit_bytes
+        self.server = server
+        super().__init__(f"{size_bytes} bytes to send, over the limit of {limit_bytes} bytes of {server}; "
+                         "nothing was sent")

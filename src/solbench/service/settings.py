@@ -70,7 +70,8 @@ class Limits(_Settings):
     """What one user may do; counted in the database so they hold across server processes."""
 
     max_body_bytes: int = 256 * 1024
-    """Largest request body accepted (a submission's solution JSON is most of it)."""
+    """Largest request body accepted (a submission's solution JSON is most of it); a larger one is answered 413.
+    Published at GET /limits, so `solbench submit` checks before sending."""
     per_hour: dict[str, int] = Field(default_factory=lambda: {"test": 60, "private": 30, "ranked": 10})
     per_day: dict[str, int] = Field(default_factory=lambda: {"test": 500, "private": 200, "ranked": 50})
     max_queued: int = 10

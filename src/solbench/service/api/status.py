@@ -1,4 +1,5 @@
-"""GET /status: the queue, the workers and their hardware, evaluations per hour."""
+"""GET /status: the queue, the workers and their hardware, evaluations per hour; GET /limits: what a request and a
+user may do (a client checks a submission's size against it before sending)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,21 @@ def server_status(db: Session = Depends(session), svc=Depends(service)) -> Serve
     return ServerStatus(version=solbench.__version__, harness_version=harness_version(),
                         hardware=svc.settings.hardware, queue="celery" if svc.settings.broker_url else "embedded",
                         status=queries.status(db))
+
+
+class ServerLimits(BaseModel):
+    max_body_bytes: int
+    """Largest request body accepted; a larger one is answered 413 (`solbench submit` checks before sending)."""
+    per_hour: dict[str, int]
+    """Submissions per user and mode in any hour (admins have no limits)."""
+    per_day: dict[str, int]
+    """Submissions per user and mode in any 24 hours."""
+    max_queued: int
+    """Submissions of one user that may wait or run at once."""
+
+
+@router.get("/limits", response_model=ServerLimits)
+def server_limits(svc=Depends(service)) -> ServerLimits:
+    limits = svc.settings.limits
+    return ServerLimits(max_body_bytes=limits.max_body_bytes, per_hour=limits.per_hour, per_day=limits.per_day,
+                        max_queued=limits.max_queued)
