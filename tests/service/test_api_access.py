@@ -102,6 +102,8 @@ ACCESS: dict[tuple[str, str], tuple[Rule, ...]] = {
         Rule("problem of another set",    "404",         "404", "404", "404",         None,       "404")),
     ("GET", "/status"): (
         Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
+    ("GET", "/limits"): (
+        Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
     ("GET", "/openapi.json"): (
         Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
     ("GET", "/docs"): (
