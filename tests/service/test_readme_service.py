@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 def _service_commands() -> list[str]:
     text = (ROOT / "README.md").read_text()
-    section = text.split("## Leaderboard service", 1)[1]
+    section = re.split(r"^#{2,3} Leaderboard service$", text, maxsplit=1, flags=re.MULTILINE)[1]  # the tour's section
     return re.search(r"```bash\n(.+?)\n```", section, re.DOTALL).group(1).splitlines()
 
 

@@ -1,4 +1,4 @@
-"""A report's summary table as Markdown (docs/reach.md and the README show these for the bundled models)."""
+"""A report's summary table as Markdown (docs/reach.md shows these for the bundled models)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What an input is, decided from its name and description: the value range of a random input.
 
 Plain random numbers make some problems meaningless (negative indices, unsorted offsets,
-negative variances). Each rule here names the role it recognises; README "Inputs" lists them.
+negative variances). Each rule here names the role it recognises; docs/evaluate.md ("Inputs") lists them.
 The evaluator's timing rotation reads the same roles (evaluate/roles.py).
 """
 
