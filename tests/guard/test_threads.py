@@ -1,4 +1,4 @@
-"""The thread guard tells idle threads from working ones.
+"""The thread guard tells idle threads from working ones, and refuses a thread a call starts and does not join.
 
 It wraps the interpreter's thread starters, so each scenario runs in a fresh interpreter. The machine running
 these may be loaded, and a thread may run long after it was started: scenarios wait for events (with generous
@@ -13,6 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from conftest import VECTOR_ADD, make_solution, vector_workloads, write_problem
 
 pytestmark = pytest.mark.slow  # every scenario starts a fresh interpreter with torch
 
@@ -346,3 +348,160 @@ def test_fewer_torch_threads_keep_the_harness_off_new_workers():
         print(torch.get_num_threads())
     """)
     assert out == "accepted\naccepted\n2\n", out
+
+
+# --- the join rule: a thread a call starts is joined before the call returns --------------------------------------
+
+CALL = """
+def call(start):
+    # as the sandbox runs a call: the solution's function, then the checks once it returned
+    guard.call_starts()
+    start()
+    guard.call_returned()
+    guard.deadline_s = PATIENT_S
+    guard.settle("after the call returned")
+    guard.check_kept_pools()
+"""
+
+
+@pytest.mark.parametrize("unjoined, name", [
+    ("worker = threading.Thread(target=sum, args=(range(10),), name='quick-work')\nworker.start()\n"
+     "wait_for(lambda: not worker.is_alive(), 'the thread to end')", "quick-work"),
+    ("done = ThreadPoolExecutor(1, thread_name_prefix='fire-and-forget').submit(sum, range(10))\n"
+     "wait_for(done.done, 'the work to end')", "fire-and-forget_0"),
+    ("ended = _thread.allocate_lock()\nended.acquire()\n_thread.start_new_thread(ended.release, ())\n"
+     "wait_for(lambda: not ended.locked(), 'the thread to end')", "a thread started through _thread"),
+    ("pool = ThreadPoolExecutor(1, thread_name_prefix='dropped')\npool.submit(sum, range(10)).result()\n"
+     "pool.shutdown(wait=False)", "dropped_0"),
+], ids=["thread", "fire-and-forget-executor", "raw-thread", "pool-shut-down-without-waiting"])
+def test_a_thread_a_call_starts_and_does_not_join_is_refused_even_once_it_ended(unjoined, name):
+    """Its work is done before the call returns (the case a liveness check races with), and it is refused anyway,
+    named, with where it was started."""
+    out = run_scenario(CALL, f"""
+def start():
+{textwrap.indent(unjoined, "    ")}
+outcome(lambda: call(start))
+""")
+    assert out.startswith("refused:") and "not joined" in out and name in out and "scenario.py:" in out, out
+
+
+@pytest.mark.parametrize("joined", [
+    "workers = [threading.Thread(target=sum, args=(range(10),)) for _ in range(2)]\n"
+    "[worker.start() for worker in workers]\n[worker.join() for worker in workers]",
+    "with ThreadPoolExecutor(2) as pool:\n    list(pool.map(abs, range(100)))",
+    "list(KEPT.map(abs, range(100)))  # the pool's workers start in this call, and stay for later ones",
+    "KEPT.submit(sum, range(10))  # fire and forget, to a pool started before: its work is timed instead",
+], ids=["threads-joined", "executor-with-block", "kept-pool-started-in-the-call", "work-for-a-kept-pool"])
+def test_a_call_that_joins_its_threads_is_accepted(joined):
+    out = run_scenario(CALL, f"""
+KEPT = ThreadPoolExecutor(2)
+def start():
+{textwrap.indent(joined, "    ")}
+outcome(lambda: call(start))
+outcome(lambda: call(lambda: None))  # and the next call, which starts nothing
+""")
+    assert out == "accepted\naccepted\n", out
+
+
+def test_threads_a_library_starts_are_not_held_to_the_join_rule():
+    """Only the solution's own code is (torch.compile starts compile workers and tqdm its monitor, in the first call):
+    a library's threads are held to the other rules."""
+    out = run_scenario(CALL, """
+        guard.solution_folder(os.path.join(os.path.dirname(__file__), "solution"))  # not where this file is
+        outcome(lambda: call(lambda: threading.Thread(target=sum, args=(range(10),)).start()))
+        guard.solution_folder(os.path.dirname(__file__))
+        outcome(lambda: call(lambda: threading.Thread(target=sum, args=(range(10),)).start()))
+    """)
+    lines = out.splitlines()
+    assert lines[0] == "accepted" and lines[1].startswith("refused:"), out
+
+
+# --- work handed to a waiting thread is pending, even before the thread wakes -------------------------------------
+
+def test_work_queued_for_a_pool_is_waited_for():
+    """The pool's one worker waits inside an item (a standard wait) while the next item is queued: the queue is not
+    idle. Before, settling returned at once and the queued work ran after it, untimed."""
+    out = run_scenario("""
+        pool = ThreadPoolExecutor(1)
+        gate, finished = threading.Event(), threading.Event()
+        first = pool.submit(gate.wait)
+        wait_for(first.running, "the first item to start")
+        pool.submit(finished.set)  # queued behind the first
+        threading.Timer(0.2, gate.set).start()
+        guard.deadline_s = PATIENT_S
+        outcome(lambda: guard.settle("after the call returned"))
+        print("finished" if finished.is_set() else "returned while work was queued")
+    """)
+    assert out == "accepted\nfinished\n", out
+
+
+def test_a_notified_waiter_is_not_idle_before_it_wakes():
+    """A Condition's waiter that was notified has work to do, though it still sits in Condition.wait: here it cannot
+    wake (the condition's lock is held) until the deadline has passed."""
+    out = run_scenario("""
+        condition, waiting = threading.Condition(), threading.Event()
+        def waiter():
+            with condition:
+                waiting.set()
+                condition.wait()
+        thread = threading.Thread(target=waiter, name="notified", daemon=True)
+        thread.start()
+        wait_for(lambda: waiting.is_set() and blocked(thread), "the waiter to wait")
+        outcome(lambda: guard.settle("after the call returned"))  # waiting, not notified: idle
+        with condition:
+            condition.notify()
+            outcome(lambda: guard.settle("after the call returned"))
+        guard.deadline_s = PATIENT_S
+        outcome(lambda: guard.settle("after the call returned"))  # it woke and ended
+    """)
+    lines = out.splitlines()
+    assert lines[0] == "accepted" and lines[2] == "accepted", out
+    assert lines[1].startswith("refused:") and "notified" in lines[1], out
+
+
+# --- through the real evaluator -----------------------------------------------------------------------------------
+
+FIRE_AND_FORGET = """
+import torch
+from concurrent.futures import ThreadPoolExecutor
+def run(x, y):
+    z = torch.empty_like(x)
+    ThreadPoolExecutor(1).submit(torch.add, x, y, out=z)  # a few microseconds of work, never waited for
+    return z
+"""
+
+JOINED = """
+import torch
+from concurrent.futures import ThreadPoolExecutor
+def run(x, y):
+    z = torch.empty_like(x)
+    with ThreadPoolExecutor(1) as pool:  # shut down with wait: joins its worker
+        pool.submit(torch.add, x, y, out=z)
+    return z
+"""
+
+
+def _evaluate(tmp_path, fast_config, source: str):
+    from dataclasses import replace
+
+    from solbench.evaluate import evaluate
+    from solbench.spec import load_problem
+
+    problem = load_problem(write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000, 4096)))
+    return evaluate(problem, make_solution(source), replace(fast_config, static_check=False))
+
+
+def test_fire_and_forget_executor_work_is_refused_on_every_run(tmp_path, fast_config):
+    """Before, the verdict depended on when the pool's thread ran against the guard's checks (an agent-side probe was
+    refused in 4 runs of 5 and rewarded in the fifth); the thread the call did not join is refused whatever it did."""
+    for run in range(5):
+        traces = _evaluate(tmp_path / str(run), fast_config, FIRE_AND_FORGET)
+        verdicts = [(t.evaluation.status.value, t.evaluation.solbench.failed_rule) for t in traces]
+        assert verdicts == [("REWARD_HACK", "threads")] * len(traces), (run, verdicts)
+        failure = traces[0].evaluation.solbench.failure
+        assert "not joined" in failure and "ThreadPoolExecutor-" in failure and "kernel.py:6" in failure, failure
+
+
+def test_an_executor_joined_before_the_call_returns_passes(tmp_path, fast_config):
+    traces = _evaluate(tmp_path, fast_config, JOINED)
+    assert {t.evaluation.status.value for t in traces} == {"PASSED"}, traces[0].evaluation.solbench.failure

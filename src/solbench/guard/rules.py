@@ -45,7 +45,8 @@ RULES = {rule.id: rule for rule in (
          "from them, and how deep the parser reaches depends on the stack it starts from: a sandbox's fresh "
          "interpreter may still compile what the checker could not read."),
     Rule("threads", WARN, "Threads and executors can leave work running after the call returns; runtime thread "
-         "accounting refuses that."),
+         "accounting refuses that. A thread the call starts must be joined before it returns (a `with "
+         "ThreadPoolExecutor()` block joins its workers); a pool kept for later calls may wait for work."),
     Rule("async", WARN, "Asynchronous work may outlive the call."),
     Rule("streams", WARN, "Side streams and events can hide work from a timer that waits on one stream; the CUDA "
          "timers synchronise the whole device."),

@@ -5,15 +5,30 @@ before any solution code runs. The wrapper runs the thread's function inside a P
 its own (so even a thread whose target is a C function stays visible), keeps the set of live
 threads and records where each was started, for messages.
 
-Two rules, checked by the sandbox around each call:
+Three rules, checked by the sandbox around each call:
 
+- **A thread a call starts is joined before the call returns.** The wrapped starters record every
+  thread started while the solution's function runs, and a wrapped ``Thread.join`` records the ones
+  the call joined (the join returned with the thread finished). Any other is refused as soon as the
+  call returns, whether or not it has finished by then: a thread's finishing races with the return,
+  the solution's own join does not, so the verdict is the same on every run. A thread started
+  through ``_thread`` cannot be joined, and is refused too. The one exception is a worker of a
+  thread pool the solution keeps after the call (a module-level ``ThreadPoolExecutor`` whose
+  workers its first call starts): decided once the call's threads are idle, when no worker holds
+  the executor any more; a pool the call made and dropped, or shut down without waiting, is not
+  kept. The rule holds for threads the solution's own code starts (`solution_folder`): a library's
+  (torch.compile's compile workers, tqdm's monitor) are held to the other two rules only.
 - **A call ends when its threads are idle.** After the solution's function returns, the sandbox
   waits, inside the timed region, until every thread it did not start itself is idle; one still
   busy after `deadline_s` is refused. Idle means blocked in one of the standard library's waits
   (Condition, Event, Semaphore, Barrier, join, an executor worker waiting for work, a selector),
   or, anywhere else, asleep or waiting for I/O in the kernel (a sleep, a read on a pipe; not
   on a lock, where a busy thread waits for the GIL) and using no CPU time while the sandbox
-  sleeps.
+  sleeps. A standard wait with work pending is not idle, even while the thread has not woken
+  yet: a Condition (an Event, a queue.Queue) that notified its waiter, and a ThreadPoolExecutor
+  with work submitted that no worker has started (`submit` is wrapped to keep them). Otherwise
+  a thread handed work just before the call returned looked idle until it woke, and the work
+  ran untimed or not, by chance.
   Idle pools are allowed whoever started them: what matters is whether a thread works.
 - **No work between timed calls.** Inputs are loaded and the cache is flushed between timed
   calls, outside the timer. The solution's threads may use no more than a sliver of CPU time
@@ -25,9 +40,9 @@ Native threads (``std::thread`` in an extension, torch's inter-op pool behind ``
 OpenMP pool of a runtime an extension brings) have no Python frame, so they are found by listing
 the process's threads: every thread that was not running before the solution was built (the
 interpreter's, torch's OpenMP pool, the CUDA driver's; see `start_runtime_threads`) and is not a
-Python thread above is a native one. The same two rules hold for them, with idle meaning not
-runnable and using no CPU time over two short probes: a native thread has no Python wait to recognise, and
-a futex is where an idle native pool sleeps. OpenMP runtimes loaded after the sandbox started are
+Python thread above is a native one. The last two rules hold for them (nothing records their joins), with
+idle meaning not runnable and using no CPU time over two short probes: a native thread has no Python wait
+to recognise, and a futex is where an idle native pool sleeps. OpenMP runtimes loaded after the sandbox started are
 told to sleep at once after a parallel region instead of spinning (`quiet_later_openmp_runtimes`),
 so their idle workers cost a call nothing; torch's own pool keeps its default, as in the parent.
 
@@ -39,6 +54,7 @@ copies use torch's pool at no more threads than the sandbox started with, see
 from __future__ import annotations
 
 import _thread
+import concurrent.futures._base
 import concurrent.futures.thread
 import contextlib
 import os
@@ -47,7 +63,8 @@ import selectors
 import sys
 import threading
 import time
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 
 from solbench.guard.runtime import GuardViolation
 from solbench.torch_threads import at_most_threads
@@ -56,7 +73,10 @@ _STARTERS = (("_thread", "start_new_thread"), ("_thread", "start_joinable_thread
              ("threading", "_start_new_thread"), ("threading", "_start_joinable_thread"))
 """Every Python thread starts through one of these; names this interpreter lacks are skipped."""
 _MODULES = {"_thread": _thread, "threading": threading}
-_SKIPPED_FILES = (threading.__file__, concurrent.futures.thread.__file__)
+_SKIPPED_FILES = (threading.__file__, concurrent.futures.thread.__file__, concurrent.futures._base.__file__, __file__)
+"""Code a start site is looked for past: threading's, the executors' and this module's wrappers."""
+_POOL_WORKER = concurrent.futures.thread._worker
+"""A ThreadPoolExecutor's worker function: a thread running it belongs to a pool, which the solution may keep."""
 
 _PROBE_S = 200e-6
 _PROBES = 8
@@ -78,6 +98,22 @@ def _idle_code_objects() -> frozenset:
     functions += [cls.select for cls in vars(selectors).values()
                   if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector) and "select" in vars(cls)]
     return frozenset(function.__code__ for function in functions if hasattr(function, "__code__"))
+
+
+def _lines_loading(function, attribute: str) -> frozenset[int]:
+    """The lines of `function` that load `attribute` (where it calls a method of that name)."""
+    import dis
+
+    lines, line = set(), None
+    for instruction in dis.get_instructions(function):
+        positions = getattr(instruction, "positions", None)  # Python 3.11+; before, only a line's first instruction
+        if positions is not None and positions.lineno is not None:
+            line = positions.lineno
+        elif type(instruction.starts_line) is int:
+            line = instruction.starts_line
+        if instruction.argval == attribute and line is not None:
+            lines.add(line)
+    return frozenset(lines)
 
 
 def _cpu_time_s(native_id: int) -> float | None:
@@ -138,6 +174,37 @@ def harness_thread_count(count: int):
 
 
 @dataclass
+class _StartedInCall:
+    """A thread started while the solution's function ran."""
+
+    thread: threading.Thread | None
+    """None for one started through `_thread`, which nothing can join."""
+    started_at: str
+    pool: weakref.ref | None = None
+    """The executor, for a ThreadPoolExecutor's worker."""
+
+    def describe(self) -> str:
+        name = self.thread.name if self.thread is not None else "a thread started through _thread"
+        return f"{name} (started at {self.started_at})"
+
+
+@dataclass
+class _CallLedger:
+    """What the wrapped starters, `Thread.join` and `ThreadPoolExecutor.submit` record for the guard."""
+
+    in_call: bool = False
+    """Whether the solution's function is running."""
+    own_code: tuple[str, ...] = ("",)
+    """Folders of the solution's own code: the join rule holds for a thread started from there. A library's thread
+    (torch.compile's compile workers, an autotuning pool it drops) is only held to the other two rules."""
+    started: list[_StartedInCall] = field(default_factory=list)
+    joined: set[int] = field(default_factory=set)
+    """id() of each thread in `started` that the call joined."""
+    queued: list = field(default_factory=list)
+    """(future, where it was submitted) for work submitted to a ThreadPoolExecutor that may not have started yet."""
+
+
+@dataclass
 class _LiveThread:
     native_id: int
     started_at: str
@@ -167,17 +234,27 @@ class ThreadGuard:
         self._task_count = len(self._runtime_ids)
         self._tasks_fd = os.open(_TASKS, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self._idle_codes = _idle_code_objects()
+        self._condition_wait = threading.Condition.wait.__code__
+        self._pool_wait = (_POOL_WORKER.__code__, _lines_loading(_POOL_WORKER, "get"))
+        """A pool worker waits for work at its queue's `get`; elsewhere in the loop it is about to run an item, or
+        holds the executor for a moment."""
+        self._calls = _CallLedger()
         for module_name, attribute in _STARTERS:
             module = _MODULES[module_name]
             original = getattr(module, attribute, None)
             if original is not None:
                 setattr(module, attribute, self._wrap_starter(original))
+        threading.Thread.join = _wrap_join(threading.Thread.join, self._calls)
+        executor = concurrent.futures.thread.ThreadPoolExecutor
+        executor.submit = _wrap_submit(executor.submit, self._calls)
 
     def _wrap_starter(self, original):
-        live = self.live
+        live, calls = self.live, self._calls
 
         def start(function, *args, **kwargs):
-            started_at = _caller_outside_threading()
+            filename, started_at = _start_site()
+            if calls.in_call and filename.startswith(calls.own_code):
+                calls.started.append(_started_in_call(function, started_at))
 
             def run(*inner_args, **inner_kwargs):
                 ident = _thread.get_ident()
@@ -191,13 +268,58 @@ class ThreadGuard:
 
         return start
 
-    # --- the two rules ------------------------------------------------------------------------
+    # --- the rules -----------------------------------------------------------------------------
+    def solution_folder(self, folder: str) -> None:
+        """Threads started from code under `folder` (the solution's sources) are held to the join rule, and no
+        others; until this is called, every thread is."""
+        self._calls.own_code = tuple({os.path.join(folder, ""), os.path.join(os.path.realpath(folder), "")})
+
+    def call_starts(self) -> None:
+        """The solution's function is about to run: threads started from now on are the call's."""
+        self._calls.started.clear()
+        self._calls.joined.clear()
+        self._calls.in_call = True
+
+    def call_raised(self) -> None:
+        """The solution's function raised: its threads are not the call's any more (the failure is the result)."""
+        self._calls.in_call = False
+        self._calls.started.clear()
+
+    def call_returned(self) -> None:
+        """The solution's function returned: refuse a thread it started and did not join (a pool's worker is
+        decided by `check_kept_pools`, once the call's threads are idle)."""
+        calls = self._calls
+        calls.in_call = False
+        unjoined = [started for started in calls.started if started.pool is None and
+                    (started.thread is None or id(started.thread) not in calls.joined)]
+        if unjoined:
+            self._refuse_unjoined(unjoined)
+
+    def check_kept_pools(self) -> None:
+        """After settling: refuse a pool worker the call started unless its pool is kept (the executor lives and is
+        not shut down) or the call joined it. Settled, no worker holds the executor, so whether it lives is the
+        solution's doing alone; a pool the call made and dropped is gone by now."""
+        calls = self._calls
+        started, calls.started = calls.started, []
+        unjoined = [entry for entry in started if entry.pool is not None and id(entry.thread) not in calls.joined
+                    and not _kept(entry.pool())]
+        calls.joined.clear()
+        if unjoined:
+            self._refuse_unjoined(unjoined)
+
+    @staticmethod
+    def _refuse_unjoined(unjoined: list[_StartedInCall]) -> None:
+        described = "; ".join(entry.describe() for entry in unjoined)
+        raise GuardViolation("threads", f"thread(s) started during the call and not joined before it returned: "
+                                        f"{described}. Join every thread a call starts (a `with ThreadPoolExecutor()` "
+                                        "block joins its workers), or keep a pool for later calls")
+
     def settle(self, when: str) -> None:
         """Return once every live thread is idle; refuse the solution if one is still busy at the deadline."""
-        if not self.live and self._thread_count_unchanged() and self._natives_still():
+        if not self.live and not self._calls.queued and self._thread_count_unchanged() and self._natives_still():
             return  # the common case, inside the timed region: one fstat and a clock per native thread
         self._find_native_threads()
-        if not self.live and not self.native:
+        if not self.live and not self.native and not self._queued():
             return
         deadline = time.monotonic() + self.deadline_s
         busy = self._busy()
@@ -314,14 +436,34 @@ class ThreadGuard:
         return ids
 
     # --- idleness -----------------------------------------------------------------------------
+    def _queued(self) -> list[str]:
+        """Work submitted to a ThreadPoolExecutor that no worker has started yet; forgets the rest."""
+        queued = self._calls.queued
+        queued[:] = [(future, at) for future, at in queued if not (future.running() or future.done())]
+        return [f"work submitted at {at}, not started yet" for _, at in queued]
+
+    def _waits_with_nothing_pending(self, frame) -> bool:
+        """Whether a thread in a standard wait stays there: a Condition's waiter still waits to be notified (one
+        notified, by an Event set or an item put on a queue.Queue, has work to do even before it wakes), and a pool
+        worker is at its queue's `get` (work it took but has not started is in `_queued`)."""
+        code, lines = self._pool_wait
+        if frame.f_code is code:
+            return not lines or frame.f_lineno in lines
+        if frame.f_code is not self._condition_wait:
+            return True
+        local = frame.f_locals
+        condition, waiter = local.get("self"), local.get("waiter")
+        return waiter is not None and waiter in getattr(condition, "_waiters", ())
+
     def _busy(self, probe: bool = False) -> list[str]:
         frames = sys._current_frames()
         candidates = []
+        queued = self._queued()
         for ident, thread in list(self.live.items()):
             frame = frames.get(ident)
             if frame is None:
                 continue  # finishing: its function has returned
-            if frame.f_code in self._idle_codes:
+            if frame.f_code in self._idle_codes and self._waits_with_nothing_pending(frame):
                 thread.cpu_s, thread.still_at = _cpu_time_s(thread.native_id), None
                 continue
             position = (frame.f_code, frame.f_lasti)
@@ -339,8 +481,10 @@ class ThreadGuard:
                 continue  # asleep since it was last seen, and used no CPU time
             candidates.append((native_id, thread, None, None, now))
         if not candidates or not probe:
-            return [_describe(ident, thread, frame) for ident, thread, frame, _, _ in candidates]
-        return self._probe(candidates)
+            if queued and probe:
+                time.sleep(_PROBE_S)  # give the pool's workers the GIL to start on it
+            return queued + [_describe(ident, thread, frame) for ident, thread, frame, _, _ in candidates]
+        return queued + self._probe(candidates)
 
     @staticmethod
     def _probe(candidates: list) -> list[str]:
@@ -369,6 +513,44 @@ class ThreadGuard:
             if ident not in moving:
                 thread.cpu_s, thread.still_at = last[ident], position
         return [_describe(ident, thread, frame) for ident, thread, frame, _, _ in candidates if ident in moving]
+
+
+def _started_in_call(function, started_at: str) -> _StartedInCall:
+    """The record of a thread a call starts: `function` is a Thread's bootstrap method, or what `_thread` runs."""
+    thread = getattr(function, "__self__", None)
+    if not isinstance(thread, threading.Thread):
+        return _StartedInCall(None, started_at)
+    pool = None
+    if getattr(thread, "_target", None) is _POOL_WORKER:
+        pool = next((arg for arg in getattr(thread, "_args", ()) if isinstance(arg, weakref.ReferenceType)), None)
+    return _StartedInCall(thread, started_at, pool)
+
+
+def _kept(executor) -> bool:
+    """Whether a pool stays open for later calls: the executor lives and was not shut down."""
+    return executor is not None and not getattr(executor, "_shutdown", False)
+
+
+def _wrap_join(original, calls: _CallLedger):
+    is_alive = threading.Thread.is_alive  # the class's own: a subclass cannot claim a running thread has ended
+
+    def join(thread, timeout=None):
+        original(thread, timeout)
+        if calls.in_call and not is_alive(thread):
+            calls.joined.add(id(thread))
+
+    join.__name__, join.__qualname__, join.__doc__ = original.__name__, original.__qualname__, original.__doc__
+    return join
+
+
+def _wrap_submit(original, calls: _CallLedger):
+    def submit(executor, fn, /, *args, **kwargs):
+        future = original(executor, fn, *args, **kwargs)
+        calls.queued.append((future, _start_site()[1]))
+        return future
+
+    submit.__name__, submit.__qualname__, submit.__doc__ = original.__name__, original.__qualname__, original.__doc__
+    return submit
 
 
 def _runnable(native_id: int) -> bool:
@@ -421,8 +603,12 @@ def _describe(ident: int, thread: _LiveThread, frame=None) -> str:
     return text + ")"
 
 
-def _caller_outside_threading() -> str:
+def _start_site() -> tuple[str, str]:
+    """Where the caller of a wrapper (a thread starter, `submit`) was called from, outside threading and executors:
+    the file, and the file and line."""
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename in _SKIPPED_FILES:
         frame = frame.f_back
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "unknown"
+    if frame is None:
+        return "", "unknown"
+    return frame.f_code.co_filename, f"{frame.f_code.co_filename}:{frame.f_lineno}"

@@ -58,6 +58,7 @@ class SandboxServer:
 
         solution = Solution.model_validate(request.solution)
         started = time.monotonic()
+        self.threads.solution_folder(str(self.workdir / "solution"))  # the solution's threads, not its libraries'
         try:
             self.function = builder_for(solution.spec).build(solution, self.workdir / "solution", self.device)
         except BuildError as error:
@@ -158,8 +159,16 @@ class SandboxServer:
                                                       "own, which the harness uses next")
 
     def _invoke(self) -> list:
-        """One call, as timed: it ends when the device is done and the solution's threads are idle."""
-        outputs = call_with_convention(self.function, self.inputs.live, self.outputs, [o.name for o in self.output_specs])
+        """One call, as timed: it ends when the device is done and the solution's threads are idle; a thread it started
+        and did not join is refused."""
+        self.threads.call_starts()
+        try:
+            outputs = call_with_convention(self.function, self.inputs.live, self.outputs,
+                                           [o.name for o in self.output_specs])
+        except BaseException:
+            self.threads.call_raised()  # the solution's failure is the result; its threads die with the sandbox
+            raise
+        self.threads.call_returned()
         if self.outputs is None:
             outputs = materialized(outputs, self.inputs.storages)
         self._last_outputs = outputs
@@ -168,6 +177,7 @@ class SandboxServer:
 
             torch.cuda.synchronize()
         self.threads.settle("after the call returned")
+        self.threads.check_kept_pools()
         return outputs
 
 

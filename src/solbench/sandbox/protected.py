@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import _thread
 import builtins
+import concurrent.futures.thread
 import importlib
 import os
 import secrets
@@ -87,8 +88,13 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(server, *_SERVER_METHODS),
             *_entries(runtime.IntegrityGuard, "verify"),
             *_entries(threads.ThreadGuard, "settle", "begin_gap", "check_gap", "_solution_cpu_s", "_busy", "_probe",
-                      "_find_native_threads", "_thread_count_unchanged", "_natives_still"),
-            *_entries(threads, "_task_ids", "_cpu_time_s", "harness_thread_count", "at_most_threads"),
+                      "_find_native_threads", "_thread_count_unchanged", "_natives_still", "call_starts",
+                      "call_raised", "call_returned", "check_kept_pools", "_refuse_unjoined", "_queued",
+                      "_waits_with_nothing_pending"),
+            *_entries(threads, "_task_ids", "_cpu_time_s", "harness_thread_count", "at_most_threads", "_kept"),
+            # Wrapped by the thread guard: the joins a call makes, and the work it hands to a pool, are recorded.
+            *_entries(threading.Thread, "join"),
+            *_entries(concurrent.futures.thread.ThreadPoolExecutor, "submit"),
             *_entries(torch_threads, "at_most_threads"),
         ),
         optional=(
