@@ -5,7 +5,7 @@ lives in `solbench.api` and is imported on first use, so `import solbench` stays
 `make` and `Budget`, the optimisation environment, come from `solbench.optimize` the same way.
 """
 
-__version__ = "0.1.0"
+from solbench.version import __version__
 
 _API = ("EvaluationConfig", "analyze", "evaluate", "load_problem", "load_solution", "score")
 _OPTIMIZE = ("Budget", "make")

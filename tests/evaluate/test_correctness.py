@@ -1,9 +1,12 @@
 """Every correctness rule, on crafted outputs: each rejection names its rule and how far off it was."""
 
+import math
+
 import pytest
 import torch
 
-from solbench.evaluate.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
+from solbench.evaluate.correctness import (ExpectedOutput, Verdict, check_outputs, measure_tolerance, reference_problem,
+                                          within_tolerance)
 from solbench.spec.trace import EvaluationStatus
 from solbench.spec.workload import Tolerance
 
@@ -108,6 +111,59 @@ def test_negative_infinity_rule():
     assert _check(reference.nan_to_num(neginf=-1e4), reference, allowed, spec=spec).failure.rule == "tolerance"
     assert reference_problem([reference], [spec], Tolerance()) is not None  # -inf not allowed by the workload
     assert reference_problem([reference], [spec], allowed) is None
+
+
+INF, NAN = math.inf, math.nan
+
+
+@pytest.mark.parametrize("out, ref, matches, evaluator_rule", [
+    (1.5, 1.5 + 1e-3, True, None),  # finite: within atol + rtol * |ref|
+    (1.5, 2.5, False, "tolerance"),  # finite: outside
+    (-INF, -INF, True, None),  # the same infinity: agreement (the workload allows -inf)
+    (INF, INF, True, "inf"),  # agreement too, but the evaluator allows no +inf in an output
+    (1.5, -INF, False, "tolerance"),  # a finite value never matches an infinity, however large rtol * |ref| is
+    (INF, 1.5, False, "inf"),
+    (INF, -INF, False, "inf"),
+    (NAN, 1.5, False, "nan"),
+    (NAN, NAN, False, "nan"),  # NaN equals nothing, itself included
+    (1.5, NAN, False, "reference"),  # a NaN or +inf reference is INVALID_REFERENCE: no output is compared with it
+    (-INF, INF, False, "reference"),
+])
+def test_the_tolerance_rule_on_values_that_are_not_finite(out, ref, matches, evaluator_rule):
+    """One position of 100 differs; every one must match. `within_tolerance` is what `solbench validate` asks
+    (suite/validate.py), `check_outputs` what the evaluator asks: one rule, the evaluator's nan/inf rules first."""
+    tolerance = Tolerance(required_matched_ratio=1.0, allow_negative_inf=True)
+    base = torch.linspace(1.0, 2.0, 100)
+    output, reference = base.clone(), base.clone()
+    output[0], reference[0] = out, ref
+    assert within_tolerance(output, reference, tolerance) is matches
+    spec = ExpectedOutput("out", (100,), "float32", "cpu")
+    if evaluator_rule == "reference":
+        assert reference_problem([reference], [spec], tolerance) is not None
+        return
+    verdict = _check(output, reference, tolerance, spec=spec)
+    assert (verdict.failure.rule if verdict.failure else None) == evaluator_rule
+
+
+def test_matching_infinities_are_left_out_of_the_ratio_and_unmatched_ones_fail_the_cap():
+    reference = torch.full((100,), -INF)
+    reference[:10] = torch.linspace(1.0, 2.0, 10)  # a masked output: 90 positions carry no value
+    output = reference.clone()
+    output[0] = 9.0
+    measured = measure_tolerance(output, reference, Tolerance())
+    assert (measured.compared, measured.mismatched, measured.matched_ratio) == (10, 1, 0.9)  # not 99 of 100
+    spec = ExpectedOutput("out", (100,), "float32", "cpu")
+    allowed = Tolerance(allow_negative_inf=True)
+    assert _check(output, reference, allowed, spec=spec).failure.value == pytest.approx(0.9)
+
+    output = reference.clone()
+    output[50] = -1e30  # finite where the reference is -inf: one mismatch of 100, an infinite error
+    measured = measure_tolerance(output, reference, Tolerance())
+    assert measured.max_absolute == INF and measured.matched_ratio == pytest.approx(10 / 11)
+    assert not within_tolerance(output, reference, Tolerance(required_matched_ratio=0.9, max_error_cap=1e6))
+    capped = _check(output, reference, Tolerance(required_matched_ratio=0.9, max_error_cap=1e6,
+                                                 allow_negative_inf=True), spec=spec)
+    assert capped.failure.rule == "error_cap" and capped.failure.value == INF
 
 
 def test_reference_with_nan_is_an_invalid_reference():

@@ -111,7 +111,7 @@ def test_an_edit_to_the_measuring_code_changes_the_harness_version(tmp_path, mon
     measures (here in a copy of solbench's own source) gives another harness version, hence other keys."""
     copy = tmp_path / "solbench"
     shutil.copytree(Path(solbench.__file__).resolve().parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(solbench, "__file__", str(copy / "__init__.py"))
+    monkeypatch.setattr(result_cache, "__file__", str(copy / "evaluate" / "result_cache.py"))
     monkeypatch.setattr(result_cache, "source_hash", result_cache.source_hash.__wrapped__)  # read files each call
     versions = [result_cache.harness_version()]
     for package in ("sandbox", "evaluate", "guard", "spec"):

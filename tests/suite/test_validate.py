@@ -47,6 +47,21 @@ def test_an_ignored_input_and_an_input_independent_output_are_caught(tmp_path):
     assert any(f.check == "degenerate" and "constant" in f.message for f in report.findings)
 
 
+def test_masked_positions_do_not_make_zeros_or_a_constant_pass(tmp_path):
+    """Validate judges by the evaluator's tolerance rule (evaluate/correctness.py): a finite value never matches a
+    -inf, so zeros, a constant or another input's output cannot pass through the masked positions of a causal
+    score row (255 of 256 -inf), and the -inf that both sides hold are left out of the matched ratio."""
+    definition = {"name": "masked_scores", "axes": {"B": {"type": "var"}, "H": {"type": "const", "value": 256}},
+                  "inputs": {"x": {"shape": ["B", "H"], "dtype": "float32"}},
+                  "outputs": {"y": {"shape": ["B", "H"], "dtype": "float32"}},
+                  "reference": "import torch\n\ndef run(x):\n"
+                               "    return x.masked_fill(torch.arange(x.shape[-1]) > 0, float('-inf'))\n"}
+    workload = {"uuid": "a", "axes": {"B": 64}, "inputs": {"x": {"type": "random"}},
+                "tolerance": {"allow_negative_inf": True}}
+    report = validate_problem(write_problem(tmp_path / "p", definition, [workload]), H200)
+    assert not [f for f in report.findings if f.check in ("degenerate", "reference", "sensitivity")], report.findings
+
+
 def test_duplicate_workloads_and_uncovered_ops_are_reported(tmp_path):
     workloads = vector_workloads(100) + [{**vector_workloads(100)[0], "uuid": "again"}]
     report = validate_problem(write_problem(tmp_path / "dup", VECTOR_ADD, workloads), H200)

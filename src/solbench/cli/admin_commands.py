@@ -85,7 +85,7 @@ def rescore(problem: list[str] = typer.Option(None, "--problem", help="Only this
     factory = _factory(db, data, settings_file, broker_url=broker)
     report = run(factory, problems=tuple(problem or ()), since_version=since_version, rerun=not no_rerun)
     if settings.broker_url and report.requeued_ids:
-        from solbench.service.jobs import make_queue
+        from solbench.service.queues import make_queue
 
         queue = make_queue(settings, factory)
         try:

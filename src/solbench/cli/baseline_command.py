@@ -52,7 +52,6 @@ def measure_baselines(
     --correctness-rounds."""
     from rich.console import Console
 
-    import solbench
     from solbench.cli.render import worker_retry_line
     from solbench.hardware import lookup
     from solbench.runner.baseline import fastest_correct, merge
@@ -60,6 +59,7 @@ def measure_baselines(
     from solbench.runner.pool import run_jobs
     from solbench.runner.worker import RunSettings
     from solbench.score.baselines import load_baselines, save_baselines
+    from solbench.version import __version__
 
     checked = rounds if agent is None else (correctness_rounds or DEFAULTS.rounds)
     config = evaluation_config(device, rounds=checked, budget_s=budget, time_reference=False)
@@ -98,7 +98,7 @@ def measure_baselines(
         errors.print(f"[yellow]warning:[/] {note}")
     entries = merge(existing, measured)
     save_baselines(output, entries, created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   harness_version=solbench.__version__, hardware_description=spec.name)
+                   harness_version=__version__, hardware_description=spec.name)
     sources: dict[str, int] = {}
     for entry in measured:
         sources[entry.source] = sources.get(entry.source, 0) + 1

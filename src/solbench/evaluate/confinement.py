@@ -128,9 +128,7 @@ class Confinement:
                 "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "MKL_NUM_THREADS",
                 "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CC", "CXX")
         environment = {k: os.environ[k] for k in keep if k in os.environ}
-        import solbench
-
-        source_root = str(Path(solbench.__file__).resolve().parent.parent)
+        source_root = str(Path(__file__).resolve().parents[2])  # where solbench is imported from (src/)
         environment.update(HOME=str(self.workdir), TMPDIR=str(self.workdir / "tmp"),
                            TORCH_EXTENSIONS_DIR=str(self.workdir / "torch_extensions"),
                            TRITON_CACHE_DIR=str(self.workdir / "triton_cache"),

@@ -101,6 +101,88 @@ def _all_finite(tensor) -> bool:
         or bool(torch.isfinite(tensor).all())
 
 
+@dataclass(frozen=True)
+class ToleranceMeasure:
+    """How far one output is from its reference under the format's tolerance (`measure_tolerance`)."""
+
+    compared: int
+    """Elements compared: all but those holding the same infinity on both sides."""
+    mismatched: int
+    """Compared elements outside atol + rtol * |ref|."""
+    max_absolute: float
+    """The largest |out - ref|: inf where a NaN or an infinity meets anything but the same infinity."""
+    max_relative: float
+    difference_norm: float
+    """||out - ref|| over the compared elements."""
+
+    @property
+    def matched_ratio(self) -> float:
+        return 1.0 - self.mismatched / self.compared if self.compared else 1.0
+
+    def passes(self, tolerance: Tolerance) -> bool:
+        """The `tolerance` and `error_cap` rules: enough elements matched, and none past the cap (when set)."""
+        return self.matched_ratio >= tolerance.required_matched_ratio and (
+            tolerance.max_error_cap is None or self.max_absolute <= tolerance.max_error_cap)
+
+
+def measure_tolerance(out, ref, tolerance: Tolerance, *, known_finite: bool = False) -> ToleranceMeasure:
+    """The format's tolerance rule, in the one place both the evaluator and `solbench validate` read it.
+
+    `out` and `ref` are `as_comparable` values of one shape. An element matches when
+    |out - ref| <= atol + rtol * |ref|. Values that are not finite follow IEEE comparison, not that
+    formula (which would let any finite value match an infinite reference: |x - inf| <= rtol * inf):
+
+    - the same infinity on both sides (inf and inf, -inf and -inf) is exact agreement, so the element is
+      left out of the comparison: neither matched nor counted, as the evaluator leaves out the -inf pairs
+      a workload allows (`allow_negative_inf`), so that masked positions cannot dilute the errors of the
+      positions that carry values;
+    - an infinity against a finite value or the opposite infinity, and a NaN on either side (NaN equals
+      nothing, itself included), is a mismatch whose error is infinite: it counts against the matched ratio
+      and fails any `max_error_cap`.
+
+    Whether a NaN or an infinity may appear at all is a separate question: the evaluator's `nan` and `inf`
+    rules, checked before this one, and `reference_problem` for the reference. `known_finite`: the caller
+    has checked that every value is finite, so the pass over them is skipped.
+    """
+    import torch
+
+    if out.shape != ref.shape:
+        raise ValueError(f"tolerance of shape {list(out.shape)} against {list(ref.shape)}: check the shape first")
+    finite = known_finite or (_all_finite(ref) and _all_finite(out))
+    if not finite:
+        same_infinity = torch.isinf(ref) & (out == ref)
+        if bool(same_infinity.any()):
+            out, ref = out[~same_infinity], ref[~same_infinity]
+    if out.numel() == 0:
+        return ToleranceMeasure(compared=0, mismatched=0, max_absolute=0.0, max_relative=0.0, difference_norm=0.0)
+    # Large temporaries are fresh pages (slow to fault in): two scratch buffers serve every step.
+    difference = torch.sub(out, ref).abs_()
+    unbounded = None if finite else ~(out.isfinite() & ref.isfinite())  # a NaN, or an infinity against another value
+    if unbounded is not None:
+        difference.masked_fill_(unbounded, math.inf)
+    max_absolute = float(difference.max())
+    difference_norm = _norm(difference)
+    scratch = torch.abs(ref).clamp_min_(max(tolerance.max_atol, 1e-30))
+    max_relative = float(torch.div(difference, scratch, out=scratch).max())
+    torch.abs(ref, out=scratch).mul_(tolerance.max_rtol).add_(tolerance.max_atol)
+    difference.sub_(scratch)  # now: how far each error lies beyond its bound
+    del scratch
+    if unbounded is not None:
+        difference.masked_fill_(unbounded, math.inf)  # beyond any bound, an infinite one too (inf - inf is NaN)
+    mismatched = int(torch.count_nonzero(difference > 0)) if float(difference.max()) > 0 else 0
+    return ToleranceMeasure(compared=out.numel(), mismatched=mismatched, max_absolute=max_absolute,
+                            max_relative=max_relative, difference_norm=difference_norm)
+
+
+def within_tolerance(candidate, truth, tolerance: Tolerance) -> bool:
+    """Whether `candidate` matches `truth` (tensors of any dtype) under the format's tolerance: the same shape,
+    then `measure_tolerance`'s matched ratio and error cap. `solbench validate` asks this of the reference's
+    own outputs, so it judges them by the rule the evaluator judges solutions by."""
+    if tuple(candidate.shape) != tuple(truth.shape):
+        return False
+    return measure_tolerance(as_comparable(candidate), as_comparable(truth), tolerance).passes(tolerance)
+
+
 def reference_problem(outputs: list, expected: list[ExpectedOutput], tolerance: Tolerance) -> str | None:
     """Why the reference's own outputs cannot serve as ground truth, or None."""
     import torch
@@ -160,12 +242,10 @@ def _check_one(value, device, truth, spec: ExpectedOutput, tolerance: Tolerance,
 
 def _check_values(out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict: Verdict, outcome, golden,
                   admitted_error: float = 0.0) -> bool:
-    import torch
-
     if out.numel() == 0:
         return True
-    reference_finite = _all_finite(ref)
-    if reference_finite and _all_finite(out):
+    finite = _all_finite(ref) and _all_finite(out)
+    if finite:
         outcome("nan", True, "no NaN values", 0.0, 0.0)
         outcome("inf", True, "no infinite values", 0.0, 0.0)
     else:
@@ -174,24 +254,10 @@ def _check_values(out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict:
             return False
         if out.numel() == 0:
             return True
-    # Large temporaries are fresh pages (slow to fault in): two scratch buffers serve every step.
-    difference = torch.sub(out, ref).abs_()
-    max_absolute = float(difference.max())
-    difference_norm = _norm(difference)
-    scratch = torch.abs(ref).clamp_min_(max(tolerance.max_atol, 1e-30))
-    max_relative = float(torch.div(difference, scratch, out=scratch).max())
-    torch.abs(ref, out=scratch).mul_(tolerance.max_rtol).add_(tolerance.max_atol)
-    difference.sub_(scratch)  # now: how far each error lies beyond its bound
-    del scratch
-    if not reference_finite:
-        # An infinite reference value only matches the same infinity (|inf - x| <= rtol * inf would hold).
-        difference = torch.where(ref.isfinite() | (out == ref), difference, torch.full_like(difference, math.inf))
-        max_absolute = math.inf if bool(torch.isinf(difference).any()) else max_absolute
-    mismatched = int(torch.count_nonzero(difference > 0)) if float(difference.max()) > 0 else 0
-    del difference
-    ratio = 1.0 - mismatched / out.numel()
+    measured = measure_tolerance(out, ref, tolerance, known_finite=finite)
+    max_absolute, ratio = measured.max_absolute, measured.matched_ratio
     verdict.max_absolute_error = max(verdict.max_absolute_error, max_absolute)
-    verdict.max_relative_error = max(verdict.max_relative_error, max_relative)
+    verdict.max_relative_error = max(verdict.max_relative_error, measured.max_relative)
     verdict.min_matched_ratio = min(verdict.min_matched_ratio, ratio)
     if not outcome("tolerance", ratio >= tolerance.required_matched_ratio,
                    f"{ratio:.4%} of elements within atol={tolerance.max_atol:g}, rtol={tolerance.max_rtol:g}; "
@@ -203,7 +269,7 @@ def _check_values(out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict:
             f"max abs error {max_absolute:.3g} above the cap {tolerance.max_error_cap:g}",
             max_absolute, tolerance.max_error_cap):
         return False
-    if not _check_not_degenerate(out, ref, difference_norm, tolerance, verdict, outcome):
+    if not _check_not_degenerate(out, ref, measured.difference_norm, tolerance, verdict, outcome):
         return False
     if golden is not None:
         return _check_precision(out, ref, golden, spec, verdict, outcome, admitted_error)

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import solbench
+from solbench.version import __version__
 
 
 def device_name(device: str) -> str:
@@ -22,7 +22,7 @@ def device_name(device: str) -> str:
 
 
 def library_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version(), "solbench": solbench.__version__}
+    versions = {"python": platform.python_version(), "solbench": __version__}
     for package in ("torch", "numpy", "triton"):
         try:
             versions[package] = importlib.metadata.version(package)

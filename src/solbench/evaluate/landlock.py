@@ -78,9 +78,7 @@ def readable_roots(*, keeps_root: bool = False) -> list[str]:
     roots = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
     roots.update(site.getsitepackages())
     roots.add(site.getusersitepackages())
-    import solbench
-
-    roots.add(str(Path(solbench.__file__).resolve().parent.parent))
+    roots.add(str(Path(__file__).resolve().parents[2]))  # where solbench is imported from (src/)
     system = {*ROOT_SYSTEM_FOLDERS, *ROOT_SYSTEM_FILES} if keeps_root else set(SYSTEM_FOLDERS)
     return sorted(r for r in roots | system if os.path.exists(r))
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-import solbench
 from solbench.evaluate.correctness import Verdict
 from solbench.sandbox import stats
 from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationDetails, EvaluationStatus,
                                  Performance, PrecisionRecord, TimingSummary, Trace)
 from solbench.spec.workload import Workload
+from solbench.version import __version__
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def make_trace(context: RunContext, workload: Workload, status: EvaluationStatus
         failure = f"{verdict.failure.rule} ({verdict.failure.output}, {verdict.failure.phase} " \
                   f"{verdict.failure.round}): {verdict.failure.detail}"
     details = EvaluationDetails(
-        harness_version=solbench.__version__, device=context.device, device_name=context.device_name,
+        harness_version=__version__, device=context.device, device_name=context.device_name,
         timer=timer, clock=context.clock, failed_rule=failed_rule, failure=failure,
         checks=verdict.checks if verdict else [], timing=timing, reference_timing=reference_timing,
         rounds=rounds, input_seed=seed, confinement=context.confinement, correctness_only=correctness_only,

@@ -26,7 +26,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-import solbench
 from solbench.errors import SolbenchError
 from solbench.evaluate.config import EvaluationConfig
 from solbench.evaluate.environment import device_name
@@ -34,6 +33,7 @@ from solbench.spec.problem import Problem, find_data_file
 from solbench.spec.solution import Solution
 from solbench.spec.trace import CacheRecord, EvaluationStatus, Trace
 from solbench.spec.workload import SafetensorsInput
+from solbench.version import __version__
 
 CACHE_FORMAT = 1
 HARNESS_PACKAGES = ("sandbox", "evaluate", "guard", "spec")
@@ -80,7 +80,7 @@ class CacheEntry(BaseModel):
 @cache
 def source_hash(packages: tuple[str, ...]) -> str:
     """A hash of every .py file (path and content) in solbench's `packages`, read once per process."""
-    root = Path(solbench.__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # solbench/, this file being solbench/evaluate/result_cache.py
     digest = hashlib.sha256()
     for package in packages:
         for path in sorted((root / package).rglob("*.py")):
@@ -91,7 +91,7 @@ def source_hash(packages: tuple[str, ...]) -> str:
 
 def harness_version() -> str:
     """solbench's version plus a hash of every .py file in HARNESS_PACKAGES (path and content)."""
-    return f"{solbench.__version__}+{source_hash(HARNESS_PACKAGES)}"
+    return f"{__version__}+{source_hash(HARNESS_PACKAGES)}"
 
 
 def device_identity(device: str) -> dict[str, str]:

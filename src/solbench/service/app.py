@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from solbench.service.catalog import ImportReport, import_baselines, import_suites
 from solbench.service.db import open_database
-from solbench.service.jobs import JobQueue, make_queue
+from solbench.service.jobs import JobQueue
+from solbench.service.queues import make_queue
 from solbench.service.settings import ServiceSettings
 
 API_PREFIX = "/api/v1"
@@ -102,6 +103,6 @@ def create_app(service: Service, *, start_queue: bool = True) -> FastAPI:
 
 
 def _version() -> str:
-    import solbench
+    from solbench.version import __version__
 
-    return solbench.__version__
+    return __version__

@@ -332,13 +332,3 @@ class _Heartbeat:
             except Exception:  # noqa: BLE001 - a missed beat is retried at the next interval
                 continue
 
-
-def make_queue(settings: ServiceSettings, session_factory: sessionmaker[Session]) -> JobQueue:
-    """Embedded worker processes without a broker; Celery workers (solbench.service.celery_queue) with one."""
-    if settings.broker_url:
-        from solbench.service.celery_queue import CeleryQueue
-
-        return CeleryQueue(settings, session_factory)
-    from solbench.service.embedded import EmbeddedQueue
-
-    return EmbeddedQueue(settings, session_factory)

@@ -63,9 +63,10 @@ def find_duplicates(problems: list[Problem]) -> list[Duplicate]:
 def _agree(first: Problem, second: Problem) -> bool:
     import torch
 
+    from solbench.evaluate.correctness import within_tolerance
     from solbench.evaluate.reference import ReferenceProgram
     from solbench.spec.inputs import InputContext, generate_inputs
-    from solbench.suite.validate import _within_tolerance, smallest_workload
+    from solbench.suite.reference_workloads import smallest_workload
 
     workload = smallest_workload(first)
     programs = [ReferenceProgram(p.definition, "cpu") for p in (first, second)]
@@ -93,6 +94,6 @@ def _agree(first: Problem, second: Problem) -> bool:
             program.close()
     loosest = max((workload.effective_tolerance, own.effective_tolerance), key=lambda t: t.max_atol + t.max_rtol)
     return len(outputs) == len(truth) and all(
-        _within_tolerance(out.float() if out.is_floating_point() else out,
-                          ref.float() if ref.is_floating_point() else ref, loosest)
+        within_tolerance(out.float() if out.is_floating_point() else out,
+                         ref.float() if ref.is_floating_point() else ref, loosest)
         for out, ref in zip(outputs, truth))

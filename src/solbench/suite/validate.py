@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.evaluate.correctness import ExpectedOutput, as_comparable, reference_problem
+from solbench.evaluate.correctness import (ExpectedOutput, as_comparable, measure_tolerance, reference_problem,
+                                          within_tolerance)
 from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol import analyze_problem
@@ -28,6 +29,7 @@ from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.workload import ScalarInput, Tolerance, Workload
 from solbench.suite.golden_memory import GOLDEN_MEMORY_LIMIT, golden_run_bytes
 from solbench.suite.reference_file import reference_mismatch
+from solbench.suite.reference_workloads import smallest_workload, tie_check_workload
 
 VALIDATION_SEEDS = (1234, 5678)
 """Two fixed input sets: validation must give the same answer every time it runs."""
@@ -97,18 +99,6 @@ def _check_duplicate_workloads(problem: Problem, report: ProblemValidation) -> N
         seen.setdefault(key, workload.uuid)
 
 
-def _input_elements(problem: Problem, workload: Workload) -> int:
-    total = 0
-    for tensor in problem.definition.inputs.values():
-        shape = problem.shape_of(tensor, workload)
-        if shape is not None:
-            count = 1
-            for dim in shape:
-                count *= dim
-            total += count
-    return total
-
-
 def _check_pass_and_op_type(problem: Problem, report: ProblemValidation) -> None:
     """A backward problem's op_type says so: reports and `solbench reach` group problems by op_type, and a
     backward pass is a different kernel (about twice the forward's work) from the forward of the same op."""
@@ -118,31 +108,6 @@ def _check_pass_and_op_type(problem: Problem, report: ProblemValidation) -> None
                    f"(e.g. {op_type + '_backward'!r})")
     elif direction == "forward" and "backward" in op_type:
         report.add("definition", f"pass:forward but op_type {op_type!r} says backward")
-
-
-def _reference_workloads(problem: Problem) -> list[Workload]:
-    """Where the reference runs in validate: the CPU tier where the problem has one (its workloads are sized
-    for this machine; the GPU tier's smallest can be a degenerate one, a single token routed to one expert),
-    else every workload."""
-    cpu = [w for w in problem.workloads if problem.tier_of(w) == "cpu"]
-    return cpu or list(problem.workloads)
-
-
-def smallest_workload(problem: Problem) -> Workload:
-    """The reference workload with the fewest input elements: the cheapest place to run the reference."""
-    return min(_reference_workloads(problem), key=lambda w: _input_elements(problem, w))
-
-
-TIE_CHECK_ELEMENTS = 1 << 24
-"""The tie check runs at the largest workload with at most this many input elements (or at most 4x the
-smallest's, where the weights alone are larger): ties are rare per row, so it needs many rows."""
-
-
-def tie_check_workload(problem: Problem) -> Workload:
-    smallest = _input_elements(problem, smallest_workload(problem))
-    budget = max(TIE_CHECK_ELEMENTS, 4 * smallest)
-    fitting = [w for w in _reference_workloads(problem) if _input_elements(problem, w) <= budget]
-    return max(fitting, key=lambda w: _input_elements(problem, w))
 
 
 def _check_reference(problem: Problem, report: ProblemValidation) -> None:
@@ -233,7 +198,7 @@ class _ReferenceChecks:
         outputs = self.reference.run(one_ulp_apart(first))
         chosen = ", ".join(f"{s.op} on {s.dtype} ({s.tied:.1%} of rows tied at the cut)" for s in tied)
         for name, out, ref in zip(names, outputs, truth):
-            if not _within_tolerance(out, ref, self.tolerance):
+            if not within_tolerance(out, ref, self.tolerance):
                 self.report.add("ties", f"workload {self.workload.uuid}: output {name!r} leaves the tolerance when the "
                                 f"inputs move by one ulp (matches {_matched_ratio(out, ref, self.tolerance):.1%}); the "
                                 f"reference selects among tied values ({chosen}); declare the axis whose order is "
@@ -257,7 +222,7 @@ class _ReferenceChecks:
             outputs = unpermuted_outputs(definition, self.reference.run(permuted_inputs(definition, inputs, axis,
                                                                                         order)), axis, order)
             for name, out, ref in zip(names, outputs, truth):
-                if not _within_tolerance(out, ref, tolerance):
+                if not within_tolerance(out, ref, tolerance):
                     self.report.add("ties", f"workload {workload.uuid}: output {name!r} with the {axis} axis in "
                                     "reverse order (the same computation) matches "
                                     f"{_matched_ratio(out, ref, tolerance):.1%} of the reference, "
@@ -281,7 +246,7 @@ class _ReferenceChecks:
         finally:
             torch.set_num_threads(default)
         for spec, out, ref in zip(self.expected, other, truth):
-            if not _within_tolerance(out, ref, self.tolerance):
+            if not within_tolerance(out, ref, self.tolerance):
                 self.report.add("reference", f"output {spec.name!r} with {other_count} CPU thread(s) differs from "
                                 f"the one with {default} beyond the tolerance: its sums depend on how the work is "
                                 "split (accumulate low-precision reductions in float32)")
@@ -292,17 +257,17 @@ class _ReferenceChecks:
         if truth.numel() == 0:
             self.report.add("degenerate", f"output {name!r} is empty at the smallest workload", "warning")
             return
-        if _within_tolerance(torch.zeros_like(truth), truth, self.tolerance):
+        if within_tolerance(torch.zeros_like(truth), truth, self.tolerance):
             self.report.add("degenerate", f"output {name!r}: all zeros would pass the tolerance")
             return
         values = as_comparable(truth)
         if values.numel() > 1:  # one value is its own constant; the check on other inputs below still applies
             constant = torch.full_like(values, float(values[torch.isfinite(values)].float().mean())
                                        if bool(torch.isfinite(values).any()) else 0.0)
-            if _within_tolerance(constant, values, self.tolerance):
+            if within_tolerance(constant, values, self.tolerance):
                 self.report.add("degenerate", f"output {name!r}: a constant would pass the tolerance")
                 return
-        if _within_tolerance(other, truth, self.tolerance):
+        if within_tolerance(other, truth, self.tolerance):
             self.report.add("degenerate", f"output {name!r}: the outputs for other inputs pass as this one's "
                             "(the output does not depend on the inputs)")
 
@@ -322,7 +287,7 @@ class _ReferenceChecks:
                 self.report.add("sensitivity", f"input {name!r}: not checked, the reference rejects one input "
                                 f"set's {name} combined with another's other inputs ({error})", "warning")
                 continue
-            if all(_within_tolerance(out, ref, self.tolerance) for out, ref in zip(outputs, truth)):
+            if all(within_tolerance(out, ref, self.tolerance) for out, ref in zip(outputs, truth)):
                 self.report.add("sensitivity", f"no output depends on input {name!r} "
                                 "(replacing it leaves every output within tolerance)")
 
@@ -342,33 +307,11 @@ def _equal(x, y) -> bool:
     return bool(torch.equal(as_comparable(x).nan_to_num(nan=0.5), as_comparable(y).nan_to_num(nan=0.5)))
 
 
-def _within_tolerance(candidate, truth, tolerance: Tolerance) -> bool:
-    """The format's own rule (atol + rtol·|ref|, matched ratio, error cap), nothing stricter."""
-    import torch
-
-    out, ref = as_comparable(candidate), as_comparable(truth)
-    if out.shape != ref.shape:
-        return False
-    if out.numel() == 0:
-        return True
-    difference = (out - ref).abs()
-    if _matched_ratio(out, ref, tolerance) < tolerance.required_matched_ratio:
-        return False
-    finite = torch.isfinite(difference)
-    if tolerance.max_error_cap is not None and bool(finite.any()) and \
-            float(difference[finite].max()) > tolerance.max_error_cap:
-        return False
-    return True
-
-
 def _matched_ratio(candidate, truth, tolerance: Tolerance) -> float:
-    out, ref = as_comparable(candidate), as_comparable(truth)
-    if out.shape != ref.shape:
+    """For the message of an output that failed `within_tolerance` (the evaluator's rule, evaluate/correctness.py)."""
+    if tuple(candidate.shape) != tuple(truth.shape):
         return 0.0
-    if out.numel() == 0:
-        return 1.0
-    matched = ((out - ref).abs() <= tolerance.max_atol + tolerance.max_rtol * ref.abs()) | (out == ref)
-    return float(matched.double().mean())
+    return measure_tolerance(as_comparable(candidate), as_comparable(truth), tolerance).matched_ratio
 
 
 def _check_sol(problem: Problem, hardware: HardwareSpec, report: ProblemValidation) -> None:

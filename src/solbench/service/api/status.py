@@ -25,10 +25,10 @@ class ServerStatus(BaseModel):
 
 @router.get("/status", response_model=ServerStatus)
 def server_status(db: Session = Depends(session), svc=Depends(service)) -> ServerStatus:
-    import solbench
     from solbench.evaluate.result_cache import harness_version
+    from solbench.version import __version__
 
-    return ServerStatus(version=solbench.__version__, harness_version=harness_version(),
+    return ServerStatus(version=__version__, harness_version=harness_version(),
                         hardware=svc.settings.hardware, queue="celery" if svc.settings.broker_url else "embedded",
                         status=queries.status(db))
 

@@ -65,6 +65,6 @@ def render(template: str, **context: object) -> str:
 
 
 def _harness_version() -> str:
-    from solbench import __version__
+    from solbench.version import __version__
 
     return __version__
