@@ -85,7 +85,7 @@ def _hot_ms(problem, workload) -> float:
     """The reference's call timed by torch.utils.benchmark on one input set, nothing flushed."""
     import torch.utils.benchmark as benchmark
 
-    from solbench.evaluate.reference import ReferenceProgram
+    from solbench.evaluation.reference import ReferenceProgram
     from solbench.spec.inputs import InputContext, generate_inputs
 
     reference = ReferenceProgram(problem.definition, "cpu")
@@ -102,7 +102,7 @@ def latencies(budget: float) -> list[dict]:
     from dataclasses import replace
 
     import solbench
-    from solbench.evaluate import EvaluationConfig
+    from solbench.evaluation import EvaluationConfig
     from solbench.hardware.local import load_or_probe
     from solbench.sandbox import TimingPlan
     from solbench.spec import reference_solution

@@ -50,8 +50,8 @@ def _candidates(count: int):
 
 def _startup(config, pool) -> float:
     """Seconds from asking for a sandbox to the candidate built in it."""
-    from solbench.evaluate.confinement import SandboxLimits
-    from solbench.evaluate.session import SandboxSession
+    from solbench.evaluation.confinement import SandboxLimits
+    from solbench.evaluation.session import SandboxSession
     from solbench.sandbox.protocol import BuildRequest
 
     import solbench
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=3.0,
                         help="seconds between evaluations, in both modes (an agent's model call is longer)")
     args = parser.parse_args()
-    from solbench.evaluate import EvaluationConfig, ReferenceTimings, SandboxPool
+    from solbench.evaluation import EvaluationConfig, ReferenceTimings, SandboxPool
     from solbench.sandbox import TimingPlan
 
     base = EvaluationConfig(device="cpu", timing=TimingPlan(budget_s=args.budget))

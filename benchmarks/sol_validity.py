@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--hardware", default="local", help="hardware id for T_SOL (default: the CPU probe)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = parser.parse_args()
-    from solbench.evaluate import EvaluationConfig, evaluate
+    from solbench.evaluation import EvaluationConfig, evaluate
     from solbench.hardware import lookup
     from solbench.hardware.local import save_probe
     from solbench.hardware.probe import probe

@@ -90,7 +90,7 @@ def make_solution(source: str, **options):
 
 @pytest.fixture
 def fast_config():
-    from solbench.evaluate import EvaluationConfig
+    from solbench.evaluation import EvaluationConfig
 
     from solbench.sandbox import TimingPlan
 

@@ -126,21 +126,6 @@ def upward_imports(graph: dict[str, set[str]], layers: list[tuple[str, ...]]) ->
     return found
 
 
-def on_a_circle(graph: dict[str, set[str]], importer: str, imported: str) -> bool:
-    """Whether the import `importer` -> `imported` is part of a circle: it exists and `imported` leads back."""
-    if imported not in graph.get(importer, ()):
-        return False
-    seen, queue = {imported}, deque([imported])
-    while queue:
-        for target in graph.get(queue.popleft(), ()):
-            if target == importer:
-                return True
-            if target not in seen:
-                seen.add(target)
-                queue.append(target)
-    return False
-
-
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The import circles, each as a chain ``[a, b, ..., a]``, enough of them to name every module on one:
     in each group of modules that reach each other, the shortest circle through its first module (by name),

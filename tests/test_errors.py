@@ -21,7 +21,7 @@ INTERNAL = {
     "solbench.sandbox.protocol.ProtocolError",  # ... that is no valid message
     "solbench.guard.runtime.GuardViolation",  # REWARD_HACK
     "solbench.guard.runtime.IntegritySetupError",  # a harness bug: a protected object is missing
-    "solbench.evaluate.session.SandboxFailure",  # RUNTIME_ERROR / TIMEOUT
+    "solbench.evaluation.session.SandboxFailure",  # RUNTIME_ERROR / TIMEOUT
     "solbench.service.jobs.InfrastructureError",  # a worker's failure outside the solution: the job is retried
     "solbench.service.jobs.Cancelled",  # control flow: the submission was deleted while it ran; its worker stops
     "solbench.service.web.pages.PageNotFound",  # becomes the web page's 404, saying what is missing
@@ -29,7 +29,7 @@ INTERNAL = {
     "solbench.sol.hybrid._Nested",  # control flow: arguments nested deeper than a list take the general tree walk
     "solbench.sol.loops.LoopShortcutMismatch",  # control flow: the workload is recorded again without shortcuts
     "solbench.sol.loops._Unsupported",  # control flow: a loop state the shortcut cannot compare runs in full
-    "solbench.evaluate.reference._OutOfMemory",  # the float64 golden run did not fit: a float32 golden stands in
+    "solbench.evaluation.reference._OutOfMemory",  # the float64 golden run did not fit: a float32 golden stands in
 }
 
 

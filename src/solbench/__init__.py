@@ -12,10 +12,6 @@ _OPTIMIZE = ("Budget", "make")
 
 
 def __getattr__(name: str):
-    if name in ("evaluate", "score"):  # layer packages too, made callable: see callable_package.py
-        import importlib
-
-        return importlib.import_module(f"solbench.{name}")
     if name in _API:
         from solbench import api
 

@@ -18,15 +18,15 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluation.config import EvaluationConfig
 from solbench.spec import Problem, Solution, Trace
 from solbench.spec import load_problem as _load_problem
 from solbench.spec import load_solution as _load_solution
 
 if TYPE_CHECKING:
-    from solbench.evaluate import ReferenceTimings, SandboxPool
+    from solbench.evaluation import ReferenceTimings, SandboxPool
     from solbench.hardware import HardwareSpec
-    from solbench.score import Baselines, ScoreReport
+    from solbench.scoring import Baselines, ScoreReport
     from solbench.sol import WorkloadSol
 
 PathArg = Union[str, PathLike]
@@ -57,17 +57,17 @@ def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config
     each trace also records T_SOL on it and, where T_b is known (`baselines`, else the reference
     timed in the same run), the SOL score. With `cache` (a folder), an identical earlier evaluation
     is returned instead of measuring again; `refresh_cache` measures and overwrites it.
-    For many candidates of one problem: `sandboxes` (`solbench.evaluate.warm_sandboxes(config)`) hands
+    For many candidates of one problem: `sandboxes` (`solbench.evaluation.warm_sandboxes(config)`) hands
     each evaluation a warm spare sandbox no solution ran in, and `reference_timings`
-    (`solbench.evaluate.ReferenceTimings()`) times the reference once per workload and reuses it.
+    (`solbench.evaluation.ReferenceTimings()`) times the reference once per workload and reuses it.
     A solution's failure is a trace status; bad input raises a SolbenchError before anything runs.
     """
-    from solbench.evaluate import evaluate as evaluate_solution
-    from solbench.score import attach_sol
+    from solbench.evaluation import evaluate as evaluate_solution
+    from solbench.scoring import attach_sol
 
     config = config or EvaluationConfig()
     if not isinstance(problem, Problem):
-        from solbench.evaluate.config import resolve_device
+        from solbench.evaluation.config import resolve_device
 
         problem = load_problem(problem, device=resolve_device(config.device))
     solution = solution if isinstance(solution, Solution) else load_solution(solution)
@@ -105,7 +105,7 @@ def score(traces: Iterable[Trace], hardware: str | HardwareSpec, *, problems: It
     analysing its problem when it is among `problems`; a PASSED workload with neither is unscored and
     left out of its problem's mean (`ScoreReport.unscored_policy`).
     """
-    from solbench.score import score_traces
+    from solbench.scoring import score_traces
 
     return score_traces(traces, _hardware(hardware), problems=list(problems), baselines=_baselines(baselines),
                         precision=precision)
@@ -118,7 +118,7 @@ def _hardware(hardware: str | HardwareSpec) -> HardwareSpec:
 
 
 def _baselines(baselines: Baselines | PathArg | None) -> Baselines | None:
-    from solbench.score import load_baselines
+    from solbench.scoring import load_baselines
 
     if baselines is None or not isinstance(baselines, (str, PathLike)):
         return baselines

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from solbench.cli.app import app
-from solbench.evaluate import EvaluationConfig
+from solbench.evaluation import EvaluationConfig
 
 
 class _Captured(Exception):
@@ -68,7 +68,7 @@ def test_help_shows_the_config_defaults():
 
 @pytest.mark.slow
 def test_the_default_device_is_resolved_when_used_not_when_built():
-    code = ("import sys; from solbench.evaluate import EvaluationConfig; c = EvaluationConfig(); "
+    code = ("import sys; from solbench.evaluation import EvaluationConfig; c = EvaluationConfig(); "
             "assert c.device == 'auto' and 'torch' not in sys.modules; "
             "assert c.resolved().device in ('cpu', 'cuda') and 'torch' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

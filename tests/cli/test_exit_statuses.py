@@ -29,7 +29,7 @@ def _run_main(monkeypatch, capsys, *args) -> tuple[int, str]:
 def test_an_unexpected_exception_in_the_evaluator_exits_1_and_bad_input_2(
         vector_add_problem, monkeypatch, capsys, failure, status, message):
     """The evaluator's first step (the static check) raises: nothing starts, and the status tells bug from input."""
-    import solbench.evaluate.evaluator
+    import solbench.evaluation.evaluator
 
     calls = []
 
@@ -37,7 +37,7 @@ def test_an_unexpected_exception_in_the_evaluator_exits_1_and_bad_input_2(
         calls.append(solution.name)
         raise failure
 
-    monkeypatch.setattr(solbench.evaluate.evaluator, "check_solution", broken)
+    monkeypatch.setattr(solbench.evaluation.evaluator, "check_solution", broken)
     code, stderr = _run_main(monkeypatch, capsys, "eval", vector_add_problem, "--reference", "--device", "cpu")
     assert len(calls) == 1, "the injected failure was not reached: the seam moved"
     assert code == status, stderr

@@ -484,7 +484,7 @@ def run(x, y):
 def _evaluate(tmp_path, fast_config, source: str):
     from dataclasses import replace
 
-    from solbench.evaluate import evaluate
+    from solbench.evaluation import evaluate
     from solbench.spec import load_problem
 
     problem = load_problem(write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000, 4096)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import VECTOR_ADD, write_problem
-from solbench.score import Baseline, save_baselines
+from solbench.scoring import Baseline, save_baselines
 
 HELD_OUT = "h-7777"
 """A held-out workload whose uuid and size (N=7777) must never show before finalize."""

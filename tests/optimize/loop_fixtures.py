@@ -64,7 +64,7 @@ FAST_CLI_OPTIONS = ["--device", "cpu", "--correctness-rounds", "1", "--timing-bu
 
 def loop_config():
     """One correctness round and a short timing budget: the loop's tests check the loop, not the evaluator."""
-    from solbench.evaluate import EvaluationConfig
+    from solbench.evaluation import EvaluationConfig
     from solbench.sandbox import TimingPlan
 
     return EvaluationConfig(device="cpu", timeout_s=60, rounds=1, time_reference=False, memory_limit_bytes=4 << 30,
@@ -73,7 +73,7 @@ def loop_config():
 
 def write_baselines(root: Path, latency_ms: float = 0.05) -> Path:
     """T_b for every vector-add workload, so the env does not time the reference (one sandbox fewer per run)."""
-    from solbench.score.baselines import Baseline, save_baselines
+    from solbench.scoring.baselines import Baseline, save_baselines
 
     path = root / "baselines.json"
     save_baselines(path, [Baseline(definition="vector_add", workload=f"n{n}", hardware="local", latency_ms=latency_ms,

@@ -19,7 +19,7 @@ SLOW_REFERENCE = dict(VECTOR_ADD, reference="import torch\n\ndef run(x, y):\n   
 
 def test_fastest_keeps_the_lowest_latency_per_workload_and_hardware():
     from solbench.runner.baseline import fastest
-    from solbench.score import Baseline
+    from solbench.scoring import Baseline
 
     eager = [Baseline(definition="add", workload="w1", hardware="local", latency_ms=2.0, source="eager"),
              Baseline(definition="add", workload="w2", hardware="local", latency_ms=1.0, source="eager")]

@@ -11,7 +11,7 @@ import pytest
 from conftest import VECTOR_ADD, vector_workloads, write_problem
 from solbench.runner.baseline import fastest_correct, merge
 from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE
-from solbench.score import Baseline
+from solbench.scoring import Baseline
 from solbench.spec.trace import Trace
 
 FAST = ["--rounds", "1", "--budget", "0.01", "--no-compile", "--limit", "1"]

@@ -20,7 +20,7 @@ def _job(tmp_path: Path, solution: str = "reference"):
 
 
 def test_a_message_is_json_that_gives_back_the_same_job_and_settings(tmp_path):
-    from solbench.evaluate import EvaluationConfig
+    from solbench.evaluation import EvaluationConfig
     from solbench.runner.remote_jobs import _CONFIG, RemoteJob, remote_job
 
     config = EvaluationConfig(device="cpu", rounds=1, data_roots=(tmp_path,))
@@ -32,7 +32,7 @@ def test_a_message_is_json_that_gives_back_the_same_job_and_settings(tmp_path):
 
 
 def test_a_worker_uses_the_runners_folder_only_when_it_holds_the_same_files(tmp_path):
-    from solbench.evaluate import EvaluationConfig
+    from solbench.evaluation import EvaluationConfig
     from solbench.runner.remote_jobs import _problem_folder, remote_job
 
     message = remote_job(_job(tmp_path), EvaluationConfig(device="cpu"))
@@ -45,7 +45,7 @@ def test_a_worker_uses_the_runners_folder_only_when_it_holds_the_same_files(tmp_
 
 
 def test_a_bad_problem_is_an_error_result_not_a_crash(tmp_path):
-    from solbench.evaluate import EvaluationConfig
+    from solbench.evaluation import EvaluationConfig
     from solbench.runner.remote_jobs import evaluate_remote, remote_job
 
     message = remote_job(_job(tmp_path), EvaluationConfig(device="cpu"))

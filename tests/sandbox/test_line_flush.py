@@ -137,7 +137,7 @@ def test_the_guard_fingerprints_the_helper_and_sees_it_swapped(helper):
 @needs_compiler
 @pytest.mark.parametrize("dps", [True, False], ids=["dps", "returning"])
 def test_an_evaluation_flushes_the_inputs_and_outputs_and_says_so(vector_add_problem, fast_config, dps):
-    from solbench.evaluate import evaluate
+    from solbench.evaluation import evaluate
     from solbench.spec import load_problem
 
     problem = load_problem(vector_add_problem)
@@ -157,7 +157,7 @@ def test_an_evaluation_flushes_the_inputs_and_outputs_and_says_so(vector_add_pro
 @pytest.mark.slow
 def test_without_a_compiler_the_evaluation_streams_and_the_trace_says_why(vector_add_problem, fast_config,
                                                                          monkeypatch, tmp_path):
-    from solbench.evaluate import evaluate
+    from solbench.evaluation import evaluate
     from solbench.spec import load_problem
 
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from solbench.evaluate.roles import is_scale
+from solbench.evaluation.roles import is_scale
 from solbench.sandbox.rotation import InputRotation, perturbed_inputs
 
 SEED = 12345

@@ -103,7 +103,7 @@ def test_a_ranked_score_counts_its_held_out_workloads(service, measured, tmp_pat
     """A ranked submission is measured on the held-out workloads too, and its score (when stored and when
     rescored) is the mean over public and held-out ones: a solution tuned to the public shapes alone cannot hide
     a slow held-out one."""
-    from solbench.score import Baseline, save_baselines
+    from solbench.scoring import Baseline, save_baselines
     from solbench.service.rescore import rescore
 
     settings, factory = service
@@ -208,7 +208,7 @@ def test_a_solutions_own_failure_is_a_result_not_a_retry(service):
 
 @pytest.mark.slow
 def test_rescore_re_scores_without_running_when_only_t_b_changed_and_requeues_other_harnesses(service, tmp_path):
-    from solbench.score import Baseline, save_baselines
+    from solbench.scoring import Baseline, save_baselines
     from solbench.service.rescore import rescore
 
     settings, factory = service

@@ -5,7 +5,7 @@ inside the timed region, and the caches are flushed before every timed call so r
 import torch
 
 from conftest import write_problem
-from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluation.config import EvaluationConfig
 from solbench.hardware import lookup
 from solbench.sandbox.calling import materialized
 from solbench.sol import analyze_problem

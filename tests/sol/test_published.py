@@ -92,7 +92,7 @@ def test_a_missing_flashinfer_trace_file_is_named(tmp_path):
 
 def test_published_figures_come_from_metadata_or_a_baselines_file(tmp_path):
     from conftest import VECTOR_ADD, vector_workloads, write_problem
-    from solbench.score.baselines import Baseline, Baselines
+    from solbench.scoring.baselines import Baseline, Baselines
     from solbench.sol.published import PUBLISHED_HARDWARE, published_sol
     from solbench.spec.problem import load_problem
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from solbench.evaluate import evaluate
+from solbench.evaluation import evaluate
 from solbench.spec import load_problem, reference_solution
 from solbench.spec.trace import EvaluationStatus
 

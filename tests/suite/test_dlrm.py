@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from solbench.evaluate.reference import ReferenceProgram
+from solbench.evaluation.reference import ReferenceProgram
 from solbench.spec.problem import find_problem_folders, load_problem
 
 SET = Path(__file__).resolve().parents[2] / "problems" / "DLRM"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED, VECTOR_ADD, vector_workloads, write_problem
-from solbench.score.baselines import load_baselines
+from solbench.scoring.baselines import load_baselines
 from solbench.spec.problem import find_problem_folders, load_problem
 from solbench.suite.importer import ImportSourceError, import_benchmark
 from solbench.suite.importer.sources import COLUMNS

@@ -65,7 +65,7 @@ def test_with_gpu_tier_refuses_few_repeated_or_differently_named_workloads():
 
 
 def _module(draft, tmp_path):
-    from solbench.evaluate.reference import ReferenceProgram
+    from solbench.evaluation.reference import ReferenceProgram
     from solbench.spec.problem import load_problem
 
     folder = write_problem(dataclasses.replace(draft, workloads=draft.cpu_workloads, cpu_workloads=None), tmp_path)

@@ -48,7 +48,7 @@ def test_an_ignored_input_and_an_input_independent_output_are_caught(tmp_path):
 
 
 def test_masked_positions_do_not_make_zeros_or_a_constant_pass(tmp_path):
-    """Validate judges by the evaluator's tolerance rule (evaluate/correctness.py): a finite value never matches a
+    """Validate judges by the evaluator's tolerance rule (evaluation/correctness.py): a finite value never matches a
     -inf, so zeros, a constant or another input's output cannot pass through the masked positions of a causal
     score row (255 of 256 -inf), and the -inf that both sides hold are left out of the matched ratio."""
     definition = {"name": "masked_scores", "axes": {"B": {"type": "var"}, "H": {"type": "const", "value": 256}},

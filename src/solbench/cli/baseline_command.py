@@ -58,7 +58,7 @@ def measure_baselines(
     from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE, plan_jobs
     from solbench.runner.pool import run_jobs
     from solbench.runner.worker import RunSettings
-    from solbench.score.baselines import load_baselines, save_baselines
+    from solbench.scoring.baselines import load_baselines, save_baselines
     from solbench.version import __version__
 
     checked = rounds if agent is None else (correctness_rounds or DEFAULTS.rounds)

@@ -8,7 +8,7 @@ from enum import Enum
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluation.config import EvaluationConfig
 
 DEFAULTS = EvaluationConfig()
 """The one set of defaults: every option that feeds an EvaluationConfig takes its default from here."""
@@ -60,8 +60,8 @@ def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.ro
 
     `fixed` holds settings a command always sets (baselines do not time the reference).
     """
-    from solbench.evaluate import HarnessOptionError
-    from solbench.evaluate.config import check_device_available
+    from solbench.evaluation import HarnessOptionError
+    from solbench.evaluation.config import check_device_available
 
     memory = int(memory_limit_gb * 2**30) if memory_limit_gb is not None else DEFAULTS.memory_limit_bytes
     try:  # every harness option is checked before anything runs: a bad one is exit 2, with no trace

@@ -48,7 +48,7 @@ def evaluate_solution(
     from rich.console import Console
 
     from solbench.cli.render import status_counts, traces_table
-    from solbench.evaluate.result_cache import CacheWarning
+    from solbench.evaluation.result_cache import CacheWarning
     from solbench.spec import load_problem, load_solution, reference_solution
 
     if (solution is None) == (not reference):
@@ -76,7 +76,7 @@ def evaluate_solution(
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     _report_cache(traces, errors)
     if sol_hardware is not None:
-        from solbench.score import attach_sol
+        from solbench.scoring import attach_sol
 
         traces = attach_sol(traces, problem, sol_hardware, loaded_baselines, tuple(data_root), config.precision)
     if output is not None:
@@ -93,14 +93,14 @@ def evaluate_solution(
 def _read_baselines(path: Path | None):
     if path is None:
         return None
-    from solbench.score import load_baselines
+    from solbench.scoring import load_baselines
 
     return load_baselines(path)
 
 
 def _warn_if_root_sandbox(console) -> None:
     """Once per evaluation: the solution's sandbox would keep root (serve and worker refuse to start so)."""
-    from solbench.evaluate.confinement import root_sandbox_reason
+    from solbench.evaluation.confinement import root_sandbox_reason
 
     reason = root_sandbox_reason()
     if reason is not None:
@@ -149,7 +149,7 @@ def _report_cache(traces, console) -> None:
 def _evaluate_with_progress(problem, solution, config, console, cache=None, refresh_cache=False):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from solbench.evaluate import evaluate
+    from solbench.evaluation import evaluate
 
     if not console.is_terminal:
         def report(done: int, total: int, what: str) -> None:

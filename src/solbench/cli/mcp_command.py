@@ -37,7 +37,7 @@ def serve_mcp(
 
     from solbench.optimize import Budget, check_reward
     from solbench.optimize.mcp_server import ProblemsSession, ServerSettings, serve_stdio
-    from solbench.score import load_baselines
+    from solbench.scoring import load_baselines
     from solbench.spec.problem import find_problem_folders
 
     find_problem_folders(problems)  # no problems there: exit 2 before serving

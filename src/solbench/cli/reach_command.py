@@ -116,6 +116,6 @@ def _tables(report):
 
 
 def _device(device: Optional[Device]) -> str:
-    from solbench.evaluate.config import AUTO_DEVICE, resolve_device
+    from solbench.evaluation.config import AUTO_DEVICE, resolve_device
 
     return resolve_device(device.value if device else AUTO_DEVICE)

@@ -53,7 +53,7 @@ def run_suite(
     from solbench.runner.pool import run_jobs
     from solbench.runner.summary import summarize, write_summary
     from solbench.runner.worker import RunSettings
-    from solbench.score import load_baselines
+    from solbench.scoring import load_baselines
 
     config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout, precision=precision.value)
     chosen_device = config.device

@@ -26,20 +26,20 @@ def score_traces(
     or the reference timed in the same run. PASSED workloads without T_SOL or T_b are left out of the means."""
     from rich.console import Console
 
-    from solbench.score import score_trace_file
+    from solbench.scoring import score_trace_file
 
     if traces_file.exists():
         ensure_local_probe(hardware, Console(stderr=True))
     runtime = None
     if weights is not None:
-        from solbench.score.weights import load_weights
+        from solbench.scoring.weights import load_weights
 
         runtime = load_weights(weights)  # before scoring: a bad file fails fast
     report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems,
                               precision=precision.value)
     weighted = None
     if runtime is not None:
-        from solbench.score.weights import weighted_score
+        from solbench.scoring.weights import weighted_score
 
         weighted = weighted_score(report, runtime.problem_weights, runtime.model)
     if json_output:

@@ -60,7 +60,7 @@ def speed_of_light(
     spec = lookup(hardware)
     figures = None
     if baselines is not None:
-        from solbench.score.baselines import load_baselines
+        from solbench.scoring.baselines import load_baselines
 
         figures = load_baselines(baselines)  # read before the analysis: a bad file fails fast
     if not (problem_dir / DEFINITION_FILE).is_file():

@@ -38,8 +38,8 @@ def run_worker(
 ) -> None:
     """Evaluate jobs sent over a Celery broker, one at a time per device, each in its own sandbox: suite runs
     (`solbench run --broker`) and leaderboard submissions (`solbench serve --broker`) of this hardware."""
-    from solbench.evaluate.config import HarnessOptionError, check_harness_options
-    from solbench.evaluate import EvaluationConfig
+    from solbench.evaluation.config import HarnessOptionError, check_harness_options
+    from solbench.evaluation import EvaluationConfig
     from solbench.runner.celery_app import BrokerSettings, canonical_hardware
     from solbench.runner.celery_worker import WorkerOptions
     from solbench.service.celery_queue import run_worker as serve_jobs

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluation.config import EvaluationConfig
 from solbench.optimize.loop import RoundReport, run_optimize
 from solbench.optimize.run_settings import OptimizeSettings
 from solbench.runner.baseline import baselines_from_traces
-from solbench.score.baselines import Baseline
+from solbench.scoring.baselines import Baseline
 from solbench.spec.trace import Trace
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Union
 
 from solbench import api
-from solbench.evaluate.config import EvaluationConfig
-from solbench.evaluate.pool import SandboxPool
+from solbench.evaluation.config import EvaluationConfig
+from solbench.evaluation.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
 from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
 from solbench.optimize.card import HardwareCard, ProblemCard, languages_for, workload_card
@@ -30,7 +30,7 @@ from solbench.optimize.held_out import HeldOut, split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
 from solbench.optimize.rewards import check_reward, reward_of
 from solbench.optimize.workloads import restricted, smallest
-from solbench.score import Baseline, Baselines, load_baselines, score_trace
+from solbench.scoring import Baseline, Baselines, load_baselines, score_trace
 from solbench.spec.packaging import reference_solution
 from solbench.spec.problem import Problem
 from solbench.spec.solution import Solution

@@ -11,7 +11,7 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 
-from solbench.score.report import WorkloadScore
+from solbench.scoring.report import WorkloadScore
 from solbench.spec.trace import EvaluationStatus, Trace
 
 MAX_ERROR_CHARS = 2000

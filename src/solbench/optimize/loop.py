@@ -282,7 +282,7 @@ class OptimizeLoop:
 
     def _cached_traces(self, key: str | None) -> list[dict[str, Any]] | None:
         """The traces the result cache stored for this evaluation (the env's step result carries feedback only)."""
-        from solbench.evaluate.result_cache import CacheEntry, ResultCache
+        from solbench.evaluation.result_cache import CacheEntry, ResultCache
 
         if key is None or self.env.cache is None:
             return None

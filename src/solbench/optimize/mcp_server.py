@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, Union
 
 from solbench.errors import SolbenchError
-from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluation.config import EvaluationConfig
 from solbench.optimize.budget import Budget, BudgetLedger
 from solbench.optimize.env import Env, solution_from_text
 from solbench.optimize.errors import InvalidCandidate
-from solbench.score import Baselines
+from solbench.scoring import Baselines
 from solbench.spec.problem import find_problem_folders
 
 SERVER_NAME = "solbench"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from solbench.optimize.errors import InvalidReward
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback
-from solbench.score import geometric_mean, mean_score
+from solbench.scoring import geometric_mean, mean_score
 
 LOG_SPEEDUP_FLOOR = math.log(1 / 100)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE
 from solbench.runner.store import TraceStore
-from solbench.score.baselines import Baseline
+from solbench.scoring.baselines import Baseline
 from solbench.spec.trace import EvaluationStatus, Trace
 from solbench.spec.trace_files import read_traces
 

@@ -67,5 +67,5 @@ def _warm_up(**_) -> None:
     so the first job of an idle worker is not the slow one."""
     import torch  # noqa: F401
 
-    import solbench.evaluate  # noqa: F401
+    import solbench.evaluation  # noqa: F401
     import solbench.sol  # noqa: F401

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from solbench.errors import SolbenchError
-from solbench.evaluate import EvaluationConfig
+from solbench.evaluation import EvaluationConfig
 from solbench.runner.celery_app import MAX_DELIVERIES, count_delivery
 from solbench.runner.jobs import Job
 from solbench.spec.problem import DEFINITION_FILE, WORKLOAD_FILE
@@ -72,7 +72,7 @@ def evaluate_remote(message: RemoteJob, device: str | None, worker: str = "") ->
     """Evaluate the job here (on `device` when the worker names one); a bad problem or solution is an error result."""
     from dataclasses import replace
 
-    from solbench.evaluate import evaluate
+    from solbench.evaluation import evaluate
     from solbench.runner.worker import solution_for
     from solbench.spec.problem import load_problem
 

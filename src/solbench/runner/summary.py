@@ -1,7 +1,7 @@
 """A run's results read back from its trace files: pass counts and SOL scores per problem and set.
 
 Everything is recomputed from the stored traces, so a resumed or partly failed run summarises
-the same way as a clean one. The numbers come from `solbench.score.score_traces`, the aggregation
+the same way as a clean one. The numbers come from `solbench.scoring.score_traces`, the aggregation
 `solbench score` uses too; a problem's set is the folder its traces are stored under, which the
 run chose with `spec.problem_set`.
 """
@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from solbench.runner.store import TraceStore
-from solbench.score import UNSCORED_POLICY, Baselines, ScoreReport, score_traces
+from solbench.scoring import UNSCORED_POLICY, Baselines, ScoreReport, score_traces
 from solbench.spec.trace import Trace
 from solbench.spec.trace_files import read_traces
 

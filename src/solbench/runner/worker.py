@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.evaluate import EvaluationConfig, SandboxPool, evaluate
+from solbench.evaluation import EvaluationConfig, SandboxPool, evaluate
 from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE, Job
 from solbench.runner.store import TraceStore
 from solbench.spec.packaging import compiled_reference_solution, reference_solution
@@ -24,7 +24,7 @@ class RunSettings:
     rerun: bool = False
     threads_per_worker: int | None = None
     warm_sandboxes: bool = False
-    """Keep a spare sandbox started in each worker (evaluate/pool.py), so a job skips the sandbox's start-up."""
+    """Keep a spare sandbox started in each worker (evaluation/pool.py), so a job skips the sandbox's start-up."""
     tier: str | None = None
     """Workload tier to evaluate (``gpu``, ``cpu``, ``all``); None: by device (spec.tiers.default_tier)."""
 
@@ -73,7 +73,7 @@ def run_job(job: Job, settings: RunSettings, sandboxes: SandboxPool | None = Non
 
 def load_run_problem(job: Job, settings: RunSettings):
     """The job's problem with the run's workload tier (by the run's device when the run names none)."""
-    from solbench.evaluate.config import resolve_device
+    from solbench.evaluation.config import resolve_device
 
     return load_problem(job.problem_dir, settings.tier, device=resolve_device(settings.config.device))
 
@@ -89,7 +89,7 @@ def solution_for(job: Job, problem, device: str | None = None):
 def attach_sol(traces, problem, settings: RunSettings):
     """T_SOL (and scores, where T_b is known) on the run's hardware added to each trace."""
     from solbench.hardware import lookup
-    from solbench.score import attach_sol as attach, load_baselines
+    from solbench.scoring import attach_sol as attach, load_baselines
 
     baselines = load_baselines(settings.baselines) if settings.baselines else None
     return attach(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots,

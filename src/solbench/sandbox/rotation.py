@@ -2,7 +2,7 @@
 
 Iteration i copies input set i mod N into the live buffers (pointers stay fixed) and, with a
 perturbation seed, makes the content unique to (seed, i). The parent names one perturbation per
-input (it knows from the names which inputs are data, see evaluate/roles.py); all but `multiply`
+input (it knows from the names which inputs are data, see evaluation/roles.py); all but `multiply`
 are bit-exact and map the format's domain onto itself, so every variant is a valid input:
 
 - `multiply`: floats of 16 bits or more, times elementwise factors in [0.75, 1.25);

@@ -56,7 +56,7 @@ def check_sandbox_user(settings: ServiceSettings) -> None:
     """Embedded workers run sandboxes on this machine: refuse ones that would keep root unless the settings allow
     it (RootSandboxRefused). Cheap, so `solbench serve` asks before anything slow."""
     if settings.workers > 0 and not settings.broker_url:
-        from solbench.evaluate.confinement import require_unprivileged_sandbox
+        from solbench.evaluation.confinement import require_unprivileged_sandbox
 
         require_unprivileged_sandbox(settings.allow_root_sandbox)
 

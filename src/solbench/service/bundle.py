@@ -91,7 +91,7 @@ def replay_bundle(path: str | PathLike, *, config=None, workdir: str | PathLike 
     import tempfile
 
     from solbench.api import evaluate
-    from solbench.evaluate.result_cache import harness_version
+    from solbench.evaluation.result_cache import harness_version
     from solbench.spec import Definition, Problem, Solution, Trace, Workload
     from solbench.spec.validation import validate_model
 

@@ -30,7 +30,7 @@ class ImportReport:
 
 
 def version_hash(problem: SpecProblem) -> str:
-    from solbench.evaluate.result_cache import problem_material
+    from solbench.evaluation.result_cache import problem_material
 
     text = json.dumps(problem_material(problem), sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -129,7 +129,7 @@ def spec_problem(version: ProblemVersion, *, held_out: bool = False) -> SpecProb
 
 def analyzer_version(hardware: str) -> str:
     """A hash of the analyzer's code and of the hardware's data: when either changes, T_SOL is derived again."""
-    from solbench.evaluate.result_cache import source_hash
+    from solbench.evaluation.result_cache import source_hash
     from solbench.hardware import lookup
 
     return hashlib.sha256(f"{source_hash(('sol',))}\0{lookup(hardware)!r}".encode()).hexdigest()[:16]
@@ -167,7 +167,7 @@ def t_sol_for(session_factory: sessionmaker[Session], version_id: int, hardware:
 
 def import_baselines(session_factory: sessionmaker[Session], files: tuple[Path, ...]) -> int:
     """T_b entries of baselines files, replacing earlier ones of the same (definition, workload, hardware)."""
-    from solbench.score import load_baselines
+    from solbench.scoring import load_baselines
 
     count = 0
     with session_factory.begin() as session:

@@ -137,7 +137,7 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
     @app.task(name=SUBMISSION_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True,
               max_retries=None)
     def execute(task, submission_id: int, settings_json: str) -> None:
-        from solbench.evaluate.config import resolve_device
+        from solbench.evaluation.config import resolve_device
 
         settings = ServiceSettings.model_validate_json(settings_json)
         settings = settings.model_copy(update={k: v for k, v in (("db_url", database_url), ("data_dir", data_dir))
@@ -175,7 +175,7 @@ def _running_elsewhere(factory: sessionmaker[Session], submission_id: int) -> bo
 
 def run_worker(options: WorkerOptions, *, database_url: str | None = None, data_dir: Path | None = None) -> None:
     """One `solbench worker`: the suite-run jobs and the submissions of its hardware, until stopped."""
-    from solbench.evaluate.confinement import require_unprivileged_sandbox
+    from solbench.evaluation.confinement import require_unprivileged_sandbox
 
     require_unprivileged_sandbox(options.allow_root_sandbox)
     check_reachable(options.broker)

@@ -58,7 +58,7 @@ def check_static(solution: Solution) -> None:
 
 def code_hash(solution: Solution) -> str:
     """sha256 of what decides the solution's behaviour (spec and sources; not its name or author)."""
-    from solbench.evaluate.result_cache import solution_material
+    from solbench.evaluation.result_cache import solution_material
 
     text = json.dumps(solution_material(solution), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

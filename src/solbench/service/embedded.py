@@ -145,7 +145,7 @@ def _take_jobs(settings: ServiceSettings, session_factory, worker: WorkerInfo, s
 
 
 def _main() -> None:
-    from solbench.evaluate.config import resolve_device
+    from solbench.evaluation.config import resolve_device
 
     settings = ServiceSettings.from_env()
     stopping, busy = threading.Event(), threading.Event()

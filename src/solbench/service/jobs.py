@@ -169,7 +169,7 @@ def _evaluate(session_factory: sessionmaker[Session], submission_id: int, worker
 
 def _store(session_factory: sessionmaker[Session], submission_id: int, token: str, worker: WorkerInfo,
            outcome: _Outcome) -> None:
-    from solbench.evaluate.result_cache import harness_version
+    from solbench.evaluation.result_cache import harness_version
     from solbench.service.scoring import score_result
 
     scores = score_result(outcome.traces, outcome.held_out, outcome.t_sol_ms, outcome.t_b_ms, worker.hardware,

@@ -41,7 +41,7 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
             since_version: str | None = None, rerun: bool = True) -> RescoreReport:
     """Rescore the results of `problems` (default all) measured with harness release `since_version` or later
     (default all). `rerun=False` never queues a re-evaluation (only re-scores stored traces)."""
-    from solbench.evaluate.result_cache import harness_version
+    from solbench.evaluation.result_cache import harness_version
     from solbench.service.catalog import baselines_for, t_sol_for
     from solbench.service.scoring import score_result
     from solbench.spec import Trace

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solbench.score import Baseline, Baselines, aggregate, score_trace
+from solbench.scoring import Baseline, Baselines, aggregate, score_trace
 from solbench.spec import Trace
 
 BASELINE_SOURCE = "imported baselines file"

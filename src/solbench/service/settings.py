@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solbench.evaluate.config import EvaluationConfig
+from solbench.evaluation.config import EvaluationConfig
 
 SETTINGS_VARIABLE = "SOLBENCH_SERVICE_SETTINGS"
 """Environment variable holding the settings as JSON (how embedded workers receive them)."""

@@ -51,7 +51,7 @@ UNIT_ROUNDOFF = {"bf16": 2.0**-8, "fp16": 2.0**-11, "tf32": 2.0**-11, "fp32": 2.
 UPSTREAM_TAG = "origin:sol-execbench"
 UPSTREAM_METADATA = "metadata.json"
 RELATIVE_NORM_FLOOR = 0.02
-"""As evaluate/correctness.py's rule: ||out - ref|| / ||ref|| may reach max(this, 2 x rtol)."""
+"""As evaluation/correctness.py's rule: ||out - ref|| / ||ref|| may reach max(this, 2 x rtol)."""
 CHECK_BUDGET_FLOPS = 5e10
 """Largest matrix work (FLOPs) one workload's check runs in an analysis (a second or two per run here);
 larger workloads take the precision checked on the problem's smaller workloads with a tolerance as strict."""

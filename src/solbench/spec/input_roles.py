@@ -2,7 +2,7 @@
 
 Plain random numbers make some problems meaningless (negative indices, unsorted offsets,
 negative variances). Each rule here names the role it recognises; docs/evaluate.md ("Inputs") lists them.
-The evaluator's timing rotation reads the same roles (evaluate/roles.py).
+The evaluator's timing rotation reads the same roles (evaluation/roles.py).
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ class TimingSummary(_Record):
     """Why that flush ran instead of the one asked for (the operand flush's native helper is missing), or None."""
     reused_from: Optional[str] = None
     """For a reference timing taken from an earlier evaluation instead of measured now: that measurement's key
-    (evaluate/reference_timing.py); None when measured in this evaluation."""
+    (evaluation/reference_timing.py); None when measured in this evaluation."""
     input_variants: int = 1
     """How many distinct input sets were rotated through the timed iterations."""
     resolution_ms: Optional[float] = None

@@ -53,7 +53,7 @@ class Tolerance(_Upstream):
     """If set, no element may differ by more than this, whatever the ratio."""
     allow_negative_inf: bool = False
     """Positions where both output and reference are -inf agree: they are left out of the matched ratio
-    (evaluate/correctness.py, `measure_tolerance`). Without it, an infinity in either fails."""
+    (evaluation/correctness.py, `measure_tolerance`). Without it, an infinity in either fails."""
 
 
 class Workload(_Upstream):

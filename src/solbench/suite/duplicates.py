@@ -63,8 +63,8 @@ def find_duplicates(problems: list[Problem]) -> list[Duplicate]:
 def _agree(first: Problem, second: Problem) -> bool:
     import torch
 
-    from solbench.evaluate.correctness import within_tolerance
-    from solbench.evaluate.reference import ReferenceProgram
+    from solbench.evaluation.correctness import within_tolerance
+    from solbench.evaluation.reference import ReferenceProgram
     from solbench.spec.inputs import InputContext, generate_inputs
     from solbench.suite.reference_workloads import smallest_workload
 

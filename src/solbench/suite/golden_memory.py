@@ -1,6 +1,6 @@
 """How much memory the evaluator's float64 golden run of a workload needs, from its shape-only analysis.
 
-The golden run (evaluate/reference.py) runs the reference on float64 copies of its floating inputs. Besides
+The golden run (evaluation/reference.py) runs the reference on float64 copies of its floating inputs. Besides
 those copies and the float64 outputs, attention is what takes the memory: `scaled_dot_product_attention` in
 float64 has only the math path, which holds the score matrix and its softmax (batch x heads x queries x keys,
 8 bytes each, twice). A native 81-frame 480p Wan2.1 clip needs 103 GB of scores at once. Where a run does not fit

@@ -157,7 +157,7 @@ def _reference_failure(problem: Problem, workloads: list[Workload]) -> str | Non
     process), or None: inputs and outputs must have the shapes the workload's axes give them."""
     import torch
 
-    from solbench.evaluate.reference import ReferenceProgram
+    from solbench.evaluation.reference import ReferenceProgram
     from solbench.spec.inputs import InputContext, generate_inputs
 
     definition = problem.definition

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.evaluate.correctness import (ExpectedOutput, as_comparable, measure_tolerance, reference_problem,
+from solbench.evaluation.correctness import (ExpectedOutput, as_comparable, measure_tolerance, reference_problem,
                                           within_tolerance)
-from solbench.evaluate.reference import ReferenceFailure, ReferenceProgram
+from solbench.evaluation.reference import ReferenceFailure, ReferenceProgram
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol import analyze_problem
 from solbench.spec.inputs import InputContext, generate_inputs, inputs_for_analysis
@@ -308,7 +308,7 @@ def _equal(x, y) -> bool:
 
 
 def _matched_ratio(candidate, truth, tolerance: Tolerance) -> float:
-    """For the message of an output that failed `within_tolerance` (the evaluator's rule, evaluate/correctness.py)."""
+    """For the message of an output that failed `within_tolerance` (the evaluator's rule, evaluation/correctness.py)."""
     if tuple(candidate.shape) != tuple(truth.shape):
         return 0.0
     return measure_tolerance(as_comparable(candidate), as_comparable(truth), tolerance).matched_ratio

@@ -25,7 +25,7 @@ class ServerStatus(BaseModel):
 
 @router.get("/status", response_model=ServerStatus)
 def server_status(db: Session = Depends(session), svc=Depends(service)) -> ServerStatus:
-    from solbench.evaluate.result_cache import harness_version
+    from solbench.evaluation.result_cache import harness_version
     from solbench.version import __version__
 
     return ServerStatus(version=__version__, harness_version=harness_version(),

@@ -107,7 +107,7 @@ def build_sample(data_dir: Path, *, submissions: int = 400, users: int = 40, now
 
 class _Builder:
     def __init__(self, session_factory, rng: random.Random, now: datetime | None):
-        from solbench.evaluate.result_cache import harness_version
+        from solbench.evaluation.result_cache import harness_version
         from solbench.hardware import lookup
         from solbench.service.models import utcnow
 

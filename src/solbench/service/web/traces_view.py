@@ -36,7 +36,7 @@ def workload_rows(result, traces: list[dict]) -> list[views.WorkloadResultRow]:
 
 def _score(trace, t_sol_ms: float, t_b_ms: float, hardware: str) -> float | None:
     """S of one trace with the T_SOL and T_b the result was scored with (the library's one formula)."""
-    from solbench.score import Baseline, Baselines, score_trace
+    from solbench.scoring import Baseline, Baselines, score_trace
 
     baselines = Baselines([Baseline(definition=trace.definition, workload=trace.workload.uuid, hardware=hardware,
                                     latency_ms=t_b_ms, source="result")])

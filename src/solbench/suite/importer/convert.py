@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.score.baselines import Baseline, save_baselines
+from solbench.scoring.baselines import Baseline, save_baselines
 from solbench.spec.errors import MissingDataError
 from solbench.spec.problem import Problem, find_data_file, load_problem
 from solbench.spec.workload import SafetensorsInput

@@ -3,7 +3,7 @@ at 1500 MHz) and `sol_ms` (its T_SOL), from a problem folder's metadata.json, in
 
 from __future__ import annotations
 
-from solbench.score.baselines import Baseline
+from solbench.scoring.baselines import Baseline
 from solbench.spec.problem import Problem
 
 PUBLISHED_HARDWARE = "B200_1500MHz"

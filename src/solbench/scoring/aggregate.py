@@ -1,0 +1,106 @@
+"""The one aggregation: S per workload, mean per problem (failures count 0), mean per set.
+
+`solbench score`, `solbench run`'s summary and the Python API all reach these numbers through
+`aggregate`, so they cannot disagree. Unscored workloads (PASSED without T_SOL or T_b) follow
+`UNSCORED_POLICY`: they have no S and are left out of the means.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+
+from solbench.scoring.baselines import Baselines
+from solbench.scoring.report import UNSCORED_POLICY, ProblemScore, ScoreReport, SetScore, WorkloadScore
+from solbench.scoring.sol_score import mean_score, sol_score
+from solbench.spec.problem_set import DEFAULT_SET
+from solbench.spec.trace import EvaluationStatus, Trace
+
+PASSED = EvaluationStatus.PASSED.value
+SAME_RUN_REFERENCE = "reference timed in the same run"
+
+
+def score_trace(trace: Trace, t_sol_ms: float | None, baselines: Baselines | None,
+                hardware: str | None) -> WorkloadScore:
+    """S of one trace. T_b comes from `baselines` where it has this workload on `hardware`, else from the
+    trace's own reference timing. Without `hardware` nothing is scored (S None)."""
+    evaluation = trace.evaluation
+    baseline = baselines.get(trace.definition, trace.workload.uuid, hardware) if baselines and hardware else None
+    performance = evaluation.performance if evaluation else None
+    t_baseline = baseline.latency_ms if baseline else (performance.reference_latency_ms or None if performance
+                                                       else None)
+    status = evaluation.status.value if evaluation else "NOT_EVALUATED"
+    reference_sol = baseline.sol_ms if baseline else None
+    common = dict(definition=trace.definition, workload=trace.workload.uuid, solution=trace.solution,
+                  status=status, t_sol_ms=t_sol_ms, t_baseline_ms=t_baseline,
+                  baseline_source=baseline.source if baseline else SAME_RUN_REFERENCE,
+                  reference_t_sol_ms=reference_sol,
+                  t_sol_ratio=t_sol_ms / reference_sol if t_sol_ms is not None and reference_sol else None)
+    if hardware is None:
+        return WorkloadScore(score=None, t_kernel_ms=performance.latency_ms if performance else None,
+                             note="no hardware given", **common)
+    if status != PASSED or performance is None:
+        return WorkloadScore(score=0.0, t_kernel_ms=None, note="not PASSED", **common)
+    if t_sol_ms is None or not t_baseline:
+        return WorkloadScore(score=None, t_kernel_ms=performance.latency_ms,
+                             note="unscored: no T_SOL" if t_sol_ms is None else "unscored: no baseline", **common)
+    result = sol_score(performance.latency_ms, t_baseline, t_sol_ms)
+    implausible, note = result.implausible, result.note
+    timing = evaluation.solbench.timing if evaluation.solbench else None
+    if timing is not None and timing.below_resolution:
+        implausible, note = True, (f"T_k {timing.median_ms:.4g} ms below the timer's resolution "
+                                   f"({timing.resolution_ms:.4g} ms)")
+    return WorkloadScore(score=result.score, t_kernel_ms=performance.latency_ms, implausible=implausible,
+                         note=note, **common)
+
+
+def aggregate(scores: Iterable[WorkloadScore], hardware: str | None,
+              sets: Mapping[str, str] | None = None) -> ScoreReport:
+    """Per-problem and per-set scores of `scores`; `sets` maps a definition name to its set (default ``all``).
+
+    A problem is one (definition, solution) pair. Its S is the mean over its workloads that count (failed
+    ones as 0, PASSED ones with an S); a set's S is the mean over its problems that have an S.
+    """
+    workloads = tuple(scores)
+    groups: dict[tuple[str, str, str | None], list[WorkloadScore]] = defaultdict(list)
+    for item in workloads:
+        set_name = (sets or {}).get(item.definition, DEFAULT_SET)
+        groups[(set_name, item.definition, item.solution)].append(item)
+    problems = tuple(_problem_score(key, groups[key]) for key in sorted(groups, key=_sort_key))
+    by_set: dict[str, list[ProblemScore]] = defaultdict(list)
+    for problem in problems:
+        by_set[problem.set].append(problem)
+    return ScoreReport(hardware=hardware, unscored_policy=UNSCORED_POLICY, workloads=workloads, problems=problems,
+                       sets=tuple(_set_score(name, items) for name, items in sorted(by_set.items())))
+
+
+def _sort_key(key: tuple[str, str, str | None]) -> tuple[str, str, str]:
+    return key[0], key[1], key[2] or ""
+
+
+def _problem_score(key: tuple[str, str, str | None], group: list[WorkloadScore]) -> ProblemScore:
+    set_name, definition, solution = key
+    counted = [s.score for s in group if s.score is not None]  # failed: 0; unscored (the policy): left out
+    passed = sum(s.status == PASSED for s in group)
+    return ProblemScore(set=set_name, definition=definition, solution=solution, workloads=len(group), passed=passed,
+                        scored=len(counted), unscored=len(group) - len(counted),
+                        score=mean_score(counted) if counted else None,
+                        latency_ms=geometric_mean([s.t_kernel_ms for s in group]),
+                        statuses=dict(sorted(Counter(s.status for s in group).items())))
+
+
+def _set_score(name: str, problems: list[ProblemScore]) -> SetScore:
+    scored = [p.score for p in problems if p.score is not None]
+    return SetScore(set=name, problems=len(problems), problems_passed=sum(p.passed == p.workloads for p in problems),
+                    workloads=sum(p.workloads for p in problems), workloads_passed=sum(p.passed for p in problems),
+                    scored_problems=len(scored), score=mean_score(scored) if scored else None)
+
+
+def geometric_mean(latencies_ms: list[float | None]) -> float | None:
+    """Geometric mean, None when the list is empty or any value is missing; 0 when any value is 0."""
+    if not latencies_ms or any(value is None for value in latencies_ms):
+        return None
+    if any(value <= 0 for value in latencies_ms):
+        return 0.0
+    return math.exp(sum(math.log(value) for value in latencies_ms) / len(latencies_ms))
