@@ -199,3 +199,19 @@ def test_serve_and_worker_refuse_a_root_sandbox_in_one_line(tmp_path, command):
     assert done.returncode == 2, done.stderr
     assert "sandboxes would run as root" in done.stderr and "--allow-root-sandbox" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_serve_and_worker_say_plainly_what_sandboxes_here_lack(monkeypatch):
+    """Printed by `solbench serve` and `solbench worker` before any submission runs (issue 27)."""
+    import solbench.evaluation.confinement as confinement
+    import solbench.evaluation.containment as containment_module
+
+    here = confinement.describe_sandboxes()
+    assert here.startswith("user ") and "; processes: " in here and "; signals: " in here
+    monkeypatch.setattr(confinement.os, "geteuid", lambda: 1000)  # not root: no PID namespace
+    monkeypatch.setattr(confinement.landlock, "abi_version", lambda: 5)  # before signal scoping
+    monkeypatch.setattr(containment_module, "_make_cgroup", lambda name: None)
+    weakest = confinement.describe_sandboxes()
+    assert "user this user (not root)" in weakest and "a subreaper each, the weakest hold" in weakest
+    assert "signals: NOT scoped (Landlock ABI 5 < 6, no PID namespace)" in weakest
+

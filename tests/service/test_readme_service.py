@@ -61,6 +61,7 @@ def test_the_readme_serve_add_user_submit_leaderboard_commands_work(tmp_path, pr
         server.terminate()
         output = server.communicate(timeout=60)[0]
     assert "data folder" in output and "examples" in output
+    assert "sandboxes     user " in output and "processes: " in output and "signals: " in output
     totals, problem = boards
     assert totals["rows"][0]["user"] == "alice" and totals["rows"][0]["total"] > 0
     assert problem["entries"][0]["user"] == "alice" and problem["firsts"][0]["user"] == "alice"

@@ -66,9 +66,18 @@ def serve(
                  f"baselines     {service.baselines} T_b entries",
                  f"hardware      {settings.hardware} on device {settings.evaluation.device}",
                  f"workers       {queue}",
+                 f"sandboxes     {_sandboxes(settings)}",
                  f"serving       http://{host}:{port}/api/v1 (docs: /api/v1/docs)"):
         console.print(line, highlight=False, markup=False)
     uvicorn.run(create_app(service), host=host, port=port, log_level="warning")
+
+
+def _sandboxes(settings) -> str:
+    if settings.broker_url:
+        return "each worker's own (`solbench worker` prints it; every trace names it)"
+    from solbench.evaluation.confinement import describe_sandboxes
+
+    return describe_sandboxes()
 
 
 def _without_password(url: str) -> str:

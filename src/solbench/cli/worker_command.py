@@ -54,5 +54,10 @@ def run_worker(
     options = WorkerOptions(broker=BrokerSettings(broker, visibility_timeout_s=visibility_timeout),
                             hardware=canonical_hardware(hardware or "local"), device=device, concurrency=concurrency,
                             name=name, heartbeat_s=heartbeat, allow_root_sandbox=allow_root_sandbox)
+    from rich.console import Console
+
+    from solbench.evaluation.confinement import describe_sandboxes
+
+    Console(stderr=True).print(f"sandboxes     {describe_sandboxes()}", highlight=False, markup=False)
     serve_jobs(options, database_url=db, data_dir=data)
 

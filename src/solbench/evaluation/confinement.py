@@ -160,6 +160,24 @@ class Confinement:
 ALLOW_ROOT_FLAG = "--allow-root-sandbox"
 
 
+def describe_sandboxes() -> str:
+    """What sandboxes started by this process would get, in one line, without starting one: for `solbench serve`
+    and `solbench worker` to say plainly, before any submission runs, where the machine lacks a means."""
+    from solbench.evaluation.containment import can_make_cgroup
+
+    keeps_root = root_sandbox_reason() is not None
+    user = ("root without capabilities (user nobody cannot reach the interpreter)" if keeps_root
+            else "nobody" if os.geteuid() == 0 else "this user (not root)")
+    namespace = os.geteuid() == 0  # CAP_SYS_ADMIN, as for the network namespace
+    abi = landlock.abi_version()
+    processes = ("a cgroup each" if can_make_cgroup() else "a PID namespace each" if namespace
+                 else "a subreaper each, the weakest hold (no writable cgroup v2, no PID namespace)")
+    signals = (f"scoped by Landlock ABI {abi}" if abi >= landlock.SCOPE_ABI else "scoped by the PID namespace"
+               if namespace else f"NOT scoped (Landlock ABI {abi} < {landlock.SCOPE_ABI}, no PID namespace): a "
+               "sandbox can signal every process of its user")
+    return f"user {user}; processes: {processes}; signals: {signals}"
+
+
 def root_sandbox_reason() -> str | None:
     """Why a sandbox started by this process would keep root, or None where it would not (not root, or `nobody`
     can reach the interpreter)."""

@@ -209,6 +209,15 @@ def _mount_own_proc() -> None:
             raise OSError(error, f"cannot mount the sandbox's own /proc: {os.strerror(error)}")
 
 
+def can_make_cgroup() -> bool:
+    """Whether this process may make a sandbox's cgroup: tried with an empty one, removed at once."""
+    probe = _make_cgroup(f"solbench-probe-{os.getpid()}")
+    if probe is None:
+        return False
+    probe.rmdir()
+    return True
+
+
 def _make_cgroup(name: str) -> Path | None:
     """A new cgroup v2 below this process's own, or None where this process may not make one."""
     parent = _own_cgroup()
