@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import make_solution
-from evaluate.test_languages import TRITON_ADD
+from evaluation.test_languages import TRITON_ADD
 from solbench.evaluation import evaluate
 from solbench.spec import load_problem
 from solbench.spec.trace import EvaluationStatus as S

@@ -123,8 +123,8 @@ def test_comments_and_aliases():
 
 
 def _honest_sources() -> list[tuple[str, list[tuple[str, str]]]]:
-    from evaluate.test_gpu import CUDA_ADD
-    from evaluate.test_languages import CPP_ADD, TRITON_ADD
+    from evaluation.test_gpu import CUDA_ADD
+    from evaluation.test_languages import CPP_ADD, TRITON_ADD
 
     honest = [("triton add", [("kernel.py", TRITON_ADD)]), ("c++ add", [("add.cpp", CPP_ADD)]),
               ("cuda add", [("add.cu", CUDA_ADD)])]
