@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from cache_guard import isolated_cache  # noqa: F401  (autouse: every test gets its own empty cache folder)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # suite_recipes/: tooling of the checkout, not the package
 
 
 def process_alive(pid: int) -> bool:

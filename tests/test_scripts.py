@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from solbench.suite.build import write_generated
+from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.extract.provenance import PROVENANCE_KEY, installed_versions, recorded_versions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +60,8 @@ def _as_if_extracted_here(shipped: bytes, name: str) -> bytes:
     run with other versions differs there and nowhere else unless the libraries changed the reference,
     which is what the freshness test is for.
     """
+    if name == "provenance.json":  # its hashes follow the files, compared themselves
+        return json.dumps({**json.loads(shipped), "generated": None}).encode()
     if name != "definition.json":
         return shipped
     text = shipped.decode()
@@ -75,42 +79,84 @@ def _differ_from_shipped(folders: list[Path], problems: Path) -> list[str]:
     assert files, f"nothing written in {folders}"
     shipped = ROOT / "problems"
     return [str(p.relative_to(problems)) for p in files if not (shipped / p.relative_to(problems)).is_file()
-            or _as_if_extracted_here((shipped / p.relative_to(problems)).read_bytes(), p.name) != p.read_bytes()]
+            or _as_if_extracted_here((shipped / p.relative_to(problems)).read_bytes(), p.name)
+            != _as_if_extracted_here(p.read_bytes(), p.name)]
+
+
+def _checkout(tmp_path: Path, script: str, recipes: bool = True) -> Path:
+    """A scratch checkout: the script (it writes to the problems/ beside its own folder) and the recipes."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / script, tmp_path / "scripts" / script)
+    if recipes:
+        (tmp_path / "suite_recipes").symlink_to(ROOT / "suite_recipes")
+    return tmp_path / "scripts" / script
+
+
+def _generated(problems: Path, name: str, recipe: str, set_name: str = "FIB") -> Path:
+    """A folder as recipe `recipe` would have written it (its provenance records what it wrote)."""
+    draft = ProblemDraft(set=set_name, name=name, op_type="copy", description="copy",
+                         model=ModelRef("Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "language", {}),
+                         axes={"n": {"type": "var"}}, inputs={"x": {"shape": ["n"], "dtype": "float32"}},
+                         outputs={"y": {"shape": ["n"], "dtype": "float32"}}, reference="def run(x):\n    return x\n",
+                         workloads=[{"n": n} for n in range(1, 9)])
+    return write_generated(draft, problems, recipe)
 
 
 @pytest.mark.slow
 def test_build_suite_regenerates_only_the_named_modules_into_the_problems_folder_beside_it(tmp_path):
-    """A partial build writes its modules' folders and removes nothing: several modules write into one set."""
-    script, problems = tmp_path / "scripts" / "build-suite", tmp_path / "problems"
-    script.parent.mkdir()
-    shutil.copy(ROOT / "scripts" / "build-suite", script)  # it writes to the problems/ beside its own folder
-    stale = _folder(problems / "FIB", "no_recipe_makes_this", "recipe")
-    extracted = _folder(problems / "FIB", "made_by_extract", "extract")
-    other_set = _folder(problems / "L1", "not_rebuilt", "recipe")
+    """A partial build writes its modules' folders and removes only their stale ones: several modules write
+    into one set, and hand-written folders are the suite's own."""
+    script, problems = _checkout(tmp_path, "build-suite"), tmp_path / "problems"
+    stale = _generated(problems, "no_recipe_makes_this", "fib")
+    extracted = _generated(problems, "made_by_extract", "extracted")
+    other_module = _generated(problems, "not_rebuilt", "l2")
+    by_hand = _folder(problems / "FIB", "written_by_hand", "recipe")
+    (by_hand / "provenance.json").write_text(json.dumps(
+        {"model": {"name": "x", "hf_id": None, "domain": "language"}, "config": {}, "recipe": None}))
 
     result = subprocess.run([sys.executable, str(script), "fib"], capture_output=True, text=True, cwd=tmp_path,
                             check=True)
-    from solbench.suite.catalog import fib
+    from suite_recipes import fib
 
     names = sorted(d.name for d in fib.drafts() if d.set == "FIB")  # fib.py also builds backward problems of L1
     assert result.stdout.strip() == f"wrote {len(fib.drafts())} problem folders under {problems}"
-    assert sorted(p.name for p in (problems / "FIB").iterdir()) == sorted(names + [extracted.name, stale.name])
-    assert stale.exists() and other_set.exists()
+    assert sorted(p.name for p in (problems / "FIB").iterdir()) == sorted(
+        names + [extracted.name, other_module.name, by_hand.name])
+    assert not stale.exists()
     assert _differ_from_shipped([problems / "FIB" / name for name in names], problems) == []
+
+
+def test_build_suite_names_the_missing_recipes_folder(tmp_path):
+    script = _checkout(tmp_path, "build-suite", recipes=False)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1 and not (tmp_path / "problems").exists()
+    assert result.stderr.strip().startswith(f"build-suite: no recipes folder at {tmp_path / 'suite_recipes'}:")
+
+
+def test_build_suite_refuses_a_hand_edited_folder_and_writes_nothing(tmp_path):
+    script, problems = _checkout(tmp_path, "build-suite"), tmp_path / "problems"
+    from suite_recipes import drafts_by_recipe
+
+    [draft, *_] = drafts_by_recipe(["fib"])["fib"]
+    folder = problems / draft.set / draft.name
+    folder.mkdir(parents=True)
+    (folder / "reference.py").write_text("# mine\n")
+    result = subprocess.run([sys.executable, str(script), "fib"], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    assert f"{folder}: no provenance.json, so no recipe wrote it" in result.stderr
+    assert sorted(p.name for p in problems.rglob("*")) == [draft.set, draft.name, "reference.py"]
 
 
 @pytest.mark.slow
 def test_extract_suite_writes_what_is_shipped_and_removes_stale_folders_only_on_a_full_run(
         tmp_path, monkeypatch, capsys):
-    import solbench.suite.catalog.extracted as catalog
+    import suite_recipes.extracted as catalog
 
     entry = next(e for e in catalog.EXTRACTIONS if (e.architecture, e.module, e.backward) == ("olmo2", "norm", False))
     monkeypatch.setattr(catalog, "EXTRACTIONS", [entry])  # a full run of a one-entry catalogue
-    script, problems = tmp_path / "scripts" / "extract-suite", tmp_path / "problems"
-    script.parent.mkdir()
-    shutil.copy(ROOT / "scripts" / "extract-suite", script)
-    recipe = _folder(problems / "L1", "made_by_a_recipe", "recipe")
-    stale = _folder(problems / "L1", "no_entry_makes_this", "extract")
+    script, problems = _checkout(tmp_path, "extract-suite"), tmp_path / "problems"
+    recipe = _generated(problems, "made_by_a_recipe", "l1", "L1")
+    stale = _generated(problems, "no_entry_makes_this", "extracted", "L1")
 
     monkeypatch.setattr(sys, "argv", [str(script), "no-such-model"])
     runpy.run_path(str(script), run_name="__main__")

@@ -1,4 +1,4 @@
-"""The one builder of recipe problems (catalog/builder.py) and the rule that every recipe module uses it."""
+"""The one builder of recipe problems (suite_recipes/builder.py) and the rule that every recipe module uses it."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from solbench.suite import catalog
-from solbench.suite.catalog.builder import problem, slug, tensor, var
+import suite_recipes
+from suite_recipes.builder import problem, slug, tensor, var
 from solbench.suite.draft import ModelRef
 
-CATALOG = Path(catalog.__file__).parent
+CATALOG = Path(suite_recipes.__file__).parent
 OLD_BUILDERS = {"l1", "_draft", "_problem", "_fib", "ProblemDraft"}
-"""Names that built drafts before catalog.builder.problem (l1.common.l1, nvfp4._draft, dlrm._problem,
+"""Names that built drafts before suite_recipes.builder.problem (l1.common.l1, nvfp4._draft, dlrm._problem,
 fib_serving._fib) and the dataclass itself."""
 OLD_HELPERS = {"_t", "_var", "_const", "_expr", "slug", "_slug", "var", "const", "expr", "tensor", "scalar", "uses"}
 """Private copies of the builder's field helpers and of `slug` that modules kept before."""
@@ -51,7 +51,7 @@ def test_no_recipe_module_builds_a_draft_but_through_the_one_builder():
     modules = sorted(p for p in CATALOG.rglob("*.py") if p.name != "builder.py")
     assert len(modules) > 20
     found = [hit for path in modules for hit in _calls_and_defs(path)]
-    assert found == [], "use catalog.builder.problem:\n" + "\n".join(found)
+    assert found == [], "use suite_recipes.builder.problem:\n" + "\n".join(found)
 
 
 def test_the_check_sees_a_direct_construction(tmp_path):
@@ -94,7 +94,7 @@ def test_workloads_are_distinct_and_at_least_eight():
 
 def test_the_example_of_docs_suite_builds_a_problem_with_both_tiers(tmp_path):
     docs = Path(__file__).resolve().parents[2] / "docs" / "suite.md"
-    code = re.search(r"```python\n(from solbench\.suite\.catalog\.builder import .*?)```", docs.read_text(),
+    code = re.search(r"```python\n(from suite_recipes\.builder import .*?)```", docs.read_text(),
                      re.S).group(1)
     (tmp_path / "example_recipe.py").write_text(code)
     spec = importlib.util.spec_from_file_location("example_recipe", tmp_path / "example_recipe.py")

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from solbench.suite.catalog import generation
+from suite_recipes import generation
 from solbench.suite.extract.extractor import load_reference
 
 torch = pytest.importorskip("torch")

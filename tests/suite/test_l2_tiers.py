@@ -6,7 +6,7 @@ from statistics import median
 import pytest
 
 from solbench.spec.problem import load_problem
-from solbench.suite.catalog import l2
+from suite_recipes import l2
 from solbench.suite.draft import write_problem
 
 GPU_LIMIT = 16 * 10**9

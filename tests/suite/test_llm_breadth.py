@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from solbench.suite.catalog import llm_breadth  # noqa: E402
+from suite_recipes import llm_breadth  # noqa: E402
 
 _PRELUDE = "import math\nimport torch\nimport torch.nn.functional as F\n"
 

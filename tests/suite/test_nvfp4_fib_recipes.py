@@ -9,7 +9,7 @@ import torch
 from solbench.spec.definition import Definition
 from solbench.spec.nvfp4 import unpack_fp4
 from solbench.spec.reference_code import import_reference
-from solbench.suite.catalog import fib_serving, nvfp4
+from suite_recipes import fib_serving, nvfp4
 
 
 @pytest.fixture

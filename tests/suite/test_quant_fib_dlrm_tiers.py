@@ -5,8 +5,8 @@ import dataclasses
 
 import pytest
 
-from solbench.suite.catalog import dlrm, fib, quant
-from solbench.suite.catalog.sweeps import with_gpu_tier
+from suite_recipes import dlrm, fib, quant
+from suite_recipes.sweeps import with_gpu_tier
 from solbench.suite.draft import write_problem
 
 GB = 1e9

@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 from library_internals import library_attribute, library_module
 
-from solbench.suite.catalog import all_drafts
-from solbench.suite.catalog import ssm
+from suite_recipes import all_drafts
+from suite_recipes import ssm
 from solbench.suite.extract.extractor import load_reference
 
 torch = pytest.importorskip("torch")

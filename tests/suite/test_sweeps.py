@@ -2,7 +2,7 @@
 
 import pytest
 
-from solbench.suite.catalog import sweeps
+from suite_recipes import sweeps
 from solbench.suite.draft import ModelRef, ProblemDraft
 
 _MODEL = ModelRef("Test", None, "language", {})

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from library_internals import library_module
 
-from solbench.suite.catalog import dlrm_kaggle, speech, vision_language
+from suite_recipes import dlrm_kaggle, speech, vision_language
 from solbench.suite.extract.extractor import load_reference
 
 torch = pytest.importorskip("torch")

@@ -1,9 +1,10 @@
 """A problem before it is written to disk: the recipe's output, with the model it was taken from.
 
-Recipes (``suite/catalog``) return drafts; `write_problem` turns one into a standard problem folder
-(``definition.json`` + ``workload.jsonl``, the reference also as ``reference.py``). Provenance travels as definition tags, so the folders
-stay in the upstream format: ``set:L1``, ``model:Llama-3.1-8B``, ``hf:meta-llama/Llama-3.1-8B``,
-``domain:language``, ``pass:forward``, ``origin:recipe``, ``config:hidden_size=4096`` ...
+Recipes (the checkout's ``suite_recipes/``) and `solbench extract` return drafts; `write_problem` turns one into a
+standard problem folder (``definition.json`` + ``workload.jsonl``, the reference also as ``reference.py``). Provenance
+travels as definition tags, so the folders stay in the upstream format: ``set:L1``, ``model:Llama-3.1-8B``,
+``hf:meta-llama/Llama-3.1-8B``, ``domain:language``, ``pass:forward``, ``origin:recipe``,
+``config:hidden_size=4096`` ...; the suite's build also writes it as ``provenance.json`` (`suite.provenance`).
 """
 
 from __future__ import annotations
@@ -126,6 +127,12 @@ class ProblemDraft:
 
 def _config_text(value: Any) -> str:
     return json.dumps(value, separators=(",", ":")) if isinstance(value, (list, dict)) else str(value)
+
+
+def written_files(draft: ProblemDraft) -> list[str]:
+    """The names of the files `write_problem` writes for `draft`."""
+    names = ["definition.json", "reference.py", "workload.jsonl"]
+    return names + [CPU_WORKLOAD_FILE] if draft.cpu_workloads else names
 
 
 def write_problem(draft: ProblemDraft, root: Path) -> Path:

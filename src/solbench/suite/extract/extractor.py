@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from solbench.suite.catalog.shapes import TOKEN_SWEEP
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.extract import modules
 from solbench.suite.extract.capture import capture
@@ -21,6 +20,9 @@ from solbench.suite.extract.provenance import installed_versions, provenance_tag
 from solbench.suite.extract.writer import AxisNamer, build_draft
 from solbench.suite.naming import model_slug
 from solbench.suite.tolerances import tolerance_for
+
+DEFAULT_TOKENS = (1, 7, 32, 128, 255, 512, 1024, 2048)
+"""Token counts of a token-layout module when --tokens is not given: decode through prefill, odd sizes mixed in."""
 
 SEQUENCE_SWEEP = ((1, 16), (1, 128), (2, 100), (1, 255), (4, 128), (1, 512), (2, 384), (1, 1024))
 """(batch_size, seq_len) pairs for sequence-layout modules: prefill of one to a few sequences."""
@@ -164,7 +166,7 @@ def _workloads(layout: str, request: Request) -> list[dict[str, int]]:
     if layout == "tokens":
         if request.shapes:
             raise ExtractError("--shapes is for sequence-layout modules (attention, layers); use --tokens")
-        values = request.tokens or list(TOKEN_SWEEP)
+        values = request.tokens or list(DEFAULT_TOKENS)
         if any(v < 1 for v in values):
             raise ExtractError("--tokens: every count must be at least 1")
         return [{"num_tokens": v} for v in dict.fromkeys(values)]
