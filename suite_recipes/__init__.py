@@ -13,10 +13,7 @@ from typing import Optional, Sequence
 
 from solbench.suite.draft import ProblemDraft
 
-RECIPE_MODULES = (
-    "l1", "l2", "quant", "fib", "dlrm", "ssm", "mla_rope",
-    "vision_language", "speech", "dlrm_kaggle", "nvfp4", "fib_serving", "generation", "llm_breadth", "moe_routing", "training",
-)
+RECIPE_MODULES = ("l1", "l2", "training", "llm_breadth", "quant", "nvfp4", "fib", "dlrm")
 
 
 def drafts_by_recipe(modules: Optional[Sequence[str]] = None) -> dict[str, list[ProblemDraft]]:

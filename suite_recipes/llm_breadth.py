@@ -24,9 +24,7 @@ routers return dense per-expert weights, so a near-tie flip moves two entries of
 from __future__ import annotations
 
 import dataclasses
-import math
 
-from suite_recipes.builder import slug
 from suite_recipes.l2 import body, draft
 from suite_recipes.models import model
 from suite_recipes.sweeps import tiered
@@ -55,9 +53,6 @@ GEMMA2_27B = model("Gemma-2-27B", "google/gemma-2-27b", "language",
                     "attn_logit_softcapping": 50.0, "query_pre_attn_scalar": 144, "sliding_window": 4096})
 FALCON_180B = model("Falcon-180B", "tiiuae/falcon-180B", "language",
                     {"num_attention_heads": 232, "num_key_value_heads": 8, "derived.head_dim": 64})
-FALCON_40B = model("Falcon-40B", "tiiuae/falcon-40b", "language",
-                   {"hidden_size": 8192, "num_attention_heads": 128, "num_key_value_heads": 8,
-                    "derived.head_dim": 64})
 FALCON_7B = model("Falcon-7B", "tiiuae/falcon-7b", "language",
                   {"num_attention_heads": 71, "num_key_value_heads": 1, "derived.head_dim": 64})
 FALCON3_7B = model("Falcon3-7B-Base", "tiiuae/Falcon3-7B-Base", "language",
@@ -68,15 +63,9 @@ LLAMA4_SCOUT = model("Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-4-Scout
                       "rope_scaling.low_freq_factor": 1.0, "rope_scaling.high_freq_factor": 1.0,
                       "rope_scaling.original_max_position_embeddings": 8192, "rms_norm_eps": 1e-05,
                       "num_experts": 16, "num_experts_per_tok": 1, "intermediate_size": 8192})
-COMMAND_R = model("Command-R-v01 (35B)", "CohereForAI/c4ai-command-r-v01", "language",
-                  {"hidden_size": 8192, "intermediate_size": 22528, "num_attention_heads": 64,
-                   "num_key_value_heads": 64, "derived.head_dim": 128, "layer_norm_eps": 1e-05,
-                   "rope_theta": 8000000.0})
 OLMO2_32B = model("OLMo-2-0325-32B", "allenai/OLMo-2-0325-32B", "language",
                   {"hidden_size": 5120, "num_attention_heads": 40, "num_key_value_heads": 8, "derived.head_dim": 128,
                    "rms_norm_eps": 1e-06, "rope_theta": 500000.0})
-OLMO2_13B = model("OLMo-2-1124-13B", "allenai/OLMo-2-1124-13B", "language",
-                  {"hidden_size": 5120, "intermediate_size": 13824, "rms_norm_eps": 1e-06})
 OLMO3_7B = model("OLMo-3-7B", "allenai/Olmo-3-7B-RLZero-Code", "language",
                  {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 32, "derived.head_dim": 128,
                   "max_position_embeddings": 65536})
@@ -84,8 +73,6 @@ GRANITE_8B = model("Granite-3.2-8B-Instruct", "ibm-granite/granite-3.2-8b-instru
                    {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "derived.head_dim": 128,
                     "attention_multiplier": 0.0078125, "residual_multiplier": 0.22, "rms_norm_eps": 1e-05,
                     "rope_theta": 10000000.0})
-NEMOTRON_SUPER = model("Llama-3.3-Nemotron-Super-49B-v1", "nvidia/Llama-3_3-Nemotron-Super-49B-v1", "language",
-                       {"hidden_size": 8192, "rms_norm_eps": 1e-05, "hidden_act": "silu"})
 GLM47 = model("GLM-4.7", "zai-org/GLM-4.7", "language",
               {"hidden_size": 5120, "num_key_value_heads": 8, "head_dim": 128, "partial_rotary_factor": 0.5,
                "rope_theta": 1000000, "num_experts": 160, "num_experts_per_tok": 8, "n_group": 1, "topk_group": 1,
@@ -105,8 +92,6 @@ DEEPSEEK_V32 = model("DeepSeek-V3.2", "deepseek-ai/DeepSeek-V3.2", "language",
                       "rope_theta": 10000, "rope_scaling.factor": 40, "rope_scaling.beta_fast": 32,
                       "rope_scaling.beta_slow": 1, "rope_scaling.mscale_all_dim": 1.0,
                       "rope_scaling.original_max_position_embeddings": 4096})
-RWKV5_3B = model("RWKV-5 3B (mlc-llm preset rwkv5_3b)", None, "language",
-                 {"hidden_size": 2560, "head_size": 64, "attention_hidden_size": 2560})
 
 
 def _cite(m, *keys):
@@ -131,17 +116,12 @@ DECODE_ONE_KV_HEAD = ((1, 1024), (8, 1024), (64, 1024), (256, 1024), (1, 4096), 
 """Larger batches for a rank that caches one KV head (256 bytes per token at head_dim 64)."""
 TOKENS = (1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 65536)
 TOKENS_MOE = (1, 4, 16, 64, 128, 256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 32768)
-STEPS = ((1, 32), (2, 32), (1, 64), (4, 32), (2, 64), (8, 64), (1, 128), (16, 64), (4, 128), (32, 64),
-         (16, 128), (64, 64), (32, 128), (128, 128), (256, 128), (512, 128))
-"""Recurrences looped over time in Python: at most 128 steps per sequence (the analyser traces each step),
-batches to 512 sequences (the largest moves 1.3 GB)."""
 
 CPU_PREFILL = ((1, 16), (1, 33), (2, 64), (1, 128), (2, 100), (1, 255), (1, 384), (2, 256))
 CPU_DECODE = ((1, 64), (2, 128), (4, 256), (1, 1000), (8, 64), (2, 512), (3, 333), (1, 2048))
 CPU_TOKENS = (1, 3, 16, 64, 100, 128, 255, 512)
 CPU_MOE_TOKENS = (4, 7, 16, 64, 100, 128, 255, 512)
 """At least 4 tokens, so the routing differs between the input sets validate draws."""
-CPU_STEPS = ((1, 4), (1, 16), (2, 8), (1, 32), (4, 16), (2, 32), (1, 64), (3, 48))
 
 
 def _seqs(pairs, first="batch_size", second="seq_len"):
@@ -210,9 +190,6 @@ def _body(src: str) -> str:
 
 def _bf(shape, std=1.0, mean=None):
     return (shape, "bfloat16", std) if mean is None else (shape, "bfloat16", std, mean)
-
-
-_POSITIONS = "torch.randint(0, @MAXPOS@, (shape[0],), device=device)"
 
 
 # ================================================ L1: attention cores ==============================================
@@ -314,73 +291,7 @@ def attention_decode(m, name: str, kernel: str, text: str, *, heads, kv_heads, d
                   kernel)
 
 
-_ATTN_BWD = '''def run(query, key, value, grad_output):
-    with torch.enable_grad():
-        q, k, v = (t.detach().requires_grad_() for t in (query, key, value))
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        return torch.autograd.grad(o, (q, k, v), grad_output)
-'''
-
-
-def attention_backward(m, name: str, text: str, *, heads, kv_heads, d, gpu, cite) -> ProblemDraft:
-    shape_q = ["batch_size", "num_heads", "seq_len", "head_dim"]
-    shape_kv = ["batch_size", "num_kv_heads", "seq_len", "head_dim"]
-    d_ = draft(_cite(m, *cite), name, "attention_backward", text,
-               {"batch_size": (None, "sequences in the micro-batch"), "seq_len": (None, "sequence length"),
-                "num_heads": (heads, "query heads"), "num_kv_heads": (kv_heads, "key/value heads"),
-                "head_dim": (d, "head_dim")},
-               {"query": _bf(shape_q), "key": _bf(shape_kv), "value": _bf(shape_kv), "grad_output": _bf(shape_q)},
-               {"grad_query": (shape_q, "bfloat16"), "grad_key": (shape_kv, "bfloat16"),
-                "grad_value": (shape_kv, "bfloat16")},
-               _body(_ATTN_BWD), _seqs(CPU_PREFILL), backward=True)
-    return _tiers(d_, "L1", _seqs(gpu), _seqs(CPU_PREFILL), ["attention"], "flash_attention_backward")
-
-
 # ============================================ L1: RoPE and KV-cache writes =========================================
-
-_LLAMA3_ROPE = '''@torch.no_grad()
-def run(query, key, positions):
-    inv_freq = _llama3_inv_freq(@D@, @THETA@, @FACTOR@, @LOW@, @HIGH@, @ORIG@, query.device)
-    cos, sin = _angles(positions, inv_freq, query)
-    cos, sin = cos[:, None], sin[:, None]
-    acc = _acc(query)
-    q, k = query.to(acc), key.to(acc)
-    return ((q * cos + _rotate_half(q) * sin).to(query.dtype), (k * cos + _rotate_half(k) * sin).to(key.dtype))
-'''
-
-
-def llama3_rope(m, name, heads, kv_heads, d, text, cite):
-    c = m.config
-    subs = {"D": d, "THETA": float(c["rope_theta"]), "FACTOR": float(c["rope_scaling.factor"]),
-            "LOW": float(c["rope_scaling.low_freq_factor"]), "HIGH": float(c["rope_scaling.high_freq_factor"]),
-            "ORIG": int(c["rope_scaling.original_max_position_embeddings"])}
-    d_ = draft(_cite(m, *cite), name, "rope", text,
-               {"num_tokens": (None, "tokens (prefill chunk or decode batch)"), "num_heads": (heads, "query heads"),
-                "num_kv_heads": (kv_heads, "key/value heads"), "head_dim": (d, "head_dim")},
-               {"query": _bf(["num_tokens", "num_heads", "head_dim"]),
-                "key": _bf(["num_tokens", "num_kv_heads", "head_dim"]),
-                "positions": (["num_tokens"], "int64", _POSITIONS.replace("@MAXPOS@", "131072"))},
-               {"query_out": (["num_tokens", "num_heads", "head_dim"], "bfloat16"),
-                "key_out": (["num_tokens", "num_kv_heads", "head_dim"], "bfloat16")},
-               _body(_LLAMA3_ROPE), _tok(CPU_TOKENS), subs=subs)
-    return _tiers(d_, "L1", _tok(TOKENS), _tok(CPU_TOKENS), ["rope_kv"], "llama31_rope_pos_ids")
-
-
-_PARTIAL_ROPE_KV = '''@torch.no_grad()
-def run(key, value, positions, slot_mapping, k_cache, v_cache):
-    rot = @ROT@
-    inv_freq = 1.0 / (@THETA@ ** (torch.arange(0, rot, 2, device=key.device, dtype=torch.float64) / rot))
-    cos, sin = _angles(positions, inv_freq, key)
-    k = key.to(_acc(key))
-    k_rot = k[..., :rot] * cos[:, None] + _rotate_half(k[..., :rot]) * sin[:, None]
-    k = torch.cat((k_rot, k[..., rot:]), dim=-1).to(k_cache.dtype)
-    # the cache write: only the written slots are returned (a kernel writes them in place)
-    k_cache = k_cache.clone()
-    v_cache = v_cache.clone()
-    k_cache[slot_mapping] = k
-    v_cache[slot_mapping] = value.to(v_cache.dtype)
-    return k_cache[slot_mapping], v_cache[slot_mapping]
-'''
 
 
 # ============================================ L1: routers ==========================================================
@@ -575,580 +486,7 @@ def _plain_inv_freq(d, theta):
     return f"1.0 / ({float(theta)!r} ** (torch.arange(0, {d}, 2, device=x.device, dtype=torch.float64) / {d}))"
 
 
-_PARALLEL = '''@torch.no_grad()
-def run(@ARGS@):
-    b, s, _ = hidden_states.shape
-    acc = _acc(hidden_states)
-    x_attn = @LN_ATTN@
-    x_mlp = @LN_MLP@
-    q = F.linear(x_attn, q_proj).view(b, s, -1, @D@).transpose(1, 2)
-    k = F.linear(x_attn, k_proj).view(b, s, -1, @D@).transpose(1, 2)
-    v = F.linear(x_attn, v_proj).view(b, s, -1, @D@).transpose(1, 2)
-    cos, sin = _angles(torch.arange(s, device=q.device), @INV_FREQ@, q)
-@ROPE@
-    o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-    attn = F.linear(o.transpose(1, 2).reshape(b, s, -1), o_proj)
-@MLP@
-    return (attn.to(acc) + mlp.to(acc)).to(hidden_states.dtype)
-'''
-_ROPE_HALF = '''    q = (q.to(acc) * cos + _rotate_half(q.to(acc)) * sin).to(q.dtype)
-    k = (k.to(acc) * cos + _rotate_half(k.to(acc)) * sin).to(k.dtype)'''
-_ROPE_COHERE = '''    # Cohere: frequencies repeat_interleave'd and (x[2i], x[2i+1]) pairs rotated (its rotate_half)
-    half = cos.shape[-1] // 2
-    cos = cos[..., :half].repeat_interleave(2, dim=-1)
-    sin = sin[..., :half].repeat_interleave(2, dim=-1)
-
-    def rot(t):
-        return torch.stack((-t[..., 1::2], t[..., ::2]), dim=-1).flatten(-2)
-    q = (q.to(acc) * cos + rot(q.to(acc)) * sin).to(q.dtype)
-    k = (k.to(acc) * cos + rot(k.to(acc)) * sin).to(k.dtype)'''
-
-
-def parallel_block(m, name, kernel, text, *, hidden, heads, kv_heads, d, inter, theta, cite, style) -> ProblemDraft:
-    """Falcon / Command-R: attention and MLP read the same input and their outputs are summed (one rank's part)."""
-    args = ["hidden_states"]
-    inputs = {"hidden_states": _bf(["batch_size", "seq_len", "hidden_size"])}
-    if style == "falcon":
-        args += ["ln_attn_weight", "ln_attn_bias", "ln_mlp_weight", "ln_mlp_bias"]
-        inputs.update({"ln_attn_weight": _bf(["hidden_size"], 0.1, 1.0), "ln_attn_bias": _bf(["hidden_size"], 0.1),
-                       "ln_mlp_weight": _bf(["hidden_size"], 0.1, 1.0), "ln_mlp_bias": _bf(["hidden_size"], 0.1)})
-        ln_attn = "F.layer_norm(hidden_states, (hidden_states.shape[-1],), ln_attn_weight, ln_attn_bias, 1e-05)"
-        ln_mlp = "F.layer_norm(hidden_states, (hidden_states.shape[-1],), ln_mlp_weight, ln_mlp_bias, 1e-05)"
-        mlp = ("    mlp = F.linear(F.gelu(F.linear(x_mlp, dense_h_to_4h)), dense_4h_to_h)")
-        mlp_args = ["dense_h_to_4h", "dense_4h_to_h"]
-        inputs.update({"dense_h_to_4h": _bf(["mlp_shard", "hidden_size"], hidden ** -0.5),
-                       "dense_4h_to_h": _bf(["hidden_size", "mlp_shard"], inter ** -0.5)})
-        rope = _ROPE_HALF
-    else:
-        args += ["ln_weight"]
-        inputs["ln_weight"] = _bf(["hidden_size"], 0.1, 1.0)
-        ln_attn = ("(lambda t: ((t - t.mean(-1, keepdim=True)) * torch.rsqrt(t.var(-1, unbiased=False, keepdim=True)"
-                   " + 1e-05) * ln_weight.to(acc)).to(hidden_states.dtype))(hidden_states.to(acc))")
-        ln_mlp = "x_attn"
-        mlp = "    mlp = F.linear(F.silu(F.linear(x_mlp, gate_proj)) * F.linear(x_mlp, up_proj), down_proj)"
-        mlp_args = ["gate_proj", "up_proj", "down_proj"]
-        inputs.update({"gate_proj": _bf(["mlp_shard", "hidden_size"], hidden ** -0.5),
-                       "up_proj": _bf(["mlp_shard", "hidden_size"], hidden ** -0.5),
-                       "down_proj": _bf(["hidden_size", "mlp_shard"], inter ** -0.5)})
-        rope = _ROPE_COHERE
-    args += ["q_proj", "k_proj", "v_proj", "o_proj"] + mlp_args
-    inputs.update({"q_proj": _bf(["q_dim", "hidden_size"], hidden ** -0.5),
-                   "k_proj": _bf(["kv_dim", "hidden_size"], hidden ** -0.5),
-                   "v_proj": _bf(["kv_dim", "hidden_size"], hidden ** -0.5),
-                   "o_proj": _bf(["hidden_size", "q_dim"], (heads * d) ** -0.5)})
-    inputs = {k: inputs[k] for k in args}
-    src = _PARALLEL.replace("@ARGS@", ", ".join(args)).replace("@LN_ATTN@", ln_attn).replace(
-        "@LN_MLP@", ln_mlp).replace("@MLP@", mlp).replace("@ROPE@", rope).replace("@D@", str(d)).replace(
-        "@INV_FREQ@", _plain_inv_freq(d, theta).replace("x.device", "q.device"))
-    d_ = draft(_cite(m, *cite), name, "parallel_attention_mlp_block", text,
-               {"batch_size": (None, "sequences"), "seq_len": (None, "prompt length"),
-                "hidden_size": (hidden, "hidden_size"), "q_dim": (heads * d, f"{heads} query heads x {d} on this rank"),
-                "kv_dim": (kv_heads * d, f"{kv_heads} key/value heads x {d} on this rank"),
-                "mlp_shard": (inter, "MLP intermediate size on this rank")},
-               inputs, {"output": (["batch_size", "seq_len", "hidden_size"], "bfloat16")}, _body(src),
-               _seqs(CPU_PREFILL))
-    return _tiers(d_, "L2", _seqs(PREFILL), _seqs(CPU_PREFILL), ["attention"], kernel)
-
-
 # ============================================ model-specific problems ==============================================
-
-_MSCALE = 0.1 * DEEPSEEK_V32.config["rope_scaling.mscale_all_dim"] * math.log(DEEPSEEK_V32.config["rope_scaling.factor"]) + 1
-_MLA_SCALE = (DEEPSEEK_V32.config["qk_nope_head_dim"] + DEEPSEEK_V32.config["qk_rope_head_dim"]) ** -0.5 * _MSCALE ** 2
-"""DeepSeek-V3.2's softmax scale: (qk_nope_head_dim + qk_rope_head_dim) ** -0.5 times yarn's mscale squared
-(mscale = 0.1 * mscale_all_dim * ln(factor) + 1), as DeepseekV32Attention sets ``self.scaling``."""
-
-
-def _yarn_call(device: str) -> str:
-    c = DEEPSEEK_V32.config
-    return (f"_yarn_inv_freq({c['qk_rope_head_dim']}, {float(c['rope_theta'])!r}, {float(c['rope_scaling.factor'])!r}, "
-            f"{float(c['rope_scaling.beta_fast'])!r}, {float(c['rope_scaling.beta_slow'])!r}, "
-            f"{c['rope_scaling.original_max_position_embeddings']}, {device})")
-
-
-_SPARSE_MLA = '''@torch.no_grad()
-def run(query, kv, indices):
-    acc = _acc(query)
-    t, heads, _ = query.shape
-    out = torch.empty(t, heads, @DV@, device=query.device, dtype=query.dtype)
-    lse = torch.empty(t, heads, device=query.device, dtype=acc)
-    for i in range(0, t, 512):  # blocks of query tokens: the gathered keys of 512 tokens stay in memory
-        selected = kv[indices[i:i + 512]].to(acc)  # [n, topk, kv_lora_rank + qk_rope_head_dim]
-        scores = query[i:i + 512].to(acc) @ selected.transpose(1, 2) * @SCALE@
-        lse[i:i + 512] = torch.logsumexp(scores, dim=-1)
-        out[i:i + 512] = (torch.softmax(scores, dim=-1) @ selected[..., :@DV@]).to(query.dtype)
-    return out, lse
-'''
-_SPARSE_INDICES = ("(torch.randperm(a['num_kv'], device=device)[:shape[1]][None, :] + torch.randint(0, a['num_kv'], "
-                   "(shape[0], 1), device=device)) % a['num_kv']")
-"""Distinct cache rows per token: one random subset of the pool, shifted by a random offset per token."""
-
-
-def sparse_mla(m) -> ProblemDraft:
-    c = m.config
-    rank, rope, topk, heads = c["kv_lora_rank"], c["qk_rope_head_dim"], c["index_topk"], c["num_attention_heads"]
-    text = (f"{m.name} sparse MLA attention (DeepSeek Sparse Attention, FlashMLA's flash_mla_sparse_fwd; transformers "
-            f"DeepseekV32Attention with the indexer's top-k mask, in the weight-absorbed form): each query token "
-            f"attends to the index_topk {topk} cache entries its indexer selected. Queries are already absorbed into "
-            f"the latent space: [tokens, num_attention_heads {heads}, kv_lora_rank {rank} + qk_rope_head_dim {rope}]; "
-            f"the KV pool holds one latent row per token (normalised c_kv and rotated k_pe, MQA-style); the values "
-            f"are the first kv_lora_rank columns. Softmax scale (qk_nope_head_dim + qk_rope_head_dim)^-0.5 x yarn "
-            f"mscale^2 = {_MLA_SCALE:.6f}. Returns the latent output and the log-sum-exp per head (for the "
-            f"prefill/decode merge). Indices are distinct per token.")
-    gpu = [(1, 8192), (8, 8192), (32, 16384), (64, 32768), (128, 32768), (256, 65536), (512, 131072),
-           (1024, 65536), (2048, 4096), (2048, 32768), (4096, 4096), (4096, 65536), (8192, 8192),
-           (8192, 131072), (12288, 12288), (16384, 16384)]
-    cpu = ((1, 4096), (2, 4096), (4, 5000), (8, 4096), (3, 8192), (5, 4100), (1, 6000), (6, 4500))
-    d_ = draft(_cite(m, "num_attention_heads", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "index_topk",
-                     "rope_scaling.factor", "rope_scaling.mscale_all_dim"),
-               f"{slug(m)}_sparse_mla_h{heads}_d{rank + rope}_top{topk}", "mla_sparse_attention", text,
-               {"num_tokens": (None, "query tokens (decode batch or prefill chunk)"),
-                "num_kv": (None, "latent KV rows in the pool"), "num_heads": (heads, "num_attention_heads"),
-                "qk_dim": (rank + rope, "kv_lora_rank + qk_rope_head_dim"), "v_dim": (rank, "kv_lora_rank"),
-                "topk": (topk, "index_topk")},
-               {"query": _bf(["num_tokens", "num_heads", "qk_dim"]), "kv": _bf(["num_kv", "qk_dim"]),
-                "indices": (["num_tokens", "topk"], "int32", _SPARSE_INDICES)},
-               {"output": (["num_tokens", "num_heads", "v_dim"], "bfloat16"),
-                "lse": (["num_tokens", "num_heads"], "float32")},
-               _body(_SPARSE_MLA), [], subs={"SCALE": _MLA_SCALE, "DV": rank})
-    d_ = dataclasses.replace(d_, constraints=["num_kv > topk"])
-    return _tiers(d_, "L1", _seqs(gpu, "num_tokens", "num_kv"), _seqs(cpu, "num_tokens", "num_kv"),
-                  ["mla", "attention"], "flash_mla_sparse")
-
-
-_INDEXER = '''@torch.no_grad()
-def run(index_query, index_k_cache, head_weights):
-    acc = torch.float64 if index_query.dtype == torch.float64 else torch.float32
-    # DeepseekV32Indexer.forward: relu(q k^T * index_head_dim^-0.5), weighted by head and summed over heads
-    scores = torch.relu(index_query.to(acc) @ index_k_cache.to(acc).transpose(1, 2) * @SCALE@)  # [b, heads, t]
-    index_scores = (head_weights.to(acc)[:, None, :] @ scores)[:, 0]
-    top = torch.topk(index_scores, @TOPK@, dim=-1)[1]
-    return index_scores, torch.zeros_like(index_scores).scatter(1, top, 1.0)
-'''
-
-
-def lightning_indexer(m) -> ProblemDraft:
-    c = m.config
-    heads, d, topk = c["index_n_heads"], c["index_head_dim"], c["index_topk"]
-    text = (f"{m.name} lightning indexer for a decode step (DeepseekV32Indexer.forward in transformers' "
-            f"modeling_deepseek_v32.py, bf16 path: the Hadamard rotation and FP8 scoring of the reference kernel are "
-            f"precision optimisations): index_score[t] = sum_h w[h] relu(q_h . k_t * index_head_dim^-0.5) over "
-            f"index_n_heads {heads} heads of index_head_dim {d}, then the index_topk {topk} highest cache positions "
-            "are selected. Returns the scores and the selection as a 0/1 float mask over the context (a near-tie flip "
-            "moves two entries of one row). head_weights = weights_proj(x) * index_n_heads^-0.5, in fp32.")
-    gpu = ((1, 4096), (8, 4096), (32, 4096), (64, 4096), (128, 4096), (1, 8192), (16, 8192), (32, 8192),
-           (64, 8192), (128, 8192), (1, 16384), (8, 16384), (128, 16384), (1, 32768), (8, 32768), (16, 32768))
-    cpu = ((1, 4096), (2, 4096), (1, 3000), (4, 6000), (2, 8192), (1, 8192), (3, 5000), (8, 4096))
-    d_ = draft(_cite(m, "index_n_heads", "index_head_dim", "index_topk"),
-               f"{slug(m)}_lightning_indexer_topk_h{heads}_d{d}_top{topk}", "sparse_attention_indexer", text,
-               {"batch_size": (None, "sequences decoding"), "context_len": (None, "cached tokens"),
-                "index_heads": (heads, "index_n_heads"), "index_dim": (d, "index_head_dim")},
-               {"index_query": _bf(["batch_size", "index_heads", "index_dim"]),
-                "index_k_cache": _bf(["batch_size", "context_len", "index_dim"]),
-                "head_weights": (["batch_size", "index_heads"], "float32", heads ** -0.5)},
-               {"index_scores": (["batch_size", "context_len"], "float32"),
-                "topk_mask": (["batch_size", "context_len"], "float32")},
-               _body(_INDEXER), [], subs={"SCALE": d ** -0.5, "TOPK": topk})
-    d_ = dataclasses.replace(d_, constraints=[f"context_len > {topk}"])
-    return _tiers(d_, "L1", _seqs(gpu, second="context_len"), _seqs(cpu, second="context_len"), ["mla", "attention"],
-                  "lightning_indexer")
-
-
-_MLA_CACHE_WRITE = '''@torch.no_grad()
-def run(kv_a_out, kv_a_norm, positions):
-    c_kv, k_pe = kv_a_out.split([@RANK@, @ROPE@], dim=-1)
-    c_kv = _rmsnorm(c_kv, kv_a_norm, @EPS@)
-    cos, sin = _angles(positions, @YARN@, kv_a_out)
-    k = _deinterleave(k_pe).to(cos.dtype)
-    k_pe = (k * cos + _rotate_half(k) * sin).to(kv_a_out.dtype)
-    return torch.cat((c_kv, k_pe), dim=-1)
-'''
-
-
-def mla_cache_write(m) -> ProblemDraft:
-    c = m.config
-    rank, rope = c["kv_lora_rank"], c["qk_rope_head_dim"]
-    text = (f"{m.name} MLA latent KV-cache write (DeepseekV32Attention.forward's key path in transformers: "
-            f"kv_a_layernorm on the compressed kv, apply_rotary_pos_emb_interleave on k_pe; vLLM/SGLang fuse it with "
-            f"the cache store): kv_a_proj's output [tokens, kv_lora_rank {rank} + qk_rope_head_dim {rope}] is split, "
-            f"c_kv RMS-normalised (rms_norm_eps {c['rms_norm_eps']}) and k_pe rotated in DeepSeek's interleaved layout "
-            f"with the yarn frequencies (rope_theta {c['rope_theta']}, factor {c['rope_scaling.factor']}, beta_fast "
-            f"{c['rope_scaling.beta_fast']}, beta_slow {c['rope_scaling.beta_slow']}, original_max_position_embeddings "
-            f"{c['rope_scaling.original_max_position_embeddings']}) at each token's position. The output is the rows "
-            "written into the latent cache (one per token, cache layout); a kernel writes them in place at its slots.")
-    d_ = draft(_cite(m, "kv_lora_rank", "qk_rope_head_dim", "rms_norm_eps", "rope_theta", "rope_scaling.factor",
-                     "rope_scaling.beta_fast", "rope_scaling.beta_slow",
-                     "rope_scaling.original_max_position_embeddings"),
-               f"{slug(m)}_mla_latent_cache_write_r{rank}_d{rope}", "mla_kv_cache_write", text,
-               {"num_tokens": (None, "new tokens"), "kv_a_dim": (rank + rope, "kv_lora_rank + qk_rope_head_dim"),
-                "kv_lora_rank": (rank, "kv_lora_rank")},
-               {"kv_a_out": _bf(["num_tokens", "kv_a_dim"]), "kv_a_norm": _bf(["kv_lora_rank"], 0.1, 1.0),
-                "positions": (["num_tokens"], "int64", _POSITIONS.replace("@MAXPOS@", "163840"))},
-               {"cache_rows": (["num_tokens", "kv_a_dim"], "bfloat16")},
-               _body(_MLA_CACHE_WRITE.replace("@YARN@", _yarn_call("kv_a_out.device"))), [],
-               subs={"RANK": rank, "ROPE": rope, "EPS": c["rms_norm_eps"]})
-    long = tuple(t for t in TOKENS if t not in (12288, 24576)) + (131072, 262144)  # rows of 2.3 kB: long prefills
-    return _tiers(d_, "L1", _tok(long), _tok(CPU_TOKENS), ["mla", "rope_kv"], "mla_rope_cache_write")
-
-
-_MLA_DECODE = '''@torch.no_grad()
-def run(hidden_states, q_a_proj, q_a_norm, q_b_proj, w_uk, w_uv, o_proj, ckv_cache, kpe_cache):
-    b = hidden_states.shape[0]
-    acc = _acc(hidden_states)
-    heads, nope, rope = @HEADS@, @NOPE@, @ROPE@
-    q = F.linear(_rmsnorm(F.linear(hidden_states, q_a_proj), q_a_norm, @EPS@), q_b_proj).view(b, heads, nope + rope)
-    q_nope, q_pe = q.split([nope, rope], dim=-1)
-    q_latent = torch.einsum("bhn,hnr->bhr", q_nope.to(acc), w_uk.to(acc))  # absorb kv_b_proj's key part
-    positions = torch.full((b,), ckv_cache.shape[1] - 1, device=q.device)
-    cos, sin = _angles(positions, @YARN@, hidden_states)
-    q_pe = _deinterleave(q_pe).to(acc)
-    q_pe = q_pe * cos[:, None] + _rotate_half(q_pe) * sin[:, None]
-    scores = (torch.einsum("bhr,btr->bht", q_latent, ckv_cache.to(acc))
-              + torch.einsum("bhp,btp->bht", q_pe, kpe_cache.to(acc))) * @SCALE@
-    o_latent = torch.einsum("bht,btr->bhr", torch.softmax(scores, dim=-1), ckv_cache.to(acc))
-    o = torch.einsum("bhr,hvr->bhv", o_latent, w_uv.to(acc)).to(hidden_states.dtype)  # absorb the value part
-    return F.linear(o.reshape(b, -1), o_proj)
-'''
-
-
-def mla_absorbed_decode(m, tp: int) -> ProblemDraft:
-    c = m.config
-    h, heads, rank, nope, rope, vdim, q_rank = (c["hidden_size"], c["num_attention_heads"], c["kv_lora_rank"],
-                                                c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"],
-                                                c["q_lora_rank"])
-    local = heads // tp
-    text = (f"{m.name} MLA decode step, weight-absorbed (DeepseekV32Attention in transformers, in the absorbed form "
-            f"serving engines run for decode): q = q_b_proj(RMSNorm(q_a_proj(x))) (q_lora_rank {q_rank}), q_nope "
-            f"absorbed into the latent space with kv_b_proj's key part (w_uk), q_pe rotated (interleaved layout, yarn "
-            f"frequencies, position = context_len - 1); attention over the latent cache (c_kv: kv_lora_rank {rank}, "
-            f"k_pe: qk_rope_head_dim {rope}; every cached token attends: a context within index_topk needs no "
-            f"selection), softmax scale {_MLA_SCALE:.6f}; the latent output mapped through kv_b_proj's value part "
-            f"(w_uv, v_head_dim {vdim}) and o_proj. Tensor-parallel shard TP={tp}: {local} of num_attention_heads "
-            f"{heads} heads (q_a_proj replicated); the output is this rank's partial sum before the all-reduce.")
-    gpu = [(64, 8192) if p == (1, 1024) else p for p in DECODE]
-    cpu = ((1, 64), (2, 128), (4, 256), (1, 1000), (8, 64), (2, 512), (3, 333), (1, 2048))
-    d_ = draft(_cite(m, "hidden_size", "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                     "qk_rope_head_dim", "v_head_dim", "rms_norm_eps", "index_topk"),
-               f"{slug(m)}_mla_absorbed_decode_tp{tp}_h{local}_r{rank}", "mla_decode", text,
-               {"batch_size": (None, "sequences decoding"), "context_len": (None, "cached tokens, the new one included"),
-                "hidden_size": (h, "hidden_size"), "q_lora_rank": (q_rank, "q_lora_rank"),
-                "q_dim": (local * (nope + rope), "heads x (qk_nope_head_dim + qk_rope_head_dim)"),
-                "num_heads": (local, f"num_attention_heads / TP={tp}"), "nope_dim": (nope, "qk_nope_head_dim"),
-                "kv_lora_rank": (rank, "kv_lora_rank"), "rope_dim": (rope, "qk_rope_head_dim"),
-                "v_head_dim": (vdim, "v_head_dim"), "o_dim": (local * vdim, "heads x v_head_dim")},
-               {"hidden_states": _bf(["batch_size", "hidden_size"]),
-                "q_a_proj": _bf(["q_lora_rank", "hidden_size"], h ** -0.5),
-                "q_a_norm": _bf(["q_lora_rank"], 0.1, 1.0),
-                "q_b_proj": _bf(["q_dim", "q_lora_rank"], q_rank ** -0.5),
-                "w_uk": _bf(["num_heads", "nope_dim", "kv_lora_rank"], rank ** -0.5),
-                "w_uv": _bf(["num_heads", "v_head_dim", "kv_lora_rank"], rank ** -0.5),
-                "o_proj": _bf(["hidden_size", "o_dim"], (local * vdim) ** -0.5),
-                "ckv_cache": _bf(["batch_size", "context_len", "kv_lora_rank"]),
-                "kpe_cache": _bf(["batch_size", "context_len", "rope_dim"])},
-               {"output": (["batch_size", "hidden_size"], "bfloat16")},
-               _body(_MLA_DECODE.replace("@YARN@", _yarn_call("hidden_states.device"))), [],
-               subs={"HEADS": local, "NOPE": nope, "ROPE": rope, "EPS": c["rms_norm_eps"], "SCALE": _MLA_SCALE})
-    return _tiers(d_, "L2", _seqs(gpu, second="context_len"), _seqs(cpu, second="context_len"),
-                  ["mla", "attention"], "mla_absorbed_decode")
-
-
-_INDEXER_PROJ = '''@torch.no_grad()
-def run(hidden_states, q_resid, wq_b, wk, k_norm_weight, k_norm_bias, weights_proj, positions):
-    t = hidden_states.shape[0]
-    acc = _acc(hidden_states)
-    rope = @ROPE@
-    q = F.linear(q_resid, wq_b).view(t, @HEADS@, @D@)
-    k = F.layer_norm(F.linear(hidden_states, wk), (@D@,), k_norm_weight, k_norm_bias, 1e-06)
-    cos, sin = _angles(positions, @YARN@, hidden_states)
-    # the indexer's RoPE is the half-split (non-interleaved) one, on the first qk_rope_head_dim columns
-    q_rot = q[..., :rope].to(acc) * cos[:, None] + _rotate_half(q[..., :rope].to(acc)) * sin[:, None]
-    k_rot = k[..., :rope].to(acc) * cos + _rotate_half(k[..., :rope].to(acc)) * sin
-    q = torch.cat((q_rot.to(q.dtype), q[..., rope:]), dim=-1)
-    k = torch.cat((k_rot.to(k.dtype), k[..., rope:]), dim=-1)
-    weights = F.linear(hidden_states, weights_proj).to(acc) * @HEADS@ ** -0.5
-    return q, k, weights
-'''
-
-
-def indexer_projections(m) -> ProblemDraft:
-    c = m.config
-    h, heads, d, rope, q_rank = c["hidden_size"], c["index_n_heads"], c["index_head_dim"], c["qk_rope_head_dim"], \
-        c["q_lora_rank"]
-    text = (f"{m.name} sparse-attention indexer projections (DeepseekV32Indexer.forward in transformers' "
-            f"modeling_deepseek_v32.py up to the scoring): index queries wq_b(q_resid) from the MLA query's "
-            f"q_lora_rank {q_rank} residual, index_n_heads {heads} x index_head_dim {d}; one index key "
-            f"LayerNorm(wk(x)) (eps 1e-6) per token; half-split RoPE on the first qk_rope_head_dim {rope} columns "
-            "with the model's yarn frequencies at each token's position; per-head weights weights_proj(x) * "
-            "index_n_heads^-0.5 in fp32. The keys are what the indexer caches.")
-    d_ = draft(_cite(m, "hidden_size", "index_n_heads", "index_head_dim", "qk_rope_head_dim", "q_lora_rank",
-                     "rope_scaling.factor"),
-               f"{slug(m)}_indexer_projections_h{heads}_d{d}", "sparse_attention_indexer_projections", text,
-               {"num_tokens": (None, "tokens"), "hidden_size": (h, "hidden_size"), "q_lora_rank": (q_rank, "q_lora_rank"),
-                "index_q_dim": (heads * d, "index_n_heads x index_head_dim"), "index_heads": (heads, "index_n_heads"),
-                "index_dim": (d, "index_head_dim")},
-               {"hidden_states": _bf(["num_tokens", "hidden_size"]), "q_resid": _bf(["num_tokens", "q_lora_rank"]),
-                "wq_b": _bf(["index_q_dim", "q_lora_rank"], q_rank ** -0.5),
-                "wk": _bf(["index_dim", "hidden_size"], h ** -0.5),
-                "k_norm_weight": _bf(["index_dim"], 0.1, 1.0), "k_norm_bias": _bf(["index_dim"], 0.1),
-                "weights_proj": _bf(["index_heads", "hidden_size"], h ** -0.5),
-                "positions": (["num_tokens"], "int64", _POSITIONS.replace("@MAXPOS@", "163840"))},
-               {"index_query": (["num_tokens", "index_heads", "index_dim"], "bfloat16"),
-                "index_key": (["num_tokens", "index_dim"], "bfloat16"),
-                "head_weights": (["num_tokens", "index_heads"], "float32")},
-               _body(_INDEXER_PROJ.replace("@YARN@", _yarn_call("hidden_states.device"))), [],
-               subs={"ROPE": rope, "HEADS": heads, "D": d})
-    return _tiers(d_, "L2", _tok(TOKENS), _tok(CPU_TOKENS), ["mla", "rope_kv"], "indexer_projections")
-
-
-_GLM_ROPE_KV = '''@torch.no_grad()
-def run(query, key, value, positions):
-    rot = @ROT@
-    inv_freq = 1.0 / (@THETA@ ** (torch.arange(0, rot, 2, device=query.device, dtype=torch.float64) / rot))
-    cos, sin = _angles(positions, inv_freq, query)
-    cos, sin = cos[:, None], sin[:, None]
-
-    def rope(x):
-        xf = x.to(cos.dtype)
-        rotated = xf[..., :rot] * cos + _rotate_half(xf[..., :rot]) * sin
-        return torch.cat((rotated.to(x.dtype), x[..., rot:]), dim=-1)
-    # the KV-cache rows of the new tokens, [tokens, 2 (k, v), kv heads, head_dim]; a kernel stores them in place
-    return rope(query), torch.stack((rope(key), value), dim=1)
-'''
-
-
-def glm_rope_kv_write(m) -> ProblemDraft:
-    c = m.config
-    kv, d = c["num_key_value_heads"], c["head_dim"]
-    rot = int(d * c["partial_rotary_factor"])
-    heads = 96  # num_attention_heads (cited below)
-    text = (f"{m.name} partial RoPE and KV-cache write (apply_rotary_pos_emb in transformers' modeling_glm4_moe.py: "
-            f"rotate-half RoPE on the first head_dim x partial_rotary_factor = {rot} of {d} columns, the rest passed "
-            f"through; rope_theta {c['rope_theta']}; vLLM fuses it with reshape_and_cache): rotates the queries "
-            f"(num_attention_heads {heads}) and keys (num_key_value_heads {kv}) of the new tokens at their positions "
-            "and returns the rotated queries and the rows written into the KV cache (rotated keys and the values), "
-            "one per token in cache layout.")
-    m2 = dataclasses.replace(_cite(m, "num_key_value_heads", "head_dim", "partial_rotary_factor", "rope_theta"),
-                             config={**_cite(m, "num_key_value_heads", "head_dim", "partial_rotary_factor",
-                                             "rope_theta").config, "num_attention_heads": heads})
-    d_ = draft(m2, f"{slug(m)}_partial_rope_kv_write_h{heads}_kv{kv}_d{d}_r{rot}", "rope_kv_cache_write", text,
-               {"num_tokens": (None, "new tokens"), "num_heads": (heads, "num_attention_heads"),
-                "num_kv_heads": (kv, "num_key_value_heads"), "head_dim": (d, "head_dim"), "two": (2, "key, value")},
-               {"query": _bf(["num_tokens", "num_heads", "head_dim"]), "key": _bf(["num_tokens", "num_kv_heads", "head_dim"]),
-                "value": _bf(["num_tokens", "num_kv_heads", "head_dim"]),
-                "positions": (["num_tokens"], "int64", _POSITIONS.replace("@MAXPOS@", "202752"))},
-               {"query_out": (["num_tokens", "num_heads", "head_dim"], "bfloat16"),
-                "kv_rows": (["num_tokens", "two", "num_kv_heads", "head_dim"], "bfloat16")},
-               _body(_GLM_ROPE_KV), [], subs={"ROT": rot, "THETA": float(c["rope_theta"])})
-    return _tiers(d_, "L1", _tok(TOKENS), _tok(CPU_TOKENS), ["rope_kv"], "rope_reshape_and_cache")
-
-
-_LLAMA4_ROPE = '''@torch.no_grad()
-def run(query, key, positions):
-    inv_freq = _llama3_inv_freq(@D@, @THETA@, @FACTOR@, @LOW@, @HIGH@, @ORIG@, query.device)
-    freqs = positions.to(torch.float64)[:, None] * inv_freq
-    cos, sin = freqs.cos().to(_acc(query))[:, None], freqs.sin().to(_acc(query))[:, None]
-
-    def rope_l2norm(x):
-        # apply_rotary_emb: (x[2i], x[2i+1]) as a complex number times e^(i theta), written with real arithmetic
-        pairs = x.to(cos.dtype).unflatten(-1, (-1, 2))
-        re, im = pairs[..., 0], pairs[..., 1]
-        x = torch.stack((re * cos - im * sin, re * sin + im * cos), dim=-1).flatten(-2).to(x.dtype)
-        xf = x.to(cos.dtype)  # Llama4TextL2Norm: RMS normalisation without a weight, in fp32
-        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + @EPS@)).to(x.dtype)
-    return rope_l2norm(query), rope_l2norm(key)
-'''
-
-
-def llama4_rope_qk_norm(m) -> ProblemDraft:
-    c = m.config
-    heads, kv, d = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
-    text = (f"{m.name} RoPE + QK L2-norm of a RoPE layer (Llama4TextAttention.forward in transformers' "
-            f"modeling_llama4.py: apply_rotary_emb, then Llama4TextL2Norm because use_qk_norm): queries "
-            f"(num_attention_heads {heads}) and keys (num_key_value_heads {kv}) of head_dim {d} rotated pairwise "
-            f"((x[2i], x[2i+1]) as complex numbers) with llama3-scaled frequencies (rope_theta {c['rope_theta']}, "
-            f"factor {c['rope_scaling.factor']}, low/high_freq_factor {c['rope_scaling.low_freq_factor']}/"
-            f"{c['rope_scaling.high_freq_factor']}, original_max_position_embeddings "
-            f"{c['rope_scaling.original_max_position_embeddings']}), then RMS-normalised without a weight (eps = "
-            f"rms_norm_eps {c['rms_norm_eps']}). Every fourth layer is NoPE (iRoPE) and skips both.")
-    subs = {"D": d, "THETA": float(c["rope_theta"]), "FACTOR": float(c["rope_scaling.factor"]),
-            "LOW": float(c["rope_scaling.low_freq_factor"]), "HIGH": float(c["rope_scaling.high_freq_factor"]),
-            "ORIG": int(c["rope_scaling.original_max_position_embeddings"]), "EPS": c["rms_norm_eps"]}
-    d_ = draft(_cite(m, "num_attention_heads", "num_key_value_heads", "head_dim", "rope_theta", "rope_scaling.factor",
-                     "rope_scaling.low_freq_factor", "rope_scaling.high_freq_factor",
-                     "rope_scaling.original_max_position_embeddings", "rms_norm_eps"),
-               f"{slug(m)}_rope_qk_l2norm_h{heads}_kv{kv}_d{d}", "rope", text,
-               {"num_tokens": (None, "tokens"), "num_heads": (heads, "num_attention_heads"),
-                "num_kv_heads": (kv, "num_key_value_heads"), "head_dim": (d, "head_dim")},
-               {"query": _bf(["num_tokens", "num_heads", "head_dim"]), "key": _bf(["num_tokens", "num_kv_heads", "head_dim"]),
-                "positions": (["num_tokens"], "int64", _POSITIONS.replace("@MAXPOS@", "262144"))},
-               {"query_out": (["num_tokens", "num_heads", "head_dim"], "bfloat16"),
-                "key_out": (["num_tokens", "num_kv_heads", "head_dim"], "bfloat16")},
-               _body(_LLAMA4_ROPE), [], subs=subs)
-    return _tiers(d_, "L1", _tok(TOKENS), _tok(CPU_TOKENS), ["rope_kv"], "rope_qk_norm")
-
-
-_PERMUTE = '''@torch.no_grad()
-def run(hidden_states, topk_ids):
-    flat = topk_ids.reshape(-1).to(torch.int64)
-    order = torch.sort(flat, stable=True)[1]  # by expert; within an expert, by (token, slot)
-    counts = torch.zeros(@E@, device=flat.device, dtype=torch.int64).index_add_(0, flat, torch.ones_like(flat))
-    offsets = torch.cat((counts.new_zeros(1), torch.cumsum(counts, dim=0)))
-    return hidden_states[order // topk_ids.shape[1]], offsets
-'''
-_DISTINCT_EXPERTS = ("(lambda first: torch.cat([(first + j * (a['num_experts'] // shape[1])) % a['num_experts'] "
-                     "for j in range(shape[1])], dim=1))(torch.randint(0, a['num_experts'], (shape[0], 1), "
-                     "device=device))")
-
-
-def moe_permute(m) -> ProblemDraft:
-    c = m.config
-    h, e, k = c["hidden_size"], c["num_experts"], c["num_experts_per_tok"]
-    text = (f"{m.name} MoE dispatch permute (TensorRT-LLM's expandInputRowsKernel / vLLM's moe_permute): each token's "
-            f"hidden state (hidden_size {h}) is copied once per chosen expert (num_experts_per_tok {k} of num_experts "
-            f"{e}) into expert-contiguous order, ready for the grouped expert GEMM; rows of one expert are ordered by "
-            "token, then slot (a stable sort of the flattened ids). Also returns each expert's start offset (E + 1 "
-            "prefix sums of the counts).")
-    d_ = draft(_cite(m, "hidden_size", "num_experts", "num_experts_per_tok"),
-               f"{slug(m)}_moe_permute_e{e}_top{k}_h{h}", "moe_permute", text,
-               {"num_tokens": (None, "tokens"), "hidden_size": (h, "hidden_size"), "top_k": (k, "num_experts_per_tok"),
-                "num_experts": (e, "num_experts"), "num_rows": ("num_tokens * top_k", "routed rows"),
-                "num_offsets": (e + 1, "num_experts + 1")},
-               {"hidden_states": _bf(["num_tokens", "hidden_size"]),
-                "topk_ids": (["num_tokens", "top_k"], "int32", _DISTINCT_EXPERTS)},
-               {"permuted": (["num_rows", "hidden_size"], "bfloat16"), "expert_offsets": (["num_offsets"], "int64")},
-               _body(_PERMUTE), [], subs={"E": e})
-    return _tiers(d_, "L1", _tok(TOKENS_MOE), _tok(CPU_TOKENS), ["moe"], "moe_permute")
-
-
-_FINALIZE = '''@torch.no_grad()
-def run(expert_output, permuted_row, topk_weights, shared_output):
-    acc = _acc(expert_output)
-    routed = expert_output[permuted_row].to(acc)  # [tokens, top_k, hidden]
-    out = (routed * topk_weights.to(acc)[..., None]).sum(dim=1) + shared_output.to(acc)
-    return out.to(expert_output.dtype)
-'''
-_PERMUTATION = "torch.randperm(shape[0] * shape[1], device=device).view(shape)"
-
-
-def moe_finalize(m) -> ProblemDraft:
-    c = m.config
-    h, k = c["hidden_size"], c["num_experts_per_tok"]
-    text = (f"{m.name} MoE finalize (TensorRT-LLM's finalizeMoeRoutingKernel; the combine in Glm4MoeMoE.forward of "
-            f"transformers' modeling_glm4_moe.py): the expert outputs, in expert-contiguous order, are gathered back "
-            f"to their tokens through permuted_row, weighted by the top-{k} (num_experts_per_tok) routing weights "
-            f"(sigmoid scores renormalised and times routed_scaling_factor {c['routed_scaling_factor']}, fp32), summed, "
-            f"and the shared expert's output (n_shared_experts {c['n_shared_experts']}) is added; hidden_size {h}.")
-    d_ = draft(_cite(m, "hidden_size", "num_experts_per_tok", "routed_scaling_factor", "n_shared_experts"),
-               f"{slug(m)}_moe_finalize_top{k}_h{h}", "moe_finalize", text,
-               {"num_tokens": (None, "tokens"), "hidden_size": (h, "hidden_size"), "top_k": (k, "num_experts_per_tok"),
-                "num_rows": ("num_tokens * top_k", "routed rows")},
-               {"expert_output": _bf(["num_rows", "hidden_size"]),
-                "permuted_row": (["num_tokens", "top_k"], "int64", _PERMUTATION),
-                "topk_weights": (["num_tokens", "top_k"], "float32", "torch.rand(shape, device=device) * 0.6"),
-                "shared_output": _bf(["num_tokens", "hidden_size"])},
-               {"output": (["num_tokens", "hidden_size"], "bfloat16")}, _body(_FINALIZE), [])
-    return _tiers(d_, "L1", _tok(TOKENS_MOE), _tok(CPU_TOKENS), ["moe"], "moe_finalize")
-
-
-_WKV5 = '''@torch.no_grad()
-def run(receptance, key, value, time_decay, time_first, state):
-    acc = torch.float64 if receptance.dtype == torch.float64 else torch.float32
-    b, t, h, d = receptance.shape
-    w = torch.exp(-torch.exp(time_decay.to(acc)))[:, :, None]  # [h, d, 1]: decay per key channel
-    u = time_first.to(acc)[:, :, None]  # the bonus of the current token
-    s = state.to(acc)
-    out = torch.empty(b, t, h, d, device=receptance.device, dtype=receptance.dtype)
-    for i in range(t):
-        r = receptance[:, i].to(acc)[:, :, None, :]  # [b, h, 1, d]
-        kv = key[:, i].to(acc)[..., :, None] * value[:, i].to(acc)[..., None, :]  # [b, h, d, d]
-        out[:, i] = (r @ (u * kv + s))[:, :, 0].to(out.dtype)
-        s = kv + w * s
-    return out, s.to(state.dtype)
-'''
-
-
-def rwkv5_wkv(m) -> ProblemDraft:
-    c = m.config
-    d, hidden = c["head_size"], c["attention_hidden_size"]
-    heads = hidden // d
-    text = (f"{m.name} time-mix recurrence (WKV-5, RWKV v5.2: the torch path of the RWKV-5 reference "
-            f"(RWKV-LM RWKV-v5 'RUN_CUDA_RWKV5' / mlc-llm's rwkv5 wkv): per head (attention_hidden_size {hidden} / "
-            f"head_size {d} = {heads} heads) a [{d} x {d}] state S; each step y = r (u * k^T v + S), S = k^T v + w * S "
-            f"with w = exp(-exp(time_decay)) per key channel and u = time_first. Runs over the sequence from the given "
-            "state; returns the outputs and the final state. The recurrence runs in fp32.")
-    shape = ["batch_size", "seq_len", "num_heads", "head_size"]
-    d_ = draft(_cite(m, "head_size", "attention_hidden_size"), f"{slug(m)}_wkv5_recurrence_h{heads}_d{d}",
-               "linear_attention_recurrence", text,
-               {"batch_size": (None, "sequences"), "seq_len": (None, "time steps"), "num_heads": (heads, "heads"),
-                "head_size": (d, "head_size")},
-               {"receptance": _bf(shape), "key": _bf(shape, d ** -0.5), "value": _bf(shape),
-                "time_decay": (["num_heads", "head_size"], "float32", "torch.rand(shape, device=device) * 5.0 - 6.0"),
-                "time_first": (["num_heads", "head_size"], "float32", 0.3),
-                "state": (["batch_size", "num_heads", "head_size", "head_size"], "float32", 0.5)},
-               {"output": (shape, "bfloat16"), "final_state": (["batch_size", "num_heads", "head_size", "head_size"],
-                                                               "float32")},
-               _body(_WKV5), [])
-    return _tiers(d_, "L1", _seqs(STEPS), _seqs(CPU_STEPS), ["ssm"], "wkv5")
-
-
-_POSTNORM_BWD = '''def run(sublayer_output, weight, grad_output):
-    with torch.enable_grad():
-        h, w = (t.detach().requires_grad_() for t in (sublayer_output, weight))
-        acc = _acc(h)
-        hf = h.to(acc)
-        normed = (w.to(acc) * (hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + @EPS@))).to(h.dtype)
-        return torch.autograd.grad(normed, (h, w), grad_output)
-'''
-
-
-def olmo2_postnorm_backward(m) -> ProblemDraft:
-    c = m.config
-    h = c["hidden_size"]
-    text = (f"Backward of {m.name}'s post-norm residual branch (Olmo2DecoderLayer.forward in transformers' "
-            f"modeling_olmo2.py: x + post_feedforward_layernorm(mlp(x)), likewise after attention): given the sublayer "
-            f"output h, the norm weight and the gradient of the layer output, returns the gradients of h and of the "
-            f"RMSNorm weight (summed over tokens); hidden_size {h}, rms_norm_eps {c['rms_norm_eps']}. (The residual's "
-            "own gradient is grad_output itself.)")
-    shape = ["num_tokens", "hidden_size"]
-    d_ = draft(_cite(m, "hidden_size", "rms_norm_eps"), f"{slug(m)}_postnorm_backward_h{h}", "post_norm_backward",
-               text, {"num_tokens": (None, "tokens in the micro-batch"), "hidden_size": (h, "hidden_size")},
-               {"sublayer_output": _bf(shape), "weight": _bf(["hidden_size"], 0.1, 1.0), "grad_output": _bf(shape)},
-               {"grad_sublayer_output": (shape, "bfloat16"), "grad_weight": (["hidden_size"], "bfloat16")},
-               _body(_POSTNORM_BWD), [], backward=True, subs={"EPS": c["rms_norm_eps"]})
-    cpu = (16, 64, 100, 128, 255, 512, 1000, 2048)
-    return _tiers(d_, "L2", _tok(TOKENS), _tok(cpu), [], "rmsnorm_backward")
-
-
-_NAS_FFN = '''@torch.no_grad()
-def run(hidden_states, post_attention_layernorm, gate_proj, up_proj, down_proj):
-    # attention no_op: the layer's input goes straight to the FFN's norm and residual
-    x = _rmsnorm(hidden_states, post_attention_layernorm, @EPS@)
-    mlp = F.linear(F.silu(F.linear(x, gate_proj)) * F.linear(x, up_proj), down_proj)
-    return (hidden_states.to(_acc(mlp)) + mlp.to(_acc(mlp))).to(hidden_states.dtype)
-'''
-
-
-def nemotron_noop_attention_layer(m) -> ProblemDraft:
-    c = m.config
-    h = c["hidden_size"]
-    ffn_mult = 0.5
-    inter = -(-int(2 * ffn_mult * h / 3) // 256) * 256
-    text = (f"{m.name} decoder layer whose attention the NAS removed (block_configs: 6 of the 80 layers have "
-            f"attention no_op true and ffn_mult {ffn_mult}; DeciLMDecoderLayer.forward in the model's "
-            f"modeling_decilm.py skips the attention and its norm): x + SwiGLU(RMSNorm(x)) with the FFN width "
-            f"_ffn_mult_to_intermediate_size({ffn_mult}, hidden_size {h}) = multiple of 256 above int(2 x ffn_mult x "
-            f"hidden / 3) = {inter}; rms_norm_eps {c['rms_norm_eps']}, hidden_act {c['hidden_act']}.")
-    d_ = draft(_cite(m, "hidden_size", "rms_norm_eps", "hidden_act"),
-               f"{slug(m)}_noop_attention_ffn_layer_h{h}_i{inter}", "decoder_layer", text,
-               {"num_tokens": (None, "tokens"), "hidden_size": (h, "hidden_size"),
-                "intermediate_size": (inter, f"ffn_mult {ffn_mult} -> FFN width")},
-               {"hidden_states": _bf(["num_tokens", "hidden_size"]),
-                "post_attention_layernorm": _bf(["hidden_size"], 0.1, 1.0),
-                "gate_proj": _bf(["intermediate_size", "hidden_size"], h ** -0.5),
-                "up_proj": _bf(["intermediate_size", "hidden_size"], h ** -0.5),
-                "down_proj": _bf(["hidden_size", "intermediate_size"], inter ** -0.5)},
-               {"output": (["num_tokens", "hidden_size"], "bfloat16")}, _body(_NAS_FFN), [],
-               subs={"EPS": c["rms_norm_eps"]})
-    return _tiers(d_, "L2", _tok(TOKENS_MOE), _tok(CPU_TOKENS), [], "nas_ffn_layer")
 
 
 # ============================================ the problems =========================================================
@@ -1175,12 +513,6 @@ def _l1_attention() -> list[ProblemDraft]:
             "Llama-3.2-3B decode attention (LlamaAttention.forward in transformers' modeling_llama.py with a KV "
             "cache): num_attention_heads 24 over num_key_value_heads 8, head_dim 128 (3 query heads per KV head).",
             heads=24, kv_heads=8, d=128, cite=("num_attention_heads", "num_key_value_heads", "head_dim")),
-        attention_backward(
-            SMOLLM2, "smollm2-17b_mha_attention_backward_h32_d64",
-            "Backward of SmolLM2-1.7B's causal multi-head attention core (LlamaAttention in transformers, MHA: "
-            "num_attention_heads 32 = num_key_value_heads 32, head_dim 64) as in training: given q, k, v and "
-            "grad_output, returns dq, dk, dv.", heads=32, kv_heads=32, d=64, gpu=PREFILL,
-            cite=("num_attention_heads", "num_key_value_heads", "derived.head_dim")),
         attention_prefill(
             SMOLLM2, "smollm2-17b_mha_prefill_h32_d64", "flash_attention_prefill",
             "SmolLM2-1.7B causal multi-head attention over a prompt (LlamaAttention.forward, MHA: "
@@ -1223,12 +555,6 @@ def _l1_attention() -> list[ProblemDraft]:
             "LlamaAttention.forward): num_attention_heads 12 over num_key_value_heads 4.",
             heads=12, kv_heads=4, d=256, gpu=PREFILL,
             cite=("num_attention_heads", "num_key_value_heads", "derived.head_dim")),
-        attention_backward(
-            FALCON3_7B, "falcon3-7b-base_gqa_attention_backward_h12kv4_d256",
-            "Backward of Falcon3-7B-Base's causal GQA attention core (num_attention_heads 12, num_key_value_heads "
-            "4, head_dim 256) as in training: dq, dk, dv given grad_output (dk/dv summed over the 3 query heads "
-            "sharing a KV head).", heads=12, kv_heads=4, d=256, gpu=PREFILL,
-            cite=("num_attention_heads", "num_key_value_heads", "derived.head_dim")),
         attention_prefill(
             LLAMA4_SCOUT, "llama-4-scout-17b-16e-instruct_chunked_attention_prefill_h40kv8_d128", "chunked_attention",
             "Llama-4-Scout chunked local attention over a prompt (the RoPE layers of Llama4TextModel: "
@@ -1238,25 +564,11 @@ def _l1_attention() -> list[ProblemDraft]:
             heads=40, kv_heads=8, d=128, gpu=PREFILL_SHORT[:13] + ((1, 12288), (2, 10240), (1, 16384)),
             chunk=LLAMA4_SCOUT.config["attention_chunk_size"],
             cite=("num_attention_heads", "num_key_value_heads", "head_dim", "attention_chunk_size")),
-        sparse_mla(DEEPSEEK_V32),
-        lightning_indexer(DEEPSEEK_V32),
     ]
 
 
 def _l1_rope_and_routing() -> list[ProblemDraft]:
     return [
-        llama3_rope(LLAMA_31_405B, "llama-31-405b_llama3_rope_h128kv8_d128", 128, 8, 128,
-                    "Llama-3.1-405B rotary embedding with llama3 frequency scaling, computed from position ids as "
-                    "FlashInfer's apply_llama31_rope_pos_ids does (transformers' _compute_llama3_parameters and "
-                    "apply_rotary_pos_emb): rope_theta 500000, factor 8, low_freq_factor 1, high_freq_factor 4, "
-                    "original_max_position_embeddings 8192; rotate-half layout on num_attention_heads 128 query and "
-                    "num_key_value_heads 8 key heads of head_dim 128, angles in float64.",
-                    ("num_attention_heads", "num_key_value_heads", "derived.head_dim", "rope_theta",
-                     "rope_scaling.factor", "rope_scaling.low_freq_factor", "rope_scaling.high_freq_factor",
-                     "rope_scaling.original_max_position_embeddings")),
-        glm_rope_kv_write(GLM47),
-        llama4_rope_qk_norm(LLAMA4_SCOUT),
-        mla_cache_write(DEEPSEEK_V32),
         router(QWEN3_CODER, "qwen3-coder-480b-a35b-instruct_router_softmax_top8_e160", "moe_router_softmax_topk",
                "Qwen3-Coder-480B-A35B router (Qwen3MoeSparseMoeBlock / Qwen3MoeTopKRouter in transformers' "
                "modeling_qwen3_moe.py): gate logits over num_experts 160, softmax, top-8 (num_experts_per_tok), "
@@ -1294,14 +606,11 @@ def _l1_rope_and_routing() -> list[ProblemDraft]:
                "renormalised. Returns the dense routing weights and the logits.",
                kind="softmax", experts=8, topk=2, hidden=6144,
                cite=("hidden_size", "num_experts", "num_experts_per_tok")),
-        moe_permute(QWEN3_CODER),
-        moe_finalize(GLM47),
-        rwkv5_wkv(RWKV5_3B),
     ]
 
 
 def _l2() -> list[ProblemDraft]:
-    q72, l405, c = QWEN25_72B.config, LLAMA_31_405B.config, COMMAND_R.config
+    q72, l405 = QWEN25_72B.config, LLAMA_31_405B.config
     llama3 = (f"_llama3_inv_freq(128, {float(l405['rope_theta'])!r}, {float(l405['rope_scaling.factor'])!r}, "
               f"{float(l405['rope_scaling.low_freq_factor'])!r}, {float(l405['rope_scaling.high_freq_factor'])!r}, "
               f"{l405['rope_scaling.original_max_position_embeddings']}, x.device)")
@@ -1365,32 +674,6 @@ def _l2() -> list[ProblemDraft]:
             scale=GRANITE_8B.config["attention_multiplier"], qk_gain=4.0,
             cite=("hidden_size", "num_attention_heads", "num_key_value_heads", "derived.head_dim",
                   "attention_multiplier", "residual_multiplier", "rms_norm_eps", "rope_theta")),
-        parallel_block(
-            FALCON_40B, "falcon-40b_parallel_block_tp8_h16kv1_d64", "parallel_attention_mlp",
-            "Falcon-40B decoder layer on one tensor-parallel rank (FalconDecoderLayer.forward in transformers' "
-            "modeling_falcon.py, new_decoder_architecture: ln_attn and ln_mlp LayerNorms with bias, eps 1e-5, "
-            "attention and MLP in parallel on the same input): causal GQA with rotate-half RoPE (rope_theta 10000, "
-            "FalconConfig's default), 16 of num_attention_heads 128 and 1 of num_key_value_heads 8 per rank (TP=8), "
-            "head_dim 64; MLP dense_4h_to_h(gelu(dense_h_to_4h(x))) of width 4 x hidden_size (FalconConfig's "
-            "ffn_hidden_size default) = 32768, 4096 per rank; no biases. Returns attention + MLP, the rank's partial "
-            "sum before the all-reduce (the residual is added after it).",
-            hidden=8192, heads=16, kv_heads=1, d=64, inter=4096, theta=10000.0, style="falcon",
-            cite=("hidden_size", "num_attention_heads", "num_key_value_heads", "derived.head_dim")),
-        parallel_block(
-            COMMAND_R, "command-r-v01_parallel_block_tp8_h8_d128", "parallel_attention_mlp",
-            "Command-R-v01 decoder layer on one tensor-parallel rank (CohereDecoderLayer.forward in transformers' "
-            "modeling_cohere.py): one LayerNorm without bias (layer_norm_eps 1e-5, fp32) feeds attention and "
-            "SwiGLU MLP in parallel; RoPE in Cohere's interleaved layout (frequencies repeat_interleave'd, pairs "
-            "(x[2i], x[2i+1]) rotated; rope_theta 8000000); MHA (num_attention_heads 64 = num_key_value_heads 64, "
-            "head_dim 128): 8 heads per rank at TP=8; intermediate_size 22528, 2816 per rank. Returns attention + "
-            "MLP, the rank's partial sum before the all-reduce (the residual is added after it).",
-            hidden=8192, heads=8, kv_heads=8, d=128, inter=c["intermediate_size"] // 8, theta=c["rope_theta"],
-            style="cohere", cite=("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
-                                  "derived.head_dim", "layer_norm_eps", "rope_theta")),
-        mla_absorbed_decode(DEEPSEEK_V32, 8),
-        indexer_projections(DEEPSEEK_V32),
-        olmo2_postnorm_backward(OLMO2_13B),
-        nemotron_noop_attention_layer(NEMOTRON_SUPER),
         moe_experts(QWEN3_CODER, "qwen3-coder-480b-a35b-instruct_moe_ep32tp4_e5of160_top8_i640", "fused_moe",
                     "Qwen3-Coder-480B-A35B MoE layer on one rank of an expert- and tensor-parallel deployment "
                     "(Qwen3MoeSparseMoeBlock in transformers' modeling_qwen3_moe.py; TensorRT-LLM's moe_ep_size x "

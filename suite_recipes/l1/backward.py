@@ -20,21 +20,6 @@ def run(grad_output, hidden_states, weight, eps):
     return grad_input.to(hidden_states.dtype), grad_weight.to(weight.dtype)
 '''
 
-_LAYERNORM_BACKWARD = '''import torch
-
-
-def run(grad_output, hidden_states, weight, eps):
-    compute = torch.promote_types(hidden_states.dtype, torch.float32)
-    x, dy, w = hidden_states.to(compute), grad_output.to(compute), weight.to(compute)
-    mean = x.mean(dim=-1, keepdim=True)
-    rstd = torch.rsqrt((x - mean).pow(2).mean(dim=-1, keepdim=True) + eps)
-    x_hat = (x - mean) * rstd
-    grad_weight = (dy * x_hat).sum(dim=0)
-    grad_bias = dy.sum(dim=0)
-    g = dy * w
-    grad_input = rstd * (g - g.mean(dim=-1, keepdim=True) - x_hat * (g * x_hat).mean(dim=-1, keepdim=True))
-    return grad_input.to(hidden_states.dtype), grad_weight.to(weight.dtype), grad_bias.to(weight.dtype)
-'''
 
 _LINEAR_BACKWARD = '''import torch
 
@@ -43,23 +28,6 @@ def run(grad_output, x, weight):
     return grad_output @ weight, grad_output.t() @ x
 '''
 
-_SOFTMAX_BACKWARD = '''import torch
-
-
-def run(grad_output, probs):
-    return probs * (grad_output - (grad_output * probs).sum(dim=-1, keepdim=True))
-'''
-
-_GELU_BACKWARD = '''import math
-
-import torch
-
-
-def run(grad_output, x):
-    cdf = 0.5 * (1.0 + torch.erf(x * (1.0 / math.sqrt(2.0))))
-    pdf = torch.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
-    return grad_output * (cdf + x * pdf)
-'''
 
 _SWIGLU_BACKWARD = '''import torch
 
@@ -88,14 +56,6 @@ def run(grad_output, gate, up):
     return (dy * u * d_gelu).to(gate.dtype), (dy * gelu).to(up.dtype)
 '''
 
-_EMBEDDING_BACKWARD = '''import torch
-
-
-def run(token_ids, grad_output, num_embeddings):
-    compute = torch.promote_types(grad_output.dtype, torch.float32)
-    grad_weight = torch.zeros(num_embeddings, grad_output.shape[-1], dtype=compute, device=grad_output.device)
-    return grad_weight.index_add_(0, token_ids, grad_output.to(compute))
-'''
 
 _CROSS_ENTROPY_BACKWARD = '''import torch
 
@@ -106,16 +66,6 @@ def run(logits, labels, grad_loss):
     minus_one = torch.full((labels.shape[0], 1), -1.0, dtype=x.dtype, device=x.device)
     grad = probs.scatter_add(-1, labels.unsqueeze(-1), minus_one) * grad_loss.unsqueeze(-1).to(x.dtype)
     return grad.to(logits.dtype)
-'''
-
-_PATCH_EMBED_BACKWARD = '''import torch
-
-
-def run(grad_output, x):
-    patch = x.shape[-1] // grad_output.shape[-1]
-    weight_shape = (grad_output.shape[1], x.shape[1], patch, patch)
-    grad_weight = torch.nn.grad.conv2d_weight(x, weight_shape, grad_output, stride=patch)
-    return grad_weight, grad_output.sum(dim=(0, 2, 3))
 '''
 
 
@@ -137,23 +87,6 @@ def rmsnorm_backward(m):
               backward=True)
 
 
-def layernorm_backward(m, *, tokens_per_image: str, tokens):
-    m = uses(m, "hidden_size", "layer_norm_eps", *(["torch_dtype"] if "torch_dtype" in m.config else []))
-    hidden, eps = m.config["hidden_size"], m.config["layer_norm_eps"]
-    return problem("L1", m, f"{slug(m)}_layernorm_backward_h{hidden}", "layernorm_backward",
-              f"{m.name} LayerNorm backward over hidden_size {hidden} (layer_norm_eps {eps}): grad_input, weight "
-              f"and bias gradients, fp32; tokens are images x {tokens_per_image}.",
-              axes={"num_tokens": var("Tokens in the batch"), "hidden_size": const(hidden, "hidden_size")},
-              inputs={"grad_output": tensor(["num_tokens", "hidden_size"], "float32"),
-                      "hidden_states": tensor(["num_tokens", "hidden_size"], "float32"),
-                      "weight": tensor(["hidden_size"], "float32"), "eps": scalar()},
-              outputs={"grad_input": tensor(["num_tokens", "hidden_size"], "float32"),
-                       "grad_weight": tensor(["hidden_size"], "float32"),
-                       "grad_bias": tensor(["hidden_size"], "float32")},
-              reference=_LAYERNORM_BACKWARD, workloads=per("num_tokens", tokens), scalars={"eps": eps},
-              backward=True)
-
-
 def linear_backward(m, *, what: str, keys, in_features: int, out_features: int, dtype: str):
     m = uses(m, *keys, "torch_dtype")
     return problem("L1", m, f"{slug(m)}_{what.split()[0]}_backward_{in_features}x{out_features}", "gemm_backward",
@@ -167,38 +100,6 @@ def linear_backward(m, *, what: str, keys, in_features: int, out_features: int, 
               outputs={"grad_input": tensor(["num_tokens", "in_features"], dtype),
                        "grad_weight": tensor(["out_features", "in_features"], dtype)},
               reference=_LINEAR_BACKWARD, workloads=per("num_tokens", SMALL_TOKEN_SWEEP), backward=True)
-
-
-def attention_softmax_backward(m):
-    m = uses(m, "num_attention_heads", "patch_size", "image_size", "torch_dtype")
-    heads = m.config["num_attention_heads"]
-    tokens = (m.config["image_size"] // m.config["patch_size"]) ** 2 + 1
-    return problem("L1", m, f"{slug(m)}_softmax_backward_h{heads}s{tokens}", "softmax_backward",
-              f"{m.name} attention softmax backward (eager attention): grad_scores = P * (grad_P - sum(grad_P * P)) "
-              f"over {heads} heads and {tokens} tokens ((image_size / patch_size)^2 + CLS); fp32 (torch_dtype).",
-              axes={"batch_size": var("Images"), "num_heads": const(heads, "num_attention_heads"),
-                    "seq_len": const(tokens, "tokens per image")},
-              inputs={"grad_output": tensor(["batch_size", "num_heads", "seq_len", "seq_len"], "float32"),
-                      "probs": tensor(["batch_size", "num_heads", "seq_len", "seq_len"], "float32",
-                                      "Attention probabilities (rows sum to 1)")},
-              outputs={"grad_scores": tensor(["batch_size", "num_heads", "seq_len", "seq_len"], "float32")},
-              reference=_SOFTMAX_BACKWARD, workloads=per("batch_size", (1, 2, 3, 4, 6, 8, 12, 16)), backward=True)
-
-
-def gelu_backward(m, *, tokens_per_image: int):
-    m = uses(m, "intermediate_size", "patch_size")
-    width = m.config["intermediate_size"]
-    return problem("L1", m, f"{slug(m)}_gelu_backward_w{width}", "activation_backward",
-              f"{m.name} MLP GELU (erf) backward on the fc1 output of width {width} (intermediate_size): "
-              f"grad_output * (Phi(x) + x phi(x)); fp32; tokens are images x {tokens_per_image} (224 px, patch_size "
-              f"{m.config['patch_size']}, plus CLS).",
-              axes={"num_tokens": var("Tokens in the batch"), "width": const(width, "intermediate_size")},
-              inputs={"grad_output": tensor(["num_tokens", "width"], "float32"),
-                      "x": tensor(["num_tokens", "width"], "float32")},
-              outputs={"grad_input": tensor(["num_tokens", "width"], "float32")},
-              reference=_GELU_BACKWARD,
-              workloads=per("num_tokens", [b * tokens_per_image for b in (1, 2, 3, 4, 5, 6, 7, 8)]),
-              backward=True)
 
 
 def gated_activation_backward(m, *, tokens=(1, 7, 16, 32, 64, 100, 128, 255)):
@@ -217,24 +118,6 @@ def gated_activation_backward(m, *, tokens=(1, 7, 16, 32, 64, 100, 128, 255)):
               workloads=per("num_tokens", tokens), backward=True)
 
 
-def embedding_backward(m):
-    m = uses(m, "vocab_size", "d_model", "max_target_positions")
-    vocab, hidden, positions = m.config["vocab_size"], m.config["d_model"], m.config["max_target_positions"]
-    return problem("L1", m, f"{slug(m)}_embedding_backward_v{vocab}h{hidden}", "embedding_backward",
-              f"{m.name} decoder token-embedding backward: fp16 output gradients of each token scattered and "
-              f"summed (index_add) into an fp32 vocab_size {vocab} x d_model {hidden} weight gradient; repeated ids "
-              f"accumulate; batches of up to max_target_positions ({positions}) tokens per transcript.",
-              axes={"num_tokens": var("Tokens in the batch"), "vocab_size": const(vocab, "vocab_size"),
-                    "hidden_size": const(hidden, "d_model")},
-              inputs={"token_ids": tensor(["num_tokens"], "int64", "Token ids in [0, vocab_size)"),
-                      "grad_output": tensor(["num_tokens", "hidden_size"], "float16"),
-                      "num_embeddings": scalar("int64")},
-              outputs={"grad_weight": tensor(["vocab_size", "hidden_size"], "float32")},
-              reference=_EMBEDDING_BACKWARD, scalars={"num_embeddings": vocab},
-              workloads=per("num_tokens", (1, 16, 448, 896, 1792, 3584, 7168, 14336)), backward=True,
-              matched_ratio=1.0)
-
-
 def cross_entropy_backward(m, *, tokens):
     m = uses(m, "vocab_size", *(["torch_dtype"] if "torch_dtype" in m.config else []))
     vocab = m.config["vocab_size"]
@@ -248,22 +131,4 @@ def cross_entropy_backward(m, *, tokens):
               outputs={"grad_logits": tensor(["num_tokens", "vocab_size"], "bfloat16")},
               reference=_CROSS_ENTROPY_BACKWARD, workloads=per("num_tokens", tokens), backward=True,
               atol=1e-12, matched_ratio=1.0)
-
-
-def patch_embed_backward(m, *, batches):
-    m = uses(m, "hidden_size", "patch_size", "image_size", "torch_dtype")
-    hidden, patch, size = m.config["hidden_size"], m.config["patch_size"], m.config["image_size"]
-    grid = size // patch
-    return problem("L1", m, f"{slug(m)}_patch_embed_backward_p{patch}h{hidden}", "conv2d_backward",
-              f"{m.name} patch-embedding backward when fine-tuning: weight and bias gradients of Conv2d(3, "
-              f"{hidden}, kernel = stride = {patch}) on {size} px images (no input gradient: pixels need none); "
-              "fp32 (torch_dtype).",
-              axes={"batch_size": var("Images"), "image_size": const(size, "image_size"),
-                    "grid": const(grid, "image_size / patch_size"), "hidden_size": const(hidden, "hidden_size"),
-                    "patch": const(patch, "patch_size")},
-              inputs={"grad_output": tensor(["batch_size", "hidden_size", "grid", "grid"], "float32"),
-                      "x": tensor(["batch_size", 3, "image_size", "image_size"], "float32")},
-              outputs={"grad_weight": tensor(["hidden_size", 3, "patch", "patch"], "float32"),
-                       "grad_bias": tensor(["hidden_size"], "float32")},
-              reference=_PATCH_EMBED_BACKWARD, workloads=per("batch_size", batches), backward=True)
 

@@ -49,7 +49,7 @@ def _calls_and_defs(path: Path, root: Path = CATALOG) -> list[str]:
 
 def test_no_recipe_module_builds_a_draft_but_through_the_one_builder():
     modules = sorted(p for p in CATALOG.rglob("*.py") if p.name != "builder.py")
-    assert len(modules) > 20
+    assert len(modules) >= 10
     found = [hit for path in modules for hit in _calls_and_defs(path)]
     assert found == [], "use suite_recipes.builder.problem:\n" + "\n".join(found)
 

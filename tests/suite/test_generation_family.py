@@ -9,8 +9,9 @@ from collections import Counter
 
 import pytest
 
-from suite_recipes import generation
 from solbench.suite.extract.extractor import load_reference
+
+from .suite_folders import made_by
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -21,7 +22,7 @@ MODELS = {"FLUX.1-schnell (transformer)", "Hunyuan-DiT (DiT-g/2)", "Sana 1600M 1
 
 
 def _run(name_part: str):
-    (draft,) = [d for d in generation.drafts() if name_part in d.name]
+    (draft,) = [d for d in made_by("generation") if name_part in d.name]
     return load_reference(draft.reference)["run"]
 
 
@@ -31,7 +32,7 @@ def _close(a, b, tol=1e-10):
 
 
 def test_every_model_has_a_problem_and_the_families_are_tagged():
-    drafts = generation.drafts()
+    drafts = made_by("generation")
     assert {d.model.name for d in drafts} == MODELS
     sets = Counter(d.set for d in drafts)
     assert sets["L1"] >= 6 and sets["L2"] >= 10, sets

@@ -1,5 +1,5 @@
-"""The L2 recipes' two workload tiers (docs/tiers.md): GPU-scale sweeps in workload.jsonl, today's small
-sizes in workload.cpu.jsonl, and the sweep helpers of catalog/l2.py that make them."""
+"""The L2 problems' two workload tiers (docs/tiers.md): GPU-scale sweeps in workload.jsonl, the small sizes in
+workload.cpu.jsonl, and the sweep helpers of suite_recipes/l2.py that make them."""
 
 from statistics import median
 
@@ -7,12 +7,13 @@ import pytest
 
 from solbench.spec.problem import load_problem
 from suite_recipes import l2
-from solbench.suite.draft import write_problem
+
+from .suite_folders import made_by
 
 GPU_LIMIT = 16 * 10**9
 """No GPU workload's tensors (inputs + outputs) above this: the evaluator keeps golden copies beside them."""
 BELOW_400MB = {"qwen3-30b-a3b_moe_ep16_e8of128_top8_i768"}
-"""Held to 32k tokens so `solbench sol` can follow its routing (l2.MOE_TOKENS_128_EXPERTS): 361 MB at most."""
+"""Its GPU tier stops at 32k tokens so `solbench sol` can follow its routing over 128 experts: 361 MB at most."""
 
 
 def _key(workload: dict) -> tuple:
@@ -64,12 +65,13 @@ def test_draft_with_a_gpu_tier_keeps_the_recipe_sizes_as_the_cpu_tier():
         l2.draft(*args, gpu=gpu[:8])
 
 
-def test_every_l2_recipe_has_a_gpu_tier_at_upstreams_scale(tmp_path):
+def test_every_l2_problem_has_a_gpu_tier_at_upstreams_scale():
+    """The problems the l2 recipes generate or first made."""
     largest = {}
-    for draft in l2.drafts():
+    for draft in made_by("l2"):
         assert len({_key(w) for w in draft.workloads}) == len(draft.workloads) >= 16, draft.name
         assert len({_key(w) for w in draft.cpu_workloads or []}) >= 8, draft.name
-        problem = load_problem(write_problem(draft, tmp_path), "gpu")
+        problem = load_problem(draft.folder, "gpu")
         sizes = [problem.tensor_bytes(dict(w.axes)) for w in problem.workloads]
         assert max(sizes) <= GPU_LIMIT, (draft.name, max(sizes))
         assert min(sizes) <= max(sizes) / 4, (draft.name, min(sizes))  # a spread of sizes, not only large ones

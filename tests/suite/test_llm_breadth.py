@@ -1,4 +1,4 @@
-"""The language-model breadth recipes follow the models' code: their RoPE frequencies, Cohere's parallel
+"""The language-model breadth problems follow the models' code: their RoPE frequencies, Cohere's parallel
 layer, Llama-4's RoPE + QK L2-norm and the sigmoid group routers are compared with transformers' own
 functions on small inputs; and every assigned model has a problem."""
 
@@ -9,22 +9,20 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from suite_recipes import llm_breadth  # noqa: E402
+from .suite_folders import made_by, named  # noqa: E402
 
-_PRELUDE = "import math\nimport torch\nimport torch.nn.functional as F\n"
-
-
-def _helpers() -> dict:
-    ns: dict = {}
-    exec(_PRELUDE + llm_breadth._body(""), ns)
-    return ns
+LLAMA4_ROPE = "llama-4-scout-17b-16e-instruct_rope_qk_l2norm_h40_kv8_d128"
 
 
 def _reference(name: str) -> dict:
-    draft = next(d for d in llm_breadth.drafts() if d.name == name)
     ns: dict = {}
-    exec(draft.reference, ns)
+    exec(named(name).reference, ns)
     return ns
+
+
+def _helpers() -> dict:
+    """The RoPE helpers every reference of the family carries (``_llama3_inv_freq``, ``_yarn_inv_freq`` ...)."""
+    return _reference("qwen2-5-14b_gqa_prefill_h40kv8_d128")
 
 
 @pytest.mark.slow
@@ -82,7 +80,7 @@ def test_llama4_rope_and_qk_l2norm_match_transformers():
     from transformers.models.llama4.modeling_llama4 import Llama4TextL2Norm, apply_rotary_emb
 
     torch.manual_seed(0)
-    c = llm_breadth.LLAMA4_SCOUT.config
+    c = named(LLAMA4_ROPE).model.config
     config = LlamaConfig(hidden_size=256, num_attention_heads=2, head_dim=128, rope_theta=c["rope_theta"],
                          max_position_embeddings=10485760,
                          rope_scaling={"rope_type": "llama3", "factor": c["rope_scaling.factor"],
@@ -94,7 +92,7 @@ def test_llama4_rope_and_qk_l2norm_match_transformers():
     q, k = torch.randn(7, 40, 128, dtype=torch.float64), torch.randn(7, 8, 128, dtype=torch.float64)
     eq, ek = apply_rotary_emb(q[None], k[None], freqs_cis[None])
     norm = Llama4TextL2Norm(c["rms_norm_eps"])
-    run = _reference("llama-4-scout-17b-16e-instruct_rope_qk_l2norm_h40_kv8_d128")["run"]
+    run = _reference(LLAMA4_ROPE)["run"]
     oq, ok = run(q, k, positions)
     torch.testing.assert_close(oq, norm(eq[0]), rtol=1e-3, atol=1e-3)
     torch.testing.assert_close(ok, norm(ek[0]), rtol=1e-3, atol=1e-3)
@@ -124,7 +122,7 @@ def test_sigmoid_routers_match_glm4_moe_router(name, experts, groups, topk_group
 
 
 def test_every_assigned_model_has_a_problem_and_the_family_targets_hold():
-    drafts = llm_breadth.drafts()
+    drafts = made_by("llm_breadth")
     models = {d.model.name for d in drafts}
     assert len(models) == 23
     families = [t for d in drafts for t in d.extra_tags if t.startswith("family:")]

@@ -1,4 +1,4 @@
-"""The NVFP4 and FlashInfer-Bench serving recipes: their quantiser agrees with the CPU emulation's decoding,
+"""The NVFP4 and FlashInfer-Bench serving problems: their quantiser agrees with the CPU emulation's decoding,
 and generated routing leaves no decision near a tie."""
 
 import shutil
@@ -9,7 +9,8 @@ import torch
 from solbench.spec.definition import Definition
 from solbench.spec.nvfp4 import unpack_fp4
 from solbench.spec.reference_code import import_reference
-from suite_recipes import fib_serving, nvfp4
+
+from .suite_folders import made_by
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def _draft(drafts, fragment):
 
 
 def test_nvfp4_quantiser_round_trips_within_a_scale_unit_and_decodes_as_the_emulation(reference):
-    ref = reference(_draft(nvfp4.drafts(), "rmsnorm_quant"))
+    ref = reference(_draft(made_by("nvfp4"), "rmsnorm_quant"))
     torch.manual_seed(0)
     x = torch.randn(4, 64)
     input_scale = torch.tensor([8.0 / (6 * 448)])
@@ -43,7 +44,7 @@ def test_nvfp4_quantiser_round_trips_within_a_scale_unit_and_decodes_as_the_emul
 
 
 def test_fp8_moe_routing_logits_keep_every_decision_away_from_a_tie(reference):
-    ref = reference(_draft(fib_serving.drafts(), "moe_fp8_block_scale"))
+    ref = reference(_draft(made_by("fib_serving"), "moe_fp8_block_scale"))
     torch.manual_seed(1)
     axes = {"seq_len": 64, "num_experts": 256, "num_local_experts": 2, "hidden_size": 256, "intermediate_size": 128}
     inputs = ref.make_inputs(axes, "cpu")

@@ -1,20 +1,20 @@
-"""Quant, FIB and DLRM recipes: two workload tiers each, forward-only Quant and FIB, and appends that return the
+"""Quant, FIB and DLRM problems: two workload tiers each, forward-only Quant and FIB, and appends that return the
 slots they write (issue 13 items 2-4)."""
-
-import dataclasses
 
 import pytest
 
-from suite_recipes import dlrm, fib, quant
+from suite_recipes import fib
 from suite_recipes.sweeps import with_gpu_tier
-from solbench.suite.draft import write_problem
+
+from .suite_folders import made_by
 
 GB = 1e9
 
 
 @pytest.fixture(scope="module")
 def drafts():
-    return [d for module in (quant, fib, dlrm) for d in module.drafts()]
+    """The problems the quant, fib and dlrm recipes generate or first made."""
+    return made_by("quant", "fib", "dlrm")
 
 
 REAL_RUN_SIZED = {"llama-3-1-70b_chain_speculative_sampling_v128256"}
@@ -52,7 +52,7 @@ def test_quant_and_fib_hold_forward_problems_only(drafts):
 
 
 def test_with_gpu_tier_refuses_few_repeated_or_differently_named_workloads():
-    draft = fib.merge_states(fib.QWEN3_32B, "x_merge", [1, 2, 3, 4, 5, 6, 7, 8])
+    draft = fib.softmax_topk(fib.MIXTRAL, "x_router", [1, 2, 3, 4, 5, 6, 7, 8])
     with pytest.raises(ValueError, match="at least 16"):
         with_gpu_tier(draft, [{"num_tokens": t} for t in range(1, 9)])
     with pytest.raises(ValueError, match="duplicate"):
@@ -64,22 +64,21 @@ def test_with_gpu_tier_refuses_few_repeated_or_differently_named_workloads():
     assert tiered.cpu_workloads == draft.workloads and len(tiered.workloads) == 16
 
 
-def _module(draft, tmp_path):
+def _module(problem):
     from solbench.evaluation.reference import ReferenceProgram
     from solbench.spec.problem import load_problem
 
-    folder = write_problem(dataclasses.replace(draft, workloads=draft.cpu_workloads, cpu_workloads=None), tmp_path)
-    return ReferenceProgram(load_problem(folder).definition, "cpu").module
+    return ReferenceProgram(load_problem(problem.folder, tier="cpu").definition, "cpu").module
 
 
 @pytest.mark.slow
-def test_paged_append_returns_the_written_slots_that_rebuild_the_whole_cache_update(drafts, tmp_path):
+def test_paged_append_returns_the_written_slots_that_rebuild_the_whole_cache_update(drafts):
     import torch
 
     draft = next(d for d in drafts if d.name.startswith("qwen2-5-7b_append_paged_kv_cache"))
     assert set(draft.outputs) == {"slot_indices", "k_rows", "v_rows"}
     assert not {"k_cache", "v_cache"} & set(draft.inputs)
-    module = _module(draft, tmp_path)
+    module = _module(draft)
     torch.manual_seed(0)
     axes = {"batch_size": 3, "nnz": 40, "num_kv_indices": 12, "num_pages": 20, "num_kv_heads": 4, "head_dim": 128,
             "page_size": 16}

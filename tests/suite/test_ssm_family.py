@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 from library_internals import library_attribute, library_module
 
-from suite_recipes import all_drafts
-from suite_recipes import ssm
 from solbench.suite.extract.extractor import load_reference
+
+from .suite_folders import named, suite_problems
 
 torch = pytest.importorskip("torch")
 mamba2 = library_module("transformers.models.mamba2.modeling_mamba2")
@@ -25,8 +25,7 @@ F = torch.nn.functional
 
 
 def _reference(name: str):
-    (draft,) = [d for d in ssm.drafts() if d.name == name]
-    return load_reference(draft.reference)["run"]
+    return load_reference(named(name).reference)["run"]
 
 
 def _close(a, b, tol=1e-5):
@@ -37,7 +36,7 @@ def _close(a, b, tol=1e-5):
 
 
 def test_the_family_has_at_least_upstreams_count_of_problems():
-    family = [d for d in all_drafts() if ssm.FAMILY_TAG in d.tags]
+    family = [d for d in suite_problems() if "family:ssm" in d.tags]
     assert len(family) >= 18, len(family)
     sets = Counter(d.set for d in family)
     assert sets["L1"] >= 10 and sets["L2"] >= 3, sets
