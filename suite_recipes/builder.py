@@ -18,7 +18,7 @@ Every recipe module calls it, so every problem gets the same defaults:
   `sweeps.tiered`).
 
 The definition's fields are spelled with `var`, `const`, `expr` (axes), `tensor` and `scalar` (inputs and
-outputs), as written to definition.json. Reference code that several modules share is in `catalog.snippets`.
+outputs), as written to definition.json; the reference is a template rendered by `suite_recipes.template.render`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def uses(m: ModelRef, *keys: str) -> ModelRef:
     """The model with only the config values this problem uses (they become its ``config:`` tags)."""
     missing = [k for k in keys if k not in m.config]
     if missing:
-        raise KeyError(f"{m.name}: no config value {missing[0]!r} recorded in the catalog")
+        raise KeyError(f"{m.name}: no config value {missing[0]!r} recorded in the recipe's model")
     return replace(m, config={k: m.config[k] for k in keys})
 
 

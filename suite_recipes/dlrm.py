@@ -1,38 +1,16 @@
-"""DLRM-Bench: the recommender kernels of the MLPerf DLRM configurations, forward and training backward.
+"""DLRM: the bottom (dense) and top (over) MLPs of DLRM-DCNv2 (MLPerf Training v3+), forward and training backward
+(op_type ``mlp`` / ``mlp_backward``), from the templates ``templates/dlrm/mlp.py`` and ``mlp_backward.py``.
 
-The set ``DLRM`` (``problems/DLRM/``) covers what a DLRM training or inference step spends its
-time in outside vendor GEMM libraries, and the GEMM blocks around them, so `solbench reach` can
-map a recommender's profile onto problems by ``op_type``:
+The set's other problems (embedding bags, jagged <-> padded, dot interaction, DCN cross layers, the fused
+interaction + top MLP) are hand-written folders, first made by this module (their provenance.json says so).
 
-- ``embedding_bag``: sum pooling over one table at its real hotness, and over all 26 tables at
-  once as TorchRec/FBGEMM's fused table-batched lookup does;
-- ``embedding_bag_backward``: the sparse gradient fused with the row-wise Adagrad update that
-  MLPerf's TorchRec reference applies to the tables (``OptimType.EXACT_ROWWISE_ADAGRAD``);
-- ``jagged_to_padded`` / ``padded_to_jagged``: KeyedJaggedTensor rows to a padded batch and back;
-- ``feature_interaction`` (+ ``_backward``): DLRM v1's dot interaction (MLPerf v0.7-v2.1);
-- ``dcn_cross`` (+ ``_backward``): DCNv2's cross network, low-rank as in MLPerf v3+ and full-rank;
-- ``mlp`` (+ ``_backward``): the bottom (dense) and top (over) MLPs;
-- ``dcn_interaction_top_mlp``: the interaction and top MLP fused, as an inference step runs them.
+Source (values copied from src/solbench/suite/data/model-configs.json; tests/suite/test_provenance.py checks them):
+DLRM-DCNv2, MLPerf Training v3+ "recommendation_v2": facebookresearch/dlrm torchrec_dlrm/README.MD at 090956ee
+(dense arch 512-256-128, over arch 1024-1024-512-256-1, 3 low-rank DCN layers of rank 512, global batch 65536).
 
-Sources (values copied from ../shared/model-configs.json; tests/suite/test_catalog.py checks them):
-
-- DLRM-DCNv2, MLPerf Training v3+ "recommendation_v2": facebookresearch/dlrm torchrec_dlrm/README.MD
-  at 090956ee (the MLPerf command line: 26 tables capped at 40M rows, embedding_dim 128, the
-  multi-hot sizes of the synthetic multi-hot Criteo 1TB, dense arch 512-256-128, over arch
-  1024-1024-512-256-1, 3 low-rank DCN layers of rank 512, global batch 65536, Adagrad lr 0.005).
-- DLRM v1, MLPerf Training v0.7-v2.1: facebookresearch/dlrm bench/run_and_time.sh at 090956ee
-  (bottom MLP 13-512-256-128, top 1024-1024-512-256-1, dot interaction, mini-batch 2048).
-
-Table sizes: the published tables have up to 40,000,000 rows x 128 fp32 (20.5 GB each), which no
-CPU workload can hold. Problems over a big table take its row count as a ``var`` axis, and each
-description names the real size. Tables at or below the cap keep their published size. Lookups per
-sample (hotness), widths and layer sizes are always the published ones.
-
-Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem, batches of
-1k-256k samples (per-GPU training batches of 8,192 up to whole global batches of 65,536 and beyond,
-as inference servers batch), tables of 1M-10M rows per GPU (the 40M-row tables row-wise sharded),
-the fused 26-table lookup capped at 16k-1M rows per table; ``workload.cpu.jsonl`` the recipes'
-small ones (the largest a few tens of MB).
+Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (per-GPU training batches
+of 8,192 up to whole global batches of 65,536 and beyond, as inference servers batch); ``workload.cpu.jsonl`` the
+recipes' small ones.
 """
 
 from __future__ import annotations
@@ -42,6 +20,7 @@ from typing import Any
 from suite_recipes.builder import const, problem, tensor, uses, var
 from suite_recipes.models import model
 from suite_recipes.sweeps import with_gpu_tier
+from suite_recipes.template import render
 from solbench.suite.draft import ModelRef, ProblemDraft
 
 DLRM_DCNV2 = model("DLRM-DCNv2 (MLPerf Training v3+ recommendation, Criteo 1TB multi-hot)", None, "recommender", {
@@ -63,9 +42,6 @@ DLRM_V1 = model("DLRM (MLPerf Training v0.7-v2.1 reference, Criteo Terabyte, dot
 _ALIASES = {DLRM_DCNV2.name: ["model:dlrm-dcnv2", "domain:recsys"], DLRM_V1.name: ["model:dlrm-v1", "domain:recsys"]}
 
 
-_HEADER = "import torch\nimport torch.nn.functional as F\n\n\n"
-"""What every DLRM reference imports."""
-
 _PER_GPU = ("Per-GPU batches: global_batch_size 65536 over 8 GPUs is 8192 samples each; the CPU workloads "
             "stop lower (at about 3 GFLOP per call) and keep the shape class")
 
@@ -74,54 +50,7 @@ def _batches(values) -> list[dict[str, int]]:
     return [{"batch_size": v} for v in values]
 
 
-# --- embedding bags --------------------------------------------------------------------------------------
-
-
-# --- jagged <-> padded ------------------------------------------------------------------------------------
-
-
-# --- DLRM v1 dot interaction -------------------------------------------------------------------------------
-
-
-# --- DCNv2 cross network -----------------------------------------------------------------------------------
-
-
 # --- MLPs ------------------------------------------------------------------------------------------------
-
-_MLP = '''SIZES = @SIZES@
-LAST_RELU = @LAST_RELU@
-
-
-def make_inputs(axes_and_scalars, device):
-    """Kaiming-scaled weights (std sqrt(2 / fan_in)), as ReLU MLPs are initialised."""
-    a = axes_and_scalars
-    out = {"x": @X@}
-    for index in range(len(SIZES) - 1):
-        out[f"w{index}"] = torch.randn(SIZES[index + 1], SIZES[index], device=device) * (2.0 / SIZES[index]) ** 0.5
-        out[f"b{index}"] = torch.randn(SIZES[index + 1], device=device) * 0.1
-@EXTRA@    return out
-
-
-def _mlp(x, params):
-    layers = len(params) // 2
-    for index in range(layers):
-        x = F.linear(x, params[2 * index], params[2 * index + 1])
-        if index < layers - 1 or LAST_RELU:
-            x = torch.relu(x)
-    return x
-
-
-'''
-_MLP_FORWARD = '''@torch.no_grad()
-def run(x, @PARAMS@):
-    return _mlp(x, [@PARAMS@])
-'''
-_MLP_BACKWARD = '''def run(x, @PARAMS@, grad_output):
-@LAST_BIAS@    with torch.enable_grad():
-        leaves = [t.detach().requires_grad_() for t in (@GRADS@)]
-        out = _mlp(@X_LEAF@, leaves@PARAM_SLICE@)
-        return torch.autograd.grad(out, leaves, grad_output)
-'''
 
 
 def _mlp_extra_inputs(backward: bool, last_relu: bool) -> str:
@@ -145,11 +74,11 @@ def _mlp_problem(m: ModelRef, name: str, op_type: str, description: str, sizes: 
     for i in range(layers):
         inputs[f"w{i}"] = tensor([dims[i + 1], dims[i]], "float32")
         inputs[f"b{i}"] = tensor([dims[i + 1]], "float32")
-    reference = (_MLP.replace("@SIZES@", repr(list(sizes))).replace("@LAST_RELU@", repr(last_relu))
-                 .replace("@X@", x_source).replace("@EXTRA@", _mlp_extra_inputs(backward, last_relu)))
+    common = {"SIZES": list(sizes), "LAST_RELU": last_relu, "X": x_source,
+              "EXTRA": _mlp_extra_inputs(backward, last_relu)}
     joined = ", ".join(params)
     if not backward:
-        reference += _MLP_FORWARD.replace("@PARAMS@", joined)
+        reference = render("dlrm/mlp.py", **common, PARAMS=joined)
         outputs = {"output": tensor(["batch_size", dims[-1]], "float32")}
     else:
         inputs["grad_output"] = tensor(["batch_size", dims[-1]], "float32")
@@ -161,17 +90,15 @@ def _mlp_problem(m: ModelRef, name: str, op_type: str, description: str, sizes: 
             del inputs[last_bias]
             joined = ", ".join(params[:-1])
             last_bias_line = f"    {last_bias} = {last_weight}.new_zeros({last_weight}.shape[0])\n"
-        reference += (_MLP_BACKWARD.replace("@PARAMS@", joined).replace("@GRADS@", ", ".join(grads))
-                      .replace("@LAST_BIAS@", last_bias_line)
-                      .replace("@X_LEAF@", "leaves[0]" if input_grad else "x")
-                      .replace("@PARAM_SLICE@", "[1:]" if input_grad else ""))
+        reference = render("dlrm/mlp_backward.py", **common, PARAMS=joined, GRADS=", ".join(grads),
+                           LAST_BIAS=last_bias_line, X_LEAF="leaves[0]" if input_grad else "x",
+                           PARAM_SLICE="[1:]" if input_grad else "")
         shapes = {"x": ["batch_size", dims[0]], **{f"w{i}": [dims[i + 1], dims[i]] for i in range(layers)},
                   **{f"b{i}": [dims[i + 1]] for i in range(layers)}}
         outputs = {f"grad_{n}": tensor(shapes[n], "float32") for n in grads}
     return problem("DLRM", m, name, op_type, description, axes=axes, inputs=inputs, outputs=outputs,
-        reference=_HEADER + reference,
-                    workloads=workloads, backward=backward,
-                    tags=_ALIASES[m.name], custom_inputs_entrypoint="make_inputs")
+        reference=reference, workloads=workloads, backward=backward, tags=_ALIASES[m.name],
+        custom_inputs_entrypoint="make_inputs")
 
 
 def bottom_mlp(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
@@ -217,11 +144,7 @@ def top_mlp(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
                         backward=False, input_grad=False)
 
 
-# --- interaction + top MLP ----------------------------------------------------------------------------------
-
-
 # --- GPU tier (workload.jsonl; the recipes' own small workloads become workload.cpu.jsonl) ------------
-# Local sweeps (catalog/sweeps.py is written on another branch; the lead dedupes at merge).
 
 GPU_BATCHES = (1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 81920, 98304, 131072, 163840,
                196608, 262144)

@@ -1,12 +1,12 @@
 """The suite's extracted problems: modules of real models captured by `solbench extract`.
 
-`scripts/extract-suite` turns each entry into ``problems/<set>/<name>/`` (``origin:extract``; build-suite
-leaves those folders alone). Every cited config value is read from the model's record in
+`scripts/extract-suite` turns each entry into ``problems/<set>/<name>/`` (``origin:extract``, and ``"recipe":
+"extracted"`` in its provenance.json; build-suite leaves those folders alone). Every cited config value is read from the model's record in
 solbench/suite/data/model-configs.json (vendored) by the extractor itself, so it is the published value by construction.
 
 Two tiers (docs/tiers.md): ``tokens`` / ``shapes`` are the CPU tier (workload.cpu.jsonl), sized for a
 2-core CI run; ``gpu_tokens`` / ``gpu_shapes`` the GPU tier (workload.jsonl), 16 workloads at upstream's
-scale from `catalog/sweeps.py`: training/prefill tokens to 64k, native image lengths (ViT-B/16: 197
+scale from `suite_recipes/sweeps.py`: training/prefill tokens to 64k, native image lengths (ViT-B/16: 197
 tokens at 224 px, 577 at 384 px; CLIP ViT-L/14: 257 at 224 px, 577 at 336 px) and Whisper's 1,500
 encoder frames per 30 s clip.
 

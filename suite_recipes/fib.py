@@ -1,32 +1,12 @@
-"""FIB: inference primitives of LLM serving engines, in the style of FlashInfer-Bench.
+"""FIB: MoE router softmax + top-k (vLLM ``fused_topk``) for three models, in the style of FlashInfer-Bench, from
+``templates/fib/softmax_topk.py``.
 
-Paged and ragged attention (GQA decode, prefill over packed sequences and over a paged cache with a
-cached prefix, DeepSeek MLA decode, sliding-window decode with attention sinks), attention-state
-merging, KV-cache append, RoPE at ragged positions, MoE routing / permutation / combine, sampling
-(top-k/top-p, min-p, temperature, penalties, speculative verification) and the fused elementwise
-kernels around them. Shapes are the real models' (heads, KV heads, head_dim, vocab, experts, ...);
-the KV-cache page size 16 is a serving choice (vLLM / SGLang default block size), not a model value.
+The set's other problems (paged and ragged attention, KV-cache append, RoPE, sampling, fused elementwise
+kernels ...) are hand-written folders, first made by this module (their provenance.json says so).
 
-Structured inputs (page tables, ragged offsets, router logits, probabilities, uniforms) come from
-each reference's ``make_inputs``; it builds them so that integer outputs cannot depend on ties or on
-rounding: router scores are distinct and far apart, uniforms and top-p / min-p thresholds keep a
-margin from every bucket edge.
-
-KV-cache append (``append_paged_kv_cache``): the outputs are the written slots only, each new token's cache row
-(``slot_indices`` = page * page_size + slot) and the K/V rows written there, not the updated cache. An append
-writes a few rows of a cache hundreds of times larger, and returning the cache whole made the problem time (and
-T_SOL charge) a copy of the cache. The other way the issue allows, declaring that an output may alias the cache
-and updating it in place, needs a field upstream's definition format does not have, and solbench's evaluator
-treats inputs as read-only (a solution that writes one is stopped as a reward hack) and charges T_SOL for
-every output written whole; the written-slots form keeps the folder readable by upstream tools and makes both
-correctness (every slot and row must match) and T_SOL (the append's rows read and written, the page-table
-lookups) those of the append. Applying it, ``k_cache.view(-1, H, D)[slot_indices] = k_rows``, gives the
-whole-cache result.
-
-Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (serving steps of 1-64k
-tokens, decode batches of 1-128 over 1k-32k-token contexts in paged caches of up to 40k pages, prefill of 1k-64k
-tokens over prefixes to 256k), ``workload.cpu.jsonl`` the recipes' small ones. The MoE combine backward is built
-here but belongs to set L1 (FIB is forward only, as upstream's).
+Router logits come from the reference's ``make_inputs``, distinct and far apart, so the chosen ids cannot depend
+on ties. Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 serving steps of 1-64k tokens,
+``workload.cpu.jsonl`` the recipes' small ones.
 """
 
 from __future__ import annotations
@@ -36,6 +16,7 @@ from suite_recipes.builder import const, problem, tensor, var
 from suite_recipes.models import model
 from suite_recipes.sweeps import with_gpu_tier
 from suite_recipes.shapes import tokens
+from suite_recipes.template import render
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -50,54 +31,7 @@ DSV2_LITE = model("DeepSeek-V2-Lite", "deepseek-ai/DeepSeek-V2-Lite", "language"
                    "topk_method": "greedy"})
 
 
-# --- shared generator code (pasted into the references that use it) ------------------------------
-
-
-# --- paged GQA decode ----------------------------------------------------------------------------
-
-
-# --- prefill: ragged KV and paged KV with a cached prefix ----------------------------------------
-
-
-# --- MLA paged decode (DeepSeek, absorbed form) ---------------------------------------------------
-
-
-# --- sliding-window decode with attention sinks (gpt-oss) -----------------------------------------
-
-
-# --- attention-state merge (cascade / split-KV attention) -----------------------------------------
-
-
-# --- KV-cache append ------------------------------------------------------------------------------
-
-
-# --- RoPE at ragged positions with Llama-3.1 frequency scaling -------------------------------------
-
-
 # --- MoE routing ----------------------------------------------------------------------------------
-_SOFTMAX_TOPK = '''import torch
-
-TOP_K = {top_k}
-RENORMALIZE = {renorm}
-
-
-@torch.no_grad()
-def run(gating_output):
-    acc = (torch.float64 if gating_output.dtype == torch.float64 else torch.float32)
-    probs = torch.softmax(gating_output.to(acc), dim=-1)
-    weights, ids = torch.topk(probs, TOP_K, dim=-1)        # sorted, largest first
-    if RENORMALIZE:
-        weights = weights / weights.sum(dim=-1, keepdim=True)
-    return weights, ids.to(torch.int32)
-
-
-def make_inputs(axes, device):
-    t, e = axes["num_tokens"], axes["num_experts"]
-    # Router logits in [-3, 3) with distinct values at least 4.8/num_experts apart: top-k has no ties.
-    ranks = torch.argsort(torch.rand(t, e), dim=-1).to(torch.float32)
-    logits = (ranks + 0.2 * torch.rand(t, e)) * (6.0 / e) - 3.0
-    return {{"gating_output": logits.to(device)}}
-'''
 
 
 def softmax_topk(m, name: str, rows: list[int]) -> ProblemDraft:
@@ -116,19 +50,11 @@ def softmax_topk(m, name: str, rows: list[int]) -> ProblemDraft:
         inputs={"gating_output": tensor(["num_tokens", "num_experts"], "float32", "Router logits")},
         outputs={"topk_weights": tensor(["num_tokens", "top_k"], "float32"),
                  "topk_ids": tensor(["num_tokens", "top_k"], "int32", "Expert ids, < num_experts")},
-        reference=_SOFTMAX_TOPK.format(top_k=k, renorm=renorm), workloads=[{"num_tokens": t} for t in rows],
+        reference=render("fib/softmax_topk.py", TOP_K=k, RENORMALIZE=renorm), workloads=[{"num_tokens": t} for t in rows],
         custom_inputs_entrypoint="make_inputs", tolerance=tolerance_for("float32", matched_ratio=1.0))
 
 
-# --- sampling -------------------------------------------------------------------------------------
-
-
-# --- fused elementwise kernels around attention and MLP -------------------------------------------
-
-
-# --- the set ----------------------------------------------------------------------------------------
 # --- GPU tier (workload.jsonl; the recipes' own small workloads become workload.cpu.jsonl) ------------
-# Local sweeps (catalog/sweeps.py is written on another branch; the lead dedupes at merge).
 
 SERVE_TOKENS = (1, 4, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384, 32768, 65536)
 """Tokens in a serving step, decode (1 per sequence) through chunked prefill budgets to a 64k-token prefill."""

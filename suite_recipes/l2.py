@@ -1,31 +1,26 @@
-"""L2: fused blocks as they occur in real models (MLPs, attention blocks, DiT modulation, conv blocks,
-MoE, MLA, recommender interaction, ...), forward and backward.
+"""L2 families: the RoPE + GQA self-attention block, the GQA attention backward and the VAE ResNet block, forward
+and backward (templates under ``templates/l2/``); and L2's shorthand (`draft`), which `llm_breadth` and
+`training` use too.
 
-Every family is a function of a `ModelRef`; the const axes carry the model's published dimensions
-(a tensor- or expert-parallel shard where a full layer would not fit the CPU budget; the description
-says so). Inputs come from a generated ``make_inputs`` so weights are scaled as initialised
-(std = fan_in ** -0.5): activations keep unit scale through the block and softmaxes stay soft.
-References keep their working precision generic (float32, or float64 for float64 inputs), so the
-evaluator's float64 golden run is a real float64 computation.
+The shorthand gives inputs as (shape, dtype, std[, mean]) or (shape, dtype, "raw expression"): the
+definition's inputs come from it, and so does the ``make_inputs`` put in the template's ``__MAKE_INPUTS__`` line,
+with weights scaled as initialised (std = fan_in ** -0.5) so activations keep unit scale through the block.
+References keep their working precision generic (float32, or float64 for float64 inputs), so the evaluator's
+float64 golden run is a real float64 computation.
 
-Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (``draft(gpu=...)``):
-training and prefill shapes of 1k-64k tokens with a few small odd ones, decode batches, native image, clip and
-latent sizes (ViT-B/16 197 and 577 tokens per image, CLIP-L/14 257 and 577, DINOv2 257 and 1370, Whisper 1,500
-frames per 30 s clip, SAM's 64 x 64 grid, VAE and DiT latents of 512-1024 px images, Wan's 480p latents), with
-batches up to at least 400 MB of inputs and outputs and at most a few GB. ``workload.cpu.jsonl`` keeps the
-recipe's 8 small workloads, each well under a second on a 2-core CPU. Attention shapes keep the float64 golden
-run's score matrix under SCORE_BYTES_LIMIT (except Wan's native clips, which get a float32 golden result).
+Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (``draft(gpu=...)``),
+``workload.cpu.jsonl`` the recipe's 8 small ones, each well under a second on a 2-core CPU. Attention shapes keep
+the float64 golden run's score matrix under SCORE_BYTES_LIMIT. The set's other problems are hand-written folders.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Optional, Union
 
 from suite_recipes.builder import problem, slug
 from suite_recipes.shapes import grid
 from suite_recipes.models import model
-from suite_recipes.snippets import ACC
+from suite_recipes.template import render
 from solbench.suite.draft import ModelRef, ProblemDraft
 
 # --- models (values copied from solbench/suite/data/model-configs.json) ------------------------------------------
@@ -113,35 +108,31 @@ def _make_inputs(inputs: dict[str, InputSpec]) -> str:
 
 Tier = Optional[list[dict[str, int]]]
 
-_HEADER = "import math\n\nimport torch\nimport torch.nn.functional as F\n\n\n"
 
-
-def shorthand(name: str, axes: dict[str, AxisSpec], inputs: dict[str, InputSpec], outputs: dict[str, tuple],
-              body: str, subs: Optional[dict] = None) -> dict[str, Any]:
-    """The definition fields (`catalog.builder.problem`'s axes, inputs, outputs, reference and input generator) of
-    a recipe written in L2's shorthand: axes as in `_axes`, inputs as (shape, dtype, std[, mean]) or (shape,
-    dtype, "raw expression") from which ``make_inputs`` is generated, outputs as (shape, dtype), and the body of
-    the reference with ``@KEY@`` placeholders filled from `subs`."""
-    for key, value in (subs or {}).items():
-        body = body.replace(f"@{key}@", repr(value))
-    if re.search(r"@[A-Z_]+@", body):
-        raise ValueError(f"{name}: unsubstituted placeholder in reference")
+def shorthand(axes: dict[str, AxisSpec], inputs: dict[str, InputSpec], outputs: dict[str, tuple], template: str,
+              values: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """The definition fields (`suite_recipes.builder.problem`'s axes, inputs, outputs, reference and input generator)
+    of a recipe written in L2's shorthand: axes as in `_axes`, inputs as (shape, dtype, std[, mean]) or (shape,
+    dtype, "raw expression"), outputs as (shape, dtype), and the reference template (``templates/<template>``),
+    whose ``__MAKE_INPUTS__`` line becomes the ``make_inputs`` generated from `inputs` and whose other placeholders
+    take `values`."""
     return {"axes": _axes(axes),
             "inputs": {k: {"shape": (list(v[0]) if v[0] is not None else None), "dtype": v[1]}
                        for k, v in inputs.items()},
             "outputs": {k: {"shape": list(v[0]), "dtype": v[1]} for k, v in outputs.items()},
-            "reference": _HEADER + _make_inputs(inputs) + "\n\n" + body, "custom_inputs_entrypoint": "make_inputs"}
+            "reference": render(template, MAKE_INPUTS=_make_inputs(inputs), **(values or {})),
+            "custom_inputs_entrypoint": "make_inputs"}
 
 
 def draft(m: ModelRef, name: str, op_type: str, description: str, axes: dict[str, AxisSpec],
-          inputs: dict[str, InputSpec], outputs: dict[str, tuple], body: str, workloads: list[dict[str, int]],
-          *, backward: bool = False, scalars: Optional[dict] = None, subs: Optional[dict] = None,
+          inputs: dict[str, InputSpec], outputs: dict[str, tuple], template: str, workloads: list[dict[str, int]],
+          *, backward: bool = False, scalars: Optional[dict] = None, values: Optional[dict] = None,
           gpu: Tier = None) -> ProblemDraft:
-    """`catalog.builder.problem` for an L2 recipe written in `shorthand` (kept as a name because about 140
-    recipes across nine modules call it). With `gpu`, `gpu` becomes workload.jsonl and `workloads` the CPU
-    tier (docs/tiers.md); a tier may repeat a size of the other (validate compares workloads within a tier)."""
+    """`suite_recipes.builder.problem` for an L2 recipe written in `shorthand`. With `gpu`, `gpu` becomes
+    workload.jsonl and `workloads` the CPU tier (docs/tiers.md); a tier may repeat a size of the other (validate
+    compares workloads within a tier)."""
     return problem("L2", m, name, op_type, description, workloads=workloads, gpu=gpu, backward=backward,
-                   scalars=scalars, **shorthand(name, axes, inputs, outputs, body, subs))
+                   scalars=scalars, **shorthand(axes, inputs, outputs, template, values))
 
 
 def _tok(values, axis="num_tokens"):
@@ -149,7 +140,6 @@ def _tok(values, axis="num_tokens"):
 
 
 # --- the GPU tier (docs/tiers.md): upstream's scale --------------------------------------------------------
-# Local sweeps, kept apart so they can move to a shared catalog/sweeps.py when the sets share one.
 
 
 SCORE_BYTES_LIMIT = 16 * 10**9
@@ -192,57 +182,7 @@ def batches(shapes: dict[tuple, tuple], names: tuple) -> list[dict[str, int]]:
     return [{"batch_size": b, **dict(zip(names, shape))} for shape, sizes in shapes.items() for b in sizes]
 
 
-_HELPERS = '''
-''' + ACC + '''
-
-def _rmsnorm(x, weight, eps):
-    xf = x.to(_acc(x))
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * weight
-
-
-def _rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-def _rope_tables(seq_len, dim, theta, ref):
-    """cos/sin [seq_len, dim] for positions 0..seq_len-1 (Hugging Face layout: halves repeated)."""
-    acc = _acc(ref)
-    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=ref.device, dtype=acc) / dim))
-    freqs = torch.arange(seq_len, device=ref.device, dtype=acc)[:, None] * inv_freq[None, :]
-    emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos().to(ref.dtype), emb.sin().to(ref.dtype)
-'''
-
-
-def body(text: str) -> str:
-    return _HELPERS + "\n\n" + text
-
-
-# --- MLP families ---------------------------------------------------------------------------------------
-
-
-# --- residual add + RMSNorm -------------------------------------------------------------------------------
-
-
 # --- attention blocks -----------------------------------------------------------------------------------
-
-_SELF_ATTN = '''@torch.no_grad()
-def run(@ARGS@):
-    b, s, _ = hidden_states.shape
-    q = F.linear(hidden_states, q_proj@QB@).view(b, s, -1, @D@)
-    k = F.linear(hidden_states, k_proj@KB@).view(b, s, -1, @D@)
-    v = F.linear(hidden_states, v_proj@VB@).view(b, s, -1, @D@)
-@QKNORM@    q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-    cos, sin = _rope_tables(s, @D@, @THETA@, hidden_states)
-    q = q * cos + _rotate_half(q) * sin
-    k = k * cos + _rotate_half(k) * sin
-    group = q.shape[1] // k.shape[1]
-    k = k.repeat_interleave(group, dim=1)
-    v = v.repeat_interleave(group, dim=1)
-    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    return F.linear(o.transpose(1, 2).reshape(b, s, -1), o_proj)
-'''
 
 
 def attention_block(m: ModelRef, tp: int, workloads, *, head_dim_key="head_dim", bias=False,
@@ -264,10 +204,11 @@ def attention_block(m: ModelRef, tp: int, workloads, *, head_dim_key="head_dim",
     if qk_norm:
         args += ["q_norm", "k_norm"]
         inputs.update({"q_norm": (["head_dim"], "bfloat16", 0.1, 1.0), "k_norm": (["head_dim"], "bfloat16", 0.1, 1.0)})
-        qknorm = ("    q = _rmsnorm(q, q_norm, @EPS@)\n    k = _rmsnorm(k, k_norm, @EPS@)\n")
-    src = _SELF_ATTN.replace("@ARGS@", ", ".join(args)).replace("@QKNORM@", qknorm)
+        eps = m.config.get("rms_norm_eps", 1e-6)
+        qknorm = f"    q = _rmsnorm(q, q_norm, {eps!r})\n    k = _rmsnorm(k, k_norm, {eps!r})\n"
+    values = {"EXTRA_ARGS": "".join(", " + a for a in args[5:]), "QKNORM": qknorm, "D": d, "THETA": float(theta)}
     for key, name in (("QB", "q_bias"), ("KB", "k_bias"), ("VB", "v_bias")):
-        src = src.replace(f"@{key}@", f", {name}" if bias else "")
+        values[key] = f", {name}" if bias else ""
     extra = []
     if bias:
         extra.append("q/k/v biases (attention_bias)")
@@ -287,17 +228,7 @@ def attention_block(m: ModelRef, tp: int, workloads, *, head_dim_key="head_dim",
          "q_dim": (hq * d, f"num_attention_heads/TP x head_dim = {hq} x {d}"),
          "kv_dim": (hkv * d, f"num_key_value_heads/TP x head_dim = {hkv} x {d}")},
         inputs, {"output": (["batch_size", "seq_len", "hidden_size"], "bfloat16")},
-        body(src), workloads, subs={"D": d, "THETA": float(theta), "EPS": m.config.get("rms_norm_eps", 1e-6)}, gpu=gpu)
-
-
-_ATTN_BWD = '''def run(query, key, value, grad_output):
-    with torch.enable_grad():
-        q, k, v = (t.detach().requires_grad_() for t in (query, key, value))
-        group = q.shape[1] // k.shape[1]
-        o = F.scaled_dot_product_attention(q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1),
-                                           is_causal=True)
-        return torch.autograd.grad(o, (q, k, v), grad_output)
-'''
+        "l2/attention_block.py", workloads, values=values, gpu=gpu)
 
 
 def attention_backward(m: ModelRef, workloads, *, head_dim_key="head_dim", gpu: Tier = None) -> ProblemDraft:
@@ -317,34 +248,10 @@ def attention_backward(m: ModelRef, workloads, *, head_dim_key="head_dim", gpu: 
         {"grad_query": (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16"),
          "grad_key": (["batch_size", "num_kv_heads", "seq_len", "head_dim"], "bfloat16"),
          "grad_value": (["batch_size", "num_kv_heads", "seq_len", "head_dim"], "bfloat16")},
-        _ATTN_BWD, workloads, backward=True, gpu=gpu)
-
-
-# --- vision transformer pieces ----------------------------------------------------------------------------
+        "l2/attention_backward.py", workloads, backward=True, gpu=gpu)
 
 
 # --- convolutional blocks ---------------------------------------------------------------------------------
-
-_VAE_RESNET = '''@torch.no_grad()
-def run(@ARGS@):
-    h = F.silu(F.group_norm(x, 32, norm1_weight, norm1_bias, 1e-06))
-    h = F.conv2d(h, conv1_weight, conv1_bias, padding=1)
-    h = F.silu(F.group_norm(h, 32, norm2_weight, norm2_bias, 1e-06))
-    h = F.conv2d(h, conv2_weight, conv2_bias, padding=1)
-    return @SKIP@ + h
-'''
-_VAE_RESNET_BWD = '''def run(x, norm1_weight, norm1_bias, conv1_weight, conv1_bias, norm2_weight, norm2_bias, conv2_weight,
-        grad_output):
-    # conv2's bias enters no gradient but its own (the sum of grad_output), so it is not an input
-    conv2_bias = torch.zeros(conv2_weight.shape[0], dtype=x.dtype, device=x.device)
-    with torch.enable_grad():
-        params = [t.detach().requires_grad_() for t in (x, norm1_weight, norm1_bias, conv1_weight, conv1_bias,
-                                                         norm2_weight, norm2_bias, conv2_weight, conv2_bias)]
-        xx, n1w, n1b, c1w, c1b, n2w, n2b, c2w, c2b = params
-        h = F.conv2d(F.silu(F.group_norm(xx, 32, n1w, n1b, 1e-06)), c1w, c1b, padding=1)
-        h = F.conv2d(F.silu(F.group_norm(h, 32, n2w, n2b, 1e-06)), c2w, c2b, padding=1)
-        return torch.autograd.grad(xx + h, params, grad_output)
-'''
 
 
 def vae_resnet_block(m: ModelRef, c_in: int, c_out: int, where: str, workloads, *, backward=False,
@@ -379,19 +286,11 @@ def vae_resnet_block(m: ModelRef, c_in: int, c_out: int, where: str, workloads, 
         del inputs["conv2_bias"]
         return draft(m, f"{slug(m)}_resnet_block_backward_c{c_in}", "conv_block_backward",
                      "Backward of the " + what + " Returns the gradients of the input and all parameters given "
-                     "grad_output (VAE fine-tuning).", axes, inputs, outs, _VAE_RESNET_BWD, workloads, backward=True, gpu=gpu)
-    src = _VAE_RESNET.replace("@ARGS@", ", ".join(args)).replace("@SKIP@", skip)
+                     "grad_output (VAE fine-tuning).", axes, inputs, outs, "l2/vae_resnet_block_backward.py", workloads,
+                     backward=True, gpu=gpu)
     return draft(m, f"{slug(m)}_resnet_block_c{c_in}_c{c_out}", "conv_block", what, axes, inputs,
-                 {"output": (["batch_size", "out_channels", "height", "width"], f32)}, src, workloads, gpu=gpu)
-
-
-# --- mixture of experts, MLA ------------------------------------------------------------------------------
-
-
-# --- recommender --------------------------------------------------------------------------------------------
-
-
-# --- video, multimodal --------------------------------------------------------------------------------------
+                 {"output": (["batch_size", "out_channels", "height", "width"], f32)}, "l2/vae_resnet_block.py",
+                 workloads, values={"EXTRA_ARGS": "".join(", " + a for a in args[9:]), "SKIP": skip}, gpu=gpu)
 
 
 # --- the set ------------------------------------------------------------------------------------------------

@@ -1,14 +1,11 @@
-"""Language models the suite did not cover: attention variants, RoPE and KV-cache writes, MoE routing and
-experts, DeepSeek-V3.2's sparse MLA and indexer, and RWKV-5's recurrence, from 23 architectures of
-../shared/model-configs.json (vendored as solbench/suite/data/model-configs.json).
+"""Attention prefill and decode cores, attention blocks, MoE routers and MoE experts of language models, from
+the templates under ``templates/llm/`` (L2's shorthand, `l2.draft`, makes the inputs).
 
 Each problem follows its model's code in transformers 5 (``models/<x>/modeling_<x>.py``; the function is
-named in the problem's description) or, where transformers has no torch path, the serving kernel it
-mirrors (FlashMLA's sparse prefill/decode, FlashInfer's ``apply_llama31_rope_pos_ids``, TensorRT-LLM's MoE
-permute/finalize, the RWKV-5 reference ``RUN_CUDA_RWKV5``). Values cited in ``config:`` tags are the
-published ones; where a problem needs a value the record lacks (OLMo-3's sliding window and YaRN
-parameters, Falcon's 4 x hidden MLP, Nemotron-Super's per-layer ``block_configs`` entries) the description
-says where it comes from.
+named in the problem's description). Values cited in ``config:`` tags are the published ones; where a problem
+needs a value the record lacks (OLMo-3's sliding window) the description says where it comes from. The other
+problems this module first made (RoPE and KV-cache writes, DeepSeek-V3.2's sparse MLA and indexer, RWKV-5 ...) are
+hand-written folders now.
 
 Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (prefill 1k-32k
 tokens per sequence, decode contexts 1k-32k, token batches to 64k), ``workload.cpu.jsonl`` 8 small ones
@@ -25,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from suite_recipes.l2 import body, draft
+from suite_recipes.l2 import draft
 from suite_recipes.models import model
 from suite_recipes.sweeps import tiered
 from solbench.suite.draft import ProblemDraft
@@ -142,80 +139,12 @@ def _tiers(d: ProblemDraft, set_name: str, gpu, cpu, families, kernel: str) -> P
 
 # --- reference helpers (appended to l2's _acc, _rmsnorm, _rotate_half, _rope_tables) ------------------------------
 
-_HELPERS = '''
-
-def _llama3_inv_freq(dim, theta, factor, low_freq_factor, high_freq_factor, original, device):
-    # transformers' _compute_llama3_parameters (modeling_rope_utils.py), in float64
-    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim))
-    wavelen = 2 * math.pi / inv_freq
-    scaled = torch.where(wavelen > original / low_freq_factor, inv_freq / factor, inv_freq)
-    if high_freq_factor == low_freq_factor:
-        return scaled
-    smooth = (original / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
-    medium = (wavelen >= original / high_freq_factor) & (wavelen <= original / low_freq_factor)
-    return torch.where(medium, smoothed, scaled)
-
-
-def _yarn_inv_freq(dim, theta, factor, beta_fast, beta_slow, original, device):
-    # DeepSeek's yarn_find_correction_range / yarn_linear_ramp_mask (mscale / mscale_all_dim = 1 here)
-    def correction(rotations):
-        return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
-    low = max(math.floor(correction(beta_fast)), 0)
-    high = min(math.ceil(correction(beta_slow)), dim - 1)
-    high = high + 0.001 if low == high else high
-    extra = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim))
-    ramp = ((torch.arange(dim // 2, device=device, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
-    keep = 1 - ramp
-    return extra / factor * (1 - keep) + extra * keep
-
-
-def _angles(positions, inv_freq, ref):
-    """cos/sin [*positions.shape, 2 * len(inv_freq)] (halves repeated), angles formed in float64."""
-    freqs = positions.to(torch.float64)[..., None] * inv_freq
-    emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos().to(_acc(ref)), emb.sin().to(_acc(ref))
-
-
-def _deinterleave(x):
-    # DeepSeek's interleaved rope layout: (re, im) pairs -> halves, then rotate-half applies
-    d = x.shape[-1]
-    return x.unflatten(-1, (d // 2, 2)).transpose(-1, -2).reshape(x.shape)
-'''
-
-
-def _body(src: str) -> str:
-    return body(_HELPERS + "\n\n" + src)
-
 
 def _bf(shape, std=1.0, mean=None):
     return (shape, "bfloat16", std) if mean is None else (shape, "bfloat16", std, mean)
 
 
 # ================================================ L1: attention cores ==============================================
-
-_PREFILL_SDPA = '''@torch.no_grad()
-def run(query, key, value):
-    return F.scaled_dot_product_attention(query, key, value, is_causal=True, enable_gqa=True@SCALE@)
-'''
-
-_PREFILL_MASKED = '''@torch.no_grad()
-def run(query, key, value):
-    b, hq, s, d = query.shape
-    group = hq // key.shape[1]
-    acc = _acc(query)
-    pos = torch.arange(s, device=query.device)
-    allowed = @MASK@
-    out = torch.empty_like(query)
-    for i in range(b):  # one sequence at a time: the [heads, s, s] scores of one sequence stay in memory
-        q = query[i].to(acc)
-        k = key[i].repeat_interleave(group, dim=0).to(acc)
-        v = value[i].repeat_interleave(group, dim=0).to(acc)
-        scores = q @ k.transpose(-1, -2) * @SCALE@
-@CAP@        scores = scores.masked_fill(~allowed, float("-inf"))
-        out[i] = (torch.softmax(scores, dim=-1) @ v).to(query.dtype)
-    return out
-'''
 
 
 def attention_prefill(m, name: str, kernel: str, text: str, *, heads, kv_heads, d, gpu, scale=None, softcap=None,
@@ -228,7 +157,7 @@ def attention_prefill(m, name: str, kernel: str, text: str, *, heads, kv_heads, 
               "key": _bf(["batch_size", "num_kv_heads", "seq_len", "head_dim"]),
               "value": _bf(["batch_size", "num_kv_heads", "seq_len", "head_dim"])}
     if softcap is None and window is None and chunk is None:
-        src = _PREFILL_SDPA.replace("@SCALE@", f", scale={scale!r}" if scale else "")
+        template, values = "llm/attention_prefill.py", {"SCALE_ARG": f", scale={scale!r}" if scale else ""}
     else:
         mask = "pos[None, :] <= pos[:, None]"
         if window:
@@ -236,32 +165,12 @@ def attention_prefill(m, name: str, kernel: str, text: str, *, heads, kv_heads, 
         if chunk:
             mask += f" & (pos[:, None] // {chunk} == pos[None, :] // {chunk})"
         cap = f"        scores = torch.tanh(scores / {softcap!r}) * {softcap!r}\n" if softcap else ""
-        src = _PREFILL_MASKED.replace("@MASK@", mask).replace("@CAP@", cap).replace(
-            "@SCALE@", repr(scale if scale else d ** -0.5))
+        template = "llm/attention_prefill_masked.py"
+        values = {"MASK": mask, "CAP": cap, "SCALE": scale if scale else d ** -0.5}
     d_ = draft(_cite(m, *cite), name, "attention_prefill", text, axes, inputs,
-               {"output": (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16")}, _body(src),
-               _seqs(CPU_PREFILL))
+               {"output": (["batch_size", "num_heads", "seq_len", "head_dim"], "bfloat16")}, template,
+               _seqs(CPU_PREFILL), values=values)
     return _tiers(d_, "L1", _seqs(gpu), _seqs(CPU_PREFILL), ["attention"], kernel)
-
-
-_DECODE_SDPA = '''@torch.no_grad()
-def run(query, k_cache, v_cache):
-    o = F.scaled_dot_product_attention(query[:, :, None], k_cache, v_cache, enable_gqa=True@SCALE@)
-    return o[:, :, 0]
-'''
-
-_DECODE_WINDOW = '''@torch.no_grad()
-def run(query, k_cache, v_cache):
-    b, hq, d = query.shape
-    hkv = k_cache.shape[1]
-    acc = _acc(query)
-    k = k_cache[:, :, -@WINDOW@:].to(acc)  # the new token sees the last sliding_window positions (itself included)
-    v = v_cache[:, :, -@WINDOW@:].to(acc)
-    q = query.to(acc).view(b, hkv, hq // hkv, d)
-    scores = q @ k.transpose(-1, -2) * @SCALE@
-    scores = torch.tanh(scores / @CAP@) * @CAP@
-    return (torch.softmax(scores, dim=-1) @ v).reshape(b, hq, d).to(query.dtype)
-'''
 
 
 def attention_decode(m, name: str, kernel: str, text: str, *, heads, kv_heads, d, scale=None, softcap=None,
@@ -274,61 +183,23 @@ def attention_decode(m, name: str, kernel: str, text: str, *, heads, kv_heads, d
               "k_cache": _bf(["batch_size", "num_kv_heads", "context_len", "head_dim"]),
               "v_cache": _bf(["batch_size", "num_kv_heads", "context_len", "head_dim"])}
     if window:
-        src = _DECODE_WINDOW.replace("@WINDOW@", str(window)).replace("@SCALE@", repr(scale)).replace(
-            "@CAP@", repr(softcap))
+        template, values = "llm/attention_decode_window.py", {"WINDOW": window, "SCALE": scale, "CAP": softcap}
         cpu = ((1, 4096), (2, 4096), (1, 4097), (2, 5000), (1, 6000), (3, 4500), (1, 8192), (4, 4200))
         constraints = [f"context_len >= {window}"]
         gpu = [p for p in DECODE if p[1] >= window] + [(2, 4096), (4, 8192), (64, 8192), (128, 4096), (256, 4096),
                                                       (128, 8192), (16, 32768)]
     else:
-        src = _DECODE_SDPA.replace("@SCALE@", f", scale={scale!r}" if scale else "")
+        template, values = "llm/attention_decode.py", {"SCALE_ARG": f", scale={scale!r}" if scale else ""}
         cpu, constraints = CPU_DECODE, []
     d_ = draft(_cite(m, *cite), name, "attention_decode", text, axes, inputs,
-               {"output": (["batch_size", "num_heads", "head_dim"], "bfloat16")}, _body(src),
-               _seqs(cpu, second="context_len"))
+               {"output": (["batch_size", "num_heads", "head_dim"], "bfloat16")}, template,
+               _seqs(cpu, second="context_len"), values=values)
     d_ = dataclasses.replace(d_, constraints=constraints)
     return _tiers(d_, "L1", _seqs(gpu, second="context_len"), _seqs(cpu, second="context_len"), ["attention"],
                   kernel)
 
 
-# ============================================ L1: RoPE and KV-cache writes =========================================
-
-
 # ============================================ L1: routers ==========================================================
-
-_ROUTER_SOFTMAX = '''@torch.no_grad()
-def run(hidden_states, gate_weight):
-    logits = F.linear(hidden_states.to(torch.float32 if hidden_states.dtype != torch.float64 else torch.float64),
-                      gate_weight.to(torch.float32 if gate_weight.dtype != torch.float64 else torch.float64))
-    @SELECT@
-    weights = torch.zeros_like(logits)
-    return weights.scatter(1, topk_index, topk_weight), logits
-'''
-_SOFTMAX_TOPK = '''probs = torch.softmax(logits, dim=-1)
-    topk_weight, topk_index = torch.topk(probs, @TOPK@, dim=-1)
-    topk_weight = topk_weight / topk_weight.sum(dim=-1, keepdim=True)'''
-_LLAMA4_TOP1 = '''topk_logit, topk_index = torch.topk(logits, @TOPK@, dim=-1)
-    topk_weight = torch.sigmoid(topk_logit)'''
-
-_ROUTER_SIGMOID = '''@torch.no_grad()
-def run(hidden_states, gate_weight, e_score_correction_bias):
-    acc = torch.float64 if hidden_states.dtype == torch.float64 else torch.float32
-    logits = F.linear(hidden_states.to(acc), gate_weight.to(acc))
-    scores = logits.sigmoid()
-    choice = scores + e_score_correction_bias.to(acc)
-    t, e = choice.shape
-    groups = @GROUPS@
-    if groups > 1:
-        group_scores = choice.view(t, groups, e // groups).topk(2, dim=-1)[0].sum(dim=-1)
-        group_index = torch.topk(group_scores, @TOPK_GROUP@, dim=-1)[1]
-        group_mask = torch.zeros_like(group_scores).scatter(1, group_index, 1.0)
-        keep = group_mask[:, :, None].expand(t, groups, e // groups).reshape(t, e)
-        choice = choice.masked_fill(keep == 0, float("-inf"))
-    topk_index = torch.topk(choice, @TOPK@, dim=-1)[1]
-    topk_weight = scores.gather(1, topk_index)
-    topk_weight = topk_weight / (topk_weight.sum(dim=-1, keepdim=True) + 1e-20) * @SCALE@
-    return torch.zeros_like(scores).scatter(1, topk_index, topk_weight), logits
-'''
 
 
 def router(m, name, kernel, text, *, kind, experts, topk, hidden, cite, groups=1, topk_group=1, scale=1.0,
@@ -337,16 +208,17 @@ def router(m, name, kernel, text, *, kind, experts, topk, hidden, cite, groups=1
               "gate_weight": (["num_experts", "hidden_size"], weight_dtype, hidden ** -0.5)}
     if kind == "sigmoid":
         inputs["e_score_correction_bias"] = (["num_experts"], "float32", 0.05)
-        src = _ROUTER_SIGMOID
+        template = "llm/router_sigmoid.py"
+        values = {"TOPK": topk, "GROUPS": groups, "TOPK_GROUP": topk_group, "SCALE": float(scale)}
     else:
-        src = _ROUTER_SOFTMAX.replace("@SELECT@", _SOFTMAX_TOPK if kind == "softmax" else _LLAMA4_TOP1)
+        template = "llm/router_softmax.py" if kind == "softmax" else "llm/router_top1_sigmoid.py"
+        values = {"TOPK": topk}
     d_ = draft(_cite(m, *cite), name, "moe_router", text,
                {"num_tokens": (None, "tokens"), "hidden_size": (hidden, "hidden_size"),
                 "num_experts": (experts, "num_experts")},
                inputs, {"routing_weights": (["num_tokens", "num_experts"], "float32"),
                         "router_logits": (["num_tokens", "num_experts"], "float32")},
-               _body(src), _tok(CPU_TOKENS),
-               subs={"TOPK": topk, "GROUPS": groups, "TOPK_GROUP": topk_group, "SCALE": float(scale)})
+               template, _tok(CPU_TOKENS), values=values)
     return _tiers(d_, "L1", _tok(TOKENS), _tok(CPU_TOKENS), ["moe"], kernel)
 
 
@@ -358,22 +230,6 @@ _LOCAL_FIRST_IDS = ("(lambda first: torch.cat([(first + j * (a['num_experts'] //
 """Expert ids of tokens dispatched to this rank: slot 0 is a local expert (0..local_experts-1), the other slots
 are spread over all experts at stride num_experts // top_k, so a token's ids are distinct. Integer arithmetic
 only, so the analyser can follow the routing at GPU scale."""
-
-_MOE = '''@torch.no_grad()
-def run(@ARGS@):
-    acc = _acc(hidden_states)
-    out = torch.zeros(hidden_states.shape, device=hidden_states.device, dtype=acc)
-    for j in range(w_gate.shape[0]):  # this rank's experts: global ids 0..local_experts-1
-        token, slot = torch.where(topk_ids == j)
-        x = hidden_states[token]
-@EXPERT@
-@SHARED@    return out.to(hidden_states.dtype)
-'''
-_EXPERT_OUT = '''        h = F.silu(F.linear(x, w_gate[j])) * F.linear(x, w_up[j])
-        out.index_add_(0, token, F.linear(h, w_down[j]).to(acc) * topk_weights[token, slot, None].to(acc))'''
-_EXPERT_IN = '''        x = (x.to(acc) * topk_weights[token, slot, None].to(acc)).to(x.dtype)  # Llama-4 scales the expert's input
-        h = F.silu(F.linear(x, w_gate[j])) * F.linear(x, w_up[j])
-        out.index_add_(0, token, F.linear(h, w_down[j]).to(acc))'''
 
 
 def moe_experts(m, name, kernel, text, *, kind, hidden, experts, local, inter, topk, cite, shared_inter=0,
@@ -401,40 +257,27 @@ def moe_experts(m, name, kernel, text, *, kind, hidden, experts, local, inter, t
                        "shared_down": _bf(["hidden_size", "shared_shard"], shared_inter ** -0.5)})
         shared = ("    s = F.linear(F.silu(F.linear(hidden_states, shared_gate)) * F.linear(hidden_states, shared_up),"
                   " shared_down)\n    out = out + s.to(acc)\n")
-    src = _MOE.replace("@ARGS@", ", ".join(args)).replace(
-        "@EXPERT@", _EXPERT_IN if kind == "llama4" else _EXPERT_OUT).replace("@SHARED@", shared)
+    template = "llm/moe_experts_scaled_input.py" if kind == "llama4" else "llm/moe_experts.py"
+    values = {"SHARED_ARGS": "".join(", " + a for a in args[6:]), "SHARED": shared}
     text += (" Routing arrives as the fused-experts kernel's inputs (vLLM fused_experts, TensorRT-LLM's MoE "
              "plugin): topk_ids [tokens, top_k] and fp32 topk_weights; the tokens are those dispatched to this rank "
              "(slot 0 names a local expert), so the selection itself cannot tie here.")
     d_ = draft(_cite(m, *cite), name, "moe", text, axes, inputs,
-               {"output": (["num_tokens", "hidden_size"], "bfloat16")}, _body(src), _tok(CPU_MOE_TOKENS))
+               {"output": (["num_tokens", "hidden_size"], "bfloat16")}, template, _tok(CPU_MOE_TOKENS),
+               values=values)
     return _tiers(d_, "L2", _tok(TOKENS_MOE), _tok(CPU_MOE_TOKENS), ["moe"], kernel)
 
 
 # ============================================ L2: attention blocks =================================================
 
-_BLOCK = '''@torch.no_grad()
-def run(@ARGS@):
-    b, s, _ = hidden_states.shape
-    acc = _acc(hidden_states)
-    x = @PRENORM@
-    q = F.linear(x, q_proj@QB@)
-    k = F.linear(x, k_proj@KB@)
-    v = F.linear(x, v_proj@VB@)
-@QKNORM@    q = q.view(b, s, -1, @D@).transpose(1, 2)
-    k = k.view(b, s, -1, @D@).transpose(1, 2)
-    v = v.view(b, s, -1, @D@).transpose(1, 2)
-    cos, sin = _angles(torch.arange(s, device=x.device), @INV_FREQ@, x)
-    q = (q.to(acc) * cos + _rotate_half(q.to(acc)) * sin).to(q.dtype)
-    k = (k.to(acc) * cos + _rotate_half(k.to(acc)) * sin).to(k.dtype)
-@ATTN@
-    out = F.linear(o.transpose(1, 2).reshape(b, s, -1), o_proj)
-@POST@    return out
-'''
-_CAUSAL = "    o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True@SCALE@)"
-_WINDOWED = '''    pos = torch.arange(s, device=x.device)
-    mask = (pos[None, :] <= pos[:, None]) & (pos[:, None] - pos[None, :] < @WINDOW@)
-    o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True@SCALE@)'''
+
+def _attention_lines(window, scale_arg: str) -> str:
+    """The block's attention call: causal, or causal within a sliding window (OLMo-3)."""
+    if not window:
+        return f"    o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True{scale_arg})\n"
+    return ("    pos = torch.arange(s, device=x.device)\n"
+            f"    mask = (pos[None, :] <= pos[:, None]) & (pos[:, None] - pos[None, :] < {window})\n"
+            f"    o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True{scale_arg})\n")
 
 
 def attention_block(m, name, kernel, text, *, hidden, heads, kv_heads, d, inv_freq, cite, bias=False, qk_norm=False,
@@ -459,34 +302,29 @@ def attention_block(m, name, kernel, text, *, hidden, heads, kv_heads, d, inv_fr
     if post_norm:
         args.append("post_norm")
         inputs["post_norm"] = _bf(["hidden_size"], 0.1, 1.0)
-    src = _BLOCK.replace("@ARGS@", ", ".join(args))
+    values = {"EXTRA_ARGS": "".join(", " + a for a in args[5:]), "D": d, "INV_FREQ": inv_freq,
+              "PRENORM": f"_rmsnorm(hidden_states, input_norm, {eps!r})" if pre_norm else "hidden_states",
+              "QKNORM": f"    q = _rmsnorm(q, q_norm, {eps!r})\n    k = _rmsnorm(k, k_norm, {eps!r})\n" if qk_norm else "",
+              "ATTN": _attention_lines(window, f", scale={scale!r}" if scale else "")}
     for key, arg in (("QB", "q_bias"), ("KB", "k_bias"), ("VB", "v_bias")):
-        src = src.replace(f"@{key}@", f", {arg}" if bias else "")
-    src = src.replace("@PRENORM@", f"_rmsnorm(hidden_states, input_norm, {eps!r})" if pre_norm else "hidden_states")
-    src = src.replace("@QKNORM@", f"    q = _rmsnorm(q, q_norm, {eps!r})\n    k = _rmsnorm(k, k_norm, {eps!r})\n"
-                      if qk_norm else "")
-    attn = _WINDOWED.replace("@WINDOW@", str(window)) if window else _CAUSAL
-    src = src.replace("@ATTN@", attn.replace("@SCALE@", f", scale={scale!r}" if scale else ""))
+        values[key] = f", {arg}" if bias else ""
     post = ""
     if post_norm:
         post += f"    out = _rmsnorm(out, post_norm, {eps!r})\n"
     if residual is not None:
         post += f"    out = (hidden_states.to(acc) + out.to(acc) * {float(residual)!r}).to(hidden_states.dtype)\n"
-    src = src.replace("@POST@", post).replace("@INV_FREQ@", inv_freq).replace("@D@", str(d))
+    values["POST"] = post
     d_ = draft(_cite(m, *cite), name, "attention_block", text,
                {"batch_size": (None, "sequences"), "seq_len": (None, "prompt length"),
                 "hidden_size": (hidden, "hidden_size"), "q_dim": (heads * d, f"{heads} query heads x head_dim {d}"),
                 "kv_dim": (kv_heads * d, f"{kv_heads} key/value heads x head_dim {d}")},
-               inputs, {"output": (["batch_size", "seq_len", "hidden_size"], "bfloat16")}, _body(src),
-               _seqs(CPU_PREFILL))
+               inputs, {"output": (["batch_size", "seq_len", "hidden_size"], "bfloat16")}, "llm/attention_block.py",
+               _seqs(CPU_PREFILL), values=values)
     return _tiers(d_, "L2", _seqs(gpu), _seqs(CPU_PREFILL), ["attention", *extra_families], kernel)
 
 
 def _plain_inv_freq(d, theta):
     return f"1.0 / ({float(theta)!r} ** (torch.arange(0, {d}, 2, device=x.device, dtype=torch.float64) / {d}))"
-
-
-# ============================================ model-specific problems ==============================================
 
 
 # ============================================ the problems =========================================================
@@ -520,10 +358,10 @@ def _l1_attention() -> list[ProblemDraft]:
             gpu=PREFILL, cite=("num_attention_heads", "num_key_value_heads", "derived.head_dim")),
         attention_prefill(
             GEMMA2_27B, "gemma-2-27b_softcap_sliding_prefill_h32kv16_d128", "softcap_sliding_window_attention",
-            f"Gemma-2-27B local-attention layer over a prompt (Gemma2Attention.forward and eager_attention_forward in "
-            f"transformers' modeling_gemma2.py): scores scaled by query_pre_attn_scalar^-0.5 = 144^-0.5 (not "
-            f"head_dim^-0.5), soft-capped tanh(s / 50) x 50 (attn_logit_softcapping 50.0), causal within a "
-            f"sliding_window of 4096 positions; num_attention_heads 32 over num_key_value_heads 16, head_dim 128.",
+            "Gemma-2-27B local-attention layer over a prompt (Gemma2Attention.forward and eager_attention_forward in "
+            "transformers' modeling_gemma2.py): scores scaled by query_pre_attn_scalar^-0.5 = 144^-0.5 (not "
+            "head_dim^-0.5), soft-capped tanh(s / 50) x 50 (attn_logit_softcapping 50.0), causal within a "
+            "sliding_window of 4096 positions; num_attention_heads 32 over num_key_value_heads 16, head_dim 128.",
             heads=32, kv_heads=16, d=128, gpu=PREFILL_SHORT, scale=g2_scale, softcap=g2["attn_logit_softcapping"],
             window=g2["sliding_window"], cite=("num_attention_heads", "num_key_value_heads", "head_dim",
                                                "attn_logit_softcapping", "query_pre_attn_scalar", "sliding_window")),

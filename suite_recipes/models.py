@@ -1,8 +1,8 @@
 """The real models recipes draw from, with the published configuration values they use.
 
 Every value here was copied from solbench/suite/data/model-configs.json (the record's ``source`` names the
-published file); tests/suite/test_catalog.py checks them against it.
-Keys follow model-configs.json; ``derived.*`` keys are arithmetic on published values.
+published file); the build writes them to each folder's provenance.json and tests/suite/test_provenance.py
+checks them against it. Keys follow model-configs.json; ``derived.*`` keys are arithmetic on published values.
 """
 
 from __future__ import annotations

@@ -1,39 +1,28 @@
-"""Quant: NVFP4 fused blocks of real models, forward only.
+"""Quant: NVFP4 linear layers of real models with their fused epilogues (split, residual, bias + GELU, squared
+ReLU + quantise), forward only, from ``templates/nvfp4/linear.py``.
 
 NVFP4 as NVIDIA's ModelOpt checkpoints store it and TensorRT-LLM / FlashInfer / vLLM serve it: E2M1 values
 packed two per byte (``float4_e2m1fn_x2``, element 2i in the low nibble), one E4M3 scale per 16 elements
 along K, and a per-tensor fp32 scale (a weight's ``weight_scale_2``, an activation's static
 ``input_scale``, both *decode* scales: value = code x block scale x per-tensor scale). Activations are
-quantised inside the block as ``fp4_quantize`` does (per 16 elements ``sf = e4m3(gs * amax / 6)`` with the
-encode scale ``gs = 1 / input_scale``, codes ``e2m1(x * (1 / (sf / gs)))`` round-to-nearest-even,
-saturating at 6; linear, not swizzled, scale layout); the GEMM is ``alpha * (a x a_sf) @ (w x w_sf)^T``
-with ``alpha = input_scale * weight_scale_2`` (vLLM ``ModelOptNvFp4LinearMethod``, FlashInfer ``mm_fp4``),
-fp32 accumulation.
+quantised inside the block as ``fp4_quantize`` does; the GEMM is ``alpha * (a x a_sf) @ (w x w_sf)^T`` with
+``alpha = input_scale * weight_scale_2`` (vLLM ``ModelOptNvFp4LinearMethod``, FlashInfer ``mm_fp4``), fp32
+accumulation. Every dimension is a published value of the model's record in model-configs.json; where a layer
+is a tensor-parallel shard, the shard is a real function (column-parallel outputs, a vocabulary shard).
 
-Blocks: RMSNorm (+ residual add) fused with the quantisation of its output, SwiGLU + quantise, GEMM
-+ bias + GELU, GEMM + squared ReLU + quantise (Nemotron-H), the whole gated MLP, attention QKV and output
-(+ residual) projections, Mamba2 in_proj / out_proj, MoE expert GEMMs with the routing given (tie-safe:
-the selected experts are integer inputs), expert-weight dequantisation, KV-cache quantisation and a
-vocabulary-parallel lm_head. Every dimension is a published value of the model's record in
-model-configs.json; where a layer is a tensor- or expert-parallel shard, the shard is a real function
-(column-parallel outputs, a row-parallel partial sum before its all-reduce, this rank's experts).
+The other NVFP4 problems this module first made (norm / activation + quantise, the gated MLP, MoE experts,
+dequantisation, KV-cache quantisation) are hand-written folders now.
 
-References decode the 4-bit codes by table lookup and multiply by their block scales, exactly as
-`solbench.spec.nvfp4` emulates ``torch._scaled_mm`` on the CPU, so the analyser counts each matrix
-product at the FP4 rate. Weights are drawn directly as codes and scales (uniform codes, block scales in
-[64, 448], ``weight_scale_2`` chosen so the dequantised weight has std ``fan_in ** -0.5``), which is
-quick on the CPU and keeps activations at unit scale.
-
-Two tiers: ``workload.jsonl`` holds 16 serving-scale workloads (decode to 32k-token prefill chunks,
-expert-parallel degrees from EP=1), ``workload.cpu.jsonl`` 8 small ones that run well under a second.
+Two tiers: ``workload.jsonl`` holds 16 serving-scale workloads (decode to 32k-token prefill chunks),
+``workload.cpu.jsonl`` 8 small ones that run well under a second.
 """
 
 from __future__ import annotations
 
 from suite_recipes.builder import const, expr, problem, slug, tensor, var
 from suite_recipes.models import model
-from suite_recipes.snippets import ACC, E2M1_CODES
 from suite_recipes.shapes import tokens
+from suite_recipes.template import render
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
 
@@ -42,7 +31,7 @@ BF16 = tolerance_for("bfloat16")
 GEMM_QUANT_TOLERANCE = {"max_atol": 1e-6, "max_rtol": 1e-5, "required_matched_ratio": 0.99}
 """A GEMM's output quantised: summation order moves a bf16 value across an FP4 rounding boundary more often."""
 
-# --- local sweeps (catalog/sweeps.py lands on main later) ---------------------------------------------
+# --- sweeps ---------------------------------------------------------------------------------------------
 GEMM_TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 """Tokens per forward: decode batches through 32k-token prefill chunks."""
 CPU_GEMM_TOKENS = (3, 5, 7, 12, 24, 40, 77, 96)
@@ -66,70 +55,6 @@ PHI35_MINI = model("Phi-3.5-mini-instruct", "microsoft/Phi-3.5-mini-instruct", "
                    {"hidden_size": 3072, "vocab_size": 32064, "tie_word_embeddings": False})
 
 # --- reference building blocks (pasted into every reference) --------------------------------------------
-_NVFP4 = '''import torch
-import torch.nn.functional as F
-
-E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
-"""The value of each 4-bit code: bit 3 is the sign."""
-
-
-''' + ACC + '''
-
-def _fp4_values(packed, dtype):
-    """float4_e2m1fn_x2 [..., C/2] -> [..., C] in dtype (exact): the low nibble is element 2i."""
-    codes = packed.view(torch.uint8)
-    table = torch.tensor(E2M1, dtype=dtype, device=packed.device)
-    low, high = table[(codes & 0x0F).long()], table[(codes >> 4).long()]
-    return torch.stack((low, high), dim=-1).reshape(*codes.shape[:-1], codes.shape[-1] * 2)
-
-
-def _dequant(packed, sf, dtype):
-    """Codes times their 16-element block's E4M3 scale (the per-tensor scale is applied by the caller)."""
-    values = _fp4_values(packed, dtype)
-    shape = values.shape
-    blocks = values.reshape(*shape[:-1], shape[-1] // 16, 16) * sf.to(dtype).unsqueeze(-1)
-    return blocks.reshape(shape)
-
-
-''' + E2M1_CODES + '''
-
-def _quantize(x, input_scale):
-    """fp4_quantize with the encode scale gs = 1 / input_scale: per 16 elements sf = e4m3(gs * amax / 6)
-    (clamped to 448), codes = e2m1(x * (1 / (sf / gs))); linear scale layout."""
-    shape = x.shape
-    xb = x.to(torch.float32).reshape(*shape[:-1], shape[-1] // 16, 16)
-    gs = 1.0 / input_scale.to(torch.float32)
-    sf = (gs * (xb.abs().amax(dim=-1) / 6.0)).clamp(max=448.0).to(torch.float8_e4m3fn)
-    sf_values = sf.to(torch.float32)
-    inverse = torch.where(sf_values != 0, 1.0 / (sf_values / gs), torch.zeros_like(sf_values))
-    codes = _e2m1_codes(xb * inverse.unsqueeze(-1)).reshape(shape)
-    return (codes[..., 0::2] | (codes[..., 1::2] << 4)).view(torch.float4_e2m1fn_x2), sf
-
-
-def _linear(x, input_scale, weight, weight_scale, weight_scale_2):
-    """An NVFP4 linear layer: quantise x, then alpha * (a x a_sf) @ (w x w_sf)^T, accumulated in fp32
-    (fp64 in the golden run)."""
-    acc = _acc(x)
-    a, a_sf = _quantize(x, input_scale)
-    product = _dequant(a, a_sf, acc) @ _dequant(weight, weight_scale, acc).transpose(-1, -2)
-    return product * (input_scale.to(acc) * weight_scale_2.to(acc))
-
-
-def _random_weight(shape, std, device):
-    """Codes, block scales and weight_scale_2 of an NVFP4 weight [..., N, K] drawn directly: uniform codes
-    (RMS 2.93), block scales uniform in [64, 448] (RMS 279), weight_scale_2 within a factor 2 of
-    std / (2.93 x 279), so the dequantised weight has std ~ std."""
-    *lead, rows, cols = shape
-    codes = torch.randint(0, 256, (*lead, rows, cols // 2), dtype=torch.uint8, device=device)
-    sf = (torch.rand(*lead, rows, cols // 16, device=device) * 384.0 + 64.0).to(torch.float8_e4m3fn)
-    scale_2 = (std / (2.93 * 279.0)) * torch.exp2(torch.rand(*(lead or [1]), device=device) * 2.0 - 1.0)
-    return codes.view(torch.float4_e2m1fn_x2), sf, scale_2
-
-
-def _static_scale(amax, device):
-    """A calibrated per-tensor decode scale amax / (6 * 448), amax observed within [amax, 1.5 amax]."""
-    return (amax / (6.0 * 448.0)) * (1.0 + 0.5 * torch.rand(1, device=device))
-'''
 
 
 TOKENS = var("Tokens in the forward (batch x sequence)")
@@ -152,36 +77,23 @@ def _packed_axes(k_name: str, k_value: int, what: str) -> dict:
 
 # ================================================================================================
 # NVFP4 linear layers with fused epilogues
-_LINEAR_INPUTS = '''
-def make_inputs(axes_and_scalars, device):
-    a = axes_and_scalars
-    t, k, n = a["num_tokens"], a["in_features"], a["out_features"]
-    weight, weight_scale, weight_scale_2 = _random_weight((n, k), k ** -0.5, device)
-    out = {"x": torch.randn(t, k, device=device).to(torch.bfloat16), "input_scale": _static_scale(8.0, device),
-           "weight": weight, "weight_scale": weight_scale, "weight_scale_2": weight_scale_2}
-@EXTRA@    return out
-'''
-
 _EPILOGUES = {
-    "plain": ("", "    return y.to(x.dtype)\n"),
-    "split": ("", "    return tuple(part.to(x.dtype) for part in torch.split(y, SPLIT, dim=-1))\n"),
-    "residual": ('    out["residual"] = torch.randn(t, n, device=device).to(torch.bfloat16)\n',
+    "plain": ("", "", "    return y.to(x.dtype)\n"),
+    "split": ("", "", "    return tuple(part.to(x.dtype) for part in torch.split(y, SPLIT, dim=-1))\n"),
+    "residual": ('    out["residual"] = torch.randn(t, n, device=device).to(torch.bfloat16)\n', ", residual",
                  "    return (y + residual.to(y.dtype)).to(x.dtype)\n"),
-    "bias_gelu": ('    out["bias"] = (0.02 * torch.randn(n, device=device)).to(torch.bfloat16)\n',
+    "bias_gelu": ('    out["bias"] = (0.02 * torch.randn(n, device=device)).to(torch.bfloat16)\n', ", bias",
                   "    return F.gelu(y + bias.to(y.dtype), approximate=\"tanh\").to(x.dtype)\n"),
-    "relu2_quant": ('    out["output_scale"] = _static_scale(16.0, device)\n',
+    "relu2_quant": ('    out["output_scale"] = _static_scale(16.0, device)\n', ", output_scale",
                     "    return _quantize(torch.relu(y.to(x.dtype).to(y.dtype)).square(), output_scale)\n"),
 }
-_EXTRA_ARGS = {"plain": "", "split": "", "residual": ", residual", "bias_gelu": ", bias",
-               "relu2_quant": ", output_scale"}
+"""Per epilogue: the lines make_inputs adds, the extra arguments of run, and its return statement."""
 
 
 def _linear_reference(epilogue: str, split: tuple = ()) -> str:
-    extra, tail = _EPILOGUES[epilogue]
-    head = f"SPLIT = {list(split)!r}\n" if split else ""
-    return (head + _LINEAR_INPUTS.replace("@EXTRA@", extra) + "\n\n@torch.no_grad()\n"
-            f"def run(x, input_scale, weight, weight_scale, weight_scale_2{_EXTRA_ARGS[epilogue]}):\n"
-            "    y = _linear(x, input_scale, weight, weight_scale, weight_scale_2)\n" + tail)
+    extra, extra_args, tail = _EPILOGUES[epilogue]
+    return render("nvfp4/linear.py", SPLIT=f"SPLIT = {list(split)!r}\n" if split else "", EXTRA=extra,
+                  EXTRA_ARGS=extra_args, RETURN=tail)
 
 
 def nvfp4_linear(m, name: str, op_type: str, description: str, k: int, n: int, *, epilogue: str = "plain",
@@ -212,7 +124,7 @@ def nvfp4_linear(m, name: str, op_type: str, description: str, k: int, n: int, *
             inputs["bias"] = tensor(["out_features"], "bfloat16")
     tolerance = GEMM_QUANT_TOLERANCE if epilogue == "relu2_quant" else BF16
     return problem("Quant", m, f"{slug(m)}_{name}", op_type, description, axes=axes, inputs=inputs, outputs=outputs,
-                  reference=_NVFP4 + _linear_reference(epilogue, tuple(split.values()) if split else ()),
+                  reference=_linear_reference(epilogue, tuple(split.values()) if split else ()),
                   gpu=tokens(gpu), workloads=tokens(cpu), tolerance=tolerance,
                   tags=[FAMILY, "kernel:gemm_fp4", *tags], custom_inputs_entrypoint="make_inputs")
 

@@ -1,22 +1,13 @@
-"""Quant: low-precision quantized operators as real serving and training stacks run them.
+"""Quant: FP8 linear layers with per-tensor scales (``torch._scaled_mm`` / ``cutlass_scaled_mm`` semantics) for
+four layers of real models, from ``templates/quant/fp8_per_tensor_gemm.py``.
 
-FP8 (e4m3 / e5m2) quantizers and scaled GEMMs (per-tensor, per-token x per-channel, DeepSeek-style
-1x128 activation groups with 128x128 weight blocks), FP8 MoE grouped GEMMs, FP8 KV caches and
-attention, NVFP4 (e2m1 codes, 16-element e4m3 block scales, a global fp32 scale), MXFP4 (e2m1 codes,
-32-element e8m0 scales; gpt-oss experts), INT8 W8A8 (SmoothQuant) and INT4 weight-only (AWQ, GPTQ).
+The reference dequantizes explicitly and computes in fp32 (the golden run in fp64), so the SOL layer counts the
+matmul at the rate of the precision its operands were dequantized from; quantized inputs come from
+``make_inputs``, random data quantized as the serving stack would. The set's other problems (quantizers, block
+and row-wise GEMMs, MoE, MXFP4, INT8/INT4, FP8 KV cache and attention, training) are hand-written folders.
 
-Every reference dequantizes explicitly and computes in fp32 (the golden run in fp64), so the SOL
-layer counts each matmul at the rate of the precision its operands were dequantized from.
-Quantized inputs come from ``make_inputs``: random data quantized as the serving stack would, so
-codes are valid and scales positive. Quantizer outputs must match code for code (rounding is
-round-to-nearest-even throughout; ``QUANTIZER_TOLERANCE``).
-
-Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem (serving steps of 1-64k
-tokens, 128k for the narrow layers; decode over 1k-32k-token contexts; Wan2.1 clips at 480p and 720p; Whisper's
-1,500-frame clips; ViT-L's 197-token images; training micro-batches of 512-64k tokens), ``workload.cpu.jsonl`` the
-recipes' small ones. The FP8 KV-cache append returns the rows it writes, not the cache. Quant is forward only
-(as upstream's): the three FP8 training problems (linear backward, blockwise linear backward, grad
-cast-transpose) are built here but belong to set L1.
+Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 GPU-scale workloads per problem, ``workload.cpu.jsonl`` the
+recipes' small ones.
 """
 
 from __future__ import annotations
@@ -24,6 +15,7 @@ from __future__ import annotations
 from suite_recipes.builder import const, problem, tensor, var
 from suite_recipes.models import model
 from suite_recipes.shapes import tokens
+from suite_recipes.template import render
 from suite_recipes.sweeps import tiered, with_gpu_tier
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
@@ -59,27 +51,6 @@ TOKENS = var("Tokens in the batch (batch x sequence)")
 
 # ================================================================================================
 # FP8 per-tensor and rowwise scaled GEMM
-_PER_TENSOR_GEMM_REF = '''import torch
-
-
-def make_inputs(axes_and_scalars, device):
-    m, k, n = axes_and_scalars["num_tokens"], axes_and_scalars["in_features"], axes_and_scalars["out_features"]
-    x = torch.randn(m, k, device=device)
-    # Layers differ in weight magnitude; without that spread every draw's b_scale is the same to within
-    # the tolerance and a kernel could hard-code it.
-    w = torch.randn(n, k, device=device) * k ** -0.5 * (0.5 + 1.5 * torch.rand(1, device=device))
-    a_scale = x.abs().amax().reshape(1) / 448.0 * (1.0 + torch.rand(1, device=device))  # calibrated, with headroom
-    b_scale = w.abs().amax().reshape(1) / 448.0
-    a = (x / a_scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
-    b = (w / b_scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
-    return {"a": a, "a_scale": a_scale, "b": b, "b_scale": b_scale}
-
-
-@torch.no_grad()
-def run(a, a_scale, b, b_scale):
-    out = (a.to(torch.float32) * a_scale) @ (b.to(torch.float32) * b_scale).T
-    return out.to(torch.bfloat16)
-'''
 
 
 def fp8_per_tensor_gemm(m, name: str, k: int, n: int, what: str, sweep, axis_description=None) -> ProblemDraft:
@@ -93,7 +64,7 @@ def fp8_per_tensor_gemm(m, name: str, k: int, n: int, what: str, sweep, axis_des
         inputs={"a": tensor(["num_tokens", "in_features"], "float8_e4m3fn"), "a_scale": tensor(["one"], "float32"),
                 "b": tensor(["out_features", "in_features"], "float8_e4m3fn"), "b_scale": tensor(["one"], "float32")},
         outputs={"out": tensor(["num_tokens", "out_features"], "bfloat16")},
-        reference=_PER_TENSOR_GEMM_REF, custom_inputs_entrypoint="make_inputs", workloads=tokens(sweep),
+        reference=render("quant/fp8_per_tensor_gemm.py"), custom_inputs_entrypoint="make_inputs", workloads=tokens(sweep),
         tolerance=BF16)
 
 
@@ -115,7 +86,6 @@ def fp8_per_tensor_gemm(m, name: str, k: int, n: int, what: str, sweep, axis_des
 
 # ================================================================================================
 # GPU tier (workload.jsonl): upstream's scale; the recipes' own small workloads become workload.cpu.jsonl.
-# Local sweeps (catalog/sweeps.py is written on another branch; the lead dedupes at merge).
 
 SERVE_TOKENS = (1, 4, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384, 32768, 65536)
 """Tokens in a serving step: decode batches through chunked-prefill budgets to a 64k-token prefill."""

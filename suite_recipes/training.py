@@ -1,9 +1,9 @@
 """Training kernels (backward passes) of language models whose forward kernels the suite already has.
 
 Training is about a fifth of SOL-ExecBench's problems and of this suite's: these are the recipes of
-`catalog/l1/backward.py` and `catalog/l2.py` (RMSNorm, gated activation, cross-entropy, linear and attention
-backward) at the published sizes of models used by `catalog/llm_breadth.py`, each a different width, vocabulary
-or head layout from the backward problems already in the suite.
+`l1/backward.py` and `l2.py` (RMSNorm, gated activation, cross-entropy, linear and attention backward) at the
+published sizes of models `llm_breadth.py` uses, each a different width, vocabulary or head layout from the
+backward problems already in the suite.
 """
 
 from __future__ import annotations

@@ -5,68 +5,7 @@ from __future__ import annotations
 from suite_recipes.builder import const, problem, scalar, slug, tensor, uses, var
 from suite_recipes.sweeps import per
 from suite_recipes.shapes import SMALL_TOKEN_SWEEP, TOKEN_SWEEP
-
-_RMSNORM_BACKWARD = '''import torch
-
-
-def run(grad_output, hidden_states, weight, eps):
-    compute = torch.promote_types(hidden_states.dtype, torch.float32)
-    x, dy, w = hidden_states.to(compute), grad_output.to(compute), weight.to(compute)
-    rstd = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps)
-    x_hat = x * rstd
-    grad_weight = (dy * x_hat).sum(dim=0)
-    g = dy * w
-    grad_input = rstd * (g - x_hat * (g * x_hat).mean(dim=-1, keepdim=True))
-    return grad_input.to(hidden_states.dtype), grad_weight.to(weight.dtype)
-'''
-
-
-_LINEAR_BACKWARD = '''import torch
-
-
-def run(grad_output, x, weight):
-    return grad_output @ weight, grad_output.t() @ x
-'''
-
-
-_SWIGLU_BACKWARD = '''import torch
-
-
-def run(grad_output, gate, up):
-    compute = torch.promote_types(gate.dtype, torch.float32)
-    dy, g, u = grad_output.to(compute), gate.to(compute), up.to(compute)
-    sigmoid = torch.sigmoid(g)
-    silu = g * sigmoid
-    grad_gate = dy * u * sigmoid * (1.0 + g * (1.0 - sigmoid))
-    return grad_gate.to(gate.dtype), (dy * silu).to(up.dtype)
-'''
-
-_GEGLU_BACKWARD = '''import math
-
-import torch
-
-
-def run(grad_output, gate, up):
-    compute = torch.promote_types(gate.dtype, torch.float32)
-    dy, g, u = grad_output.to(compute), gate.to(compute), up.to(compute)
-    k = math.sqrt(2.0 / math.pi)
-    t = torch.tanh(k * (g + 0.044715 * g * g * g))
-    gelu = 0.5 * g * (1.0 + t)
-    d_gelu = 0.5 * (1.0 + t) + 0.5 * g * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * g * g)
-    return (dy * u * d_gelu).to(gate.dtype), (dy * gelu).to(up.dtype)
-'''
-
-
-_CROSS_ENTROPY_BACKWARD = '''import torch
-
-
-def run(logits, labels, grad_loss):
-    x = logits.to(torch.promote_types(logits.dtype, torch.float32))
-    probs = torch.softmax(x, dim=-1)
-    minus_one = torch.full((labels.shape[0], 1), -1.0, dtype=x.dtype, device=x.device)
-    grad = probs.scatter_add(-1, labels.unsqueeze(-1), minus_one) * grad_loss.unsqueeze(-1).to(x.dtype)
-    return grad.to(logits.dtype)
-'''
+from suite_recipes.template import render
 
 
 def rmsnorm_backward(m):
@@ -83,7 +22,7 @@ def rmsnorm_backward(m):
                       "weight": tensor(["hidden_size"], dtype), "eps": scalar()},
               outputs={"grad_input": tensor(["num_tokens", "hidden_size"], dtype),
                        "grad_weight": tensor(["hidden_size"], dtype)},
-              reference=_RMSNORM_BACKWARD, workloads=per("num_tokens", TOKEN_SWEEP), scalars={"eps": eps},
+              reference=render("l1/rmsnorm_backward.py"), workloads=per("num_tokens", TOKEN_SWEEP), scalars={"eps": eps},
               backward=True)
 
 
@@ -99,7 +38,7 @@ def linear_backward(m, *, what: str, keys, in_features: int, out_features: int, 
                       "weight": tensor(["out_features", "in_features"], dtype)},
               outputs={"grad_input": tensor(["num_tokens", "in_features"], dtype),
                        "grad_weight": tensor(["out_features", "in_features"], dtype)},
-              reference=_LINEAR_BACKWARD, workloads=per("num_tokens", SMALL_TOKEN_SWEEP), backward=True)
+              reference=render("l1/linear_backward.py"), workloads=per("num_tokens", SMALL_TOKEN_SWEEP), backward=True)
 
 
 def gated_activation_backward(m, *, tokens=(1, 7, 16, 32, 64, 100, 128, 255)):
@@ -114,7 +53,7 @@ def gated_activation_backward(m, *, tokens=(1, 7, 16, 32, 64, 100, 128, 255)):
                       "gate": tensor(["num_tokens", "width"], dtype), "up": tensor(["num_tokens", "width"], dtype)},
               outputs={"grad_gate": tensor(["num_tokens", "width"], dtype),
                        "grad_up": tensor(["num_tokens", "width"], dtype)},
-              reference=_SWIGLU_BACKWARD if act == "silu" else _GEGLU_BACKWARD,
+              reference=render("l1/swiglu_backward.py" if act == "silu" else "l1/geglu_backward.py"),
               workloads=per("num_tokens", tokens), backward=True)
 
 
@@ -129,6 +68,6 @@ def cross_entropy_backward(m, *, tokens):
                       "labels": tensor(["num_tokens"], "int64", "Target token ids in [0, vocab_size)"),
                       "grad_loss": tensor(["num_tokens"], "float32")},
               outputs={"grad_logits": tensor(["num_tokens", "vocab_size"], "bfloat16")},
-              reference=_CROSS_ENTROPY_BACKWARD, workloads=per("num_tokens", tokens), backward=True,
+              reference=render("l1/cross_entropy_backward.py"), workloads=per("num_tokens", tokens), backward=True,
               atol=1e-12, matched_ratio=1.0)
 

@@ -1,19 +1,12 @@
-"""Activations, rotary embeddings and a chunked cumulative sum: elementwise or row-wise ops on activations."""
+"""Gated MLP activations (SwiGLU, GeGLU) on the gate and up projections."""
 
 from __future__ import annotations
 
 from suite_recipes.builder import const, problem, slug, tensor, uses, var
 from suite_recipes.sweeps import per
 from suite_recipes.shapes import TOKEN_SWEEP
+from suite_recipes.template import render
 
-_GATED = '''import torch
-import torch.nn.functional as F
-
-
-@torch.no_grad()
-def run(gate, up):
-    return {activation} * up
-'''
 _GATED_ACTIVATIONS = {"silu": ("F.silu(gate)", "SwiGLU: silu(gate) * up"),
                       "gelu_pytorch_tanh": ('F.gelu(gate, approximate="tanh")', "GeGLU: gelu_tanh(gate) * up")}
 
@@ -36,5 +29,5 @@ def gated_activation(m, *, tp: int = 1, tokens=TOKEN_SWEEP):
               axes={"num_tokens": var("Tokens in the batch"), "width": const(width, "intermediate width")},
               inputs={"gate": tensor(["num_tokens", "width"], dtype), "up": tensor(["num_tokens", "width"], dtype)},
               outputs={"output": tensor(["num_tokens", "width"], dtype)},
-              reference=_GATED.format(activation=code), workloads=per("num_tokens", tokens))
+              reference=render("l1/gated_activation.py", ACTIVATION=code), workloads=per("num_tokens", tokens))
 

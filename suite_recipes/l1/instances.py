@@ -1,8 +1,8 @@
-"""Every L1 problem: each op family instantiated for the real models it occurs in.
+"""Every generated L1 problem: each op family instantiated for the real models it occurs in.
 
 Two tiers (docs/tiers.md): the recipe functions make the CPU tier (small workloads, each well under a
 second on a 2-core CPU); `_gpu` adds the GPU tier (workload.jsonl) from the shared sweeps of
-`catalog/sweeps.py`, chosen by what the axis means: training/prefill tokens (1k-64k), decode rows,
+`suite_recipes/sweeps.py`, chosen by what the axis means: training/prefill tokens (1k-64k), decode rows,
 native image token counts (197/257/577/1025/1370 per image), Whisper's 1,500 frames (3,000 mel frames)
 per 30 s clip, video latents at the model's native frames and resolutions.
 """

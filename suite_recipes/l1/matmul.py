@@ -1,19 +1,11 @@
-"""Matrix-class ops: linear layers, attention, and embedding lookups (DLRM's feature interaction is in the DLRM set)."""
+"""Linear layers (the projections of attention and MLP blocks) at their published widths."""
 
 from __future__ import annotations
 
 from suite_recipes.builder import const, problem, slug, tensor, uses, var
 from suite_recipes.sweeps import per
 from suite_recipes.shapes import SMALL_TOKEN_SWEEP
-
-_LINEAR = '''import torch
-import torch.nn.functional as F
-
-
-@torch.no_grad()
-def run({arguments}):
-    return F.linear({arguments})
-'''
+from suite_recipes.template import render
 
 
 def linear(m, *, what: str, keys, in_features: int, out_features: int, formula: str, bias: bool, dtype: str,
@@ -30,5 +22,5 @@ def linear(m, *, what: str, keys, in_features: int, out_features: int, formula: 
               axes={"num_tokens": var(rows), "in_features": const(in_features, "in_features"),
                     "out_features": const(out_features, formula)},
               inputs=inputs, outputs={"y": tensor(["num_tokens", "out_features"], dtype)},
-              reference=_LINEAR.format(arguments=arguments), workloads=per("num_tokens", tokens))
+              reference=render("l1/linear.py", ARGUMENTS=arguments), workloads=per("num_tokens", tokens))
 

@@ -39,4 +39,3 @@ WHISPER_LARGE_V3 = model("Whisper large-v3", "openai/whisper-large-v3", "speech"
     "d_model": 1280, "num_mel_bins": 128, "encoder_ffn_dim": 5120, "max_source_positions": 1500,
     "activation_function": "gelu"})
 
-# --- diffusion, video, multimodal, recommender ----------------------------------------------------

@@ -1,42 +1,15 @@
-"""Normalisation layers: RMSNorm (Llama, Gemma's 1 + weight), LayerNorm (ViT, DINOv2, Whisper, Cohere), GroupNorm."""
+"""Normalisation layers: RMSNorm (Llama, Gemma's 1 + weight) and LayerNorm (ViT, DINOv2, Whisper).
+
+Their references (templates/l1/) keep the statistics in float32, float64 when the evaluator runs the golden
+(float64) copy.
+"""
 
 from __future__ import annotations
 
 from suite_recipes.builder import const, problem, scalar, slug, tensor, uses, var
 from suite_recipes.sweeps import pairs, per
 from suite_recipes.shapes import TOKEN_SWEEP
-
-# float32 for the statistics, float64 when the evaluator runs the golden (float64) copy.
-_RMSNORM = '''import torch
-
-
-@torch.no_grad()
-def run(hidden_states, weight, eps):
-    x = hidden_states.to(torch.promote_types(hidden_states.dtype, torch.float32))
-    variance = x.pow(2).mean(dim=-1, keepdim=True)
-    return (x * torch.rsqrt(variance + eps)).to(hidden_states.dtype) * weight
-'''
-
-_GEMMA_RMSNORM = '''import torch
-
-
-@torch.no_grad()
-def run(hidden_states, weight, eps):
-    compute = torch.promote_types(hidden_states.dtype, torch.float32)
-    x = hidden_states.to(compute)
-    output = x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps)
-    output = output * (1.0 + weight.to(compute))
-    return output.to(hidden_states.dtype)
-'''
-
-_LAYERNORM = '''import torch
-import torch.nn.functional as F
-
-
-@torch.no_grad()
-def run(hidden_states, weight, bias, eps):
-    return F.layer_norm(hidden_states, (hidden_states.shape[-1],), weight, bias, eps)
-'''
+from suite_recipes.template import render
 
 
 _TOKENS = {"num_tokens": var("Tokens in the batch (batch x sequence)")}
@@ -54,7 +27,7 @@ def rmsnorm(m, *, gemma: bool = False, dtype: str | None = None):
               inputs={"hidden_states": tensor(["num_tokens", "hidden_size"], dtype),
                       "weight": tensor(["hidden_size"], dtype), "eps": scalar()},
               outputs={"output": tensor(["num_tokens", "hidden_size"], dtype)},
-              reference=_GEMMA_RMSNORM if gemma else _RMSNORM, workloads=per("num_tokens", TOKEN_SWEEP),
+              reference=render("l1/gemma_rmsnorm.py" if gemma else "l1/rmsnorm.py"), workloads=per("num_tokens", TOKEN_SWEEP),
               scalars={"eps": eps})
 
 
@@ -73,5 +46,5 @@ def layernorm(m, *, hidden_key: str, eps: float, eps_source: str, dtype: str, dt
                       "weight": tensor(["hidden_size"], dtype), "bias": tensor(["hidden_size"], dtype),
                       "eps": scalar()},
               outputs={"output": tensor(["batch_size", "seq_len", "hidden_size"], dtype)},
-              reference=_LAYERNORM, workloads=pairs("batch_size", "seq_len", workloads), scalars={"eps": eps})
+              reference=render("l1/layernorm.py"), workloads=pairs("batch_size", "seq_len", workloads), scalars={"eps": eps})
 

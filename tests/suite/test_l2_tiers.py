@@ -6,7 +6,7 @@ from statistics import median
 import pytest
 
 from solbench.spec.problem import load_problem
-from suite_recipes import l2
+from suite_recipes import l2, template
 
 from .suite_folders import made_by
 
@@ -48,11 +48,15 @@ def test_per_image_and_batches_spell_workloads():
         {"batch_size": 3, "height": 32, "width": 48}]
 
 
-def test_draft_with_a_gpu_tier_keeps_the_recipe_sizes_as_the_cpu_tier():
+def test_draft_with_a_gpu_tier_keeps_the_recipe_sizes_as_the_cpu_tier(tmp_path, monkeypatch):
+    monkeypatch.setattr(template, "TEMPLATES", tmp_path)
+    template.template_text.cache_clear()
+    (tmp_path / "l2").mkdir()
+    (tmp_path / "l2" / "add.py").write_text("import torch\n\n\n__MAKE_INPUTS__\n\n\ndef run(x):\n    return x + 1\n")
     cpu, gpu = l2._tok(range(1, 9)), l2._tok(range(8, 24))
     args = (l2.QWEN3_8B, "x_add", "add", "x + 1", {"num_tokens": None, "hidden_size": 8},
             {"x": (["num_tokens", "hidden_size"], "float32", 1.0)}, {"y": (["num_tokens", "hidden_size"], "float32")},
-            "def run(x):\n    return x + 1\n", cpu)
+            "l2/add.py", cpu)
     plain = l2.draft(*args)
     assert plain.workloads == cpu and plain.cpu_workloads is None
     tiered = l2.draft(*args, gpu=gpu)
@@ -63,6 +67,8 @@ def test_draft_with_a_gpu_tier_keeps_the_recipe_sizes_as_the_cpu_tier():
         l2.draft(*args, gpu=gpu[:-1] + gpu[:1])
     with pytest.raises(ValueError, match="at least 16"):
         l2.draft(*args, gpu=gpu[:8])
+    assert "def make_inputs(axes_and_scalars, device):" in plain.reference
+    template.template_text.cache_clear()
 
 
 def test_every_l2_problem_has_a_gpu_tier_at_upstreams_scale():
