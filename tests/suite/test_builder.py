@@ -11,6 +11,7 @@ import pytest
 
 import suite_recipes
 from suite_recipes.builder import problem, slug, tensor, var
+from suite_recipes.template import render
 from solbench.suite.draft import ModelRef
 
 CATALOG = Path(suite_recipes.__file__).parent
@@ -106,4 +107,4 @@ def test_the_example_of_docs_suite_builds_a_problem_with_both_tiers(tmp_path):
     assert draft.name == "llama-3-1-8b_rmsnorm_h4096"
     assert "config:rms_norm_eps=1e-05" in draft.tags and "config:vocab_size=128256" not in draft.tags
     assert len(draft.workloads) == 16 and len(draft.cpu_workloads) == 8
-    assert "+ 1e-05)" in draft.reference
+    assert draft.reference == render("l1/rmsnorm.py") and draft.scalars == {"eps": 1e-05}
