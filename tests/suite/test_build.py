@@ -1,6 +1,7 @@
 """The build of the generated problems: the folders are what their recipes make, file for file, and the build
 never overwrites a folder edited by hand (suite/build.py, scripts/build-suite)."""
 
+import ast
 import json
 from pathlib import Path
 
@@ -96,3 +97,15 @@ def test_a_recipe_s_stale_folder_is_removed_unless_edited(tmp_path):
     assert gone.exists() and (tmp_path / "L1" / "llama-3-1-8b_kept").exists()
     build_suite(tmp_path, {"copies": []})
     assert not (tmp_path / "L1" / "llama-3-1-8b_copy").exists()
+
+
+def test_the_installed_package_never_imports_the_recipes():
+    """suite_recipes/ is tooling of the checkout: solbench and its library run from an installed package without it
+    (scripts/build-suite and scripts/extract-suite are the only users)."""
+    importers = []
+    for path in sorted((REPO / "src" / "solbench").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            importers += [f"{path.relative_to(REPO)}:{node.lineno}" for n in names if n.split(".")[0] == "suite_recipes"]
+    assert importers == []
