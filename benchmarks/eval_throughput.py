@@ -50,11 +50,10 @@ def _candidates(count: int):
 
 def _startup(config, pool) -> float:
     """Seconds from asking for a sandbox to the candidate built in it."""
+    import solbench
     from solbench.evaluation.confinement import SandboxLimits
     from solbench.evaluation.session import SandboxSession
     from solbench.sandbox.protocol import BuildRequest
-
-    import solbench
 
     solution = solbench.load_solution(SOLUTION)
     limits = SandboxLimits(memory_bytes=config.memory_limit_bytes)
@@ -75,7 +74,7 @@ def _mode(name: str, candidates, config, pool, reference_timings, cache_root: Pa
     problem = solbench.load_problem(PROBLEM)
     full, work, test, hits, startups = [], [], [], [], []
     test_config = replace(config, time_solution=False)
-    for index, candidate in enumerate(candidates):
+    for candidate in candidates:
         time.sleep(think)  # a loop thinks between steps (an agent's model call); a spare warms up meanwhile
         started = time.perf_counter()
         traces = solbench.evaluate(problem, candidate, config=config, sandboxes=pool,

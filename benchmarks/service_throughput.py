@@ -33,8 +33,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from servers import (POSTGRES_SUPERUSER, SolbenchProcess, free_port, postgres_bin, start_postgres,  # noqa: E402
-                     start_redis, stop_postgres, stop_process, wait_for_port)
+from servers import (  # noqa: E402
+    SolbenchProcess,
+    free_port,
+    postgres_bin,
+    start_postgres,
+    start_redis,
+    stop_postgres,
+    stop_process,
+    wait_for_port,
+)
 
 PROBLEM = {
     "name": "vector_add",
@@ -166,7 +174,7 @@ def main() -> None:
         print(f"{'backend':34} " + " ".join(f"{f'{c} client(s)':>12}" for c in options.clients))
         for name, rate in accept_rates(folder, suite, settings, env, options):
             print(f"{name:34} " + " ".join(f"{r:12.1f}" for r in rate))
-        print("\noverhead per evaluation (median of %d; seconds)" % options.repeats)
+        print(f"\noverhead per evaluation (median of {options.repeats}; seconds)")
         overhead(folder, suite, settings, env, options.repeats)
 
 

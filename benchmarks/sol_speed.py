@@ -70,8 +70,8 @@ def decoder_layer_problem(folder: Path) -> Path:
 
 
 def per_workload_ms(problem, hardware) -> list[float]:
-    from solbench.spec.inputs import inputs_for_analysis
     from solbench.sol.analysis import analyze_workload
+    from solbench.spec.inputs import inputs_for_analysis
     from solbench.spec.reference_code import import_reference
 
     module, _ = import_reference(problem.definition, "cpu")

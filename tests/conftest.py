@@ -93,7 +93,6 @@ def make_solution(source: str, **options):
 @pytest.fixture
 def fast_config():
     from solbench.evaluation import EvaluationConfig
-
     from solbench.sandbox import TimingPlan
 
     return EvaluationConfig(device="cpu", timeout_s=30, rounds=2, time_reference=False, memory_limit_bytes=4 << 30,

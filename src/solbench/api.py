@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from solbench.evaluation.config import EvaluationConfig
 from solbench.spec import Problem, Solution, Trace
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from solbench.scoring import Baselines, ScoreReport
     from solbench.sol import WorkloadSol
 
-PathArg = Union[str, PathLike]
+PathArg = str | PathLike
 
 
 def load_problem(path: PathArg, tier: str | None = None, *, device: str | None = None) -> Problem:

@@ -1,7 +1,6 @@
 """`solbench eval`'s exit statuses: 1 for a bug in solbench, 2 for bad input, 130 for Ctrl-C."""
 
 import json
-import os
 import signal
 import subprocess
 import sys

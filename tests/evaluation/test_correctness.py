@@ -5,8 +5,14 @@ import math
 import pytest
 import torch
 
-from solbench.evaluation.correctness import (ExpectedOutput, Verdict, check_outputs, measure_tolerance, reference_problem,
-                                          within_tolerance)
+from solbench.evaluation.correctness import (
+    ExpectedOutput,
+    Verdict,
+    check_outputs,
+    measure_tolerance,
+    reference_problem,
+    within_tolerance,
+)
 from solbench.spec.trace import EvaluationStatus
 from solbench.spec.workload import Tolerance
 

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import make_solution
 from solbench.evaluation import evaluate
-from solbench.evaluation.landlock import abi_version
 from solbench.evaluation.confinement import _world_can_run
+from solbench.evaluation.landlock import abi_version
 from solbench.spec import load_problem
 
 pytestmark = pytest.mark.slow  # each test starts confined processes or a sandbox

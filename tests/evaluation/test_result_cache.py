@@ -13,14 +13,19 @@ import pytest
 
 import solbench
 from conftest import VECTOR_ADD, make_solution, vector_workloads, write_problem
-from solbench.evaluation import EvaluationConfig
-from solbench.evaluation import result_cache
+from solbench.evaluation import EvaluationConfig, result_cache
+from solbench.evaluation.correctness import Verdict
 from solbench.evaluation.outcome import RunContext, make_trace
-from solbench.evaluation.result_cache import (CacheEntry, CacheWarning, ResultCache, ResultCacheError,
-                                            cache_key, cached_evaluation)
+from solbench.evaluation.result_cache import (
+    CacheEntry,
+    CacheWarning,
+    ResultCache,
+    ResultCacheError,
+    cache_key,
+    cached_evaluation,
+)
 from solbench.sandbox import TimingPlan
 from solbench.spec import load_problem
-from solbench.evaluation.correctness import Verdict
 from solbench.spec.trace import CheckOutcome, Environment, EvaluationStatus
 
 ADD = "import torch\ndef run(x, y):\n    return x + y\n"

@@ -356,4 +356,4 @@ def test_a_process_that_left_the_sandbox_group_dies_with_the_sandbox(vector_add_
     assert {t.evaluation.solbench.failed_rule for t in traces} == {"processes"}
     escaped = [int(pid) for pid in re.findall(r"escaped pid (\d+)", " ".join(t.evaluation.log for t in traces))]
     assert escaped, "the escaping process never started"
-    assert all(_wait_for(lambda: not process_alive(pid), 10) for pid in escaped), f"{escaped} outlived the evaluation"
+    assert all(_wait_for(lambda pid=pid: not process_alive(pid), 10) for pid in escaped), f"{escaped} outlived the evaluation"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+import solbench
 from conftest import make_solution
 from optimize.candidates import BROKEN, CHEAT, FAST, HELD_OUT, SLOW, baselines_file, vector_add
-import solbench
 from solbench.optimize import BudgetExhausted, InvalidCandidate, RestoreMismatch, make
 
 HARDWARE = "H100_SXM"  # T_SOL from the database: no probe of this CPU needed

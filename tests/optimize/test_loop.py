@@ -7,8 +7,15 @@ import json
 
 import pytest
 
-from optimize.loop_fixtures import (FAST_ADD, SLOW_ADD, agent_command, fast_settings, journal_records, loop_config,
-                                    vector_add_problem)
+from optimize.loop_fixtures import (
+    FAST_ADD,
+    SLOW_ADD,
+    agent_command,
+    fast_settings,
+    journal_records,
+    loop_config,
+    vector_add_problem,
+)
 
 IMPROVING_AGENT = f'''
 import subprocess

@@ -9,8 +9,15 @@ import time
 
 import pytest
 
-from optimize.loop_fixtures import (CHEAT, FAST_ADD, agent_command, fast_settings, journal_records, loop_config,
-                                    vector_add_problem)
+from optimize.loop_fixtures import (
+    CHEAT,
+    FAST_ADD,
+    agent_command,
+    fast_settings,
+    journal_records,
+    loop_config,
+    vector_add_problem,
+)
 
 MISBEHAVING_AGENT = f'''
 import subprocess, time

@@ -15,8 +15,15 @@ from dataclasses import replace
 import pytest
 
 from conftest import process_alive
-from optimize.loop_fixtures import (FAST_ADD, FAST_CLI_OPTIONS, SLOW_ADD, agent_command, journal_records,
-                                    vector_add_problem, write_baselines)
+from optimize.loop_fixtures import (
+    FAST_ADD,
+    FAST_CLI_OPTIONS,
+    SLOW_ADD,
+    agent_command,
+    journal_records,
+    vector_add_problem,
+    write_baselines,
+)
 
 KILLED_AGENT = f'''
 import time

@@ -8,8 +8,19 @@ import pytest
 
 from conftest import VECTOR_ADD, vector_workloads, write_problem
 from solbench.errors import SolbenchError
-from solbench.optimize import (Budget, BudgetExhausted, BudgetLedger, InvalidBudget, InvalidCandidate, InvalidHeldOut,
-                               InvalidReward, WorkloadFeedback, make, solution_from_text, split_workloads)
+from solbench.optimize import (
+    Budget,
+    BudgetExhausted,
+    BudgetLedger,
+    InvalidBudget,
+    InvalidCandidate,
+    InvalidHeldOut,
+    InvalidReward,
+    WorkloadFeedback,
+    make,
+    solution_from_text,
+    split_workloads,
+)
 from solbench.optimize.feedback import MAX_ERROR_CHARS, truncate
 from solbench.optimize.rewards import LOG_SPEEDUP_FLOOR, reward_of
 from solbench.spec import load_problem

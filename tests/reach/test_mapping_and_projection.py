@@ -97,7 +97,7 @@ def test_speedups_from_an_export(tmp_path):
 
 def test_speedups_from_traces_take_each_problems_best_solution(tmp_path):
     from solbench.reach.speedups import speedups_from_traces
-    from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationStatus, Performance, Trace)
+    from solbench.spec.trace import Correctness, Environment, Evaluation, EvaluationStatus, Performance, Trace
     from solbench.spec.workload import Workload
 
     def trace(solution, workload, latency, status=EvaluationStatus.PASSED):

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-pytestmark = pytest.mark.slow  # draws with matplotlib
-
 from solbench.reach.report import ClassTime, ProblemCoverage, ReachReport
 from solbench.service.web import views
 from solbench.service.web.reach_view import reach_section
 from solbench.service.web.rendering import render
+
+pytestmark = pytest.mark.slow  # draws with matplotlib
 
 
 def report(model: str, problem: str, share: float) -> ReachReport:

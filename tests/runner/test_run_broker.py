@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from servers import SolbenchProcess, redis_server, start_worker, wait_until_ready  # noqa: F401  (fixture)
 from runner.test_run import FAST, solbench, suite  # noqa: F401  (fixture)
+from servers import SolbenchProcess, redis_server, start_worker, wait_until_ready  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -34,8 +34,7 @@ def test_broker_run_survives_a_killed_worker_and_gives_the_local_summary(suite, 
     finally:
         for worker in workers:
             worker.stop()
-    local = solbench("run", suite, "-o", tmp_path / "local", "--device", "cpu", "--workers", "2", *FAST,
-                     env=probed_home)
+    solbench("run", suite, "-o", tmp_path / "local", "--device", "cpu", "--workers", "2", *FAST, env=probed_home)
     said = " ".join(run.output().split())  # as one line, however the terminal width wrapped it
     assert "2 worker(s) of local" in said
     assert f"on {holder} stopped sending heartbeats; queued to try once more" in said  # the killed worker's job

@@ -15,8 +15,14 @@ import torch
 from conftest import make_solution, vector_add_problem  # noqa: F401  (fixture)
 from solbench.guard.runtime import _fingerprint
 from solbench.sandbox.flush import CpuCacheFlusher, NoFlush, OperandCacheFlusher, flusher_for
-from solbench.sandbox.line_flush import (HelperUnavailable, build_helper, lines_covering, load_helper, merge_spans,
-                                         tensor_ranges)
+from solbench.sandbox.line_flush import (
+    HelperUnavailable,
+    build_helper,
+    lines_covering,
+    load_helper,
+    merge_spans,
+    tensor_ranges,
+)
 
 needs_compiler = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
                                     reason="no C compiler to build the helper")

@@ -9,9 +9,23 @@ from pydantic import ValidationError
 
 from solbench.sandbox import protocol
 from solbench.sandbox.measure import TimingPlan
-from solbench.sandbox.protocol import (BuildRequest, Built, Called, CallRequest, CapturedOutputs, ExitRequest,
-                                       GuardTripped, Loaded, LoadRequest, OutputDescription, ProtocolError,
-                                       SandboxState, SolutionFailed, Timed, TimeRequest)
+from solbench.sandbox.protocol import (
+    BuildRequest,
+    Built,
+    Called,
+    CallRequest,
+    CapturedOutputs,
+    ExitRequest,
+    GuardTripped,
+    Loaded,
+    LoadRequest,
+    OutputDescription,
+    ProtocolError,
+    SandboxState,
+    SolutionFailed,
+    Timed,
+    TimeRequest,
+)
 from solbench.sandbox.wire import receive_message, send_message
 
 

@@ -7,8 +7,16 @@ from conftest import write_problem
 from solbench.hardware import lookup
 from solbench.scoring.traces import attach_sol
 from solbench.spec.problem import load_problem
-from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationDetails, EvaluationStatus,
-                                 Performance, PrecisionRecord, Trace)
+from solbench.spec.trace import (
+    Correctness,
+    Environment,
+    Evaluation,
+    EvaluationDetails,
+    EvaluationStatus,
+    Performance,
+    PrecisionRecord,
+    Trace,
+)
 
 WIDE_MATMUL = {
     "name": "matmul_fp32",

@@ -20,8 +20,16 @@ from solbench.runner.summary import summarize
 from solbench.scoring import Baseline, Baselines, save_baselines, score_traces
 from solbench.spec.problem import load_problem
 from solbench.spec.problem_set import problem_set
-from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationDetails, EvaluationStatus,
-                                 Performance, SolRecord, Trace)
+from solbench.spec.trace import (
+    Correctness,
+    Environment,
+    Evaluation,
+    EvaluationDetails,
+    EvaluationStatus,
+    Performance,
+    SolRecord,
+    Trace,
+)
 from solbench.spec.workload import Workload
 
 HARDWARE = "H200"

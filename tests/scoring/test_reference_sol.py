@@ -8,8 +8,16 @@ from rich.console import Console
 from solbench.cli.render import score_tables
 from solbench.scoring import Baseline, Baselines, score_traces
 from solbench.scoring.baselines import load_baselines
-from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationDetails, EvaluationStatus,
-                                 Performance, SolRecord, Trace)
+from solbench.spec.trace import (
+    Correctness,
+    Environment,
+    Evaluation,
+    EvaluationDetails,
+    EvaluationStatus,
+    Performance,
+    SolRecord,
+    Trace,
+)
 from solbench.spec.workload import Workload
 
 HARDWARE = "B200_1500MHz"

@@ -8,8 +8,16 @@ from typer.testing import CliRunner
 from solbench.cli.app import app
 from solbench.scoring import ScoreError, score_traces
 from solbench.scoring.weights import load_weights, weighted_score
-from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationDetails, EvaluationStatus,
-                                 Performance, SolRecord, Trace)
+from solbench.spec.trace import (
+    Correctness,
+    Environment,
+    Evaluation,
+    EvaluationDetails,
+    EvaluationStatus,
+    Performance,
+    SolRecord,
+    Trace,
+)
 from solbench.spec.workload import Workload
 
 HARDWARE = "H200"

@@ -66,7 +66,7 @@ def test_baselines_round_trip_and_bad_files(tmp_path):
 def _passed_trace(samples_s, resolution_s):
     from solbench.evaluation.correctness import Verdict
     from solbench.evaluation.outcome import RunContext, make_trace, timing_summary
-    from solbench.spec.trace import EvaluationStatus, Environment
+    from solbench.spec.trace import Environment, EvaluationStatus
     from solbench.spec.workload import Workload
 
     context = RunContext(definition="d", solution="s", environment=Environment(hardware="test"), device="cuda",

@@ -63,7 +63,7 @@ class ThreadServer:
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
-    def __enter__(self) -> "ThreadServer":
+    def __enter__(self) -> ThreadServer:
         self.thread.start()
         deadline = time.monotonic() + 30
         while not self.server.started:

@@ -7,8 +7,8 @@ import json
 import pytest
 from sqlalchemy import func, select
 
-from solbench.service.models import Result, Submission
 from service.conftest import ADD, add_solution
+from solbench.service.models import Result, Submission
 
 pytestmark = pytest.mark.slow
 

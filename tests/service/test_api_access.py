@@ -29,9 +29,9 @@ import pytest
 from sqlalchemy import func, select
 
 from conftest import solution_dict
+from service.conftest import InProcessService
 from solbench.service.app import API_PREFIX
 from solbench.service.models import ProblemVersion, Submission, utcnow
-from service.conftest import InProcessService
 
 READERS = ("anonymous", "bad_token", "banned", "other", "owner", "admin")
 BAD_TOKEN = "sb_not-a-token"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from service.conftest import fast_settings, settings_model
 from solbench.service.app import prepare
 from solbench.service.catalog import current_version
-from service.conftest import fast_settings, settings_model
 
 
 def _held_out_axes(root: Path) -> list[dict]:

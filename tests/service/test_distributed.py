@@ -25,8 +25,16 @@ from pathlib import Path
 import pytest
 
 from conftest import VECTOR_ADD, solution_dict, vector_workloads, write_problem
-from servers import (SolbenchProcess, free_port, postgres_server, postgres_url, redis_server,  # noqa: F401
-                     start_worker, wait_for_port, wait_until_ready)
+from servers import (  # noqa: F401
+    SolbenchProcess,
+    free_port,
+    postgres_server,
+    postgres_url,
+    redis_server,
+    start_worker,
+    wait_for_port,
+    wait_until_ready,
+)
 
 pytestmark = pytest.mark.slow
 

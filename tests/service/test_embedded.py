@@ -25,13 +25,12 @@ def _wait_for(predicate, timeout_s: float, what: str):
 
 @pytest.mark.slow
 def test_a_killed_worker_is_shown_gone_and_its_job_requeued_at_once(tmp_path):
+    from service.conftest import add_solution
     from solbench.service import queries
     from solbench.service.catalog import current_version, import_suites
     from solbench.service.db import open_database
     from solbench.service.embedded import EmbeddedQueue
     from solbench.service.models import Submission, User
-
-    from service.conftest import add_solution
 
     settings = settings_model(fast_settings(tmp_path, workers=1, stale_after_s=600.0, heartbeat_s=30.0))
     settings.data_dir.mkdir(parents=True)

@@ -9,12 +9,19 @@ import pytest
 from sqlalchemy import func, select
 
 from conftest import VECTOR_ADD, vector_workloads, write_problem
-from solbench.service.catalog import current_version, import_baselines, import_suites
-from solbench.service.jobs import (InfrastructureError, WorkerInfo, _as_json, claim, execute_submission, next_queued,
-                                   requeue_stale)
-from solbench.spec import Trace
-from solbench.service.models import Result, ScoreChange, Submission, User, utcnow
 from service.conftest import HARDWARE, add_solution, fast_settings, settings_model
+from solbench.service.catalog import current_version, import_baselines, import_suites
+from solbench.service.jobs import (
+    InfrastructureError,
+    WorkerInfo,
+    _as_json,
+    claim,
+    execute_submission,
+    next_queued,
+    requeue_stale,
+)
+from solbench.service.models import Result, ScoreChange, Submission, User, utcnow
+from solbench.spec import Trace
 
 WORKER = WorkerInfo(name="test-worker", hardware=HARDWARE, device="cpu")
 

@@ -6,8 +6,18 @@ import re
 import xml.etree.ElementTree as ElementTree
 from datetime import datetime, timedelta, timezone
 
-from solbench.service.web.charts import (Bar, RooflinePoint, TimelineEvent, TimingSpread, TrendPoint, bar_chart,
-                                         firsts_timeline, roofline_chart, timing_spread_chart, trend_chart)
+from solbench.service.web.charts import (
+    Bar,
+    RooflinePoint,
+    TimelineEvent,
+    TimingSpread,
+    TrendPoint,
+    bar_chart,
+    firsts_timeline,
+    roofline_chart,
+    timing_spread_chart,
+    trend_chart,
+)
 from solbench.service.web.svg import LogScale, milliseconds, nice_ticks, si
 
 SVG = "{http://www.w3.org/2000/svg}"

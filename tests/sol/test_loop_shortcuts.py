@@ -13,8 +13,7 @@ import pytest
 
 from conftest import write_problem
 from solbench.hardware import lookup
-from solbench.sol import analysis, analyze_problem
-from solbench.sol import loops
+from solbench.sol import analysis, analyze_problem, loops
 from solbench.sol.loops import with_loop_shortcuts
 from solbench.sol.recorder import OpRecorder
 from solbench.spec import load_problem

@@ -3,8 +3,8 @@ them) becomes problem folders solbench loads, with the published figures as a ba
 of what upstream's schema ignores."""
 
 import json
-import shutil
 import os
+import shutil
 import subprocess
 import sys
 import time

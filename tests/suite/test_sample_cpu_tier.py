@@ -52,7 +52,7 @@ def test_sample_references_pass_on_their_cpu_tier(tmp_path, probed_home):
     for relative in chosen:
         name = Path(relative).name
         if name in MISSING_DATA:  # no CPU tier (a file cannot be scaled): the GPU tier names the missing file
-            assert name not in passed and f"safetensors file not found: data/flashinfer-trace" in errors \
+            assert name not in passed and "safetensors file not found: data/flashinfer-trace" in errors \
                 and MISSING_DATA[name] in errors, errors
         elif name in TOO_LARGE_FOR_A_CPU:
             assert name not in passed and "more than the memory limit" in errors, errors

@@ -77,9 +77,8 @@ def rescore(problem: list[str] = typer.Option(None, "--problem", help="Only this
     (queued for the workers), re-score the others from their stored traces when T_SOL or T_b changed."""
     from dataclasses import asdict
 
-    from solbench.service.rescore import rescore as run
-
     from solbench.cli.service_options import service_settings
+    from solbench.service.rescore import rescore as run
 
     settings = service_settings(settings_file, db_url=db, data_dir=data, broker_url=broker)
     factory = _factory(db, data, settings_file, broker_url=broker)

@@ -11,11 +11,27 @@ import sys
 
 import typer
 
-from solbench.cli import (baseline_command, check_command, eval_command, hardware_commands, run_command, score_command, sol_command,
-                          suite_commands, validate_command)
-from solbench.cli import (admin_commands, extract_command, mcp_command, optimize_command, replay_command, serve_command,
-                          submit_command, test_command, worker_command)
-from solbench.cli import reach_command
+from solbench.cli import (
+    admin_commands,
+    baseline_command,
+    check_command,
+    eval_command,
+    extract_command,
+    hardware_commands,
+    mcp_command,
+    optimize_command,
+    reach_command,
+    replay_command,
+    run_command,
+    score_command,
+    serve_command,
+    sol_command,
+    submit_command,
+    suite_commands,
+    test_command,
+    validate_command,
+    worker_command,
+)
 from solbench.errors import SolbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,7 +14,7 @@ from solbench.optimize.run_settings import DEFAULT_AGENT_TIMEOUT_S, DEFAULT_CAND
 def measure_baselines(
     suite: Path = typer.Argument(Path("problems"), help="Suite folder (default: ./problems) or one problem."),
     output: Path = typer.Option(..., "--output", "-o", help="Baselines JSON to write (merged into if it exists)."),
-    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+    hardware: str | None = typer.Option(None, "--hardware", "-H",
                                            help="Hardware id the baselines are for (default: `local` on CPU)."),
     category: list[str] = typer.Option([], "--category", "-c", help="Only this set; repeatable."),
     name: list[str] = typer.Option([], "--name", help="Only problems whose name contains this; repeatable."),
@@ -23,24 +22,24 @@ def measure_baselines(
                                             help="Also time this optimized baseline solution each problem ships."),
     compile_reference: bool = typer.Option(True, "--compile/--no-compile",
                                            help="Also time the reference under torch.compile."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N problems."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="At most N problems."),
     workers: int = typer.Option(1, "--workers", "-j", min=1, help="Problems measured in parallel."),
-    work: Optional[Path] = typer.Option(None, "--work", help="Folder for the candidates' traces (resumable)."),
+    work: Path | None = typer.Option(None, "--work", help="Folder for the candidates' traces (resumable)."),
     rerun: bool = typer.Option(False, "--rerun", help="Measure again what an earlier run already finished."),
-    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", min=1,
                                help="Correctness rounds per candidate and workload; with --agent, the agent's rounds."),
     budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
                                  help="Seconds of timed iterations per workload."),
-    agent: Optional[str] = typer.Option(None, "--agent",
+    agent: str | None = typer.Option(None, "--agent",
                                         help="Also search with this agent (`solbench optimize --agent`) per problem."),
     search_candidates: int = typer.Option(DEFAULT_CANDIDATES, "--candidates", "-k", min=1,
                                    help="With --agent: candidates evaluated per round."),
-    budget_evals: Optional[int] = typer.Option(None, "--budget-evals", min=0,
+    budget_evals: int | None = typer.Option(None, "--budget-evals", min=0,
                                                help="With --agent: evaluations per problem (default: unlimited)."),
     agent_timeout: float = typer.Option(DEFAULT_AGENT_TIMEOUT_S, "--agent-timeout", min=0.1,
                                         help="With --agent: seconds per round before its process group is killed."),
-    correctness_rounds: Optional[int] = typer.Option(None, "--correctness-rounds", min=1,
+    correctness_rounds: int | None = typer.Option(None, "--correctness-rounds", min=1,
                                                      help="Correctness rounds when --rounds counts the agent's "
                                                           f"(default {DEFAULTS.rounds})."),
 ) -> None:

@@ -6,43 +6,49 @@ import json
 import sys
 import warnings
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from solbench.cli.common import (DEFAULTS, PRECISION_HELP, CpuFlush, Device, Precision, UsageError, ensure_local_probe,
-                                 evaluation_config)
-from solbench.cli.common import DEFAULTS, CpuFlush, Device, UsageError, ensure_local_probe, evaluation_config
+from solbench.cli.common import (
+    DEFAULTS,
+    PRECISION_HELP,
+    CpuFlush,
+    Device,
+    Precision,
+    UsageError,
+    ensure_local_probe,
+    evaluation_config,
+)
 from solbench.cli.tier_option import TierChoice, tier_option, tier_value
 
 
 def evaluate_solution(
     problem_dir: Path = typer.Argument(..., help="Problem folder holding definition.json and workload.jsonl."),
-    solution: Optional[Path] = typer.Option(None, "--solution", "-s", help="Solution JSON file."),
+    solution: Path | None = typer.Option(None, "--solution", "-s", help="Solution JSON file."),
     reference: bool = typer.Option(False, "--reference", help="Evaluate the reference itself as the solution."),
     json_output: bool = typer.Option(False, "--json", help="Print only a JSON array of traces on stdout."),
     timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout",
                                   help="Seconds allowed for each sandbox request."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Append traces to this JSONL file."),
-    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Append traces to this JSONL file."),
+    device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", help="Correctness rounds, each on fresh inputs."),
     budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget",
                                  help="Seconds of timed iterations per workload."),
-    timer: Optional[str] = typer.Option(None, "--timer", help="cpu_monotonic, cuda_events or cuda_profiler."),
-    memory_limit_gb: Optional[float] = typer.Option(None, "--memory-limit-gb",
+    timer: str | None = typer.Option(None, "--timer", help="cpu_monotonic, cuda_events or cuda_profiler."),
+    memory_limit_gb: float | None = typer.Option(None, "--memory-limit-gb",
                                                     help="Sandbox memory limit (default: half of RAM)."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
     flush: CpuFlush = typer.Option(CpuFlush(DEFAULTS.cpu_flush), "--flush",
                                    help="CPU cache flush before each timed call: the operands' cache lines (code "
                                         "stays warm) or a 64 MiB stream (evicts code too)."),
-    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+    hardware: str | None = typer.Option(None, "--hardware", "-H",
                                            help="Add T_SOL and the SOL score on this hardware to each trace."),
-    baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON for the SOL score."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache folder: an evaluation measured before "
+    baselines: Path | None = typer.Option(None, "--baselines", help="Baselines JSON for the SOL score."),
+    cache: Path | None = typer.Option(None, "--cache", help="Result cache folder: an evaluation measured before "
                                          "with the same key is returned from it (see docs/result-cache.md)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="With --cache: measure again and overwrite the entry."),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
-    tier: Optional[TierChoice] = tier_option(),
+    tier: TierChoice | None = tier_option(),
 ) -> None:
     """Evaluate a solution on every workload of a problem; one trace per workload."""
     from rich.console import Console

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from solbench.cli.common import UsageError
 
 
-def _ints(text: Optional[str], option: str) -> Optional[list[int]]:
+def _ints(text: str | None, option: str) -> list[int] | None:
     if not text:
         return None
     try:
@@ -20,7 +19,7 @@ def _ints(text: Optional[str], option: str) -> Optional[list[int]]:
         raise UsageError(f"{option}: expected comma-separated integers, got {text!r}") from None
 
 
-def _pairs(text: Optional[str]) -> Optional[list[tuple[int, int]]]:
+def _pairs(text: str | None) -> list[tuple[int, int]] | None:
     if not text:
         return None
     pairs = []
@@ -33,25 +32,25 @@ def _pairs(text: Optional[str]) -> Optional[list[tuple[int, int]]]:
 
 
 def extract_module(
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model name as in the configs file."),
-    module: Optional[str] = typer.Option(None, "--module", help="Module kind: norm, mlp, attention, moe, "
+    model: str | None = typer.Option(None, "--model", "-m", help="Model name as in the configs file."),
+    module: str | None = typer.Option(None, "--module", help="Module kind: norm, mlp, attention, moe, "
                                          "decoder_layer, encoder_layer (see --list)."),
     out: Path = typer.Option(Path("problems"), "--output", "--out", "-o", help="Root folder; the problem lands in OUT/SET/NAME."),
-    configs: Optional[Path] = typer.Option(None, "--configs", help="model-configs.json "
+    configs: Path | None = typer.Option(None, "--configs", help="model-configs.json "
                                            "(default: the published configurations vendored with solbench)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="An HF-style config JSON instead of --model."),
-    architecture: Optional[str] = typer.Option(None, "--architecture", "-a",
+    config: Path | None = typer.Option(None, "--config", help="An HF-style config JSON instead of --model."),
+    architecture: str | None = typer.Option(None, "--architecture", "-a",
                                                help="Architecture (model_type); default the record's."),
     backward: bool = typer.Option(False, "--backward", help="Gradients w.r.t. the input and every weight."),
-    set_name: Optional[str] = typer.Option(None, "--set", help="L1, L2, Quant or FIB (default: L1 for norms, "
+    set_name: str | None = typer.Option(None, "--set", help="L1, L2, Quant or FIB (default: L1 for norms, "
                                            "else L2)."),
     dtype: str = typer.Option("bfloat16", "--dtype", help="float32, bfloat16, float16 or float64."),
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree: shard heads / intermediate sizes."),
-    tokens: Optional[str] = typer.Option(None, "--tokens", help="num_tokens sweep for token-layout modules, "
+    tokens: str | None = typer.Option(None, "--tokens", help="num_tokens sweep for token-layout modules, "
                                          "e.g. 1,7,32,128."),
-    shapes: Optional[str] = typer.Option(None, "--shapes", help="BATCHxSEQ sweep for sequence-layout modules, "
+    shapes: str | None = typer.Option(None, "--shapes", help="BATCHxSEQ sweep for sequence-layout modules, "
                                          "e.g. 1x128,2x255."),
-    name: Optional[str] = typer.Option(None, "--name", help="Problem name (default derived)."),
+    name: str | None = typer.Option(None, "--name", help="Problem name (default derived)."),
     domain: str = typer.Option("language", "--domain", help="Domain for a --config model."),
     list_kinds: bool = typer.Option(False, "--list", help="List architectures and their module kinds, then exit."),
 ) -> None:

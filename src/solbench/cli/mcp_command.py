@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,18 +11,18 @@ from solbench.cli.common import DEFAULTS, Device, ensure_local_probe, evaluation
 
 def serve_mcp(
     problems: Path = typer.Option(Path("problems"), "--problems", help="Folder of problems (or one problem) to offer."),
-    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+    hardware: str | None = typer.Option(None, "--hardware", "-H",
                                            help="Hardware id T_SOL is computed for (default: this CPU's probe, "
                                                 "`local`, on the CPU; required on a GPU)."),
-    budget_evals: Optional[int] = typer.Option(None, "--budget-evals", help="Evaluations allowed (all problems)."),
-    budget_tests: Optional[int] = typer.Option(None, "--budget-tests", help="Tests allowed (all problems)."),
-    budget_seconds: Optional[float] = typer.Option(None, "--budget-seconds",
+    budget_evals: int | None = typer.Option(None, "--budget-evals", help="Evaluations allowed (all problems)."),
+    budget_tests: int | None = typer.Option(None, "--budget-tests", help="Tests allowed (all problems)."),
+    budget_seconds: float | None = typer.Option(None, "--budget-seconds",
                                                    help="Seconds of measuring allowed (all problems)."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache folder: a repeated candidate is free."),
-    baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON for T_b (else the reference "
+    cache: Path | None = typer.Option(None, "--cache", help="Result cache folder: a repeated candidate is free."),
+    baselines: Path | None = typer.Option(None, "--baselines", help="Baselines JSON for T_b (else the reference "
                                              "is timed once per problem)."),
     reward: str = typer.Option("sol", "--reward", help="sol, speedup or log_speedup."),
-    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", help="Correctness rounds, each on fresh inputs."),
     timing_budget: float = typer.Option(DEFAULTS.timing.budget_s, "--timing-budget",
                                         help="Seconds of timing per workload."),

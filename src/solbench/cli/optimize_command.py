@@ -7,7 +7,6 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -23,24 +22,24 @@ def optimize_problem(
     rounds: int = typer.Option(DEFAULT_ROUNDS, "--rounds", min=1, help="Rounds of the agent."),
     candidates: int = typer.Option(DEFAULT_CANDIDATES, "--candidates", "-k", min=1,
                                    help="Candidates evaluated per round, at most."),
-    budget_evals: Optional[int] = typer.Option(None, "--budget-evals", min=0,
+    budget_evals: int | None = typer.Option(None, "--budget-evals", min=0,
                                                help="Evaluations the whole run may spend (default: unlimited)."),
-    budget_tests: Optional[int] = typer.Option(None, "--budget-tests", min=0,
+    budget_tests: int | None = typer.Option(None, "--budget-tests", min=0,
                                                help="`solbench test` calls the run may spend (default: unlimited)."),
     agent_timeout: float = typer.Option(DEFAULT_AGENT_TIMEOUT_S, "--agent-timeout", min=0.1,
                                         help="Seconds an agent may run per round; then its process group is killed."),
-    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w",
+    workspace: Path | None = typer.Option(None, "--workspace", "-w",
                                              help="Run folder (default: runs/optimize-<problem>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --workspace where it stopped."),
-    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+    hardware: str | None = typer.Option(None, "--hardware", "-H",
                                            help="Hardware whose T_SOL the reward uses (default: `local` on CPU)."),
-    held_out: Optional[float] = typer.Option(None, "--held-out", min=0, max=0.99,
+    held_out: float | None = typer.Option(None, "--held-out", min=0, max=0.99,
                                              help="Share of workloads kept from the agent until the end "
                                                   "(default: a quarter, none below four workloads)."),
-    baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON (T_b) for the SOL score."),
-    memory: Optional[Path] = typer.Option(None, "--memory", help="Strategy memory file (default: DIR/memory.jsonl)."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache folder (default: DIR/cache)."),
-    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    baselines: Path | None = typer.Option(None, "--baselines", help="Baselines JSON (T_b) for the SOL score."),
+    memory: Path | None = typer.Option(None, "--memory", help="Strategy memory file (default: DIR/memory.jsonl)."),
+    cache: Path | None = typer.Option(None, "--cache", help="Result cache folder (default: DIR/cache)."),
+    device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     correctness_rounds: int = typer.Option(DEFAULTS.rounds, "--correctness-rounds", min=1,
                                            help="Correctness rounds per candidate and workload."),
     timing_budget: float = typer.Option(DEFAULTS.timing.budget_s, "--timing-budget", min=0,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,28 +11,28 @@ from solbench.cli.common import Device, UsageError
 
 
 def reach(
-    model: Optional[str] = typer.Argument(None, help="A model record name (Llama-3.2-1B, Qwen3-0.6B ...), dlrm-dcnv2, "
+    model: str | None = typer.Argument(None, help="A model record name (Llama-3.2-1B, Qwen3-0.6B ...), dlrm-dcnv2, "
                                           "or module:PATH.py:FACTORY."),
-    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     mode: str = typer.Option("inference", "--mode", help="inference or training."),
-    batch: Optional[int] = typer.Option(None, "--batch", help="Batch (default 1 for transformers, 2048 for DLRM)."),
-    seq: Optional[int] = typer.Option(None, "--seq", help="Sequence length of a transformers model (default 512)."),
+    batch: int | None = typer.Option(None, "--batch", help="Batch (default 1 for transformers, 2048 for DLRM)."),
+    seq: int | None = typer.Option(None, "--seq", help="Sequence length of a transformers model (default 512)."),
     steps: int = typer.Option(5, "--steps", help="Profiled steady-state steps."),
     warmup: int = typer.Option(2, "--warmup", help="Unprofiled warm-up steps before them."),
-    layers: Optional[int] = typer.Option(None, "--layers", help="Decoder layers to keep (default 2 on the CPU, all on "
+    layers: int | None = typer.Option(None, "--layers", help="Decoder layers to keep (default 2 on the CPU, all on "
                                          "CUDA; 0 keeps all). Only depth is scaled, never width."),
     max_rows: int = typer.Option(100_000, "--max-rows", help="DLRM: embedding rows per table at most."),
-    configs: Optional[Path] = typer.Option(None, "--configs", help="model-configs.json (default the one "
+    configs: Path | None = typer.Option(None, "--configs", help="model-configs.json (default the one "
                                            "solbench extract reads)."),
-    problems: Optional[Path] = typer.Option(None, "--problems", help="Suite folder to map onto (default problems/)."),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="JSON rules overriding the op classes (docs/reach.md)."),
-    traces: Optional[Path] = typer.Option(None, "--traces", help="Traces folder: per-problem speedups to project."),
-    speedups: Optional[Path] = typer.Option(None, "--speedups", help="Leaderboard export {\"speedups\": {...}}."),
-    assume_speedup: Optional[float] = typer.Option(None, "--assume-speedup", help="Project every covered problem "
+    problems: Path | None = typer.Option(None, "--problems", help="Suite folder to map onto (default problems/)."),
+    rules: Path | None = typer.Option(None, "--rules", help="JSON rules overriding the op classes (docs/reach.md)."),
+    traces: Path | None = typer.Option(None, "--traces", help="Traces folder: per-problem speedups to project."),
+    speedups: Path | None = typer.Option(None, "--speedups", help="Leaderboard export {\"speedups\": {...}}."),
+    assume_speedup: float | None = typer.Option(None, "--assume-speedup", help="Project every covered problem "
                                                    "at this speedup."),
     compare: list[Path] = typer.Option([], "--compare", help="Draw these reports side by side (with -o CHART)."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
-    out: Optional[Path] = typer.Option(None, "--output", "-o", help="Write REPORT.json and its charts REPORT.png, "
+    out: Path | None = typer.Option(None, "--output", "-o", help="Write REPORT.json and its charts REPORT.png, "
                                        "REPORT.svg (with --compare: the chart)."),
 ) -> None:
     """Profile a model's steady-state steps, split the time into vendor-tuned classes (GEMM, convolution,
@@ -115,7 +114,7 @@ def _tables(report):
     return Group(*parts)
 
 
-def _device(device: Optional[Device]) -> str:
+def _device(device: Device | None) -> str:
     from solbench.evaluation.config import AUTO_DEVICE, resolve_device
 
     return resolve_device(device.value if device else AUTO_DEVICE)

@@ -12,7 +12,6 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -66,11 +65,11 @@ def _replay_optimize_run(path: Path, *, candidate: list[str], best: bool, json_o
     return report.agrees
 
 
-def _number(value: Optional[float]) -> str:
+def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _ms(value: Optional[float]) -> str:
+def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f} ms"
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,9 +13,9 @@ from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision, ensure_loca
 def score_traces(
     traces_file: Path = typer.Argument(..., help="JSONL traces (solbench eval -o FILE)."),
     hardware: str = typer.Option(..., "--hardware", "-H", help="Hardware the traces were measured on."),
-    baselines: Optional[Path] = typer.Option(None, "--baselines", help="Baselines JSON (T_b per workload)."),
+    baselines: Path | None = typer.Option(None, "--baselines", help="Baselines JSON (T_b per workload)."),
     problems: list[Path] = typer.Option([], "--problems", help="Folder of problem folders, for traces without T_SOL."),
-    weights: Optional[Path] = typer.Option(None, "--weights", help="A solbench reach report: weight each problem's "
+    weights: Path | None = typer.Option(None, "--weights", help="A solbench reach report: weight each problem's "
                                            "S by its share of the model's addressable time (problem_weights)."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision",

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from solbench.cli.common import DEFAULTS, PRECISION_HELP, Precision, UsageError
 from solbench.cli.tier_option import TierChoice, tier_option, tier_value
 from solbench.spec.problem import DEFINITION_FILE
-
 
 SLOW_ANALYSIS_S = 2.0
 """An analysis slower than this says why on stderr: never silently slow."""
@@ -33,28 +31,27 @@ def speed_of_light(
     hardware: str = typer.Option(..., "--hardware", "-H", help="Hardware id (see `solbench hw list`) or `local`."),
     json_output: bool = typer.Option(False, "--json", help="Print only a JSON array, one object per workload (for "
                                                            "a set: one JSON line per problem)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="For a set: also write one JSON line per "
+    output: Path | None = typer.Option(None, "--output", "-o", help="For a set: also write one JSON line per "
                                                                        "problem to this file, as each finishes."),
     explain: bool = typer.Option(False, "--explain", help="Per-op table with the formula behind each number."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
-    baselines: Optional[Path] = typer.Option(
+    baselines: Path | None = typer.Option(
         None, "--baselines", help="Baselines file whose entries give sol_ms (suite import writes one): the "
                                   "published T_SOL beside solbench's, with the ratio."),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
-    tier: Optional[TierChoice] = tier_option("Workloads analysed: gpu (workload.jsonl), cpu (workload.cpu.jsonl) or "
+    tier: TierChoice | None = tier_option("Workloads analysed: gpu (workload.jsonl), cpu (workload.cpu.jsonl) or "
                                              "all; default: the CPU tier for CPU hardware when the problem has one."),
 ) -> None:
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
 
+    from rich.console import Console
+
+    from solbench.cli.common import ensure_local_probe
     from solbench.hardware import lookup
     from solbench.sol import analyze_problem
     from solbench.spec import load_problem
     from solbench.spec.inputs import inputs_for_analysis
-
-    from rich.console import Console
-
-    from solbench.cli.common import ensure_local_probe
 
     ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)

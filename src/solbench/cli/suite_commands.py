@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -70,9 +69,9 @@ def import_suite(
     """Import SOL-ExecBench's problems as solbench problem folders (FlashInfer-Bench becomes the set FIB), with
     DIR/baselines.json holding the published T_b and T_SOL where the source has them, and DIR/import-report.json.
     Files upstream accepts are read as upstream reads them; what it ignores is reported with file, line and field."""
-    from solbench.suite.importer import import_benchmark
-
     from rich.console import Console
+
+    from solbench.suite.importer import import_benchmark
 
     status = Console(stderr=True)
 
@@ -87,7 +86,7 @@ def import_suite(
 def fetch_suite(
     name: str = typer.Argument(..., help="The benchmark to download: sol-execbench."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder to import the problems into."),
-    revision: Optional[str] = typer.Option(None, "--revision", help="The data set's revision (commit, branch or tag)."),
+    revision: str | None = typer.Option(None, "--revision", help="The data set's revision (commit, branch or tag)."),
     timeout_s: float = typer.Option(10.0, "--network-timeout",
                                    help="Seconds to wait for the first answer of the server."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON only."),

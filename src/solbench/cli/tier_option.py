@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Optional
 
 import typer
 
@@ -24,5 +23,5 @@ def tier_option(help_text: str = TIER_HELP):
     return typer.Option(None, "--tier", help=help_text)
 
 
-def tier_value(choice: Optional[TierChoice]) -> str | None:
+def tier_value(choice: TierChoice | None) -> str | None:
     return choice.value if choice is not None else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,20 +11,20 @@ from solbench.cli.common import UsageError
 
 def run_worker(
     broker: str = typer.Option("redis://127.0.0.1:6379/0", "--broker", help="Redis URL of the Celery broker."),
-    db: Optional[str] = typer.Option(None, "--db",
+    db: str | None = typer.Option(None, "--db",
                                      help="The service's database URL for submissions (default: the one the server "
                                           "sends, unless it holds a password)."),
-    data: Optional[Path] = typer.Option(None, "--data",
+    data: Path | None = typer.Option(None, "--data",
                                         help="Folder of the result cache for submissions (default: the server's "
                                              "--data folder, shared when on the same machine)."),
-    hardware: Optional[str] = typer.Option(None, "--hardware", "-H",
+    hardware: str | None = typer.Option(None, "--hardware", "-H",
                                            help="Hardware id of this machine (`solbench hw list`; default `local`, "
                                                 "this CPU): the worker takes only its jobs."),
-    device: Optional[str] = typer.Option(None, "--device",
+    device: str | None = typer.Option(None, "--device",
                                          help="cpu, cuda or cuda:N (default: the job's setting; cuda when present)."),
     concurrency: int = typer.Option(1, "--concurrency", min=1,
                                     help="Jobs at once; keep 1 per device, so timings do not share it."),
-    name: Optional[str] = typer.Option(None, "--name", help="Celery node name (default: hardware, device, pid, host)."),
+    name: str | None = typer.Option(None, "--name", help="Celery node name (default: hardware, device, pid, host)."),
     heartbeat: float = typer.Option(10.0, "--heartbeat", min=0.5,
                                     help="Seconds between heartbeats; a suite-run job whose worker missed three is sent "
                                          "to another."),
@@ -38,8 +37,8 @@ def run_worker(
 ) -> None:
     """Evaluate jobs sent over a Celery broker, one at a time per device, each in its own sandbox: suite runs
     (`solbench run --broker`) and leaderboard submissions (`solbench serve --broker`) of this hardware."""
-    from solbench.evaluation.config import HarnessOptionError, check_harness_options
     from solbench.evaluation import EvaluationConfig
+    from solbench.evaluation.config import HarnessOptionError, check_harness_options
     from solbench.runner.celery_app import BrokerSettings, canonical_hardware
     from solbench.runner.celery_worker import WorkerOptions
     from solbench.service.celery_queue import run_worker as serve_jobs

@@ -11,7 +11,6 @@ from pathlib import Path
 from solbench.evaluation.errors import HarnessOptionError
 from solbench.sandbox.measure import TimingPlan
 
-
 AUTO_DEVICE = "auto"
 
 
@@ -79,7 +78,7 @@ class EvaluationConfig:
     def __post_init__(self) -> None:
         check_harness_options(self)
 
-    def resolved(self) -> "EvaluationConfig":
+    def resolved(self) -> EvaluationConfig:
         """This config with `auto` replaced by the device this machine has (its timer is checked again)."""
         return replace(self, device=resolve_device(self.device))
 

@@ -8,7 +8,6 @@ the reference's norm, and each side's distance to a float64 golden result (preci
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 
 from solbench.spec.dtypes import lookup_dtype

@@ -20,19 +20,30 @@ from solbench.evaluation.environment import clock_state, device_name, library_ve
 from solbench.evaluation.errors import EvaluationError, MemoryLimitError
 from solbench.evaluation.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluation.pool import SandboxPool
-from solbench.evaluation.reference_timing import ReferenceTimings, problem_timing_key, workload_timing_key
 from solbench.evaluation.reference import ReferenceFailure, ReferenceProgram
+from solbench.evaluation.reference_timing import ReferenceTimings, problem_timing_key, workload_timing_key
 from solbench.evaluation.roles import timing_perturbations
 from solbench.evaluation.session import SandboxFailure, SandboxLimits, SandboxSession
+from solbench.guard import Severity, blocking, check_solution
 from solbench.sandbox.measure import TimingPlan
-from solbench.sandbox.protocol import (FAILURES, BuildRequest, Called, CallRequest, GuardTripped, LoadRequest,
-                                       OutputDescription, OutputRejected, RequestRejected, Timed, TimeRequest)
+from solbench.sandbox.protocol import (
+    FAILURES,
+    BuildRequest,
+    Called,
+    CallRequest,
+    GuardTripped,
+    LoadRequest,
+    OutputDescription,
+    OutputRejected,
+    RequestRejected,
+    Timed,
+    TimeRequest,
+)
 from solbench.sandbox.rotation import perturbed_inputs
 from solbench.spec.errors import MissingDataError, SpecError
 from solbench.spec.inputs import InputContext, generate_inputs
 from solbench.spec.problem import Problem, check_data_files
 from solbench.spec.solution import Solution
-from solbench.guard import Severity, blocking, check_solution
 from solbench.spec.trace import CheckOutcome, Environment, EvaluationStatus, Trace
 from solbench.spec.workload import Workload
 

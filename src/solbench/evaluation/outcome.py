@@ -7,8 +7,17 @@ from datetime import datetime, timezone
 
 from solbench.evaluation.correctness import Verdict
 from solbench.sandbox import stats
-from solbench.spec.trace import (Correctness, Environment, Evaluation, EvaluationDetails, EvaluationStatus,
-                                 Performance, PrecisionRecord, TimingSummary, Trace)
+from solbench.spec.trace import (
+    Correctness,
+    Environment,
+    Evaluation,
+    EvaluationDetails,
+    EvaluationStatus,
+    Performance,
+    PrecisionRecord,
+    TimingSummary,
+    Trace,
+)
 from solbench.spec.workload import Workload
 from solbench.version import __version__
 

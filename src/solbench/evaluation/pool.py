@@ -41,7 +41,7 @@ class SandboxPool:
         self._fill()
 
     @classmethod
-    def for_config(cls, config, spares: int = 1) -> "SandboxPool":
+    def for_config(cls, config, spares: int = 1) -> SandboxPool:
         """A pool whose spares suit evaluations under `config` (an EvaluationConfig; `auto` resolved now)."""
         resolved = config.resolved()
         return cls(resolved.device, resolved.memory_limit_bytes, spares)
@@ -87,7 +87,7 @@ class SandboxPool:
         while self._ready:
             self._ready.pop().close()
 
-    def __enter__(self) -> "SandboxPool":
+    def __enter__(self) -> SandboxPool:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -110,7 +110,7 @@ def device_identity(device: str) -> dict[str, str]:
 
 def solution_material(solution: Solution) -> dict:
     """What decides a solution's behaviour: its build spec and sources sorted by path (not name or author)."""
-    sources = sorted(((s.path, s.content) for s in solution.sources))
+    sources = sorted((s.path, s.content) for s in solution.sources)
     return {"definition": solution.definition, "spec": solution.spec.model_dump(mode="json"), "sources": sources}
 
 

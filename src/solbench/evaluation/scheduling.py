@@ -19,7 +19,7 @@ class Scheduling:
     nice: int
 
     @classmethod
-    def of(cls, thread_id: int = 0) -> "Scheduling":
+    def of(cls, thread_id: int = 0) -> Scheduling:
         """A thread's scheduling (0: the calling thread); Linux keeps both per thread."""
         return cls(frozenset(os.sched_getaffinity(thread_id)), os.getpriority(os.PRIO_PROCESS, thread_id))
 

@@ -136,7 +136,7 @@ class SandboxSession:
         self._socket.settimeout(max(deadline - time.monotonic(), 0.1))
         try:
             reply = receive_message(self._socket, self.limits.max_reply_bytes)
-        except socket.timeout:
+        except TimeoutError:
             raise self._fail("timeout", "the sandbox stalled in the middle of a reply") from None
         except WireError as error:
             self._drain()

@@ -305,7 +305,7 @@ class IntegrityGuard:
     library_attributes: dict[str, tuple]
 
     @classmethod
-    def snapshot(cls, integrity_list: IntegrityList) -> "IntegrityGuard":
+    def snapshot(cls, integrity_list: IntegrityList) -> IntegrityGuard:
         """Raises IntegritySetupError (before changing anything) when an entry of `integrity_list` is missing."""
         protected = {entry.label: (entry, _fingerprint(getattr(entry.owner, entry.name)))
                      for entry in integrity_list.resolved()}

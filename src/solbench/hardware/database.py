@@ -10,8 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from solbench.hardware.errors import HardwareError
-from solbench.hardware.spec import (EMULATED_TRANSCENDENTAL_FLOPS, SPECIAL_OPS_PER_CLOCK_PER_SM, DeviceFile,
-                                    HardwareSpec)
+from solbench.hardware.spec import EMULATED_TRANSCENDENTAL_FLOPS, SPECIAL_OPS_PER_CLOCK_PER_SM, DeviceFile, HardwareSpec
 
 LOCAL_ID = "local"
 

@@ -144,7 +144,7 @@ def measure_matmul(dtype_name: str, max_size: int = 4096) -> tuple[float, int]:
     while True:
         a = torch.randn(size, size).to(dtype)
         b = torch.randn(size, size).to(dtype)
-        elapsed = _best_time(lambda: torch.mm(a, b), 3)
+        elapsed = _best_time(lambda a=a, b=b: torch.mm(a, b), 3)
         best = max(best, 2 * size**3 / elapsed)
         if elapsed >= _TARGET_SECONDS or size >= max_size:
             return best, size

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,18 +32,18 @@ class DeviceFile(BaseModel):
     name: str
     kind: str = "gpu"
     aliases: list[str] = Field(default_factory=list)
-    note: Optional[str] = None
-    sm_count: Optional[Figure] = None
-    boost_clock_mhz: Optional[Figure] = None
-    tensor_clock_mhz: Optional[Figure] = None
+    note: str | None = None
+    sm_count: Figure | None = None
+    boost_clock_mhz: Figure | None = None
+    tensor_clock_mhz: Figure | None = None
     """The clock the tensor-core peaks are quoted at, where it differs from the boost clock."""
-    memory_bandwidth_bytes_per_s: Optional[Figure] = None
-    memory_bytes: Optional[Figure] = None
-    l2_bytes: Optional[Figure] = None
+    memory_bandwidth_bytes_per_s: Figure | None = None
+    memory_bytes: Figure | None = None
+    l2_bytes: Figure | None = None
     peak_flops: dict[str, dict[str, Figure]] = Field(default_factory=dict)
     """unit ("tensor", "cuda_core") -> precision -> dense peak in FLOP/s."""
-    derived_from: Optional[str] = None
-    locked_sm_clock_mhz: Optional[Figure] = None
+    derived_from: str | None = None
+    locked_sm_clock_mhz: Figure | None = None
 
 
 @dataclass(frozen=True)

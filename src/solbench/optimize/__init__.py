@@ -1,10 +1,17 @@
 """The environment agents run against: a gym-style API over the public evaluator, its result cache and a budget."""
 
-from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
+from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import HardwareCard, ProblemCard, WorkloadCard
 from solbench.optimize.env import Env, make, solution_from_text
-from solbench.optimize.errors import (BudgetExhausted, InvalidBudget, InvalidCandidate, InvalidHeldOut, InvalidReward,
-                                      OptimizeError, RestoreMismatch)
+from solbench.optimize.errors import (
+                                      BudgetExhausted,
+                                      InvalidBudget,
+                                      InvalidCandidate,
+                                      InvalidHeldOut,
+                                      InvalidReward,
+                                      OptimizeError,
+                                      RestoreMismatch,
+)
 from solbench.optimize.feedback import WorkloadFeedback
 from solbench.optimize.held_out import split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus

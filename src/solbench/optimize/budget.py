@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,9 +22,9 @@ class Budget:
     """Limits for one environment; None means unlimited. `seconds` counts the wall time of evaluations and tests
     that measured (not cache hits, not the environment's own reference timing or `finalize`)."""
 
-    evals: Optional[int] = None
-    tests: Optional[int] = None
-    seconds: Optional[float] = None
+    evals: int | None = None
+    tests: int | None = None
+    seconds: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("evals", "tests"):
@@ -42,11 +42,11 @@ class BudgetLeft(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    evals: Optional[int] = None
+    evals: int | None = None
     """Evaluations (env.step that measured) still allowed; None: unlimited."""
-    tests: Optional[int] = None
+    tests: int | None = None
     """Tests (env.test that measured) still allowed; None: unlimited."""
-    seconds: Optional[float] = None
+    seconds: float | None = None
     """Seconds of measuring still allowed; None: unlimited."""
     evals_used: int = 0
     tests_used: int = 0

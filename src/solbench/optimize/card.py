@@ -5,7 +5,7 @@ Held-out workloads never appear here; the card says only how many there are.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,7 +34,7 @@ class WorkloadCard(_Card):
     """The speed of light on the card's hardware: no kernel can be faster."""
     bound: str
     """What T_SOL is bound by (memory, a compute unit)."""
-    t_b_ms: Optional[float]
+    t_b_ms: float | None
     """The baseline T_b a candidate is compared with; None when the reference failed on this workload."""
     t_b_source: str
     """Where T_b came from: a baselines file's entry, or the reference timed once by this environment."""
@@ -54,7 +54,7 @@ class HardwareCard(_Card):
     sm_count: int
 
     @classmethod
-    def of(cls, spec: HardwareSpec) -> "HardwareCard":
+    def of(cls, spec: HardwareSpec) -> HardwareCard:
         return cls(id=spec.id, name=spec.name, kind=spec.kind,
                    memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s,
                    tensor_flops=dict(spec.tensor_flops), vector_flops=dict(spec.vector_flops),
@@ -81,7 +81,7 @@ class ProblemCard(_Card):
     reward: str
     """The reward `env.step` returns: sol, speedup or log_speedup."""
     budget_left: BudgetLeft
-    seed: Optional[int] = None
+    seed: int | None = None
     """The seed given to `reset`; it seeds nothing the evaluator uses (its input seeds are secret)."""
 
 

@@ -16,13 +16,12 @@ import weakref
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
-from typing import Union
 
 from solbench import api
 from solbench.evaluation.config import EvaluationConfig
 from solbench.evaluation.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
-from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
+from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import HardwareCard, ProblemCard, languages_for, workload_card
 from solbench.optimize.errors import InvalidCandidate, RestoreMismatch
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
@@ -37,8 +36,8 @@ from solbench.spec.solution import Solution
 from solbench.spec.trace import Trace
 from solbench.spec.workload import Workload
 
-PathArg = Union[str, PathLike]
-CandidateArg = Union[Solution, dict, PathArg]
+PathArg = str | PathLike
+CandidateArg = Solution | dict | PathArg
 
 ENV_REFERENCE_SOURCE = "reference timed once by this environment"
 
@@ -46,7 +45,7 @@ ENV_REFERENCE_SOURCE = "reference timed once by this environment"
 def make(problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local",
          budget: Budget | BudgetLedger | None = None, reward: str = "sol", cache: PathArg | None = None,
          config: EvaluationConfig | None = None, held_out: HeldOut = None, workspace: PathArg | None = None,
-         baselines: Baselines | PathArg | None = None, warm_sandboxes: bool = True) -> "Env":
+         baselines: Baselines | PathArg | None = None, warm_sandboxes: bool = True) -> Env:
     """An environment for `problem` (a folder or a loaded Problem); see `Env` for each argument."""
     return Env(problem, hardware=hardware, budget=budget, reward=reward, cache=cache, config=config,
                held_out=held_out, workspace=workspace, baselines=baselines, warm_sandboxes=warm_sandboxes)
@@ -227,7 +226,7 @@ class Env:
             self._pool.close()
         self._warm_sandboxes = False
 
-    def __enter__(self) -> "Env":
+    def __enter__(self) -> Env:
         return self
 
     def __exit__(self, *exc) -> None:

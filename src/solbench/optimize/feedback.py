@@ -7,8 +7,6 @@ error is cut to its head and tail, and a workload whose error repeats an earlier
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import BaseModel, ConfigDict
 
 from solbench.scoring.report import WorkloadScore
@@ -29,23 +27,23 @@ class WorkloadFeedback(BaseModel):
     """The workload uuid (as on the problem card)."""
     status: str
     """PASSED, INCORRECT_NUMERICAL, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, REWARD_HACK, …"""
-    failed_rule: Optional[str] = None
+    failed_rule: str | None = None
     """The correctness or integrity rule that failed, when one did."""
-    error: Optional[str] = None
+    error: str | None = None
     """What went wrong: the failure line and the log, cut to MAX_ERROR_CHARS."""
-    same_error_as: Optional[str] = None
+    same_error_as: str | None = None
     """This workload failed with the same error as that earlier workload (`error` is then left out)."""
-    latency_ms: Optional[float] = None
+    latency_ms: float | None = None
     """T_k, the median measured latency (PASSED only)."""
-    spread_ms: Optional[float] = None
+    spread_ms: float | None = None
     """p90 - p10 of the timed samples: how far to trust a difference in latency."""
-    t_sol_ms: Optional[float] = None
-    t_b_ms: Optional[float] = None
-    score: Optional[float] = None
+    t_sol_ms: float | None = None
+    t_b_ms: float | None = None
+    score: float | None = None
     """S in [0, 1] (0.5: as fast as T_b, 1: at T_SOL); 0 when not PASSED, None when unscored."""
-    fraction_of_sol: Optional[float] = None
+    fraction_of_sol: float | None = None
     """T_SOL / T_k: 1 is the speed of light."""
-    speedup: Optional[float] = None
+    speedup: float | None = None
     """T_b / T_k."""
     implausible: bool = False
     """T_k below T_SOL or below the timer's resolution: a measurement problem or a cheat."""

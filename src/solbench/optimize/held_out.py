@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import Union
 
 from solbench.optimize.errors import InvalidHeldOut
 from solbench.spec.problem import Problem
@@ -20,7 +19,7 @@ from solbench.spec.workload import Workload
 
 DEFAULT_HELD_OUT_FRACTION = 0.25
 
-HeldOut = Union[Iterable[str], float, None]
+HeldOut = Iterable[str] | float | None
 """None: the default rule; a fraction in [0, 1): that share by the same ranking; workload uuids: exactly those."""
 
 

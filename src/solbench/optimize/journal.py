@@ -14,7 +14,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -43,7 +43,7 @@ class RunRecord(_Record):
     agent: str
     rounds: int
     candidates: int
-    budget_evals: Optional[int] = None
+    budget_evals: int | None = None
     agent_timeout_s: float
     settings: dict[str, Any] = Field(default_factory=dict)
     """Evaluation settings (hardware, device, timing), for replay."""
@@ -60,14 +60,14 @@ class AgentStarted(_Record):
     round: int
     process_group: int
     """The agent's process group (its leader's pid): a resume after a kill of the loop ends it."""
-    start_ticks: Optional[int] = None
+    start_ticks: int | None = None
     """When the leader started (/proc/PID/stat), so that a reused process id is never taken for it."""
 
 
 class AgentFinished(_Record):
     type: Literal["agent"] = "agent"
     round: int
-    exit_code: Optional[int] = None
+    exit_code: int | None = None
     """None when it was killed for running past its timeout."""
     timed_out: bool = False
     seconds: float = 0.0
@@ -90,16 +90,16 @@ class CandidateRecord(_Record):
     k: int
     file: str
     """Where the agent wrote it, relative to the round folder."""
-    solution: Optional[dict[str, Any]] = None
+    solution: dict[str, Any] | None = None
     """The solution as written; None when it could not be read."""
-    error: Optional[str] = None
+    error: str | None = None
     """Why the file is not a solution (not evaluated, costs nothing)."""
-    result: Optional[dict[str, Any]] = None
+    result: dict[str, Any] | None = None
     """env.step's StepResult, as JSON."""
-    traces: Optional[list[dict[str, Any]]] = None
+    traces: list[dict[str, Any]] | None = None
     """The evaluation's traces (one per public workload), read from the result cache; None where it kept none
     (a TIMEOUT or crash is measured again next time, so it is not cached)."""
-    technique: Optional[str] = None
+    technique: str | None = None
 
     @property
     def candidate_id(self) -> str:
@@ -110,29 +110,28 @@ class TestRecord(_Record):
     __test__ = False  # not a pytest class
     type: Literal["test"] = "test"
     round: int
-    solution_name: Optional[str] = None
-    result: Optional[dict[str, Any]] = None
-    error: Optional[str] = None
+    solution_name: str | None = None
+    result: dict[str, Any] | None = None
+    error: str | None = None
 
 
 class RoundFinished(_Record):
     type: Literal["round_finished"] = "round_finished"
     round: int
-    best: Optional[str] = None
+    best: str | None = None
     """Candidate id of the best so far."""
-    best_reward: Optional[float] = None
+    best_reward: float | None = None
     budget_left: dict[str, Any] = Field(default_factory=dict)
 
 
 class FinalRecord(_Record):
     type: Literal["final"] = "final"
-    best: Optional[str] = None
-    result: Optional[dict[str, Any]] = None
+    best: str | None = None
+    result: dict[str, Any] | None = None
     """env.finalize's FinalResult, as JSON; None when no candidate was correct."""
 
 
-JournalRecord = Annotated[Union[RunRecord, RoundStarted, AgentStarted, AgentFinished, ProblemEdited, CandidateRecord, TestRecord,
-                                RoundFinished, FinalRecord], Field(discriminator="type")]
+JournalRecord = Annotated[RunRecord | RoundStarted | AgentStarted | AgentFinished | ProblemEdited | CandidateRecord | TestRecord | RoundFinished | FinalRecord, Field(discriminator="type")]
 _RECORD = TypeAdapter(JournalRecord)
 
 

@@ -18,18 +18,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solbench.optimize.agents import (Agent, AgentOutcome, agent_from_spec, end_orphaned_group,
-                                      process_start_ticks)
+from solbench.optimize.agents import Agent, AgentOutcome, agent_from_spec, end_orphaned_group, process_start_ticks
 from solbench.optimize.channel import WORKSPACE_VARIABLE, ChannelServer
-from solbench.optimize.journal import (JOURNAL_FILE, AgentFinished, AgentStarted, CandidateRecord, FinalRecord, Journal,
-                                       ProblemEdited, RoundFinished, RoundStarted, RunRecord, TestRecord, to_json)
+from solbench.optimize.journal import (
+    JOURNAL_FILE,
+    AgentFinished,
+    AgentStarted,
+    CandidateRecord,
+    FinalRecord,
+    Journal,
+    ProblemEdited,
+    RoundFinished,
+    RoundStarted,
+    RunRecord,
+    TestRecord,
+    to_json,
+)
 from solbench.optimize.loop_errors import WorkspaceError
 from solbench.optimize.memory import StrategyMemory, StrategyRecord, stated_technique
 from solbench.optimize.resume import RunState, run_state
 from solbench.optimize.rewards import speedup_reward
 from solbench.optimize.run_settings import OptimizeSettings, settings_to_json
-from solbench.optimize.workspace import (MEMORY_FILE, ProblemFiles, Workspace, candidate_files,
-                                         changed_problem_files, problem_sha256, write_json_atomically)
+from solbench.optimize.workspace import (
+    MEMORY_FILE,
+    ProblemFiles,
+    Workspace,
+    candidate_files,
+    changed_problem_files,
+    problem_sha256,
+    write_json_atomically,
+)
 
 ROUND_VARIABLE = "SOLBENCH_ROUND"
 BUDGET_VARIABLE = "SOLBENCH_BUDGET_LEFT"

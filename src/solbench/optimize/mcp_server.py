@@ -13,7 +13,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from solbench.errors import SolbenchError
 from solbench.evaluation.config import EvaluationConfig
@@ -70,7 +70,7 @@ class ProblemsSession:
             return action()
 
 
-def _solution(solution: Union[dict[str, Any], str]):
+def _solution(solution: dict[str, Any] | str):
     return solution_from_text(solution) if isinstance(solution, str) else solution
 
 
@@ -102,12 +102,12 @@ def build_server(session: ProblemsSession):
         return run(lambda: session.env(problem).reset().model_dump(mode="json"))
 
     @server.tool()
-    def test(problem: str, solution: Union[dict[str, Any], str]) -> dict[str, Any]:
+    def test(problem: str, solution: dict[str, Any] | str) -> dict[str, Any]:
         """Correctness only, on the smallest public workloads: cheap, never scored. Costs one test of the budget."""
         return run(lambda: session.env(problem).test(_solution(solution)).model_dump(mode="json"))
 
     @server.tool()
-    def evaluate(problem: str, solution: Union[dict[str, Any], str]) -> dict[str, Any]:
+    def evaluate(problem: str, solution: dict[str, Any] | str) -> dict[str, Any]:
         """Measure and score a candidate on the public workloads: reward, per-workload feedback, budget left.
         A cache hit (a candidate measured before) costs nothing."""
         return run(lambda: _step_summary(session.env(problem).step(_solution(solution))))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,7 +28,7 @@ class StrategyRecord(BaseModel):
     """What the agent said it did (its strategy.json, else the first line of the solution's description)."""
     gain: float
     """Measured speedup over the reference: geometric mean over public workloads of T_ref / T_k (>1 is faster)."""
-    reward: Optional[float] = None
+    reward: float | None = None
     """The env's reward for the candidate."""
     hardware: str = ""
     candidate: str

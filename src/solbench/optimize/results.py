@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import BaseModel, ConfigDict
 
 from solbench.optimize.budget import BudgetLeft
@@ -21,7 +19,7 @@ class StepInfo(_Result):
     """1, 2, … in the order candidates were stepped (restored ones included)."""
     cache_hit: bool
     """The result cache answered: nothing was measured and no budget was charged."""
-    cache_key: Optional[str] = None
+    cache_key: str | None = None
     """The result cache's key of this evaluation (None without a cache)."""
     flagged_cheat: bool
     """Some workload ended REWARD_HACK: recorded, rewarded as a failure, never `best`."""
@@ -58,11 +56,11 @@ class Candidate(_Result):
     correct: bool
     flagged_cheat: bool
     cache_hit: bool
-    cache_key: Optional[str] = None
+    cache_key: str | None = None
     feedback: list[WorkloadFeedback]
 
     @classmethod
-    def of(cls, result: StepResult) -> "Candidate":
+    def of(cls, result: StepResult) -> Candidate:
         info = result.info
         return cls(candidate_id=info.candidate_id, solution=result.solution, reward=result.reward,
                    correct=info.correct, flagged_cheat=info.flagged_cheat, cache_hit=info.cache_hit,
@@ -72,9 +70,9 @@ class Candidate(_Result):
 class TestStatus(_Result):
     workload: str
     status: str
-    failed_rule: Optional[str] = None
-    error: Optional[str] = None
-    same_error_as: Optional[str] = None
+    failed_rule: str | None = None
+    error: str | None = None
+    same_error_as: str | None = None
 
 
 class TestResult(_Result):
@@ -94,14 +92,14 @@ class FinalResult(_Result):
     """What `env.finalize` returns: the best candidate re-measured, with a fresh input seed and no cache."""
 
     problem: str
-    candidate_id: Optional[int]
+    candidate_id: int | None
     """The best candidate's id; None when no candidate was correct (nothing was measured)."""
-    solution: Optional[Solution] = None
+    solution: Solution | None = None
     reward_kind: str
     reward: float
     """The reward over public and held-out workloads together."""
     public_reward: float
-    held_out_reward: Optional[float] = None
+    held_out_reward: float | None = None
     """The reward over the held-out workloads alone; None when there are none."""
     correct: bool
     """Every workload, held-out included, PASSED in the re-measurement."""

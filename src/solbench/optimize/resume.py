@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from solbench.optimize.journal import (AgentFinished, AgentStarted, CandidateRecord, FinalRecord, RoundFinished, RoundStarted,
-                                       RunRecord, TestRecord)
+from solbench.optimize.journal import (
+    AgentFinished,
+    AgentStarted,
+    CandidateRecord,
+    FinalRecord,
+    RoundFinished,
+    RoundStarted,
+    RunRecord,
+    TestRecord,
+)
 from solbench.optimize.loop_errors import WorkspaceError
 
 

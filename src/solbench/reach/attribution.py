@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
-
 from fnmatch import fnmatchcase
 
 from solbench.reach.built_model import DepthScaling

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 
 @dataclass
@@ -26,7 +27,7 @@ class BuiltModel:
     """The configuration values the model was built with (after scaling)."""
     module_families: dict[str, str] = field(default_factory=dict)
     """Module class name -> op family, for models whose classes the default context rules do not know."""
-    depth: Optional["DepthScaling"] = None
+    depth: DepthScaling | None = None
     """Set when layers were left out: how to extrapolate the profile to the published depth."""
 
 

@@ -16,8 +16,8 @@ suffix ``_backward``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Mapping
 
 from solbench.reach.profile import OpCall
 

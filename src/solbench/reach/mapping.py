@@ -16,8 +16,8 @@ implements is uncovered, and the report lists it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from solbench.reach.attribution import Attribution, GroupKey
 from solbench.reach.rules import ADDRESSABLE

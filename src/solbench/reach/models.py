@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from solbench.reach.built_model import BuiltModel
 from solbench.reach.dlrm_model import DEFAULT_MAX_ROWS, DLRM_NAMES, build_dlrm
@@ -21,14 +21,14 @@ class ModelRequest:
     model: str
     mode: str = "inference"
     device: str = "cpu"
-    batch: Optional[int] = None
-    seq: Optional[int] = None
-    layers: Optional[int] = None
+    batch: int | None = None
+    seq: int | None = None
+    layers: int | None = None
     """Decoder layers to keep; None: all on CUDA, CPU_DEFAULT_LAYERS on the CPU. 0 means all."""
     max_rows: int = DEFAULT_MAX_ROWS
-    dtype: Optional[str] = None
-    configs: Optional[Path] = None
-    overrides: Optional[dict[str, Any]] = None
+    dtype: str | None = None
+    configs: Path | None = None
+    overrides: dict[str, Any] | None = None
     """Config values replacing the record's (tests build tiny widths this way; the report says so)."""
 
 

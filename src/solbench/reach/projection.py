@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from solbench.reach.speedups import Speedup
 

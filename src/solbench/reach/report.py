@@ -7,8 +7,6 @@ what ``solbench score --weights`` reads.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import BaseModel, ConfigDict
 
 FORMAT = "solbench-reach/1"
@@ -31,11 +29,11 @@ class OpRow(_Value):
     cls: str
     family: str
     pass_: str
-    width: Optional[int]
+    width: int | None
     ms: float
     share: float
     problems: list[str]
-    match: Optional[str]
+    match: str | None
 
 
 class ProblemCoverage(_Value):
@@ -108,15 +106,15 @@ class ReachReport(_Value):
     vendor_fraction_std: float
     classes: list[ClassTime]
     ops: list[OpRow]
-    problems_root: Optional[str]
+    problems_root: str | None
     covered_fraction: float
     """Share of the step the matched problems cover (addressable time with a problem)."""
     covered_of_addressable: float
     problems: list[ProblemCoverage]
     uncovered: list[Uncovered]
     problem_weights: dict[str, float]
-    projection: Optional[ProjectionReport] = None
-    full_depth: Optional[FullDepth] = None
+    projection: ProjectionReport | None = None
+    full_depth: FullDepth | None = None
     rules: dict
 
     def as_json(self) -> dict:

@@ -20,10 +20,10 @@ would count embedding bags as vendor-tuned (FBGEMM's table-batched embedding, sa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Mapping
 
 from solbench.json_files import read_json_file
 from solbench.reach.errors import ReachError
@@ -75,7 +75,7 @@ class Rules:
         return {"classes": {k: list(v) for k, v in self.classes.items()}, "addressable": list(self.addressable)}
 
     def merged(self, classes: Mapping[str, list[str]] | None = None,
-               addressable: list[str] | None = None) -> "Rules":
+               addressable: list[str] | None = None) -> Rules:
         """These rules with the named classes' patterns replaced (an empty list drops a class)."""
         merged = dict(self.classes)
         for cls, patterns in (classes or {}).items():

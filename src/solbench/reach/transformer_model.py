@@ -10,7 +10,7 @@ published, so each layer's time split is the real one; what changes is the share
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from solbench.reach.built_model import BuiltModel, DepthScaling, inference_step, training_step
 from solbench.reach.errors import ReachError
@@ -19,7 +19,7 @@ from solbench.reach.errors import ReachError
 _PER_LAYER_KEYS = ("layer_types", "mlp_only_layers", "no_rope_layers")
 
 
-def transformer_config(record: dict[str, Any], layers: Optional[int], overrides: dict[str, Any] | None = None):
+def transformer_config(record: dict[str, Any], layers: int | None, overrides: dict[str, Any] | None = None):
     """(transformers config, scaling notes) for a record, with ``num_hidden_layers`` cut to ``layers``."""
     from solbench.suite.extract.configs import config_values
     from solbench.suite.extract.errors import require_transformers
@@ -52,7 +52,7 @@ def transformer_config(record: dict[str, Any], layers: Optional[int], overrides:
     return config, notes
 
 
-def build_transformer(record: dict[str, Any], *, mode: str, batch: int, seq: int, layers: Optional[int],
+def build_transformer(record: dict[str, Any], *, mode: str, batch: int, seq: int, layers: int | None,
                       device: str, dtype: str, overrides: dict[str, Any] | None = None) -> BuiltModel:
     """The causal LM of ``record`` and one step of it on ``batch`` sequences of ``seq`` random tokens."""
     import torch

@@ -7,7 +7,6 @@ import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from solbench.reach.attribution import Attribution, attribute
 from solbench.reach.errors import ReachError
@@ -15,8 +14,16 @@ from solbench.reach.mapping import Coverage, cover
 from solbench.reach.models import ModelRequest, build_model
 from solbench.reach.profile import profile_model, spread
 from solbench.reach.projection import project
-from solbench.reach.report import (ClassTime, FullDepth, OpRow, ProblemCoverage, ProjectionReport, ReachReport,
-                                   SpeedupUsed, Uncovered)
+from solbench.reach.report import (
+    ClassTime,
+    FullDepth,
+    OpRow,
+    ProblemCoverage,
+    ProjectionReport,
+    ReachReport,
+    SpeedupUsed,
+    Uncovered,
+)
 from solbench.reach.rules import ADDRESSABLE, Rules, load_op_type_overrides, load_rules
 from solbench.reach.speedups import assumed, speedups_from_export, speedups_from_traces
 from solbench.reach.suite_index import load_suite
@@ -30,13 +37,13 @@ TOP_OPS = 40
 class ReachOptions:
     steps: int = 5
     warmup: int = 2
-    problems: Optional[Path] = None
-    rules: Optional[Path] = None
-    rules_override: Optional[Rules] = None
+    problems: Path | None = None
+    rules: Path | None = None
+    rules_override: Rules | None = None
     """Python-level rules (take precedence over ``rules``)."""
-    traces: Optional[Path] = None
-    speedups_file: Optional[Path] = None
-    assume_speedup: Optional[float] = None
+    traces: Path | None = None
+    speedups_file: Path | None = None
+    assume_speedup: float | None = None
 
 
 def run_reach(request: ModelRequest, options: ReachOptions = ReachOptions()) -> ReachReport:
@@ -54,7 +61,7 @@ def run_reach(request: ModelRequest, options: ReachOptions = ReachOptions()) -> 
     return _report(request, built, profile, attribution, coverage, projection, rules, build_seconds, problems_root)
 
 
-def _projection(attribution: Attribution, coverage: Coverage, options: ReachOptions) -> Optional[ProjectionReport]:
+def _projection(attribution: Attribution, coverage: Coverage, options: ReachOptions) -> ProjectionReport | None:
     sources = [s for s in (options.traces, options.speedups_file, options.assume_speedup) if s is not None]
     if len(sources) > 1:
         raise ReachError("give one speedup source: --traces, --speedups or --assume-speedup")

@@ -17,14 +17,35 @@ import traceback
 from pathlib import Path
 
 from solbench.guard.runtime import GuardViolation, IntegrityGuard, status_field
-from solbench.guard.threads import (ThreadGuard, harness_thread_count, quiet_later_openmp_runtimes,
-                                    quiet_library_monitors, start_runtime_threads)
+from solbench.guard.threads import (
+    ThreadGuard,
+    harness_thread_count,
+    quiet_later_openmp_runtimes,
+    quiet_library_monitors,
+    start_runtime_threads,
+)
 from solbench.sandbox import protocol
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
 from solbench.sandbox.protected import integrity_list
-from solbench.sandbox.protocol import (BuildRequest, Built, CallRequest, Called, CapturedOutputs, CompileFailed,
-                                       ExitRequest, GuardTripped, Loaded, LoadRequest, OutputRejected, ProtocolError,
-                                       RequestRejected, SandboxState, SolutionFailed, Timed, TimeRequest)
+from solbench.sandbox.protocol import (
+    BuildRequest,
+    Built,
+    Called,
+    CallRequest,
+    CapturedOutputs,
+    CompileFailed,
+    ExitRequest,
+    GuardTripped,
+    Loaded,
+    LoadRequest,
+    OutputRejected,
+    ProtocolError,
+    RequestRejected,
+    SandboxState,
+    SolutionFailed,
+    Timed,
+    TimeRequest,
+)
 from solbench.sandbox.rotation import InputRotation
 from solbench.sandbox.wire import WireError, receive_message, send_message
 

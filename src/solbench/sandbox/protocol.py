@@ -12,10 +12,19 @@ it from these same models.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictBool, StrictFloat, StrictInt, TypeAdapter, \
-    ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+)
 
 from solbench.sandbox.measure import TimingPlan
 from solbench.sandbox.rotation import Perturbation
@@ -123,7 +132,7 @@ class ExitRequest(_Message):
     reply: ClassVar[str] = ""
 
 
-Request = Annotated[Union[BuildRequest, LoadRequest, CallRequest, TimeRequest, ExitRequest],
+Request = Annotated[BuildRequest | LoadRequest | CallRequest | TimeRequest | ExitRequest,
                     Field(discriminator="kind")]
 
 
@@ -219,10 +228,9 @@ class RequestRejected(_Reply):
     error: str
 
 
-Failure = Union[CompileFailed, GuardTripped, OutputRejected, SolutionFailed, RequestRejected]
+Failure = CompileFailed | GuardTripped | OutputRejected | SolutionFailed | RequestRejected
 FAILURES = (CompileFailed, GuardTripped, OutputRejected, SolutionFailed, RequestRejected)
-Reply = Annotated[Union[Built, Loaded, Called, Timed, CompileFailed, GuardTripped, OutputRejected, SolutionFailed,
-                        RequestRejected], Field(discriminator="kind")]
+Reply = Annotated[Built | Loaded | Called | Timed | CompileFailed | GuardTripped | OutputRejected | SolutionFailed | RequestRejected, Field(discriminator="kind")]
 
 MODELS = (BuildRequest, OutputDescription, LoadRequest, CallRequest, TimeRequest, ExitRequest, SandboxState, Built,
           Loaded, Called, CapturedOutputs, Timed, CompileFailed, GuardTripped, OutputRejected, SolutionFailed,

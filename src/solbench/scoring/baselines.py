@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -23,7 +22,7 @@ class Baseline(BaseModel):
     latency_ms: float = Field(gt=0)
     source: str = "reference"
     """What was timed: e.g. "reference (eager)", "reference (torch.compile)", a solution name."""
-    sol_ms: Optional[float] = Field(default=None, ge=0)
+    sol_ms: float | None = Field(default=None, ge=0)
     """A reference T_SOL for this workload and hardware (a published one, e.g. SOL-ExecBench's `sol_ms`):
     shown beside solbench's T_SOL with the ratio, never used in its place."""
 
@@ -32,9 +31,9 @@ class BaselineFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: int = BASELINE_FORMAT_VERSION
-    created: Optional[str] = None
-    harness_version: Optional[str] = None
-    hardware_description: Optional[str] = None
+    created: str | None = None
+    harness_version: str | None = None
+    hardware_description: str | None = None
     """The machine measured, in words (for `local`, the CPU model and core count)."""
     baselines: list[Baseline]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,23 +24,23 @@ class WorkloadScore(_Value):
     """The problem's definition name."""
     workload: str
     """The workload uuid."""
-    solution: Optional[str] = None
+    solution: str | None = None
     """The solution's name as the trace records it."""
     status: str
     """The trace's evaluation status (PASSED, RUNTIME_ERROR, …)."""
-    score: Optional[float]
+    score: float | None
     """S in [0, 1]; 0 for a workload that did not pass; None when it PASSED but has no T_SOL or no T_b
     (unscored: see `ScoreReport.unscored_policy`)."""
-    t_kernel_ms: Optional[float]
+    t_kernel_ms: float | None
     """T_k, the solution's measured latency; None unless PASSED."""
-    t_baseline_ms: Optional[float]
+    t_baseline_ms: float | None
     """T_b, from the baselines file, else the reference timed in the same run; None when neither exists."""
-    t_sol_ms: Optional[float]
+    t_sol_ms: float | None
     """T_SOL on the report's hardware, from the trace's own record or from analysing the problem."""
-    reference_t_sol_ms: Optional[float] = None
+    reference_t_sol_ms: float | None = None
     """A reference (published) T_SOL for this workload from the baselines file (its `sol_ms`); shown beside
     `t_sol_ms`, never used for S."""
-    t_sol_ratio: Optional[float] = None
+    t_sol_ratio: float | None = None
     """`t_sol_ms` / `reference_t_sol_ms` where both are known and the reference is above 0."""
     baseline_source: str
     """Where T_b came from (a baselines entry's source, or ``reference timed in the same run``)."""
@@ -57,7 +57,7 @@ class ProblemScore(_Value):
     """The problem's set (spec.problem_set)."""
     definition: str
     """The problem's definition name."""
-    solution: Optional[str] = None
+    solution: str | None = None
     """The solution's name as its traces record it."""
     workloads: int
     """Traces of this problem and solution."""
@@ -67,9 +67,9 @@ class ProblemScore(_Value):
     """Workloads counted in `score`: every failed one (as 0) and every PASSED one with an S."""
     unscored: int
     """Workloads left out of `score`: PASSED ones without T_SOL or T_b (every workload when no hardware is given)."""
-    score: Optional[float]
+    score: float | None
     """Mean S over the `scored` workloads, failures counting 0; None when no workload counts."""
-    latency_ms: Optional[float]
+    latency_ms: float | None
     """Geometric mean of T_k over the workloads; None unless every workload PASSED (a mean over the
     workloads that passed would flatter a solution that fails the slow ones)."""
     statuses: dict[str, int]
@@ -91,14 +91,14 @@ class SetScore(_Value):
     """Of those, how many PASSED."""
     scored_problems: int
     """Problems with a score, the ones `score` averages."""
-    score: Optional[float]
+    score: float | None
     """Mean of the problems' scores (problems without one are left out); None when no problem has one."""
 
 
 class ScoreReport(_Value):
     """Scores of a set of traces on one hardware, from `score_traces` (the one aggregation every command uses)."""
 
-    hardware: Optional[str]
+    hardware: str | None
     """The hardware whose T_SOL the scores use; None when none was given (nothing is scored then)."""
     unscored_policy: UnscoredPolicy = UNSCORED_POLICY
     """How PASSED workloads without T_SOL or T_b count: ``exclude`` leaves them out of every mean."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,7 +30,7 @@ class WeightedProblem(BaseModel):
     model_config = ConfigDict(frozen=True)
     definition: str
     weight: float
-    score: Optional[float]
+    score: float | None
 
 
 class WeightedScore(BaseModel):
@@ -39,9 +38,9 @@ class WeightedScore(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     model: str
-    weighted: Optional[float]
+    weighted: float | None
     """sum(w_p S_p) / sum(w_p) over the weighted problems that have an S; None when none has."""
-    unweighted: Optional[float]
+    unweighted: float | None
     """The plain mean S over those same problems."""
     weight_scored: float
     """Share of the model's addressable time the scored problems stand for."""
@@ -64,7 +63,7 @@ def load_weights(path: Path) -> RuntimeWeights:
 
 
 def weighted_score(report: ScoreReport, weights: Mapping[str, float], model: str = "model") -> WeightedScore:
-    best: dict[str, Optional[float]] = {}
+    best: dict[str, float | None] = {}
     for problem in report.problems:
         if problem.score is not None:
             best[problem.definition] = max(problem.score, best.get(problem.definition) or 0.0)

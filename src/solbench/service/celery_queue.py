@@ -30,8 +30,16 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from solbench.runner.celery_app import (MAX_DELIVERIES, RUN_QUEUE_PREFIX, SUBMISSION_QUEUE_PREFIX, BrokerSettings,
-                                        canonical_hardware, count_delivery, make_celery_app, queue_name)
+from solbench.runner.celery_app import (
+    MAX_DELIVERIES,
+    RUN_QUEUE_PREFIX,
+    SUBMISSION_QUEUE_PREFIX,
+    BrokerSettings,
+    canonical_hardware,
+    count_delivery,
+    make_celery_app,
+    queue_name,
+)
 from solbench.runner.celery_pool import check_reachable
 from solbench.runner.celery_worker import WorkerOptions, start_worker
 from solbench.runner.remote_jobs import register_run_task
@@ -162,7 +170,7 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
             log.warning("submission %s: infrastructure failure on try %d: %s", submission_id, attempt + 1, error)
             if attempt >= settings.max_attempts + MAX_WAITS:
                 raise
-            raise task.retry(exc=error, countdown=min(MAX_BACKOFF_S, RETRY_BACKOFF_S * 2 ** attempt))
+            raise task.retry(exc=error, countdown=min(MAX_BACKOFF_S, RETRY_BACKOFF_S * 2 ** attempt)) from error
         if elsewhere and attempt < MAX_WAITS:
             raise task.retry(countdown=max(1.0, settings.stale_after_s / 2))
 

@@ -29,7 +29,7 @@ class ServiceClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "ServiceClient":
+    def __enter__(self) -> ServiceClient:
         return self
 
     def __exit__(self, *_) -> None:

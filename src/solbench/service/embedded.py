@@ -19,8 +19,16 @@ import time
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from solbench.service.jobs import (InfrastructureError, WorkerInfo, execute_submission, next_queued, record_worker,
-                                   record_worker_stopped, requeue_dead_worker, requeue_stale)
+from solbench.service.jobs import (
+    InfrastructureError,
+    WorkerInfo,
+    execute_submission,
+    next_queued,
+    record_worker,
+    record_worker_stopped,
+    requeue_dead_worker,
+    requeue_stale,
+)
 from solbench.service.settings import ServiceSettings
 from solbench.service.worker_hardware import hardware_figures
 

@@ -16,15 +16,24 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime, timedelta
 
-from solbench.service.times import UtcDateTime
-
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from solbench.service.models import (
+    Problem,
+    ProblemSet,
+    ProblemVersion,
+    Result,
+    ScoreChange,
+    SolAnalysis,
+    Submission,
+    User,
+    Worker,
+    utcnow,
+)
+from solbench.service.times import UtcDateTime
 from solbench.service.worker_hardware import HardwareFigures
-from solbench.service.models import (Problem, ProblemSet, ProblemVersion, Result, ScoreChange, SolAnalysis, Submission,
-                                     User, Worker, utcnow)
 
 WORKER_ALIVE_S = 120.0
 """A worker that promises no heartbeat (a Celery worker waiting on its broker) counts as alive this long."""

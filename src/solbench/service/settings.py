@@ -139,7 +139,7 @@ class ServiceSettings(_Settings):
         return {SETTINGS_VARIABLE: self.model_dump_json()}
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "ServiceSettings":
+    def from_env(cls, environ: dict[str, str] | None = None) -> ServiceSettings:
         """The settings a parent handed down (SETTINGS_VARIABLE), else the defaults."""
         text = (environ if environ is not None else os.environ).get(SETTINGS_VARIABLE)
         return cls.model_validate_json(text) if text else cls()

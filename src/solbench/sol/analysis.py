@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -64,7 +64,7 @@ class Coverage(_Result):
     uncovered: list[UncoveredOp]
     execution: str
     """``fake`` (shapes only) or ``real (...)`` when the reference needed input values."""
-    aten_calls: Optional[int] = None
+    aten_calls: int | None = None
     """ATen calls the reference made (one input draw): what an analysis costs, so a slow one says why."""
 
 
@@ -77,9 +77,9 @@ class Published(_Result):
     """The published T_SOL beside solbench's (SOL-ExecBench's `sol_ms`, from the problem folder)."""
 
     sol_ms: float
-    ratio: Optional[float]
+    ratio: float | None
     """solbench's T_SOL / the published one (meaningful on the hardware it was published for)."""
-    disagreement: Optional[str] = None
+    disagreement: str | None = None
     """For a ratio outside [0.5, 2]: which count differs, by rule (see docs/speed-of-light.md)."""
 
 
@@ -101,9 +101,9 @@ class WorkloadSol(_Result):
     t_memory_ms: float
     bound: str
     coverage: Coverage
-    ops: Optional[list[OpRow]] = None
-    published: Optional[Published] = None
-    precision: Optional[PrecisionRecord] = None
+    ops: list[OpRow] | None = None
+    published: Published | None = None
+    precision: PrecisionRecord | None = None
     """The precision policy T_SOL followed and the rate fp32 matrix work was charged at (sol/precision.py)."""
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 PRECISION_RANK = {"float4": 0, "float8": 1, "int8": 1, "bfloat16": 2, "float16": 2, "tf32": 3, "float32": 3,
                   "int": 3, "bool": 3, "float64": 4}
 
 
-@lru_cache(maxsize=None)
+@cache
 def precision_of(dtype) -> str:
     """The rate class of a torch dtype: float4, float8, int8, bfloat16, float16, float32, float64, int, bool."""
     name = str(dtype).removeprefix("torch.")
@@ -44,7 +44,7 @@ class OpCost:
     def flops(self) -> float:
         return sum(self.matrix_flops.values()) + sum(self.vector_flops.values())
 
-    def __add__(self, other: "OpCost") -> "OpCost":
+    def __add__(self, other: OpCost) -> OpCost:
         return OpCost(matrix_flops=_merge(self.matrix_flops, other.matrix_flops),
                       vector_flops=_merge(self.vector_flops, other.vector_flops),
                       special_ops=self.special_ops + other.special_ops,

@@ -17,7 +17,7 @@ on a fake tensor (routing from floating-point logits) cannot be answered this wa
 from __future__ import annotations
 
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from solbench.sol.errors import ValuesNeeded
@@ -172,7 +172,7 @@ def _computed(func, args, kwargs):
     return func(*args, **kwargs)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _takes_device(func) -> bool:
     """A factory (``empty``, ``randn``, ``arange`` ...) places its result; ops without tensor arguments that
     are not factories (``promote_types``) have no device argument to give."""

@@ -228,8 +228,7 @@ class Loop:
                 return
         finally:
             recorder.loop_probe_end(outer)
-        for value in values[index + 1:]:  # not shown to repeat: the rest runs in full
-            yield value
+        yield from values[index + 1:]  # not shown to repeat: the rest runs in full
 
 
 def _active_recorder():
@@ -351,7 +350,7 @@ class _Walk:
 
 def _cell_is_set(cell) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018 - reading an empty cell raises ValueError: that read is the test
     except ValueError:
         return False
     return True

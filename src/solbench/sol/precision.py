@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from solbench.cache_dir import cache_dir
-from solbench.torch_threads import at_most_threads
 from solbench.spec.problem import Problem
 from solbench.spec.trace import PRECISION_POLICIES, PrecisionRecord
 from solbench.spec.workload import Tolerance, Workload
+from solbench.torch_threads import at_most_threads
 
 POLICIES = PRECISION_POLICIES
 MATRIX_PRECISIONS = ("bf16", "fp16", "tf32", "fp32")

@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,12 +31,12 @@ class ProblemSol(BaseModel):
 
     folder: str
     """The problem folder, relative to the set's root."""
-    problem: Optional[str] = None
+    problem: str | None = None
     """The definition's name (None where the folder did not load)."""
     seconds: float
     """Wall-clock time of loading and analysing it."""
     workloads: list[WorkloadSol] = []
-    error: Optional[str] = None
+    error: str | None = None
 
     @property
     def ratios(self) -> list[float]:
@@ -104,8 +103,8 @@ class SetSummary(BaseModel):
     """The problems above `SLOW_S`, slowest first."""
     published_workloads: int
     """Workloads with a published figure (and a ratio)."""
-    ratio_median: Optional[float] = None
-    within_agreement: Optional[float] = None
+    ratio_median: float | None = None
+    within_agreement: float | None = None
     """Share of those ratios within AGREEMENT ([0.5, 2])."""
     disagreements: dict[str, int] = {}
     """Class of disagreement (docs/speed-of-light.md) -> workloads, outside AGREEMENT."""

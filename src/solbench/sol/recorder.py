@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache
 from typing import Any, NamedTuple
 
 import torch
@@ -82,7 +82,7 @@ class _OpInfo:
     grouped: bool
 
 
-@lru_cache(maxsize=None)
+@cache
 def _op_info(func) -> _OpInfo:
     name = func.overloadpacket.__name__
     return _OpInfo(name=name, recorded=func.namespace != "prim", is_view=func.is_view,

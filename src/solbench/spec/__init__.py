@@ -7,8 +7,18 @@ from solbench.spec.packaging import compiled_reference_solution, reference_solut
 from solbench.spec.problem import Problem, check_data_files, find_data_file, load_problem, load_solution
 from solbench.spec.problem_set import problem_set
 from solbench.spec.solution import Language, Solution
-from solbench.spec.trace import (CheckOutcome, Correctness, Environment, Evaluation, EvaluationDetails,
-                                 EvaluationStatus, Performance, SolRecord, TimingSummary, Trace)
+from solbench.spec.trace import (
+                                 CheckOutcome,
+                                 Correctness,
+                                 Environment,
+                                 Evaluation,
+                                 EvaluationDetails,
+                                 EvaluationStatus,
+                                 Performance,
+                                 SolRecord,
+                                 TimingSummary,
+                                 Trace,
+)
 from solbench.spec.trace_files import read_traces
 from solbench.spec.workload import Tolerance, Workload
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -12,7 +12,7 @@ from solbench.spec.dtypes import DTYPES
 from solbench.spec.expressions import ExpressionError, evaluate_axis_expression, names_in, parse_expression
 
 
-def tag_value(tags: Iterable[object], key: str) -> Optional[str]:
+def tag_value(tags: Iterable[object], key: str) -> str | None:
     """The value of the first ``KEY:VALUE`` tag (``set:L1`` gives ``L1`` for ``set``), or None.
 
     Takes a plain list so callers may read a raw ``definition.json`` without loading its workloads;
@@ -32,20 +32,20 @@ class ConstAxis(_Upstream):
     type: Literal["const"]
     value: int = Field(ge=0)
     """The fixed size of this axis."""
-    description: Optional[str] = None
+    description: str | None = None
 
 
 class VarAxis(_Upstream):
     type: Literal["var"]
     """The size is given by each workload."""
-    description: Optional[str] = None
+    description: str | None = None
 
 
 class ExprAxis(_Upstream):
     type: Literal["expr"]
     expression: str
     """Integer arithmetic over other axes, e.g. ``attention_head_dim // 2``."""
-    description: Optional[str] = None
+    description: str | None = None
 
     @field_validator("expression")
     @classmethod
@@ -57,14 +57,14 @@ class ExprAxis(_Upstream):
         return value
 
 
-Axis = Annotated[Union[ConstAxis, VarAxis, ExprAxis], Field(discriminator="type")]
+Axis = Annotated[ConstAxis | VarAxis | ExprAxis, Field(discriminator="type")]
 
 
 class TensorSpec(_Upstream):
-    shape: Optional[list[Union[str, int]]]
+    shape: list[str | int] | None
     """Axis names (or literal sizes); ``null`` means a Python scalar."""
     dtype: str
-    description: Optional[str] = None
+    description: str | None = None
 
     @field_validator("dtype")
     @classmethod
@@ -80,20 +80,20 @@ class TensorSpec(_Upstream):
 
 class Definition(_Upstream):
     name: str = Field(min_length=1)
-    op_type: Optional[str] = None
-    description: Optional[str] = None
+    op_type: str | None = None
+    description: str | None = None
     axes: dict[str, Axis]
     inputs: dict[str, TensorSpec]
     outputs: dict[str, TensorSpec] = Field(min_length=1)
     reference: str
     """Python source with a top-level ``run`` taking the inputs in order."""
-    custom_inputs_entrypoint: Optional[str] = None
+    custom_inputs_entrypoint: str | None = None
     """Name of a function in `reference` that builds inputs: ``f(axes_and_scalars, device) -> dict``."""
     constraints: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Definition":
+    def _consistent(self) -> Definition:
         for kind, tensors in (("inputs", self.inputs), ("outputs", self.outputs)):
             for tensor_name, tensor in tensors.items():
                 for i, dim in enumerate(tensor.shape or []):
@@ -160,7 +160,7 @@ class Definition(_Upstream):
             visit(axis_name)
         return order
 
-    def tag(self, key: str) -> Optional[str]:
+    def tag(self, key: str) -> str | None:
         """The value of this definition's first ``KEY:VALUE`` tag, or None (see `tag_value`)."""
         return tag_value(self.tags, key)
 
@@ -198,7 +198,7 @@ class Definition(_Upstream):
                     raise ValueError(f"axes.{name}: {values[name]} given, expression gives {resolved[name]}")
         return resolved
 
-    def shape_of(self, tensor: TensorSpec, axes: dict[str, int]) -> Optional[tuple[int, ...]]:
+    def shape_of(self, tensor: TensorSpec, axes: dict[str, int]) -> tuple[int, ...] | None:
         if tensor.shape is None:
             return None
         return tuple(int(d) if isinstance(d, int) or d.isdigit() else axes[d] for d in tensor.shape)

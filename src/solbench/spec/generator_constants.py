@@ -75,6 +75,6 @@ def bind_generator_constants(definition: Definition) -> str:
         line = lines[constant.line - 1]
         # ast's columns count UTF-8 bytes; generator lines with such literals are ASCII in practice, but be exact
         raw = line.encode("utf-8")
-        lookup = f"{constant.argument}.get({constant.axis!r}, {constant.value})".encode("utf-8")
+        lookup = f"{constant.argument}.get({constant.axis!r}, {constant.value})".encode()
         lines[constant.line - 1] = (raw[:constant.start] + lookup + raw[constant.end:]).decode("utf-8")
     return "".join(lines)

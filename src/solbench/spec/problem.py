@@ -10,8 +10,15 @@ from solbench.spec.definition import ConstAxis, Definition, TensorSpec
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.errors import ConstraintError, MissingDataError, SpecError
 from solbench.spec.expressions import evaluate, names_in
-from solbench.spec.load_notes import (IGNORED_FIELD, KEPT_UPSTREAM_FIELDS, LoadNote, extra_fields, grouped,
-                                      without_unknown_names, workload_notes)
+from solbench.spec.load_notes import (
+    IGNORED_FIELD,
+    KEPT_UPSTREAM_FIELDS,
+    LoadNote,
+    extra_fields,
+    grouped,
+    without_unknown_names,
+    workload_notes,
+)
 from solbench.spec.solution import Solution
 from solbench.spec.tiers import GPU_WORKLOAD_FILE, default_tier, tier_files
 from solbench.spec.validation import read_json, read_jsonl, validate_model

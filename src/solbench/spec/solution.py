@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import PurePosixPath
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -53,7 +52,7 @@ class SourceFile(_Upstream):
     content: str = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _relative(self) -> "SourceFile":
+    def _relative(self) -> SourceFile:
         path = PurePosixPath(self.path)
         if path.is_absolute() or ".." in path.parts:
             raise ValueError(f"path {self.path!r} must be relative and stay inside the solution")
@@ -67,20 +66,20 @@ class CompileOptions(_Upstream):
 
 
 class BuildSpec(_Upstream):
-    language: Optional[str] = None
+    language: str | None = None
     """Older upstream form: one of python, triton, cpp, cuda."""
-    languages: Optional[list[str]] = None
+    languages: list[str] | None = None
     """Newer upstream form: a list such as ["triton"] or ["cuda_cpp"]."""
     target_hardware: list[str] = Field(default_factory=lambda: ["LOCAL"])
     entry_point: str = Field(min_length=1)
     """``file::function``."""
     dependencies: list[str] = Field(default_factory=list)
     destination_passing_style: bool = True
-    binding: Optional[str] = None
-    compile_options: Optional[CompileOptions] = None
+    binding: str | None = None
+    compile_options: CompileOptions | None = None
 
     @model_validator(mode="after")
-    def _valid(self) -> "BuildSpec":
+    def _valid(self) -> BuildSpec:
         if self.entry_point.count("::") != 1:
             raise ValueError(f"entry_point: {self.entry_point!r} must be 'file::function'")
         names = self.languages if self.languages is not None else ([self.language] if self.language else [])
@@ -125,10 +124,10 @@ class Solution(_Upstream):
     author: str = Field(min_length=1)
     spec: BuildSpec
     sources: list[SourceFile] = Field(min_length=1)
-    description: Optional[str] = None
+    description: str | None = None
 
     @model_validator(mode="after")
-    def _entry_present(self) -> "Solution":
+    def _entry_present(self) -> Solution:
         paths = [s.path for s in self.sources]
         duplicates = {p for p in paths if paths.count(p) > 1}
         if duplicates:

@@ -9,7 +9,7 @@ chosen by device unless the caller names one.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 from solbench.spec.errors import SpecError
 
@@ -24,7 +24,7 @@ def has_cpu_tier(folder: Path | str) -> bool:
     return (Path(folder) / CPU_WORKLOAD_FILE).is_file()
 
 
-def default_tier(folder: Path | str, device: Optional[str] = None) -> str:
+def default_tier(folder: Path | str, device: str | None = None) -> str:
     """``cpu`` when the evaluation runs on the CPU and the folder has a CPU tier, else ``gpu``.
 
     `device` None means the device an evaluation would pick here (cuda when present); torch is imported

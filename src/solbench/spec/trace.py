@@ -7,7 +7,7 @@ in `Evaluation.solbench`, an extra key that upstream readers ignore.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -36,7 +36,7 @@ class Correctness(_Record):
     max_absolute_error: float = 0.0
     has_nan: bool = False
     has_inf: bool = False
-    extra: Optional[dict[str, Any]] = None
+    extra: dict[str, Any] | None = None
     """matched_ratio, rel_l2_error, golden errors, rounds checked."""
 
 
@@ -57,10 +57,10 @@ class CheckOutcome(_Record):
     rule: str
     passed: bool
     detail: str = ""
-    value: Optional[float] = None
-    limit: Optional[float] = None
-    output: Optional[str] = None
-    round: Optional[int] = None
+    value: float | None = None
+    limit: float | None = None
+    output: str | None = None
+    round: int | None = None
     """Correctness round, or timed iteration index when `phase` is ``timing``."""
     phase: str = "correctness"
 
@@ -83,17 +83,17 @@ class TimingSummary(_Record):
     flush_bytes: int = 0
     """Bytes evicted between iterations (0: no flush): the stream's size, or the operands' bytes whose cache lines
     were flushed."""
-    flush_mode: Optional[str] = None
+    flush_mode: str | None = None
     """Which flush ran before every timed call: ``operands`` (the cache lines of the call's buffers, CPU),
     ``stream`` (a 64 MiB write, CPU), ``l2`` (CUDA) or ``none``; None in traces written before it was recorded."""
-    flush_note: Optional[str] = None
+    flush_note: str | None = None
     """Why that flush ran instead of the one asked for (the operand flush's native helper is missing), or None."""
-    reused_from: Optional[str] = None
+    reused_from: str | None = None
     """For a reference timing taken from an earlier evaluation instead of measured now: that measurement's key
     (evaluation/reference_timing.py); None when measured in this evaluation."""
     input_variants: int = 1
     """How many distinct input sets were rotated through the timed iterations."""
-    resolution_ms: Optional[float] = None
+    resolution_ms: float | None = None
     """The timer's resolution, where it states one."""
     below_resolution: bool = False
     """The median is below the timer's resolution: no time can be trusted (a measurement problem or a cheat)."""
@@ -115,7 +115,7 @@ class PrecisionRecord(_Record):
     """fp32 means fp32-accurate; lower: the workload's tolerance admits matrix products at that precision."""
     basis: str = ""
     """How it was decided: strict, checked on this workload, inferred from smaller workloads, not determined."""
-    admitted_error: Optional[list[float]] = None
+    admitted_error: list[float] | None = None
     """||out - ref|| / ||ref|| per output of the reference run at `matrix_precision` (tolerance policy)."""
 
 
@@ -126,12 +126,12 @@ class SolRecord(_Record):
     t_sol_ms: float
     bound: str
     coverage_full: bool
-    score: Optional[float] = None
-    baseline_ms: Optional[float] = None
-    baseline_source: Optional[str] = None
+    score: float | None = None
+    baseline_ms: float | None = None
+    baseline_source: str | None = None
     implausible: bool = False
     """The measured latency is below T_SOL: faster than the hardware allows."""
-    precision: Optional[PrecisionRecord] = None
+    precision: PrecisionRecord | None = None
     """The precision policy T_SOL's matrix rate followed."""
 
 
@@ -144,7 +144,7 @@ class CacheRecord(_Record):
     """True: this trace was read from the cache, measured by an earlier evaluation; False: measured now."""
     stored: bool
     """The evaluation is in the cache under `key` (always true on a hit)."""
-    reason: Optional[str] = None
+    reason: str | None = None
     """Why a measured evaluation was not stored, when it was not."""
 
 
@@ -154,29 +154,29 @@ class EvaluationDetails(_Record):
     harness_version: str
     device: str
     device_name: str
-    timer: Optional[str] = None
+    timer: str | None = None
     clock: dict[str, Any] = Field(default_factory=dict)
-    failed_rule: Optional[str] = None
-    failure: Optional[str] = None
+    failed_rule: str | None = None
+    failure: str | None = None
     """One line saying which rule failed and by how much."""
     checks: list[CheckOutcome] = Field(default_factory=list)
     correctness_only: bool = False
     """A correctness-only evaluation (EvaluationConfig.time_solution false, an optimisation loop's `test`): nothing
     was timed, so a PASSED trace has no performance record."""
-    timing: Optional[TimingSummary] = None
-    reference_timing: Optional[TimingSummary] = None
+    timing: TimingSummary | None = None
+    reference_timing: TimingSummary | None = None
     rounds: int = 0
-    input_seed: Optional[int] = None
+    input_seed: int | None = None
     """Revealed after the run so a failure can be reproduced; a new run draws a new one."""
     confinement: dict[str, Any] = Field(default_factory=dict)
-    sol: Optional[SolRecord] = None
-    precision: Optional[PrecisionRecord] = None
+    sol: SolRecord | None = None
+    precision: PrecisionRecord | None = None
     """The precision policy the downgrade rule followed, and the matrix precision it admitted."""
-    cache: Optional[CacheRecord] = None
+    cache: CacheRecord | None = None
     """Set when the evaluation used a result cache."""
-    tier: Optional[str] = None
+    tier: str | None = None
     """The workload tier the workload came from: ``gpu`` (workload.jsonl) or ``cpu`` (workload.cpu.jsonl)."""
-    const_overrides: Optional[dict[str, int]] = None
+    const_overrides: dict[str, int] | None = None
     """Const axes this CPU-tier workload sized down (axis -> size used), where the definition's would not fit a
     CPU: the problem evaluated is the definition at these sizes (docs/tiers.md)."""
 
@@ -186,12 +186,12 @@ class Evaluation(_Record):
     environment: Environment
     timestamp: str = Field(min_length=1)
     log: str = ""
-    correctness: Optional[Correctness] = None
-    performance: Optional[Performance] = None
-    solbench: Optional[EvaluationDetails] = None
+    correctness: Correctness | None = None
+    performance: Performance | None = None
+    solbench: EvaluationDetails | None = None
 
     @model_validator(mode="after")
-    def _sections_match_status(self) -> "Evaluation":
+    def _sections_match_status(self) -> Evaluation:
         wants_correctness = self.status in (EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL)
         wants_performance = self.status is EvaluationStatus.PASSED and not (
             self.solbench is not None and self.solbench.correctness_only)
@@ -205,5 +205,5 @@ class Evaluation(_Record):
 class Trace(_Record):
     definition: str = Field(min_length=1)
     workload: Workload
-    solution: Optional[str] = None
-    evaluation: Optional[Evaluation] = None
+    solution: str | None = None
+    evaluation: Evaluation | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,7 +18,7 @@ class RandomInput(_Upstream):
 
 class ScalarInput(_Upstream):
     type: Literal["scalar"] = "scalar"
-    value: Union[bool, int, float]
+    value: bool | int | float
 
 
 class SafetensorsInput(_Upstream):
@@ -39,7 +39,7 @@ class CustomInput(_Upstream):
     type: Literal["custom"] = "custom"
 
 
-InputSpec = Annotated[Union[RandomInput, ScalarInput, SafetensorsInput, CustomInput], Field(discriminator="type")]
+InputSpec = Annotated[RandomInput | ScalarInput | SafetensorsInput | CustomInput, Field(discriminator="type")]
 
 
 class Tolerance(_Upstream):
@@ -49,7 +49,7 @@ class Tolerance(_Upstream):
     max_rtol: float = Field(default=1e-2, ge=0)
     required_matched_ratio: float = Field(default=0.99, ge=0, le=1)
     """Share of elements that must satisfy |out - ref| <= atol + rtol * |ref|."""
-    max_error_cap: Optional[float] = Field(default=None, ge=0)
+    max_error_cap: float | None = Field(default=None, ge=0)
     """If set, no element may differ by more than this, whatever the ratio."""
     allow_negative_inf: bool = False
     """Positions where both output and reference are -inf agree: they are left out of the matched ratio
@@ -60,8 +60,8 @@ class Workload(_Upstream):
     uuid: str = Field(min_length=1)
     axes: dict[str, Annotated[int, Field(ge=0)]]
     inputs: dict[str, InputSpec]
-    tolerance: Optional[Tolerance] = None
-    correctness: Optional[Tolerance] = None
+    tolerance: Tolerance | None = None
+    correctness: Tolerance | None = None
     """The older upstream name of `tolerance`; read when `tolerance` is absent."""
 
     @property
@@ -69,5 +69,5 @@ class Workload(_Upstream):
         return self.tolerance or self.correctness or Tolerance()
 
     @property
-    def scalar_inputs(self) -> dict[str, Union[bool, int, float]]:
+    def scalar_inputs(self) -> dict[str, bool | int | float]:
         return {name: spec.value for name, spec in self.inputs.items() if isinstance(spec, ScalarInput)}

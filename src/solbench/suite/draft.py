@@ -13,7 +13,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any
 
 from solbench.spec.definition import Definition
 from solbench.spec.tiers import CPU_WORKLOAD_FILE
@@ -26,7 +26,7 @@ DOMAINS = ("language", "vision", "speech", "diffusion", "multimodal", "video", "
 ORIGINS = ("recipe", "extract")
 _UUID_NAMESPACE = uuid.UUID("6f1c1f1e-5b0e-4a55-9f5e-50b2e4c35ac1")
 
-Scalar = Union[bool, int, float]
+Scalar = bool | int | float
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class ModelRef:
 
     name: str
     """As in model-configs.json ``name``."""
-    hf_id: Optional[str]
+    hf_id: str | None
     """None where the model has no Hugging Face id (model-configs.json ``hf_id: null``)."""
     domain: str
     config: dict[str, Any]
@@ -59,15 +59,15 @@ class ProblemDraft:
     reference: str
     workloads: list[dict[str, int]]
     """Values of the ``var`` axes, one dict per workload."""
-    tolerance: Optional[dict[str, Any]] = None
+    tolerance: dict[str, Any] | None = None
     backward: bool = False
     scalars: dict[str, Scalar] = field(default_factory=dict)
     """Values of scalar inputs (``shape: null``), the same in every workload."""
-    custom_inputs_entrypoint: Optional[str] = None
+    custom_inputs_entrypoint: str | None = None
     constraints: list[str] = field(default_factory=list)
     origin: str = "recipe"
     extra_tags: list[str] = field(default_factory=list)
-    cpu_workloads: Optional[list[dict[str, int]]] = None
+    cpu_workloads: list[dict[str, int]] | None = None
     """The CPU tier (``workload.cpu.jsonl``) where ``workloads`` are GPU-scale; None: no CPU tier."""
 
     def __post_init__(self) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 from solbench.spec.errors import SpecError
 
@@ -23,7 +22,7 @@ def write_reference(folder: Path, reference: str) -> Path:
     return path
 
 
-def reference_mismatch(folder: Path, reference: Optional[str] = None) -> Optional[str]:
+def reference_mismatch(folder: Path, reference: str | None = None) -> str | None:
     """Why the folder's reference.py and its definition's ``reference`` (read from definition.json unless the
     caller has it loaded) differ; None where they agree or there is no reference.py."""
     path = Path(folder) / REFERENCE_FILE

@@ -8,8 +8,8 @@ targets below ask for at least that, and at least 260 problems in all.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from solbench.suite.stats import LARGE_BYTES, SuiteStats
 

@@ -19,8 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.evaluation.correctness import (ExpectedOutput, as_comparable, measure_tolerance, reference_problem,
-                                          within_tolerance)
+from solbench.evaluation.correctness import (
+    ExpectedOutput,
+    as_comparable,
+    measure_tolerance,
+    reference_problem,
+    within_tolerance,
+)
 from solbench.evaluation.reference import ReferenceFailure, ReferenceProgram
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol import analyze_problem

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solbench.service.times import UtcDateTime
 from solbench.service.settings import Mode
+from solbench.service.times import UtcDateTime
 
 
 class _Body(BaseModel):

@@ -9,8 +9,14 @@ from sqlalchemy.orm import Session
 
 from solbench.service import queries
 from solbench.service.api.deps import current_user, optional_user, service, session
-from solbench.service.api.schemas import (Deleted, ResultView, ScoreChangeView, SubmissionAccepted, SubmissionRequest,
-                                          SubmissionView)
+from solbench.service.api.schemas import (
+    Deleted,
+    ResultView,
+    ScoreChangeView,
+    SubmissionAccepted,
+    SubmissionRequest,
+    SubmissionView,
+)
 from solbench.service.catalog import current_version
 from solbench.service.disclosure import visible_error, visible_traces
 from solbench.service.door import Refused, check_static, code_hash, parse_solution

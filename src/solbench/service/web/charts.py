@@ -12,8 +12,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from html import escape
 
-from solbench.service.web.svg import (PALETTE, Drawing, LinearScale, LogScale, attrs, empty_chart, log_bounds,
-                                      marker, milliseconds, si)
+from solbench.service.web.svg import (
+    PALETTE,
+    Drawing,
+    LinearScale,
+    LogScale,
+    attrs,
+    empty_chart,
+    log_bounds,
+    marker,
+    milliseconds,
+    si,
+)
 
 AXIS = {"stroke": "#6b7280", "stroke_width": 1}
 GRID = {"stroke": "#e5e7eb", "stroke_width": 1}

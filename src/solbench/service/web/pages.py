@@ -17,8 +17,17 @@ from solbench.service.catalog import current_version
 from solbench.service.disclosure import visible_error, visible_traces
 from solbench.service.models import Result, Submission, User, utcnow
 from solbench.service.web import views
-from solbench.service.web.charts import (Bar, TimelineEvent, TimingSpread, TrendPoint, bar_chart, firsts_timeline,
-                                         roofline_chart, timing_spread_chart, trend_chart)
+from solbench.service.web.charts import (
+    Bar,
+    TimelineEvent,
+    TimingSpread,
+    TrendPoint,
+    bar_chart,
+    firsts_timeline,
+    roofline_chart,
+    timing_spread_chart,
+    trend_chart,
+)
 from solbench.service.web.reach_view import reach_section
 from solbench.service.web.roofline_data import problem_roofline
 from solbench.service.web.svg import empty_chart

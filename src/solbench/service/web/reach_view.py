@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -25,10 +24,10 @@ class ReachRow:
 @dataclass(frozen=True)
 class ReachSection:
     rows: list[ReachRow]
-    chart: Optional[str]
+    chart: str | None
 
 
-def _reports(folder: Optional[Path]) -> list:
+def _reports(folder: Path | None) -> list:
     if folder is None or not Path(folder).is_dir():
         return []
     from solbench.reach import ReachError, read_report
@@ -42,7 +41,7 @@ def _reports(folder: Optional[Path]) -> list:
     return reports
 
 
-def reach_section(folder: Optional[Path], problems: set[str]) -> Optional[ReachSection]:
+def reach_section(folder: Path | None, problems: set[str]) -> ReachSection | None:
     """Rows for the reports that map time onto any of ``problems``, and their chart; None when none does."""
     rows, shown = [], []
     for report in _reports(folder):

@@ -7,8 +7,9 @@ gradients of it (backward).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.extract import modules
@@ -39,12 +40,12 @@ class Request:
     module: str
     dtype: str = "bfloat16"
     backward: bool = False
-    set: Optional[str] = None
+    set: str | None = None
     tp: int = 1
-    tokens: Optional[list[int]] = None
-    shapes: Optional[list[tuple[int, int]]] = None
+    tokens: list[int] | None = None
+    shapes: list[tuple[int, int]] | None = None
     """(batch_size, seq_len) pairs for sequence-layout modules."""
-    name: Optional[str] = None
+    name: str | None = None
     extra_tags: list[str] = field(default_factory=list)
 
 
@@ -67,7 +68,7 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
     modules.initialise(module)
     for parameter in module.parameters():  # buffers (rotary inv_freq) keep their dtype, as in the model
         parameter.data = parameter.data.to(dtype)
-    hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model")
+    hidden = getattr(config, "hidden_size", None) or config.d_model
     progress(f"capturing with torch.export ({kind.layout} layout, hidden {hidden}, {request.dtype})")
     captured = capture(module, kind.layout, hidden, dtype)
     generated = generate(captured.program)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from solbench.suite.extract.errors import ExtractError, require_transformers
 from solbench.suite.extract.provenance import installed_versions
@@ -51,7 +51,7 @@ class Architecture:
     config_class: str
     layer_class: str
     kinds: dict[str, Kind]
-    section: Optional[str] = None
+    section: str | None = None
     """Nested config section the layer reads (``vision_config`` for CLIP)."""
     attention: str = "sdpa"
     """Attention implementation: 'sdpa' (causal by is_causal) or 'eager' (explicit additive mask)."""
@@ -108,8 +108,8 @@ def _lm(name: str, package: str, prefix: str, **options) -> Architecture:
 
 
 def _encoder(name: str, package: str, prefix: str, layer_class: str, *, hidden: str, heads: str, ffn: str,
-             act: str, eps: Optional[str], attention: str, mlp: Optional[str], norm: str,
-             section: Optional[str] = None, extra: tuple[str, ...] = ()) -> Architecture:
+             act: str, eps: str | None, attention: str, mlp: str | None, norm: str,
+             section: str | None = None, extra: tuple[str, ...] = ()) -> Architecture:
     eps_keys = (eps,) if eps else ()
     kinds = {
         "norm": Kind("norm", norm, "tokens", "layernorm", "L1", (hidden,) + eps_keys),
@@ -153,7 +153,7 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in [
 _CLIP_CONFIG = "CLIPVisionConfig"
 
 
-def architecture(name: Optional[str]) -> Architecture:
+def architecture(name: str | None) -> Architecture:
     if not name:
         raise ExtractError("the record has no model_type; name the architecture with --architecture "
                            f"({', '.join(ARCHITECTURES)})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from solbench.suite.draft import ModelRef, ProblemDraft, write_problem
 from solbench.suite.extract.codegen import Generated
@@ -38,7 +38,7 @@ class AxisNamer:
 
 def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: str, op_type: str,
                 description: str, namer: AxisNamer, var_axes: dict[str, str], workloads: list[dict[str, int]],
-                backward: bool, dtype_name: str, extra_tags: Optional[list[str]] = None,
+                backward: bool, dtype_name: str, extra_tags: list[str] | None = None,
                 frozen: frozenset[str] = frozenset(), zero_grads: frozenset[str] = frozenset()) -> ProblemDraft:
     """``var_axes``: symbol text of the activation's dynamic dims (``s77``) -> axis name.
 

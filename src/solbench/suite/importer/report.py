@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,7 +36,7 @@ class ImportNote(_Value):
     """The written file the note is about (definition.json, workload.jsonl, metadata.json)."""
     lines: list[int] = []
     """Its lines (workload.jsonl: one workload a line, in the source's order)."""
-    field: Optional[str] = None
+    field: str | None = None
     """The field at issue, dotted (``tolerance.required_match_ratio``)."""
     message: str
     source: str = ""
@@ -58,12 +57,12 @@ class SetCount(_Value):
 class ImportReport(_Value):
     source: str
     output: str
-    revision: Optional[str] = None
+    revision: str | None = None
     """The data set's revision where known (from fetch, or the folders' metadata.json)."""
     sets: list[SetCount]
     problems: int
     workloads: int
-    baselines_file: Optional[str] = None
+    baselines_file: str | None = None
     """DIR/baselines.json where published figures were found; None without any."""
     notes: list[ImportNote] = []
 

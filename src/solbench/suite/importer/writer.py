@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 from solbench.spec.tiers import CPU_WORKLOAD_FILE
-
 from solbench.suite.importer.sources import UpstreamProblem
 
 SET_NAMES = {"L1": "L1", "L2": "L2", "Quant": "Quant", "FlashInfer-Bench": "FIB"}

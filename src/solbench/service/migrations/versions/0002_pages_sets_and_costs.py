@@ -4,9 +4,8 @@ Revision ID: 0002_pages
 Revises: 0001
 Create Date: 2026-12-01 11:00:00
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0002_pages'
 down_revision = '0001'

@@ -4,9 +4,8 @@ Revision ID: 0003_workers
 Revises: 0002_pages
 Create Date: 2026-12-06 06:00:00
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0003_workers'
 down_revision = '0002_pages'
