@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from solbench.scoring import Baselines, ScoreReport
     from solbench.sol import WorkloadSol
 
-PathArg = str | PathLike
+PathArg = str | PathLike[str]
 
 
 def load_problem(path: PathArg, tier: str | None = None, *, device: str | None = None) -> Problem:

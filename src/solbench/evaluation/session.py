@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from solbench.evaluation import scheduling
 from solbench.evaluation.capture import BoundedLog
 from solbench.evaluation.confinement import SANDBOX_MARK, Confinement, SandboxLimits
@@ -109,7 +107,7 @@ class SandboxSession:
         self._confinement.note_sandbox_state(state)
 
     # --- requests -----------------------------------------------------------------------------
-    def request(self, message: BaseModel, timeout_s: float) -> Any:
+    def request(self, message: protocol.RequestMessage, timeout_s: float) -> Any:
         """Send `message` (a protocol request) and wait for its reply: the request's own reply model or a failure
         (protocol.FAILURES). Raises SandboxFailure and leaves the child dead."""
         try:
@@ -132,7 +130,7 @@ class SandboxSession:
                     else:
                         return self._receive(message, deadline)
 
-    def _receive(self, request: BaseModel, deadline: float) -> Any:
+    def _receive(self, request: protocol.RequestMessage, deadline: float) -> Any:
         self._socket.settimeout(max(deadline - time.monotonic(), 0.1))
         try:
             reply = receive_message(self._socket, self.limits.max_reply_bytes)

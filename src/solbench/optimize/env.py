@@ -36,7 +36,7 @@ from solbench.spec.solution import Solution
 from solbench.spec.trace import Trace
 from solbench.spec.workload import Workload
 
-PathArg = str | PathLike
+PathArg = str | PathLike[str]
 CandidateArg = Solution | dict | PathArg
 
 ENV_REFERENCE_SOURCE = "reference timed once by this environment"

@@ -12,7 +12,7 @@ it from these same models.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import (
     BaseModel,
@@ -53,7 +53,7 @@ def _input_value(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str, torch.Tensor)):
         return value
     if isinstance(value, (list, tuple)):
-        return [_input_value(item) for item in value]
+        return [_input_value(item) for item in cast("list[Any] | tuple[Any, ...]", value)]
     raise ValueError(f"an input cannot be a {type(value).__name__}")
 
 
@@ -132,8 +132,8 @@ class ExitRequest(_Message):
     reply: ClassVar[str] = ""
 
 
-Request = Annotated[BuildRequest | LoadRequest | CallRequest | TimeRequest | ExitRequest,
-                    Field(discriminator="kind")]
+RequestMessage = BuildRequest | LoadRequest | CallRequest | TimeRequest | ExitRequest
+Request = Annotated[RequestMessage, Field(discriminator="kind")]
 
 
 # --- replies: sandbox to parent ----------------------------------------------------------------
@@ -230,7 +230,8 @@ class RequestRejected(_Reply):
 
 Failure = CompileFailed | GuardTripped | OutputRejected | SolutionFailed | RequestRejected
 FAILURES = (CompileFailed, GuardTripped, OutputRejected, SolutionFailed, RequestRejected)
-Reply = Annotated[Built | Loaded | Called | Timed | CompileFailed | GuardTripped | OutputRejected | SolutionFailed | RequestRejected, Field(discriminator="kind")]
+Reply = Annotated[Built | Loaded | Called | Timed | CompileFailed | GuardTripped | OutputRejected | SolutionFailed
+                  | RequestRejected, Field(discriminator="kind")]
 
 MODELS = (BuildRequest, OutputDescription, LoadRequest, CallRequest, TimeRequest, ExitRequest, SandboxState, Built,
           Loaded, Called, CapturedOutputs, Timed, CompileFailed, GuardTripped, OutputRejected, SolutionFailed,
@@ -260,7 +261,7 @@ def parse_request(body: Any) -> Any:
         raise ProtocolError(f"malformed request: {_described(error)}") from None
 
 
-def parse_reply(body: Any, request: BaseModel) -> Any:
+def parse_reply(body: Any, request: RequestMessage) -> Any:
     """The reply a decoded frame holds, which must answer `request` (its own reply or a failure); raises
     ProtocolError."""
     try:

@@ -11,7 +11,10 @@ import json
 import math
 import socket
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    import torch
 
 _LENGTH = struct.Struct("!Q")
 _TENSOR_KEY = "__tensor__"
@@ -25,7 +28,7 @@ class WireError(Exception):
     sandbox it means the parent went away."""
 
 
-def _encode_value(value: Any, blobs: list) -> Any:
+def _encode_value(value: Any, blobs: list[Any]) -> Any:
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -36,9 +39,9 @@ def _encode_value(value: Any, blobs: list) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return {_FLOAT_KEY: repr(value)}
     if isinstance(value, dict):
-        return {str(k): _encode_value(v, blobs) for k, v in value.items()}
+        return {str(k): _encode_value(v, blobs) for k, v in cast("dict[Any, Any]", value).items()}
     if isinstance(value, (list, tuple)):
-        return [_encode_value(v, blobs) for v in value]
+        return [_encode_value(v, blobs) for v in cast("list[Any] | tuple[Any, ...]", value)]
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot send a {type(value).__name__} over the channel")
@@ -47,26 +50,29 @@ def _encode_value(value: Any, blobs: list) -> Any:
 def _decode_value(value: Any, blobs: list[memoryview]) -> Any:
     if isinstance(value, dict):
         if _TENSOR_KEY in value:
-            return _decode_tensor(value, blobs)
+            return _decode_tensor(cast("dict[str, Any]", value), blobs)
         if _FLOAT_KEY in value:
-            return float(value[_FLOAT_KEY])
-        return {k: _decode_value(v, blobs) for k, v in value.items()}
+            return float(cast("dict[str, Any]", value)[_FLOAT_KEY])
+        return {k: _decode_value(v, blobs) for k, v in cast("dict[str, Any]", value).items()}
     if isinstance(value, list):
-        return [_decode_value(v, blobs) for v in value]
+        return [_decode_value(v, blobs) for v in cast("list[Any]", value)]
     return value
 
 
-def _decode_tensor(meta: dict, blobs: list[memoryview]):
+def _decode_tensor(meta: dict[str, Any], blobs: list[memoryview]) -> torch.Tensor:
     import torch
 
     from solbench.spec.dtypes import DTYPES
 
-    dtype_name, shape, index = meta.get("dtype"), meta.get("shape"), meta.get(_TENSOR_KEY)
+    dtype_name: Any = meta.get("dtype")
+    shape: Any = meta.get("shape")
+    index: Any = meta.get(_TENSOR_KEY)
     known = {d.torch_name for d in DTYPES.values()}
     if dtype_name not in known or not hasattr(torch, dtype_name):
         raise WireError(f"tensor of unsupported dtype {dtype_name!r}")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in cast("list[Any]", shape)):
         raise WireError(f"tensor with invalid shape {shape!r}")
+    shape = cast("list[int]", shape)
     if not isinstance(index, int) or not 0 <= index < len(blobs):
         raise WireError("tensor refers to a missing blob")
     dtype = getattr(torch, dtype_name)
@@ -79,7 +85,7 @@ def _decode_tensor(meta: dict, blobs: list[memoryview]):
 
 
 def send_message(sock: socket.socket, message: Any) -> None:
-    blobs: list = []
+    blobs: list[Any] = []
     body = _encode_value(message, blobs)
     views = [memoryview(b).cast("B") if not isinstance(b, bytes) else memoryview(b) for b in blobs]
     header = json.dumps({"body": body, "blobs": [len(v) for v in views]}).encode()
@@ -110,12 +116,13 @@ def receive_message(sock: socket.socket, max_bytes: int = 1 << 36) -> Any:
         raise WireError(f"header of {header_size} bytes is too large")
     try:
         header = json.loads(bytes(_receive_exactly(sock, header_size)))
-        sizes = header["blobs"]
+        sizes: Any = header["blobs"]
         body = header["body"]
     except (ValueError, KeyError, TypeError) as error:
         raise WireError(f"malformed header: {error}") from None
-    if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
+    if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in cast("list[Any]", sizes)):
         raise WireError("malformed blob sizes")
+    sizes = cast("list[int]", sizes)
     if sum(sizes) > max_bytes:
         raise WireError(f"message of {sum(sizes)} bytes exceeds the limit of {max_bytes}")
     blobs = [_receive_exactly(sock, s) if s else memoryview(b"") for s in sizes]

@@ -183,7 +183,7 @@ ANALYSIS_SEED = 0
 
 
 def inputs_for_analysis(problem: Problem, workload: Workload, reference_module: Any,
-                        data_roots: tuple[Path, ...] = (), draw: int = 0) -> list:
+                        data_roots: tuple[Path, ...] = (), draw: int = 0) -> list[Any]:
     """Real CPU inputs for the speed-of-light analyzer, for references whose work depends on values."""
     axes = problem.axes_of(workload)
     return generate_inputs(InputContext(problem, workload, axes, "cpu", data_roots), ANALYSIS_SEED + draw,
