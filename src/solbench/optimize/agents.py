@@ -52,9 +52,11 @@ class Agent(Protocol):
                 timeout_s: float, log_path: Path, serve: Callable[[], None],
                 on_start: Callable[[int], None] | None = None) -> AgentOutcome:
         """Leave this round's candidates in `round_folder`."""
+        ...
 
     def is_finished(self, round_number: int, candidates: int) -> bool:
         """True when the agent has nothing left to propose from this round on (the loop then stops early)."""
+        ...
 
 
 def agent_from_spec(spec: str) -> Agent:

@@ -16,8 +16,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from solbench.evaluation.config import EvaluationConfig
 from solbench.optimize.agents import Agent, AgentOutcome, agent_from_spec, end_orphaned_group, process_start_ticks
 from solbench.optimize.channel import WORKSPACE_VARIABLE, ChannelServer
 from solbench.optimize.journal import (
@@ -38,6 +39,11 @@ from solbench.optimize.loop_errors import WorkspaceError
 from solbench.optimize.memory import StrategyMemory, StrategyRecord, stated_technique
 from solbench.optimize.resume import RunState, run_state
 from solbench.optimize.rewards import speedup_reward
+
+if TYPE_CHECKING:
+    from solbench.optimize.budget import BudgetLedger
+    from solbench.optimize.env import Env
+    from solbench.spec import Problem
 from solbench.optimize.run_settings import OptimizeSettings, settings_to_json
 from solbench.optimize.workspace import (
     MEMORY_FILE,
@@ -107,9 +113,10 @@ class OptimizeLoop:
         self.journal = Journal(self.workspace.root / JOURNAL_FILE)
         self.memory = StrategyMemory(settings.memory or self.workspace.root / MEMORY_FILE)
         self.agent: Agent = agent_from_spec(settings.agent)  # a bad --agent fails before anything is made
-        self.env = None
-        self.problem = None
-        self.ledger = None
+        # set by run(), before anything reads them
+        self.env: Env
+        self.problem: Problem
+        self.ledger: BudgetLedger
         self.env_ids: dict[int, str] = {}
         """env's candidate_id -> this run's ``<round>-<k>``."""
         self.last_feedback: list[dict[str, Any]] = []
@@ -175,7 +182,7 @@ class OptimizeLoop:
             self.journal.append(state.run)
         return state
 
-    def _ledger(self):
+    def _ledger(self) -> BudgetLedger:
         """The run's budget ledger: the loop charges `solbench test` calls journaled before a kill to it."""
         from solbench.optimize.budget import Budget, BudgetLedger
 
@@ -264,7 +271,7 @@ class OptimizeLoop:
         evals = budget_left.get("evals")
         environment.update({ROUND_VARIABLE: str(round_number), WORKSPACE_VARIABLE: str(folder.resolve()),
                             BUDGET_VARIABLE: "unlimited" if evals is None else str(evals),
-                            DEVICE_VARIABLE: self.settings.config.resolved().device})
+                            DEVICE_VARIABLE: (self.settings.config or EvaluationConfig()).resolved().device})
         return environment
 
     def _evaluate(self, round_number: int, candidate, folder: Path) -> CandidateRecord:

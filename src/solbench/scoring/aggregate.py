@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -32,7 +33,7 @@ def score_trace(trace: Trace, t_sol_ms: float | None, baselines: Baselines | Non
                                                        else None)
     status = evaluation.status.value if evaluation else "NOT_EVALUATED"
     reference_sol = baseline.sol_ms if baseline else None
-    common = dict(definition=trace.definition, workload=trace.workload.uuid, solution=trace.solution,
+    common: dict[str, Any] = dict(definition=trace.definition, workload=trace.workload.uuid, solution=trace.solution,
                   status=status, t_sol_ms=t_sol_ms, t_baseline_ms=t_baseline,
                   baseline_source=baseline.source if baseline else SAME_RUN_REFERENCE,
                   reference_t_sol_ms=reference_sol,
@@ -40,7 +41,7 @@ def score_trace(trace: Trace, t_sol_ms: float | None, baselines: Baselines | Non
     if hardware is None:
         return WorkloadScore(score=None, t_kernel_ms=performance.latency_ms if performance else None,
                              note="no hardware given", **common)
-    if status != PASSED or performance is None:
+    if status != PASSED or evaluation is None or performance is None:
         return WorkloadScore(score=0.0, t_kernel_ms=None, note="not PASSED", **common)
     if t_sol_ms is None or not t_baseline:
         return WorkloadScore(score=None, t_kernel_ms=performance.latency_ms,
@@ -99,8 +100,9 @@ def _set_score(name: str, problems: list[ProblemScore]) -> SetScore:
 
 def geometric_mean(latencies_ms: list[float | None]) -> float | None:
     """Geometric mean, None when the list is empty or any value is missing; 0 when any value is 0."""
-    if not latencies_ms or any(value is None for value in latencies_ms):
+    values = [value for value in latencies_ms if value is not None]
+    if not values or len(values) < len(latencies_ms):
         return None
-    if any(value <= 0 for value in latencies_ms):
+    if any(value <= 0 for value in values):
         return 0.0
-    return math.exp(sum(math.log(value) for value in latencies_ms) / len(latencies_ms))
+    return math.exp(sum(math.log(value) for value in values) / len(values))

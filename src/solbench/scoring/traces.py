@@ -7,6 +7,7 @@ the Python API); `attach_sol` writes T_SOL and S into traces as they are made (`
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import cast
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -91,8 +92,10 @@ def attach_sol(traces: list[Trace], problem: Problem, hardware: HardwareSpec,
                            score=score.score if score.t_baseline_ms and score.t_kernel_ms else None,
                            baseline_ms=score.t_baseline_ms, baseline_source=score.baseline_source,
                            implausible=score.implausible, precision=analysis.precision)
-        details = trace.evaluation.solbench.model_copy(update={"sol": record})
-        updated.append(trace.model_copy(update={"evaluation": trace.evaluation.model_copy(
+        evaluation = trace.evaluation
+        assert evaluation is not None and evaluation.solbench is not None, "attach_sol takes evaluated traces"
+        details = evaluation.solbench.model_copy(update={"sol": record})
+        updated.append(trace.model_copy(update={"evaluation": evaluation.model_copy(
             update={"solbench": details})}))
     return updated
 
@@ -101,7 +104,7 @@ def _by_name(problems: Mapping[str, Problem] | Iterable[Problem] | None) -> dict
     if problems is None:
         return {}
     if isinstance(problems, Mapping):
-        return dict(problems)
+        return dict(cast("Mapping[str, Problem]", problems))  # not an Iterable[Problem] that is a Mapping
     return {problem.name: problem for problem in problems}
 
 

@@ -61,8 +61,10 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
     for result_id in selected:
         with session_factory.begin() as session:
             result = session.get(Result, result_id)
+            assert result is not None, "selected above"
             submission = session.get(Submission, result.submission_id)
             measured_on = session.get(ProblemVersion, result.problem_version_id)
+            assert submission is not None and measured_on is not None, "a result's foreign keys"
             current = session.scalar(select(ProblemVersion).where(ProblemVersion.problem_id == measured_on.problem_id,
                                                                   ProblemVersion.is_current.is_(True)))
             reasons = []
