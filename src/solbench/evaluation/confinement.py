@@ -144,8 +144,9 @@ class Confinement:
         """
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         self.processes.enter()  # before Landlock, which forbids writing the cgroup's files
-        if self._uses_address_limit():
-            resource.setrlimit(resource.RLIMIT_AS, (self.limits.memory_bytes, self.limits.memory_bytes))
+        memory = self.limits.memory_bytes
+        if memory is not None and self._uses_address_limit():
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         _unshare_network()
         landlock.confine(*self._landlock)
         if self._unprivileged:

@@ -148,8 +148,9 @@ class ProcessContainment:
 
     def stop(self, sandbox_pid: int) -> None:
         """Stop every process of the sandbox (the parent times the reference meanwhile)."""
-        if self._cgroup is not None and _write(self._cgroup / "cgroup.freeze", "1"):
-            _wait_for(lambda: "frozen 1" in _read(self._cgroup / "cgroup.events"))
+        cgroup = self._cgroup
+        if cgroup is not None and _write(cgroup / "cgroup.freeze", "1"):
+            _wait_for(lambda: "frozen 1" in _read(cgroup / "cgroup.events"))
             return
         _signal_until_stable(lambda: self.members(sandbox_pid), signal.SIGSTOP)
 
@@ -163,29 +164,30 @@ class ProcessContainment:
         """SIGKILL every process of the sandbox. `sandbox_pid` is None once the sandbox's own process was reaped:
         its pid may then name another process, and only the cgroup still knows the sandbox's."""
         if self._cgroup is not None:
-            self._kill_cgroup()
+            self._kill_cgroup(self._cgroup)
         elif sandbox_pid is not None:
             _signal_until_stable(lambda: _tree(sandbox_pid), signal.SIGSTOP)  # no fork can race the kill below
             self._killed = _tree(sandbox_pid)
             for pid in self._killed:
                 _kill(pid, signal.SIGKILL)
 
-    def _kill_cgroup(self) -> None:
-        if not _write(self._cgroup / "cgroup.kill", "1"):
-            _write(self._cgroup / "cgroup.freeze", "1")
-            for pid in _read_pids(self._cgroup / "cgroup.procs"):
+    def _kill_cgroup(self, cgroup: Path) -> None:
+        if not _write(cgroup / "cgroup.kill", "1"):
+            _write(cgroup / "cgroup.freeze", "1")
+            for pid in _read_pids(cgroup / "cgroup.procs"):
                 _kill(pid, signal.SIGKILL)
-            _write(self._cgroup / "cgroup.freeze", "0")  # a frozen process dies only once thawed
+            _write(cgroup / "cgroup.freeze", "0")  # a frozen process dies only once thawed
 
     def release(self) -> None:
         """After the sandbox's own process was reaped: kill what is left and remove the cgroup."""
         self.kill_all(None)
-        if self._cgroup is None:  # SIGKILL is delivered asynchronously: wait until each one has died
+        cgroup = self._cgroup
+        if cgroup is None:  # SIGKILL is delivered asynchronously: wait until each one has died
             _wait_for(lambda: not any(_running(pid) for pid in self._killed))
             return
-        _wait_for(lambda: not _read_pids(self._cgroup / "cgroup.procs"))
+        _wait_for(lambda: not _read_pids(cgroup / "cgroup.procs"))
         try:
-            os.rmdir(self._cgroup)
+            os.rmdir(cgroup)
         except OSError:
             pass
 

@@ -103,7 +103,8 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
 
     traces = cached_evaluation(cache, problem, solution, config,
                                lambda: _measure(problem, solution, config, report, warm), refresh=refresh_cache)
-    if traces and traces[0].evaluation.solbench.cache.hit:
+    first = traces[0].evaluation if traces else None
+    if first and first.solbench and first.solbench.cache and first.solbench.cache.hit:
         report(len(traces), len(traces), "read from the result cache")
     return _with_tiers(problem, traces)
 
@@ -130,11 +131,12 @@ def _with_tiers(problem: Problem, traces: list[Trace]) -> list[Trace]:
     """Each trace with the workload tier (``gpu``/``cpu``) its workload came from, in ``evaluation.solbench.tier``."""
     stamped = []
     for trace in traces:
-        details = trace.evaluation.solbench if trace.evaluation else None
-        if details is not None:
+        evaluation = trace.evaluation
+        details = evaluation.solbench if evaluation else None
+        if evaluation is not None and details is not None:
             details = details.model_copy(update={"tier": problem.tier_of(trace.workload),
                                                  "const_overrides": problem.const_overrides(trace.workload) or None})
-            trace = trace.model_copy(update={"evaluation": trace.evaluation.model_copy(update={"solbench": details})})
+            trace = trace.model_copy(update={"evaluation": evaluation.model_copy(update={"solbench": details})})
         stamped.append(trace)
     return stamped
 
@@ -204,6 +206,7 @@ class _Run:
                 if self.build.error is not None:
                     traces.append(self._copy_build_error(workload))
                     continue
+                assert session is not None, "_ensure_built starts one unless the build failed"
                 traces.append(self._evaluate_workload(workload, reference, session))
                 if not session.alive:
                     session.close()
@@ -279,6 +282,7 @@ class _Run:
 
     def _copy_build_error(self, workload: Workload) -> Trace:
         template = self.build.error
+        assert template is not None, "called only after a failed build"
         return template.model_copy(update={"workload": workload})
 
     # --- one workload -----------------------------------------------------------------------

@@ -61,7 +61,7 @@ class SandboxServer:
         self.function = None
         self.dps = True
         self.output_specs: list[OutputSpec] = []
-        self.inputs: InputRotation | None = None
+        self.inputs: InputRotation  # set by load(), the request that comes before any call or timing
         self.outputs: list | None = None
         import torch
 

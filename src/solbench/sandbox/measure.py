@@ -14,7 +14,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from solbench.sandbox import stats
 
@@ -47,7 +47,7 @@ class Measurement:
     warmup: int
     variants: int
     flush_bytes: int
-    flush_mode: str = "none"
+    flush_mode: Literal["operands", "stream", "l2", "none"] = "none"
     """Which flush ran before every call: ``operands``, ``stream``, ``l2`` or ``none`` (flush.py)."""
     flush_note: str | None = None
     """Why that flush ran instead of the one asked for, or None."""

@@ -8,9 +8,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from solbench.scoring.baselines import Baselines
 from solbench.scoring.report import UNSCORED_POLICY, ProblemScore, ScoreReport, SetScore, WorkloadScore

@@ -7,10 +7,10 @@ the Python API); `attach_sol` writes T_SOL and S into traces as they are made (`
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import cast
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 from solbench.hardware import lookup
 from solbench.hardware.spec import HardwareSpec
