@@ -35,6 +35,7 @@ def traces_table(traces: list[Trace], title: str) -> Group:
     noisy = 0
     for trace in traces:
         evaluation = trace.evaluation
+        assert evaluation is not None, "the table shows evaluated traces"
         details = evaluation.solbench
         performance = evaluation.performance
         timing = details.timing if details else None

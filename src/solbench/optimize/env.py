@@ -13,9 +13,11 @@ import json
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 from solbench import api
 from solbench.evaluation.config import EvaluationConfig
@@ -206,7 +208,7 @@ class Env:
                            flagged_cheat=any(f.status == CHEAT for f in feedback), feedback=feedback,
                            held_out=held_out, traces=traces)
 
-    def restore(self, records: list[StepResult | dict]) -> None:
+    def restore(self, records: Sequence[StepResult | dict[str, Any]]) -> None:
         """Re-seat earlier step results (a journal) without evaluating: history, best and budget spent follow."""
         for index, record in enumerate(records):
             result = record if isinstance(record, StepResult) else StepResult.model_validate(record)

@@ -65,6 +65,7 @@ def workload_feedback(traces: list[Trace], scores: list[WorkloadScore]) -> list[
 
 def _feedback(trace: Trace, score: WorkloadScore, error: str | None, same_as: str | None) -> WorkloadFeedback:
     evaluation = trace.evaluation
+    assert evaluation is not None, "feedback is on evaluated traces"
     details = evaluation.solbench
     timing = details.timing if details else None
     latency = evaluation.performance.latency_ms if evaluation.performance else None
@@ -80,6 +81,7 @@ def _feedback(trace: Trace, score: WorkloadScore, error: str | None, same_as: st
 
 def _error_text(trace: Trace) -> str | None:
     evaluation = trace.evaluation
+    assert evaluation is not None, "feedback is on evaluated traces"
     if evaluation.status is EvaluationStatus.PASSED:
         return None
     # The trace's log starts with "[solbench] STATUS: failure" when there is a failure line; keep it whole.

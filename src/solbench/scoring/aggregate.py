@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from solbench.scoring.baselines import Baselines
@@ -98,7 +98,7 @@ def _set_score(name: str, problems: list[ProblemScore]) -> SetScore:
                     scored_problems=len(scored), score=mean_score(scored) if scored else None)
 
 
-def geometric_mean(latencies_ms: list[float | None]) -> float | None:
+def geometric_mean(latencies_ms: Sequence[float | None]) -> float | None:
     """Geometric mean, None when the list is empty or any value is missing; 0 when any value is 0."""
     values = [value for value in latencies_ms if value is not None]
     if not values or len(values) < len(latencies_ms):

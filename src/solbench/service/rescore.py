@@ -89,6 +89,7 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
         t_sol = t_sol_for(session_factory, version_id, hardware)
         with session_factory.begin() as session:
             result = session.get(Result, result_id)
+            assert result is not None, "selected above"
             traces = [Trace.model_validate(t) for t in result.traces]
             held_out = [Trace.model_validate(t) for t in result.held_out_traces]
             scores = score_result(traces, held_out, t_sol, t_b, hardware)
