@@ -93,7 +93,7 @@ def _mode(name: str, candidates, config, pool, reference_timings, cache_root: Pa
         time.sleep(think)
         startups.append(_startup(config, pool))
     steady = slice(1, None) if len(candidates) > 1 else slice(None)
-    mean = lambda values: statistics.fmean(values[steady])  # noqa: E731
+    mean = lambda values: statistics.fmean(values[steady])  # noqa: E731 - a one-line helper next to its use
     return {"mode": name, "first full s": full[0], "cache hit s": mean(hits), "test s": mean(test),
             "full s": mean(full), "solution work s": mean(work), "full/work": mean(full) / mean(work),
             "start-up s": mean(startups)}

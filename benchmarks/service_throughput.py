@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from servers import (  # noqa: E402
+from servers import (  # noqa: E402 - after the sys.path entry above
     SolbenchProcess,
     free_port,
     postgres_bin,

@@ -180,7 +180,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     if bin_dir is None:
         pytest.skip("PostgreSQL (initdb, pg_ctl) is not installed (apt-get install postgresql; .ci/run does)")
     try:
-        import psycopg  # noqa: F401
+        import psycopg  # noqa: F401 - imported only to see whether it is installed
     except ImportError:
         pytest.skip("psycopg is not installed (pip install -e '.[service]')")
     server = start_postgres(bin_dir)

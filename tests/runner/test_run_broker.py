@@ -18,8 +18,8 @@ def _comparable(summary: dict) -> dict:
     return {**summary, "problems": problems, "sets": sets}
 
 
-def test_broker_run_survives_a_killed_worker_and_gives_the_local_summary(suite, tmp_path, probed_home,  # noqa: F811
-                                                                           redis_server):  # noqa: F811
+def test_broker_run_survives_a_killed_worker_and_gives_the_local_summary(suite, tmp_path, probed_home,
+                                                                           redis_server):
     args = ["run", suite, "-o", tmp_path / "remote", "--broker", redis_server.url, "--device", "cpu", *FAST]
     workers = [start_worker(redis_server.url, tmp_path / f"{name}.log", "--hardware", "local", "--heartbeat", "1",
                             "--name", f"{name}@test", env=probed_home, wait=False) for name in ("one", "two")]

@@ -44,6 +44,6 @@ def test_a_trace_admitted_at_bf16_is_scored_against_the_bf16_t_sol(tmp_path):
     [strict] = attach_sol([_trace(workload, None)], problem, hardware, precision="strict")
     [lowered] = attach_sol([_trace(workload, admitted)], problem, hardware, precision="strict")
     ratio = hardware.matrix_rate("bfloat16")[0] / hardware.matrix_rate("float32")[0]
-    sol = lambda trace: trace.evaluation.solbench.sol  # noqa: E731
+    sol = lambda trace: trace.evaluation.solbench.sol  # noqa: E731 - a one-line helper next to its use
     assert sol(strict).precision.matrix_precision == "fp32" and sol(lowered).precision.matrix_precision == "bf16"
     assert sol(strict).t_sol_ms / sol(lowered).t_sol_ms == pytest.approx(ratio, rel=1e-9)

@@ -27,7 +27,7 @@ def test_submissions_of_each_hardware_have_their_own_queue():
 
 
 @pytest.mark.slow
-def test_the_task_retries_an_infrastructure_failure_until_the_database_marks_it_failed(tmp_path, redis_server):  # noqa: F811
+def test_the_task_retries_an_infrastructure_failure_until_the_database_marks_it_failed(tmp_path, redis_server):
     from sqlalchemy import func, select
 
     from solbench.runner.celery_app import BrokerSettings, make_celery_app

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from conftest import VECTOR_ADD, solution_dict, vector_workloads, write_problem
-from servers import (  # noqa: F401
+from servers import (  # noqa: F401 - fixtures, used as test parameters
     SolbenchProcess,
     free_port,
     postgres_server,
@@ -182,7 +182,7 @@ def all_finished(engine, count: int) -> bool:
     return rows(engine, "SELECT count(*) FROM submissions WHERE status IN ('done', 'failed')")[0][0] >= count
 
 
-def test_postgres_redis_two_celery_workers_one_killed(tmp_path, postgres_url, redis_server, probed_home):  # noqa: F811
+def test_postgres_redis_two_celery_workers_one_killed(tmp_path, postgres_url, redis_server, probed_home):
     import sqlalchemy
 
     settings = service_settings(tmp_path)

@@ -27,7 +27,7 @@ def _skip_reason() -> str | None:
     if not CHROMIUM.exists():
         return f"no Chromium at {CHROMIUM} (.ci/run installs it with apt-get install chromium)"
     try:
-        import playwright.sync_api  # noqa: F401
+        import playwright.sync_api  # noqa: F401 - imported only to see whether it is installed
     except ImportError:
         return "the playwright package is missing (pip install playwright)"
     return None
@@ -170,7 +170,7 @@ def test_private_submissions_exist_only_for_their_owner(site, visit):
     assert listed and f"#{private}" not in listed
     others_view = visit("/users/alice").inner_text(".subtitle")
     own_view = visit("/users/alice", as_user="alice").inner_text(".subtitle")
-    total = lambda text: int(re.search(r"(\d+) submissions", text).group(1))  # noqa: E731
+    total = lambda text: int(re.search(r"(\d+) submissions", text).group(1))  # noqa: E731 - a one-line helper next to its use
     assert total(own_view) > total(others_view)
 
 

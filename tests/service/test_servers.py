@@ -7,7 +7,7 @@ from servers import postgres_server, postgres_url, redis_server  # noqa: F401  (
 pytestmark = pytest.mark.slow
 
 
-def test_redis_answers_on_loopback(redis_server):  # noqa: F811
+def test_redis_answers_on_loopback(redis_server):
     import redis
 
     client = redis.Redis.from_url(redis_server.url)
@@ -17,7 +17,7 @@ def test_redis_answers_on_loopback(redis_server):  # noqa: F811
     assert client.config_get("bind")["bind"] == "127.0.0.1"
 
 
-def test_each_postgres_database_is_fresh_and_enforces_constraints(postgres_server):  # noqa: F811
+def test_each_postgres_database_is_fresh_and_enforces_constraints(postgres_server):
     import sqlalchemy
 
     first, second = postgres_server.create_database(), postgres_server.create_database()

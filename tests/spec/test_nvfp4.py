@@ -6,8 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from solbench.spec import nvfp4  # noqa: E402
-from solbench.spec.cpu_reference import EMULATION_NAME, cpu_reference_source, cpu_runnable_source  # noqa: E402
+from solbench.spec import nvfp4  # noqa: E402 - after the importorskip: it needs torch
+from solbench.spec.cpu_reference import EMULATION_NAME, cpu_reference_source, cpu_runnable_source  # noqa: E402 - after the importorskip above
 
 _E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 

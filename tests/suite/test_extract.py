@@ -6,12 +6,12 @@ import sys
 import pytest
 
 transformers = pytest.importorskip("transformers")
-import torch  # noqa: E402
+import torch  # noqa: E402 - after the importorskip, which skips the module without transformers
 
-from solbench.spec import load_problem  # noqa: E402
-from solbench.suite.draft import ModelRef, write_problem  # noqa: E402
-from solbench.suite.extract import ExtractError, Request, extract  # noqa: E402
-from solbench.suite.extract.extractor import load_reference  # noqa: E402
+from solbench.spec import load_problem  # noqa: E402 - after the importorskip above
+from solbench.suite.draft import ModelRef, write_problem  # noqa: E402 - after the importorskip above
+from solbench.suite.extract import ExtractError, Request, extract  # noqa: E402 - after the importorskip above
+from solbench.suite.extract.extractor import load_reference  # noqa: E402 - after the importorskip above
 
 TINY_LLAMA = {"name": "tiny-llama", "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
               "num_key_value_heads": 2, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu"}

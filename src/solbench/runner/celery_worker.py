@@ -65,7 +65,7 @@ def _consume(app, queues: list[str], options: WorkerOptions) -> None:
 def _warm_up(**_) -> None:
     """In each fresh pool child, before its first job: the imports every evaluation needs (torch takes seconds),
     so the first job of an idle worker is not the slow one."""
-    import torch  # noqa: F401
+    import torch  # noqa: F401 - imported for its start-up cost, paid before the first job
 
-    import solbench.evaluation  # noqa: F401
-    import solbench.sol  # noqa: F401
+    import solbench.evaluation
+    import solbench.sol  # noqa: F401 - the same: imported to be loaded

@@ -113,7 +113,7 @@ class CeleryQueue:
         while not self._stop.wait(interval):
             try:
                 self.sweep()
-            except Exception as error:  # noqa: BLE001 - the database or broker may be busy; the next round retries
+            except Exception as error:
                 log.warning("celery queue sweep: %s", error)
 
 

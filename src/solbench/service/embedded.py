@@ -99,7 +99,7 @@ class EmbeddedQueue:
                 for index, child in enumerate(self._children):
                     if child is not None and child.poll() is not None and not self._stop.is_set():
                         self._replace(index, child)
-            except Exception as error:  # noqa: BLE001 - the database may be busy; the next round retries
+            except Exception as error:
                 print(f"solbench serve: reaper: {error}", file=sys.stderr)
 
     def _replace(self, index: int, dead: subprocess.Popen) -> None:

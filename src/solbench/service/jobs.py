@@ -113,7 +113,7 @@ def execute_submission(session_factory: sessionmaker[Session], submission_id: in
         _cancel(session_factory, submission_id, token)
         record_worker(session_factory, worker, current=None)
         return
-    except Exception as error:  # noqa: BLE001 - every failure outside the solution is the infrastructure's
+    except Exception as error:
         beat.stop()
         _give_back(session_factory, submission_id, token, settings.max_attempts, f"{type(error).__name__}: {error}")
         record_worker(session_factory, worker, current=None)
@@ -329,6 +329,6 @@ class _Heartbeat:
                     session.execute(update(Worker).where(Worker.name == worker.name).values(last_seen=utcnow()))
                     if session.scalar(select(Submission.deleted_at).where(Submission.id == submission_id)):
                         self._deleted.set()
-            except Exception:  # noqa: BLE001 - a missed beat is retried at the next interval
+            except Exception:
                 continue
 

@@ -30,7 +30,7 @@ def get_problem(name: str, db: Session = Depends(session), svc=Depends(service))
     error = None
     try:
         t_sol = t_sol_for(svc.session_factory, version.id, hardware)
-    except Exception as failure:  # noqa: BLE001 - the page still shows the problem; the reason is given
+    except Exception as failure:
         error = f"{type(failure).__name__}: {failure}"
     t_b = baselines_for(db, name, hardware)
     rows = [WorkloadInfo(uuid=w["uuid"], axes=w.get("axes", {}), t_sol_ms=t_sol.get(w["uuid"]),
