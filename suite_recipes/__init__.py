@@ -9,14 +9,14 @@ and a test checks the folders are current.
 from __future__ import annotations
 
 import importlib
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from solbench.suite.draft import ProblemDraft
 
 RECIPE_MODULES = ("l1", "l2", "training", "llm_breadth", "quant", "nvfp4", "fib", "dlrm")
 
 
-def drafts_by_recipe(modules: Optional[Sequence[str]] = None) -> dict[str, list[ProblemDraft]]:
+def drafts_by_recipe(modules: Sequence[str] | None = None) -> dict[str, list[ProblemDraft]]:
     """The drafts of each recipe module (`modules`, default every one), by module name."""
     unknown = sorted(set(modules or ()) - set(RECIPE_MODULES))
     if unknown:

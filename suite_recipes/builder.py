@@ -23,13 +23,14 @@ outputs), as written to definition.json; the reference is a template rendered by
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
-from suite_recipes.sweeps import tiered, workload_key
 from solbench.suite.draft import ModelRef, ProblemDraft
 from solbench.suite.naming import model_slug
 from solbench.suite.tolerances import loosest, tolerance_for
+from suite_recipes.sweeps import tiered, workload_key
 
 MIN_WORKLOADS = 8
 """Distinct recipe (CPU-tier) workloads every problem has."""
@@ -55,7 +56,7 @@ def const(value: int, description: str) -> dict:
     return {"type": "const", "value": int(value), "description": description}
 
 
-def expr(expression: str, description: Optional[str] = None) -> dict:
+def expr(expression: str, description: str | None = None) -> dict:
     """An ``expr`` axis: computed from the others (``num_tokens * top_k``)."""
     axis = {"type": "expr", "expression": expression}
     if description:
@@ -63,7 +64,7 @@ def expr(expression: str, description: Optional[str] = None) -> dict:
     return axis
 
 
-def tensor(shape: Optional[Sequence[str]], dtype: str, description: Optional[str] = None) -> dict:
+def tensor(shape: Sequence[str] | None, dtype: str, description: str | None = None) -> dict:
     """An input or output: its shape in axis names (None: a scalar), dtype and what it holds."""
     spec: dict[str, Any] = {"shape": list(shape) if shape is not None else None, "dtype": dtype}
     if description:
@@ -84,9 +85,9 @@ def slug(m: ModelRef) -> str:
 def problem(set: str, model: ModelRef, name: str, op_type: str, description: str, *,
             axes: dict[str, dict[str, Any]], inputs: dict[str, dict[str, Any]],
             outputs: dict[str, dict[str, Any]], reference: str, workloads: Iterable[dict[str, int]],
-            gpu: Optional[Iterable[dict[str, int]]] = None, tolerance: Optional[dict[str, Any]] = None,
-            matched_ratio: float = 0.99, atol: Optional[float] = None, backward: bool = False,
-            scalars: Optional[dict[str, Any]] = None, custom_inputs_entrypoint: Optional[str] = None,
+            gpu: Iterable[dict[str, int]] | None = None, tolerance: dict[str, Any] | None = None,
+            matched_ratio: float = 0.99, atol: float | None = None, backward: bool = False,
+            scalars: dict[str, Any] | None = None, custom_inputs_entrypoint: str | None = None,
             constraints: Iterable[str] = (), tags: Iterable[str] = ()) -> ProblemDraft:
     """One problem of the suite (see the module docstring for the defaults).
 

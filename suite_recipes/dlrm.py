@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from solbench.suite.draft import ModelRef, ProblemDraft
 from suite_recipes.builder import const, problem, tensor, uses, var
 from suite_recipes.models import model
 from suite_recipes.sweeps import with_gpu_tier
 from suite_recipes.template import render
-from solbench.suite.draft import ModelRef, ProblemDraft
 
 DLRM_DCNV2 = model("DLRM-DCNv2 (MLPerf Training v3+ recommendation, Criteo 1TB multi-hot)", None, "recommender", {
     "num_dense_features": 13, "num_sparse_features": 26, "embedding_dim": 128,

@@ -20,7 +20,6 @@ forward passes).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from suite_recipes import sweeps
 
@@ -76,13 +75,13 @@ class Extraction:
     dtype: str = "bfloat16"
     tp: int = 1
     backward: bool = False
-    tokens: Optional[tuple[int, ...]] = None
+    tokens: tuple[int, ...] | None = None
     """CPU tier, token layout."""
-    shapes: Optional[tuple[tuple[int, int], ...]] = None
+    shapes: tuple[tuple[int, int], ...] | None = None
     """CPU tier, sequence layout: (batch_size, seq_len)."""
-    gpu_tokens: Optional[tuple[int, ...]] = None
+    gpu_tokens: tuple[int, ...] | None = None
     """GPU tier, token layout (None with `tokens` set: `GPU_TOKENS`)."""
-    gpu_shapes: Optional[tuple[tuple[int, int], ...]] = None
+    gpu_shapes: tuple[tuple[int, int], ...] | None = None
     """GPU tier, sequence layout (None with `shapes` set: `GPU_SEQUENCES`)."""
 
     def gpu_workloads(self) -> list[dict[str, int]]:

@@ -11,15 +11,13 @@ on ties. Two tiers (docs/tiers.md): ``workload.jsonl`` holds 16 serving steps of
 
 from __future__ import annotations
 
-
-from suite_recipes.builder import const, problem, tensor, var
-from suite_recipes.models import model
-from suite_recipes.sweeps import with_gpu_tier
-from suite_recipes.shapes import tokens
-from suite_recipes.template import render
 from solbench.suite.draft import ProblemDraft
 from solbench.suite.tolerances import tolerance_for
-
+from suite_recipes.builder import const, problem, tensor, var
+from suite_recipes.models import model
+from suite_recipes.shapes import tokens
+from suite_recipes.sweeps import with_gpu_tier
+from suite_recipes.template import render
 
 # --- models --------------------------------------------------------------------------------------
 QWEN3_MOE = model("Qwen3-30B-A3B", "Qwen/Qwen3-30B-A3B", "language",

@@ -15,13 +15,13 @@ the float64 golden run's score matrix under SCORE_BYTES_LIMIT. The set's other p
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any
 
-from suite_recipes.builder import problem, slug
-from suite_recipes.shapes import grid
-from suite_recipes.models import model
-from suite_recipes.template import render
 from solbench.suite.draft import ModelRef, ProblemDraft
+from suite_recipes.builder import problem, slug
+from suite_recipes.models import model
+from suite_recipes.shapes import grid
+from suite_recipes.template import render
 
 # --- models (values copied from solbench/suite/data/model-configs.json) ------------------------------------------
 
@@ -52,7 +52,7 @@ FLUX_AE = model("FLUX.1 autoencoder (ae)", "black-forest-labs/FLUX.1-dev", "diff
 
 # --- building blocks ------------------------------------------------------------------------------------
 
-AxisSpec = Union[int, None, str, tuple]
+AxisSpec = int | None | str | tuple
 InputSpec = tuple
 
 
@@ -106,11 +106,11 @@ def _make_inputs(inputs: dict[str, InputSpec]) -> str:
     return "\n".join(lines) + "\n"
 
 
-Tier = Optional[list[dict[str, int]]]
+Tier = list[dict[str, int]] | None
 
 
 def shorthand(axes: dict[str, AxisSpec], inputs: dict[str, InputSpec], outputs: dict[str, tuple], template: str,
-              values: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+              values: dict[str, Any] | None = None) -> dict[str, Any]:
     """The definition fields (`suite_recipes.builder.problem`'s axes, inputs, outputs, reference and input generator)
     of a recipe written in L2's shorthand: axes as in `_axes`, inputs as (shape, dtype, std[, mean]) or (shape,
     dtype, "raw expression"), outputs as (shape, dtype), and the reference template (``templates/<template>``),
@@ -126,7 +126,7 @@ def shorthand(axes: dict[str, AxisSpec], inputs: dict[str, InputSpec], outputs: 
 
 def draft(m: ModelRef, name: str, op_type: str, description: str, axes: dict[str, AxisSpec],
           inputs: dict[str, InputSpec], outputs: dict[str, tuple], template: str, workloads: list[dict[str, int]],
-          *, backward: bool = False, scalars: Optional[dict] = None, values: Optional[dict] = None,
+          *, backward: bool = False, scalars: dict | None = None, values: dict | None = None,
           gpu: Tier = None) -> ProblemDraft:
     """`suite_recipes.builder.problem` for an L2 recipe written in `shorthand`. With `gpu`, `gpu` becomes
     workload.jsonl and `workloads` the CPU tier (docs/tiers.md); a tier may repeat a size of the other (validate

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from solbench.suite.draft import ProblemDraft
 from suite_recipes.l2 import draft
 from suite_recipes.models import model
 from suite_recipes.sweeps import tiered
-from solbench.suite.draft import ProblemDraft
 
 # --- models (values copied from solbench/suite/data/model-configs.json) ----------------------------------------
 

@@ -19,12 +19,12 @@ Two tiers: ``workload.jsonl`` holds 16 serving-scale workloads (decode to 32k-to
 
 from __future__ import annotations
 
+from solbench.suite.draft import ProblemDraft
+from solbench.suite.tolerances import tolerance_for
 from suite_recipes.builder import const, expr, problem, slug, tensor, var
 from suite_recipes.models import model
 from suite_recipes.shapes import tokens
 from suite_recipes.template import render
-from solbench.suite.draft import ProblemDraft
-from solbench.suite.tolerances import tolerance_for
 
 FAMILY = "family:nvfp4"
 BF16 = tolerance_for("bfloat16")

@@ -12,13 +12,13 @@ recipes' small ones.
 
 from __future__ import annotations
 
+from solbench.suite.draft import ProblemDraft
+from solbench.suite.tolerances import tolerance_for
 from suite_recipes.builder import const, problem, tensor, var
 from suite_recipes.models import model
 from suite_recipes.shapes import tokens
-from suite_recipes.template import render
 from suite_recipes.sweeps import tiered, with_gpu_tier
-from solbench.suite.draft import ProblemDraft
-from solbench.suite.tolerances import tolerance_for
+from suite_recipes.template import render
 
 BF16 = tolerance_for("bfloat16")
 

@@ -8,11 +8,11 @@ backward problems already in the suite.
 
 from __future__ import annotations
 
+from solbench.suite.draft import ProblemDraft
 from suite_recipes import sweeps as sw
 from suite_recipes.l1 import backward as bw
 from suite_recipes.l2 import attention_backward, prefill
 from suite_recipes.models import model
-from solbench.suite.draft import ProblemDraft
 
 QWEN25_14B = model("Qwen2.5-14B", "Qwen/Qwen2.5-14B", "language", {
     "hidden_size": 5120, "rms_norm_eps": 1e-05, "num_attention_heads": 40, "num_key_value_heads": 8,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from suite_recipes.builder import const, problem, scalar, slug, tensor, uses, var
-from suite_recipes.sweeps import per
 from suite_recipes.shapes import SMALL_TOKEN_SWEEP, TOKEN_SWEEP
+from suite_recipes.sweeps import per
 from suite_recipes.template import render
 
 

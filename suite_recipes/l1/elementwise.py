@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from suite_recipes.builder import const, problem, slug, tensor, uses, var
-from suite_recipes.sweeps import per
 from suite_recipes.shapes import TOKEN_SWEEP
+from suite_recipes.sweeps import per
 from suite_recipes.template import render
 
 _GATED_ACTIVATIONS = {"silu": ("F.silu(gate)", "SwiGLU: silu(gate) * up"),

@@ -9,16 +9,27 @@ per 30 s clip, video latents at the model's native frames and resolutions.
 
 from __future__ import annotations
 
+from solbench.suite.draft import ProblemDraft
+from suite_recipes import sweeps as sw
 from suite_recipes.l1 import backward as bw
 from suite_recipes.l1 import elementwise as ew
 from suite_recipes.l1 import matmul as mm
 from suite_recipes.l1 import norms
-from suite_recipes.l1.models import (DEEPSEEK_V3, DINOV2_L14, GEMMA2_9B, LLAMA_31_70B, LLAMA_31_8B, LLAMA_32_1B,
-                                     QWEN25_05B, QWEN25_7B, QWEN3_8B, VIT_B16, WHISPER_LARGE_V3)
-from suite_recipes import sweeps as sw
+from suite_recipes.l1.models import (
+    DEEPSEEK_V3,
+    DINOV2_L14,
+    GEMMA2_9B,
+    LLAMA_31_8B,
+    LLAMA_31_70B,
+    LLAMA_32_1B,
+    QWEN3_8B,
+    QWEN25_05B,
+    QWEN25_7B,
+    VIT_B16,
+    WHISPER_LARGE_V3,
+)
 from suite_recipes.shapes import tokens
 from suite_recipes.sweeps import image_tokens
-from solbench.suite.draft import ProblemDraft
 
 TOKENS = sw.per("num_tokens", sw.TRAIN_TOKENS)
 """Training / prefill tokens, 1 to 64k, odd sizes mixed in."""

@@ -7,10 +7,9 @@ Their references (templates/l1/) keep the statistics in float32, float64 when th
 from __future__ import annotations
 
 from suite_recipes.builder import const, problem, scalar, slug, tensor, uses, var
-from suite_recipes.sweeps import pairs, per
 from suite_recipes.shapes import TOKEN_SWEEP
+from suite_recipes.sweeps import pairs, per
 from suite_recipes.template import render
-
 
 _TOKENS = {"num_tokens": var("Tokens in the batch (batch x sequence)")}
 

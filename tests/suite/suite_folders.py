@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from solbench.spec.tiers import CPU_WORKLOAD_FILE
 from solbench.suite.draft import ModelRef
@@ -85,7 +85,7 @@ class FolderProblem:
         return [r["axes"] for r in _records(self.folder / "workload.jsonl")]
 
     @property
-    def cpu_workloads(self) -> Optional[list[dict[str, int]]]:
+    def cpu_workloads(self) -> list[dict[str, int]] | None:
         return [r["axes"] for r in _records(self.folder / CPU_WORKLOAD_FILE)] or None
 
     def definition(self) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def suite_problems() -> tuple[FolderProblem, ...]:
                  for p in sorted(PROBLEMS.glob("*/*/definition.json")))
 
 
-def first_recipe(problem: FolderProblem) -> Optional[str]:
+def first_recipe(problem: FolderProblem) -> str | None:
     """The recipe module that generates the problem, or that first made it (provenance ``history``)."""
     if problem.provenance.recipe:
         return problem.provenance.recipe

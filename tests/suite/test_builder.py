@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import suite_recipes
+from solbench.suite.draft import ModelRef
 from suite_recipes.builder import problem, slug, tensor, var
 from suite_recipes.template import render
-from solbench.suite.draft import ModelRef
 
 CATALOG = Path(suite_recipes.__file__).parent
 OLD_BUILDERS = {"l1", "_draft", "_problem", "_fib", "ProblemDraft"}

@@ -8,8 +8,8 @@ reference that drifts from the model fails here rather than in a user's run.
 from collections import Counter
 
 import pytest
-from library_internals import library_attribute, library_module
 
+from library_internals import library_attribute, library_module
 from solbench.suite.extract.extractor import load_reference
 
 from .suite_folders import named, suite_problems

@@ -2,8 +2,8 @@
 
 import pytest
 
-from suite_recipes import sweeps
 from solbench.suite.draft import ModelRef, ProblemDraft
+from suite_recipes import sweeps
 
 _MODEL = ModelRef("Test", None, "language", {})
 

@@ -9,8 +9,8 @@ rather than in a user's run; a function transformers moved fails naming the vers
 from collections import Counter
 
 import pytest
-from library_internals import library_module
 
+from library_internals import library_module
 from solbench.suite.extract.extractor import load_reference
 
 from .suite_folders import made_by

@@ -11,24 +11,30 @@ generated file that changed since its recipe wrote it.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
 
 from solbench.suite.draft import ProblemDraft, write_problem, written_files
 from solbench.suite.errors import BuildRefused
-from solbench.suite.provenance import (ModelSource, Provenance, edited_files, file_sha256, read_provenance,
-                                       write_provenance)
+from solbench.suite.provenance import (
+    ModelSource,
+    Provenance,
+    edited_files,
+    file_sha256,
+    read_provenance,
+    write_provenance,
+)
 
 
-def provenance_of(draft: ProblemDraft, recipe: Optional[str], generated: Optional[dict[str, str]] = None,
-                  history: Optional[str] = None) -> Provenance:
+def provenance_of(draft: ProblemDraft, recipe: str | None, generated: dict[str, str] | None = None,
+                  history: str | None = None) -> Provenance:
     """The provenance of `draft`'s folder: its model and cited config values, and the recipe with what it wrote."""
     model = ModelSource(name=draft.model.name, hf_id=draft.model.hf_id, domain=draft.model.domain)
     return Provenance(model=model, config=dict(draft.model.config), recipe=recipe, generated=generated,
                       history=history)
 
 
-def why_not_writable(folder: Path, recipe: str) -> Optional[str]:
+def why_not_writable(folder: Path, recipe: str) -> str | None:
     """Why `recipe` may not overwrite `folder` (None: absent, or exactly as this recipe last wrote it)."""
     if not Path(folder).exists():
         return None

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, model_validator
 
@@ -36,7 +35,7 @@ class ModelSource(_Strict):
 
     name: str
     """As in model-configs.json ``name``."""
-    hf_id: Optional[str]
+    hf_id: str | None
     """None where the model has no Hugging Face id."""
     domain: str
 
@@ -45,16 +44,16 @@ class Provenance(_Strict):
     model: ModelSource
     config: dict[str, JsonValue]
     """The published configuration values the problem uses, under model-configs.json's (dotted) key names."""
-    recipe: Optional[str]
+    recipe: str | None
     """The ``suite_recipes`` module that generates this folder (``l1``, ``llm_breadth``, ``extracted`` ...);
     None: the folder is written by hand and is its own source."""
-    generated: Optional[dict[str, str]] = None
+    generated: dict[str, str] | None = None
     """sha256 of each file the recipe wrote, by file name; present exactly when ``recipe`` is."""
-    history: Optional[str] = None
+    history: str | None = None
     """What made the folder first, where that is no longer its recipe."""
 
     @model_validator(mode="after")
-    def _generated_with_recipe(self) -> "Provenance":
+    def _generated_with_recipe(self) -> Provenance:
         if (self.recipe is None) != (self.generated is None):
             raise ValueError("'generated' is given exactly when 'recipe' is")
         return self
@@ -64,7 +63,7 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def read_provenance(folder: Path) -> Optional[Provenance]:
+def read_provenance(folder: Path) -> Provenance | None:
     """The folder's provenance; None where it has no provenance.json."""
     path = Path(folder) / PROVENANCE_FILE
     try:
