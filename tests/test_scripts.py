@@ -130,7 +130,7 @@ def test_build_suite_names_the_missing_recipes_folder(tmp_path):
     script = _checkout(tmp_path, "build-suite", recipes=False)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 1 and not (tmp_path / "problems").exists()
-    assert result.stderr.strip().startswith(f"build-suite: no recipes folder at {tmp_path / 'suite_recipes'}:")
+    assert result.stderr.strip().startswith(f"build-suite: {tmp_path / 'suite_recipes'}: no recipes folder")
 
 
 def test_build_suite_refuses_a_hand_edited_folder_and_writes_nothing(tmp_path):

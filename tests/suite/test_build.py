@@ -109,3 +109,32 @@ def test_the_installed_package_never_imports_the_recipes():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             importers += [f"{path.relative_to(REPO)}:{node.lineno}" for n in names if n.split(".")[0] == "suite_recipes"]
     assert importers == []
+
+
+def test_solbench_suite_build_regenerates_from_the_checkouts_recipes_and_refuses_hand_edits(tmp_path):
+    """The command a contributor runs: the recipes come from the checkout by path (the installed package has none);
+    a hand edit since the recipe wrote the folder is refused (exit 2, each folder named), and nothing is written."""
+    import shutil
+    import subprocess
+    import sys
+
+    def build(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "solbench", "suite", "build", *arguments], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+
+    out = tmp_path / "suite"
+    done = build("fib", "--recipes", str(REPO / "suite_recipes"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    written = sorted(p.parent for p in out.glob(f"*/*/{PROVENANCE_FILE}"))
+    assert written and all(_files(f) == _files(PROBLEMS / f.relative_to(out)) for f in written)
+
+    edited = written[0] / "reference.py"
+    edited.write_text(edited.read_text() + "# tuned by hand\n")
+    refused = build("fib", "--recipes", str(REPO / "suite_recipes"), "--out", str(out))
+    assert refused.returncode == 2 and refused.stderr.startswith("solbench: error: refusing"), refused.stderr
+    assert f"{written[0]}: reference.py changed" in refused.stderr and "Traceback" not in refused.stderr
+    assert edited.read_text().endswith("# tuned by hand\n")
+
+    missing = build("fib")  # no suite_recipes/ here
+    assert missing.returncode == 2 and "no recipes folder" in missing.stderr and "Traceback" not in missing.stderr
+    shutil.rmtree(out)

@@ -39,12 +39,27 @@ def suite_statistics(
     console.print(targets_table(targets))
 
 
+@app.command("build")
+def build(
+    modules: list[str] = typer.Argument(None, help="Recipe modules to build (e.g. l1 fib); default all, and folders "
+                                        "no recipe makes any more are removed."),
+    recipes: Path = typer.Option(Path("suite_recipes"), "--recipes", help="The recipes folder of a checkout."),
+    out: Path = typer.Option(Path("problems"), "--out", help="The suite folder the problems are written under."),
+) -> None:
+    """Regenerate the generated problems from their recipes. Refuses, writing nothing, when a folder it would
+    overwrite or remove was edited by hand since, or is hand-written (docs/suite.md)."""
+    from solbench.suite.build import build_suite, recipe_drafts
+
+    written = build_suite(out, recipe_drafts(recipes, modules or None))
+    print(f"wrote {len(written)} problem folders under {out}")
+
+
 @app.command("sync-references")
 def sync_references(
     path: Path = typer.Argument(Path("problems"), help="A problem folder or a folder of them (default: ./problems)."),
 ) -> None:
     """Regenerate each definition's `reference` from the reference.py beside it, after editing that file by
-    hand. Recipe problems are regenerated from their recipes by scripts/build-suite instead."""
+    hand. Recipe problems are regenerated from their recipes by `solbench suite build` instead."""
     from solbench.spec.problem import find_problem_folders
     from solbench.suite.reference_file import REFERENCE_FILE, sync_reference
 

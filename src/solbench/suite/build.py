@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from solbench.suite.draft import ProblemDraft, write_problem, written_files
-from solbench.suite.errors import BuildRefused
+from solbench.suite.errors import BuildRefused, RecipesMissing
 from solbench.suite.provenance import (
     ModelSource,
     Provenance,
@@ -97,3 +97,24 @@ def build_suite(root: Path, drafts: Mapping[str, Sequence[ProblemDraft]]) -> lis
     for folder in stale:
         shutil.rmtree(folder)
     return written
+
+
+def recipe_drafts(recipes: Path, modules: Sequence[str] | None = None) -> Mapping[str, Sequence[ProblemDraft]]:
+    """The drafts of each recipe of the recipes folder `recipes` (a checkout's suite_recipes/), loaded from that
+    folder by path: the installed package holds no recipes. `modules` limits them to those recipe modules."""
+    import importlib.util
+    import sys
+
+    init = recipes / "__init__.py"
+    if not init.is_file():
+        raise RecipesMissing(recipes)
+    name = recipes.name
+    loaded = sys.modules.get(name)
+    if loaded is None or Path(getattr(loaded, "__file__", "")).resolve() != init.resolve():
+        spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(recipes)])
+        assert spec is not None and spec.loader is not None  # a file that exists always has a spec
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded  # its modules import each other as `suite_recipes.<module>`
+        spec.loader.exec_module(loaded)
+    return loaded.drafts_by_recipe(list(modules) if modules else None)
+
