@@ -28,28 +28,35 @@ class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
-class EvaluationSettings(_Settings):
-    """The knobs of EvaluationConfig a service sets; the rest keep the library's defaults."""
+LIBRARY_EVALUATION = EvaluationConfig()
+"""The library's evaluation defaults (those of `solbench eval`); EvaluationSettings reads its defaults from here."""
 
-    device: str = "auto"
+
+class EvaluationSettings(_Settings):
+    """The knobs of EvaluationConfig a service sets; the rest keep the library's defaults.
+
+    Every default is the library's (`LIBRARY_EVALUATION`), read rather than copied: a service that sets nothing
+    evaluates as `solbench eval` does, and a changed library default changes the service's."""
+
+    device: str = LIBRARY_EVALUATION.device
     """``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (cuda when present)."""
-    rounds: int = 3
-    budget_s: float = 1.0
+    rounds: int = LIBRARY_EVALUATION.rounds
+    budget_s: float = LIBRARY_EVALUATION.timing.budget_s
     """Timed-loop budget per workload."""
-    warmup_s: float = 0.2
-    min_warmup: int = 3
-    min_iterations: int = 5
-    timeout_s: float = 120.0
+    warmup_s: float = LIBRARY_EVALUATION.timing.warmup_s
+    min_warmup: int = LIBRARY_EVALUATION.timing.min_warmup
+    min_iterations: int = LIBRARY_EVALUATION.timing.min_iterations
+    timeout_s: float = LIBRARY_EVALUATION.timeout_s
     memory_limit_gb: float | None = None
     """Sandbox memory limit; None: the library's default (half of physical memory)."""
-    time_reference: bool = True
+    time_reference: bool = LIBRARY_EVALUATION.time_reference
     """Time the reference in the same run (T_b where no baseline is imported)."""
 
     def config(self, device: str | None = None) -> EvaluationConfig:
         """The EvaluationConfig of a ranked or private evaluation on `device` (default: this setting's)."""
         from dataclasses import replace
 
-        base = EvaluationConfig()
+        base = LIBRARY_EVALUATION
         memory = int(self.memory_limit_gb * 2**30) if self.memory_limit_gb is not None else base.memory_limit_bytes
         timing = replace(base.timing, budget_s=self.budget_s, warmup_s=self.warmup_s, min_warmup=self.min_warmup,
                          min_iterations=self.min_iterations)
