@@ -63,7 +63,7 @@ def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config
     A solution's failure is a trace status; bad input raises a SolbenchError before anything runs.
     """
     from solbench.evaluation import evaluate as evaluate_solution
-    from solbench.scoring import attach_sol
+    from solbench.scoring import as_baselines, attach_sol
 
     config = config or EvaluationConfig()
     if not isinstance(problem, Problem):
@@ -72,7 +72,7 @@ def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config
         problem = load_problem(problem, device=resolve_device(config.device))
     solution = solution if isinstance(solution, Solution) else load_solution(solution)
     spec = _hardware(hardware) if hardware is not None else None  # an unknown id fails before evaluating
-    loaded_baselines = _baselines(baselines)
+    loaded_baselines = as_baselines(baselines)
     traces = evaluate_solution(problem, solution, config, progress, cache=Path(cache) if cache else None,
                                refresh_cache=refresh_cache, sandboxes=sandboxes, reference_timings=reference_timings)
     if spec is None:
@@ -107,7 +107,7 @@ def score(traces: Iterable[Trace], hardware: str | HardwareSpec, *, problems: It
     """
     from solbench.scoring import score_traces
 
-    return score_traces(traces, _hardware(hardware), problems=list(problems), baselines=_baselines(baselines),
+    return score_traces(traces, _hardware(hardware), problems=list(problems), baselines=baselines,
                         precision=precision)
 
 
@@ -115,14 +115,6 @@ def _hardware(hardware: str | HardwareSpec) -> HardwareSpec:
     from solbench.hardware import lookup
 
     return lookup(hardware) if isinstance(hardware, str) else hardware
-
-
-def _baselines(baselines: Baselines | PathArg | None) -> Baselines | None:
-    from solbench.scoring import load_baselines
-
-    if baselines is None or not isinstance(baselines, (str, PathLike)):
-        return baselines
-    return load_baselines(Path(baselines))
 
 
 __all__ = ["EvaluationConfig", "analyze", "evaluate", "load_problem", "load_solution", "score"]

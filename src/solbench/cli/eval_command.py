@@ -55,6 +55,7 @@ def evaluate_solution(
 
     from solbench.cli.render import status_counts, traces_table
     from solbench.evaluation.result_cache import CacheWarning
+    from solbench.scoring import as_baselines
     from solbench.spec import load_problem, load_solution, reference_solution
 
     if (solution is None) == (not reference):
@@ -71,7 +72,7 @@ def evaluate_solution(
     if not reference:
         _warn_if_root_sandbox(errors)
     sol_hardware = _sol_hardware(hardware, chosen_device, errors)
-    loaded_baselines = _read_baselines(baselines)  # a bad file fails before anything runs
+    loaded_baselines = as_baselines(baselines)  # a bad file fails before anything runs
     with warnings.catch_warnings(record=True) as cache_warnings:
         warnings.simplefilter("always", CacheWarning)
         traces = _evaluate_with_progress(problem, candidate, config, errors, cache, no_cache)
@@ -94,14 +95,6 @@ def evaluate_solution(
     cached = " · read from the result cache" if _cache_hit(traces) else ""
     console.print(traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device} · {problem.tier} tier{cached}"))
     console.print(status_counts(traces))
-
-
-def _read_baselines(path: Path | None):
-    if path is None:
-        return None
-    from solbench.scoring import load_baselines
-
-    return load_baselines(path)
 
 
 def _warn_if_root_sandbox(console) -> None:

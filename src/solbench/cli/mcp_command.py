@@ -36,7 +36,7 @@ def serve_mcp(
 
     from solbench.optimize import Budget, check_reward
     from solbench.optimize.mcp_server import ProblemsSession, ServerSettings, serve_stdio
-    from solbench.scoring import load_baselines
+    from solbench.scoring import as_baselines
     from solbench.spec.problem import find_problem_folders
 
     find_problem_folders(problems)  # no problems there: exit 2 before serving
@@ -46,7 +46,7 @@ def serve_mcp(
         problems=problems, hardware=hardware, reward=check_reward(reward), cache=cache,
         budget=Budget(evals=budget_evals, tests=budget_tests, seconds=budget_seconds),
         config=config,
-        baselines=load_baselines(baselines) if baselines else None)
+        baselines=as_baselines(baselines))
     ensure_local_probe(hardware, Console(stderr=True))
     from solbench.hardware import lookup
 

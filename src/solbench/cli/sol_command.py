@@ -55,11 +55,9 @@ def speed_of_light(
 
     ensure_local_probe(hardware, Console(stderr=True))
     spec = lookup(hardware)
-    figures = None
-    if baselines is not None:
-        from solbench.scoring.baselines import load_baselines
+    from solbench.scoring.baselines import as_baselines
 
-        figures = load_baselines(baselines)  # read before the analysis: a bad file fails fast
+    figures = as_baselines(baselines)  # read before the analysis: a bad file fails fast
     if not (problem_dir / DEFINITION_FILE).is_file():
         if explain:
             raise UsageError("--explain takes one problem folder; a set's per-op tables would run to millions of rows")

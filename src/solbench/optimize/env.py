@@ -31,7 +31,7 @@ from solbench.optimize.held_out import HeldOut, split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
 from solbench.optimize.rewards import check_reward, reward_of
 from solbench.optimize.workloads import restricted, smallest
-from solbench.scoring import Baseline, Baselines, load_baselines, score_trace
+from solbench.scoring import Baseline, Baselines, as_baselines, score_trace
 from solbench.spec.packaging import reference_solution
 from solbench.spec.problem import Problem
 from solbench.spec.solution import Solution
@@ -83,7 +83,7 @@ class Env:
         self.cache = Path(cache) if cache is not None else (self.workspace / "cache" if self.workspace else None)
         self._config = replace(config or EvaluationConfig(), time_reference=False)
         self._public, self._held_out = split_workloads(self._problem, held_out)
-        self._baselines = load_baselines(Path(baselines)) if isinstance(baselines, (str, PathLike)) else baselines
+        self._baselines = as_baselines(baselines)
         self._times: dict[str, tuple[float, str, float | None, str]] = {}
         """workload uuid -> (T_SOL ms, bound, T_b ms, T_b source), filled per workload when first needed."""
         self._results: list[StepResult] = []

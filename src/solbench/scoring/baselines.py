@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from os import PathLike
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -66,6 +67,16 @@ def load_baselines(path: Path) -> Baselines:
     if data.version != BASELINE_FORMAT_VERSION:
         raise ScoreError(f"{path}: version {data.version} is not supported (expected {BASELINE_FORMAT_VERSION})")
     return Baselines(data.baselines)
+
+
+def as_baselines(value: Baselines | str | PathLike | None) -> Baselines | None:
+    """The one coercion of a path-or-Baselines argument: a Baselines or None as given, a path (str or PathLike)
+    read with `load_baselines`. Raises ScoreError for a missing or malformed file."""
+    if value is None or isinstance(value, Baselines):
+        return value
+    if isinstance(value, (str, PathLike)):
+        return load_baselines(Path(value))
+    raise TypeError(f"baselines: expected a Baselines or the path of a baselines file, not {type(value).__name__}")
 
 
 def save_baselines(path: Path, entries: list[Baseline], created: str, harness_version: str,

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import partial
+from os import PathLike
 from pathlib import Path
 from typing import cast
 
 from solbench.hardware import lookup
 from solbench.hardware.spec import HardwareSpec
 from solbench.scoring.aggregate import aggregate, score_trace
-from solbench.scoring.baselines import Baselines, load_baselines
+from solbench.scoring.baselines import Baselines, as_baselines
 from solbench.scoring.report import ScoreReport
 from solbench.spec.inputs import inputs_for_analysis
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
@@ -26,7 +27,7 @@ from solbench.spec.trace_files import read_traces
 
 def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *,
                  problems: Mapping[str, Problem] | Iterable[Problem] | None = None,
-                 baselines: Baselines | Path | str | None = None,
+                 baselines: Baselines | PathLike | str | None = None,
                  sets: Mapping[str, str] | None = None,
                  data_roots: tuple[Path, ...] = (), precision: str = "auto") -> ScoreReport:
     """Score `traces` on `hardware` (an id such as ``"H100_SXM"``, ``"local"``, or a HardwareSpec).
@@ -44,7 +45,7 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
     """
     spec = lookup(hardware) if isinstance(hardware, str) else hardware
     by_name = _by_name(problems)
-    loaded = load_baselines(Path(baselines)) if isinstance(baselines, (str, Path)) else baselines
+    loaded = as_baselines(baselines)
     traces = list(traces)
     analysed = _analysed_t_sols(traces, spec, by_name, data_roots, precision) if spec is not None else {}
     scores = [score_trace(trace, _t_sol(trace, spec, analysed), loaded, spec.id if spec else None)
