@@ -1,7 +1,7 @@
 """The environment agents run against: a gym-style API over the public evaluator, its result cache and a budget."""
 
-from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
-from solbench.optimize.card import HardwareCard, ProblemCard, WorkloadCard
+from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
+from solbench.optimize.card import ProblemCard, WorkloadCard
 from solbench.optimize.env import Env, make, solution_from_text
 from solbench.optimize.errors import (
                                       BudgetExhausted,
@@ -18,6 +18,6 @@ from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResu
 from solbench.optimize.rewards import REWARDS, check_reward
 
 __all__ = ["REWARDS", "Budget", "BudgetExhausted", "BudgetLeft", "BudgetLedger", "Candidate", "Env", "FinalResult",
-           "HardwareCard", "InvalidBudget", "InvalidCandidate", "InvalidHeldOut", "InvalidReward", "OptimizeError",
+           "InvalidBudget", "InvalidCandidate", "InvalidHeldOut", "InvalidReward", "OptimizeError",
            "ProblemCard", "RestoreMismatch", "StepInfo", "StepResult", "TestResult", "TestStatus", "WorkloadCard",
            "WorkloadFeedback", "check_reward", "make", "solution_from_text", "split_workloads"]

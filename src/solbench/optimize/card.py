@@ -40,27 +40,6 @@ class WorkloadCard(_Card):
     """Where T_b came from: a baselines file's entry, or the reference timed once by this environment."""
 
 
-class HardwareCard(_Card):
-    """The hardware T_SOL is computed for (`solbench hw show ID` prints the sources of each figure)."""
-
-    id: str
-    name: str
-    kind: str
-    memory_bandwidth_bytes_per_s: float
-    tensor_flops: dict[str, float]
-    vector_flops: dict[str, float]
-    cache_bytes: float
-    memory_bytes: float
-    sm_count: int
-
-    @classmethod
-    def of(cls, spec: HardwareSpec) -> HardwareCard:
-        return cls(id=spec.id, name=spec.name, kind=spec.kind,
-                   memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s,
-                   tensor_flops=dict(spec.tensor_flops), vector_flops=dict(spec.vector_flops),
-                   cache_bytes=spec.cache_bytes, memory_bytes=spec.memory_bytes, sm_count=spec.sm_count)
-
-
 class ProblemCard(_Card):
     """What `env.reset()` returns."""
 
@@ -73,7 +52,9 @@ class ProblemCard(_Card):
     """The public workloads, in the problem's order; the reward is computed over these."""
     held_out_workloads: int
     """How many workloads are held out for `finalize` (which ones is never shown)."""
-    hardware: HardwareCard
+    hardware: HardwareSpec
+    """The hardware T_SOL is computed for, as T_SOL reads it: every rate (special ops included) and where each
+    figure came from (`solbench hw show ID`)."""
     device: str
     """Where candidates run (cpu, cuda)."""
     languages: list[str]

@@ -23,8 +23,8 @@ from solbench import api
 from solbench.evaluation.config import EvaluationConfig
 from solbench.evaluation.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
-from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
-from solbench.optimize.card import HardwareCard, ProblemCard, languages_for, workload_card
+from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
+from solbench.optimize.card import ProblemCard, languages_for, workload_card
 from solbench.optimize.errors import InvalidCandidate, RestoreMismatch
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
 from solbench.optimize.held_out import HeldOut, split_workloads
@@ -110,7 +110,7 @@ class Env:
         cards = [workload_card(w, self._problem.axes_of(w), *self._times[w.uuid]) for w in self._public]
         return ProblemCard(problem=self.problem, definition=definition, reference_source=definition.reference,
                            workloads=cards, held_out_workloads=len(self._held_out),
-                           hardware=HardwareCard.of(self._hardware), device=self._device,
+                           hardware=self._hardware, device=self._device,
                            languages=languages_for(self._device), reward=self.reward,
                            budget_left=self.budget_left, seed=self._seed)
 

@@ -386,8 +386,8 @@ class OptimizeLoop:
             {"workload": w.uuid, "t_sol_ms": w.t_sol_ms, "bound": w.bound, "t_b_ms": w.t_b_ms,
              "t_b_source": w.t_b_source} for w in card.workloads]}
         return ProblemFiles(definition=definition, workloads=[w for w in workloads if w.get("uuid") in public],
-                            sol=sol, hardware={**card.hardware.model_dump(mode="json"), "device": card.device,
-                                               "languages": card.languages})
+                            sol=sol, hardware={**card.model_dump(mode="json", include={"hardware"})["hardware"],
+                                               "device": card.device, "languages": card.languages})
 
 
 def run_optimize(settings: OptimizeSettings, on_round: Callable[[RoundReport], None] | None = None,
