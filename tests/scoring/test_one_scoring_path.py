@@ -167,7 +167,8 @@ def test_hand_worked_unscored_workload_is_left_out(suite, tmp_path):
     command = json.loads(result.stdout)
     assert command["problems"][0]["score"] == pytest.approx(0.75)
     assert command["sets"] == [{"set": "all", "problems": 1, "problems_passed": 1, "workloads": 2,
-                                "workloads_passed": 2, "scored_problems": 1, "score": pytest.approx(0.75)}]
+                                "workloads_passed": 2, "scored_problems": 1, "score": pytest.approx(0.75),
+                                "missing": "exclude"}]
     assert command["workloads"][1]["note"] == "unscored: no T_SOL" and command["unscored_policy"] == "exclude"
 
     failed = [traces[0], _trace("p_tagged", "cand", "w1", EvaluationStatus.RUNTIME_ERROR)]

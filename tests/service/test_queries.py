@@ -90,6 +90,7 @@ def test_set_total_is_the_mean_over_the_sets_problems_with_missing_ones_counting
     assert result.problems == ["add", "mul", "norm"]
     assert [(r.user, round(r.total, 6), r.problems_scored) for r in result.rows] == [("bob", 0.6, 3), ("ann", 0.5, 2)]
     assert missing is None
+    assert result.missing == "zero" and result.model_dump(mode="json")["missing"] == "zero"  # the board says which rule
 
 
 def test_banned_users_deleted_unfinished_and_unscored_submissions_leave_the_rankings(board):
@@ -119,7 +120,7 @@ def test_user_page_lists_ranks_and_hides_non_ranked_submissions_from_others(boar
         public = queries.user_page(session, "ann", viewer=bob)
         own = queries.user_page(session, "ann", viewer=ann)
     assert [(b.problem, b.rank) for b in public.best] == [("add", 2)]
-    assert [(s.set, s.rank, s.users) for s in public.sets] == [("L1", 2, 2)]
+    assert [(s.set, s.rank, s.users, s.missing) for s in public.sets] == [("L1", 2, 2, "zero")]
     assert [s.mode for s in public.submissions] == ["ranked"]
     assert sorted(s.mode for s in own.submissions) == ["private", "ranked"]
 

@@ -1,8 +1,11 @@
-"""The one aggregation: S per workload, mean per problem (failures count 0), mean per set.
+"""The one aggregation: S per workload, mean per problem (failures count 0), a total per set.
 
 `solbench score`, `solbench run`'s summary and the Python API all reach these numbers through
 `aggregate`, so they cannot disagree. Unscored workloads (PASSED without T_SOL or T_b) follow
-`UNSCORED_POLICY`: they have no S and are left out of the means.
+`UNSCORED_POLICY`: they have no S and are left out of the means. A set's total follows `set_total`, the one
+set-total rule, which the service's leaderboards use too: its `missing` argument says how a problem without a
+score counts (the library's reports leave it out, the service's leaderboards count it 0), and every report
+records which applied.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from solbench.scoring.baselines import Baselines
-from solbench.scoring.report import UNSCORED_POLICY, ProblemScore, ScoreReport, SetScore, WorkloadScore
+from solbench.scoring.report import (SET_MISSING_RULES, UNSCORED_POLICY, ProblemScore, ScoreReport, SetMissing,
+                                     SetScore, WorkloadScore)
 from solbench.scoring.sol_score import mean_score, sol_score
 from solbench.spec.problem_set import DEFAULT_SET
 from solbench.spec.trace import EvaluationStatus, Trace
@@ -57,11 +61,12 @@ def score_trace(trace: Trace, t_sol_ms: float | None, baselines: Baselines | Non
 
 
 def aggregate(scores: Iterable[WorkloadScore], hardware: str | None,
-              sets: Mapping[str, str] | None = None) -> ScoreReport:
+              sets: Mapping[str, str] | None = None, *, missing: SetMissing = "exclude") -> ScoreReport:
     """Per-problem and per-set scores of `scores`; `sets` maps a definition name to its set (default ``all``).
 
     A problem is one (definition, solution) pair. Its S is the mean over its workloads that count (failed
-    ones as 0, PASSED ones with an S); a set's S is the mean over its problems that have an S.
+    ones as 0, PASSED ones with an S); a set's S is `set_total` over its problems under `missing` (default
+    ``exclude``: the mean over its problems that have an S), recorded in each set's entry.
     """
     workloads = tuple(scores)
     groups: dict[tuple[str, str, str | None], list[WorkloadScore]] = defaultdict(list)
@@ -73,7 +78,7 @@ def aggregate(scores: Iterable[WorkloadScore], hardware: str | None,
     for problem in problems:
         by_set[problem.set].append(problem)
     return ScoreReport(hardware=hardware, unscored_policy=UNSCORED_POLICY, workloads=workloads, problems=problems,
-                       sets=tuple(_set_score(name, items) for name, items in sorted(by_set.items())))
+                       sets=tuple(_set_score(name, items, missing) for name, items in sorted(by_set.items())))
 
 
 def _sort_key(key: tuple[str, str, str | None]) -> tuple[str, str, str]:
@@ -91,11 +96,26 @@ def _problem_score(key: tuple[str, str, str | None], group: list[WorkloadScore])
                         statuses=dict(sorted(Counter(s.status for s in group).items())))
 
 
-def _set_score(name: str, problems: list[ProblemScore]) -> SetScore:
-    scored = [p.score for p in problems if p.score is not None]
+def _set_score(name: str, problems: list[ProblemScore], missing: SetMissing) -> SetScore:
     return SetScore(set=name, problems=len(problems), problems_passed=sum(p.passed == p.workloads for p in problems),
                     workloads=sum(p.workloads for p in problems), workloads_passed=sum(p.passed for p in problems),
-                    scored_problems=len(scored), score=mean_score(scored) if scored else None)
+                    scored_problems=sum(p.score is not None for p in problems),
+                    score=set_total([p.score for p in problems], missing=missing), missing=missing)
+
+
+def set_total(scores: Iterable[float | None], *, missing: SetMissing) -> float | None:
+    """The one set-total rule: the mean over a set's problems of their scores, given one per problem of the set
+    (None for a problem without a score). `missing` says how such a problem counts, and has no default, so
+    every caller states its rule:
+
+    - ``exclude`` (the library's score reports, `run`'s summary): it is left out; None when no problem has a score;
+    - ``zero`` (the service's leaderboards): it counts 0, so the mean is over every problem; None for no problems.
+    """
+    if missing not in SET_MISSING_RULES:
+        raise ValueError(f"missing={missing!r}: unknown set-total rule (known: {', '.join(SET_MISSING_RULES)})")
+    scores = list(scores)
+    counted = [s for s in scores if s is not None] if missing == "exclude" else [s or 0.0 for s in scores]
+    return mean_score(counted) if counted else None
 
 
 def geometric_mean(latencies_ms: Sequence[float | None]) -> float | None:

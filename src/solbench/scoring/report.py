@@ -12,6 +12,12 @@ UNSCORED_POLICY: UnscoredPolicy = "exclude"
 of the mean (a failed workload still counts 0). The policy is recorded in every report and summary.json."""
 
 
+SetMissing = Literal["zero", "exclude"]
+"""How a set total counts a problem of the set that has no score (`aggregate.set_total`): ``exclude`` leaves it out
+(the library's reports), ``zero`` counts it 0 (the service's leaderboards)."""
+SET_MISSING_RULES: tuple[SetMissing, ...] = ("zero", "exclude")
+
+
 class _Value(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
                               ser_json_inf_nan="strings")
@@ -90,9 +96,12 @@ class SetScore(_Value):
     workloads_passed: int
     """Of those, how many PASSED."""
     scored_problems: int
-    """Problems with a score, the ones `score` averages."""
-    score: float | None
-    """Mean of the problems' scores (problems without one are left out); None when no problem has one."""
+    """Problems with a score."""
+    score: Optional[float]
+    """The set total (`aggregate.set_total`) over the problems' scores under `missing`: with ``exclude`` the mean
+    over the `scored_problems`, None when no problem has a score; with ``zero`` the mean over every problem."""
+    missing: SetMissing = "exclude"
+    """How `score` counts a problem without a score: ``exclude`` leaves it out, ``zero`` counts it 0."""
 
 
 class ScoreReport(_Value):

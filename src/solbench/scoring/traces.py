@@ -17,7 +17,7 @@ from solbench.hardware import lookup
 from solbench.hardware.spec import HardwareSpec
 from solbench.scoring.aggregate import aggregate, score_trace
 from solbench.scoring.baselines import Baselines, as_baselines
-from solbench.scoring.report import ScoreReport
+from solbench.scoring.report import ScoreReport, SetMissing
 from solbench.spec.inputs import inputs_for_analysis
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.problem_set import problem_set
@@ -29,7 +29,8 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
                  problems: Mapping[str, Problem] | Iterable[Problem] | None = None,
                  baselines: Baselines | PathLike | str | None = None,
                  sets: Mapping[str, str] | None = None,
-                 data_roots: tuple[Path, ...] = (), precision: str = "auto") -> ScoreReport:
+                 data_roots: tuple[Path, ...] = (), precision: str = "auto",
+                 missing: SetMissing = "exclude") -> ScoreReport:
     """Score `traces` on `hardware` (an id such as ``"H100_SXM"``, ``"local"``, or a HardwareSpec).
 
     T_SOL of a trace is its own ``evaluation.solbench.sol`` record when that is for the same hardware;
@@ -38,7 +39,8 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
     T_b is the `baselines` entry (a Baselines or the path of a baselines file), else the reference
     timed in the same run. A problem's set is `sets[definition]`, else `problem_set` of its tags when
     it is among `problems`, else ``all``. Without `hardware` nothing is scored; the counts remain.
-    `precision` is the precision policy of analysed T_SOLs (sol/precision.py).
+    `precision` is the precision policy of analysed T_SOLs (sol/precision.py). A set's total follows
+    `aggregate.set_total` under `missing` (default ``exclude``: a problem without a score is left out).
 
     Raises HardwareError for an unknown hardware id, ScoreError for a bad baselines file, and the
     analyzer's errors when a problem cannot be analysed.
@@ -52,7 +54,7 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
               for trace in traces]
     all_sets = {name: problem_set(problem.definition.tags) for name, problem in by_name.items()}
     all_sets.update(sets or {})
-    return aggregate(scores, spec.id if spec else None, all_sets)
+    return aggregate(scores, spec.id if spec else None, all_sets, missing=missing)
 
 
 def score_trace_file(path: Path, hardware: str, *, baselines: Path | None = None,

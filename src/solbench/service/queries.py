@@ -6,7 +6,8 @@ submissions not deleted. The rules:
 - a user's S on a problem is their best score on it; ties between users are broken by the earlier
   submission (the one that reached the score first);
 - a set total is the mean over the set's problems of the user's best per-problem S, a problem the user
-  has no score on counting 0;
+  has no score on counting 0: the scoring layer's one set-total rule (`solbench.scoring.set_total`) with
+  ``missing="zero"`` (`SET_MISSING`), recorded in every board and standing that shows a total;
 - the firsts history of a problem lists each submission that took first place, in time order: a score
   strictly above every earlier one.
 """
@@ -20,21 +21,12 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from solbench.service.models import (
-    Problem,
-    ProblemSet,
-    ProblemVersion,
-    Result,
-    ScoreChange,
-    SolAnalysis,
-    Submission,
-    User,
-    Worker,
-    utcnow,
-)
-from solbench.service.times import UtcDateTime
+from solbench.scoring import SetMissing, set_total
 from solbench.service.worker_hardware import HardwareFigures
 
+SET_MISSING: SetMissing = "zero"
+"""How a set total counts a problem of the set the user has no score on: 0, so solving more problems ranks higher
+(the library's score reports leave such a problem out instead; `solbench.scoring.set_total`)."""
 WORKER_ALIVE_S = 120.0
 """A worker that promises no heartbeat (a Celery worker waiting on its broker) counts as alive this long."""
 MISSED_BEAT_GRACE_S = 1.0
@@ -79,7 +71,8 @@ class SetRow(_Data):
     rank: int
     user: str
     total: float
-    """Mean over the set's problems of the user's best S (a problem without a score counts 0)."""
+    """Mean over the set's problems of the user's best S (a problem without a score counts 0: the board's
+    `missing`)."""
     problems_scored: int
     scores: dict[str, float]
     """Problem name -> the user's best S on it (problems without a score are absent)."""
@@ -89,6 +82,8 @@ class SetBoard(_Data):
     set: str
     problems: list[str]
     rows: list[SetRow]
+    missing: SetMissing = SET_MISSING
+    """How each row's total counts a problem the user has no score on (``zero``: as 0; scoring.set_total)."""
 
 
 class ProblemSummary(_Data):
@@ -106,6 +101,8 @@ class SetStanding(_Data):
     rank: int
     total: float
     users: int
+    missing: SetMissing = SET_MISSING
+    """How `total` counts a problem the user has no score on (``zero``: as 0; scoring.set_total)."""
 
 
 class UserSubmission(_Data):
@@ -230,7 +227,7 @@ def _set_rows(problems: list[str], best: dict[tuple[str, str], tuple]) -> list[S
         per_user[user][problem] = row
     totals = []
     for user, scores in per_user.items():
-        total = sum(row[3] for row in scores.values()) / len(problems)
+        total = set_total([scores[p][3] if p in scores else None for p in problems], missing=SET_MISSING)
         reached = max(row[5] for row in scores.values())  # when the user's standing was complete
         totals.append((user, total, reached, scores))
     totals.sort(key=lambda t: (-t[1], t[2], t[0]))

@@ -19,7 +19,8 @@ def list_sets(db: Session = Depends(session)):
 
 @router.get("/leaderboards/{set_name}", response_model=queries.SetBoard, responses={404: {}})
 def set_board(set_name: str, db: Session = Depends(session)):
-    """Per-user totals: the mean over the set's problems of the user's best S, a missing problem counting 0."""
+    """Per-user totals: the mean over the set's problems of the user's best S, a missing problem counting 0
+    (`missing: "zero"` in the answer; the scoring layer's set_total)."""
     board = queries.set_leaderboard(db, set_name)
     if board is None:
         raise HTTPException(404, f"set {set_name!r}: no such set (GET /api/v1/leaderboards lists them)")
