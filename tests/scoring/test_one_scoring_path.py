@@ -127,12 +127,14 @@ def test_score_run_summary_and_library_agree_on_random_traces(suite, tmp_path):
 
         expected = _numbers([(p.set, p.definition, p.solution, p.score, p.latency_ms) for p in library.problems],
                             [(s.set, s.score, s.problems, s.workloads_passed) for s in library.sets])
-        from_summary = _numbers([(p.set, p.problem, p.solution, p.score, p.latency_ms) for p in summary.problems],
+        from_summary = _numbers([(p.set, p.problem, p.solution, p.result.score, p.result.latency_ms)
+                                 for p in summary.problems],
                                 [(s.set, s.score, s.problems, s.workloads_passed) for s in summary.sets])
         from_command = _numbers([(p["set"], p["definition"], p["solution"], p["score"], p["latency_ms"])
                                  for p in command["problems"]],
                                 [(s["set"], s["score"], s["problems"], s["workloads_passed"]) for s in command["sets"]])
         assert from_summary == expected, f"case {case}"
+        assert (summary.report.problems, summary.report.sets) == (library.problems, library.sets)  # the same report
         assert from_command == expected, f"case {case}"
         assert command["unscored_policy"] == summary.unscored_policy == library.unscored_policy == "exclude"
         unscored_seen += sum(p.unscored for p in library.problems)
@@ -158,8 +160,12 @@ def test_hand_worked_unscored_workload_is_left_out(suite, tmp_path):
     [job] = plan_jobs(suite, solutions=["reference"], names=["p_tagged"])[0]
     TraceStore(out).write(replace(job, solution="cand"), traces)
     summary = summarize(out, HARDWARE)
-    assert summary.problems[0].score == pytest.approx(0.75) and summary.sets[0].score == pytest.approx(0.75)
-    assert json.loads(json.dumps(summary.as_json()))["unscored_policy"] == "exclude"
+    assert summary.problems[0].result.score == pytest.approx(0.75) and summary.sets[0].score == pytest.approx(0.75)
+    written = json.loads(json.dumps(summary.as_json()))
+    assert written["unscored_policy"] == "exclude" and written["sets"][0]["missing"] == "exclude"
+    assert written["problems"] == [{"set": "L1", "problem": "p_tagged", "solution": "cand", "workloads": 2, "passed": 2,
+                                    "scored": 1, "unscored": 1, "score": pytest.approx(0.75),
+                                    "latency_ms": pytest.approx((4 / 3) ** 0.5), "statuses": {"PASSED": 2}}]
 
     traces_file = tmp_path / "traces.jsonl"
     traces_file.write_text("".join(t.model_dump_json() + "\n" for t in traces))
@@ -181,7 +187,8 @@ def test_without_hardware_the_summary_counts_but_scores_nothing():
     traces = [_trace("p_root", "cand", "w0", EvaluationStatus.PASSED, 1.0, 2.0),
               _trace("p_root", "cand", "w1", EvaluationStatus.TIMEOUT)]
     summary = summarize_traces([("all", "p_root", "cand", traces)], None)
-    [problem], [set_summary] = summary.problems, summary.sets
+    [entry], [set_summary] = summary.problems, summary.sets
+    problem = entry.result
     assert (problem.workloads, problem.passed, problem.statuses) == (2, 1, {"PASSED": 1, "TIMEOUT": 1})
     assert problem.score is None and set_summary.score is None and set_summary.workloads_passed == 1
     assert json.loads(json.dumps(summary.as_json()))["problems"][0]["unscored"] == 2

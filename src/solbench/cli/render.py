@@ -245,10 +245,11 @@ def run_tables(summary, just_run: set[str] | None = None) -> Group:
     for column in ("set", "problem", "solution", "passed", "S"):
         problems.add_column(column, overflow="fold")
     for item in summary.problems:
-        style = None if item.passed == item.workloads else "red"
-        problems.add_row(item.set, item.problem, item.solution, f"{item.passed}/{item.workloads}",
-                         format_score(item.score), style=style)
-    unscored = sum(item.unscored for item in summary.problems) if summary.hardware else 0
+        result = item.result
+        style = None if result.passed == result.workloads else "red"
+        problems.add_row(item.set, item.problem, item.solution, f"{result.passed}/{result.workloads}",
+                         format_score(result.score), style=style)
+    unscored = sum(item.result.unscored for item in summary.problems) if summary.hardware else 0
     if not unscored:
         return Group(problems, sets)
     return Group(problems, sets, Text(f"{unscored} PASSED workload(s) without T_SOL or T_b are left out of the scores "

@@ -1,69 +1,70 @@
 """A run's results read back from its trace files: pass counts and SOL scores per problem and set.
 
 Everything is recomputed from the stored traces, so a resumed or partly failed run summarises
-the same way as a clean one. The numbers come from `solbench.scoring.score_traces`, the aggregation
-`solbench score` uses too; a problem's set is the folder its traces are stored under, which the
-run chose with `spec.problem_set`.
+the same way as a clean one. The summary holds the ScoreReport of `solbench.scoring.score_traces`, the
+aggregation `solbench score` uses too, and adds only where the run stored each problem; a problem's set is
+the folder its traces are stored under, which the run chose with `spec.problem_set`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from solbench.runner.store import TraceStore
-from solbench.scoring import UNSCORED_POLICY, Baselines, ScoreReport, score_traces
+from solbench.scoring import Baselines, ProblemScore, ScoreReport, SetScore, score_traces
 from solbench.spec.trace import Trace
 from solbench.spec.trace_files import read_traces
 
 
-@dataclass
-class ProblemSummary:
+@dataclass(frozen=True)
+class RunEntry:
+    """One trace file of the run: where the run stored it and its problem's entry in the score report."""
+
     set: str
+    """The set folder the run stored it under."""
     problem: str
+    """The definition's name (the problem folder's name for a file without traces)."""
     solution: str
     """The run's solution name (the trace file's name: ``reference``, ``fast``, …)."""
-    workloads: int
-    passed: int
-    statuses: dict[str, int]
-    score: float | None
-    """Mean SOL score over workloads (failures count 0, unscored ones are left out); None where none counts."""
-    scored: int = 0
-    """Workloads counted in `score`."""
-    unscored: int = 0
-    """Workloads left out of `score`: PASSED ones without T_SOL or T_b (see `unscored_policy`); all without hardware."""
-    latency_ms: float | None = None
-    """Geometric mean of T_k over the workloads; None unless every workload PASSED."""
+    result: ProblemScore
+    """The report's entry for this problem and solution: counts, mean S, geometric-mean T_k."""
+
+    def as_json(self) -> dict:
+        shown = self.result.model_dump(mode="json", exclude={"set", "definition", "solution"})
+        return {"set": self.set, "problem": self.problem, "solution": self.solution, **shown}
 
 
-@dataclass
-class SetSummary:
-    set: str
-    problems: int = 0
-    problems_passed: int = 0
-    """Problems whose every workload PASSED."""
-    workloads: int = 0
-    workloads_passed: int = 0
-    score: float | None = None
-    """Mean of the problems' scores (problems without one are left out)."""
-
-
-@dataclass
+@dataclass(frozen=True)
 class RunSummary:
-    hardware: str | None
-    problems: list[ProblemSummary] = field(default_factory=list)
-    sets: list[SetSummary] = field(default_factory=list)
+    """A run's results: the ScoreReport of its traces (the one aggregation `solbench score` uses) and its files."""
+
+    report: ScoreReport
+    problems: list[RunEntry] = field(default_factory=list)
+    """One entry per trace file, in the order stored."""
     errors: list[str] = field(default_factory=list)
     """This run's jobs that wrote no traces, as ``set/problem/solution: why`` (filled in by the caller)."""
     lost_to_dead_workers: int = 0
     """How many of those failed because their worker process died on every attempt."""
-    unscored_policy: str = UNSCORED_POLICY
-    """How PASSED workloads without T_SOL or T_b count (score.report.UNSCORED_POLICY)."""
+
+    @property
+    def hardware(self) -> str | None:
+        return self.report.hardware
+
+    @property
+    def unscored_policy(self) -> str:
+        return self.report.unscored_policy
+
+    @property
+    def sets(self) -> tuple[SetScore, ...]:
+        return self.report.sets
 
     def as_json(self) -> dict:
+        """summary.json: the report's policy and set entries, one entry per trace file, the run's errors."""
         return {"hardware": self.hardware, "unscored_policy": self.unscored_policy,
-                "sets": [asdict(s) for s in self.sets], "problems": [asdict(p) for p in self.problems],
+                "sets": [entry.model_dump(mode="json") for entry in self.sets],
+                "problems": [entry.as_json() for entry in self.problems],
                 "errors": self.errors, "lost_to_dead_workers": self.lost_to_dead_workers}
 
 
@@ -80,24 +81,16 @@ def summarize_traces(stored: list[tuple[str, str, str, list[Trace]]], hardware: 
     trace records (a run attaches it as it goes)."""
     sets = {trace.definition: set_name for set_name, _, _, traces in stored for trace in traces}
     report = score_traces([t for *_, traces in stored for t in traces], hardware, baselines=baselines, sets=sets)
-    summary = RunSummary(hardware=hardware, unscored_policy=report.unscored_policy)
-    for set_name, problem, solution, traces in stored:
-        summary.problems.append(_problem_summary(report, set_name, problem, solution, traces))
-    summary.sets = [SetSummary(set=s.set, problems=s.problems, problems_passed=s.problems_passed,
-                               workloads=s.workloads, workloads_passed=s.workloads_passed, score=s.score)
-                    for s in report.sets]
-    return summary
+    return RunSummary(report=report, problems=[_entry(report, set_name, problem, solution, traces)
+                                               for set_name, problem, solution, traces in stored])
 
 
-def _problem_summary(report: ScoreReport, set_name: str, problem: str, solution: str,
-                     traces: list[Trace]) -> ProblemSummary:
+def _entry(report: ScoreReport, set_name: str, problem: str, solution: str, traces: list[Trace]) -> RunEntry:
     scored = report.problem(traces[0].definition, traces[0].solution) if traces else None
-    if scored is None:
-        return ProblemSummary(set=set_name, problem=problem, solution=solution, workloads=0, passed=0, statuses={},
-                              score=None)
-    return ProblemSummary(set=set_name, problem=scored.definition, solution=solution, workloads=scored.workloads,
-                          passed=scored.passed, statuses=dict(scored.statuses), score=scored.score,
-                          scored=scored.scored, unscored=scored.unscored, latency_ms=scored.latency_ms)
+    if scored is None:  # a file without traces: nothing to score
+        scored = ProblemScore(set=set_name, definition=problem, workloads=0, passed=0, scored=0, unscored=0,
+                              score=None, latency_ms=None, statuses={})
+    return RunEntry(set=set_name, problem=scored.definition, solution=solution, result=scored)
 
 
 def write_summary(out: Path, summary: RunSummary) -> Path:
