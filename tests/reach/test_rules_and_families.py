@@ -9,12 +9,12 @@ from solbench.reach.attribution import UNATTRIBUTED, attribute
 from solbench.reach.built_model import DepthScaling
 from solbench.reach.errors import ReachError
 from solbench.reach.families import family_of, pass_of, width_of
-from solbench.reach.profile import OpCall, Profile
+from solbench.reach.profile import ProfiledOp, Profile
 from solbench.reach.rules import ADDRESSABLE, DEFAULT_RULES, FRAMEWORK, load_rules
 
 
 def call(name, *, modules=(), ancestors=(), backward_of=None, shapes=((4, 256),)):
-    return OpCall(step=0, name=name, self_us=1.0, shapes=shapes, modules=modules, ancestors=ancestors,
+    return ProfiledOp(step=0, name=name, self_us=1.0, shapes=shapes, modules=modules, ancestors=ancestors,
                   backward_of=backward_of)
 
 
@@ -74,7 +74,7 @@ def test_the_full_depth_factor_multiplies_only_the_repeated_layers_ops():
     """The full-depth estimate scales what each decoder layer runs by published / kept layers; what runs once
     per model (embedding, final norm, LM head) is counted once, else the projection overstates their share."""
     def timed(name, self_us, *modules):
-        return OpCall(step=0, name=name, self_us=self_us, shapes=(), modules=modules, ancestors=())
+        return ProfiledOp(step=0, name=name, self_us=self_us, shapes=(), modules=modules, ancestors=())
 
     in_layer = ("LlamaDecoderLayer", "LlamaModel", "LlamaForCausalLM")
     calls = [timed("aten::mul", 10.0, "LlamaRMSNorm", *in_layer), timed("aten::addmm", 20.0, "Linear", *in_layer),

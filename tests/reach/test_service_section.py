@@ -43,7 +43,7 @@ def test_the_section_lists_the_covering_models_and_inlines_the_chart(folder):
 def test_the_problem_page_renders_the_section_and_escapes_model_names(folder):
     section = reach_section(folder, {"norm"})
     html = render("set.html", title="L1", nav="home", hardware="H200", description="",
-                  set=views.SetSummary("L1", "Level 1", 3, 120, None), rows=[], pager=views.pagination(1, 50, 0),
+                  set=views.SetCard("L1", "Level 1", 3, 120, None), rows=[], pager=views.pagination(1, 50, 0),
                   problems=[], chart="", chart_rows=20, reach=section)
     assert 'id="reach-models"' in html and "Tiny &lt;b&gt;" in html and "25.0%" in html
     assert 'id="reach-chart"' in html and "<svg" in html

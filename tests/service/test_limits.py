@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from solbench.service.limits import LimitReached, check_limits
-from solbench.service.models import Problem, ProblemVersion, Submission, User, utcnow
+from solbench.service.models import ProblemVersion, ServedProblem, Submission, User, utcnow
 from solbench.service.settings import Limits
 
 LIMITS = Limits(per_hour={"ranked": 2}, per_day={"ranked": 3}, max_queued=2)
@@ -16,7 +16,7 @@ LIMITS = Limits(per_hour={"ranked": 2}, per_day={"ranked": 3}, max_queued=2)
 @pytest.fixture
 def seeded(database):
     with database.begin() as session:
-        session.add_all([User(name="ann"), User(name="root", is_admin=True), Problem(name="p", set_name="L1")])
+        session.add_all([User(name="ann"), User(name="root", is_admin=True), ServedProblem(name="p", set_name="L1")])
         session.flush()
         session.add(ProblemVersion(problem_id=1, version_hash="0" * 64, definition={}, workloads=[], held_out=[],
                                    source_dir="/"))

@@ -9,6 +9,7 @@ import pytest
 from solbench.service.web import views
 from solbench.service.web.charts import firsts_timeline
 from solbench.service.web.rendering import render
+from solbench.spec.solution import SourceFile
 
 T0 = datetime(2026, 11, 1, 12, 0)
 
@@ -34,7 +35,8 @@ def test_submission_page_hides_code_with_the_reason_and_escapes_findings():
 def test_submission_page_shows_code_and_the_score_history_after_a_rescore():
     history = [views.ScoreHistoryRow("0.1.0", 0.70, T0), views.ScoreHistoryRow("0.2.0", 0.73, T0, "new flush")]
     html = render("submission.html", title="#7", nav="", spread_chart="",
-                  s=detail(sources=[views.SourceFile("kernel.py", "def run(x):\n    return x</b>")], history=history))
+                  s=detail(sources=[SourceFile(path="kernel.py", content="def run(x):\n    return x</b>")],
+                           history=history))
     assert "return x&lt;/b&gt;" in html and 'id="code-hidden"' not in html
     assert 'id="history"' in html and "new flush" in html and "<code>0.2.0</code>" in html
 
@@ -42,7 +44,7 @@ def test_submission_page_shows_code_and_the_score_history_after_a_rescore():
 def test_set_page_links_pages_and_ranks():
     rows = [views.LeaderRow(51, "bob", 0.5, 1, 3)]
     html = render("set.html", title="L1", nav="home", hardware="H200", description="",
-                  set=views.SetSummary("L1", "Level 1", 3, 120, None), rows=rows,
+                  set=views.SetCard("L1", "Level 1", 3, 120, None), rows=rows,
                   pager=views.pagination(2, 50, 120), problems=[views.ProblemLink("rmsnorm", 2, 4, 0.9, "al")],
                   chart="", chart_rows=20)
     assert "page 2 of 3 (120 rows)" in html and 'href="/sets/L1?page=3"' in html and 'href="/sets/L1?page=1"' in html
@@ -58,7 +60,7 @@ def test_pagination_clamps_into_range(page, expected):
 def test_home_page_lists_sets_and_firsts():
     html = render("home.html", title="Sets", nav="home", hardware="H200", activity_hours=48, activity_chart="",
                   totals={"submissions": 5000, "users": 40, "last_24h": 12, "queued": 3},
-                  sets=[views.SetSummary("L1", "", 10, 5000, T0, "alice", 0.61)],
+                  sets=[views.SetCard("L1", "", 10, 5000, T0, "alice", 0.61)],
                   firsts=[views.FirstRow(T0, "bob", "L1", "gemm", 0.9, 0.8, 12)])
     assert "frozen 2026-11-01" in html and 'href="/sets/L1/problems/gemm"' in html and "0.610" in html
     assert 'id="total-submissions">5000<' in html

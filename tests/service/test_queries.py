@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from solbench.service import queries
-from solbench.service.models import Problem, ProblemVersion, Result, Submission, User
+from solbench.service.models import ProblemVersion, Result, ServedProblem, Submission, User
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)
 
@@ -21,7 +21,7 @@ class Board:
 
     def problem(self, name: str, set_name: str = "L1") -> None:
         with self.factory.begin() as session:
-            problem = Problem(name=name, set_name=set_name)
+            problem = ServedProblem(name=name, set_name=set_name)
             session.add(problem)
             session.flush()
             session.add(ProblemVersion(problem_id=problem.id, version_hash=name.ljust(64, "0"), definition={},
@@ -39,7 +39,7 @@ class Board:
         at = T0 + timedelta(minutes=self.minute)
         with self.factory.begin() as session:
             owner = session.scalar(select(User).where(User.name == user))
-            version = session.scalar(select(ProblemVersion).join(Problem).where(Problem.name == problem))
+            version = session.scalar(select(ProblemVersion).join(ServedProblem).where(ServedProblem.name == problem))
             submission = Submission(user_id=owner.id, problem_version_id=version.id, mode=mode, status=status,
                                     solution={}, code_hash="0" * 64, created_at=at,
                                     deleted_at=at if deleted else None)

@@ -132,7 +132,8 @@ def set_progress_line(index: int, count: int, analysis) -> str:
 
 
 def set_summary_lines(summary, where: str) -> list[str]:
-    """A set's totals (a sol.problem_set.SetSummary): what analysed, how long, the ratios to the published figures."""
+    """A set's totals (a sol.problem_set.SetSolSummary): what analysed, how long, the ratios to the published
+    figures."""
     lines = [f"{summary.analysed} of {summary.problems} problems analysed {where} ({summary.workloads} workloads"
              + (f", {summary.partial_coverage} with partial coverage" if summary.partial_coverage else "") + "); "
              f"{summary.seconds_total:.1f} s in all, median {summary.seconds_median:.2f} s per problem, 90th "

@@ -62,14 +62,14 @@ def submit(
 def _send(client, path: Path, problem: str, data: dict, mode: str) -> dict:
     """Submit, naming the file when it is too large: seen before sending (the server's published limit), or answered
     413 by a server that publishes none."""
-    from solbench.service.errors import BodyTooLarge, RequestRejected, ServiceError
+    from solbench.service.errors import BodyTooLarge, ServerRefused, ServiceError
 
     try:
         return client.submit(problem, data, mode=mode)
     except BodyTooLarge as error:
         raise ServiceError(f"{path}: {error.size_bytes} bytes as a submission, over the limit of {error.limit_bytes} "
                            f"bytes of {error.server}; nothing was sent") from None
-    except RequestRejected as error:
+    except ServerRefused as error:
         if error.status != 413:
             raise
         raise ServiceError(f"{path}: too large for {client.server}: {error.message}") from None

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 
-from solbench.reach.profile import OpCall
+from solbench.reach.profile import ProfiledOp
 
 _BY_OP_NAME: tuple[tuple[str, str], ...] = (
     ("aten::*embedding_bag*", "embedding_bag"),
@@ -68,7 +68,7 @@ _LAYOUT = ("aten::copy_", "aten::contiguous", "aten::clone", "aten::to", "aten::
            "aten::stack", "aten::transpose", "aten::permute", "aten::view", "aten::reshape")
 
 
-def pass_of(call: OpCall) -> str:
+def pass_of(call: ProfiledOp) -> str:
     if any(a.startswith("Optimizer.") for a in call.ancestors) or call.name.startswith("Optimizer."):
         return "optimizer"
     if call.backward_of is not None:
@@ -76,7 +76,7 @@ def pass_of(call: OpCall) -> str:
     return "forward"
 
 
-def family_of(call: OpCall, module_families: Mapping[str, str] | None = None) -> str:
+def family_of(call: ProfiledOp, module_families: Mapping[str, str] | None = None) -> str:
     """The op family of one addressable call (see the module docstring for the order of evidence)."""
     if pass_of(call) == "optimizer":
         return "optimizer"
@@ -96,7 +96,7 @@ def family_of(call: OpCall, module_families: Mapping[str, str] | None = None) ->
     return "copy" if call.name in _LAYOUT else "elementwise"
 
 
-def width_of(call: OpCall) -> int | None:
+def width_of(call: ProfiledOp) -> int | None:
     """The innermost dimension of the op's first tensor input: the shape class matched against problems."""
     for shape in call.shapes:
         if isinstance(shape, tuple) and shape and all(isinstance(d, int) for d in shape):

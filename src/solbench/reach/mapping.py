@@ -48,7 +48,10 @@ LEVELS = ("model", "shape", "family")
 
 
 @dataclass
-class Coverage:
+class SuiteCoverage:
+    """How the suite's problems cover a model's addressable time: per problem, per addressable group, and what no
+    problem covers."""
+
     problem_us: dict[str, list[float]] = field(default_factory=dict)
     """Problem name -> addressable time it covers, per step."""
     problem_level: dict[str, str] = field(default_factory=dict)
@@ -75,8 +78,8 @@ def op_types_for(family: str, pass_: str, overrides: Mapping[str, tuple[str, ...
 
 
 def cover(attribution: Attribution, suite: list[SuiteProblem], model_name: str,
-          op_type_overrides: Mapping[str, tuple[str, ...]] | None = None) -> Coverage:
-    coverage = Coverage()
+          op_type_overrides: Mapping[str, tuple[str, ...]] | None = None) -> SuiteCoverage:
+    coverage = SuiteCoverage()
     steps = len(attribution.step_us)
     problem_us: dict[str, list[float]] = defaultdict(lambda: [0.0] * steps)
     uncovered: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0] * steps)

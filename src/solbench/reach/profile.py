@@ -21,7 +21,7 @@ BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 
 
 @dataclass(frozen=True)
-class OpCall:
+class ProfiledOp:
     """One op's self time in one step, with what the profile says about why it ran."""
 
     step: int
@@ -40,7 +40,7 @@ class OpCall:
 
 @dataclass
 class Profile:
-    calls: list[OpCall]
+    calls: list[ProfiledOp]
     step_us: list[float]
     """Each profiled step's duration in the profile (its range on the main thread)."""
     wall_us: list[float]
@@ -87,7 +87,7 @@ def profile_model(built: BuiltModel, *, steps: int = 5, warmup: int = 2, device:
                    seconds=time.perf_counter() - started)
 
 
-def _calls(events, device: str) -> tuple[list[OpCall], list[float]]:
+def _calls(events, device: str) -> tuple[list[ProfiledOp], list[float]]:
     steps: dict[int, float] = {}
     ranges: list[tuple[float, float, int]] = []
     for event in events:
@@ -126,7 +126,7 @@ def _calls(events, device: str) -> tuple[list[OpCall], list[float]]:
                 continue
         if event.name.startswith(BACKWARD_PREFIX):
             backward = event.name[len(BACKWARD_PREFIX):]
-        calls.append(OpCall(step=step, name=event.name, self_us=float(self_us),
+        calls.append(ProfiledOp(step=step, name=event.name, self_us=float(self_us),
                             shapes=tuple(tuple(s) if isinstance(s, list) else s for s in (event.input_shapes or ())),
                             modules=tuple(modules), ancestors=tuple(reversed(ancestors)), backward_of=backward))
     return calls, [steps[i] for i in sorted(steps)]

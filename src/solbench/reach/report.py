@@ -24,7 +24,10 @@ class ClassTime(_Value):
     share_std: float
 
 
-class OpRow(_Value):
+class ReachOpRow(_Value):
+    """One op of the profiled model: its time and share of the step, its family and the problems that cover it
+    (sol.analysis.OpRow is an op of a reference with its cost)."""
+
     op: str
     cls: str
     family: str
@@ -105,8 +108,8 @@ class ReachReport(_Value):
     vendor_fraction: float
     vendor_fraction_std: float
     classes: list[ClassTime]
-    ops: list[OpRow]
-    problems_root: str | None
+    ops: list[ReachOpRow]
+    problems_root: Optional[str]
     covered_fraction: float
     """Share of the step the matched problems cover (addressable time with a problem)."""
     covered_of_addressable: float

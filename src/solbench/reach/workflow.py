@@ -10,20 +10,12 @@ from pathlib import Path
 
 from solbench.reach.attribution import Attribution, attribute
 from solbench.reach.errors import ReachError
-from solbench.reach.mapping import Coverage, cover
+from solbench.reach.mapping import SuiteCoverage, cover
 from solbench.reach.models import ModelRequest, build_model
 from solbench.reach.profile import profile_model, spread
 from solbench.reach.projection import project
-from solbench.reach.report import (
-    ClassTime,
-    FullDepth,
-    OpRow,
-    ProblemCoverage,
-    ProjectionReport,
-    ReachReport,
-    SpeedupUsed,
-    Uncovered,
-)
+from solbench.reach.report import (ClassTime, FullDepth, ProblemCoverage, ProjectionReport, ReachOpRow, ReachReport,
+                                   SpeedupUsed, Uncovered)
 from solbench.reach.rules import ADDRESSABLE, Rules, load_op_type_overrides, load_rules
 from solbench.reach.speedups import assumed, speedups_from_export, speedups_from_traces
 from solbench.reach.suite_index import load_suite
@@ -61,7 +53,7 @@ def run_reach(request: ModelRequest, options: ReachOptions = ReachOptions()) -> 
     return _report(request, built, profile, attribution, coverage, projection, rules, build_seconds, problems_root)
 
 
-def _projection(attribution: Attribution, coverage: Coverage, options: ReachOptions) -> ProjectionReport | None:
+def _projection(attribution: Attribution, coverage: SuiteCoverage, options: ReachOptions) -> Optional[ProjectionReport]:
     sources = [s for s in (options.traces, options.speedups_file, options.assume_speedup) if s is not None]
     if len(sources) > 1:
         raise ReachError("give one speedup source: --traces, --speedups or --assume-speedup")
@@ -84,7 +76,7 @@ def _mean_ms(series: list[float]) -> float:
     return statistics.fmean(series) / 1e3
 
 
-def _report(request, built, profile, attribution: Attribution, coverage: Coverage, projection, rules: Rules,
+def _report(request, built, profile, attribution: Attribution, coverage: SuiteCoverage, projection, rules: Rules,
             build_seconds: float, problems_root: Path) -> ReachReport:
     step_ms = _mean_ms(attribution.step_us)
     addressable = attribution.fraction(ADDRESSABLE)
@@ -96,7 +88,7 @@ def _report(request, built, profile, attribution: Attribution, coverage: Coverag
     ops = []
     for key, series in sorted(attribution.groups.items(), key=lambda item: -sum(item[1]))[:TOP_OPS]:
         level, names = coverage.group_match.get(key, (None, ()))
-        ops.append(OpRow(op=key.op, cls=key.cls, family=key.family, pass_=key.pass_, width=key.width,
+        ops.append(ReachOpRow(op=key.op, cls=key.cls, family=key.family, pass_=key.pass_, width=key.width,
                          ms=_mean_ms(series), share=_mean_ms(series) / step_ms, problems=list(names), match=level))
     addressable_ms = _mean_ms(attribution.classes[ADDRESSABLE]) or float("nan")
     covered = [ProblemCoverage(problem=name, set=coverage.problem_info[name].set,

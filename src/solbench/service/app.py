@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from solbench.service.catalog import ImportReport, import_baselines, import_suites
+from solbench.service.catalog import CatalogImport, import_baselines, import_suites
 from solbench.service.db import open_database
 from solbench.service.jobs import JobQueue
 from solbench.service.queues import make_queue
@@ -33,7 +33,7 @@ class Service:
     settings: ServiceSettings
     engine: Engine
     session_factory: sessionmaker[Session]
-    imported: ImportReport
+    imported: CatalogImport
     baselines: int
     queue: JobQueue | None = field(default=None)
 

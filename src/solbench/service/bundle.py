@@ -44,7 +44,9 @@ def make_bundle(submission, result, version) -> dict[str, Any]:
     }
 
 
-class ReplayRow(BaseModel):
+class BundleReplayRow(BaseModel):
+    """One workload of a replayed bundle: its original and replayed status and latency."""
+
     model_config = ConfigDict(frozen=True)
 
     workload: str
@@ -57,7 +59,9 @@ class ReplayRow(BaseModel):
     same_status: bool
 
 
-class ReplayReport(BaseModel):
+class BundleReplay(BaseModel):
+    """A submission bundle evaluated again on this machine (an optimisation run's replay is optimize.ReplayReport)."""
+
     model_config = ConfigDict(frozen=True)
 
     bundle: str
@@ -67,7 +71,7 @@ class ReplayReport(BaseModel):
     original_harness: str | None
     harness_version: str
     """This machine's harness version: when it differs from the original, a difference may come from it."""
-    rows: list[ReplayRow]
+    rows: list[BundleReplayRow]
 
     @property
     def same_statuses(self) -> bool:
@@ -85,7 +89,7 @@ def read_bundle(path: str | PathLike) -> dict[str, Any]:
     return data
 
 
-def replay_bundle(path: str | PathLike, *, config=None, workdir: str | PathLike | None = None) -> ReplayReport:
+def replay_bundle(path: str | PathLike, *, config=None, workdir: str | PathLike | None = None) -> BundleReplay:
     """Evaluate the bundle's solution on its problem version here (`config`: an EvaluationConfig, default the
     library's) and compare each workload's status and latency with the bundle's traces."""
     import tempfile
@@ -111,11 +115,11 @@ def replay_bundle(path: str | PathLike, *, config=None, workdir: str | PathLike 
         before_ms = before.evaluation.performance.latency_ms if before and before.evaluation and \
             before.evaluation.performance else None
         after_ms = trace.evaluation.performance.latency_ms if trace.evaluation.performance else None
-        rows.append(ReplayRow(workload=trace.workload.uuid, original_status=before_status,
+        rows.append(BundleReplayRow(workload=trace.workload.uuid, original_status=before_status,
                               replay_status=trace.evaluation.status.value, original_ms=before_ms, replay_ms=after_ms,
                               ratio=after_ms / before_ms if after_ms and before_ms else None,
                               same_status=before_status == trace.evaluation.status.value))
     result = data.get("result") or {}
-    return ReplayReport(bundle=str(path), problem=definition.name, problem_version=problem_data.get("version", ""),
+    return BundleReplay(bundle=str(path), problem=definition.name, problem_version=problem_data.get("version", ""),
                         original_hardware=result.get("hardware"), original_harness=result.get("harness_version"),
                         harness_version=harness_version(), rows=rows)

@@ -17,26 +17,27 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from solbench.service.models import Baseline, Problem, ProblemVersion, SolAnalysis, utcnow
-from solbench.spec import Definition, Workload
-from solbench.spec import Problem as SpecProblem
+from solbench.service.models import ImportedBaseline, ProblemVersion, ServedProblem, SolAnalysis, utcnow
+from solbench.spec import Definition, Problem, Workload
 
 
 @dataclass(frozen=True)
-class ImportReport:
+class CatalogImport:
+    """What importing suite folders into the service's catalog did (not the SOL-ExecBench importer's report)."""
+
     problems: int
     new_versions: int
     suites: tuple[str, ...]
 
 
-def version_hash(problem: SpecProblem) -> str:
+def version_hash(problem: Problem) -> str:
     from solbench.evaluation.result_cache import problem_material
 
     text = json.dumps(problem_material(problem), sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def make_held_out(problem: SpecProblem, secret: str, version: str, count: int) -> list[dict]:
+def make_held_out(problem: Problem, secret: str, version: str, count: int) -> list[dict]:
     """`count` hidden workloads: public ones with their variable axes moved by up to a quarter, chosen and moved
     by a generator seeded from the server's secret and the version. Workloads that read data files are not
     varied (their tensors have fixed shapes); custom inputs are made from the axes, so they follow. A variation that breaks a constraint is skipped."""
@@ -62,7 +63,7 @@ def make_held_out(problem: SpecProblem, secret: str, version: str, count: int) -
     return made
 
 
-def _axes_allowed(problem: SpecProblem, axes: dict[str, int]) -> bool:
+def _axes_allowed(problem: Problem, axes: dict[str, int]) -> bool:
     """The definition resolves these axes and every constraint it can check on them holds."""
     from solbench.spec.expressions import evaluate, names_in
 
@@ -74,7 +75,7 @@ def _axes_allowed(problem: SpecProblem, axes: dict[str, int]) -> bool:
 
 
 def import_suites(session_factory: sessionmaker[Session], suites: tuple[Path, ...], secret: str,
-                  held_out_per_problem: int) -> ImportReport:
+                  held_out_per_problem: int) -> CatalogImport:
     """Import every problem under `suites`: a new problem, or a new current version of a changed one."""
     from solbench.spec.problem import find_problem_folders, load_problem
     from solbench.spec.problem_set import problem_set
@@ -86,17 +87,17 @@ def import_suites(session_factory: sessionmaker[Session], suites: tuple[Path, ..
             set_name = problem_set(problem.definition.tags, folder, root)
             new += import_problem(session_factory, problem, set_name, secret, held_out_per_problem)
             count += 1
-    return ImportReport(problems=count, new_versions=new, suites=tuple(str(s) for s in suites))
+    return CatalogImport(problems=count, new_versions=new, suites=tuple(str(s) for s in suites))
 
 
-def import_problem(session_factory: sessionmaker[Session], problem: SpecProblem, set_name: str, secret: str,
+def import_problem(session_factory: sessionmaker[Session], problem: Problem, set_name: str, secret: str,
                    held_out_per_problem: int) -> bool:
     """Store `problem` as the current version of its name; True when that version is new."""
     digest = version_hash(problem)
     with session_factory.begin() as session:
-        row = session.scalar(select(Problem).where(Problem.name == problem.name))
+        row = session.scalar(select(ServedProblem).where(ServedProblem.name == problem.name))
         if row is None:
-            row = Problem(name=problem.name, set_name=set_name)
+            row = ServedProblem(name=problem.name, set_name=set_name)
             session.add(row)
             session.flush()
         row.set_name = set_name
@@ -116,15 +117,15 @@ def import_problem(session_factory: sessionmaker[Session], problem: SpecProblem,
 
 
 def current_version(session: Session, name: str) -> ProblemVersion | None:
-    return session.scalar(select(ProblemVersion).join(Problem).where(Problem.name == name,
+    return session.scalar(select(ProblemVersion).join(ServedProblem).where(ServedProblem.name == name,
                                                                       ProblemVersion.is_current.is_(True)))
 
 
-def spec_problem(version: ProblemVersion, *, held_out: bool = False) -> SpecProblem:
+def spec_problem(version: ProblemVersion, *, held_out: bool = False) -> Problem:
     """The solbench Problem of a stored version: its public workloads, or only its held-out ones."""
     definition = Definition.model_validate(version.definition)
     workloads = tuple(Workload.model_validate(w) for w in (version.held_out if held_out else version.workloads))
-    return SpecProblem(root=Path(version.source_dir), definition=definition, workloads=workloads)
+    return Problem(root=Path(version.source_dir), definition=definition, workloads=workloads)
 
 
 def analyzer_version(hardware: str) -> str:
@@ -171,14 +172,14 @@ def import_baselines(session_factory: sessionmaker[Session], files: tuple[Path, 
 
     count = 0
     with session_factory.begin() as session:
-        existing = {(b.definition, b.workload, b.hardware): b for b in session.scalars(select(Baseline))}
+        existing = {(b.definition, b.workload, b.hardware): b for b in session.scalars(select(ImportedBaseline))}
         for path in files:
             for entry in load_baselines(Path(path)).entries():
                 key = (entry.definition, entry.workload, entry.hardware)
                 row = existing.get(key)
                 if row is None:
-                    row = Baseline(definition=entry.definition, workload=entry.workload, hardware=entry.hardware,
-                                   latency_ms=entry.latency_ms, source=entry.source)
+                    row = ImportedBaseline(definition=entry.definition, workload=entry.workload,
+                                           hardware=entry.hardware, latency_ms=entry.latency_ms, source=entry.source)
                     session.add(row)
                     existing[key] = row
                 elif row.latency_ms != entry.latency_ms or row.source != entry.source:
@@ -189,6 +190,6 @@ def import_baselines(session_factory: sessionmaker[Session], files: tuple[Path, 
 
 def baselines_for(session: Session, definition: str, hardware: str) -> dict[str, float]:
     """T_b (ms) per workload uuid of `definition` on `hardware` from imported baselines."""
-    rows = session.scalars(select(Baseline).where(Baseline.definition == definition,
-                                                  func.upper(Baseline.hardware) == hardware.upper()))
+    rows = session.scalars(select(ImportedBaseline).where(ImportedBaseline.definition == definition,
+                                                          func.upper(ImportedBaseline.hardware) == hardware.upper()))
     return {row.workload: row.latency_ms for row in rows}

@@ -7,7 +7,7 @@ import time
 import uuid
 from typing import Any
 
-from solbench.service.errors import BodyTooLarge, RequestRejected, ServiceError
+from solbench.service.errors import BodyTooLarge, ServerRefused, ServiceError
 
 TOKEN_VARIABLE = "SOLBENCH_TOKEN"
 SERVER_VARIABLE = "SOLBENCH_SERVER"
@@ -52,7 +52,7 @@ class ServiceClient:
         """The largest request body the server accepts (GET /limits); None from a server too old to say."""
         try:
             return self._request("GET", "/limits")["max_body_bytes"]
-        except RequestRejected as error:
+        except ServerRefused as error:
             if error.status == 404:
                 return None
             raise
@@ -105,5 +105,5 @@ class ServiceClient:
             except ValueError:
                 detail = response.text
             retry = response.headers.get("Retry-After")
-            raise RequestRejected(response.status_code, str(detail), float(retry) if retry else None)
+            raise ServerRefused(response.status_code, str(detail), float(retry) if retry else None)
         return response.json()

@@ -9,7 +9,7 @@ class ServiceError(SolbenchError):
     """A service request or setting cannot be carried out (an unknown user, a bad database URL, ...)."""
 
 
-class RequestRejected(ServiceError):
+class ServerRefused(ServiceError):
     """What the server answered to a request it refused: the HTTP status and its message (client side)."""
 
     def __init__(self, status: int, message: str, retry_after: float | None = None):

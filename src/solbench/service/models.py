@@ -48,7 +48,7 @@ class ApiToken(Base):
     user: Mapped[User] = relationship(back_populates="tokens")
 
 
-class Problem(Base):
+class ServedProblem(Base):
     """A problem by name; what it asks is in its versions (the newest imported one is current)."""
 
     __tablename__ = "problems"
@@ -62,7 +62,7 @@ class Problem(Base):
 
 
 class ProblemSet(Base):
-    """What the pages say about a set (`Problem.set_name`) and when it was frozen: from then on the code of every
+    """What the pages say about a set (`ServedProblem.set_name`) and when it was frozen: from then on the code of every
     submission to it is public. A set without a row is open and has no title."""
 
     __tablename__ = "problem_sets"
@@ -91,7 +91,7 @@ class ProblemVersion(Base):
     is_current: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
-    problem: Mapped[Problem] = relationship(back_populates="versions")
+    problem: Mapped[ServedProblem] = relationship(back_populates="versions")
 
 
 class SolAnalysis(Base):
@@ -111,7 +111,7 @@ class SolAnalysis(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
-class Baseline(Base):
+class ImportedBaseline(Base):
     """T_b of one workload on one hardware, imported from a baselines file (`solbench baseline`)."""
 
     __tablename__ = "baselines"

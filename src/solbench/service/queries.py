@@ -23,6 +23,8 @@ from sqlalchemy.orm import Session
 
 from solbench.scoring import SetMissing, set_total
 from solbench.service.worker_hardware import HardwareFigures
+from solbench.service.models import (ProblemSet, ProblemVersion, Result, ScoreChange, ServedProblem, SolAnalysis,
+                                     Submission, User, Worker, utcnow)
 
 SET_MISSING: SetMissing = "zero"
 """How a set total counts a problem of the set the user has no score on: 0, so solving more problems ranks higher
@@ -153,20 +155,20 @@ def _scored_rows(session: Session, *, problem: str | None = None, set_name: str 
                  user: str | None = None) -> list[tuple]:
     """(problem, set, user, score, submission id, created_at, harness, hardware) of every counting result, in
     submission order."""
-    query = (select(Problem.name, Problem.set_name, User.name, Result.score, Submission.id, Submission.created_at,
-                    Result.harness_version, Result.hardware)
+    query = (select(ServedProblem.name, ServedProblem.set_name, User.name, Result.score, Submission.id,
+                    Submission.created_at, Result.harness_version, Result.hardware)
              .select_from(Submission)
              .join(Result, Result.submission_id == Submission.id)
              .join(User, User.id == Submission.user_id)
              .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-             .join(Problem, Problem.id == ProblemVersion.problem_id)
+             .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
              .where(Submission.mode == "ranked", Submission.status == "done", Submission.deleted_at.is_(None),
                     User.banned.is_(False), Result.score.is_not(None))
              .order_by(Submission.created_at, Submission.id))
     if problem is not None:
-        query = query.where(Problem.name == problem)
+        query = query.where(ServedProblem.name == problem)
     if set_name is not None:
-        query = query.where(Problem.set_name == set_name)
+        query = query.where(ServedProblem.set_name == set_name)
     if user is not None:
         query = query.where(User.name == user)
     return list(session.execute(query).all())
@@ -191,7 +193,7 @@ def _ranked(rows: list[tuple]) -> list[RankedScore]:
 
 def problem_leaderboard(session: Session, name: str) -> ProblemBoard | None:
     """Best score per user on problem `name`, ranked, and its firsts history; None for an unknown problem."""
-    problem = session.scalar(select(Problem).where(Problem.name == name))
+    problem = session.scalar(select(ServedProblem).where(ServedProblem.name == name))
     if problem is None:
         return None
     rows = _scored_rows(session, problem=name)
@@ -204,11 +206,12 @@ def problem_leaderboard(session: Session, name: str) -> ProblemBoard | None:
 
 
 def set_problems(session: Session, set_name: str) -> list[str]:
-    return list(session.scalars(select(Problem.name).where(Problem.set_name == set_name).order_by(Problem.name)))
+    return list(session.scalars(select(ServedProblem.name).where(ServedProblem.set_name == set_name)
+                                .order_by(ServedProblem.name)))
 
 
 def set_names(session: Session) -> list[str]:
-    return list(session.scalars(select(Problem.set_name).distinct().order_by(Problem.set_name)))
+    return list(session.scalars(select(ServedProblem.set_name).distinct().order_by(ServedProblem.set_name)))
 
 
 def set_leaderboard(session: Session, set_name: str) -> SetBoard | None:
@@ -242,8 +245,8 @@ def list_problems(session: Session) -> list[ProblemSummary]:
     for (problem, _), row in best.items():
         by_problem[problem].append(row)
     summaries = []
-    query = (select(Problem, ProblemVersion).join(ProblemVersion, ProblemVersion.problem_id == Problem.id)
-             .where(ProblemVersion.is_current.is_(True)).order_by(Problem.set_name, Problem.name))
+    query = (select(ServedProblem, ProblemVersion).join(ProblemVersion, ProblemVersion.problem_id == ServedProblem.id)
+             .where(ProblemVersion.is_current.is_(True)).order_by(ServedProblem.set_name, ServedProblem.name))
     for problem, version in session.execute(query).all():
         ranked = _ranked(by_problem.get(problem.name, []))
         summaries.append(ProblemSummary(name=problem.name, set=problem.set_name, version=version.version_hash[:16],
@@ -275,9 +278,9 @@ def user_page(session: Session, name: str, *, viewer: User | None = None) -> Use
         row = next((r for r in rows if r.user == name), None)
         if row is not None:
             sets.append(SetStanding(set=set_name, rank=row.rank, total=row.total, users=len(rows)))
-    query = (select(Submission, Problem.name, Result.score, Result.verdict).select_from(Submission)
+    query = (select(Submission, ServedProblem.name, Result.score, Result.verdict).select_from(Submission)
              .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-             .join(Problem, Problem.id == ProblemVersion.problem_id)
+             .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
              .outerjoin(Result, Result.submission_id == Submission.id)
              .where(Submission.user_id == user.id, Submission.deleted_at.is_(None))
              .order_by(Submission.id.desc()).limit(100))
@@ -323,7 +326,7 @@ def status(session: Session) -> StatusData:
     return StatusData(queue_depth=count(Submission.status == "queued", Submission.deleted_at.is_(None)),
                       running=count(Submission.status == "running", Submission.deleted_at.is_(None)),
                       workers=workers, evaluations_last_hour=last_hour, evaluations_last_day=last_day,
-                      problems=session.scalar(select(func.count()).select_from(Problem)) or 0,
+                      problems=session.scalar(select(func.count()).select_from(ServedProblem)) or 0,
                       users=session.scalar(select(func.count()).select_from(User)) or 0)
 
 
@@ -342,12 +345,13 @@ class SetInfo(_Data):
 
 def problem_sets(session: Session) -> list[SetInfo]:
     """Every set that has problems, with its problem and submission counts and its freeze date."""
-    problems = dict(session.execute(select(Problem.set_name, func.count()).group_by(Problem.set_name)).all())
+    problems = dict(session.execute(select(ServedProblem.set_name, func.count())
+                                    .group_by(ServedProblem.set_name)).all())
     submissions = dict(session.execute(
-        select(Problem.set_name, func.count()).select_from(Submission)
+        select(ServedProblem.set_name, func.count()).select_from(Submission)
         .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-        .join(Problem, Problem.id == ProblemVersion.problem_id)
-        .where(Submission.deleted_at.is_(None)).group_by(Problem.set_name)).all())
+        .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
+        .where(Submission.deleted_at.is_(None)).group_by(ServedProblem.set_name)).all())
     described = {row.name: row for row in session.scalars(select(ProblemSet))}
     now = utcnow()
     infos = []
@@ -361,7 +365,7 @@ def problem_sets(session: Session) -> list[SetInfo]:
 
 def sets_of_problems(session: Session) -> dict[str, str]:
     """Problem name -> its set, for linking a problem where only its name is at hand."""
-    return dict(session.execute(select(Problem.name, Problem.set_name)).all())
+    return dict(session.execute(select(ServedProblem.name, ServedProblem.set_name)).all())
 
 
 def set_frozen_at(session: Session, set_name: str) -> datetime | None:
@@ -430,10 +434,10 @@ def user_submissions(session: Session, name: str, *, include_private: bool, offs
                      limit: int = 50) -> tuple[list[UserSubmission], int]:
     """One page of a user's submissions, newest first, and how many there are; their private and test ones only
     when `include_private` (the user themself, or an admin)."""
-    query = (select(Submission, Problem.name, Result.score, Result.verdict).select_from(Submission)
+    query = (select(Submission, ServedProblem.name, Result.score, Result.verdict).select_from(Submission)
              .join(User, User.id == Submission.user_id)
              .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-             .join(Problem, Problem.id == ProblemVersion.problem_id)
+             .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
              .outerjoin(Result, Result.submission_id == Submission.id)
              .where(User.name == name, Submission.deleted_at.is_(None)))
     if not include_private:

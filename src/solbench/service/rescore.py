@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from solbench.service.models import Problem, ProblemVersion, Result, ScoreChange, Submission, utcnow
+from solbench.service.models import ProblemVersion, Result, ScoreChange, ServedProblem, Submission, utcnow
 
 
 @dataclass(frozen=True)
@@ -49,10 +49,10 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
     current_harness = harness_version()
     query = (select(Result.id, Result.harness_version).join(Submission, Submission.id == Result.submission_id)
              .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-             .join(Problem, Problem.id == ProblemVersion.problem_id)
+             .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
              .where(Submission.deleted_at.is_(None), Submission.status == "done").order_by(Result.id))
     if problems:
-        query = query.where(Problem.name.in_(problems))
+        query = query.where(ServedProblem.name.in_(problems))
     with session_factory() as session:
         selected = [rid for rid, harness in session.execute(query).all()
                     if since_version is None or _release(harness) >= _release(since_version)]

@@ -84,7 +84,7 @@ def _relative(folder: Path, root: Path) -> str:
         return str(folder)
 
 
-class SetSummary(BaseModel):
+class SetSolSummary(BaseModel):
     """What a set's analyses add up to: counts, time per problem, and the ratios to the published figures."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -114,13 +114,13 @@ SLOW_S = 1.0
 """A problem analysed in more than this is listed by name in the summary (the target is about a second)."""
 
 
-def summarize(analyses: list[ProblemSol]) -> SetSummary:
+def summarize(analyses: list[ProblemSol]) -> SetSolSummary:
     seconds = sorted(a.seconds for a in analyses)
     done = [a for a in analyses if a.error is None]
     ratios = [r for a in done for r in a.ratios]
     classes = Counter(r.published.disagreement.split(":")[0].split(";")[0] for a in done for r in a.workloads
                       if r.published is not None and r.published.disagreement)
-    return SetSummary(
+    return SetSolSummary(
         problems=len(analyses), analysed=len(done), failed=[f"{a.folder}: {a.error}" for a in analyses if a.error],
         partial_coverage=sum(1 for a in done if not all(r.coverage.full for r in a.workloads)),
         workloads=sum(len(a.workloads) for a in done), seconds_total=sum(seconds),

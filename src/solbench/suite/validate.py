@@ -41,7 +41,9 @@ VALIDATION_SEEDS = (1234, 5678)
 
 
 @dataclass(frozen=True)
-class Finding:
+class ValidationFinding:
+    """One thing `solbench validate` found wrong with a problem (not a guard rule's finding in a solution)."""
+
     check: str
     """``load``, ``definition``, ``workloads``, ``reference``, ``degenerate``, ``sensitivity``, ``ties``,
     ``shards``, ``sol`` or ``suite``."""
@@ -56,7 +58,7 @@ class ProblemValidation:
     name: str | None = None
     set: str | None = None
     workloads: int = 0
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[ValidationFinding] = field(default_factory=list)
     reference_ms: float | None = None
     """The reference's time at the smallest workload on this CPU (one call, after a warm-up call)."""
     t_sol_ms: list[float] = field(default_factory=list)
@@ -67,7 +69,7 @@ class ProblemValidation:
         return not any(f.severity == "error" for f in self.findings)
 
     def add(self, check: str, message: str, severity: str = "error") -> None:
-        self.findings.append(Finding(check, message, severity))
+        self.findings.append(ValidationFinding(check, message, severity))
 
 
 def validate_problem(folder: Path, hardware: HardwareSpec, tier: str = "all") -> ProblemValidation:

@@ -32,6 +32,7 @@ from solbench.service.web.reach_view import reach_section
 from solbench.service.web.roofline_data import problem_roofline
 from solbench.service.web.svg import empty_chart
 from solbench.service.web.traces_view import findings_of, workload_rows
+from solbench.spec.solution import SourceFile
 
 ACTIVITY_HOURS = 48
 CHART_ROWS = 20
@@ -57,7 +58,7 @@ def home(session: Session, hardware: str) -> dict:
     for info in queries.problem_sets(session):
         board = queries.set_leaderboard(session, info.name)
         leader = board.rows[0] if board is not None and board.rows else None
-        sets.append(views.SetSummary(name=info.name, title=info.title, problems=info.problems,
+        sets.append(views.SetCard(name=info.name, title=info.title, problems=info.problems,
                                      submissions=info.submissions, frozen_at=info.frozen_at,
                                      leader=leader.user if leader else None, leader_score=leader.total if leader else None))
     firsts = [views.FirstRow(when=f.at, user=f.user, set=f.set, problem=f.problem, score=f.score,
@@ -87,7 +88,7 @@ def problem_set(session: Session, name: str, page: int, hardware: str, reach_dir
     problems = [views.ProblemLink(name=p.name, ranked_users=p.ranked_users, workloads=p.workloads,
                                   best_score=p.best_score, best_user=p.best_user)
                 for p in queries.list_problems(session) if p.set == name]
-    summary = views.SetSummary(name=info.name, title=info.title, problems=info.problems,
+    summary = views.SetCard(name=info.name, title=info.title, problems=info.problems,
                                submissions=info.submissions, frozen_at=info.frozen_at)
     return dict(title=info.title or name, nav="home", hardware=hardware, set=summary, description=info.description,
                 rows=rows, pager=pager, problems=problems, chart=chart, chart_rows=CHART_ROWS,
@@ -143,7 +144,7 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
     sources, code_note = None, ""
     code_visible = queries.code_visible(session, row, viewer.name, viewer.is_admin)
     if code_visible:
-        sources = [views.SourceFile(s["path"], s["content"]) for s in row.solution.get("sources", [])]
+        sources = [SourceFile(path=s["path"], content=s["content"]) for s in row.solution.get("sources", [])]
     else:
         code_note = (f"The code of others' submissions, and what it printed or raised, is shown once set "
                      f"{problem_row.set_name} is frozen; until then only its author sees it.")

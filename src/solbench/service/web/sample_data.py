@@ -133,10 +133,10 @@ class _Builder:
             self._fill_session(session, sample, submissions)
 
     def _fill_session(self, session, sample: Sample, count: int) -> None:
-        from solbench.service.models import Problem, ProblemVersion, User
+        from solbench.service.models import ProblemVersion, ServedProblem, User
 
         users = list(session.scalars(select(User).order_by(User.id)))
-        versions = {row.problem.name: row for row in session.scalars(select(ProblemVersion).join(Problem))}
+        versions = {row.problem.name: row for row in session.scalars(select(ProblemVersion).join(ServedProblem))}
         t_sol = {name: self._analyse(session, versions[name]) for name in _PROBLEMS}
         named = {u.name: u for u in users}
         special = [("alice", "gemm_bf16_4096", "private", 0.9), ("bob", "gemm_bf16_4096", "ranked", 0.8),

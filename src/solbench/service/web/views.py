@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from solbench.service.worker_hardware import HardwareFigures
+from solbench.spec.solution import SourceFile
 
 DEFAULT_PER_PAGE = 50
 
@@ -47,7 +48,9 @@ def pagination(page: int, per_page: int, total: int) -> Pagination:
 
 
 @dataclass(frozen=True)
-class SetSummary:
+class SetCard:
+    """A set as the home and set pages show it: title, counts, freeze date and its leader."""
+
     name: str
     title: str
     problems: int
@@ -145,12 +148,6 @@ class FindingRow:
     severity: str
     location: str
     message: str
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    path: str
-    content: str
 
 
 @dataclass(frozen=True)
