@@ -9,7 +9,7 @@ from solbench.reach.attribution import UNATTRIBUTED, attribute
 from solbench.reach.built_model import DepthScaling
 from solbench.reach.errors import ReachError
 from solbench.reach.families import family_of, pass_of, width_of
-from solbench.reach.profile import ProfiledOp, Profile
+from solbench.reach.profile import Profile, ProfiledOp
 from solbench.reach.rules import ADDRESSABLE, DEFAULT_RULES, FRAMEWORK, load_rules
 
 

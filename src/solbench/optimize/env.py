@@ -23,7 +23,7 @@ from solbench import api
 from solbench.evaluation.config import EvaluationConfig
 from solbench.evaluation.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
-from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
+from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, languages_for, workload_card
 from solbench.optimize.errors import InvalidCandidate, RestoreMismatch
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback

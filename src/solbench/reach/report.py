@@ -109,7 +109,7 @@ class ReachReport(_Value):
     vendor_fraction_std: float
     classes: list[ClassTime]
     ops: list[ReachOpRow]
-    problems_root: Optional[str]
+    problems_root: str | None
     covered_fraction: float
     """Share of the step the matched problems cover (addressable time with a problem)."""
     covered_of_addressable: float

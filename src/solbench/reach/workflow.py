@@ -14,8 +14,16 @@ from solbench.reach.mapping import SuiteCoverage, cover
 from solbench.reach.models import ModelRequest, build_model
 from solbench.reach.profile import profile_model, spread
 from solbench.reach.projection import project
-from solbench.reach.report import (ClassTime, FullDepth, ProblemCoverage, ProjectionReport, ReachOpRow, ReachReport,
-                                   SpeedupUsed, Uncovered)
+from solbench.reach.report import (
+    ClassTime,
+    FullDepth,
+    ProblemCoverage,
+    ProjectionReport,
+    ReachOpRow,
+    ReachReport,
+    SpeedupUsed,
+    Uncovered,
+)
 from solbench.reach.rules import ADDRESSABLE, Rules, load_op_type_overrides, load_rules
 from solbench.reach.speedups import assumed, speedups_from_export, speedups_from_traces
 from solbench.reach.suite_index import load_suite
@@ -53,7 +61,7 @@ def run_reach(request: ModelRequest, options: ReachOptions = ReachOptions()) -> 
     return _report(request, built, profile, attribution, coverage, projection, rules, build_seconds, problems_root)
 
 
-def _projection(attribution: Attribution, coverage: SuiteCoverage, options: ReachOptions) -> Optional[ProjectionReport]:
+def _projection(attribution: Attribution, coverage: SuiteCoverage, options: ReachOptions) -> ProjectionReport | None:
     sources = [s for s in (options.traces, options.speedups_file, options.assume_speedup) if s is not None]
     if len(sources) > 1:
         raise ReachError("give one speedup source: --traces, --speedups or --assume-speedup")

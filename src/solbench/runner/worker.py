@@ -89,7 +89,8 @@ def solution_for(job: Job, problem, device: str | None = None):
 def attach_sol(traces, problem, settings: RunSettings):
     """T_SOL (and scores, where T_b is known) on the run's hardware added to each trace."""
     from solbench.hardware import lookup
-    from solbench.scoring import as_baselines, attach_sol as attach
+    from solbench.scoring import as_baselines
+    from solbench.scoring import attach_sol as attach
 
     baselines = as_baselines(settings.baselines)
     return attach(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots,

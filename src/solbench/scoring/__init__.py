@@ -3,8 +3,15 @@
 from solbench.scoring.aggregate import aggregate, geometric_mean, score_trace, set_total
 from solbench.scoring.baselines import Baseline, Baselines, as_baselines, load_baselines, save_baselines
 from solbench.scoring.errors import ScoreError
-from solbench.scoring.report import (SET_MISSING_RULES, UNSCORED_POLICY, ProblemScore, ScoreReport, SetMissing,
-                                     SetScore, WorkloadScore)
+from solbench.scoring.report import (
+                                     SET_MISSING_RULES,
+                                     UNSCORED_POLICY,
+                                     ProblemScore,
+                                     ScoreReport,
+                                     SetMissing,
+                                     SetScore,
+                                     WorkloadScore,
+)
 from solbench.scoring.sol_score import SolScore, mean_score, sol_score
 from solbench.scoring.traces import attach_sol, recorded_t_sol, score_trace_file, score_traces
 

@@ -16,8 +16,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from solbench.scoring.baselines import Baselines
-from solbench.scoring.report import (SET_MISSING_RULES, UNSCORED_POLICY, ProblemScore, ScoreReport, SetMissing,
-                                     SetScore, WorkloadScore)
+from solbench.scoring.report import (
+    SET_MISSING_RULES,
+    UNSCORED_POLICY,
+    ProblemScore,
+    ScoreReport,
+    SetMissing,
+    SetScore,
+    WorkloadScore,
+)
 from solbench.scoring.sol_score import mean_score, sol_score
 from solbench.spec.problem_set import DEFAULT_SET
 from solbench.spec.trace import EvaluationStatus, Trace

@@ -97,7 +97,7 @@ class SetScore(_Value):
     """Of those, how many PASSED."""
     scored_problems: int
     """Problems with a score."""
-    score: Optional[float]
+    score: float | None
     """The set total (`aggregate.set_total`) over the problems' scores under `missing`: with ``exclude`` the mean
     over the `scored_problems`, None when no problem has a score; with ``zero`` the mean over every problem."""
     missing: SetMissing = "exclude"

@@ -22,9 +22,20 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from solbench.scoring import SetMissing, set_total
+from solbench.service.models import (
+    ProblemSet,
+    ProblemVersion,
+    Result,
+    ScoreChange,
+    ServedProblem,
+    SolAnalysis,
+    Submission,
+    User,
+    Worker,
+    utcnow,
+)
+from solbench.service.times import UtcDateTime
 from solbench.service.worker_hardware import HardwareFigures
-from solbench.service.models import (ProblemSet, ProblemVersion, Result, ScoreChange, ServedProblem, SolAnalysis,
-                                     Submission, User, Worker, utcnow)
 
 SET_MISSING: SetMissing = "zero"
 """How a set total counts a problem of the set the user has no score on: 0, so solving more problems ranks higher
