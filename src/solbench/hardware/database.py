@@ -10,7 +10,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from solbench.hardware.errors import HardwareError
-from solbench.hardware.spec import EMULATED_TRANSCENDENTAL_FLOPS, SPECIAL_OPS_PER_CLOCK_PER_SM, DeviceFile, HardwareSpec
+from solbench.hardware.spec import (
+    EMULATED_TRANSCENDENTAL_FLOPS,
+    SPECIAL_OPS_PER_CLOCK_PER_SM,
+    DeviceFile,
+    Figure,
+    HardwareSpec,
+)
 
 LOCAL_ID = "local"
 
@@ -50,16 +56,24 @@ def lookup(hardware_id: str) -> HardwareSpec:
     raise HardwareError(f"unknown hardware {hardware_id!r} (known: {', '.join(known_ids())}, local)")
 
 
+def _required(device: DeviceFile, name: str, figure: Figure | None) -> Figure:
+    """A figure the data file must give; raises HardwareError naming the device and the field."""
+    if figure is None:
+        raise HardwareError(f"{device.id}: the data file gives no {name}")
+    return figure
+
+
 def resolve(device: DeviceFile) -> HardwareSpec:
     if device.derived_from:
-        return _derive_locked_clock(device)
+        return _derive_locked_clock(device, device.derived_from)
     sources: dict[str, str] = {}
     tensor, vector = {}, {}
     for unit, table in (("tensor", tensor), ("cuda_core", vector)):
         for precision, figure in device.peak_flops.get(unit, {}).items():
             table[precision] = figure.value
             sources[f"{unit}.{precision}"] = figure.source
-    sms, clock = int(device.sm_count.value), device.boost_clock_mhz.value
+    sms = int(_required(device, "sm_count", device.sm_count).value)
+    clock = _required(device, "boost_clock_mhz", device.boost_clock_mhz).value
     sfu = sms * SPECIAL_OPS_PER_CLOCK_PER_SM * clock * 1e6
     special = sfu + vector["float32"] / EMULATED_TRANSCENDENTAL_FLOPS
     sources["special"] = (f"derived: {sms} SMs x {SPECIAL_OPS_PER_CLOCK_PER_SM}/clock x {clock:g} MHz on the SFUs, "
@@ -69,28 +83,31 @@ def resolve(device: DeviceFile) -> HardwareSpec:
         if figure is not None:
             sources[name] = figure.source
     return HardwareSpec(id=device.id, name=device.name, kind=device.kind,
-                        memory_bandwidth_bytes_per_s=device.memory_bandwidth_bytes_per_s.value,
+                        memory_bandwidth_bytes_per_s=_required(device, "memory_bandwidth_bytes_per_s",
+                                                               device.memory_bandwidth_bytes_per_s).value,
                         tensor_flops=tensor, vector_flops=vector, special_ops_per_s=special,
                         cache_bytes=device.l2_bytes.value if device.l2_bytes else 0.0,
                         memory_bytes=device.memory_bytes.value if device.memory_bytes else 0.0,
                         sm_count=sms, sm_clock_mhz=clock, sources=sources, aliases=tuple(device.aliases))
 
 
-def _derive_locked_clock(device: DeviceFile) -> HardwareSpec:
+def _derive_locked_clock(device: DeviceFile, derived_from: str) -> HardwareSpec:
     """Scale every compute peak by locked clock / the clock it was quoted at; memory is unchanged."""
-    base_file = device_files().get(device.derived_from.upper())
+    base_file = device_files().get(derived_from.upper())
     if base_file is None:
-        raise HardwareError(f"{device.id}: derived_from {device.derived_from!r} is not in the database")
+        raise HardwareError(f"{device.id}: derived_from {derived_from!r} is not in the database")
     base = resolve(base_file)
-    locked = device.locked_sm_clock_mhz.value
-    tensor_clock = (base_file.tensor_clock_mhz or base_file.boost_clock_mhz).value
-    boost = base_file.boost_clock_mhz.value
+    locked_figure = _required(device, "locked_sm_clock_mhz", device.locked_sm_clock_mhz)
+    locked = locked_figure.value
+    boost_figure = _required(base_file, "boost_clock_mhz", base_file.boost_clock_mhz)
+    tensor_clock = (base_file.tensor_clock_mhz or boost_figure).value
+    boost = boost_figure.value
     tensor = {p: v * locked / tensor_clock for p, v in base.tensor_flops.items()}
     vector = {p: v * locked / boost for p, v in base.vector_flops.items()}
     scale_note = f"derived: {base.id} x {locked:g} MHz / quoted clock ({tensor_clock:g} MHz tensor, {boost:g} MHz CUDA core)"
     scaled = ("tensor.", "cuda_core.", "special")
     sources = {key: f"{scale_note}; {value}" if key.startswith(scaled) else value for key, value in base.sources.items()}
-    sources["locked_sm_clock_mhz"] = device.locked_sm_clock_mhz.source
+    sources["locked_sm_clock_mhz"] = locked_figure.source
     return HardwareSpec(id=device.id, name=device.name, kind=base.kind,
                         memory_bandwidth_bytes_per_s=base.memory_bandwidth_bytes_per_s, tensor_flops=tensor,
                         vector_flops=vector, special_ops_per_s=base.special_ops_per_s * locked / boost,

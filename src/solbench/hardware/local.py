@@ -64,7 +64,8 @@ def spec_from_probe(result: ProbeResult) -> HardwareSpec:
     tensor = {dtype: max(rate, fp32) if dtype != "float64" else rate for dtype, (rate, _) in rates.items()}
     tensor["float8"] = tensor["float4"] = max(tensor["bfloat16"], tensor["float16"])
     vector = {"float32": fp32, "float64": tensor["float64"]}
-    bandwidth_kernel = max(result.bandwidth_bytes_per_s, key=result.bandwidth_bytes_per_s.get)
+    bandwidth = result.bandwidth_bytes_per_s
+    bandwidth_kernel = max(bandwidth, key=lambda kernel: bandwidth[kernel])
     where = f"`solbench hw probe` on {result.cpu_model}"
     sources = {"memory_bandwidth_bytes_per_s": f"measured by {where} (best kernel: {bandwidth_kernel})",
                **{f"tensor.{d}": f"{source} ({where})" for d, (_, source) in rates.items()},

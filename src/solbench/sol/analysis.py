@@ -179,7 +179,7 @@ def apply_precision(result: WorkloadSol, hardware: HardwareSpec, record: Precisi
     matrix_ms = matrix_seconds(result.flops_by_class.get("matrix", {}), hardware,
                                RATE_PRECISION[record.matrix_precision]) * 1e3
     times = {"memory": result.t_memory_ms, **{**result.t_compute_ms, "matrix": matrix_ms}}
-    bound = max(times, key=times.get)
+    bound = max(times, key=lambda roof: times[roof])
     return result.model_copy(update={"precision": record, "t_compute_ms": {**result.t_compute_ms, "matrix": matrix_ms},
                                      "t_sol_ms": times[bound], "bound": bound})
 
@@ -362,6 +362,7 @@ def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: In
             if all(not _is_real(v) for v in inputs):
                 return recordings, f"hybrid ({reason}); inputs without values"
         elif draw == 1:
+            assert first_inputs is not None  # set on draw 0
             if all(_same_real(a, b) for a, b in zip(first_inputs, inputs)):
                 return recordings[:1], f"hybrid ({reason})"  # fixed data: every draw is the same
             if _same_work(recordings[0], recordings[1]):
@@ -524,10 +525,10 @@ def _fake_inputs(problem: Problem, workload: Workload, device: str | None = None
     for name, tensor in problem.definition.inputs.items():
         descriptor = workload.inputs[name]
         dtype = lookup_dtype(tensor.dtype)
-        if tensor.shape is None:
+        shape = problem.definition.shape_of(tensor, axes)  # None exactly when the input is a scalar
+        if shape is None:
             values.append(descriptor.value if isinstance(descriptor, ScalarInput) else
                           (1.0 if dtype.is_floating else 1))
         else:
-            values.append(torch.empty(problem.definition.shape_of(tensor, axes), dtype=dtype.torch_dtype(),
-                                      device=device))
+            values.append(torch.empty(shape, dtype=dtype.torch_dtype(), device=device))
     return values

@@ -89,13 +89,15 @@ class _Rewriter(ast.NodeTransformer):
         if not _eligible(node):
             self.generic_visit(node)  # a loop inside may still be eligible
             return node
+        target = node.target
+        assert isinstance(target, ast.Name)  # _eligible admits only a plain name
         loop_name = f"{LOOP_PREFIX}{self.count}"
         self.count += 1
-        node.body = [_GuardIndexing(node.target.id, loop_name).visit(statement) for statement in node.body]
+        node.body = [_GuardIndexing(target.id, loop_name).visit(statement) for statement in node.body]
         make = ast.Assign(targets=[ast.Name(id=loop_name, ctx=ast.Store())],
                           value=ast.Call(func=ast.Attribute(value=ast.Name(id=MODULE_ALIAS, ctx=ast.Load()),
                                                             attr="Loop", ctx=ast.Load()),
-                                         args=[node.iter, ast.Constant(node.target.id)], keywords=[]))
+                                         args=[node.iter, ast.Constant(target.id)], keywords=[]))
         node.iter = ast.Name(id=loop_name, ctx=ast.Load())
         return [ast.copy_location(make, node), node]
 

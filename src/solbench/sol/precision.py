@@ -34,7 +34,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from solbench.cache_dir import cache_dir
 from solbench.spec.problem import Problem
@@ -43,7 +43,9 @@ from solbench.spec.workload import Tolerance, Workload
 from solbench.torch_threads import at_most_threads
 
 POLICIES = PRECISION_POLICIES
-MATRIX_PRECISIONS = ("bf16", "fp16", "tf32", "fp32")
+MatrixPrecision = Literal["bf16", "fp16", "tf32", "fp32"]
+"""PrecisionRecord.matrix_precision's values."""
+MATRIX_PRECISIONS: tuple[MatrixPrecision, ...] = ("bf16", "fp16", "tf32", "fp32")
 """Tried lowest first; fp32 (fp32-accurate) is admissible by definition."""
 RATE_PRECISION = {"bf16": "bfloat16", "fp16": "float16", "tf32": "tf32", "fp32": "float32"}
 """The name HardwareSpec.matrix_rate knows each matrix precision by."""
@@ -135,7 +137,7 @@ def _matrix_ops():
 @contextmanager
 def matrix_products_at(precision: str):
     """Inside, every matrix product's fp32 operands are rounded to `precision` (products and sums in fp32)."""
-    import torch
+    from torch.utils import _pytree as pytree
     from torch.utils._python_dispatch import TorchDispatchMode
 
     if precision == "fp32":
@@ -151,8 +153,8 @@ def matrix_products_at(precision: str):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func.overloadpacket in ops:
-                args = torch.utils._pytree.tree_map(lambda v: round_operand(v, precision), args)
-                kwargs = torch.utils._pytree.tree_map(lambda v: round_operand(v, precision), kwargs)
+                args = pytree.tree_map(lambda v: round_operand(v, precision), args)
+                kwargs = pytree.tree_map(lambda v: round_operand(v, precision), kwargs)
             return func(*args, **kwargs)
 
     with _LowPrecisionProducts():
@@ -227,7 +229,7 @@ def _verdict(matched: float, reference_norm: float, error_norm: float, differenc
 
 
 def check_admissible(run: Callable[[list], Any], inputs: list, reference_outputs, tolerance: Tolerance
-                     ) -> tuple[str, dict[str, list[float]]]:
+                     ) -> tuple[MatrixPrecision, dict[str, list[float]]]:
     """The lowest precision whose emulated run of `run(inputs)` meets `tolerance` against `reference_outputs`,
     and the relative error norms (one per output) of every precision tried."""
     import torch
@@ -299,7 +301,7 @@ def store_cached(problem: Problem, workload: Workload, record: PrecisionRecord,
         pass
 
 
-def checked_record(precision: str, tried: dict[str, list[float]], where: str) -> PrecisionRecord:
+def checked_record(precision: MatrixPrecision, tried: dict[str, list[float]], where: str) -> PrecisionRecord:
     errors = ", ".join(f"{p} {max(e, default=0.0):.2g}" for p, e in tried.items())
     return PrecisionRecord(policy="tolerance", matrix_precision=precision, admitted_error=tried.get(precision),
                            basis=f"tolerance: checked {where} (relative error by precision: {errors or 'none run'})")
@@ -395,7 +397,7 @@ def _inferred(workload: Workload, workloads: Iterable[Workload], records: dict[s
         return PrecisionRecord(policy="tolerance", matrix_precision="fp32",
                                basis="tolerance: not determined (too large to check on this CPU and no smaller "
                                      "workload with a tolerance as strict checked): fp32-accurate")
-    lowest = min((record.matrix_precision for _, record in checked), key=MATRIX_PRECISIONS.index)
+    lowest = MATRIX_PRECISIONS[min(MATRIX_PRECISIONS.index(record.matrix_precision) for _, record in checked)]
     errors = [record.admitted_error for _, record in checked if record.matrix_precision == lowest and
               record.admitted_error]
     return PrecisionRecord(policy="tolerance", matrix_precision=lowest,

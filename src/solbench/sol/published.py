@@ -46,10 +46,11 @@ def published_sol(problem: Problem, baselines: ReferenceFigures | None = None,
     are for PUBLISHED_HARDWARE), then from `baselines` entries that give `sol_ms`, which take precedence;
     {} where neither has any."""
     found = metadata_sol(problem) if hardware_id.lower() == PUBLISHED_HARDWARE.lower() else {}
-    for workload in problem.workloads if baselines is not None else ():
-        value = getattr(baselines.get(problem.name, workload.uuid, hardware_id), "sol_ms", None)
-        if isinstance(value, (int, float)) and value >= 0:
-            found[workload.uuid] = float(value)
+    if baselines is not None:
+        for workload in problem.workloads:
+            value = getattr(baselines.get(problem.name, workload.uuid, hardware_id), "sol_ms", None)
+            if isinstance(value, (int, float)) and value >= 0:
+                found[workload.uuid] = float(value)
     return found
 
 
@@ -133,6 +134,7 @@ def _class_of_disagreement(result, published_ms: float, hardware) -> str | None:
         return None
     if published_ms <= PUBLISHED_RESOLUTION_MS / 2:
         return "rounding: the published figure is 0 at its 0.0001 ms resolution"
+    assert ratio is not None  # published_ms > 0 past the rounding case
     if published_ms <= _FLOOR_MS and result.t_sol_ms < published_ms:
         return (f"published floor: the published figures do not go below about 0.0004 ms ({published_ms:g} ms here); "
                 f"solbench's {result.bound}-bound work takes {result.t_sol_ms:.3g} ms")

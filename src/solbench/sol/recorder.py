@@ -347,17 +347,17 @@ class OpRecorder(_dispatch_mode_base()):
             # A table lookup's values carry the information of its indices (e.g. 4-bit codes -> E2M1 values).
             sources = [args[0]] + [a for a in args[1] if isinstance(a, torch.Tensor)]
         first = id(sources[0]) if sources else None
-        source_rows = self._rows.get(first) if is_view and sources else None
+        source_rows = self._rows.get(first) if is_view and first is not None else None
         for piece, out in enumerate(outputs):
             rows = None if source_rows is None else view_rows(
                 name, args, sources[0], source_rows, out, piece, outputs,
                 self.recording.rows_read[source_rows.root].total)
             out_precision = _precision(out.dtype)
             origin = self._carried_origin(sources, out, out_precision) if info.carries_precision else out_precision
-            if is_view and sources:
+            if is_view and first is not None:
                 self._base[id(out)] = self._base.get(first, first)
             self._track(out, origin, rows=rows, producer=name if not is_view else
-                        self._producer.get(first) if sources else name)
+                        self._producer.get(first) if first is not None else name)
 
     def _carried_origin(self, sources, out, out_precision: str) -> str:
         """The least precision among the same-sized sources (all sources when none is), ignoring integers
@@ -374,6 +374,7 @@ class OpRecorder(_dispatch_mode_base()):
                 origin, best = candidate, rank
         if origin is None:
             return out_precision
+        assert best is not None  # set together with origin
         return out_precision if _rank(out_precision) < best else origin
 
     def finish(self, outputs: list) -> Recording:

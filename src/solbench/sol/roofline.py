@@ -23,7 +23,7 @@ class Roofline:
     def bound(self) -> str:
         """The roof that decides T_SOL: memory, matrix, vector or special."""
         times = {"memory": self.memory_s, "matrix": self.matrix_s, "vector": self.vector_s, "special": self.special_s}
-        return max(times, key=times.get)
+        return max(times, key=lambda roof: times[roof])
 
 
 def matrix_seconds(matrix_flops: dict[str, float], hardware: HardwareSpec, fp32_as: str = "float32") -> float:

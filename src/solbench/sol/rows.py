@@ -10,7 +10,9 @@ the input's dim 0 narrows them.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # Views whose row i is row i of their source when both have the same leading size: they keep the
 # flat order of the elements, so equal leading sizes mean equal blocks.
@@ -77,7 +79,7 @@ def _dim(dim: int, tensor) -> int:
     return dim % max(tensor.dim(), 1)
 
 
-def gathered_rows(name: str, args: tuple) -> list[int] | None:
+def gathered_rows(name: str, args: Sequence[Any]) -> list[int] | None:
     """Rows along dim 0 that a gather reads, where its index values are known (real tensors), else None."""
     import torch
     from torch._subclasses.fake_tensor import is_fake

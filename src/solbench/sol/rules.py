@@ -24,7 +24,8 @@ class OpCall:
     operand_precision: Callable[[Any], str]
     """Precision a tensor's values came from (e.g. float8 for a float32 tensor dequantized from fp8)."""
 
-    def arg(self, index: int, name: str, default=None):
+    def arg(self, index: int, name: str, default: Any = None) -> Any:
+        """The argument at `index` or named `name` (an ATen op's arguments: any value), else `default`."""
         if name in self.kwargs:
             return self.kwargs[name]
         return self.args[index] if len(self.args) > index else default

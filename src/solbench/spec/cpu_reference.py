@@ -67,5 +67,6 @@ def _after_future_imports(source: str) -> int:
         body = ast.parse(source).body
     except SyntaxError:
         return 0  # the reference's own import reports the error
-    ends = [node.end_lineno for node in body if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
+    ends = [node.end_lineno for node in body if isinstance(node, ast.ImportFrom) and node.module == "__future__"
+            and node.end_lineno is not None]  # ast.parse sets every end position
     return max(ends, default=0)

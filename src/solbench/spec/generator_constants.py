@@ -60,8 +60,9 @@ def bound_constants(definition: Definition) -> list[BoundConstant]:
         name, value = statement.targets[0].id, statement.value.value
         axis = definition.axes.get(name)
         if isinstance(axis, ConstAxis) and axis.value == value and name != argument:
-            found.append(BoundConstant(name, value, statement.value.lineno, statement.value.col_offset,
-                                       statement.value.end_col_offset, argument))
+            end = statement.value.end_col_offset
+            assert end is not None  # ast.parse sets every end position
+            found.append(BoundConstant(name, value, statement.value.lineno, statement.value.col_offset, end, argument))
     return found
 
 

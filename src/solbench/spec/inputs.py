@@ -122,8 +122,9 @@ def _random_offsets(shape, total: int | None, dtype, generator):
 
 def _fallback_index_bound(name: str, definition: Definition, axes: dict[str, int]) -> int:
     """The smallest leading dimension of a rank >= 2 floating input (the table being indexed)."""
-    leading = [definition.shape_of(t, axes)[0] for n, t in definition.inputs.items()
-               if n != name and t.shape and len(t.shape) >= 2 and lookup_dtype(t.dtype).is_floating]
+    leading = [shape[0] for n, t in definition.inputs.items()
+               if n != name and t.shape and len(t.shape) >= 2 and lookup_dtype(t.dtype).is_floating
+               and (shape := definition.shape_of(t, axes)) is not None]  # not None: t.shape is given
     positive = [d for d in leading if d > 0]
     return min(positive) if positive else max(min((v for v in axes.values() if v > 0), default=1), 1)
 
@@ -133,6 +134,10 @@ def _custom_inputs(context: InputContext, seed: int, reference_module: Any) -> d
     import torch
 
     name = context.problem.definition.custom_inputs_entrypoint
+    if name is None:
+        raise SpecError(context.problem.root / "definition.json", "custom_inputs_entrypoint",
+                        f"workload {context.workload.uuid}: 'custom' inputs need the definition's "
+                        "custom_inputs_entrypoint")
     function = getattr(reference_module, name)
     arguments = {**context.axes, **context.workload.scalar_inputs}
     with torch.random.fork_rng(devices=[]):

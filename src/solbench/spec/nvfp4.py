@@ -91,5 +91,7 @@ def scaled_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, scale_a: torch.Tensor, s
     if mat_a.device.type == "cpu" and is_nvfp4_call(mat_a, mat_b):
         return nvfp4_scaled_mm(mat_a, mat_b, scale_a, scale_b, bias=bias, out_dtype=out_dtype,
                                scale_result=scale_result)
-    return torch._scaled_mm(mat_a, mat_b, scale_a, scale_b, bias=bias, scale_result=scale_result,
-                            out_dtype=out_dtype, use_fast_accum=use_fast_accum)
+    # torch binds _scaled_mm at import (from torch._C._VariableFunctions) but its __all__ lists no private ops
+    return torch._scaled_mm(  # pyright: ignore[reportPrivateImportUsage]  # torch's __all__ omits private ops
+        mat_a, mat_b, scale_a, scale_b, bias=bias, scale_result=scale_result, out_dtype=out_dtype,
+        use_fast_accum=use_fast_accum)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,10 +121,14 @@ def load_problem(path: Path | str, tier: str | None = None, *, device: str | Non
                    tier=chosen, workload_tiers=tuple(tiers) if chosen == "all" else ())
 
 
-def const_overrides_of(definition: Definition, axes) -> dict[str, int]:
+def const_overrides_of(definition: Definition, axes: Mapping[str, int]) -> dict[str, int]:
     """The const axes `axes` sets to another size than `definition` declares (a CPU-tier override)."""
-    return {name: value for name, value in axes.items()
-            if isinstance(definition.axes.get(name), ConstAxis) and value != definition.axes[name].value}
+    overrides: dict[str, int] = {}
+    for name, value in axes.items():
+        axis = definition.axes.get(name)
+        if isinstance(axis, ConstAxis) and value != axis.value:
+            overrides[name] = value
+    return overrides
 
 
 def find_problem_folders(root: Path | str) -> list[Path]:

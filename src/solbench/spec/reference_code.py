@@ -44,6 +44,8 @@ def import_reference(definition: Definition, device: str) -> tuple[ModuleType, P
     path.write_text(source, encoding="utf-8")
     module_name = f"solbench_reference_{digest}"
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ReferenceImportError(f"importing the reference failed: no module loader for {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:

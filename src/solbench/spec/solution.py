@@ -98,7 +98,12 @@ class BuildSpec(_Upstream):
 
     @property
     def normalized_languages(self) -> list[Language]:
-        names = self.languages if self.languages is not None else [self.language]
+        if self.languages is not None:
+            names = self.languages
+        elif self.language is not None:
+            names = [self.language]
+        else:  # the validator requires one; a model built without validation may lack it
+            raise ValueError("languages: at least one language is required")
         return [normalize_language(n) for n in names]
 
     @property

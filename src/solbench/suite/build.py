@@ -87,7 +87,9 @@ def build_suite(root: Path, drafts: Mapping[str, Sequence[ProblemDraft]]) -> lis
     refused = [why for recipe, _, folder in targets if (why := why_not_writable(folder, recipe))]
     for folder in stale:
         provenance = read_provenance(folder)
-        edited = edited_files(folder, provenance) if provenance else []
+        if provenance is None:
+            continue
+        edited = edited_files(folder, provenance)
         if edited:
             refused.append(f"{folder}: no recipe makes it any more, but {', '.join(edited)} changed since recipe "
                            f"{provenance.recipe!r} wrote it; delete it, or set \"recipe\": null in its provenance.json")

@@ -29,8 +29,14 @@ class Duplicate:
 
 def _shape(problem: Problem, shape) -> tuple:
     axes = problem.definition.axes
-    return tuple(axes[d].value if isinstance(axes.get(d), ConstAxis) else
-                 (int(d) if isinstance(d, int) or str(d).isdigit() else "*") for d in shape)
+
+    def dimension(d) -> int | str:
+        axis = axes.get(d)
+        if isinstance(axis, ConstAxis):
+            return axis.value
+        return int(d) if isinstance(d, int) or str(d).isdigit() else "*"
+
+    return tuple(dimension(d) for d in shape)
 
 
 def signature(problem: Problem, with_dtypes: bool = True) -> tuple:

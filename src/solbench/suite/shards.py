@@ -128,17 +128,19 @@ def shard_findings(call, sizes: dict[int, str]) -> list[str]:
                 return out
             if not partial_in and name in _REDUCTIONS and name not in _CONTRACTIONS:
                 tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
-                for dim in reduced_dims(func, name, args, kwargs) if tensor is not None else []:
-                    size = int(tensor.shape[dim])
-                    if size in sizes:
-                        note(f"reduce:{name}:{size}",
-                             f"{name} reduces over a sharded dim ({sizes[size]} = {size}): its statistic needs "
-                             "every rank's share, which one rank does not hold")
+                if tensor is not None:
+                    for dim in reduced_dims(func, name, args, kwargs):
+                        size = int(tensor.shape[dim])
+                        if size in sizes:
+                            note(f"reduce:{name}:{size}",
+                                 f"{name} reduces over a sharded dim ({sizes[size]} = {size}): its statistic needs "
+                                 "every rank's share, which one rank does not hold")
             if name in _CONTRACTIONS:
                 size = contraction_size(name, args)
                 if partial_in or (size is not None and size in sizes):
                     if name in ("addmm", "baddbmm", "addbmm", "addmv") and not partial_in and \
                             isinstance(args[0], torch.Tensor) and bool(args[0].ne(0).any()):
+                        assert size is not None  # without partial inputs, only a sharded size gets here
                         note(f"bias:{name}", f"{name} adds a bias to the partial sum of a row-parallel "
                              f"projection over {sizes[size]}: every rank would add it, TP times in all")
                     mark(out)

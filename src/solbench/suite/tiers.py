@@ -22,11 +22,12 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from solbench.errors import SolbenchError
-from solbench.spec.definition import ConstAxis
+from solbench.spec.definition import ConstAxis, Definition
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.expressions import evaluate, names_in
 from solbench.spec.generator_constants import BoundConstant, bound_constants
@@ -211,15 +212,15 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
     reference where a generator constant is bound, see `_reference_failure`). Empty when nothing shrinks."""
     definition = problem.definition
     literals = _int_literals(definition.reference, skip=bound_constants(definition))
-    candidates = [name for name, axis in definition.axes.items()
+    candidates = {name: axis.value for name, axis in definition.axes.items()  # const axis -> its declared size
                   if isinstance(axis, ConstAxis) and axis.value >= 2 and axis.value not in literals
-                  and _in_a_shape(definition, name)]
+                  and _in_a_shape(definition, name)}
     overrides: dict[str, int] = {}
     while workload_bytes(problem, {**axes, **overrides}) > target_bytes:
         options = []
-        for name in candidates:
-            value = overrides.get(name, definition.axes[name].value)
-            step = math.gcd(definition.axes[name].value, CONST_STEP)
+        for name, declared in candidates.items():
+            value = overrides.get(name, declared)
+            step = math.gcd(declared, CONST_STEP)
             smaller = value // 2
             if smaller < step or smaller % step or value % 2:
                 continue
@@ -254,7 +255,7 @@ def _stacking_order(definition, axes: dict[str, int]) -> dict[str, int]:
     return order
 
 
-def _int_literals(source: str, skip: list[BoundConstant] = ()) -> set[int]:
+def _int_literals(source: str, skip: Sequence[BoundConstant] = ()) -> set[int]:
     """The integer literals of the reference's code (docstrings and comments, which quote shapes, left out), less
     the generator's statements that restate a const axis (`skip`): those follow the axis (spec.generator_constants)."""
     import ast
@@ -267,6 +268,20 @@ def _int_literals(source: str, skip: list[BoundConstant] = ()) -> set[int]:
     return {node.value for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and type(node.value) is int
             and (node.lineno, node.col_offset) not in bound}
+
+
+def _const_size(definition: Definition, name: str) -> int:
+    """The declared size of const axis `name`."""
+    axis = definition.axes[name]
+    assert isinstance(axis, ConstAxis)  # callers pass the names of const axes only (overrides, candidates)
+    return axis.value
+
+
+def _scalar_is_axis(workload: Workload, name: str, axis: str) -> bool:
+    """Whether `workload`'s input `name` is an integer scalar equal to its var axis `axis`."""
+    descriptor = workload.inputs.get(name)
+    return (isinstance(descriptor, ScalarInput) and not isinstance(descriptor.value, bool)
+            and descriptor.value == workload.axes.get(axis))
 
 
 def _in_a_shape(definition, axis: str) -> bool:
@@ -331,7 +346,7 @@ class _Deriver:
     def note(self) -> str:
         notes = []
         if self.overrides:
-            declared = {a: self.definition.axes[a].value for a in self.overrides}
+            declared = {a: _const_size(self.definition, a) for a in self.overrides}
             notes.append("; const axes sized down for the CPU: " + ", ".join(
                 f"{a} {declared[a]} -> {v}" for a, v in self.overrides.items()))
         if self.unanalysed:
@@ -345,8 +360,7 @@ class _Deriver:
             if tensor.shape is not None:
                 continue
             for axis in self.var_axes:
-                if all(isinstance(w.inputs.get(name), ScalarInput) and not isinstance(w.inputs[name].value, bool)
-                       and w.inputs[name].value == w.axes.get(axis) for w in self.problem.workloads):
+                if all(_scalar_is_axis(w, name, axis) for w in self.problem.workloads):
                     bound[name] = axis
                     break
         return bound
@@ -417,6 +431,7 @@ class _Deriver:
             if not changed:
                 break
         if over and len(over) < len(workloads):  # those that cannot shrink further go, the others stay
+            assert flops is not None  # `over` is only set from counted FLOPs
             workloads = [w for i, w in enumerate(workloads) if i not in set(over)]
             flops = [f for i, f in enumerate(flops) if i not in set(over)]
         if flops is not None:

@@ -19,10 +19,13 @@ Two ways to ask:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from solbench.spec.definition import Definition
 
+_Result = TypeVar("_Result")
 SYMMETRIC_TAG = "symmetric"
 _SELECTIONS = {"topk", "argmax", "argmin", "kthvalue"}
 _SELECTING_OVERLOADS = {("max", "dim"), ("min", "dim")}
@@ -95,7 +98,7 @@ MEASURED_CALLS = 16
 """Calls of one op whose ties are measured (a sampling loop calls argmax once per token)."""
 
 
-def recorded_selections(call, measure: bool = True) -> tuple[list[Selection], object]:
+def recorded_selections(call: Callable[[], _Result], measure: bool = True) -> tuple[list[Selection], _Result]:
     """Run ``call()`` recording each op that selects by floating value (top-k, argmax, max over a dim ...)
     with the share of its rows tied at the cut (``measure``; else 0); returns (selections, what ``call``
     returned)."""

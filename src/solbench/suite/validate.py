@@ -143,7 +143,8 @@ class _ReferenceChecks:
         self.problem, self.workload, self.reference, self.report = problem, workload, reference, report
         self.tolerance = workload.effective_tolerance
         self.axes = problem.axes_of(workload)
-        self.expected = [ExpectedOutput(name, problem.definition.shape_of(spec, self.axes), spec.dtype, "cpu")
+        # a scalar output has shape (), as in the evaluator
+        self.expected = [ExpectedOutput(name, problem.definition.shape_of(spec, self.axes) or (), spec.dtype, "cpu")
                          for name, spec in problem.definition.outputs.items()]
 
     def _inputs(self, seed: int) -> list:

@@ -76,12 +76,12 @@ def trace_files(source: Path) -> set[str]:
     return found
 
 
-def _network_errors() -> tuple[type[BaseException], ...]:
+def _network_errors() -> tuple[type[Exception], ...]:
     """What a failed download raises: OSError (huggingface_hub's own errors), ValueError, and the HTTP client's
     HTTPError (httpx, or httpx2 which recent huggingface_hub releases use)."""
     import importlib
 
-    errors: list[type[BaseException]] = [OSError, ValueError]
+    errors: list[type[Exception]] = [OSError, ValueError]
     for module in ("httpx", "httpx2"):
         try:
             errors.append(importlib.import_module(module).HTTPError)

@@ -14,7 +14,9 @@ def published_baselines(problem: Problem, metadata: dict | None, revision: str |
                         ) -> tuple[list[Baseline], str | None]:
     """The baselines entries of one problem, and why there are none where the metadata has figures
     that cannot be paired with the workloads (None when all paired, or when there are no figures)."""
-    sol = (metadata or {}).get("sol")
+    if metadata is None:
+        return [], None
+    sol = metadata.get("sol")
     if not isinstance(sol, dict) or not sol.get("available"):
         return [], None
     if sol.get("sol_is_dummy"):
