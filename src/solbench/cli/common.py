@@ -89,16 +89,8 @@ def hardware_for_device(hardware: str | None, device: str) -> str:
 
 
 def ensure_local_probe(hardware: str | None, console) -> None:
-    """Before `--hardware local` is looked up: probe this CPU now if no probe of it is stored, saying so.
+    """Before `--hardware local` is looked up: probe this CPU now if no probe of it is stored, saying so
+    (`hardware.local.probe_if_missing`)."""
+    from solbench.hardware.local import probe_if_missing
 
-    Without this a first run on a new machine would skip its SOL scores; probing takes a few seconds
-    to a minute and happens once per machine (the result is kept in solbench's cache folder).
-    """
-    from solbench.hardware import LOCAL_ID
-    from solbench.hardware.local import load_or_probe
-
-    if hardware is None or hardware.lower() != LOCAL_ID:
-        return
-    outcome = load_or_probe(lambda message: console.print(message, highlight=False))
-    if outcome.measured_now:
-        console.print(f"probed this CPU in {outcome.result.seconds:.0f} s; stored at {outcome.path}", highlight=False)
+    probe_if_missing(hardware, lambda message: console.print(message, highlight=False))

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from solbench.hardware.errors import HardwareError
+from solbench.hardware.local import LOCAL_ID, load_local_spec
 from solbench.hardware.spec import (
     EMULATED_TRANSCENDENTAL_FLOPS,
     SPECIAL_OPS_PER_CLOCK_PER_SM,
@@ -17,8 +18,6 @@ from solbench.hardware.spec import (
     Figure,
     HardwareSpec,
 )
-
-LOCAL_ID = "local"
 
 
 def _data_files() -> list[Path]:
@@ -46,8 +45,6 @@ def known_ids() -> list[str]:
 def lookup(hardware_id: str) -> HardwareSpec:
     """The spec for an id or alias (case-insensitive); "local" reads the stored CPU probe."""
     if hardware_id.lower() == LOCAL_ID:
-        from solbench.hardware.local import load_local_spec
-
         return load_local_spec()
     wanted = hardware_id.upper()
     for device in device_files().values():

@@ -13,6 +13,9 @@ from solbench.hardware.errors import HardwareError
 from solbench.hardware.probe import ProbeResult, cpu_model
 from solbench.hardware.spec import EMULATED_TRANSCENDENTAL_FLOPS, HardwareSpec
 
+LOCAL_ID = "local"
+"""The hardware id of this CPU, measured by its probe (`--hardware local`)."""
+
 
 def local_probe_path() -> Path:
     """hardware/local.json in solbench's cache folder (see `solbench.cache_dir`)."""
@@ -113,3 +116,17 @@ def load_or_probe(progress: Callable[[str], None] = lambda message: None) -> Pro
     result = probe(lambda step: progress(f"probing {step} ..."))
     save_probe(result, path)
     return ProbeOutcome(result, path, measured_now=True)
+
+
+def probe_if_missing(hardware_id: str | None, progress: Callable[[str], None] = lambda message: None) -> None:
+    """Before `hardware_id` is looked up: when it is `local` and no probe of this CPU is stored, probe it now.
+
+    `progress` hears why, each step and, at the end, how long it took and where the probe is kept. Without
+    this a first run on a new machine would have no T_SOL; probing takes a few seconds to a minute and
+    happens once per machine (the result is kept in solbench's cache folder).
+    """
+    if hardware_id is None or hardware_id.lower() != LOCAL_ID:
+        return
+    outcome = load_or_probe(progress)
+    if outcome.measured_now:
+        progress(f"probed this CPU in {outcome.result.seconds:.0f} s; stored at {outcome.path}")
