@@ -24,12 +24,11 @@ def captured(monkeypatch):
         configs.append(config)
         raise _Captured
 
-    from solbench.cli import eval_command, run_command
+    from solbench.cli import eval_command
     from solbench.runner import pool
 
     monkeypatch.setattr(eval_command, "_evaluate_with_progress",
                         lambda problem, solution, config, *_: stop_with(config))
-    monkeypatch.setattr(run_command, "_run_with_progress", lambda jobs, settings, *_: stop_with(settings.config))
     monkeypatch.setattr(pool, "run_jobs", lambda jobs, settings, **_: stop_with(settings.config))
     return configs
 

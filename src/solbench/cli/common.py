@@ -3,9 +3,12 @@ error names its flag."""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from solbench.errors import SolbenchError
 from solbench.evaluation.config import EvaluationConfig
@@ -16,6 +19,22 @@ DEFAULTS = EvaluationConfig()
 
 class UsageError(SolbenchError):
     """A bad combination of arguments."""
+
+
+def library_defaults(function: Callable) -> dict[str, Any]:
+    """The default of each parameter of a library workflow, for the options of the command that calls it: the
+    command shows and uses the library's defaults rather than restating them."""
+    return {name: parameter.default for name, parameter in inspect.signature(function).parameters.items()
+            if parameter.default is not inspect.Parameter.empty}
+
+
+def told_with_flags(error, messages: dict[tuple[str, str | None], str]) -> Exception:
+    """A runner option error (`RunOptionError`) in the command's own words where it has them, else as it is.
+
+    `messages` maps (option, the option it conflicts with) to the message naming the command's flags.
+    """
+    message = messages.get((error.option, error.conflicts_with))
+    return UsageError(message) if message else error
 
 
 def flag_error(error, flags: dict[str, tuple[str, object]]) -> UsageError:

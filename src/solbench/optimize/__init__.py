@@ -1,6 +1,7 @@
 """The environment agents run against: a gym-style API over the public evaluator, its result cache and a budget."""
 
-from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
+from solbench.optimize.baseline_search import AgentSearch
+from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
 from solbench.optimize.card import ProblemCard, WorkloadCard
 from solbench.optimize.env import Env, make, solution_from_text
 from solbench.optimize.errors import (
@@ -17,7 +18,7 @@ from solbench.optimize.held_out import split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
 from solbench.optimize.rewards import REWARDS, check_reward
 
-__all__ = ["REWARDS", "Budget", "BudgetExhausted", "BudgetLeft", "BudgetLedger", "Candidate", "Env", "FinalResult",
+__all__ = ["REWARDS", "AgentSearch", "Budget", "BudgetExhausted", "BudgetLeft", "BudgetLedger", "Candidate", "Env", "FinalResult",
            "InvalidBudget", "InvalidCandidate", "InvalidHeldOut", "InvalidReward", "OptimizeError",
            "ProblemCard", "RestoreMismatch", "StepInfo", "StepResult", "TestResult", "TestStatus", "WorkloadCard",
            "WorkloadFeedback", "check_reward", "make", "solution_from_text", "split_workloads"]

@@ -9,6 +9,8 @@ from solbench.spec.problem import DEFINITION_FILE, find_problem_folders
 from solbench.spec.problem_set import problem_set
 from solbench.spec.validation import read_json
 
+DEFAULT_SUITE = Path("problems")
+"""The suite a run plans from when none is named: ./problems."""
 REFERENCE = "reference"
 """The solution name that means: the problem's own reference, packaged as a solution."""
 COMPILED_REFERENCE = "reference-compiled"

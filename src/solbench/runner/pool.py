@@ -27,9 +27,11 @@ from solbench.runner.worker import JobResult, RunSettings, run_job, sandbox_pool
 from solbench.runner.worker_process import STOP_GRACE_S, WorkerDied, WorkerProcess
 
 RETRIES_AFTER_WORKER_DEATH = 1
+DEFAULT_WORKERS = 1
+"""Worker processes of a run that names none: everything runs in this process."""
 
 
-def run_jobs(jobs: list[Job], settings: RunSettings, *, workers: int = 1,
+def run_jobs(jobs: list[Job], settings: RunSettings, *, workers: int = DEFAULT_WORKERS,
              on_start: Callable[[Job], None] | None = None,
              on_done: Callable[[JobResult], None] | None = None,
              on_retry: Callable[[WorkerDied], None] | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solbench.errors import SolbenchError
 from solbench.evaluation import EvaluationConfig, SandboxPool, evaluate
@@ -13,6 +14,9 @@ from solbench.runner.store import TraceStore
 from solbench.spec.packaging import compiled_reference_solution, reference_solution
 from solbench.spec.problem import load_problem, load_solution
 
+if TYPE_CHECKING:
+    from solbench.scoring import Baselines
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -20,7 +24,8 @@ class RunSettings:
     out: Path
     hardware: str | None = None
     """Hardware id whose T_SOL is attached to every trace (None: no SOL)."""
-    baselines: Path | None = None
+    baselines: Baselines | None = None
+    """T_b for the SOL scores, loaded once by the run; None: the reference timed in the same evaluation."""
     rerun: bool = False
     threads_per_worker: int | None = None
     warm_sandboxes: bool = False
@@ -89,11 +94,9 @@ def solution_for(job: Job, problem, device: str | None = None):
 def attach_sol(traces, problem, settings: RunSettings):
     """T_SOL (and scores, where T_b is known) on the run's hardware added to each trace."""
     from solbench.hardware import lookup
-    from solbench.scoring import as_baselines
     from solbench.scoring import attach_sol as attach
 
-    baselines = as_baselines(settings.baselines)
-    return attach(traces, problem, lookup(settings.hardware), baselines, settings.config.data_roots,
+    return attach(traces, problem, lookup(settings.hardware), settings.baselines, settings.config.data_roots,
                   settings.config.precision)
 
 
