@@ -15,9 +15,9 @@ from layer_check import cycles, import_graph, upward_imports
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "solbench"
 LAYERS = [  # bottom row first; the modules of one row may import each other
     ("errors", "json_files", "cache_dir", "torch_threads", "version"),  # top-level modules any layer may use
-    ("spec",), ("hardware",), ("sol",), ("scoring",), ("guard",), ("sandbox",), ("evaluation",),
-    ("api",),  # the public API, over evaluation, scoring and sol; optimize and service call it
-    ("suite",), ("runner",), ("optimize",), ("reach",), ("service",), ("cli",),
+    ("spec",), ("hardware",), ("sol",), ("scoring",), ("guard",), ("sandbox",), ("evaluation",), ("suite",), ("runner",),
+    ("api",),  # the public API, over runner, evaluation, scoring and sol; optimize and service call it
+    ("optimize",), ("reach",), ("service",), ("cli",),
     ("__init__", "__main__"),  # the facade `import solbench` (it imports the API on first use), `python -m solbench`
 ]
 

@@ -1,13 +1,14 @@
 """solbench: evaluate compute kernels against a PyTorch reference and the hardware's speed of light.
 
-The public API (`load_problem`, `load_solution`, `evaluate`, `analyze`, `score`, `EvaluationConfig`)
-lives in `solbench.api` and is imported on first use, so `import solbench` stays light (no torch).
+The public API (`load_problem`, `load_solution`, `evaluate`, `analyze`, `score`, `run_suite`, `baseline`,
+`EvaluationConfig`) lives in `solbench.api` and is imported on first use, so `import solbench` stays light (no
+torch).
 `make` and `Budget`, the optimisation environment, come from `solbench.optimize` the same way.
 """
 
 from solbench.version import __version__
 
-_API = ("EvaluationConfig", "analyze", "evaluate", "load_problem", "load_solution", "score")
+_API = ("EvaluationConfig", "analyze", "baseline", "evaluate", "load_problem", "load_solution", "run_suite", "score")
 _OPTIMIZE = ("Budget", "make")
 
 

@@ -8,6 +8,8 @@ go from a folder on disk to a score in four calls:
     solution = solbench.load_solution("examples/rmsnorm/solution_pytorch.json")
     traces = solbench.evaluate(problem, solution)
     report = solbench.score(traces, hardware="H100_SXM", problems=[problem])
+
+and from a suite folder to a run's summary, or to baselines, in one: `run_suite` and `baseline`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from solbench.evaluation.config import EvaluationConfig
+from solbench.runner.jobs import DEFAULT_SUITE, REFERENCE
+from solbench.runner.pool import DEFAULT_WORKERS
 from solbench.spec import Problem, Solution, Trace
 from solbench.spec import load_problem as _load_problem
 from solbench.spec import load_solution as _load_solution
@@ -26,6 +30,9 @@ from solbench.spec import load_solution as _load_solution
 if TYPE_CHECKING:
     from solbench.evaluation import ReferenceTimings, SandboxPool
     from solbench.hardware import HardwareSpec
+    from solbench.runner.baseline_measurement import BaselineMeasurement, BaselineSearch
+    from solbench.runner.progress import RunEvent
+    from solbench.runner.suite_run import SuiteRun
     from solbench.scoring import Baselines, ScoreReport
     from solbench.sol import WorkloadSol
 
@@ -111,10 +118,64 @@ def score(traces: Iterable[Trace], hardware: str | HardwareSpec, *, problems: It
                         precision=precision)
 
 
+def run_suite(suite: PathArg = DEFAULT_SUITE, *, solution_name: str = REFERENCE, categories: Sequence[str] = (),
+              names: Sequence[str] = (), limit: int | None = None, workers: int = DEFAULT_WORKERS,
+              out: PathArg | None = None, rerun: bool = False, hardware: str | None = None,
+              baselines: Baselines | PathArg | None = None, config: EvaluationConfig | None = None,
+              broker: str | None = None, warm_sandboxes: bool = False, tier: str | None = None,
+              progress: Callable[[RunEvent], None] | None = None) -> SuiteRun:
+    """Evaluate one solution on every problem of a suite, resumably, as `solbench run`: traces and `summary.json`
+    under `out` (default: runs/<suite>-<solution_name>); returns the `SuiteRun` (its `summary`, each job's result).
+
+    `suite` is a suite folder or one problem's. `solution_name`: ``reference``, ``reference-compiled``, or the
+    solution file each problem ships (solutions/NAME.json, solution_NAME.json); problems without it are skipped.
+    `categories` match a problem's set, `names` its name by substring, `limit` caps the problems; `workers`
+    processes evaluate in parallel, or with `broker` (a Redis URL) the `solbench worker`s of `hardware` do.
+    A problem finished in an earlier run of `out` is skipped unless `rerun`. T_SOL is on `hardware` (default:
+    ``local`` on the CPU, probed first where no probe is stored; on a GPU, none), T_b from `baselines` (a file
+    or a loaded `Baselines`), else the reference timed in the same run. `config` defaults to `EvaluationConfig()`,
+    `tier` (``gpu``, ``cpu``, ``all``) to the device's. `progress` hears each event (`solbench.runner.progress`).
+    A problem's failure is a job error in the result; bad input raises a SolbenchError before anything runs.
+    """
+    from solbench.runner.suite_run import run_suite as run
+    from solbench.scoring import as_baselines
+
+    return run(Path(suite), solution_name=solution_name, categories=categories, names=names, limit=limit,
+               workers=workers, out=Path(out) if out is not None else None, rerun=rerun, hardware=hardware,
+               baselines=as_baselines(baselines), config=config, broker=broker, warm_sandboxes=warm_sandboxes,
+               tier=tier, progress=progress)
+
+
+def baseline(suite: PathArg = DEFAULT_SUITE, *, output: PathArg, hardware: str | None = None,
+             categories: Sequence[str] = (), names: Sequence[str] = (), solution_names: Sequence[str] = (),
+             compile_reference: bool = True, limit: int | None = None, workers: int = DEFAULT_WORKERS,
+             work: PathArg | None = None, rerun: bool = False, config: EvaluationConfig | None = None,
+             search: BaselineSearch | None = None,
+             progress: Callable[[RunEvent], None] | None = None) -> BaselineMeasurement:
+    """Measure T_b on this machine for every workload of a suite and merge it into the baselines file `output`, as
+    `solbench baseline`; returns the `BaselineMeasurement` (what was measured, what is missing, the file's
+    `baselines`).
+
+    Candidates: the reference eager, under torch.compile (unless not `compile_reference`), the solutions each
+    problem ships under `solution_names`, and with `search` (`solbench.optimize.AgentSearch(agent, rounds=N)`)
+    the best candidate of an agent's loop per problem; per workload the fastest that PASSED is T_b. `hardware`
+    is the id they are for (default: ``local`` on the CPU; required on a GPU). Their traces stay in `work`
+    (default: runs/baseline-<hardware>) and are reused unless `rerun`. `config` (default `EvaluationConfig()`)
+    sets how candidates are evaluated; `categories`, `names`, `limit` and `workers` as in `run_suite`.
+    """
+    from solbench.runner.baseline_measurement import measure_baselines
+
+    return measure_baselines(Path(suite), output=Path(output), hardware=hardware, categories=categories, names=names,
+                             solution_names=solution_names, compile_reference=compile_reference, limit=limit,
+                             workers=workers, work=Path(work) if work is not None else None, rerun=rerun,
+                             config=config, search=search, progress=progress)
+
+
 def _hardware(hardware: str | HardwareSpec) -> HardwareSpec:
     from solbench.hardware import lookup
 
     return lookup(hardware) if isinstance(hardware, str) else hardware
 
 
-__all__ = ["EvaluationConfig", "analyze", "evaluate", "load_problem", "load_solution", "score"]
+__all__ = ["EvaluationConfig", "analyze", "baseline", "evaluate", "load_problem", "load_solution", "run_suite",
+           "score"]

@@ -71,3 +71,28 @@ def test_the_default_device_is_resolved_when_used_not_when_built():
             "assert c.device == 'auto' and 'torch' not in sys.modules; "
             "assert c.resolved().device in ('cpu', 'cuda') and 'torch' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("command, workflow, renamed", [
+    ("run", "solbench.runner.suite_run:run_suite", {"category": "categories", "name": "names"}),
+    ("baseline", "solbench.runner.baseline_measurement:measure_baselines",
+     {"category": "categories", "name": "names", "solution_name": "solution_names"}),
+])
+def test_run_and_baseline_options_default_to_the_library_workflows(command, workflow, renamed):
+    """Every option of `solbench run` / `baseline` that is a parameter of the runner's workflow has its default."""
+    import importlib
+    import inspect
+
+    import typer.main
+
+    module, name = workflow.split(":")
+    library = inspect.signature(getattr(importlib.import_module(module), name)).parameters
+    options = {param.name: param.default for param in typer.main.get_command(app).commands[command].params}
+    shared = {option: renamed.get(option, option) for option in options if renamed.get(option, option) in library}
+    assert len(shared) >= 10, shared
+    for option, parameter in shared.items():
+        expected = library[parameter].default
+        if expected is inspect.Parameter.empty:  # a required parameter (baseline's output) is a required option
+            assert options[option] is None or options[option] is ..., option
+            continue
+        assert options[option] == (list(expected) if isinstance(expected, tuple) else expected), option
