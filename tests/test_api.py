@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -182,18 +183,20 @@ def test_run_suite_and_baseline_raise_for_bad_input_before_anything_runs(one_pro
     import solbench
     from solbench.runner.errors import NoProblemsMatch, RunOptionError
 
+    run = partial(solbench.run_suite, one_problem_suite, out=tmp_path / "run")
     with pytest.raises(NoProblemsMatch, match=r"no problems match \(categories \['Quant'\], names any\)"):
-        solbench.run_suite(one_problem_suite, categories=["Quant"])
+        run(categories=["Quant"])
     with pytest.raises(RunOptionError, match="warm_sandboxes") as conflict:
-        solbench.run_suite(one_problem_suite, broker="redis://nowhere:1", warm_sandboxes=True)
+        run(broker="redis://nowhere:1", warm_sandboxes=True)
     assert conflict.value.conflicts_with == "broker"
     with pytest.raises(RunOptionError, match="workers: 0: must be"):
-        solbench.run_suite(one_problem_suite, workers=0)
+        run(workers=0)
     with pytest.raises(RunOptionError, match="unknown tier 'huge'"):
-        solbench.run_suite(one_problem_suite, tier="huge")
+        run(tier="huge")
     with pytest.raises(NoProblemsMatch):
-        solbench.baseline(one_problem_suite, output=tmp_path / "b.json", names=["nothing"])
-    assert not (isolated_cache / "hardware").exists() and not (tmp_path / "b.json").exists()
+        solbench.baseline(one_problem_suite, output=tmp_path / "b.json", names=["nothing"], work=tmp_path / "work")
+    assert not (isolated_cache / "hardware").exists() and not list(tmp_path.glob("*.json"))
+    assert not (tmp_path / "run").exists() and not (tmp_path / "work").exists()
 
 
 def test_the_cli_tells_the_runner_option_errors_with_its_flags(one_problem_suite):
