@@ -258,5 +258,5 @@ def run_tables(summary, just_run: set[str] | None = None) -> Group:
 
 
 def worker_retry_line(death) -> str:
-    """One line for a job sent back to the queue because its worker process died (runner.pool)."""
+    """One line for a job sent back to the queue because its worker process died (runner.progress.JobRetried)."""
     return f"{death.job.key} · [yellow]its worker process {death.how}; queued to try once more[/]"
