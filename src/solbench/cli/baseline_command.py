@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -21,7 +20,7 @@ FLAG_MESSAGES = {  # the runner's option errors, told with this command's flags
 def measure_baselines(
     suite: Path = typer.Argument(BASELINE["suite"], help="Suite folder (default: ./problems) or one problem."),
     output: Path = typer.Option(..., "--output", "-o", help="Baselines JSON to write (merged into if it exists)."),
-    hardware: Optional[str] = typer.Option(BASELINE["hardware"], "--hardware", "-H",
+    hardware: str | None = typer.Option(BASELINE["hardware"], "--hardware", "-H",
                                            help="Hardware id the baselines are for (default: `local` on CPU)."),
     category: list[str] = typer.Option(list(BASELINE["categories"]), "--category", "-c",
                                        help="Only this set; repeatable."),
@@ -31,26 +30,26 @@ def measure_baselines(
                                             help="Also time this optimized baseline solution each problem ships."),
     compile_reference: bool = typer.Option(BASELINE["compile_reference"], "--compile/--no-compile",
                                            help="Also time the reference under torch.compile."),
-    limit: Optional[int] = typer.Option(BASELINE["limit"], "--limit", min=1, help="At most N problems."),
+    limit: int | None = typer.Option(BASELINE["limit"], "--limit", min=1, help="At most N problems."),
     workers: int = typer.Option(BASELINE["workers"], "--workers", "-j", min=1, help="Problems measured in parallel."),
-    work: Optional[Path] = typer.Option(BASELINE["work"], "--work",
+    work: Path | None = typer.Option(BASELINE["work"], "--work",
                                         help="Folder for the candidates' traces (resumable)."),
     rerun: bool = typer.Option(BASELINE["rerun"], "--rerun",
                                help="Measure again what an earlier run already finished."),
-    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", min=1,
                                help="Correctness rounds per candidate and workload; with --agent, the agent's rounds."),
     budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
                                  help="Seconds of timed iterations per workload."),
-    agent: Optional[str] = typer.Option(None, "--agent",
+    agent: str | None = typer.Option(None, "--agent",
                                         help="Also search with this agent (`solbench optimize --agent`) per problem."),
     search_candidates: int = typer.Option(SEARCH["candidates"], "--candidates", "-k", min=1,
                                           help="With --agent: candidates evaluated per round."),
-    budget_evals: Optional[int] = typer.Option(SEARCH["budget_evals"], "--budget-evals", min=0,
+    budget_evals: int | None = typer.Option(SEARCH["budget_evals"], "--budget-evals", min=0,
                                                help="With --agent: evaluations per problem (default: unlimited)."),
     agent_timeout: float = typer.Option(SEARCH["agent_timeout_s"], "--agent-timeout", min=0.1,
                                         help="With --agent: seconds per round before its process group is killed."),
-    correctness_rounds: Optional[int] = typer.Option(None, "--correctness-rounds", min=1,
+    correctness_rounds: int | None = typer.Option(None, "--correctness-rounds", min=1,
                                                      help="Correctness rounds when --rounds counts the agent's "
                                                           f"(default {DEFAULTS.rounds})."),
 ) -> None:

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from solbench.cli.common import (DEFAULTS, PRECISION_HELP, Device, Precision, evaluation_config, library_defaults,
-                                 told_with_flags)
+from solbench.cli.common import (
+    DEFAULTS,
+    PRECISION_HELP,
+    Device,
+    Precision,
+    evaluation_config,
+    library_defaults,
+    told_with_flags,
+)
 from solbench.cli.tier_option import TierChoice, tier_option, tier_value
 from solbench.runner import suite_run
 
@@ -33,28 +39,28 @@ def run_suite(
     solution_name: str = typer.Option(RUN["solution_name"], "--solution-name",
                                       help="Solution file each problem ships (solutions/NAME.json, solution_NAME.json)"
                                            "; `reference` or `reference-compiled` for the problem's own reference."),
-    limit: Optional[int] = typer.Option(RUN["limit"], "--limit", min=1, help="At most N problems."),
+    limit: int | None = typer.Option(RUN["limit"], "--limit", min=1, help="At most N problems."),
     workers: int = typer.Option(RUN["workers"], "--workers", "-j", min=1, help="Problems evaluated in parallel."),
-    out: Optional[Path] = typer.Option(RUN["out"], "--output", "--out", "-o",
+    out: Path | None = typer.Option(RUN["out"], "--output", "--out", "-o",
                                        help="Run folder (default: runs/<suite>-<solution>)."),
     rerun: bool = typer.Option(RUN["rerun"], "--rerun", help="Evaluate again what an earlier run already finished."),
-    hardware: Optional[str] = typer.Option(RUN["hardware"], "--hardware", "-H",
+    hardware: str | None = typer.Option(RUN["hardware"], "--hardware", "-H",
                                            help="T_SOL on this hardware (default: `local` on CPU when probed)."),
-    baselines: Optional[Path] = typer.Option(RUN["baselines"], "--baselines",
+    baselines: Path | None = typer.Option(RUN["baselines"], "--baselines",
                                              help="Baselines JSON (T_b) for the SOL score."),
-    device: Optional[Device] = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
+    device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", min=1, help="Correctness rounds per workload."),
     budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
                                  help="Seconds of timed iterations per workload."),
     timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout", help="Seconds allowed for each sandbox request."),
-    broker: Optional[str] = typer.Option(RUN["broker"], "--broker",
+    broker: str | None = typer.Option(RUN["broker"], "--broker",
                                          help="Redis URL of a Celery broker: run the jobs on the `solbench worker`s of "
                                               "the --hardware instead of local processes."),
     warm_sandboxes: bool = typer.Option(RUN["warm_sandboxes"], "--warm-sandboxes",
                                         help="Keep a spare sandbox started per worker (no solution ever ran in it), "
                                              "so each problem skips the sandbox's start-up."),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
-    tier: Optional[TierChoice] = tier_option(),
+    tier: TierChoice | None = tier_option(),
 ) -> None:
     """Evaluate many problems, resumably, with progress; write traces and a summary (pass counts per set,
     SOL scores per problem and set)."""

@@ -5,8 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from solbench.cli.render import worker_retry_line
-from solbench.runner.progress import (BrokerWorkers, JobDone, JobRetried, Notice, RunEvent, SearchDone, SearchRound,
-                                      SearchStarted, Skipped, Started)
+from solbench.runner.progress import (
+    BrokerWorkers,
+    JobDone,
+    JobRetried,
+    Notice,
+    RunEvent,
+    SearchDone,
+    SearchRound,
+    SearchStarted,
+    Skipped,
+    Started,
+)
 
 
 class ProgressLines:

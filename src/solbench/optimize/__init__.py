@@ -1,7 +1,7 @@
 """The environment agents run against: a gym-style API over the public evaluator, its result cache and a budget."""
 
 from solbench.optimize.baseline_search import AgentSearch
-from solbench.optimize.budget import Budget, BudgetLeft, BudgetLedger
+from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, WorkloadCard
 from solbench.optimize.env import Env, make, solution_from_text
 from solbench.optimize.errors import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from solbench.runner.jobs import Job
 from solbench.runner.worker import JobResult
@@ -100,7 +100,7 @@ class SearchDone:
     outcome: str
 
 
-RunEvent = Union[Notice, Skipped, BrokerWorkers, Started, JobDone, JobRetried, SearchStarted, SearchRound, SearchDone]
+RunEvent = Notice | Skipped | BrokerWorkers | Started | JobDone | JobRetried | SearchStarted | SearchRound | SearchDone
 Progress = Callable[[RunEvent], None]
 
 
