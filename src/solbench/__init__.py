@@ -6,7 +6,14 @@ torch).
 `make` and `Budget`, the optimisation environment, come from `solbench.optimize` the same way.
 """
 
+from typing import TYPE_CHECKING
+
 from solbench.version import __version__
+
+if TYPE_CHECKING:  # what __getattr__ imports on first use, named here for type checkers
+    from solbench.api import (EvaluationConfig, analyze, baseline, evaluate, load_problem, load_solution, run_suite,
+                              score)
+    from solbench.optimize import Budget, make
 
 _API = ("EvaluationConfig", "analyze", "baseline", "evaluate", "load_problem", "load_solution", "run_suite", "score")
 _OPTIMIZE = ("Budget", "make")
@@ -28,4 +35,7 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_API, *_OPTIMIZE])
 
 
-__all__ = ["__version__", *_API, *_OPTIMIZE]
+# Spelled out (type checkers read only a literal list): "__version__", then _API, then _OPTIMIZE.
+__all__ = ["__version__", "EvaluationConfig", "analyze", "evaluate", "load_problem", "load_solution", "score",
+           "Budget", "make"]
+assert __all__ == ["__version__", *_API, *_OPTIMIZE]

@@ -78,8 +78,9 @@ def main() -> None:
         raise
     except Exception as error:  # a bug in solbench, not bad input
         # Usage errors come from Typer's (possibly vendored) Click: recognised by shape, not import.
-        if hasattr(error, "show") and isinstance(getattr(error, "exit_code", None), int):
-            error.show()
+        show = getattr(error, "show", None)
+        if callable(show) and isinstance(getattr(error, "exit_code", None), int):
+            show()
             sys.exit(2)
         if type(error).__name__ == "Abort":
             sys.exit(130)

@@ -65,7 +65,9 @@ def evaluate_solution(
                                cpu_flush=flush.value, precision=precision.value)
     chosen_device = config.device
     problem = load_problem(problem_dir, tier_value(tier), device=chosen_device)
-    candidate = reference_solution(problem.definition, chosen_device) if reference else load_solution(solution)
+    # Exactly one of them was given (checked above): no --solution means --reference.
+    candidate = (load_solution(solution) if solution is not None
+                 else reference_solution(problem.definition, chosen_device))
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")

@@ -73,12 +73,14 @@ def extract_module(
         record = find_record(model, configs or DEFAULT_CONFIGS)
         ref = ModelRef(record["name"], record.get("hf_id") or "", record["domain"], {})
     else:
+        assert config is not None, "exactly one of --model and --config (checked above)"
         record = read_config_file(config)
         try:
             ref = ModelRef(record.get("name", config.stem), record.get("_name_or_path", ""), domain, {})
         except ValueError as error:
             raise UsageError(str(error)) from None
-    request = Request(model=ref, record=record, architecture=architecture or record.get("model_type"),
+    # No name at all ("") is refused by extract, with a message that asks for --architecture.
+    request = Request(model=ref, record=record, architecture=architecture or record.get("model_type") or "",
                       module=module, dtype=dtype, backward=backward, set=set_name, tp=tp,
                       tokens=_ints(tokens, "--tokens"), shapes=_pairs(shapes), name=name)
     try:

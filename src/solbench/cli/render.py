@@ -60,7 +60,9 @@ def traces_table(traces: list[Trace], title: str) -> Group:
 def status_counts(traces: list[Trace]) -> str:
     counts: dict[str, int] = {}
     for trace in traces:
-        counts[trace.evaluation.status.value] = counts.get(trace.evaluation.status.value, 0) + 1
+        assert trace.evaluation is not None, "counts are of evaluated traces"
+        status = trace.evaluation.status.value
+        counts[status] = counts.get(status, 0) + 1
     return ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
 
 

@@ -41,9 +41,10 @@ def serve(
     console = Console(stderr=True)
     # --workers has run's default (1); only a --workers typed here overrides a settings file's value.
     # (The source is compared by name: Typer may vendor its own Click.)
+    typed_workers: int | None = workers
     if getattr(ctx.get_parameter_source("workers"), "name", "") != "COMMANDLINE":
-        workers = None
-    settings = service_settings(settings_file, db_url=db, suites=tuple(suite or ()), workers=workers,
+        typed_workers = None
+    settings = service_settings(settings_file, db_url=db, suites=tuple(suite or ()), workers=typed_workers,
                                 broker_url=broker, data_dir=data, hardware=hardware, baselines=tuple(baselines or ()),
                                 allow_root_sandbox=True if allow_root_sandbox else None)
     check_sandbox_user(settings)  # before probing this CPU, which takes half a minute

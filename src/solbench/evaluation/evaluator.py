@@ -355,7 +355,8 @@ class _WorkloadEvaluation:
                 raise self._refuse("scheduling", "the evaluator's CPU scheduling was changed while the sandbox ran "
                                    f"({'; '.join(self.session.scheduling_changes[:3])}); it was restored before the "
                                    "reference was timed")
-            if known is not None and measured_now:  # only from a workload that passed, scheduling intact
+            # Only from a workload that passed, scheduling intact (key is set exactly when known is).
+            if known is not None and key is not None and measured_now:
                 known.put(key, reference_timing)
         log = self.session.log.take()
         return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
@@ -454,11 +455,17 @@ class _WorkloadEvaluation:
         return replace(self.config.timing, capture=True, perturb_seed=secrets.randbits(48))
 
     def _time_solution(self, sets: list, verdict: Verdict):
+        from solbench.sandbox.flush import CPU_FLUSH_MODES
+
         plan = self._timing_plan()
+        seed = plan.perturb_seed
+        assert seed is not None, "_timing_plan draws a seed"
+        cpu_flush = self.config.cpu_flush
+        assert cpu_flush in CPU_FLUSH_MODES, "check_harness_options refuses any other flush"
         calls = plan.min_iterations + plan.min_warmup + 2
         deadline = self.config.timeout_s + plan.budget_s + plan.warmup_s + 3 * calls * self.slowest_call_s
         reply: Timed = self._request(TimeRequest(plan=plan, timer=self.config.timer, flush=self.config.flush_cache,
-                                                 cpu_flush=self.config.cpu_flush), deadline)
+                                                 cpu_flush=cpu_flush), deadline)
         samples = reply.samples_s
         variants = len(sets)
         seen = set()
@@ -468,7 +475,7 @@ class _WorkloadEvaluation:
                 raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an iteration it did "
                                  "not time, or two for one input variant")
             seen.add(iteration % variants)
-            inputs = perturbed_inputs(sets[iteration % variants], iteration, plan.perturb_seed, self.perturbations)
+            inputs = perturbed_inputs(sets[iteration % variants], iteration, seed, self.perturbations)
             try:
                 truth = self.reference.run(inputs)
             except ReferenceFailure as error:

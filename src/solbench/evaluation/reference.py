@@ -120,6 +120,7 @@ class ReferenceProgram:
         if not wide:
             self.golden_note = f"float32: {reason}; every output is 16-bit or narrower"
             return golden
+        assert reference_outputs is not None, "with wide outputs and no reference outputs it returned above"
         errors = [_relative_error(as_comparable(r).to(golden[0].dtype), g) for r, g in zip(reference_outputs, golden)]
         if min(errors) < FALLBACK_MIN_REFERENCE_ERROR:
             self.golden_note = (f"not run: {reason}, and the reference is within {min(errors):.2g} of the float32 "

@@ -73,6 +73,7 @@ class ReferenceTimings:
         """How many workloads took their T_b from here instead of timing the reference."""
 
     def _path(self, key: str) -> Path:
+        assert self.folder is not None, "only a store with a folder has paths"
         return entry_path(self.folder, key)
 
     def get(self, key: str) -> TimingSummary | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from solbench.guard.findings import Finding
+from solbench.guard.findings import Finding, Severity
 from solbench.guard.rules import RULES
 
 PROTECTED_MODULES = {"torch", "time", "builtins", "sys", "solbench", "triton", "numpy", "os", "math", "random",
@@ -227,7 +227,7 @@ class PythonChecker(ast.NodeVisitor):
         self.generic_visit(node)
 
     # --- definitions ----------------------------------------------------------------------------
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         declared = {name for statement in ast.walk(node) if isinstance(statement, ast.Global)
                     for name in statement.names}
         self._function_globals.append(declared)
@@ -266,10 +266,10 @@ def check_python(path: str, source: str) -> list[Finding]:
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
-        return [Finding(rule="syntax", severity="warn", file=path, line=error.lineno or 0,
+        return [Finding(rule="syntax", severity=Severity.WARN, file=path, line=error.lineno or 0,
                         message=f"not valid Python: {error.msg}", explanation="The build will report it.")]
     except (RecursionError, MemoryError) as error:  # a 60,000-term expression: the parser's own recursion limit
-        return [Finding(rule="unreadable", severity="block", file=path, line=0,
+        return [Finding(rule="unreadable", severity=Severity.BLOCK, file=path, line=0,
                         message=f"nested too deeply for the static rules to parse ({type(error).__name__})",
                         explanation=RULES["unreadable"].explanation)]
     checker = PythonChecker(path)

@@ -200,7 +200,7 @@ def _native_signal_state() -> tuple:
     return caught, posix_timers
 
 
-def _harness_globals() -> dict[tuple[str, str], object]:
+def _harness_globals() -> dict[tuple[str, str], int | tuple[str, str]]:
     """Identity of every function, class and module a harness module holds as a global, and the value of every
     plain constant (a flush size, a budget).
 
@@ -295,7 +295,7 @@ class IntegrityGuard:
     """Label -> (entry, fingerprint) for every entry of the integrity list that exists here."""
     classes: tuple[type, ...]
     class_attributes: dict[str, int]
-    harness_globals: dict[tuple[str, str], int]
+    harness_globals: dict[tuple[str, str], int | tuple[str, str]]
     signals: tuple
     audit_hook_attempts: list[str]
     dispatch_tables: dict[str, str]

@@ -94,7 +94,9 @@ _TASKS = "/proc/self/task"
 def _idle_code_objects() -> frozenset:
     """Code objects of the standard waits, taken now, before a solution could replace the functions."""
     functions = [threading.Condition.wait, threading.Condition.wait_for, threading.Thread.join,
-                 threading.Thread._wait_for_tstate_lock, concurrent.futures.thread._worker]
+                 # A private method, absent from the stubs.
+                 threading.Thread._wait_for_tstate_lock,  # pyright: ignore[reportAttributeAccessIssue]
+                 concurrent.futures.thread._worker]
     functions += [cls.select for cls in vars(selectors).values()
                   if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector) and "select" in vars(cls)]
     return frozenset(function.__code__ for function in functions if hasattr(function, "__code__"))
@@ -534,10 +536,10 @@ def _kept(executor) -> bool:
 def _wrap_join(original, calls: _CallLedger):
     is_alive = threading.Thread.is_alive  # the class's own: a subclass cannot claim a running thread has ended
 
-    def join(thread, timeout=None):
-        original(thread, timeout)
-        if calls.in_call and not is_alive(thread):
-            calls.joined.add(id(thread))
+    def join(self: threading.Thread, timeout: float | None = None) -> None:  # replaces Thread.join: `self`
+        original(self, timeout)
+        if calls.in_call and not is_alive(self):
+            calls.joined.add(id(self))
 
     join.__name__, join.__qualname__, join.__doc__ = original.__name__, original.__qualname__, original.__doc__
     return join
@@ -596,7 +598,7 @@ def _name(native_id: int) -> str:
 def _describe(ident: int, thread: _LiveThread, frame=None) -> str:
     if thread.native:
         return thread.started_at
-    named = threading._active.get(ident)
+    named = threading._active.get(ident)  # pyright: ignore[reportAttributeAccessIssue]  # private, not in the stubs
     text = f"{named.name if named is not None else f'thread {ident}'} (started at {thread.started_at}"
     if frame is not None:
         text += f", now at {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"

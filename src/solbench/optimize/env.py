@@ -271,7 +271,11 @@ class Env:
         start = time.perf_counter()
         traces = api.evaluate(problem, solution, config=config, cache=cache, sandboxes=self._sandboxes())
         seconds = time.perf_counter() - start
-        record = traces[0].evaluation.solbench.cache if traces and traces[0].evaluation.solbench else None
+        record = None
+        if traces:
+            evaluation = traces[0].evaluation
+            assert evaluation is not None, "api.evaluate returns evaluated traces"
+            record = evaluation.solbench.cache if evaluation.solbench else None
         return traces, seconds, bool(record and record.hit), record.key if record else None
 
     def _feedback(self, traces: list[Trace]) -> list[WorkloadFeedback]:
@@ -306,9 +310,11 @@ class Env:
             traces = api.evaluate(restricted(self._problem, untimed), reference,
                                   config=self._config, cache=self.cache, sandboxes=self._sandboxes())
             for trace in traces:
-                performance = trace.evaluation.performance
+                evaluation = trace.evaluation
+                assert evaluation is not None, "api.evaluate returns evaluated traces"
+                performance = evaluation.performance
                 found[trace.workload.uuid] = (performance.latency_ms, ENV_REFERENCE_SOURCE) if performance else \
-                    (None, f"the reference did not pass here ({trace.evaluation.status.value})")
+                    (None, f"the reference did not pass here ({evaluation.status.value})")
         return found
 
 

@@ -37,7 +37,10 @@ class SolbenchGymEnv(gymnasium.Env):
     def __init__(self, problem=None, *, env: Env | None = None, **make_arguments: Any):
         if (problem is None) == (env is None):
             raise OptimizeError("SolbenchGymEnv: give a problem (and make() arguments) or env=, not both")
-        self.env = env if env is not None else make(problem, **make_arguments)
+        if env is None:
+            assert problem is not None, "exactly one of problem and env= (checked above)"
+            env = make(problem, **make_arguments)
+        self.env = env
         text = spaces.Text(MAX_OBSERVATION_CHARS, min_length=0, charset=CHARSET)
         self.observation_space = spaces.Dict({"card": text, "feedback": text})
         self.action_space = spaces.Text(MAX_ACTION_CHARS, min_length=0, charset=CHARSET)

@@ -30,6 +30,8 @@ def split_workloads(problem: Problem, held_out: HeldOut = None) -> tuple[tuple[W
         chosen = _ranked_share(problem, DEFAULT_HELD_OUT_FRACTION if held_out is None else float(held_out))
     elif isinstance(held_out, (str, bytes)):
         raise InvalidHeldOut(f"{held_out!r}: give a list of workload uuids, not one string")
+    elif isinstance(held_out, bool):
+        raise InvalidHeldOut(f"{held_out!r}: give a fraction in [0, 1) or a list of workload uuids")
     else:
         chosen = set(held_out)
         unknown = sorted(chosen - {w.uuid for w in workloads})

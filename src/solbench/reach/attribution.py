@@ -46,8 +46,10 @@ class Attribution:
 def attribute(profile: Profile, rules: Rules, module_families: Mapping[str, str] | None = None,
               depth: DepthScaling | None = None) -> Attribution:
     steps = profile.steps
-    extrapolate = depth is not None and not any(call.backward_of or pass_of(call) == "optimizer"
-                                                for call in profile.calls)
+    # The layer scaling, when the full-depth times are extrapolated (inference only).
+    scaling = None if depth is None or any(call.backward_of or pass_of(call) == "optimizer"
+                                           for call in profile.calls) else depth
+    extrapolate = scaling is not None
     full: dict[str, list[float]] = defaultdict(lambda: [0.0] * steps)
     classes: dict[str, list[float]] = defaultdict(lambda: [0.0] * steps)
     groups: dict[GroupKey, list[float]] = defaultdict(lambda: [0.0] * steps)
@@ -59,9 +61,9 @@ def attribute(profile: Profile, rules: Rules, module_families: Mapping[str, str]
         key = GroupKey(cls, family, pass_of(call), call.name, width_of(call) if cls == ADDRESSABLE else None)
         classes[cls][call.step] += call.self_us
         groups[key][call.step] += call.self_us
-        if extrapolate:
-            in_layer = any(fnmatchcase(m, depth.layer_glob) for m in call.modules)
-            full[cls][call.step] += call.self_us * (depth.factor if in_layer else 1.0)
+        if scaling is not None:
+            in_layer = any(fnmatchcase(m, scaling.layer_glob) for m in call.modules)
+            full[cls][call.step] += call.self_us * (scaling.factor if in_layer else 1.0)
     attributed = [sum(values[i] for values in classes.values()) for i in range(steps)]
     classes[UNATTRIBUTED] = [max(0.0, s - a) for s, a in zip(profile.step_us, attributed)]
     step_us = [max(s, a) for s, a in zip(profile.step_us, attributed)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from solbench.reach.built_model import BuiltModel
@@ -95,7 +96,8 @@ def _calls(events, device: str) -> tuple[list[ProfiledOp], list[float]]:
             index = int(event.name[len(STEP_PREFIX):])
             steps[index] = event.time_range.elapsed_us()
             ranges.append((event.time_range.start, event.time_range.end, index))
-    from torch.autograd import DeviceType
+    # DeviceType is public in torch.autograd but not re-exported by its stubs.
+    from torch.autograd import DeviceType  # pyright: ignore[reportPrivateImportUsage]
 
     calls = []
     for event in events:
@@ -132,5 +134,5 @@ def _calls(events, device: str) -> tuple[list[ProfiledOp], list[float]]:
     return calls, [steps[i] for i in sorted(steps)]
 
 
-def spread(values: list[float]) -> float:
+def spread(values: Sequence[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else 0.0

@@ -30,6 +30,7 @@ def build_user_model(spec: str, *, mode: str, device: str) -> BuiltModel:
     if not path.is_file():
         raise ReachError(f"{spec!r}: {path} does not exist")
     loader_spec = importlib.util.spec_from_file_location(f"solbench_reach_user_{path.stem}", path)
+    assert loader_spec is not None and loader_spec.loader is not None, "a .py file (parse_spec) has a source loader"
     module = importlib.util.module_from_spec(loader_spec)
     loader_spec.loader.exec_module(module)
     factory = getattr(module, factory_name, None)

@@ -72,6 +72,7 @@ def _projection(attribution: Attribution, coverage: SuiteCoverage, options: Reac
     elif options.speedups_file is not None:
         speedups, source = speedups_from_export(options.speedups_file), f"export {options.speedups_file}"
     else:
+        assert options.assume_speedup is not None, "the one source given is neither of the others"
         speedups = assumed(list(coverage.problem_us), options.assume_speedup)
         source = f"assumed {options.assume_speedup:g}x for every covered problem"
     result = project(attribution.step_us, coverage.problem_us, speedups, source)

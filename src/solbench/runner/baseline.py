@@ -36,10 +36,14 @@ def fastest_correct(out: Path, hardware_id: str, candidates: list[str]) -> tuple
 
 def baselines_from_traces(traces: list[Trace], hardware_id: str, source: str) -> list[Baseline]:
     """A Baseline for every trace that PASSED with a latency."""
-    return [Baseline(definition=t.definition, workload=t.workload.uuid, hardware=hardware_id,
-                     latency_ms=t.evaluation.performance.latency_ms, source=source)
-            for t in traces if t.evaluation.status is EvaluationStatus.PASSED and t.evaluation.performance
-            and t.evaluation.performance.latency_ms]
+    found: list[Baseline] = []
+    for t in traces:
+        assert t.evaluation is not None, "baselines are taken from evaluated traces"
+        performance = t.evaluation.performance
+        if t.evaluation.status is EvaluationStatus.PASSED and performance and performance.latency_ms:
+            found.append(Baseline(definition=t.definition, workload=t.workload.uuid, hardware=hardware_id,
+                                  latency_ms=performance.latency_ms, source=source))
+    return found
 
 
 def fastest(*groups: list[Baseline]) -> list[Baseline]:

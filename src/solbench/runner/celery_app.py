@@ -103,7 +103,9 @@ def count_delivery(broker_url: str, task_id: str) -> int:
     key = f"solbench:deliveries:{task_id}"
     try:
         with client.pipeline() as pipe:
-            count, _ = pipe.incr(key).expire(key, 24 * 3600).execute()
+            pipe.incr(key)
+            pipe.expire(key, 24 * 3600)
+            count, _ = pipe.execute()
     finally:
         client.close()
     return int(count)
@@ -174,7 +176,8 @@ def lost_jobs(broker_url: str, task_ids: list[str]) -> dict[str, str]:
     client = redis.Redis.from_url(broker_url, socket_timeout=5, socket_connect_timeout=5)
     try:
         holders = dict(zip(task_ids, client.mget([JOB_HOLDER_KEY.format(task_id=t) for t in task_ids])))
-        held = {t: h.decode() for t, h in holders.items() if h is not None}
+        # Bytes (the client does not decode responses), though the stubs say str.
+        held = {t: h.decode() if isinstance(h, bytes) else h for t, h in holders.items() if h is not None}
         nodes = sorted(set(held.values()))
         alive = dict(zip(nodes, client.mget([WORKER_ALIVE_KEY.format(node=n) for n in nodes]))) if nodes else {}
     finally:

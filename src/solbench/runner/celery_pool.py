@@ -174,6 +174,7 @@ def _collect(job: Job, meta: dict, settings: RunSettings, store: TraceStore) -> 
         result.error = str(error)
         return result
     for trace in traces:
+        assert trace.evaluation is not None, "a worker returns evaluated traces"
         status = trace.evaluation.status.value
         result.statuses[status] = result.statuses.get(status, 0) + 1
     return result

@@ -45,7 +45,7 @@ def start_worker(app, queues: list[str], options: WorkerOptions) -> None:
     from celery.signals import task_received, worker_process_init
 
     liveness = WorkerLiveness(options.broker.url, options.node_name, options.heartbeat_s)
-    task_received.connect(lambda request=None, **_: liveness.holds(request.id), weak=False)
+    task_received.connect(lambda request, **_: liveness.holds(request.id), weak=False)
     worker_process_init.connect(_warm_up, weak=False)
     liveness.start()
     try:

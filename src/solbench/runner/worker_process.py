@@ -51,6 +51,7 @@ class WorkerProcess:
     def collect(self) -> JobResult:
         """The running job's result (call once `waitables` is ready); raises WorkerDied when it died instead."""
         job = self.job
+        assert job is not None, "collect follows start"
         try:
             result = self._connection.recv()
         except (EOFError, OSError):  # the pipe closed, or closed halfway through a message: the process is gone

@@ -92,7 +92,9 @@ class CudaCacheFlusher:
         import torch
 
         try:
-            torch.cuda.cudart().cudaCtxResetPersistingL2Cache()
+            cudart = torch.cuda.cudart()
+            if cudart is not None:
+                cudart.cudaCtxResetPersistingL2Cache()
         except (AttributeError, RuntimeError):
             pass
         self._buffer.zero_()

@@ -24,6 +24,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,8 +185,8 @@ class LineFlushHelper:
     path: str
     line_bytes: int
     instruction: str
-    _flush: object
-    _count: object
+    _flush: Callable[..., int]
+    _count: Callable[..., int]
 
     def flush_ranges(self, ranges: list[tuple[int, int]]) -> int:
         """Flush every line of each (start address, byte length); returns the number of lines flushed."""

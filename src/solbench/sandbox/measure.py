@@ -106,7 +106,9 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
         if plan.capture:
             variant, seen = iteration % variants, iteration // variants + 1
             if secrets.randbelow(seen) == 0:  # keep this one with probability 1/seen: uniform over the variant's calls
-                measurement.captured.pop(kept.get(variant), None)
+                previous = kept.get(variant)
+                if previous is not None:
+                    measurement.captured.pop(previous, None)
                 kept[variant] = iteration
                 with between_calls():
                     measurement.captured[iteration] = snapshot(result[0])

@@ -41,8 +41,9 @@ def _line_flush_entries(server: object | None) -> list[Protected]:
     if server is None:
         return []
     entries = [Protected(server, "line_flush")]
-    if getattr(server, "line_flush", None) is not None:
-        entries += _entries(server.line_flush, "_flush", "_count")
+    line_flush = getattr(server, "line_flush", None)
+    if line_flush is not None:
+        entries += _entries(line_flush, "_flush", "_count")
     return entries
 
 

@@ -18,6 +18,7 @@ rebuilds the same content with `perturbed_inputs` to check captured outputs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from solbench.spec.dtypes import same_bits
@@ -127,7 +128,7 @@ def _checked_perturbations(perturbations, inputs: list) -> list[str]:
     return list(perturbations)
 
 
-def perturbed_inputs(inputs: list, iteration: int, seed: int, perturbations: list[str]) -> list:
+def perturbed_inputs(inputs: list, iteration: int, seed: int, perturbations: Sequence[Perturbation]) -> list:
     """The content iteration `iteration` of a timed loop sees, from that iteration's input set.
 
     `perturbations[i]`: what happens to input i (one of PERTURBATIONS; the parent decides by name and dtype).
@@ -143,7 +144,7 @@ def perturbed_inputs(inputs: list, iteration: int, seed: int, perturbations: lis
 
 
 class InputRotation:
-    def __init__(self, pool: list[list], perturbations: list[str], perturb_seed: int | None = None):
+    def __init__(self, pool: list[list], perturbations: Sequence[Perturbation], perturb_seed: int | None = None):
         import torch
 
         self.pool = pool

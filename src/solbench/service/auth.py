@@ -53,7 +53,8 @@ def revoke_tokens(session_factory: sessionmaker[Session], name: str, token: str 
         query = update(ApiToken).where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
         if token is not None:
             query = query.where(ApiToken.token_hash == hash_token(token))
-        return session.execute(query.values(revoked_at=utcnow())).rowcount
+        # An UPDATE returns a CursorResult, which has rowcount; the stubs type execute() as Result.
+        return session.execute(query.values(revoked_at=utcnow())).rowcount  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def set_banned(session_factory: sessionmaker[Session], name: str, banned: bool = True) -> None:

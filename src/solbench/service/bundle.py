@@ -114,11 +114,13 @@ def replay_bundle(path: str | PathLike, *, config=None, workdir: str | PathLike 
         before_status = before.evaluation.status.value if before and before.evaluation else None
         before_ms = before.evaluation.performance.latency_ms if before and before.evaluation and \
             before.evaluation.performance else None
-        after_ms = trace.evaluation.performance.latency_ms if trace.evaluation.performance else None
+        after = trace.evaluation
+        assert after is not None, "evaluate returns evaluated traces"
+        after_ms = after.performance.latency_ms if after.performance else None
         rows.append(BundleReplayRow(workload=trace.workload.uuid, original_status=before_status,
-                              replay_status=trace.evaluation.status.value, original_ms=before_ms, replay_ms=after_ms,
+                              replay_status=after.status.value, original_ms=before_ms, replay_ms=after_ms,
                               ratio=after_ms / before_ms if after_ms and before_ms else None,
-                              same_status=before_status == trace.evaluation.status.value))
+                              same_status=before_status == after.status.value))
     result = data.get("result") or {}
     return BundleReplay(bundle=str(path), problem=definition.name, problem_version=problem_data.get("version", ""),
                         original_hardware=result.get("hardware"), original_harness=result.get("harness_version"),

@@ -146,6 +146,7 @@ def t_sol_for(session_factory: sessionmaker[Session], version_id: int, hardware:
         if stored is not None:
             return dict(stored.t_sol_ms)
         version = session.get(ProblemVersion, version_id)
+        assert version is not None, "version ids come from stored rows"
         problem = spec_problem(version)
         problem = replace(problem, workloads=problem.workloads + spec_problem(version, held_out=True).workloads)
     from solbench.api import analyze

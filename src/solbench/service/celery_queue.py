@@ -70,6 +70,7 @@ class CeleryQueue:
 
     def __init__(self, settings: ServiceSettings, session_factory: sessionmaker[Session]):
         self.settings, self.session_factory = settings, session_factory
+        assert settings.broker_url is not None, "the service queues with Celery only when it has a broker"
         broker = BrokerSettings(settings.broker_url)
         check_reachable(broker)
         self.app = make_celery_app(broker)

@@ -70,6 +70,7 @@ def claim(session_factory: sessionmaker[Session], submission_id: int, worker: Wo
     token = secrets.token_hex(16)
     now = utcnow()
     with session_factory.begin() as session:
+        # An UPDATE returns a CursorResult, which has rowcount; the stubs type execute() as Result.
         claimed = session.execute(
             update(Submission)
             .where(Submission.id == submission_id, Submission.deleted_at.is_(None),
@@ -78,7 +79,7 @@ def claim(session_factory: sessionmaker[Session], submission_id: int, worker: Wo
                             Submission.heartbeat_at < now - timedelta(seconds=stale_after_s))))
             .values(status="running", claim_token=token, worker=worker.name, started_at=now, heartbeat_at=now,
                     attempts=Submission.attempts + 1)
-            .execution_options(synchronize_session=False)).rowcount
+            .execution_options(synchronize_session=False)).rowcount  # pyright: ignore[reportAttributeAccessIssue]
     return token if claimed == 1 else None
 
 
@@ -145,6 +146,7 @@ def _evaluate(session_factory: sessionmaker[Session], submission_id: int, worker
 
     with session_factory() as session:
         submission = session.get(Submission, submission_id)
+        assert submission is not None, "a claimed submission's row exists (deletion is soft)"
         # A rescore measures on the problem's current version; a first run on the version submitted to.
         version = submission.problem_version
         if submission.rescore_reason:
@@ -187,11 +189,12 @@ def _store(session_factory: sessionmaker[Session], submission_id: int, token: st
         t_sol_ms=outcome.t_sol_ms, t_b_ms=scores.t_b_ms,
         cache_hit=bool(details and details.cache and details.cache.hit))
     with session_factory.begin() as session:
+        # An UPDATE returns a CursorResult, which has rowcount; the stubs type execute() as Result.
         released = session.execute(
             update(Submission).where(Submission.id == submission_id, Submission.claim_token == token,
                                      Submission.status == "running", Submission.deleted_at.is_(None))
             .values(status="done", finished_at=utcnow(), claim_token=None, error=None, rescore_reason=None)
-            .execution_options(synchronize_session=False)).rowcount
+            .execution_options(synchronize_session=False)).rowcount  # pyright: ignore[reportAttributeAccessIssue]
         if released != 1:  # the claim was lost (taken over, or the submission deleted): store nothing
             session.execute(update(Submission).where(Submission.id == submission_id, Submission.claim_token == token,
                                                      Submission.deleted_at.is_not(None))

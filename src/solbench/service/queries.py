@@ -316,8 +316,10 @@ def worker_alive(worker: Worker, now: datetime) -> bool:
     if worker.stopped_at is not None:
         return False
     age = (now - worker.last_seen).total_seconds()
-    promised = worker.heartbeat_s and (worker.current_submission_id is not None or worker.beats_when_idle)
-    return age < (2 * worker.heartbeat_s + MISSED_BEAT_GRACE_S if promised else WORKER_ALIVE_S)
+    heartbeat_s = worker.heartbeat_s
+    if heartbeat_s and (worker.current_submission_id is not None or worker.beats_when_idle):  # beats promised
+        return age < 2 * heartbeat_s + MISSED_BEAT_GRACE_S
+    return age < WORKER_ALIVE_S
 
 
 def status(session: Session) -> StatusData:
@@ -465,6 +467,7 @@ def per_hour(session: Session, *, hours: int = 48, finished: bool = True) -> lis
     column = Submission.finished_at if finished else Submission.created_at
     counts: dict[datetime, int] = defaultdict(int)
     for (moment,) in session.execute(select(column).where(column >= start)):
+        assert moment is not None, "NULL is never >= start"
         counts[moment.replace(minute=0, second=0, microsecond=0)] += 1
     return [(start + timedelta(hours=h), counts.get(start + timedelta(hours=h), 0)) for h in range(hours)]
 

@@ -29,6 +29,8 @@ class PythonModuleBuilder:
         entry = source_dir / spec.entry_file
         module_name = "solbench_solution_" + Path(spec.entry_file).with_suffix("").as_posix().replace("/", "_")
         module_spec = importlib.util.spec_from_file_location(module_name, entry)
+        if module_spec is None or module_spec.loader is None:
+            raise BuildError(f"{spec.entry_file} cannot be imported as a Python module")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[module_name] = module
         try:

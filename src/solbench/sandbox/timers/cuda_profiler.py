@@ -21,8 +21,11 @@ class CudaProfilerTimer(CudaTimerBase):
         with profile(activities=[ProfilerActivity.CUDA]) as session:
             fn()
             torch.cuda.synchronize(self.device)
-        spans = [(e.time_range.start, e.time_range.end) for e in session.events()
-                 if e.device_type == torch.autograd.DeviceType.CUDA]
+        events = session.events()
+        assert events is not None, "the profile has stopped, so its events are parsed"
+        # DeviceType is public in torch.autograd but not re-exported by its stubs.
+        cuda = torch.autograd.DeviceType.CUDA  # pyright: ignore[reportPrivateImportUsage]
+        spans = [(e.time_range.start, e.time_range.end) for e in events if e.device_type == cuda]
         if not spans:
             raise RuntimeError("the call launched no device work for the profiler to time")
         return (max(end for _, end in spans) - min(start for start, _ in spans)) * 1e-6

@@ -137,6 +137,7 @@ def submission_view(db: Session, submission: Submission, *, with_code: bool = Tr
         history = db.scalars(select(ScoreChange).where(ScoreChange.submission_id == submission.id)
                              .order_by(ScoreChange.id)).all()
         version = db.get(type(submission.problem_version), result.problem_version_id)
+        assert version is not None, "a result's problem_version_id is a foreign key"
         result_view = ResultView(
             score=result.score, public_score=result.public_score, held_out_score=result.held_out_score,
             held_out_workloads=len(result.held_out_traces), verdict=result.verdict,

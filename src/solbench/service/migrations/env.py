@@ -3,6 +3,7 @@
 from alembic import context
 from sqlalchemy import create_engine
 
+from solbench.service.errors import ServiceError
 from solbench.service.models import Base
 
 target_metadata = Base.metadata
@@ -15,7 +16,10 @@ def run_migrations() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = create_engine(context.config.get_main_option("sqlalchemy.url"))
+    url = context.config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise ServiceError("alembic: no connection was handed over and no sqlalchemy.url is configured")
+    engine = create_engine(url)
     with engine.begin() as connection:
         context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
         with context.begin_transaction():

@@ -164,7 +164,8 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
         held_out_score=result.held_out_score if result is not None else None,
         held_out_workloads=len(result.held_out_traces or []) if result is not None else 0)
     spread = timing_spread_chart([TimingSpread(w.uuid, w.min_ms, w.median_ms, w.max_ms, w.t_sol_ms, w.t_baseline_ms)
-                                  for w in workloads if w.min_ms is not None])
+                                  for w in workloads
+                                  if w.min_ms is not None and w.median_ms is not None and w.max_ms is not None])
     return dict(title=f"Submission #{row.id}", nav="", s=detail, spread_chart=spread)
 
 

@@ -115,7 +115,7 @@ class Drawing:
     title: str
     elements: list[str] = field(default_factory=list)
 
-    def add(self, tag: str, text: str | None = None, **values: object) -> None:
+    def add(self, tag: str, text: str | None = None, /, **values: object) -> None:
         inner = "" if text is None else escape(text)
         self.elements.append(f"<{tag} {attrs(**values)}>{inner}</{tag}>" if text is not None
                              else f"<{tag} {attrs(**values)}/>")

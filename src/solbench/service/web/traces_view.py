@@ -29,7 +29,7 @@ def workload_rows(result, traces: list[dict]) -> list[views.WorkloadResultRow]:
             uuid=uuid, status=evaluation.status.value if evaluation is not None else "NOT_EVALUATED", score=score,
             latency_ms=evaluation.performance.latency_ms if evaluation is not None and evaluation.performance
             else None, t_sol_ms=t_sol, t_baseline_ms=t_b,
-            min_ms=samples[0] if samples else None, median_ms=timing.median_ms if samples else None,
+            min_ms=samples[0] if samples else None, median_ms=timing.median_ms if timing is not None and samples else None,
             max_ms=samples[-1] if samples else None, failure=details.failure if details is not None else None))
     return rows
 
