@@ -536,7 +536,7 @@ def _kept(executor) -> bool:
 def _wrap_join(original, calls: _CallLedger):
     is_alive = threading.Thread.is_alive  # the class's own: a subclass cannot claim a running thread has ended
 
-    def join(self: threading.Thread, timeout: float | None = None) -> None:  # replaces Thread.join: `self`
+    def join(self: threading.Thread, timeout: float | None = None) -> None:  # installed as Thread.join
         original(self, timeout)
         if calls.in_call and not is_alive(self):
             calls.joined.add(id(self))
