@@ -210,3 +210,10 @@ def test_the_cli_tells_the_runner_option_errors_with_its_flags(one_problem_suite
         "`solbench worker`s run the jobs"), result.stderr
     result = solbench("baseline", one_problem_suite, "-o", "b.json", "--name", "nothing")
     assert result.returncode == 2 and result.stderr.strip().endswith(f"{one_problem_suite}: no problems match")
+
+
+def test_the_facades_all_lists_exactly_the_lazily_imported_names():
+    import solbench
+
+    assert solbench.__all__ == ["__version__", *solbench._API, *solbench._OPTIMIZE]
+

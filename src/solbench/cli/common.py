@@ -4,7 +4,7 @@ error names its flag."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
@@ -28,7 +28,7 @@ def library_defaults(function: Callable) -> dict[str, Any]:
             if parameter.default is not inspect.Parameter.empty}
 
 
-def told_with_flags(error, messages: dict[tuple[str, str | None], str]) -> Exception:
+def told_with_flags(error, messages: Mapping[tuple[str, str | None], str]) -> Exception:
     """A runner option error (`RunOptionError`) in the command's own words where it has them, else as it is.
 
     `messages` maps (option, the option it conflicts with) to the message naming the command's flags.

@@ -20,7 +20,7 @@ from solbench.cli.tier_option import TierChoice, tier_option, tier_value
 from solbench.runner import suite_run
 
 RUN = library_defaults(suite_run.run_suite)
-FLAG_MESSAGES = {  # the runner's option errors, told with this command's flags
+FLAG_MESSAGES: dict[tuple[str, str | None], str] = {  # the runner's option errors, told with this command's flags
     ("warm_sandboxes", "broker"): "--warm-sandboxes: spares are kept by local worker processes; with --broker the "
                                   "remote `solbench worker`s run the jobs",
     ("tier", "broker"): "--tier: remote `solbench worker`s receive workload.jsonl only (the GPU tier); drop --broker "

@@ -36,7 +36,7 @@ class ProgressLines:
             self._start_bar(len(event.jobs))
         elif isinstance(event, JobDone):
             self.console.print(self.job_line(event))
-            if self.bar is not None:
+            if self.bar is not None and self.task is not None:
                 self.bar.update(self.task, advance=1)
         else:
             self.console.print(_line(event))

@@ -37,6 +37,7 @@ class BaselineSearch(Protocol):
         `jobs` holds one job per problem (its reference); `hardware` is the id the baselines are for, `config`
         how candidates are evaluated, `work` the measurement's folder (a search keeps its own state under it).
         """
+        ...
 
 
 @dataclass(frozen=True)

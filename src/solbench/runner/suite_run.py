@@ -71,7 +71,11 @@ def run_suite(suite: Path = DEFAULT_SUITE, *, solution_name: str = REFERENCE, ca
     out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
     settings = RunSettings(config=config, out=out, hardware=sol_hardware, baselines=loaded_baselines, rerun=rerun,
                            warm_sandboxes=warm_sandboxes, tier=tier)
-    run = _broker_runner(broker, sol_hardware, progress) if broker else partial(pool.run_jobs, workers=workers)
+    if broker:
+        assert sol_hardware is not None, "_check_broker refuses a broker run without --hardware"
+        run = _broker_runner(broker, sol_hardware, progress)
+    else:
+        run = partial(pool.run_jobs, workers=workers)
     progress(Started(tuple(jobs), (solution_name,), out, sol_hardware))
     on_done, on_retry = job_reports(progress, len(jobs))
     results = run(jobs, settings, on_done=on_done, on_retry=on_retry)

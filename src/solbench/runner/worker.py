@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from solbench.errors import SolbenchError
 from solbench.evaluation import EvaluationConfig, SandboxPool, evaluate
+from solbench.runner.errors import RunError
 from solbench.runner.jobs import COMPILED_REFERENCE, REFERENCE, Job
 from solbench.runner.store import TraceStore
 from solbench.spec.packaging import compiled_reference_solution, reference_solution
@@ -67,6 +68,7 @@ def run_job(job: Job, settings: RunSettings, sandboxes: SandboxPool | None = Non
             traces = attach_sol(traces, problem, settings)
         result.trace_path = str(store.write(job, traces))
         for trace in traces:
+            assert trace.evaluation is not None, "evaluate returns evaluated traces"
             status = trace.evaluation.status.value
             result.statuses[status] = result.statuses.get(status, 0) + 1
     except SolbenchError as error:
@@ -88,6 +90,8 @@ def solution_for(job: Job, problem, device: str | None = None):
         return reference_solution(problem.definition, device)
     if job.solution == COMPILED_REFERENCE:
         return compiled_reference_solution(problem.definition, device=device)
+    if job.solution_path is None:  # a remote job's message without the solution it names
+        raise RunError(f"{job.key}: the job names solution {job.solution!r} but carries no solution file")
     return load_solution(job.solution_path)
 
 
@@ -96,6 +100,7 @@ def attach_sol(traces, problem, settings: RunSettings):
     from solbench.hardware import lookup
     from solbench.scoring import attach_sol as attach
 
+    assert settings.hardware is not None, "T_SOL is attached only for a run that names its hardware"
     return attach(traces, problem, lookup(settings.hardware), settings.baselines, settings.config.data_roots,
                   settings.config.precision)
 

@@ -69,7 +69,7 @@ def load_baselines(path: Path) -> Baselines:
     return Baselines(data.baselines)
 
 
-def as_baselines(value: Baselines | str | PathLike | None) -> Baselines | None:
+def as_baselines(value: Baselines | str | PathLike[str] | None) -> Baselines | None:
     """The one coercion of a path-or-Baselines argument: a Baselines or None as given, a path (str or PathLike)
     read with `load_baselines`. Raises ScoreError for a missing or malformed file."""
     if value is None or isinstance(value, Baselines):

@@ -27,7 +27,7 @@ from solbench.spec.trace_files import read_traces
 
 def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *,
                  problems: Mapping[str, Problem] | Iterable[Problem] | None = None,
-                 baselines: Baselines | PathLike | str | None = None,
+                 baselines: Baselines | PathLike[str] | str | None = None,
                  sets: Mapping[str, str] | None = None,
                  data_roots: tuple[Path, ...] = (), precision: str = "auto",
                  missing: SetMissing = "exclude") -> ScoreReport:
