@@ -25,18 +25,25 @@ from solbench.scoring.report import (
     SetScore,
     WorkloadScore,
 )
-from solbench.scoring.sol_score import mean_score, sol_score
+from solbench.scoring.sol_score import below_floor, mean_score, sol_floor_ms, sol_score
 from solbench.spec.problem_set import DEFAULT_SET
 from solbench.spec.trace import EvaluationStatus, Trace
 
 PASSED = EvaluationStatus.PASSED.value
+IMPLAUSIBLE = EvaluationStatus.IMPLAUSIBLE.value
 SAME_RUN_REFERENCE = "reference timed in the same run"
 
 
 def score_trace(trace: Trace, t_sol_ms: float | None, baselines: Baselines | None,
-                hardware: str | None) -> WorkloadScore:
+                hardware: str | None, bound: str | None = None) -> WorkloadScore:
     """S of one trace. T_b comes from `baselines` where it has this workload on `hardware`, else from the
-    trace's own reference timing. Without `hardware` nothing is scored (S None)."""
+    trace's own reference timing. Without `hardware` nothing is scored (S None).
+
+    A PASSED trace measured below the speed-of-light floor on `hardware` (sol_score.below_floor) is not
+    scored: its status here is IMPLAUSIBLE, S 0 (a failure), with T_k, T_SOL, the floor and `bound` (the
+    binding roof, where the caller knows it) as the evidence. A trace already IMPLAUSIBLE (eval --hardware)
+    is the same failure.
+    """
     evaluation = trace.evaluation
     baseline = baselines.get(trace.definition, trace.workload.uuid, hardware) if baselines and hardware else None
     performance = evaluation.performance if evaluation else None
@@ -44,27 +51,43 @@ def score_trace(trace: Trace, t_sol_ms: float | None, baselines: Baselines | Non
                                                        else None)
     status = evaluation.status.value if evaluation else "NOT_EVALUATED"
     reference_sol = baseline.sol_ms if baseline else None
+    details = evaluation.solbench if evaluation else None
+    recorded = details.sol if details else None
+    if bound is None and recorded is not None and hardware and recorded.hardware.upper() == hardware.upper():
+        bound = recorded.bound
     common: dict[str, Any] = dict(definition=trace.definition, workload=trace.workload.uuid, solution=trace.solution,
-                  status=status, t_sol_ms=t_sol_ms, t_baseline_ms=t_baseline,
+                  t_sol_ms=t_sol_ms, t_baseline_ms=t_baseline, bound=bound,
                   baseline_source=baseline.source if baseline else SAME_RUN_REFERENCE,
                   reference_t_sol_ms=reference_sol,
                   t_sol_ratio=t_sol_ms / reference_sol if t_sol_ms is not None and reference_sol else None)
     if hardware is None:
         return WorkloadScore(score=None, t_kernel_ms=performance.latency_ms if performance else None,
-                             note="no hardware given", **common)
+                             note="no hardware given", status=status, **common)
+    if status == IMPLAUSIBLE and performance is not None:
+        floor = recorded.floor_ms if recorded else None
+        return WorkloadScore(score=0.0, t_kernel_ms=performance.latency_ms, implausible=True, floor_ms=floor,
+                             note=(details.failure if details and details.failure else "below the speed-of-light "
+                                   "floor"), status=status, **common)
     if status != PASSED or evaluation is None or performance is None:
-        return WorkloadScore(score=0.0, t_kernel_ms=None, note="not PASSED", **common)
+        return WorkloadScore(score=0.0, t_kernel_ms=None, note="not PASSED", status=status, **common)
+    timing = details.timing if details else None
+    resolution = timing.resolution_ms if timing else None
+    if t_sol_ms is not None:
+        refused = below_floor(performance.latency_ms, t_sol_ms, hardware, resolution)
+        if refused:
+            return WorkloadScore(score=0.0, t_kernel_ms=performance.latency_ms, implausible=True,
+                                 floor_ms=sol_floor_ms(t_sol_ms, hardware, resolution),
+                                 note=refused + (f", {bound}-bound" if bound else ""), status=IMPLAUSIBLE, **common)
     if t_sol_ms is None or not t_baseline:
-        return WorkloadScore(score=None, t_kernel_ms=performance.latency_ms,
+        return WorkloadScore(score=None, t_kernel_ms=performance.latency_ms, status=status,
                              note="unscored: no T_SOL" if t_sol_ms is None else "unscored: no baseline", **common)
     result = sol_score(performance.latency_ms, t_baseline, t_sol_ms)
-    implausible, note = result.implausible, result.note
-    timing = evaluation.solbench.timing if evaluation.solbench else None
+    implausible, note = False, result.note
     if timing is not None and timing.below_resolution:
         implausible, note = True, (f"T_k {timing.median_ms:.4g} ms below the timer's resolution "
                                    f"({timing.resolution_ms:.4g} ms)")
     return WorkloadScore(score=result.score, t_kernel_ms=performance.latency_ms, implausible=implausible,
-                         note=note, **common)
+                         note=note, status=status, **common)
 
 
 def aggregate(scores: Iterable[WorkloadScore], hardware: str | None,
@@ -99,7 +122,7 @@ def _problem_score(key: tuple[str, str, str | None], group: list[WorkloadScore])
     return ProblemScore(set=set_name, definition=definition, solution=solution, workloads=len(group), passed=passed,
                         scored=len(counted), unscored=len(group) - len(counted),
                         score=mean_score(counted) if counted else None,
-                        latency_ms=geometric_mean([s.t_kernel_ms for s in group]),
+                        latency_ms=geometric_mean([s.t_kernel_ms if s.status == PASSED else None for s in group]),
                         statuses=dict(sorted(Counter(s.status for s in group).items())))
 
 

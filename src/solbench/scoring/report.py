@@ -33,12 +33,13 @@ class WorkloadScore(_Value):
     solution: str | None = None
     """The solution's name as the trace records it."""
     status: str
-    """The trace's evaluation status (PASSED, RUNTIME_ERROR, …)."""
+    """The trace's evaluation status (PASSED, RUNTIME_ERROR, …); IMPLAUSIBLE for a PASSED trace measured below
+    the speed-of-light floor on the report's hardware, which is then a failure."""
     score: float | None
-    """S in [0, 1]; 0 for a workload that did not pass; None when it PASSED but has no T_SOL or no T_b
+    """S in [0, 1]; 0 for a workload that did not pass (IMPLAUSIBLE included); None when it PASSED but has no T_SOL or no T_b
     (unscored: see `ScoreReport.unscored_policy`)."""
     t_kernel_ms: float | None
-    """T_k, the solution's measured latency; None unless PASSED."""
+    """T_k, the solution's measured latency; None unless PASSED or IMPLAUSIBLE (where it is the evidence)."""
     t_baseline_ms: float | None
     """T_b, from the baselines file, else the reference timed in the same run; None when neither exists."""
     t_sol_ms: float | None
@@ -50,8 +51,14 @@ class WorkloadScore(_Value):
     """`t_sol_ms` / `reference_t_sol_ms` where both are known and the reference is above 0."""
     baseline_source: str
     """Where T_b came from (a baselines entry's source, or ``reference timed in the same run``)."""
+    bound: str | None = None
+    """The roof that binds T_SOL (``memory``, ``matrix``, ``vector``, ``special``), where known."""
+    floor_ms: float | None = None
+    """The speed-of-light floor T_k was compared with, for an IMPLAUSIBLE workload: T_SOL x (1 - margin) less
+    the timer's resolution (scoring/sol_score.py)."""
     implausible: bool = False
-    """T_k below T_SOL, or below the timer's resolution: a measurement problem or a cheat."""
+    """Status IMPLAUSIBLE (T_k below the speed-of-light floor: not scored, a failure), or a scored T_k below the
+    timer's resolution: a measurement problem or a cheat."""
     note: str = ""
     """Why the score is what it is when it is not the plain formula (``not PASSED``, ``no T_SOL``, …)."""
 

@@ -15,14 +15,17 @@ from typing import cast
 
 from solbench.hardware import lookup
 from solbench.hardware.spec import HardwareSpec
-from solbench.scoring.aggregate import aggregate, score_trace
+from solbench.scoring.aggregate import IMPLAUSIBLE, aggregate, score_trace
 from solbench.scoring.baselines import Baselines, as_baselines
 from solbench.scoring.report import ScoreReport, SetMissing
 from solbench.spec.inputs import inputs_for_analysis
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.problem_set import problem_set
-from solbench.spec.trace import SolRecord, Trace
+from solbench.spec.trace import EvaluationStatus, SolRecord, Trace
 from solbench.spec.trace_files import read_traces
+
+SPEED_OF_LIGHT_RULE = "speed_of_light"
+"""`failed_rule` of an IMPLAUSIBLE trace: T_k below the speed-of-light floor (scoring/sol_score.py)."""
 
 
 def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *,
@@ -50,8 +53,10 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
     loaded = as_baselines(baselines)
     traces = list(traces)
     analysed = _analysed_t_sols(traces, spec, by_name, data_roots, precision) if spec is not None else {}
-    scores = [score_trace(trace, _t_sol(trace, spec, analysed), loaded, spec.id if spec else None)
-              for trace in traces]
+    scores = []
+    for trace in traces:
+        t_sol, bound = _t_sol(trace, spec, analysed)
+        scores.append(score_trace(trace, t_sol, loaded, spec.id if spec else None, bound))
     all_sets = {name: problem_set(problem.definition.tags) for name, problem in by_name.items()}
     all_sets.update(sets or {})
     return aggregate(scores, spec.id if spec else None, all_sets, missing=missing)
@@ -84,22 +89,34 @@ def attach_sol(traces: list[Trace], problem: Problem, hardware: HardwareSpec,
                baselines: Baselines | None = None, data_roots: tuple[Path, ...] = (),
                precision: str = "auto") -> list[Trace]:
     """Each trace gains `solbench.sol`: T_SOL on `hardware` (under the precision policy `precision`, the
-    evaluation's) and, where T_b and T_k are known, the SOL score."""
+    evaluation's) and, where T_b and T_k are known, the SOL score.
+
+    A PASSED trace measured below the speed-of-light floor becomes IMPLAUSIBLE (rule ``speed_of_light``, the
+    failure line giving T_k, the floor, T_SOL and the binding roof), exactly as `score_traces` would judge it
+    later on the same hardware."""
     analyses = {r.workload.uuid: r for r in _analyse(problem, hardware, data_roots, precision)}
     updated = []
     for trace in traces:
         analysis = at_admitted_precision(analyses[trace.workload.uuid], trace, hardware)
-        score = score_trace(trace, analysis.t_sol_ms, baselines, hardware.id)
-        record = SolRecord(hardware=hardware.id, t_sol_ms=analysis.t_sol_ms, bound=analysis.bound,
-                           coverage_full=analysis.coverage.full,
-                           score=score.score if score.t_baseline_ms and score.t_kernel_ms else None,
-                           baseline_ms=score.t_baseline_ms, baseline_source=score.baseline_source,
-                           implausible=score.implausible, precision=analysis.precision)
+        score = score_trace(trace, analysis.t_sol_ms, baselines, hardware.id, analysis.bound)
         evaluation = trace.evaluation
         assert evaluation is not None and evaluation.solbench is not None, "attach_sol takes evaluated traces"
-        details = evaluation.solbench.model_copy(update={"sol": record})
-        updated.append(trace.model_copy(update={"evaluation": evaluation.model_copy(
-            update={"solbench": details})}))
+        refused = score.status == IMPLAUSIBLE and evaluation.status is not EvaluationStatus.IMPLAUSIBLE
+        record = SolRecord(hardware=hardware.id, t_sol_ms=analysis.t_sol_ms, bound=analysis.bound,
+                           coverage_full=analysis.coverage.full,
+                           score=0.0 if score.status == IMPLAUSIBLE else (
+                               score.score if score.t_baseline_ms and score.t_kernel_ms else None),
+                           baseline_ms=score.t_baseline_ms, baseline_source=score.baseline_source,
+                           implausible=score.implausible, floor_ms=score.floor_ms, precision=analysis.precision)
+        update: dict[str, object] = {"sol": record}
+        if refused:
+            update.update(failed_rule=SPEED_OF_LIGHT_RULE, failure=score.note)
+        details = evaluation.solbench.model_copy(update=update)
+        changes: dict[str, object] = {"solbench": details}
+        if refused:
+            changes.update(status=EvaluationStatus.IMPLAUSIBLE,
+                           log=f"[solbench] {IMPLAUSIBLE}: {score.note}\n{evaluation.log}")
+        updated.append(trace.model_copy(update={"evaluation": evaluation.model_copy(update=changes)}))
     return updated
 
 
@@ -111,28 +128,32 @@ def _by_name(problems: Mapping[str, Problem] | Iterable[Problem] | None) -> dict
     return {problem.name: problem for problem in problems}
 
 
-def _t_sol(trace: Trace, hardware: HardwareSpec | None, analysed: dict[tuple[str, str], float]) -> float | None:
+def _t_sol(trace: Trace, hardware: HardwareSpec | None,
+           analysed: dict[tuple[str, str], tuple[float, str]]) -> tuple[float | None, str | None]:
+    """T_SOL on `hardware` and its binding roof: the trace's own record, else the analysis; (None, None)."""
     if hardware is None:
-        return None
+        return None, None
     recorded = recorded_t_sol(trace, hardware.id)
-    return recorded if recorded is not None else analysed.get((trace.definition, trace.workload.uuid))
+    if recorded is not None:
+        return recorded, None  # score_trace reads the bound from the same record
+    return analysed.get((trace.definition, trace.workload.uuid), (None, None))
 
 
 def _analysed_t_sols(traces: list[Trace], hardware: HardwareSpec, problems: Mapping[str, Problem],
-                     data_roots: tuple[Path, ...], precision: str = "auto") -> dict[tuple[str, str], float]:
-    """T_SOL per (definition, workload uuid) for the traces that record none on `hardware` and whose problem
+                     data_roots: tuple[Path, ...], precision: str = "auto") -> dict[tuple[str, str], tuple[float, str]]:
+    """T_SOL and its binding roof per (definition, workload uuid) for the traces that record none on `hardware` and whose problem
     lists their workload; only those workloads are analysed, each problem's reference imported once."""
     wanted: dict[str, dict[str, Trace]] = {}
     for trace in traces:
         if trace.definition in problems and recorded_t_sol(trace, hardware.id) is None:
             wanted.setdefault(trace.definition, {})[trace.workload.uuid] = trace
-    found: dict[tuple[str, str], float] = {}
+    found: dict[tuple[str, str], tuple[float, str]] = {}
     for name, by_uuid in wanted.items():
         needed = tuple(w for w in problems[name].workloads if w.uuid in by_uuid)
         if needed:
             for result in _analyse(replace(problems[name], workloads=needed), hardware, data_roots, precision):
                 result = at_admitted_precision(result, by_uuid[result.workload.uuid], hardware)
-                found[(name, result.workload.uuid)] = result.t_sol_ms
+                found[(name, result.workload.uuid)] = (result.t_sol_ms, result.bound)
     return found
 
 

@@ -24,6 +24,14 @@ class EvaluationStatus(str, Enum):
     TIMEOUT = "TIMEOUT"
     REWARD_HACK = "REWARD_HACK"
     INVALID_REFERENCE = "INVALID_REFERENCE"
+    IMPLAUSIBLE = "IMPLAUSIBLE"
+    """Correct, but measured below the speed-of-light floor of the hardware it was scored on (T_SOL x (1 -
+    margin) less the timer's resolution, scoring/sol_score.py): not scored, counted as a failure. A solbench
+    status: the trace keeps its correctness and performance records as the evidence."""
+
+
+MEASURED_STATUSES = (EvaluationStatus.PASSED, EvaluationStatus.IMPLAUSIBLE)
+"""Statuses whose evaluation was timed: their trace carries correctness and performance."""
 
 
 class _Record(BaseModel):
@@ -130,7 +138,10 @@ class SolRecord(_Record):
     baseline_ms: float | None = None
     baseline_source: str | None = None
     implausible: bool = False
-    """The measured latency is below T_SOL: faster than the hardware allows."""
+    """The measured latency is below `floor_ms`: faster than the hardware allows (the trace's status is then
+    IMPLAUSIBLE and `score` 0)."""
+    floor_ms: float | None = None
+    """The speed-of-light floor: T_SOL x (1 - margin) less the timer's resolution (scoring/sol_score.py)."""
     precision: PrecisionRecord | None = None
     """The precision policy T_SOL's matrix rate followed."""
 
@@ -192,8 +203,8 @@ class Evaluation(_Record):
 
     @model_validator(mode="after")
     def _sections_match_status(self) -> Evaluation:
-        wants_correctness = self.status in (EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL)
-        wants_performance = self.status is EvaluationStatus.PASSED and not (
+        wants_correctness = self.status in (*MEASURED_STATUSES, EvaluationStatus.INCORRECT_NUMERICAL)
+        wants_performance = self.status in MEASURED_STATUSES and not (
             self.solbench is not None and self.solbench.correctness_only)
         if (self.correctness is not None) != wants_correctness:
             raise ValueError(f"correctness must {'' if wants_correctness else 'not '}be present for {self.status.value}")
