@@ -74,11 +74,12 @@ def probe_hardware() -> None:
     """Measure this machine's CPU (bandwidth, matmul FLOP/s per dtype, caches) for `--hardware local`."""
     from rich.console import Console
 
-    from solbench.hardware.local import save_probe, spec_from_probe
+    from solbench.hardware.local import check_probe, save_probe, spec_from_probe
     from solbench.hardware.probe import probe
 
     errors = Console(stderr=True)
     result = probe(lambda message: errors.print(f"probing {message} ...", highlight=False))
+    check_probe(result)  # beyond the CPU's instruction-set peak: refused, not stored
     path = save_probe(result)
     spec = spec_from_probe(result)
     print(f"{spec.name}: {spec.memory_bandwidth_bytes_per_s / 1e9:.1f} GB/s, "

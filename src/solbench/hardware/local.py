@@ -50,11 +50,38 @@ def _read_probe(path: Path) -> ProbeResult:
         raise HardwareError(f"{path}: not a probe result ({error}); run `solbench hw probe` again") from None
 
 
+PROBE_TOLERANCE = 0.10
+"""How far a measured matmul rate may exceed its instruction-set peak before the probe is refused: the peak counts
+logical cores and the maximum clock, so an honest measurement stays well below it; 10% absorbs a clock reported a
+little under the one the cores reach."""
+
+
+def check_probe(result: ProbeResult) -> None:
+    """Raise HardwareError when a measured rate is beyond what the CPU's own instruction set allows.
+
+    Such a probe measured something else (a timer or clock it could not trust, a matmul that skipped work) and,
+    taken as the roofline, would lower T_SOL's floor below what the CPU can do. Checked where the peaks are a
+    ceiling (`ProbeResult.isa_ceiling`) and per dtype that has one; the memory bandwidth has no such figure: no
+    datasheet of the CPU's memory is known here."""
+    if not result.isa_ceiling:
+        return
+    beyond = [f"{dtype}: measured {measured / 1e9:.0f} GFLOP/s, instruction-set peak "
+              f"{result.isa_flops[dtype] / 1e9:.0f} GFLOP/s ({result.isa_formulas.get(dtype, '')})"
+              for dtype, measured in sorted(result.matmul_flops.items())
+              if result.isa_flops.get(dtype) and measured > result.isa_flops[dtype] * (1 + PROBE_TOLERANCE)]
+    if beyond:
+        raise HardwareError(f"the probe of {result.cpu_model} measured beyond its CPU's instruction-set peak (by more "
+                            f"than {PROBE_TOLERANCE:.0%}): " + "; ".join(beyond)
+                            + "; refused as a roofline: run `solbench hw probe` again on an idle machine")
+
+
 def spec_from_probe(result: ProbeResult) -> HardwareSpec:
     """Per dtype, the larger of the measured matmul rate and the instruction-set peak.
 
-    Any float matrix work may also convert and run at the fp32 rate, so no dtype is slower than fp32.
+    Any float matrix work may also convert and run at the fp32 rate, so no dtype is slower than fp32. A probe
+    that measured beyond its CPU's instruction-set peak is refused (`check_probe`, HardwareError).
     """
+    check_probe(result)
     def best(dtype: str) -> tuple[float, str]:
         measured = result.matmul_flops.get(dtype, 0.0)
         peak = result.isa_flops.get(dtype, 0.0)
@@ -114,6 +141,7 @@ def load_or_probe(progress: Callable[[str], None] = lambda message: None) -> Pro
             return ProbeOutcome(stored, path, measured_now=False)
         progress(f"{path} was measured on {stored.cpu_model!r}: probing this CPU now (`solbench hw probe`)")
     result = probe(lambda step: progress(f"probing {step} ..."))
+    check_probe(result)  # a probe beyond its CPU's instruction-set peak is refused, not stored
     save_probe(result, path)
     return ProbeOutcome(result, path, measured_now=True)
 

@@ -37,6 +37,11 @@ class ProbeResult:
     isa_flops: dict[str, float] = field(default_factory=dict)
     """Instruction-set peak per dtype: cores x FLOPs per cycle x clock."""
     isa_formulas: dict[str, str] = field(default_factory=dict)
+    isa_ceiling: bool = False
+    """The instruction-set peaks are upper bounds of this CPU (x86 with AVX2+FMA or AVX-512, whose FMA ports and
+    lanes `isa_peaks` counts; logical cores and a maximum clock make them err high), so a measured rate above one
+    is refused (`local.check_probe`). False elsewhere (ARM cores with more FMA pipes than FMA_PORTS) and in probes
+    stored before the field existed."""
     seconds: float = 0.0
 
 
@@ -70,6 +75,11 @@ def max_clock_mhz() -> tuple[float, str]:
                 nominal = float(line.split(":", 1)[1])
                 return nominal * TURBO_ALLOWANCE, f"{TURBO_ALLOWANCE:g} x the reported {nominal:.0f} MHz"
     return 5000.0, "no clock reported: 5 GHz assumed"
+
+
+def isa_is_ceiling(flags: set[str]) -> bool:
+    """Whether `isa_peaks` of a CPU with these flags bounds what it can compute: x86 SIMD whose width is known."""
+    return "avx512f" in flags or {"avx2", "fma"} <= flags
 
 
 def isa_peaks(flags: set[str], cores: int, clock_mhz: float) -> dict[str, tuple[float, str]]:
@@ -165,8 +175,10 @@ def probe(progress: Callable[[str], None] = lambda message: None) -> ProbeResult
         flops[dtype], sizes[dtype] = measure_matmul(dtype)
     cores = os.cpu_count() or 1
     clock, clock_source = max_clock_mhz()
-    peaks = isa_peaks(cpu_flags(), cores, clock)
+    flags = cpu_flags()
+    peaks = isa_peaks(flags, cores, clock)
     return ProbeResult(cpu_model=cpu_model(), cores=cores, cache_bytes=caches, bandwidth_bytes_per_s=bandwidth,
                        matmul_flops=flops, matmul_sizes=sizes, isa_flops={d: p for d, (p, _) in peaks.items()},
                        isa_formulas={d: f"{formula}; clock: {clock_source}" for d, (_, formula) in peaks.items()},
+                       isa_ceiling=isa_is_ceiling(flags),
                        seconds=time.monotonic() - started)

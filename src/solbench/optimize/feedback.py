@@ -10,12 +10,14 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from solbench.scoring.report import WorkloadScore
+from solbench.scoring.sol_score import SPEED_OF_LIGHT_RULE
 from solbench.spec.trace import EvaluationStatus, Trace
 
 MAX_ERROR_CHARS = 2000
 """Longest error text per workload; longer text keeps its first and last parts."""
 CHEAT = EvaluationStatus.REWARD_HACK.value
 PASSED = EvaluationStatus.PASSED.value
+IMPLAUSIBLE = EvaluationStatus.IMPLAUSIBLE.value
 
 
 class WorkloadFeedback(BaseModel):
@@ -26,7 +28,8 @@ class WorkloadFeedback(BaseModel):
     workload: str
     """The workload uuid (as on the problem card)."""
     status: str
-    """PASSED, INCORRECT_NUMERICAL, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, REWARD_HACK, …"""
+    """PASSED, INCORRECT_NUMERICAL, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, REWARD_HACK, …; IMPLAUSIBLE when the
+    workload was measured below the speed-of-light floor (`error` says by how much): a failure."""
     failed_rule: str | None = None
     """The correctness or integrity rule that failed, when one did."""
     error: str | None = None
@@ -34,7 +37,7 @@ class WorkloadFeedback(BaseModel):
     same_error_as: str | None = None
     """This workload failed with the same error as that earlier workload (`error` is then left out)."""
     latency_ms: float | None = None
-    """T_k, the median measured latency (PASSED only)."""
+    """T_k, the median measured latency (PASSED, and IMPLAUSIBLE as the evidence)."""
     spread_ms: float | None = None
     """p90 - p10 of the timed samples: how far to trust a difference in latency."""
     t_sol_ms: float | None = None
@@ -46,7 +49,7 @@ class WorkloadFeedback(BaseModel):
     speedup: float | None = None
     """T_b / T_k."""
     implausible: bool = False
-    """T_k below T_SOL or below the timer's resolution: a measurement problem or a cheat."""
+    """Status IMPLAUSIBLE, or T_k below the timer's resolution: a measurement problem or a cheat."""
     note: str = ""
 
 
@@ -55,7 +58,7 @@ def workload_feedback(traces: list[Trace], scores: list[WorkloadScore]) -> list[
     first_with: dict[str, str] = {}
     result = []
     for trace, score in zip(traces, scores):
-        error = _error_text(trace)
+        error = _error_text(trace, score)
         same_as = first_with.get(error) if error else None
         if error and same_as is None:
             first_with[error] = trace.workload.uuid
@@ -70,8 +73,8 @@ def _feedback(trace: Trace, score: WorkloadScore, error: str | None, same_as: st
     timing = details.timing if details else None
     latency = evaluation.performance.latency_ms if evaluation.performance else None
     return WorkloadFeedback(
-        workload=trace.workload.uuid, status=evaluation.status.value,
-        failed_rule=details.failed_rule if details else None, error=error, same_error_as=same_as,
+        workload=trace.workload.uuid, status=score.status,  # IMPLAUSIBLE where the floor refused a PASSED trace
+        failed_rule=_failed_rule(trace, score), error=error, same_error_as=same_as,
         latency_ms=latency, spread_ms=(timing.p90_ms - timing.p10_ms) if timing and latency is not None else None,
         t_sol_ms=score.t_sol_ms, t_b_ms=score.t_baseline_ms, score=score.score,
         fraction_of_sol=score.t_sol_ms / latency if latency and score.t_sol_ms else None,
@@ -79,9 +82,18 @@ def _feedback(trace: Trace, score: WorkloadScore, error: str | None, same_as: st
         implausible=score.implausible, note=score.note)
 
 
-def _error_text(trace: Trace) -> str | None:
+def _failed_rule(trace: Trace, score: WorkloadScore) -> str | None:
+    details = trace.evaluation.solbench if trace.evaluation else None
+    if score.status == IMPLAUSIBLE:
+        return SPEED_OF_LIGHT_RULE
+    return details.failed_rule if details else None
+
+
+def _error_text(trace: Trace, score: WorkloadScore) -> str | None:
     evaluation = trace.evaluation
     assert evaluation is not None, "feedback is on evaluated traces"
+    if score.status == IMPLAUSIBLE:
+        return truncate(f"IMPLAUSIBLE, not scored: {score.note}")
     if evaluation.status is EvaluationStatus.PASSED:
         return None
     # The trace's log starts with "[solbench] STATUS: failure" when there is a failure line; keep it whole.

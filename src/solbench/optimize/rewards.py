@@ -7,7 +7,8 @@
 - ``log_speedup``: the natural log of ``speedup``, floored at ln(1/100); a candidate that failed
   anywhere gets the floor, so a correct candidate never earns less than a failing one.
 
-A candidate flagged as a cheat (any REWARD_HACK) earns the failing value of each reward.
+A candidate flagged as a cheat (any REWARD_HACK), or with a workload measured below the speed-of-light floor
+(IMPLAUSIBLE: faster than the hardware allows), earns the failing value of each reward.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 from collections.abc import Callable
 
 from solbench.optimize.errors import InvalidReward
-from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback
+from solbench.optimize.feedback import CHEAT, IMPLAUSIBLE, PASSED, WorkloadFeedback
 from solbench.scoring import geometric_mean, mean_score
 
 LOG_SPEEDUP_FLOOR = math.log(1 / 100)
@@ -50,7 +51,8 @@ def check_reward(name: str) -> str:
 
 
 def reward_of(name: str, feedback: list[WorkloadFeedback]) -> float:
-    """The reward `name` of a candidate with this feedback; a cheat gets the failing value."""
-    if any(item.status == CHEAT for item in feedback):
+    """The reward `name` of a candidate with this feedback; a cheat or an IMPLAUSIBLE workload gets the failing
+    value."""
+    if any(item.status in (CHEAT, IMPLAUSIBLE) for item in feedback):
         return LOG_SPEEDUP_FLOOR if name == "log_speedup" else 0.0
     return REWARDS[name](feedback)

@@ -18,6 +18,8 @@ MEASURED_MARGIN = 0.25
 """Relative margin under T_SOL on ``local``, whose memory bandwidth is measured by `solbench hw probe`, not
 quoted: the best STREAM kernel of one probe, which a kernel run at another time, under another load, can beat."""
 MEASURED_HARDWARE = ("local",)
+SPEED_OF_LIGHT_RULE = "speed_of_light"
+"""`failed_rule` of an IMPLAUSIBLE trace: T_k below the speed-of-light floor."""
 
 
 def floor_margin(hardware: str | None) -> float:

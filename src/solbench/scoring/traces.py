@@ -18,14 +18,12 @@ from solbench.hardware.spec import HardwareSpec
 from solbench.scoring.aggregate import IMPLAUSIBLE, aggregate, score_trace
 from solbench.scoring.baselines import Baselines, as_baselines
 from solbench.scoring.report import ScoreReport, SetMissing
+from solbench.scoring.sol_score import SPEED_OF_LIGHT_RULE
 from solbench.spec.inputs import inputs_for_analysis
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.problem_set import problem_set
 from solbench.spec.trace import EvaluationStatus, SolRecord, Trace
 from solbench.spec.trace_files import read_traces
-
-SPEED_OF_LIGHT_RULE = "speed_of_light"
-"""`failed_rule` of an IMPLAUSIBLE trace: T_k below the speed-of-light floor (scoring/sol_score.py)."""
 
 
 def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *,

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from solbench.scoring import Baseline, Baselines, aggregate, score_trace
 from solbench.spec import Trace
+from solbench.spec.trace import EvaluationStatus
+
+IMPLAUSIBLE = EvaluationStatus.IMPLAUSIBLE.value
 
 BASELINE_SOURCE = "imported baselines file"
 
@@ -18,7 +21,8 @@ class ResultScores:
     public_score: float | None
     held_out_score: float | None
     verdict: str
-    """PASSED when every workload passed, else the first other status."""
+    """PASSED when every workload passed, else the first other status; IMPLAUSIBLE when some workload was
+    measured below the speed-of-light floor on the worker's hardware."""
     t_b_ms: dict[str, float | None]
     """T_b used per workload uuid (an imported baseline, else the reference timed in the same run)."""
 
@@ -30,7 +34,11 @@ def verdict_of(traces: list[Trace]) -> str:
 
 def score_result(traces: list[Trace], held_out: list[Trace], t_sol_ms: dict[str, float], t_b_ms: dict[str, float],
                  hardware: str, *, scored: bool = True) -> ResultScores:
-    """Scores of one submission; `scored=False` (mode test) keeps only the verdict."""
+    """Scores of one submission; `scored=False` (mode test) keeps only the verdict.
+
+    A submission with a workload measured below the speed-of-light floor (IMPLAUSIBLE, public or held out) has
+    no score at all, so it is never ranked: stricter than counting that workload 0, which would still rank the
+    submission on its other workloads."""
     verdict = verdict_of(traces + held_out)
     if not scored:
         return ResultScores(None, None, None, verdict, {})
@@ -39,6 +47,9 @@ def score_result(traces: list[Trace], held_out: list[Trace], t_sol_ms: dict[str,
                                     source=BASELINE_SOURCE) for uuid, ms in t_b_ms.items()])
     public = [score_trace(t, t_sol_ms.get(t.workload.uuid), baselines, hardware) for t in traces]
     hidden = [score_trace(t, t_sol_ms.get(t.workload.uuid), baselines, hardware) for t in held_out]
+    t_b = {s.workload: s.t_baseline_ms for s in public + hidden}
+    if any(s.status == IMPLAUSIBLE for s in public + hidden):
+        return ResultScores(None, None, None, IMPLAUSIBLE, t_b)
 
     def problem_score(items) -> float | None:
         if not items:
@@ -48,4 +59,4 @@ def score_result(traces: list[Trace], held_out: list[Trace], t_sol_ms: dict[str,
 
     return ResultScores(score=problem_score(public + hidden), public_score=problem_score(public),
                         held_out_score=problem_score(hidden), verdict=verdict,
-                        t_b_ms={s.workload: s.t_baseline_ms for s in public + hidden})
+                        t_b_ms=t_b)

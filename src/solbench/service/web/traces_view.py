@@ -22,25 +22,28 @@ def workload_rows(result, traces: list[dict]) -> list[views.WorkloadResultRow]:
         timing = details.timing if details is not None else None
         samples = sorted(timing.samples_ms) if timing is not None and timing.samples_ms else []
         t_sol, t_b = (result.t_sol_ms or {}).get(uuid), (result.t_b_ms or {}).get(uuid)
-        score = None
-        if evaluation is not None and t_sol is not None and t_b is not None:
-            score = _score(trace, t_sol, t_b, result.hardware)
+        scored = _score(trace, t_sol, t_b, result.hardware) if evaluation is not None and t_sol is not None else None
+        status = evaluation.status.value if evaluation is not None else "NOT_EVALUATED"
+        failure = details.failure if details is not None else None
+        if scored is not None and scored.status == "IMPLAUSIBLE":  # below the speed-of-light floor: the evidence
+            status, failure = scored.status, scored.note
         rows.append(views.WorkloadResultRow(
-            uuid=uuid, status=evaluation.status.value if evaluation is not None else "NOT_EVALUATED", score=score,
+            uuid=uuid, status=status, score=scored.score if scored is not None and t_b is not None else None,
             latency_ms=evaluation.performance.latency_ms if evaluation is not None and evaluation.performance
             else None, t_sol_ms=t_sol, t_baseline_ms=t_b,
             min_ms=samples[0] if samples else None, median_ms=timing.median_ms if timing is not None and samples else None,
-            max_ms=samples[-1] if samples else None, failure=details.failure if details is not None else None))
+            max_ms=samples[-1] if samples else None, failure=failure))
     return rows
 
 
-def _score(trace, t_sol_ms: float, t_b_ms: float, hardware: str) -> float | None:
-    """S of one trace with the T_SOL and T_b the result was scored with (the library's one formula)."""
+def _score(trace, t_sol_ms: float, t_b_ms: float | None, hardware: str):
+    """The WorkloadScore of one trace with the T_SOL and T_b the result was scored with (the library's one
+    formula, the speed-of-light floor included)."""
     from solbench.scoring import Baseline, Baselines, score_trace
 
     baselines = Baselines([Baseline(definition=trace.definition, workload=trace.workload.uuid, hardware=hardware,
-                                    latency_ms=t_b_ms, source="result")])
-    return score_trace(trace, t_sol_ms, baselines, hardware).score
+                                    latency_ms=t_b_ms, source="result")]) if t_b_ms is not None else None
+    return score_trace(trace, t_sol_ms, baselines, hardware)
 
 
 def findings_of(traces: list[dict]) -> list[views.FindingRow]:
