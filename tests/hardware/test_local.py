@@ -54,3 +54,29 @@ def test_measurements_have_the_right_shape():
     flops, size = measure_matmul("float32", max_size=256)
     assert flops > 0 and size == 256
     assert all(size > 0 for size in cache_sizes().values())
+
+
+def test_a_probe_beyond_its_cpus_instruction_set_peak_is_refused():
+    """Where the peaks are a ceiling (x86 SIMD), a measured matmul above one by more than 10% is refused as a
+    roofline; within 10%, or where the peaks are no ceiling (another ISA, an older stored probe), it is used."""
+    from solbench.hardware.local import check_probe
+    from solbench.hardware.probe import isa_is_ceiling
+
+    peaks = {"float32": 100e9, "float64": 50e9, "bfloat16": 400e9, "float16": 400e9}
+    beyond = _result(isa_flops=peaks, isa_ceiling=True, matmul_flops={**peaks, "float32": 120e9})
+    with pytest.raises(HardwareError, match=r"float32: measured 120 GFLOP/s, instruction-set peak 100 GFLOP/s"):
+        spec_from_probe(beyond)
+    check_probe(_result(isa_flops=peaks, isa_ceiling=True, matmul_flops={**peaks, "float32": 109e9}))
+    assert spec_from_probe(_result(isa_flops=peaks, matmul_flops={**peaks, "float32": 120e9})).tensor_flops[
+        "float32"] == 120e9
+    assert isa_is_ceiling({"avx2", "fma"}) and isa_is_ceiling({"avx512f"}) and not isa_is_ceiling({"asimd"})
+
+
+def test_load_or_probe_does_not_store_a_refused_probe(tmp_path, monkeypatch):
+    from solbench.hardware import local, probe
+
+    monkeypatch.setattr(local, "local_probe_path", lambda: tmp_path / "local.json")
+    monkeypatch.setattr(probe, "probe", lambda progress: _result(isa_flops={"float32": 10e9}, isa_ceiling=True))
+    with pytest.raises(HardwareError, match="beyond its CPU's instruction-set peak"):
+        local.load_or_probe()
+    assert not (tmp_path / "local.json").exists()

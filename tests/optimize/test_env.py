@@ -145,3 +145,28 @@ def test_best_is_never_an_incorrect_or_flagged_candidate_however_high_its_reward
     assert env.best is None and env.finalize().note == "no correct candidate to re-measure"
     env.restore([_record("slow but correct", 0.1), _record("failing again", 0.9, **failing)])
     assert env.best.candidate_id == 2 and env.best.solution.name == "slow but correct"
+
+
+@pytest.mark.slow
+def test_a_candidate_measured_below_the_speed_of_light_floor_earns_0_and_is_never_best(tmp_path, fast_config):
+    """On a hardware whose T_SOL any CPU kernel beats (1 MB/s memory: 12 ms for n1000), an honest FAST candidate
+    is measured below the floor: every workload IMPLAUSIBLE, reward 0, not best, and the feedback says why."""
+    from dataclasses import replace
+
+    from solbench.hardware import lookup
+
+    slow = replace(lookup(HARDWARE), id="SLOW_TEST", kind="cpu", memory_bandwidth_bytes_per_s=1e6)
+    problem = vector_add(tmp_path / "vector_add", 1000, 4099)
+    baselines = baselines_file(tmp_path / "baselines.json", slow.id, "n1000", "n4099", latency_ms=50.0)
+    env = make(problem, hardware=slow, config=fast_config, held_out=[], baselines=baselines, warm_sandboxes=False)
+    try:
+        result = env.step(make_solution(FAST, name="faster than light"))
+        assert result.reward == 0 and not result.info.is_best and not result.info.correct and env.best is None
+        assert not result.info.flagged_cheat  # not a cheat proven: a measurement the hardware cannot allow
+        first = result.feedback[0]
+        assert {f.status for f in result.feedback} == {"IMPLAUSIBLE"} and first.failed_rule == "speed_of_light"
+        assert first.implausible and first.score == 0.0 and first.latency_ms < first.t_sol_ms
+        assert "below the speed-of-light floor" in first.error and "memory-bound" in first.error
+        assert env.finalize().note == "no correct candidate to re-measure"
+    finally:
+        env.close()

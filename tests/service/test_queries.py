@@ -165,3 +165,36 @@ def test_code_is_visible_to_its_author_and_admins_and_to_everyone_once_the_set_i
         session.commit()
         assert queries.code_visible(session, submission, "bob", False)
         assert queries.code_visible(session, submission, None, False)
+
+
+def test_a_submission_with_a_workload_below_the_speed_of_light_floor_has_no_score_and_is_never_ranked(board):
+    """The stricter choice: not ranked at all (rather than ranked with that workload at 0). Its page row shows
+    IMPLAUSIBLE with the evidence."""
+    from types import SimpleNamespace
+
+    from solbench.service.scoring import score_result
+    from solbench.service.web.traces_view import workload_rows
+    from solbench.spec.trace import Correctness, Environment, Evaluation, EvaluationDetails, Performance, Trace
+    from solbench.spec.workload import Workload
+
+    def trace(uuid: str, latency_ms: float) -> Trace:
+        evaluation = Evaluation(status="PASSED", environment=Environment(hardware="test"), timestamp="now",
+                                correctness=Correctness(), performance=Performance(latency_ms=latency_ms),
+                                solbench=EvaluationDetails(harness_version="test", device="cuda", device_name="x"))
+        return Trace(definition="add", workload=Workload(uuid=uuid, axes={}, inputs={}), evaluation=evaluation)
+
+    t_sol, t_b = {"w1": 0.01, "w2": 0.01}, {"w1": 0.04, "w2": 0.04}
+    honest = score_result([trace("w1", 0.02), trace("w2", 0.02)], [], t_sol, t_b, "H100_SXM")
+    too_fast = score_result([trace("w1", 0.02)], [trace("w2", 0.005)], t_sol, t_b, "H100_SXM")  # held out
+    assert honest.score == pytest.approx(0.75) and honest.verdict == "PASSED"
+    assert (too_fast.score, too_fast.public_score, too_fast.held_out_score, too_fast.verdict) == \
+        (None, None, None, "IMPLAUSIBLE")
+    board.result("ann", "add", honest.score)
+    board.result("bob", "add", too_fast.score)
+    with board.factory() as session:
+        assert [e.user for e in queries.problem_leaderboard(session, "add").entries] == ["ann"]
+    result = SimpleNamespace(t_sol_ms=t_sol, t_b_ms=t_b, hardware="H100_SXM")
+    rows = workload_rows(result, [trace("w1", 0.02).model_dump(mode="json"),
+                                  trace("w2", 0.005).model_dump(mode="json")])
+    assert [(r.status, r.score) for r in rows] == [("PASSED", pytest.approx(0.75)), ("IMPLAUSIBLE", 0.0)]
+    assert "below the speed-of-light floor" in rows[1].failure

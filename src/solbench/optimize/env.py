@@ -282,7 +282,8 @@ class Env:
         baselines = Baselines([Baseline(definition=self.problem, workload=uuid, hardware=self._hardware.id,
                                         latency_ms=t_b, source=source)
                                for uuid, (_, _, t_b, source) in self._times.items() if t_b])
-        scores = [score_trace(t, self._times[t.workload.uuid][0], baselines, self._hardware.id) for t in traces]
+        scores = [score_trace(t, self._times[t.workload.uuid][0], baselines, self._hardware.id,
+                              self._times[t.workload.uuid][1]) for t in traces]
         return workload_feedback(traces, scores)
 
     def _prepare(self, workloads: tuple[Workload, ...]) -> None:
