@@ -46,7 +46,9 @@ SETTLED_STATUSES = frozenset({EvaluationStatus.PASSED, EvaluationStatus.INCORREC
 """Statuses decided by the solution and the problem alone. TIMEOUT, RUNTIME_ERROR (crashes, out of
 memory), INVALID_REFERENCE and REWARD_HACK found at run time can depend on the machine's load and
 state, so an evaluation with any of them is measured again next time; a REWARD_HACK from the
-static check is decided by the sources alone and is stored."""
+static check is decided by the sources alone and is stored. IMPLAUSIBLE never reaches the cache: it is
+decided after the evaluation, against a hardware's T_SOL (scoring), and a cached PASSED trace is judged again
+each time it is scored."""
 
 
 class CacheWarning(UserWarning, SolbenchError):
