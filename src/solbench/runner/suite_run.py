@@ -22,7 +22,7 @@ from solbench.runner.progress import BrokerWorkers, Notice, Progress, Skipped, S
 from solbench.runner.run_options import check_counts, check_tier, checked_config
 from solbench.runner.summary import RunSummary, summarize, write_summary
 from solbench.runner.worker import JobResult, RunSettings
-from solbench.scoring import Baselines, load_baselines
+from solbench.scoring import Baselines, as_baselines
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def run_suite(suite: Path = DEFAULT_SUITE, *, solution_name: str = REFERENCE, ca
     """
     progress = progress or ignore
     config = checked_config(config)
-    loaded_baselines = load_baselines(baselines) if isinstance(baselines, Path) else baselines
+    loaded_baselines = as_baselines(baselines)
     check_counts(workers=workers, limit=limit)
     check_tier(tier)
     jobs, notes = plan_jobs(suite, solutions=[solution_name], categories=list(categories) or None,
