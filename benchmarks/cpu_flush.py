@@ -39,9 +39,10 @@ def _vector_add_problem(folder: Path) -> Path:
     root = folder / "vector_add"
     root.mkdir()
     (root / "definition.json").write_text(json.dumps(VECTOR_ADD))
-    (root / "workload.jsonl").write_text(json.dumps({"uuid": "n16M", "axes": {"N": ADD_N},
-                                                     "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}})
-                                         + "\n")
+    (root / "workload.jsonl").write_text(
+        json.dumps({"uuid": "n16M", "axes": {"N": ADD_N}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}})
+        + "\n"
+    )
     return root
 
 
@@ -90,8 +91,9 @@ def _hot_ms(problem, workload) -> float:
 
     reference = ReferenceProgram(problem.definition, "cpu")
     try:
-        inputs = generate_inputs(InputContext(problem, workload, problem.axes_of(workload), "cpu", ()), 1,
-                                 reference.module)
+        inputs = generate_inputs(
+            InputContext(problem, workload, problem.axes_of(workload), "cpu", ()), 1, reference.module
+        )
         timer = benchmark.Timer("run(*inputs)", globals={"run": reference.module.run, "inputs": inputs})
         return timer.blocked_autorange(min_run_time=1.0).median * 1e3
     finally:
@@ -108,8 +110,9 @@ def latencies(budget: float) -> list[dict]:
     from solbench.spec import reference_solution
 
     load_or_probe(lambda message: print(message, file=sys.stderr))
-    base = EvaluationConfig(device="cpu", rounds=1, time_reference=False, check_precision=False,
-                            timing=TimingPlan(budget_s=budget))
+    base = EvaluationConfig(
+        device="cpu", rounds=1, time_reference=False, check_precision=False, timing=TimingPlan(budget_s=budget)
+    )
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for problem_dir, uuid in ((RMSNORM, "rmsnorm-b1"), (_vector_add_problem(Path(folder)), "n16M")):
@@ -118,8 +121,9 @@ def latencies(budget: float) -> list[dict]:
             [sol] = solbench.analyze(problem, "local")
             row = {"kernel": f"{problem.name} {uuid}", "T_SOL ms": sol.t_sol_ms}
             for mode in ("stream", "operands"):
-                [trace] = solbench.evaluate(problem, reference_solution(problem.definition),
-                                            config=replace(base, cpu_flush=mode))
+                [trace] = solbench.evaluate(
+                    problem, reference_solution(problem.definition), config=replace(base, cpu_flush=mode)
+                )
                 timing = trace.evaluation.solbench.timing
                 assert timing.flush_mode == mode, (timing.flush_mode, timing.flush_note)
                 row[f"{mode} ms"] = timing.median_ms

@@ -38,19 +38,40 @@ def _large_problem(folder: Path) -> tuple[Path, Path]:
     problem = folder / "matmul"
     problem.mkdir()
     (problem / "definition.json").write_text(json.dumps(LARGE_MATMUL))
-    (problem / "workload.jsonl").write_text(json.dumps(
-        {"uuid": "m2048", "axes": {"M": 2048}, "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}) + "\n")
+    (problem / "workload.jsonl").write_text(
+        json.dumps({"uuid": "m2048", "axes": {"M": 2048}, "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}})
+        + "\n"
+    )
     solution = folder / "matmul_solution.json"
-    solution.write_text(json.dumps({
-        "name": "matmul_torch_mm", "definition": "matmul_fp32_2048", "author": "benchmarks",
-        "spec": {"languages": ["pytorch"], "entry_point": "kernel.py::run", "destination_passing_style": True},
-        "sources": [{"path": "kernel.py", "content": "import torch\n\ndef run(A, B, C):\n    torch.mm(A, B, out=C)\n"}]}))
+    solution.write_text(
+        json.dumps(
+            {
+                "name": "matmul_torch_mm",
+                "definition": "matmul_fp32_2048",
+                "author": "benchmarks",
+                "spec": {"languages": ["pytorch"], "entry_point": "kernel.py::run", "destination_passing_style": True},
+                "sources": [
+                    {"path": "kernel.py", "content": "import torch\n\ndef run(A, B, C):\n    torch.mm(A, B, out=C)\n"}
+                ],
+            }
+        )
+    )
     return problem, solution
 
 
 def measure(problem: Path, solution: Path, budget: float) -> dict:
-    command = [sys.executable, "-m", "solbench", "eval", str(problem), "--solution", str(solution), "--json",
-               "--budget", str(budget)]
+    command = [
+        sys.executable,
+        "-m",
+        "solbench",
+        "eval",
+        str(problem),
+        "--solution",
+        str(solution),
+        "--json",
+        "--budget",
+        str(budget),
+    ]
     started = time.monotonic()
     first_progress = None
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -63,9 +84,16 @@ def measure(problem: Path, solution: Path, budget: float) -> dict:
     traces = json.loads(stdout)
     solution_s = sum(sum(t["evaluation"]["solbench"]["timing"]["samples_ms"]) for t in traces) / 1e3
     reference_s = sum(sum(t["evaluation"]["solbench"]["reference_timing"]["samples_ms"]) for t in traces) / 1e3
-    return {"problem": problem.name, "workloads": len(traces), "wall_s": wall, "solution_s": solution_s,
-            "reference_s": reference_s, "wall/solution": wall / solution_s,
-            "wall/(sol+ref)": wall / (solution_s + reference_s), "startup_s": first_progress or float("nan")}
+    return {
+        "problem": problem.name,
+        "workloads": len(traces),
+        "wall_s": wall,
+        "solution_s": solution_s,
+        "reference_s": reference_s,
+        "wall/solution": wall / solution_s,
+        "wall/(sol+ref)": wall / (solution_s + reference_s),
+        "startup_s": first_progress or float("nan"),
+    }
 
 
 def main() -> None:
@@ -74,8 +102,12 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         large = _large_problem(Path(folder))
-        rows = [measure(ROOT / "examples" / "rmsnorm", ROOT / "examples" / "rmsnorm" / "solution_pytorch.json",
-                        args.budget), measure(*large, args.budget)]
+        rows = [
+            measure(
+                ROOT / "examples" / "rmsnorm", ROOT / "examples" / "rmsnorm" / "solution_pytorch.json", args.budget
+            ),
+            measure(*large, args.budget),
+        ]
     columns = list(rows[0])
     print(" | ".join(f"{c:>14}" for c in columns))
     for row in rows:

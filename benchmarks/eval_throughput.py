@@ -42,8 +42,10 @@ def _candidates(count: int):
     base = solbench.load_solution(SOLUTION)
     variants = []
     for index in range(count):
-        sources = [source.model_copy(update={"content": source.content + f"\n# candidate {index}\n"})
-                   for source in base.sources]
+        sources = [
+            source.model_copy(update={"content": source.content + f"\n# candidate {index}\n"})
+            for source in base.sources
+        ]
         variants.append(base.model_copy(update={"name": f"{base.name}_{index}", "sources": sources}))
     return variants
 
@@ -77,8 +79,14 @@ def _mode(name: str, candidates, config, pool, reference_timings, cache_root: Pa
     for candidate in candidates:
         time.sleep(think)  # a loop thinks between steps (an agent's model call); a spare warms up meanwhile
         started = time.perf_counter()
-        traces = solbench.evaluate(problem, candidate, config=config, sandboxes=pool,
-                                   reference_timings=reference_timings, cache=cache_root / name)
+        traces = solbench.evaluate(
+            problem,
+            candidate,
+            config=config,
+            sandboxes=pool,
+            reference_timings=reference_timings,
+            cache=cache_root / name,
+        )
         full.append(time.perf_counter() - started)
         statuses = {t.evaluation.status.value for t in traces}
         assert statuses == {"PASSED"}, (statuses, traces[0].evaluation.log[-2000:])
@@ -94,9 +102,16 @@ def _mode(name: str, candidates, config, pool, reference_timings, cache_root: Pa
         startups.append(_startup(config, pool))
     steady = slice(1, None) if len(candidates) > 1 else slice(None)
     mean = lambda values: statistics.fmean(values[steady])  # noqa: E731 - a one-line helper next to its use
-    return {"mode": name, "first full s": full[0], "cache hit s": mean(hits), "test s": mean(test),
-            "full s": mean(full), "solution work s": mean(work), "full/work": mean(full) / mean(work),
-            "start-up s": mean(startups)}
+    return {
+        "mode": name,
+        "first full s": full[0],
+        "cache hit s": mean(hits),
+        "test s": mean(test),
+        "full s": mean(full),
+        "solution work s": mean(work),
+        "full/work": mean(full) / mean(work),
+        "start-up s": mean(startups),
+    }
 
 
 def _load() -> str:
@@ -109,8 +124,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--budget", type=float, default=1.0, help="timing budget per workload (seconds)")
-    parser.add_argument("--think", type=float, default=3.0,
-                        help="seconds between evaluations, in both modes (an agent's model call is longer)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=3.0,
+        help="seconds between evaluations, in both modes (an agent's model call is longer)",
+    )
     args = parser.parse_args()
     from solbench.evaluation import EvaluationConfig, ReferenceTimings, SandboxPool
     from solbench.sandbox import TimingPlan
@@ -120,14 +139,26 @@ def main() -> None:
     print(_load())
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        rows.append(_mode("before", candidates, replace(base, cpu_flush="stream"), None, None, Path(folder),
-                          args.think))
+        rows.append(
+            _mode("before", candidates, replace(base, cpu_flush="stream"), None, None, Path(folder), args.think)
+        )
         with SandboxPool.for_config(base) as pool:
-            rows.append(_mode("after", candidates, replace(base, cpu_flush="operands"), pool, ReferenceTimings(),
-                              Path(folder), args.think))
+            rows.append(
+                _mode(
+                    "after",
+                    candidates,
+                    replace(base, cpu_flush="operands"),
+                    pool,
+                    ReferenceTimings(),
+                    Path(folder),
+                    args.think,
+                )
+            )
     columns = list(rows[0])
-    print(f"{PROBLEM.name}: {len(candidates)} candidates, 4 workloads each, budget {args.budget} s per workload, "
-          f"{args.think} s between evaluations")
+    print(
+        f"{PROBLEM.name}: {len(candidates)} candidates, 4 workloads each, budget {args.budget} s per workload, "
+        f"{args.think} s between evaluations"
+    )
     print(" | ".join(f"{c:>15}" for c in columns))
     for row in rows:
         print(" | ".join(f"{row[c]:>15.3f}" if isinstance(row[c], float) else f"{row[c]:>15}" for c in columns))

@@ -54,8 +54,10 @@ def load_baseline(path: Path):
 
 
 def decisions(results) -> dict[str, str]:
-    return {r.workload.uuid: r.precision.matrix_precision + ("*" if "inferred" in r.precision.basis else "")
-            for r in results}
+    return {
+        r.workload.uuid: r.precision.matrix_precision + ("*" if "inferred" in r.precision.basis else "")
+        for r in results
+    }
 
 
 def main(argv: list[str]) -> None:
@@ -125,16 +127,30 @@ def main(argv: list[str]) -> None:
         for kind in cpu:
             totals[kind] += cpu[kind]
         shown = decided["current"]
-        summary = "error" if shown is None else ", ".join(
-            f"{precision} x{count}" for precision, count in sorted(
-                {p: list(shown.values()).count(p) for p in set(shown.values())}.items()))
+        summary = (
+            "error"
+            if shown is None
+            else ", ".join(
+                f"{precision} x{count}"
+                for precision, count in sorted({p: list(shown.values()).count(p) for p in set(shown.values())}.items())
+            )
+        )
         if "baseline" in decided:
-            summary += "  (same as baseline)" if decided["baseline"] == shown else \
-                f"  DIFFERS from baseline: {decided['baseline']}"
+            summary += (
+                "  (same as baseline)"
+                if decided["baseline"] == shown
+                else f"  DIFFERS from baseline: {decided['baseline']}"
+            )
         written[name] = shown
-        print(f"{name[:52]:<52} " + " ".join(f"{cpu[kind]:16.2f}" for kind, _, _ in kinds) + " " +
-              " ".join(f"{cpu[v] - cpu['strict']:16.2f}" for v in variants) + "  " +
-              f"{' / '.join(f'{wall[kind]:.2f}' for kind, _, _ in kinds):<24} {summary}", flush=True)
+        print(
+            f"{name[:52]:<52} "
+            + " ".join(f"{cpu[kind]:16.2f}" for kind, _, _ in kinds)
+            + " "
+            + " ".join(f"{cpu[v] - cpu['strict']:16.2f}" for v in variants)
+            + "  "
+            + f"{' / '.join(f'{wall[kind]:.2f}' for kind, _, _ in kinds):<24} {summary}",
+            flush=True,
+        )
     print("total CPU s: " + ", ".join(f"{kind} {seconds:.1f}" for kind, seconds in totals.items()))
     if args.decisions:
         args.decisions.write_text(json.dumps(written, indent=1, sort_keys=True))

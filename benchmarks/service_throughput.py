@@ -59,10 +59,18 @@ EVALUATION = {"device": "cpu", "rounds": ROUNDS, "budget_s": BUDGET_S}
 
 def solution(tag: str) -> dict:
     source = f"import torch\n\n# {tag}\ndef run(x, y):\n    return x + y\n"
-    return {"name": f"add-{tag}", "definition": "vector_add", "author": "benchmark",
-            "spec": {"languages": ["pytorch"], "target_hardware": ["LOCAL"], "entry_point": "kernel.py::run",
-                     "destination_passing_style": False},
-            "sources": [{"path": "kernel.py", "content": source}]}
+    return {
+        "name": f"add-{tag}",
+        "definition": "vector_add",
+        "author": "benchmark",
+        "spec": {
+            "languages": ["pytorch"],
+            "target_hardware": ["LOCAL"],
+            "entry_point": "kernel.py::run",
+            "destination_passing_style": False,
+        },
+        "sources": [{"path": "kernel.py", "content": source}],
+    }
 
 
 def prepare(folder: Path) -> tuple[Path, Path]:
@@ -70,19 +78,34 @@ def prepare(folder: Path) -> tuple[Path, Path]:
     problem = folder / "suite" / "L1" / "vector_add"
     problem.mkdir(parents=True)
     (problem / "definition.json").write_text(json.dumps(PROBLEM))
-    (problem / "workload.jsonl").write_text("".join(
-        json.dumps({"uuid": f"n{n}", "axes": {"N": n}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}})
-        + "\n" for n in (4096, 65536)))
+    (problem / "workload.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"uuid": f"n{n}", "axes": {"N": n}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}
+            )
+            + "\n"
+            for n in (4096, 65536)
+        )
+    )
     many = {"test": 10**6, "private": 10**6, "ranked": 10**6}
     settings = folder / "settings.json"
-    settings.write_text(json.dumps({"evaluation": EVALUATION, "held_out_per_problem": 0, "poll_s": 0.05,
-                                    "limits": {"per_hour": many, "per_day": many, "max_queued": 10**6}}))
+    settings.write_text(
+        json.dumps(
+            {
+                "evaluation": EVALUATION,
+                "held_out_per_problem": 0,
+                "poll_s": 0.05,
+                "limits": {"per_hour": many, "per_day": many, "max_queued": 10**6},
+            }
+        )
+    )
     return folder / "suite", settings
 
 
 def solbench(*args, env: dict) -> str:
-    done = subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True, env=env, timeout=600
+    )
     if done.returncode != 0:
         raise SystemExit(f"solbench {' '.join(map(str, args))} failed:\n{done.stderr[-2000:]}")
     return done.stdout
@@ -94,12 +117,16 @@ class Service:
     def __init__(self, folder: Path, suite: Path, settings: Path, env: dict, *args: str):
         folder.mkdir(parents=True, exist_ok=True)
         database = [a for pair in zip(args[::2], args[1::2]) if pair[0] in ("--db", "--data") for a in pair]
-        self.token = solbench("admin", "add-user", "bench", *database, "--settings", settings,
-                              env=env).strip().splitlines()[-1]
+        self.token = (
+            solbench("admin", "add-user", "bench", *database, "--settings", settings, env=env).strip().splitlines()[-1]
+        )
         self.port = free_port()
-        self.process = SolbenchProcess(["serve", "--port", self.port, "--suite", suite, "--settings", settings,
-                                        "--allow-root-sandbox", *args],
-                                       folder / "serve.log", env, cwd=folder)
+        self.process = SolbenchProcess(
+            ["serve", "--port", self.port, "--suite", suite, "--settings", settings, "--allow-root-sandbox", *args],
+            folder / "serve.log",
+            env,
+            cwd=folder,
+        )
         wait_for_port(self.port, self.process.process, "solbench serve", timeout_s=120)
         self.url = f"http://127.0.0.1:{self.port}/api/v1"
 
@@ -111,8 +138,9 @@ async def accept_rate(service: Service, clients: int, total: int, tag: str) -> f
     """Submissions accepted per second with `clients` requests in flight at once."""
     import httpx
 
-    bodies = [{"problem": "vector_add", "solution": solution(f"{tag}-{i % 20}"), "mode": "private"}
-              for i in range(total)]
+    bodies = [
+        {"problem": "vector_add", "solution": solution(f"{tag}-{i % 20}"), "mode": "private"} for i in range(total)
+    ]
     queue = asyncio.Queue()
     for body in bodies:
         queue.put_nowait(body)
@@ -123,8 +151,12 @@ async def accept_rate(service: Service, clients: int, total: int, tag: str) -> f
             if reply.status_code != 202:
                 raise SystemExit(f"POST /submissions: {reply.status_code} {reply.text[:300]}")
 
-    async with httpx.AsyncClient(base_url=service.url, timeout=120, limits=httpx.Limits(max_connections=clients),
-                                 headers={"Authorization": f"Bearer {service.token}"}) as http:
+    async with httpx.AsyncClient(
+        base_url=service.url,
+        timeout=120,
+        limits=httpx.Limits(max_connections=clients),
+        headers={"Authorization": f"Bearer {service.token}"},
+    ) as http:
         await http.post("/submissions", json=bodies[0])  # warm: first request, first connection
         started = time.perf_counter()
         await asyncio.gather(*[client(http) for _ in range(clients)])
@@ -153,8 +185,22 @@ def bare_eval(problem: Path, body: dict, folder: Path, env: dict) -> float:
     path = folder / f"{body['name']}.json"
     path.write_text(json.dumps(body))
     started = time.perf_counter()
-    solbench("eval", problem, "--solution", path, "--rounds", ROUNDS, "--budget", BUDGET_S, "--device", "cpu",
-             "--hardware", "local", "--json", env=env)
+    solbench(
+        "eval",
+        problem,
+        "--solution",
+        path,
+        "--rounds",
+        ROUNDS,
+        "--budget",
+        BUDGET_S,
+        "--device",
+        "cpu",
+        "--hardware",
+        "local",
+        "--json",
+        env=env,
+    )
     return time.perf_counter() - started
 
 
@@ -181,8 +227,10 @@ def main() -> None:
 def accept_rates(folder: Path, suite: Path, settings: Path, env: dict, options):
     sqlite = Service(folder / "sqlite", suite, settings, env, "--data", str(folder / "sqlite"), "--workers", "0")
     try:
-        yield "SQLite, no workers", [asyncio.run(accept_rate(sqlite, c, options.submissions, f"s{c}"))
-                                     for c in options.clients]
+        yield (
+            "SQLite, no workers",
+            [asyncio.run(accept_rate(sqlite, c, options.submissions, f"s{c}")) for c in options.clients],
+        )
     finally:
         sqlite.close()
     bin_dir = postgres_bin()
@@ -197,11 +245,23 @@ def accept_rates(folder: Path, suite: Path, settings: Path, env: dict, options):
 
         with psycopg.connect(postgres.url(driver="postgresql"), autocommit=True) as connection:
             connection.execute("CREATE DATABASE bench")
-        service = Service(folder / "pg", suite, settings, env, "--db", postgres.url("bench"), "--broker", redis.url,
-                          "--data", str(folder / "pg"))
+        service = Service(
+            folder / "pg",
+            suite,
+            settings,
+            env,
+            "--db",
+            postgres.url("bench"),
+            "--broker",
+            redis.url,
+            "--data",
+            str(folder / "pg"),
+        )
         try:
-            yield "PostgreSQL + Redis broker", [asyncio.run(accept_rate(service, c, options.submissions, f"p{c}"))
-                                                for c in options.clients]
+            yield (
+                "PostgreSQL + Redis broker",
+                [asyncio.run(accept_rate(service, c, options.submissions, f"p{c}")) for c in options.clients],
+            )
         finally:
             service.close()
     finally:
@@ -225,8 +285,10 @@ def overhead(folder: Path, suite: Path, settings: Path, env: dict, repeats: int)
     print(f"{'bare `solbench eval` (fresh process)':44} {b:8.2f}   1.00")
     print(f"{'server: submit -> result (warm worker)':44} {s:8.2f}   {s / b:.2f}   server - bare: {s - b:+.2f} s")
     print(f"{'server: submit -> result, cached result':44} {c:8.2f}   {c / b:.3f}")
-    print("(a bare eval starts a process, imports torch and derives T_SOL each time; the server's worker has torch\n"
-          " imported and T_SOL stored, and adds HTTP, the database claim, heartbeats and the result transaction)")
+    print(
+        "(a bare eval starts a process, imports torch and derives T_SOL each time; the server's worker has torch\n"
+        " imported and T_SOL stored, and adds HTTP, the database claim, heartbeats and the result transaction)"
+    )
 
 
 if __name__ == "__main__":

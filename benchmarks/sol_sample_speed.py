@@ -58,27 +58,39 @@ def main(argv: list[str]) -> None:
 
     first = [timed(folder)[0].seconds for folder in folders]
     analyses, cpu_times = [], []
-    print(f"{'problem':<64} {'first s':>7} {'s':>7} {'cpu s':>7} {'wl':>3} {'s/wl':>6}  {'ratio':>7} {'in [0.5,2]':>10}  "
-          "status; main class of disagreement")
+    print(
+        f"{'problem':<64} {'first s':>7} {'s':>7} {'cpu s':>7} {'wl':>3} {'s/wl':>6}  {'ratio':>7} {'in [0.5,2]':>10}  "
+        "status; main class of disagreement"
+    )
     for folder, first_seconds in zip(folders, first):
         analysis, cpu_seconds = timed(folder)
         analyses.append(analysis)
         cpu_times.append(cpu_seconds)
         results, ratios = analysis.workloads, analysis.ratios
-        status = f"error: {analysis.error[:150]}" if analysis.error else \
-            "full" if all(r.coverage.full for r in results) else "partial coverage"
+        status = (
+            f"error: {analysis.error[:150]}"
+            if analysis.error
+            else "full"
+            if all(r.coverage.full for r in results)
+            else "partial coverage"
+        )
         median = f"{statistics.median(ratios):.3g}" if ratios else "-"
         inside = f"{analysis.agreeing}/{len(ratios)}" if ratios else "-"
         why = summarize([analysis]).disagreements
         main = f"; {next(iter(why))}" if why else ""
         count = max(len(results), 1)
-        print(f"{analysis.folder[:64]:<64} {first_seconds:7.2f} {analysis.seconds:7.2f} {cpu_seconds:7.2f} "
-              f"{len(results):3d} {analysis.seconds / count:6.3f}  {median:>7} {inside:>10}  {status}{main}", flush=True)
+        print(
+            f"{analysis.folder[:64]:<64} {first_seconds:7.2f} {analysis.seconds:7.2f} {cpu_seconds:7.2f} "
+            f"{len(results):3d} {analysis.seconds / count:6.3f}  {median:>7} {inside:>10}  {status}{main}",
+            flush=True,
+        )
     print()
     for label, values in (("first pass, wall", first), ("CPU", cpu_times)):
-        print(f"{len(folders)} problems, {label} seconds: median {statistics.median(values):.2f} s, "
-              f"90th percentile {percentile(values, 0.9):.2f} s, slowest {max(values):.2f} s, "
-              f"total {sum(values):.1f} s")
+        print(
+            f"{len(folders)} problems, {label} seconds: median {statistics.median(values):.2f} s, "
+            f"90th percentile {percentile(values, 0.9):.2f} s, slowest {max(values):.2f} s, "
+            f"total {sum(values):.1f} s"
+        )
     for line in set_summary_lines(summarize(analyses), "on B200_1500MHz in the second pass"):
         print(line)
 

@@ -89,8 +89,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, required=True)
     parser.add_argument("--compare", type=Path)
-    parser.add_argument("--tier", choices=("gpu", "cpu", "all"),
-                        help="workloads analysed (default: the CPU tier where a folder has one and there is no GPU)")
+    parser.add_argument(
+        "--tier",
+        choices=("gpu", "cpu", "all"),
+        help="workloads analysed (default: the CPU tier where a folder has one and there is no GPU)",
+    )
     parser.add_argument("paths", nargs="*", type=Path)
     options = parser.parse_args(argv)
     folders = problem_folders(options.paths or DEFAULT_ROOTS)
@@ -103,8 +106,11 @@ def main(argv: list[str]) -> int:
     for line in found:
         print(line)
     common = [key for key in seconds if key in before["seconds"]]
-    print(f"{len(found)} of the {len(common)} problems analysed in both runs differ; analysis time {sum(before['seconds'][k] for k in common):.1f} s "
-          f"before, {sum(seconds[k] for k in common):.1f} s now")
+    print(
+        f"{len(found)} of the {len(common)} problems analysed in both runs differ; analysis time "
+        f"{sum(before['seconds'][k] for k in common):.1f} s "
+        f"before, {sum(seconds[k] for k in common):.1f} s now"
+    )
     return 1 if found else 0
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT.parent / "shared" / "upstream-format"
 
-DECODER_LAYER = '''
+DECODER_LAYER = """
 import torch
 import torch.nn.functional as F
 
@@ -43,29 +43,57 @@ def run(hidden_states, attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down
     hidden = hidden + attn.transpose(1, 2).reshape(b, s, h) @ wo.T
     x = rms_norm(hidden, mlp_norm)
     return hidden + (F.silu(x @ w_gate.T) * (x @ w_up.T)) @ w_down.T
-'''
+"""
 
 
 def decoder_layer_problem(folder: Path) -> Path:
     bf16 = "bfloat16"
-    inputs = {"hidden_states": ["batch", "seq", "hidden"], "attn_norm": ["hidden"], "wq": ["hidden", "hidden"],
-              "wk": ["kv_dim", "hidden"], "wv": ["kv_dim", "hidden"], "wo": ["hidden", "hidden"],
-              "mlp_norm": ["hidden"], "w_gate": ["intermediate", "hidden"], "w_up": ["intermediate", "hidden"],
-              "w_down": ["hidden", "intermediate"], "cos": ["seq", "head_dim"], "sin": ["seq", "head_dim"]}
+    inputs = {
+        "hidden_states": ["batch", "seq", "hidden"],
+        "attn_norm": ["hidden"],
+        "wq": ["hidden", "hidden"],
+        "wk": ["kv_dim", "hidden"],
+        "wv": ["kv_dim", "hidden"],
+        "wo": ["hidden", "hidden"],
+        "mlp_norm": ["hidden"],
+        "w_gate": ["intermediate", "hidden"],
+        "w_up": ["intermediate", "hidden"],
+        "w_down": ["hidden", "intermediate"],
+        "cos": ["seq", "head_dim"],
+        "sin": ["seq", "head_dim"],
+    }
     definition = {
-        "name": "llama3_70b_decoder_layer", "description": "Llama-3-70B decoder layer (hidden 8192, 64 heads, "
+        "name": "llama3_70b_decoder_layer",
+        "description": "Llama-3-70B decoder layer (hidden 8192, 64 heads, "
         "8 KV heads, head_dim 128, intermediate 28672)",
-        "axes": {"batch": {"type": "var"}, "seq": {"type": "var"}, "hidden": {"type": "const", "value": 8192},
-                 "kv_dim": {"type": "const", "value": 1024}, "head_dim": {"type": "const", "value": 128},
-                 "intermediate": {"type": "const", "value": 28672}},
+        "axes": {
+            "batch": {"type": "var"},
+            "seq": {"type": "var"},
+            "hidden": {"type": "const", "value": 8192},
+            "kv_dim": {"type": "const", "value": 1024},
+            "head_dim": {"type": "const", "value": 128},
+            "intermediate": {"type": "const", "value": 28672},
+        },
         "inputs": {name: {"shape": shape, "dtype": bf16} for name, shape in inputs.items()},
-        "outputs": {"out": {"shape": ["batch", "seq", "hidden"], "dtype": bf16}}, "reference": DECODER_LAYER}
+        "outputs": {"out": {"shape": ["batch", "seq", "hidden"], "dtype": bf16}},
+        "reference": DECODER_LAYER,
+    }
     root = folder / "llama3_70b_decoder_layer"
     root.mkdir()
     (root / "definition.json").write_text(json.dumps(definition))
-    (root / "workload.jsonl").write_text("".join(json.dumps({
-        "uuid": f"b1-s{seq}", "axes": {"batch": 1, "seq": seq}, "inputs": {n: {"type": "random"} for n in inputs}})
-        + "\n" for seq in (128, 512, 1024, 2048, 4096, 8192)))
+    (root / "workload.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "uuid": f"b1-s{seq}",
+                    "axes": {"batch": 1, "seq": seq},
+                    "inputs": {n: {"type": "random"} for n in inputs},
+                }
+            )
+            + "\n"
+            for seq in (128, 512, 1024, 2048, 4096, 8192)
+        )
+    )
     return root
 
 
@@ -101,7 +129,9 @@ def main() -> None:
         rows.append(("upstream-format (all workloads)", times))
     print(f"{'problems':34} {'workloads':>9} {'median ms':>10} {'max ms':>8} {'total s':>8}")
     for name, times in rows:
-        print(f"{name:34} {len(times):>9} {statistics.median(times):>10.2f} {max(times):>8.1f} {sum(times) / 1e3:>8.2f}")
+        print(
+            f"{name:34} {len(times):>9} {statistics.median(times):>10.2f} {max(times):>8.1f} {sum(times) / 1e3:>8.2f}"
+        )
 
 
 if __name__ == "__main__":

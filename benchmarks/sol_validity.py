@@ -19,26 +19,46 @@ from pathlib import Path
 
 PROBLEMS = {
     "vector_add_fp32_64M": (
-        {"x": (["N"], "float32"), "y": (["N"], "float32")}, {"z": (["N"], "float32")},
-        "def run(x, y):\n    return x + y\n", {"N": 64 << 20}),
+        {"x": (["N"], "float32"), "y": (["N"], "float32")},
+        {"z": (["N"], "float32")},
+        "def run(x, y):\n    return x + y\n",
+        {"N": 64 << 20},
+    ),
     "rmsnorm_fp32_8192x4096": (
-        {"x": (["B", "H"], "float32"), "w": (["H"], "float32")}, {"y": (["B", "H"], "float32")},
+        {"x": (["B", "H"], "float32"), "w": (["H"], "float32")},
+        {"y": (["B", "H"], "float32")},
         "import torch\ndef run(x, w):\n    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w\n",
-        {"B": 8192, "H": 4096}),
+        {"B": 8192, "H": 4096},
+    ),
     "softmax_fp32_4096x8192": (
-        {"x": (["B", "H"], "float32")}, {"y": (["B", "H"], "float32")},
-        "import torch\ndef run(x):\n    return torch.softmax(x, -1)\n", {"B": 4096, "H": 8192}),
+        {"x": (["B", "H"], "float32")},
+        {"y": (["B", "H"], "float32")},
+        "import torch\ndef run(x):\n    return torch.softmax(x, -1)\n",
+        {"B": 4096, "H": 8192},
+    ),
     "matmul_fp32_2048": (
-        {"a": (["M", "K"], "float32"), "b": (["K", "N"], "float32")}, {"c": (["M", "N"], "float32")},
-        "def run(a, b):\n    return a @ b\n", {"M": 2048, "K": 2048, "N": 2048}),
+        {"a": (["M", "K"], "float32"), "b": (["K", "N"], "float32")},
+        {"c": (["M", "N"], "float32")},
+        "def run(a, b):\n    return a @ b\n",
+        {"M": 2048, "K": 2048, "N": 2048},
+    ),
     "matmul_bf16_4096": (
-        {"a": (["M", "K"], "bfloat16"), "b": (["K", "N"], "bfloat16")}, {"c": (["M", "N"], "bfloat16")},
-        "def run(a, b):\n    return a @ b\n", {"M": 4096, "K": 4096, "N": 4096}),
+        {"a": (["M", "K"], "bfloat16"), "b": (["K", "N"], "bfloat16")},
+        {"c": (["M", "N"], "bfloat16")},
+        "def run(a, b):\n    return a @ b\n",
+        {"M": 4096, "K": 4096, "N": 4096},
+    ),
     "attention_fp32_causal_s2048": (
-        {"q": (["B", "Hd", "S", "D"], "float32"), "k": (["B", "Hd", "S", "D"], "float32"),
-         "v": (["B", "Hd", "S", "D"], "float32")}, {"o": (["B", "Hd", "S", "D"], "float32")},
+        {
+            "q": (["B", "Hd", "S", "D"], "float32"),
+            "k": (["B", "Hd", "S", "D"], "float32"),
+            "v": (["B", "Hd", "S", "D"], "float32"),
+        },
+        {"o": (["B", "Hd", "S", "D"], "float32")},
         "import torch.nn.functional as F\ndef run(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v, "
-        "is_causal=True)\n", {"B": 1, "Hd": 8, "S": 2048, "D": 64}),
+        "is_causal=True)\n",
+        {"B": 1, "Hd": 8, "S": 2048, "D": 64},
+    ),
 }
 
 
@@ -46,12 +66,17 @@ def write_problem(folder: Path, name: str, spec) -> Path:
     inputs, outputs, reference, axes = spec
     root = folder / name
     root.mkdir()
-    definition = {"name": name, "axes": {a: {"type": "var"} for a in axes},
-                  "inputs": {n: {"shape": s, "dtype": d} for n, (s, d) in inputs.items()},
-                  "outputs": {n: {"shape": s, "dtype": d} for n, (s, d) in outputs.items()}, "reference": reference}
+    definition = {
+        "name": name,
+        "axes": {a: {"type": "var"} for a in axes},
+        "inputs": {n: {"shape": s, "dtype": d} for n, (s, d) in inputs.items()},
+        "outputs": {n: {"shape": s, "dtype": d} for n, (s, d) in outputs.items()},
+        "reference": reference,
+    }
     (root / "definition.json").write_text(json.dumps(definition))
-    (root / "workload.jsonl").write_text(json.dumps({"uuid": name, "axes": axes,
-                                                     "inputs": {n: {"type": "random"} for n in inputs}}) + "\n")
+    (root / "workload.jsonl").write_text(
+        json.dumps({"uuid": name, "axes": axes, "inputs": {n: {"type": "random"} for n in inputs}}) + "\n"
+    )
     return root
 
 
@@ -73,11 +98,19 @@ def main() -> None:
     if args.probe:
         save_probe(probe(lambda message: print(f"probing {message}", file=sys.stderr)))
     hardware = lookup(args.hardware)
-    print(f"hardware: {hardware.name}; {hardware.memory_bandwidth_bytes_per_s / 1e9:.1f} GB/s, "
-          f"fp32 {hardware.matrix_rate('float32')[0] / 1e9:.0f} GFLOP/s, "
-          f"bf16 {hardware.matrix_rate('bfloat16')[0] / 1e9:.0f} GFLOP/s")
-    config = EvaluationConfig(device=args.device, rounds=1, time_reference=False, check_precision=False,
-                              timing=TimingPlan(budget_s=args.budget), timeout_s=600)
+    print(
+        f"hardware: {hardware.name}; {hardware.memory_bandwidth_bytes_per_s / 1e9:.1f} GB/s, "
+        f"fp32 {hardware.matrix_rate('float32')[0] / 1e9:.0f} GFLOP/s, "
+        f"bf16 {hardware.matrix_rate('bfloat16')[0] / 1e9:.0f} GFLOP/s"
+    )
+    config = EvaluationConfig(
+        device=args.device,
+        rounds=1,
+        time_reference=False,
+        check_precision=False,
+        timing=TimingPlan(budget_s=args.budget),
+        timeout_s=600,
+    )
     print(f"{'problem':32} {'bound':>8} {'T_SOL ms':>10} {'measured ms':>12} {'ratio':>7}")
     worst = float("inf")
     with tempfile.TemporaryDirectory() as folder:

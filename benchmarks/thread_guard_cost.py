@@ -89,8 +89,10 @@ def main() -> None:
     print(f"{f'+ settle, {natives} idle native threads':<34}{with_native:>12.2f}{with_native / bare_again:>10.2f}")
     print(f"{'flush alone':<34}{flush_alone:>12.2f}{1.0:>10.2f}")
     print(f"{'begin_gap + flush + check_gap':<34}{gap_us:>12.2f}{gap_us / flush_alone:>10.2f}")
-    print(f"gap noise: largest CPU time given to the solution over {args.iterations} flushes: "
-          f"{worst * 1e3:.3f} ms (refused above 0.5 ms)")
+    print(
+        f"gap noise: largest CPU time given to the solution over {args.iterations} flushes: "
+        f"{worst * 1e3:.3f} ms (refused above 0.5 ms)"
+    )
 
 
 if __name__ == "__main__":

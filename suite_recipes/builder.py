@@ -46,6 +46,7 @@ def uses(m: ModelRef, *keys: str) -> ModelRef:
 
 # --- the definition's fields -------------------------------------------------------------------------------
 
+
 def var(description: str) -> dict:
     """A ``var`` axis: set per workload."""
     return {"type": "var", "description": description}
@@ -82,13 +83,28 @@ def slug(m: ModelRef) -> str:
     return model_slug(m.name)
 
 
-def problem(set: str, model: ModelRef, name: str, op_type: str, description: str, *,
-            axes: dict[str, dict[str, Any]], inputs: dict[str, dict[str, Any]],
-            outputs: dict[str, dict[str, Any]], reference: str, workloads: Iterable[dict[str, int]],
-            gpu: Iterable[dict[str, int]] | None = None, tolerance: dict[str, Any] | None = None,
-            matched_ratio: float = 0.99, atol: float | None = None, backward: bool = False,
-            scalars: dict[str, Any] | None = None, custom_inputs_entrypoint: str | None = None,
-            constraints: Iterable[str] = (), tags: Iterable[str] = ()) -> ProblemDraft:
+def problem(
+    set: str,
+    model: ModelRef,
+    name: str,
+    op_type: str,
+    description: str,
+    *,
+    axes: dict[str, dict[str, Any]],
+    inputs: dict[str, dict[str, Any]],
+    outputs: dict[str, dict[str, Any]],
+    reference: str,
+    workloads: Iterable[dict[str, int]],
+    gpu: Iterable[dict[str, int]] | None = None,
+    tolerance: dict[str, Any] | None = None,
+    matched_ratio: float = 0.99,
+    atol: float | None = None,
+    backward: bool = False,
+    scalars: dict[str, Any] | None = None,
+    custom_inputs_entrypoint: str | None = None,
+    constraints: Iterable[str] = (),
+    tags: Iterable[str] = (),
+) -> ProblemDraft:
     """One problem of the suite (see the module docstring for the defaults).
 
     `axes`, `inputs` and `outputs` are the definition's fields as written to definition.json; `reference` is
@@ -105,10 +121,22 @@ def problem(set: str, model: ModelRef, name: str, op_type: str, description: str
         tolerance = tolerance_for(loosest(spec["dtype"] for spec in outputs.values()), matched_ratio=matched_ratio)
         if atol is not None:
             tolerance["max_atol"] = atol
-    draft = ProblemDraft(set=set, name=name, op_type=op_type, description=description, model=model, axes=axes,
-                         inputs=inputs, outputs=outputs, reference=reference, workloads=workloads,
-                         tolerance=tolerance, backward=backward, scalars=dict(scalars or {}),
-                         custom_inputs_entrypoint=custom_inputs_entrypoint, constraints=list(constraints),
-                         extra_tags=list(tags))
+    draft = ProblemDraft(
+        set=set,
+        name=name,
+        op_type=op_type,
+        description=description,
+        model=model,
+        axes=axes,
+        inputs=inputs,
+        outputs=outputs,
+        reference=reference,
+        workloads=workloads,
+        tolerance=tolerance,
+        backward=backward,
+        scalars=dict(scalars or {}),
+        custom_inputs_entrypoint=custom_inputs_entrypoint,
+        constraints=list(constraints),
+        extra_tags=list(tags),
+    )
     return draft if gpu is None else tiered(draft, gpu, shift="none")
-

@@ -23,27 +23,77 @@ from suite_recipes.models import model
 from suite_recipes.sweeps import with_gpu_tier
 from suite_recipes.template import render
 
-DLRM_DCNV2 = model("DLRM-DCNv2 (MLPerf Training v3+ recommendation, Criteo 1TB multi-hot)", None, "recommender", {
-    "num_dense_features": 13, "num_sparse_features": 26, "embedding_dim": 128,
-    "num_embeddings_per_feature": [40000000, 39060, 17295, 7424, 20265, 3, 7122, 1543, 63, 40000000, 3067956,
-                                   405282, 10, 2209, 11938, 155, 4, 976, 14, 40000000, 40000000, 40000000, 590152,
-                                   12973, 108, 36],
-    "multi_hot_sizes": [3, 2, 1, 2, 6, 1, 1, 1, 1, 7, 3, 8, 1, 6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1],
-    "dense_arch_layer_sizes": [512, 256, 128], "over_arch_layer_sizes": [1024, 1024, 512, 256, 1],
-    "interaction_type": "dcn", "dcn_num_layers": 3, "dcn_low_rank_dim": 512, "global_batch_size": 65536,
-    "optimizer": "adagrad", "learning_rate": 0.005})
-DLRM_V1 = model("DLRM (MLPerf Training v0.7-v2.1 reference, Criteo Terabyte, dot interaction)", None,
-                "recommender", {"num_dense_features": 13, "num_sparse_features": 26, "arch_sparse_feature_size": 128,
-                                "arch_mlp_bot": [13, 512, 256, 128], "arch_mlp_top": [1024, 1024, 512, 256, 1],
-                                "interaction": "dot", "mini_batch_size": 2048})
+DLRM_DCNV2 = model(
+    "DLRM-DCNv2 (MLPerf Training v3+ recommendation, Criteo 1TB multi-hot)",
+    None,
+    "recommender",
+    {
+        "num_dense_features": 13,
+        "num_sparse_features": 26,
+        "embedding_dim": 128,
+        "num_embeddings_per_feature": [
+            40000000,
+            39060,
+            17295,
+            7424,
+            20265,
+            3,
+            7122,
+            1543,
+            63,
+            40000000,
+            3067956,
+            405282,
+            10,
+            2209,
+            11938,
+            155,
+            4,
+            976,
+            14,
+            40000000,
+            40000000,
+            40000000,
+            590152,
+            12973,
+            108,
+            36,
+        ],
+        "multi_hot_sizes": [3, 2, 1, 2, 6, 1, 1, 1, 1, 7, 3, 8, 1, 6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1],
+        "dense_arch_layer_sizes": [512, 256, 128],
+        "over_arch_layer_sizes": [1024, 1024, 512, 256, 1],
+        "interaction_type": "dcn",
+        "dcn_num_layers": 3,
+        "dcn_low_rank_dim": 512,
+        "global_batch_size": 65536,
+        "optimizer": "adagrad",
+        "learning_rate": 0.005,
+    },
+)
+DLRM_V1 = model(
+    "DLRM (MLPerf Training v0.7-v2.1 reference, Criteo Terabyte, dot interaction)",
+    None,
+    "recommender",
+    {
+        "num_dense_features": 13,
+        "num_sparse_features": 26,
+        "arch_sparse_feature_size": 128,
+        "arch_mlp_bot": [13, 512, 256, 128],
+        "arch_mlp_top": [1024, 1024, 512, 256, 1],
+        "interaction": "dot",
+        "mini_batch_size": 2048,
+    },
+)
 
 # Short names of the two models, kept after the full ``model:`` tag (which names the model-configs.json
 # record): the names the reach layer and the issue use for them.
 _ALIASES = {DLRM_DCNV2.name: ["model:dlrm-dcnv2", "domain:recsys"], DLRM_V1.name: ["model:dlrm-v1", "domain:recsys"]}
 
 
-_PER_GPU = ("Per-GPU batches: global_batch_size 65536 over 8 GPUs is 8192 samples each; the CPU workloads "
-            "stop lower (at about 3 GFLOP per call) and keep the shape class")
+_PER_GPU = (
+    "Per-GPU batches: global_batch_size 65536 over 8 GPUs is 8192 samples each; the CPU workloads "
+    "stop lower (at about 3 GFLOP per call) and keep the shape class"
+)
 
 
 def _batches(values) -> list[dict[str, int]]:
@@ -62,8 +112,20 @@ def _mlp_extra_inputs(backward: bool, last_relu: bool) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _mlp_problem(m: ModelRef, name: str, op_type: str, description: str, sizes: list[int], *, last_relu: bool,
-                 x_source: str, x_description: str, workloads, backward: bool, input_grad: bool) -> ProblemDraft:
+def _mlp_problem(
+    m: ModelRef,
+    name: str,
+    op_type: str,
+    description: str,
+    sizes: list[int],
+    *,
+    last_relu: bool,
+    x_source: str,
+    x_description: str,
+    workloads,
+    backward: bool,
+    input_grad: bool,
+) -> ProblemDraft:
     layers = len(sizes) - 1
     params = [f"{kind}{i}" for i in range(layers) for kind in ("w", "b")]
     axes: dict[str, Any] = {"batch_size": var("Samples")}
@@ -74,8 +136,12 @@ def _mlp_problem(m: ModelRef, name: str, op_type: str, description: str, sizes: 
     for i in range(layers):
         inputs[f"w{i}"] = tensor([dims[i + 1], dims[i]], "float32")
         inputs[f"b{i}"] = tensor([dims[i + 1]], "float32")
-    common = {"SIZES": list(sizes), "LAST_RELU": last_relu, "X": x_source,
-              "EXTRA": _mlp_extra_inputs(backward, last_relu)}
+    common = {
+        "SIZES": list(sizes),
+        "LAST_RELU": last_relu,
+        "X": x_source,
+        "EXTRA": _mlp_extra_inputs(backward, last_relu),
+    }
     joined = ", ".join(params)
     if not backward:
         reference = render("dlrm/mlp.py", **common, PARAMS=joined)
@@ -90,37 +156,78 @@ def _mlp_problem(m: ModelRef, name: str, op_type: str, description: str, sizes: 
             del inputs[last_bias]
             joined = ", ".join(params[:-1])
             last_bias_line = f"    {last_bias} = {last_weight}.new_zeros({last_weight}.shape[0])\n"
-        reference = render("dlrm/mlp_backward.py", **common, PARAMS=joined, GRADS=", ".join(grads),
-                           LAST_BIAS=last_bias_line, X_LEAF="leaves[0]" if input_grad else "x",
-                           PARAM_SLICE="[1:]" if input_grad else "")
-        shapes = {"x": ["batch_size", dims[0]], **{f"w{i}": [dims[i + 1], dims[i]] for i in range(layers)},
-                  **{f"b{i}": [dims[i + 1]] for i in range(layers)}}
+        reference = render(
+            "dlrm/mlp_backward.py",
+            **common,
+            PARAMS=joined,
+            GRADS=", ".join(grads),
+            LAST_BIAS=last_bias_line,
+            X_LEAF="leaves[0]" if input_grad else "x",
+            PARAM_SLICE="[1:]" if input_grad else "",
+        )
+        shapes = {
+            "x": ["batch_size", dims[0]],
+            **{f"w{i}": [dims[i + 1], dims[i]] for i in range(layers)},
+            **{f"b{i}": [dims[i + 1]] for i in range(layers)},
+        }
         outputs = {f"grad_{n}": tensor(shapes[n], "float32") for n in grads}
-    return problem("DLRM", m, name, op_type, description, axes=axes, inputs=inputs, outputs=outputs,
-        reference=reference, workloads=workloads, backward=backward, tags=_ALIASES[m.name],
-        custom_inputs_entrypoint="make_inputs")
+    return problem(
+        "DLRM",
+        m,
+        name,
+        op_type,
+        description,
+        axes=axes,
+        inputs=inputs,
+        outputs=outputs,
+        reference=reference,
+        workloads=workloads,
+        backward=backward,
+        tags=_ALIASES[m.name],
+        custom_inputs_entrypoint="make_inputs",
+    )
 
 
 def bottom_mlp(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
     m = uses(m, "num_dense_features", "dense_arch_layer_sizes", "global_batch_size")
     sizes = [m.config["num_dense_features"], *m.config["dense_arch_layer_sizes"]]
     text = "-".join(map(str, sizes))
-    what = (f"{m.name} bottom MLP (TorchRec DenseArch): num_dense_features {m.config['num_dense_features']} "
-            f"dense features through Linear+ReLU layers dense_arch_layer_sizes {text} (ReLU after every layer), "
-            f"fp32. {_PER_GPU}.")
+    what = (
+        f"{m.name} bottom MLP (TorchRec DenseArch): num_dense_features {m.config['num_dense_features']} "
+        f"dense features through Linear+ReLU layers dense_arch_layer_sizes {text} (ReLU after every layer), "
+        f"fp32. {_PER_GPU}."
+    )
     workloads = _batches((1, 16, 128, 512, 1000, 2048, 3000, 4096))
     x_source = 'torch.log1p(torch.rand(a["batch_size"], SIZES[0], device=device) * 100.0)'
     x_description = "Dense features, log(1 + x) transformed as in the Criteo preprocessing"
     if backward:
         return _mlp_problem(
-            m, f"dlrm-dcnv2_bottom_mlp_backward_{text}", "mlp_backward",
+            m,
+            f"dlrm-dcnv2_bottom_mlp_backward_{text}",
+            "mlp_backward",
             "Backward of the " + what + " Returns the weight and bias gradients (the dense features need none) "
             "given the gradient of the output, as a training step does (activations recomputed).",
-            sizes, last_relu=True, x_source=x_source, x_description=x_description, workloads=workloads,
-            backward=True, input_grad=False)
-    return _mlp_problem(m, f"dlrm-dcnv2_bottom_mlp_{text}", "mlp", what, sizes, last_relu=True,
-                        x_source=x_source, x_description=x_description, workloads=workloads, backward=False,
-                        input_grad=False)
+            sizes,
+            last_relu=True,
+            x_source=x_source,
+            x_description=x_description,
+            workloads=workloads,
+            backward=True,
+            input_grad=False,
+        )
+    return _mlp_problem(
+        m,
+        f"dlrm-dcnv2_bottom_mlp_{text}",
+        "mlp",
+        what,
+        sizes,
+        last_relu=True,
+        x_source=x_source,
+        x_description=x_description,
+        workloads=workloads,
+        backward=False,
+        input_grad=False,
+    )
 
 
 def top_mlp(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
@@ -128,26 +235,62 @@ def top_mlp(m: ModelRef, *, backward: bool = False) -> ProblemDraft:
     width = (m.config["num_sparse_features"] + 1) * m.config["embedding_dim"]
     sizes = [width, *m.config["over_arch_layer_sizes"]]
     text = "-".join(map(str, sizes))
-    what = (f"{m.name} top MLP (TorchRec OverArch): the DCN output of width {width} ((num_sparse_features + 1) "
-            f"x embedding_dim) through over_arch_layer_sizes {text}, ReLU after every layer but the last, which "
-            f"gives the click logit. fp32. {_PER_GPU}.")
+    what = (
+        f"{m.name} top MLP (TorchRec OverArch): the DCN output of width {width} ((num_sparse_features + 1) "
+        f"x embedding_dim) through over_arch_layer_sizes {text}, ReLU after every layer but the last, which "
+        f"gives the click logit. fp32. {_PER_GPU}."
+    )
     x_source = 'torch.randn(a["batch_size"], SIZES[0], device=device)'
     if backward:
         return _mlp_problem(
-            m, f"dlrm-dcnv2_top_mlp_backward_{text}", "mlp_backward",
+            m,
+            f"dlrm-dcnv2_top_mlp_backward_{text}",
+            "mlp_backward",
             "Backward of the " + what + " Returns the gradients of the input (the cross network's backward "
             "input) and of every weight and bias given the gradient of the logit (activations recomputed).",
-            sizes, last_relu=False, x_source=x_source, x_description="Cross-network output",
-            workloads=_batches((1, 4, 8, 16, 32, 48, 64, 100)), backward=True, input_grad=True)
-    return _mlp_problem(m, f"dlrm-dcnv2_top_mlp_{text}", "mlp", what, sizes, last_relu=False, x_source=x_source,
-                        x_description="Cross-network output", workloads=_batches((1, 4, 16, 32, 64, 100, 128, 256)),
-                        backward=False, input_grad=False)
+            sizes,
+            last_relu=False,
+            x_source=x_source,
+            x_description="Cross-network output",
+            workloads=_batches((1, 4, 8, 16, 32, 48, 64, 100)),
+            backward=True,
+            input_grad=True,
+        )
+    return _mlp_problem(
+        m,
+        f"dlrm-dcnv2_top_mlp_{text}",
+        "mlp",
+        what,
+        sizes,
+        last_relu=False,
+        x_source=x_source,
+        x_description="Cross-network output",
+        workloads=_batches((1, 4, 16, 32, 64, 100, 128, 256)),
+        backward=False,
+        input_grad=False,
+    )
 
 
 # --- GPU tier (workload.jsonl; the recipes' own small workloads become workload.cpu.jsonl) ------------
 
-GPU_BATCHES = (1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 81920, 98304, 131072, 163840,
-               196608, 262144)
+GPU_BATCHES = (
+    1024,
+    2048,
+    4096,
+    8192,
+    12288,
+    16384,
+    24576,
+    32768,
+    49152,
+    65536,
+    81920,
+    98304,
+    131072,
+    163840,
+    196608,
+    262144,
+)
 """Samples per call: per-GPU batches of training (global_batch_size 65536 over 8 GPUs = 8192) up to whole global
 batches of 64k-256k samples on one device (inference servers batch as many)."""
 

@@ -1,8 +1,9 @@
 """The suite's extracted problems: modules of real models captured by `solbench extract`.
 
 `scripts/extract-suite` turns each entry into ``problems/<set>/<name>/`` (``origin:extract``, and ``"recipe":
-"extracted"`` in its provenance.json; build-suite leaves those folders alone). Every cited config value is read from the model's record in
-solbench/suite/data/model-configs.json (vendored) by the extractor itself, so it is the published value by construction.
+"extracted"`` in its provenance.json; build-suite leaves those folders alone). Every cited config value is read
+from the model's record in solbench/suite/data/model-configs.json (vendored) by the extractor itself, so it is the
+published value by construction.
 
 Two tiers (docs/tiers.md): ``tokens`` / ``shapes`` are the CPU tier (workload.cpu.jsonl), sized for a
 2-core CI run; ``gpu_tokens`` / ``gpu_shapes`` the GPU tier (workload.jsonl), 16 workloads at upstream's
@@ -95,11 +96,19 @@ EXTRACTIONS: tuple[Extraction, ...] = (
     # L1: norms
     Extraction("OLMo-2-1124-7B", "olmo2", "norm", dtype="float32", tokens=NORM_TOKENS),
     Extraction("ViT-B/16", "vit", "norm", dtype="float32", tokens=VIT_B16_TOKENS, gpu_tokens=GPU_VIT_B16_TOKENS),
-    Extraction("Whisper large-v3", "whisper", "norm", dtype="float32", tokens=WHISPER_FRAMES,
-               gpu_tokens=GPU_WHISPER_FRAMES),
+    Extraction(
+        "Whisper large-v3", "whisper", "norm", dtype="float32", tokens=WHISPER_FRAMES, gpu_tokens=GPU_WHISPER_FRAMES
+    ),
     Extraction("Mistral-7B-v0.3", "mistral", "norm", backward=True, tokens=NORM_BACKWARD_TOKENS),
-    Extraction("CLIP ViT-L/14", "clip", "norm", dtype="float32", backward=True, tokens=CLIP_L14_TOKENS,
-               gpu_tokens=GPU_CLIP_L14_TOKENS),
+    Extraction(
+        "CLIP ViT-L/14",
+        "clip",
+        "norm",
+        dtype="float32",
+        backward=True,
+        tokens=CLIP_L14_TOKENS,
+        gpu_tokens=GPU_CLIP_L14_TOKENS,
+    ),
     # L2: MLPs
     Extraction("Llama-3.1-8B", "llama", "mlp", tp=8, tokens=GEMM_TOKENS),
     Extraction("Qwen3-8B", "qwen3", "mlp", tp=8, tokens=GEMM_TOKENS),
@@ -114,13 +123,21 @@ EXTRACTIONS: tuple[Extraction, ...] = (
     Extraction("Gemma-2-9B", "gemma2", "attention", tp=8, shapes=SEQUENCES),
     # OLMo-2 normalises q and k over the whole projection: no TP rank computes that alone, so the whole module.
     Extraction("OLMo-2-1124-7B", "olmo2", "attention", shapes=SHORT_SEQUENCES),
-    Extraction("ViT-B/16", "vit", "attention", dtype="float32", backward=True, shapes=VIT_B16_SEQUENCES,
-               gpu_shapes=GPU_VIT_B16_SEQUENCES),
+    Extraction(
+        "ViT-B/16",
+        "vit",
+        "attention",
+        dtype="float32",
+        backward=True,
+        shapes=VIT_B16_SEQUENCES,
+        gpu_shapes=GPU_VIT_B16_SEQUENCES,
+    ),
     # L2: whole layers
     Extraction("Qwen3-0.6B", "qwen3", "decoder_layer", shapes=SHORT_SEQUENCES),
     Extraction("Llama-3.2-1B", "llama", "decoder_layer", shapes=SHORT_SEQUENCES),  # whole layers have no TP shard
-    Extraction("ViT-B/16", "vit", "encoder_layer", dtype="float32", shapes=VIT_B16_SEQUENCES,
-               gpu_shapes=GPU_VIT_B16_SEQUENCES),
+    Extraction(
+        "ViT-B/16", "vit", "encoder_layer", dtype="float32", shapes=VIT_B16_SEQUENCES, gpu_shapes=GPU_VIT_B16_SEQUENCES
+    ),
     # The real length, 1,500 frames, takes 1-2.5 s per call on the 2-core CPU: the CPU tier stays short, the
     # GPU tier runs whole 30 s clips.
     Extraction("Whisper large-v3", "whisper", "encoder_layer", shapes=SHORT_SEQUENCES, gpu_shapes=GPU_WHISPER_CLIPS),

@@ -24,11 +24,15 @@ BF16 = tolerance_for("bfloat16")
 
 # ------------------------------------------------------------------------------------------------
 # Models (every value copied from model-configs.json)
-LLAMA_8B = model("Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "language",
-                 {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
-                  "derived.head_dim": 128})
-FLUX_DEV = model("FLUX.1-dev (transformer)", "black-forest-labs/FLUX.1-dev", "diffusion",
-                 {"hidden_size": 3072, "num_heads": 24})
+LLAMA_8B = model(
+    "Llama-3.1-8B",
+    "meta-llama/Llama-3.1-8B",
+    "language",
+    {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "derived.head_dim": 128},
+)
+FLUX_DEV = model(
+    "FLUX.1-dev (transformer)", "black-forest-labs/FLUX.1-dev", "diffusion", {"hidden_size": 3072, "num_heads": 24}
+)
 
 # ------------------------------------------------------------------------------------------------
 # Reference building blocks (pasted into the references that use them)
@@ -55,17 +59,33 @@ TOKENS = var("Tokens in the batch (batch x sequence)")
 
 def fp8_per_tensor_gemm(m, name: str, k: int, n: int, what: str, sweep, axis_description=None) -> ProblemDraft:
     return problem(
-        set="Quant", name=name, op_type="gemm_fp8", model=m,
-        description=(f"{m.name} FP8 linear with per-tensor scales ({what}): out[M, {n}] = (a * a_scale) @ "
-                     f"(b * b_scale)^T, K = {k}; e4m3 activations and weight, one fp32 scale each (static, "
-                     "calibrated: torch._scaled_mm / cutlass_scaled_mm semantics), fp32 accumulation, bf16 output."),
-        axes={"num_tokens": var(axis_description) if axis_description else TOKENS,
-              "in_features": const(k, "K"), "out_features": const(n, "N"), "one": const(1, "per-tensor")},
-        inputs={"a": tensor(["num_tokens", "in_features"], "float8_e4m3fn"), "a_scale": tensor(["one"], "float32"),
-                "b": tensor(["out_features", "in_features"], "float8_e4m3fn"), "b_scale": tensor(["one"], "float32")},
+        set="Quant",
+        name=name,
+        op_type="gemm_fp8",
+        model=m,
+        description=(
+            f"{m.name} FP8 linear with per-tensor scales ({what}): out[M, {n}] = (a * a_scale) @ "
+            f"(b * b_scale)^T, K = {k}; e4m3 activations and weight, one fp32 scale each (static, "
+            "calibrated: torch._scaled_mm / cutlass_scaled_mm semantics), fp32 accumulation, bf16 output."
+        ),
+        axes={
+            "num_tokens": var(axis_description) if axis_description else TOKENS,
+            "in_features": const(k, "K"),
+            "out_features": const(n, "N"),
+            "one": const(1, "per-tensor"),
+        },
+        inputs={
+            "a": tensor(["num_tokens", "in_features"], "float8_e4m3fn"),
+            "a_scale": tensor(["one"], "float32"),
+            "b": tensor(["out_features", "in_features"], "float8_e4m3fn"),
+            "b_scale": tensor(["one"], "float32"),
+        },
         outputs={"out": tensor(["num_tokens", "out_features"], "bfloat16")},
-        reference=render("quant/fp8_per_tensor_gemm.py"), custom_inputs_entrypoint="make_inputs", workloads=tokens(sweep),
-        tolerance=BF16)
+        reference=render("quant/fp8_per_tensor_gemm.py"),
+        custom_inputs_entrypoint="make_inputs",
+        workloads=tokens(sweep),
+        tolerance=BF16,
+    )
 
 
 # ================================================================================================
@@ -89,14 +109,42 @@ def fp8_per_tensor_gemm(m, name: str, k: int, n: int, what: str, sweep, axis_des
 
 SERVE_TOKENS = (1, 4, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384, 32768, 65536)
 """Tokens in a serving step: decode batches through chunked-prefill budgets to a 64k-token prefill."""
-FLUX_IMAGE_TOKENS = (256, 1024, 2304, 4096, 6144, 8192, 9216, 12288, 16384, 18432, 24576, 32768, 36864, 49152,
-                     65536, 73728)
+FLUX_IMAGE_TOKENS = (
+    256,
+    1024,
+    2304,
+    4096,
+    6144,
+    8192,
+    9216,
+    12288,
+    16384,
+    18432,
+    24576,
+    32768,
+    36864,
+    49152,
+    65536,
+    73728,
+)
 """batch x (H/16) x (W/16): 256 px to 2048 px images (256-16384 tokens each), batches of 1-16."""
 
 
-NEMOTRON_NANO = model("NVIDIA-Nemotron-3-Nano-30B-A3B", "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "language",
-                      {"hidden_size": 2688, "chunk_size": 128, "conv_kernel": 4, "mamba_head_dim": 64,
-                       "mamba_num_heads": 64, "n_groups": 8, "ssm_state_size": 128, "layer_norm_eps": 1e-05})
+NEMOTRON_NANO = model(
+    "NVIDIA-Nemotron-3-Nano-30B-A3B",
+    "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+    "language",
+    {
+        "hidden_size": 2688,
+        "chunk_size": 128,
+        "conv_kernel": 4,
+        "mamba_head_dim": 64,
+        "mamba_num_heads": 64,
+        "n_groups": 8,
+        "ssm_state_size": 128,
+        "layer_norm_eps": 1e-05,
+    },
+)
 MAMBA2_GEMM_TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 
 
@@ -109,30 +157,64 @@ def fp8_mamba2_projections(m) -> list[ProblemDraft]:
     in_out = 2 * d_inner + 2 * g * n + heads
     sweep = (1, 2, 8, 16, 64, 128, 255, 512)
     in_proj = fp8_per_tensor_gemm(
-        m, f"nemotron-3-nano_fp8_mamba2_in_proj_n{in_out}", hidden, in_out,
+        m,
+        f"nemotron-3-nano_fp8_mamba2_in_proj_n{in_out}",
+        hidden,
+        in_out,
         f"Mamba2 mixer in_proj: hidden_size {hidden} -> z, xBC and dt = 2 x {d_inner} (mamba_num_heads x "
-        f"mamba_head_dim) + 2 x n_groups {g} x ssm_state_size {n} + {heads} heads = {in_out}", sweep)
+        f"mamba_head_dim) + 2 x n_groups {g} x ssm_state_size {n} + {heads} heads = {in_out}",
+        sweep,
+    )
     out_proj = fp8_per_tensor_gemm(
-        m, f"nemotron-3-nano_fp8_mamba2_out_proj_k{d_inner}", d_inner, hidden,
+        m,
+        f"nemotron-3-nano_fp8_mamba2_out_proj_k{d_inner}",
+        d_inner,
+        hidden,
         f"Mamba2 mixer out_proj: the gated-norm output {d_inner} (mamba_num_heads x mamba_head_dim) -> "
-        f"hidden_size {hidden}", sweep)
-    return [tiered(d, tokens(MAMBA2_GEMM_TOKENS), min_count=1, high=0, shift="batch", set="Quant",
-                   extra_tags=["family:ssm", "kernel:mamba2_projection"] + list(d.extra_tags))
-            for d in (in_proj, out_proj)]
+        f"hidden_size {hidden}",
+        sweep,
+    )
+    return [
+        tiered(
+            d,
+            tokens(MAMBA2_GEMM_TOKENS),
+            min_count=1,
+            high=0,
+            shift="batch",
+            set="Quant",
+            extra_tags=["family:ssm", "kernel:mamba2_projection"] + list(d.extra_tags),
+        )
+        for d in (in_proj, out_proj)
+    ]
 
 
 def drafts() -> list[ProblemDraft]:
     gpu = tokens(SERVE_TOKENS)
     return [
-        with_gpu_tier(fp8_per_tensor_gemm(LLAMA_8B, "llama31_8b_fp8_per_tensor_gemm_qkv_tp2", 4096, 3072,
-                                          "fused qkv_proj, TP=2 shard: hidden_size 4096 -> (32 + 2 x 8) / 2 heads x "
-                                          "128 = 3072, as in the Llama-3.1-8B-Instruct-FP8 checkpoints",
-                                          (1, 2, 16, 64, 128, 255, 512, 1000)), gpu),
-        with_gpu_tier(fp8_per_tensor_gemm(FLUX_DEV, "flux1_dev_fp8_per_tensor_gemm_attn_proj", 3072, 3072,
-                                          "image-stream attention output projection hidden_size 3072 -> 3072 (24 "
-                                          "heads x 128) of a double-stream block, FP8 e4m3 checkpoint",
-                                          (256, 512, 576, 1024, 1296, 1536, 2048, 2304),
-                                          axis_description="Image tokens: batch x (H/16) x (W/16) latent patches"),
-                      tokens(FLUX_IMAGE_TOKENS)),
+        with_gpu_tier(
+            fp8_per_tensor_gemm(
+                LLAMA_8B,
+                "llama31_8b_fp8_per_tensor_gemm_qkv_tp2",
+                4096,
+                3072,
+                "fused qkv_proj, TP=2 shard: hidden_size 4096 -> (32 + 2 x 8) / 2 heads x "
+                "128 = 3072, as in the Llama-3.1-8B-Instruct-FP8 checkpoints",
+                (1, 2, 16, 64, 128, 255, 512, 1000),
+            ),
+            gpu,
+        ),
+        with_gpu_tier(
+            fp8_per_tensor_gemm(
+                FLUX_DEV,
+                "flux1_dev_fp8_per_tensor_gemm_attn_proj",
+                3072,
+                3072,
+                "image-stream attention output projection hidden_size 3072 -> 3072 (24 "
+                "heads x 128) of a double-stream block, FP8 e4m3 checkpoint",
+                (256, 512, 576, 1024, 1296, 1536, 2048, 2304),
+                axis_description="Image tokens: batch x (H/16) x (W/16) latent patches",
+            ),
+            tokens(FLUX_IMAGE_TOKENS),
+        ),
         *fp8_mamba2_projections(NEMOTRON_NANO),
     ]

@@ -38,21 +38,68 @@ GPU_COUNT = 16
 
 TRAIN_TOKENS = (1, 16, 128, 1000, 1024, 2048, 3000, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152, 65536)
 """Flattened training / prefill token counts, 1k-64k, with small and odd sizes mixed in."""
-LONG_TOKENS = (1024, 1536, 2048, 3000, 4096, 6144, 8192, 10240, 12288, 16384, 20480, 24576, 32768, 40960,
-               49152, 65536)
+LONG_TOKENS = (1024, 1536, 2048, 3000, 4096, 6144, 8192, 10240, 12288, 16384, 20480, 24576, 32768, 40960, 49152, 65536)
 """1k-64k only, denser: for ops whose small sizes say nothing (or that `fit` trims from the top)."""
 WIDE_TOKENS = (1, 4, 16, 64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192, 16384, 32768, 65536)
 """1 to 64k, spread evenly in log scale: for ops with wide rows (vocabulary, big weights) that `fit` trims."""
 DECODE_BATCHES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 """Tokens in one decode step (one per sequence)."""
-PREFILL_SEQUENCES = ((1, 1024), (1, 2000), (2, 1024), (1, 4096), (4, 1024), (2, 4096), (1, 8192), (8, 1024),
-                     (4, 4096), (3, 8192), (1, 16384), (8, 4096), (4, 8192), (2, 16384), (1, 32768), (8, 8192))
+PREFILL_SEQUENCES = (
+    (1, 1024),
+    (1, 2000),
+    (2, 1024),
+    (1, 4096),
+    (4, 1024),
+    (2, 4096),
+    (1, 8192),
+    (8, 1024),
+    (4, 4096),
+    (3, 8192),
+    (1, 16384),
+    (8, 4096),
+    (4, 8192),
+    (2, 16384),
+    (1, 32768),
+    (8, 8192),
+)
 """(batch, tokens per sequence): 1k to 64k tokens in all."""
-DECODE_CONTEXTS = ((1, 1024), (1, 4096), (1, 8192), (1, 32768), (4, 2048), (4, 8192), (8, 1024), (8, 4096),
-                   (8, 16384), (16, 2048), (16, 8192), (32, 1024), (32, 4096), (64, 2048), (64, 8192), (128, 4096))
+DECODE_CONTEXTS = (
+    (1, 1024),
+    (1, 4096),
+    (1, 8192),
+    (1, 32768),
+    (4, 2048),
+    (4, 8192),
+    (8, 1024),
+    (8, 4096),
+    (8, 16384),
+    (16, 2048),
+    (16, 8192),
+    (32, 1024),
+    (32, 4096),
+    (64, 2048),
+    (64, 8192),
+    (128, 4096),
+)
 """(batch, context length) of a decode step: contexts of 1k to 32k cached tokens."""
-CHUNKED_SEQUENCES = ((1, 1024), (1, 2048), (2, 1024), (1, 4096), (4, 1024), (2, 4096), (1, 8192), (8, 1024),
-                     (4, 4096), (2, 8192), (1, 16384), (8, 4096), (4, 8192), (2, 16384), (1, 32768), (8, 8192))
+CHUNKED_SEQUENCES = (
+    (1, 1024),
+    (1, 2048),
+    (2, 1024),
+    (1, 4096),
+    (4, 1024),
+    (2, 4096),
+    (1, 8192),
+    (8, 1024),
+    (4, 4096),
+    (2, 8192),
+    (1, 16384),
+    (8, 4096),
+    (4, 8192),
+    (2, 16384),
+    (1, 32768),
+    (8, 8192),
+)
 """(batch, tokens per sequence) with every length a multiple of 256: whole chunks of chunked scans."""
 VOCAB_ROWS = (1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 500, 512, 1000, 1024, 2048, 4096)
 """Logit rows of a sampling step: one per sequence of a decode batch, up to 4,096 (512 sequences with 8
@@ -62,8 +109,7 @@ VOCAB_TRAIN_TOKENS = (1, 16, 128, 256, 500, 512, 1000, 1024, 2000, 2048, 3000, 4
 tens of GB, so trainers chunk them)."""
 BATCHES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
 """Images, clips or samples of a batch where each one is large (1,024 px images, whole videos)."""
-IMAGE_SIZES = {"vit_b16_224": 197, "vit_b16_384": 577, "clip_l14_224": 257, "clip_l14_336": 577,
-               "vit_l14_448": 1025}
+IMAGE_SIZES = {"vit_b16_224": 197, "vit_b16_384": 577, "clip_l14_224": 257, "clip_l14_336": 577, "vit_l14_448": 1025}
 """Tokens per image (patches + CLS) at native resolutions."""
 IMAGES = (1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
 """Images per batch (inference to training batches)."""
@@ -73,15 +119,20 @@ CLIPS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
 """30 s audio clips per batch."""
 
 
-def image_tokens(per_image: Sequence[int] = (197, 577), images: Sequence[int] = IMAGES,
-                 count: int = GPU_COUNT) -> list[tuple[int, int]]:
+def image_tokens(
+    per_image: Sequence[int] = (197, 577), images: Sequence[int] = IMAGES, count: int = GPU_COUNT
+) -> list[tuple[int, int]]:
     """(images, tokens per image) pairs, every native size in `per_image` crossed with the image counts,
     `count` of them spread from the smallest to the largest product (distinct)."""
     return crossed(images, per_image, count)
 
 
-def crossed(first: Sequence[int], second: Sequence[int], count: int = GPU_COUNT,
-            weight: Callable[[int, int], float] = lambda a, b: a * b) -> list[tuple[int, int]]:
+def crossed(
+    first: Sequence[int],
+    second: Sequence[int],
+    count: int = GPU_COUNT,
+    weight: Callable[[int, int], float] = lambda a, b: a * b,
+) -> list[tuple[int, int]]:
     """`count` (a, b) pairs of `first` x `second`, spread from the smallest to the largest `weight`
     (default a x b: images x tokens per image, clips x samples)."""
     pairs = sorted({(a, b) for a in first for b in second}, key=lambda p: (weight(*p), p[1]))
@@ -121,8 +172,13 @@ def draft_bytes(draft: ProblemDraft, axes: dict[str, int]) -> int:
     return _sizer(draft)(axes)
 
 
-def fit(candidates: Iterable[dict[str, int]], size_of: Callable[[dict[str, int]], int] | ProblemDraft, *,
-        count: int = GPU_COUNT, high: int = TARGET_HIGH) -> list[dict[str, int]]:
+def fit(
+    candidates: Iterable[dict[str, int]],
+    size_of: Callable[[dict[str, int]], int] | ProblemDraft,
+    *,
+    count: int = GPU_COUNT,
+    high: int = TARGET_HIGH,
+) -> list[dict[str, int]]:
     """`count` workloads from ascending `candidates` whose size (bytes, `size_of(axes)`, or a draft's
     size-based bytes) stays at most `high`, spread over the sizes and keeping the largest that fits, so
     the largest workload lands as close under `high` as the candidates allow. Raises ValueError when
@@ -135,9 +191,17 @@ def fit(candidates: Iterable[dict[str, int]], size_of: Callable[[dict[str, int]]
     return spread(fitting, count)
 
 
-def tokens_upto(size_of: Callable[[dict[str, int]], int] | ProblemDraft, axis: str = "num_tokens", *,
-                low: int = TARGET_LOW, high: int = TARGET_HIGH, start: int = 1, multiple: int = 1,
-                limit: int = 1 << 20, count: int = GPU_COUNT) -> list[dict[str, int]]:
+def tokens_upto(
+    size_of: Callable[[dict[str, int]], int] | ProblemDraft,
+    axis: str = "num_tokens",
+    *,
+    low: int = TARGET_LOW,
+    high: int = TARGET_HIGH,
+    start: int = 1,
+    multiple: int = 1,
+    limit: int = 1 << 20,
+    count: int = GPU_COUNT,
+) -> list[dict[str, int]]:
     """`count` values of one axis, spaced geometrically from `start` up to the value whose workload
     first reaches `low` bytes (powers of two times `multiple`, at most `limit`), or the largest under
     `high` where reaching `low` would pass it. For ops whose per-token size the standard sweeps miss."""
@@ -164,9 +228,17 @@ def largest_bytes(draft: ProblemDraft) -> int:
     return max(size(w) for w in draft.workloads)
 
 
-def tiered(draft: ProblemDraft, gpu: Iterable[dict[str, int]], *, min_count: int = GPU_COUNT,
-           high: int = TARGET_HIGH, shift: str = "smallest", keep: Sequence[str] = (),
-           steps: dict[str, int] | None = None, **changes) -> ProblemDraft:
+def tiered(
+    draft: ProblemDraft,
+    gpu: Iterable[dict[str, int]],
+    *,
+    min_count: int = GPU_COUNT,
+    high: int = TARGET_HIGH,
+    shift: str = "smallest",
+    keep: Sequence[str] = (),
+    steps: dict[str, int] | None = None,
+    **changes,
+) -> ProblemDraft:
     """The draft with `gpu` as its GPU tier (workload.jsonl) and its recipe workloads moved to the CPU
     tier (workload.cpu.jsonl); `changes` are further dataclass fields to replace (set, extra_tags).
 
@@ -191,8 +263,7 @@ def tiered(draft: ProblemDraft, gpu: Iterable[dict[str, int]], *, min_count: int
     if high:
         for w in gpu:
             if size(w) > high:
-                raise ValueError(f"{draft.name}: GPU workload {w} moves {size(w) / GB:.1f} GB, "
-                                 f"over {high / GB:.0f} GB")
+                raise ValueError(f"{draft.name}: GPU workload {w} moves {size(w) / GB:.1f} GB, over {high / GB:.0f} GB")
     return out
 
 
@@ -204,9 +275,13 @@ def workload_key(workload: dict[str, int]) -> tuple:
 _BATCH_AXES = ("batch_size", "batch", "num_images", "images")
 
 
-def disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]],
-             size: Callable[[dict[str, int]], int] | None = None, keep: Sequence[str] = (),
-             steps: dict[str, int] | None = None) -> list[dict[str, int]]:
+def disjoint(
+    cpu: list[dict[str, int]],
+    gpu: list[dict[str, int]],
+    size: Callable[[dict[str, int]], int] | None = None,
+    keep: Sequence[str] = (),
+    steps: dict[str, int] | None = None,
+) -> list[dict[str, int]]:
     """The CPU tier without the GPU tier's axis values.
 
     Without `size`, a CPU workload the GPU tier also has gets its batch (or first) axis raised by one
@@ -215,8 +290,10 @@ def disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]],
     first where sizes tie; a CPU workload stays about as cheap as the recipe made it. Axes in `keep`
     (channels that must stay a real stage's) never move; `steps` overrides an axis's granularity."""
     taken = {workload_key(w) for w in gpu}
-    steps = {**{axis: math.gcd(*(w[axis] for w in (*cpu, *gpu) if axis in w)) for w in cpu for axis in w},
-             **(steps or {})}
+    steps = {
+        **{axis: math.gcd(*(w[axis] for w in (*cpu, *gpu) if axis in w)) for w in cpu for axis in w},
+        **(steps or {}),
+    }
     out = []
     for workload in cpu:
         workload = dict(workload)
@@ -234,8 +311,14 @@ def disjoint(cpu: list[dict[str, int]], gpu: list[dict[str, int]],
                     while moved >= 1 and workload_key({**workload, axis: moved}) in taken:
                         moved += direction * steps[axis]
                     if moved >= 1:
-                        options.append((size({**workload, axis: moved}), axis not in _BATCH_AXES, direction < 0,
-                                        {**workload, axis: moved}))
+                        options.append(
+                            (
+                                size({**workload, axis: moved}),
+                                axis not in _BATCH_AXES,
+                                direction < 0,
+                                {**workload, axis: moved},
+                            )
+                        )
             workload = min(options, key=lambda o: o[:3])[3]
         taken.add(workload_key(workload))
         out.append(workload)

@@ -39,11 +39,20 @@ def render(name: str, **values: Any) -> str:
     wanted = placeholders(name)
     missing, unused = sorted(wanted - set(values)), sorted(set(values) - wanted)
     if missing or unused:
-        raise ValueError(f"templates/{name}: " + "; ".join(
-            part for part in (f"no value for {', '.join(missing)}" if missing else "",
-                              f"no placeholder for {', '.join(unused)}" if unused else "") if part))
-    return _FILL.sub(lambda m: _lines(name, m["line"], values[m["line"]]) if m["line"] else _text(values[m[2]]),
-                     template_text(name))
+        raise ValueError(
+            f"templates/{name}: "
+            + "; ".join(
+                part
+                for part in (
+                    f"no value for {', '.join(missing)}" if missing else "",
+                    f"no placeholder for {', '.join(unused)}" if unused else "",
+                )
+                if part
+            )
+        )
+    return _FILL.sub(
+        lambda m: _lines(name, m["line"], values[m["line"]]) if m["line"] else _text(values[m[2]]), template_text(name)
+    )
 
 
 def _text(value: Any) -> str:
@@ -52,6 +61,8 @@ def _text(value: Any) -> str:
 
 def _lines(name: str, placeholder: str, value: Any) -> str:
     if not isinstance(value, str) or (value and not value.endswith("\n")):
-        raise ValueError(f"templates/{name}: __{placeholder}__ stands for whole lines: give lines ending in a "
-                         f"newline, or nothing (got {value!r:.60})")
+        raise ValueError(
+            f"templates/{name}: __{placeholder}__ stands for whole lines: give lines ending in a "
+            f"newline, or nothing (got {value!r:.60})"
+        )
     return value

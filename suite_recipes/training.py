@@ -14,25 +14,76 @@ from suite_recipes.l1 import backward as bw
 from suite_recipes.l2 import attention_backward, prefill
 from suite_recipes.models import model
 
-QWEN25_14B = model("Qwen2.5-14B", "Qwen/Qwen2.5-14B", "language", {
-    "hidden_size": 5120, "rms_norm_eps": 1e-05, "num_attention_heads": 40, "num_key_value_heads": 8,
-    "derived.head_dim": 128})
-LLAMA_32_3B = model("Llama-3.2-3B", "meta-llama/Llama-3.2-3B", "language", {
-    "hidden_size": 3072, "rms_norm_eps": 1e-05, "intermediate_size": 8192, "hidden_act": "silu",
-    "torch_dtype": "bfloat16"})
-SMOLLM2 = model("SmolLM2-1.7B", "HuggingFaceTB/SmolLM2-1.7B", "language", {
-    "hidden_size": 2048, "rms_norm_eps": 1e-05, "vocab_size": 49152})
-GEMMA2_27B = model("Gemma-2-27B", "google/gemma-2-27b", "language", {
-    "hidden_size": 4608, "rms_norm_eps": 1e-06, "intermediate_size": 36864, "hidden_act": "gelu_pytorch_tanh",
-    "torch_dtype": "bfloat16", "vocab_size": 256000, "num_attention_heads": 32, "num_key_value_heads": 16,
-    "head_dim": 128})
-LLAMA_31_405B = model("Llama-3.1-405B", "meta-llama/Llama-3.1-405B", "language", {
-    "hidden_size": 16384, "rms_norm_eps": 1e-05, "intermediate_size": 53248, "hidden_act": "silu",
-    "torch_dtype": "bfloat16"})
-MISTRAL_LARGE = model("Mistral-Large-Instruct-2411", "mistralai/Mistral-Large-Instruct-2411", "language", {
-    "hidden_size": 12288, "rms_norm_eps": 1e-05, "vocab_size": 32768})
-OLMO2_13B = model("OLMo-2-1124-13B", "allenai/OLMo-2-1124-13B", "language", {
-    "vocab_size": 100352, "num_attention_heads": 40, "num_key_value_heads": 40, "derived.head_dim": 128})
+QWEN25_14B = model(
+    "Qwen2.5-14B",
+    "Qwen/Qwen2.5-14B",
+    "language",
+    {
+        "hidden_size": 5120,
+        "rms_norm_eps": 1e-05,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "derived.head_dim": 128,
+    },
+)
+LLAMA_32_3B = model(
+    "Llama-3.2-3B",
+    "meta-llama/Llama-3.2-3B",
+    "language",
+    {
+        "hidden_size": 3072,
+        "rms_norm_eps": 1e-05,
+        "intermediate_size": 8192,
+        "hidden_act": "silu",
+        "torch_dtype": "bfloat16",
+    },
+)
+SMOLLM2 = model(
+    "SmolLM2-1.7B",
+    "HuggingFaceTB/SmolLM2-1.7B",
+    "language",
+    {"hidden_size": 2048, "rms_norm_eps": 1e-05, "vocab_size": 49152},
+)
+GEMMA2_27B = model(
+    "Gemma-2-27B",
+    "google/gemma-2-27b",
+    "language",
+    {
+        "hidden_size": 4608,
+        "rms_norm_eps": 1e-06,
+        "intermediate_size": 36864,
+        "hidden_act": "gelu_pytorch_tanh",
+        "torch_dtype": "bfloat16",
+        "vocab_size": 256000,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 16,
+        "head_dim": 128,
+    },
+)
+LLAMA_31_405B = model(
+    "Llama-3.1-405B",
+    "meta-llama/Llama-3.1-405B",
+    "language",
+    {
+        "hidden_size": 16384,
+        "rms_norm_eps": 1e-05,
+        "intermediate_size": 53248,
+        "hidden_act": "silu",
+        "torch_dtype": "bfloat16",
+    },
+)
+MISTRAL_LARGE = model(
+    "Mistral-Large-Instruct-2411",
+    "mistralai/Mistral-Large-Instruct-2411",
+    "language",
+    {"hidden_size": 12288, "rms_norm_eps": 1e-05, "vocab_size": 32768},
+)
+OLMO2_13B = model(
+    "OLMo-2-1124-13B",
+    "allenai/OLMo-2-1124-13B",
+    "language",
+    {"vocab_size": 100352, "num_attention_heads": 40, "num_key_value_heads": 40, "derived.head_dim": 128},
+)
 FALCON3_7B = model("Falcon3-7B-Base", "tiiuae/Falcon3-7B-Base", "language", {"vocab_size": 131072})
 
 TOKENS = sw.per("num_tokens", sw.TRAIN_TOKENS)
@@ -52,16 +103,37 @@ def _tokens(draft: ProblemDraft, gpu) -> ProblemDraft:
 
 
 def drafts() -> list[ProblemDraft]:
-    rmsnorm = [_tokens(bw.rmsnorm_backward(m), TOKENS)
-               for m in (QWEN25_14B, LLAMA_32_3B, SMOLLM2, GEMMA2_27B, LLAMA_31_405B, MISTRAL_LARGE)]
-    gated = [_tokens(d, sw.fit(MANY_TOKENS, d)) for d in (bw.gated_activation_backward(m)
-                                                     for m in (LLAMA_32_3B, GEMMA2_27B, LLAMA_31_405B))]
-    cross_entropy = [_tokens(d, sw.fit(VOCAB_CANDIDATES, d))
-                     for d in (bw.cross_entropy_backward(m, tokens=(1, 4, 8, 16, 32, 64, 100, 128))
-                               for m in (SMOLLM2, OLMO2_13B, FALCON3_7B, GEMMA2_27B, MISTRAL_LARGE))]
-    linear = [_tokens(bw.linear_backward(LLAMA_32_3B, what="down_proj (MLP output projection)",
-                                         keys=("hidden_size", "intermediate_size"), in_features=8192,
-                                         out_features=3072, dtype="bfloat16"), TOKENS)]
-    attention = [_attention_backward(QWEN25_14B, "derived.head_dim"), _attention_backward(OLMO2_13B, "derived.head_dim"),
-                 _attention_backward(GEMMA2_27B, "head_dim")]
+    rmsnorm = [
+        _tokens(bw.rmsnorm_backward(m), TOKENS)
+        for m in (QWEN25_14B, LLAMA_32_3B, SMOLLM2, GEMMA2_27B, LLAMA_31_405B, MISTRAL_LARGE)
+    ]
+    gated = [
+        _tokens(d, sw.fit(MANY_TOKENS, d))
+        for d in (bw.gated_activation_backward(m) for m in (LLAMA_32_3B, GEMMA2_27B, LLAMA_31_405B))
+    ]
+    cross_entropy = [
+        _tokens(d, sw.fit(VOCAB_CANDIDATES, d))
+        for d in (
+            bw.cross_entropy_backward(m, tokens=(1, 4, 8, 16, 32, 64, 100, 128))
+            for m in (SMOLLM2, OLMO2_13B, FALCON3_7B, GEMMA2_27B, MISTRAL_LARGE)
+        )
+    ]
+    linear = [
+        _tokens(
+            bw.linear_backward(
+                LLAMA_32_3B,
+                what="down_proj (MLP output projection)",
+                keys=("hidden_size", "intermediate_size"),
+                in_features=8192,
+                out_features=3072,
+                dtype="bfloat16",
+            ),
+            TOKENS,
+        )
+    ]
+    attention = [
+        _attention_backward(QWEN25_14B, "derived.head_dim"),
+        _attention_backward(OLMO2_13B, "derived.head_dim"),
+        _attention_backward(GEMMA2_27B, "head_dim"),
+    ]
     return rmsnorm + gated + cross_entropy + linear + attention

@@ -15,8 +15,9 @@ import pytest
 
 from solbench.cache_dir import CACHE_DIR_VARIABLE, cache_dir
 
-USER_CACHE_FOLDERS = sorted({cache_dir(os.environ),
-                             cache_dir({k: v for k, v in os.environ.items() if k != CACHE_DIR_VARIABLE})})
+USER_CACHE_FOLDERS = sorted(
+    {cache_dir(os.environ), cache_dir({k: v for k, v in os.environ.items() if k != CACHE_DIR_VARIABLE})}
+)
 
 
 def folder_state(folder: Path) -> tuple | None:
@@ -36,5 +37,8 @@ def isolated_cache(tmp_path_factory, monkeypatch) -> Path:
     yield folder
     touched = [str(user) for user in USER_CACHE_FOLDERS if folder_state(user) != before[user]]
     if touched:
-        pytest.fail(f"the test changed the user's solbench cache folder {', '.join(touched)}: tests must use the "
-                    f"`isolated_cache` fixture's folder (${CACHE_DIR_VARIABLE} points there)", pytrace=False)
+        pytest.fail(
+            f"the test changed the user's solbench cache folder {', '.join(touched)}: tests must use the "
+            f"`isolated_cache` fixture's folder (${CACHE_DIR_VARIABLE} points there)",
+            pytrace=False,
+        )

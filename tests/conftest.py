@@ -22,6 +22,8 @@ def process_alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
 UPSTREAM = SHARED / "upstream-format"
 
 
@@ -63,8 +65,9 @@ def write_problem(root: Path, definition: dict, workloads: list[dict]) -> Path:
 
 
 def vector_workloads(*sizes: int) -> list[dict]:
-    return [{"uuid": f"n{n}", "axes": {"N": n}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}
-            for n in sizes]
+    return [
+        {"uuid": f"n{n}", "axes": {"N": n}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}} for n in sizes
+    ]
 
 
 @pytest.fixture
@@ -72,13 +75,25 @@ def vector_add_problem(tmp_path) -> Path:
     return write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000, 4099))
 
 
-def solution_dict(source: str, *, definition: str = "vector_add", dps: bool = False, language: str = "pytorch",
-                  entry: str = "kernel.py::run", extra_sources: dict[str, str] | None = None, name: str = "candidate",
-                  compile_options: dict | None = None) -> dict:
+def solution_dict(
+    source: str,
+    *,
+    definition: str = "vector_add",
+    dps: bool = False,
+    language: str = "pytorch",
+    entry: str = "kernel.py::run",
+    extra_sources: dict[str, str] | None = None,
+    name: str = "candidate",
+    compile_options: dict | None = None,
+) -> dict:
     sources = [{"path": entry.split("::")[0], "content": textwrap.dedent(source)}]
     sources += [{"path": p, "content": textwrap.dedent(c)} for p, c in (extra_sources or {}).items()]
-    spec = {"languages": [language], "target_hardware": ["LOCAL"], "entry_point": entry,
-            "destination_passing_style": dps}
+    spec = {
+        "languages": [language],
+        "target_hardware": ["LOCAL"],
+        "entry_point": entry,
+        "destination_passing_style": dps,
+    }
     if compile_options:
         spec["compile_options"] = compile_options
     return {"name": name, "definition": definition, "author": "tests", "spec": spec, "sources": sources}
@@ -95,8 +110,14 @@ def fast_config():
     from solbench.evaluation import EvaluationConfig
     from solbench.sandbox import TimingPlan
 
-    return EvaluationConfig(device="cpu", timeout_s=30, rounds=2, time_reference=False, memory_limit_bytes=4 << 30,
-                            timing=TimingPlan(budget_s=0.05, warmup_s=0.0, min_warmup=1, min_iterations=3))
+    return EvaluationConfig(
+        device="cpu",
+        timeout_s=30,
+        rounds=2,
+        time_reference=False,
+        memory_limit_bytes=4 << 30,
+        timing=TimingPlan(budget_s=0.05, warmup_s=0.0, min_warmup=1, min_iterations=3),
+    )
 
 
 @pytest.fixture
@@ -106,8 +127,12 @@ def probed_home(isolated_cache):
     from solbench.hardware.local import save_probe
     from solbench.hardware.probe import ProbeResult, cpu_model
 
-    result = ProbeResult(cpu_model=cpu_model(), cores=2, cache_bytes={"L3": 32 << 20},
-                         bandwidth_bytes_per_s={"read": 20e9}, matmul_flops={"float32": 100e9, "float64": 50e9,
-                                                                             "bfloat16": 200e9, "float16": 100e9})
+    result = ProbeResult(
+        cpu_model=cpu_model(),
+        cores=2,
+        cache_bytes={"L3": 32 << 20},
+        bandwidth_bytes_per_s={"read": 20e9},
+        matmul_flops={"float32": 100e9, "float64": 50e9, "bfloat16": 200e9, "float16": 100e9},
+    )
     save_probe(result, isolated_cache / "hardware" / "local.json")
     return {"SOLBENCH_CACHE_DIR": str(isolated_cache)}

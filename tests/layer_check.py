@@ -64,8 +64,13 @@ def _string_constants(tree: ast.Module) -> dict[str, str]:
 
 def _string_import(node: ast.Call, constants: dict[str, str]) -> str | None:
     function = node.func
-    called = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) \
+    called = (
+        function.attr
+        if isinstance(function, ast.Attribute)
+        else function.id
+        if isinstance(function, ast.Name)
         else None
+    )
     if called not in STRING_IMPORTERS or not node.args:
         return None
     argument = node.args[0]
@@ -121,8 +126,9 @@ def upward_imports(graph: dict[str, set[str]], layers: list[tuple[str, ...]]) ->
         for target in sorted(graph[module]):
             other = layer_of(target, layers)
             if other is not None and other > own:
-                found.append(f"{module} -> {target} (layer {'/'.join(layers[own])} imports layer "
-                             f"{'/'.join(layers[other])})")
+                found.append(
+                    f"{module} -> {target} (layer {'/'.join(layers[own])} imports layer {'/'.join(layers[other])})"
+                )
     return found
 
 

@@ -34,8 +34,10 @@ def _versions(package: str) -> str:
         installed = metadata.version(package)
     except metadata.PackageNotFoundError:
         installed = "not installed"
-    return f"installed {package} {installed}; this test holds for {package} {locked_version(package)} " \
-           f"(requirements/lock.txt)"
+    return (
+        f"installed {package} {installed}; this test holds for {package} {locked_version(package)} "
+        f"(requirements/lock.txt)"
+    )
 
 
 def library_module(name: str) -> ModuleType:
@@ -45,8 +47,11 @@ def library_module(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as error:
-        pytest.fail(f"{name} cannot be imported ({error}); {_versions(package)}. The library moved it: "
-                    "point the test at its new home.", pytrace=False)
+        pytest.fail(
+            f"{name} cannot be imported ({error}); {_versions(package)}. The library moved it: "
+            "point the test at its new home.",
+            pytrace=False,
+        )
 
 
 def library_attribute(module: ModuleType, *names: str) -> Any:
@@ -55,5 +60,8 @@ def library_attribute(module: ModuleType, *names: str) -> Any:
         if hasattr(module, name):
             return getattr(module, name)
     package = module.__name__.split(".")[0]
-    pytest.fail(f"{module.__name__} has none of {', '.join(names)}; {_versions(package)}. The library renamed "
-                "it: add the new name to the test.", pytrace=False)
+    pytest.fail(
+        f"{module.__name__} has none of {', '.join(names)}; {_versions(package)}. The library renamed "
+        "it: add the new name to the test.",
+        pytrace=False,
+    )

@@ -53,6 +53,7 @@ def wait_for_port(port: int, process: subprocess.Popen | None, what: str, timeou
 
 # ---------------------------------------------------------------------------------------------------- Redis
 
+
 @dataclass(frozen=True)
 class RedisServer:
     port: int
@@ -68,8 +69,24 @@ def start_redis(folder: Path) -> RedisServer:
     port = free_port()
     log = open(folder / "redis.log", "wb")
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(folder), "--protected-mode", "yes"], stdout=log, stderr=subprocess.STDOUT)
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+            "--protected-mode",
+            "yes",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         wait_for_port(port, process, "redis-server")
     except RuntimeError:
@@ -99,6 +116,7 @@ def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
 
 
 # ----------------------------------------------------------------------------------------------- PostgreSQL
+
 
 def postgres_bin() -> Path | None:
     """The folder holding initdb, pg_ctl and postgres, or None when PostgreSQL is not installed."""
@@ -151,15 +169,50 @@ def start_postgres(bin_dir: Path) -> PostgresServer:
         record = pwd.getpwnam(owner)
         os.chown(folder, record.pw_uid, record.pw_gid)
     data_dir, port = folder / "data", free_port()
-    subprocess.run(_as_user([str(bin_dir / "initdb"), "-D", str(data_dir), "-U", POSTGRES_SUPERUSER, "--auth=trust",
-                             "--no-sync", "-E", "UTF8", "--locale=C"], owner),
-                   check=True, capture_output=True)
+    subprocess.run(
+        _as_user(
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data_dir),
+                "-U",
+                POSTGRES_SUPERUSER,
+                "--auth=trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ],
+            owner,
+        ),
+        check=True,
+        capture_output=True,
+    )
     # Durability off: a test database is thrown away, and fsync on every commit only slows the tests.
-    options = (f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-               f"-c full_page_writes=off -c max_connections=200")
-    started = subprocess.run(_as_user([str(bin_dir / "pg_ctl"), "-D", str(data_dir), "-o", options,
-                                       "-l", str(folder / "postgres.log"), "-w", "-t", str(int(START_TIMEOUT_S)),
-                                       "start"], owner), capture_output=True, text=True)
+    options = (
+        f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+        f"-c full_page_writes=off -c max_connections=200"
+    )
+    started = subprocess.run(
+        _as_user(
+            [
+                str(bin_dir / "pg_ctl"),
+                "-D",
+                str(data_dir),
+                "-o",
+                options,
+                "-l",
+                str(folder / "postgres.log"),
+                "-w",
+                "-t",
+                str(int(START_TIMEOUT_S)),
+                "start",
+            ],
+            owner,
+        ),
+        capture_output=True,
+        text=True,
+    )
     if started.returncode != 0:
         log = (folder / "postgres.log").read_text() if (folder / "postgres.log").exists() else ""
         raise RuntimeError(f"pg_ctl start failed: {started.stderr or started.stdout}\n{log[-2000:]}")
@@ -168,8 +221,12 @@ def start_postgres(bin_dir: Path) -> PostgresServer:
 
 
 def stop_postgres(server: PostgresServer) -> None:
-    subprocess.run(_as_user([str(server.bin_dir / "pg_ctl"), "-D", str(server.data_dir), "-m", "immediate", "-w",
-                             "stop"], server.run_as), capture_output=True)
+    subprocess.run(
+        _as_user(
+            [str(server.bin_dir / "pg_ctl"), "-D", str(server.data_dir), "-m", "immediate", "-w", "stop"], server.run_as
+        ),
+        capture_output=True,
+    )
     shutil.rmtree(server.data_dir.parent, ignore_errors=True)
 
 
@@ -196,6 +253,7 @@ def postgres_url(postgres_server) -> str:
 
 # ------------------------------------------------------------------------------------- solbench processes
 
+
 class SolbenchProcess:
     """A long-running `solbench …` process (a worker, a server) with its output in a log file.
 
@@ -208,9 +266,14 @@ class SolbenchProcess:
 
         self.log = log
         self._log_file = open(log, "wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "solbench", *map(str, args)], stdout=self._log_file,
-                                        stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=cwd,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "solbench", *map(str, args)],
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            start_new_session=True,
+        )
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -221,8 +284,10 @@ class SolbenchProcess:
             if text in self.output():
                 return
             if self.process.poll() is not None:
-                raise RuntimeError(f"{self.log.name}: exited with {self.process.returncode} before printing "
-                                   f"{text!r}:\n{self.output()[-3000:]}")
+                raise RuntimeError(
+                    f"{self.log.name}: exited with {self.process.returncode} before printing "
+                    f"{text!r}:\n{self.output()[-3000:]}"
+                )
             time.sleep(0.1)
         raise RuntimeError(f"{self.log.name}: no {text!r} within {timeout_s:.0f} s:\n{self.output()[-3000:]}")
 
@@ -250,8 +315,9 @@ class SolbenchProcess:
         self._log_file.close()
 
 
-def start_worker(broker_url: str, log: Path, *args: str, env: dict[str, str] | None = None,
-                 wait: bool = True) -> SolbenchProcess:
+def start_worker(
+    broker_url: str, log: Path, *args: str, env: dict[str, str] | None = None, wait: bool = True
+) -> SolbenchProcess:
     """A `solbench worker` on this broker, ready to take jobs (with `wait=False`: starting; see `wait_until_ready`)."""
     # as root with a Python other users cannot reach (CI), workers refuse root sandboxes unless told (docs/sandbox.md)
     worker = SolbenchProcess(["worker", "--broker", broker_url, "--allow-root-sandbox", *args], log, env)

@@ -19,14 +19,30 @@ def _readme_python_snippet() -> str:
 
 
 def test_import_solbench_is_light_and_exposes_the_api():
-    code = ("import sys, solbench\nassert 'torch' not in sys.modules and 'solbench.api' not in sys.modules\n"
-            "names = [n for n in solbench.__all__ if n != '__version__']\n"
-            "assert all(callable(getattr(solbench, n)) for n in names), names\n"
-            "assert 'torch' not in sys.modules\nprint(sorted(names))")
+    code = (
+        "import sys, solbench\nassert 'torch' not in sys.modules and 'solbench.api' not in sys.modules\n"
+        "names = [n for n in solbench.__all__ if n != '__version__']\n"
+        "assert all(callable(getattr(solbench, n)) for n in names), names\n"
+        "assert 'torch' not in sys.modules\nprint(sorted(names))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(sorted(["Budget", "EvaluationConfig", "analyze", "baseline", "evaluate",
-                                                 "load_problem", "load_solution", "make", "run_suite", "score"]))
+    assert result.stdout.strip() == str(
+        sorted(
+            [
+                "Budget",
+                "EvaluationConfig",
+                "analyze",
+                "baseline",
+                "evaluate",
+                "load_problem",
+                "load_solution",
+                "make",
+                "run_suite",
+                "score",
+            ]
+        )
+    )
 
 
 def test_the_verbs_are_plain_functions_with_their_own_signatures():
@@ -48,8 +64,13 @@ def test_the_verbs_are_plain_functions_with_their_own_signatures():
     assert list(inspect.signature(solbench.baseline).parameters)[:3] == ["suite", "output", "hardware"]
 
 
-@pytest.mark.parametrize("verb, workflow", [("run_suite", "solbench.runner.suite_run:run_suite"),
-                                            ("baseline", "solbench.runner.baseline_measurement:measure_baselines")])
+@pytest.mark.parametrize(
+    "verb, workflow",
+    [
+        ("run_suite", "solbench.runner.suite_run:run_suite"),
+        ("baseline", "solbench.runner.baseline_measurement:measure_baselines"),
+    ],
+)
 def test_run_suite_and_baseline_take_the_runner_workflows_parameters_and_defaults(verb, workflow):
     """The API's verbs over the runner's workflows name the same parameters, in order, with the same defaults
     (which `solbench run` and `solbench baseline` show too)."""
@@ -59,8 +80,10 @@ def test_run_suite_and_baseline_take_the_runner_workflows_parameters_and_default
     import solbench
 
     module, name = workflow.split(":")
-    ours, theirs = (inspect.signature(f).parameters for f in (getattr(solbench, verb),
-                                                              getattr(importlib.import_module(module), name)))
+    ours, theirs = (
+        inspect.signature(f).parameters
+        for f in (getattr(solbench, verb), getattr(importlib.import_module(module), name))
+    )
     assert list(ours) == list(theirs)
     assert [(p.kind, p.default) for p in ours.values()] == [(p.kind, p.default) for p in theirs.values()]
 
@@ -87,8 +110,9 @@ def test_bad_input_raises_solbench_errors_naming_what_is_wrong(tmp_path):
 
 @pytest.mark.slow
 def test_readme_snippet_runs_as_written_and_prints_passed_traces(tmp_path):
-    result = subprocess.run([sys.executable, "-c", _readme_python_snippet()], cwd=ROOT, capture_output=True,
-                            text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-c", _readme_python_snippet()], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
     assert result.returncode == 0, result.stderr
     printed = result.stdout.strip().splitlines()[-1]
     assert printed.startswith("['PASSED', 'PASSED', 'PASSED', 'PASSED'] ["), printed
@@ -112,8 +136,9 @@ FAST_FLAGS = ["--device", "cpu", "--rounds", "1", "--budget", "0.01"]
 def one_problem_suite(tmp_path) -> Path:
     from conftest import VECTOR_ADD, vector_workloads, write_problem
 
-    write_problem(tmp_path / "suite" / "L1" / "vector_add", {**VECTOR_ADD, "tags": ["set:L1"]},
-                  vector_workloads(1000, 3000))
+    write_problem(
+        tmp_path / "suite" / "L1" / "vector_add", {**VECTOR_ADD, "tags": ["set:L1"]}, vector_workloads(1000, 3000)
+    )
     return tmp_path / "suite"
 
 
@@ -126,19 +151,22 @@ def _cli(*args: str):
 
 
 @pytest.mark.slow
-def test_run_suite_returns_the_summary_solbench_run_writes_and_reports_progress(one_problem_suite, tmp_path,
-                                                                               probed_home):
+def test_run_suite_returns_the_summary_solbench_run_writes_and_reports_progress(
+    one_problem_suite, tmp_path, probed_home
+):
     import json
 
     import solbench
     from solbench.runner.progress import JobDone, Started
 
     events = []
-    run = solbench.run_suite(str(one_problem_suite), out=tmp_path / "api", config=_fast_config(),
-                             progress=events.append)
+    run = solbench.run_suite(
+        str(one_problem_suite), out=tmp_path / "api", config=_fast_config(), progress=events.append
+    )
     assert run.summary.hardware == "local" and not run.failed and run.summary_path == tmp_path / "api" / "summary.json"
-    assert [(p.set, p.problem, p.solution, p.passed, p.workloads) for p in run.summary.problems] == \
-        [("L1", "vector_add", "reference", 2, 2)]
+    assert [(p.set, p.problem, p.solution, p.passed, p.workloads) for p in run.summary.problems] == [
+        ("L1", "vector_add", "reference", 2, 2)
+    ]
     assert json.loads(run.summary_path.read_text()) == run.summary.as_json()
     started, done = events
     assert isinstance(started, Started) and started.out == tmp_path / "api" and started.hardware == "local"
@@ -148,8 +176,9 @@ def test_run_suite_returns_the_summary_solbench_run_writes_and_reports_progress(
     assert fresh.exit_code == 0, fresh.output
     measured = ("score", "latency_ms")  # timings differ from run to run; everything else is the same
     cli_summary = json.loads((tmp_path / "cli" / "summary.json").read_text())
-    assert [{k: v for k, v in p.items() if k not in measured} for p in cli_summary["problems"]] == \
-        [{k: v for k, v in p.items() if k not in measured} for p in run.summary.as_json()["problems"]]
+    assert [{k: v for k, v in p.items() if k not in measured} for p in cli_summary["problems"]] == [
+        {k: v for k, v in p.items() if k not in measured} for p in run.summary.as_json()["problems"]
+    ]
     assert {**cli_summary, "problems": [], "sets": []} == {**run.summary.as_json(), "problems": [], "sets": []}
 
     resumed = _cli("run", one_problem_suite, "-o", tmp_path / "api", *FAST_FLAGS)  # the API's run folder
@@ -164,22 +193,36 @@ def test_baseline_returns_what_solbench_baseline_writes(one_problem_suite, tmp_p
     from solbench.runner.progress import Started
 
     events = []
-    measurement = solbench.baseline(one_problem_suite, output=str(tmp_path / "api.json"), compile_reference=False,
-                                    work=tmp_path / "work", config=_fast_config(), progress=events.append)
-    assert [(b.definition, b.hardware, b.source) for b in measurement.measured] == \
-        [("vector_add", "local", "reference (eager)")] * 2 and not measurement.missing
+    measurement = solbench.baseline(
+        one_problem_suite,
+        output=str(tmp_path / "api.json"),
+        compile_reference=False,
+        work=tmp_path / "work",
+        config=_fast_config(),
+        progress=events.append,
+    )
+    assert [(b.definition, b.hardware, b.source) for b in measurement.measured] == [
+        ("vector_add", "local", "reference (eager)")
+    ] * 2 and not measurement.missing
     assert isinstance(events[0], Started) and events[0].solutions == ("reference",)
     written = json.loads((tmp_path / "api.json").read_text())["baselines"]
     assert written == [b.model_dump() for b in measurement.baselines.entries()]
 
-    cli = _cli("baseline", one_problem_suite, "-o", tmp_path / "cli.json", "--no-compile", "--work", tmp_path / "work",
-               *FAST_FLAGS)  # the API's work folder: the same traces, so the same latencies
+    cli = _cli(
+        "baseline",
+        one_problem_suite,
+        "-o",
+        tmp_path / "cli.json",
+        "--no-compile",
+        "--work",
+        tmp_path / "work",
+        *FAST_FLAGS,
+    )  # the API's work folder: the same traces, so the same latencies
     assert cli.exit_code == 0 and "already done" in cli.stderr and "holds 2" in cli.stderr, cli.output
     assert json.loads((tmp_path / "cli.json").read_text())["baselines"] == written
 
 
-def test_run_suite_and_baseline_raise_for_bad_input_before_anything_runs(one_problem_suite, tmp_path,
-                                                                         isolated_cache):
+def test_run_suite_and_baseline_raise_for_bad_input_before_anything_runs(one_problem_suite, tmp_path, isolated_cache):
     import solbench
     from solbench.runner.errors import NoProblemsMatch, RunOptionError
 
@@ -201,13 +244,15 @@ def test_run_suite_and_baseline_raise_for_bad_input_before_anything_runs(one_pro
 
 def test_the_cli_tells_the_runner_option_errors_with_its_flags(one_problem_suite):
     def solbench(*args):
-        return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True, timeout=120
+        )
 
     result = solbench("run", one_problem_suite, "--broker", "redis://nowhere:1", "--warm-sandboxes")
     assert result.returncode == 2 and result.stderr.strip() == (
         "solbench: error: --warm-sandboxes: spares are kept by local worker processes; with --broker the remote "
-        "`solbench worker`s run the jobs"), result.stderr
+        "`solbench worker`s run the jobs"
+    ), result.stderr
     result = solbench("baseline", one_problem_suite, "-o", "b.json", "--name", "nothing")
     assert result.returncode == 2 and result.stderr.strip().endswith(f"{one_problem_suite}: no problems match")
 
@@ -216,4 +261,3 @@ def test_the_facades_all_lists_exactly_the_lazily_imported_names():
     import solbench
 
     assert solbench.__all__ == ["__version__", *solbench._API, *solbench._OPTIMIZE]
-

@@ -7,7 +7,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 
-INNER_TESTS = '''
+INNER_TESTS = """
 import os
 from pathlib import Path
 
@@ -25,7 +25,7 @@ def test_uses_its_own_cache_folder():
     assert cache_dir() != Path(os.environ["HOME"]) / ".cache" / "solbench"
     local_probe_path().parent.mkdir(parents=True)
     local_probe_path().write_text("{}")
-'''
+"""
 
 
 def test_a_test_writing_to_the_users_cache_fails_and_one_using_its_own_passes(tmp_path):
@@ -34,10 +34,30 @@ def test_a_test_writing_to_the_users_cache_fails_and_one_using_its_own_passes(tm
     (tmp_path / "test_inner.py").write_text(INNER_TESTS)
     environment = {k: v for k, v in os.environ.items() if k not in ("SOLBENCH_CACHE_DIR", "XDG_CACHE_HOME")}
     environment.update(HOME=str(home), PYTHONPATH=str(TESTS))
-    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "cache_guard", "-p", "no:cacheprovider",
-                             "-p", "no:xdist", "-q", "--rootdir", str(tmp_path), "-c", os.devnull,
-                             str(tmp_path / "test_inner.py")],
-                            capture_output=True, text=True, timeout=300, cwd=tmp_path, env=environment)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "cache_guard",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            os.devnull,
+            str(tmp_path / "test_inner.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=environment,
+    )
     assert "2 passed, 1 error" in result.stdout, result.stdout + result.stderr
     assert "ERROR at teardown of test_writes_to_the_users_cache" in result.stdout
     assert f"the test changed the user's solbench cache folder {home / '.cache' / 'solbench'}" in result.stdout

@@ -1,4 +1,5 @@
-"""The documentation: the MkDocs site builds in strict mode, and every relative link in the README and docs/ resolves."""
+"""The documentation: the MkDocs site builds in strict mode, and every relative link in the README and docs/
+resolves."""
 
 import os
 import re
@@ -35,13 +36,16 @@ def _anchors(page: Path) -> set[str]:
 
 
 def _relative_links(page: Path) -> list[str]:
-    return [target for target in LINK.findall(_prose(page.read_text()))
-            if not re.match(r"[a-z][a-z0-9+.-]*:", target)]  # http:, https:, mailto: are not checked here
+    return [
+        target for target in LINK.findall(_prose(page.read_text())) if not re.match(r"[a-z][a-z0-9+.-]*:", target)
+    ]  # http:, https:, mailto: are not checked here
 
 
 def test_slug_matches_the_anchors_mkdocs_writes():
-    assert _slug("Speed of light: `solbench sol`, `solbench hw`, `solbench score`") == \
-        "speed-of-light-solbench-sol-solbench-hw-solbench-score"
+    assert (
+        _slug("Speed of light: `solbench sol`, `solbench hw`, `solbench score`")
+        == "speed-of-light-solbench-sol-solbench-hw-solbench-score"
+    )
     assert _slug("Inputs: role-aware value ranges") == "inputs-role-aware-value-ranges"
 
 
@@ -52,7 +56,9 @@ def test_relative_links_point_to_existing_files_and_headings(page):
         path, _, anchor = target.partition("#")
         destination = (page.parent / path).resolve() if path else page
         if not destination.exists():
-            broken.append(f"{target}: no file {destination.relative_to(ROOT) if ROOT in destination.parents else destination}")
+            broken.append(
+                f"{target}: no file {destination.relative_to(ROOT) if ROOT in destination.parents else destination}"
+            )
         elif anchor and destination.suffix == ".md" and anchor not in _anchors(destination):
             broken.append(f"{target}: no heading with anchor #{anchor} in {destination.relative_to(ROOT)}")
     assert not broken, f"{page.relative_to(ROOT)}: broken links:\n" + "\n".join(broken)
@@ -67,8 +73,11 @@ def test_the_link_check_finds_a_broken_link(tmp_path):
 
 def test_every_docs_page_is_in_the_site_nav():
     nav = (ROOT / "mkdocs.yml").read_text()
-    missing = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if not re.search(rf":\s+{re.escape(p.name)}\s*$",
-                                                                                       nav, re.MULTILINE)]
+    missing = [
+        p.name
+        for p in sorted((ROOT / "docs").glob("*.md"))
+        if not re.search(rf":\s+{re.escape(p.name)}\s*$", nav, re.MULTILINE)
+    ]
     assert not missing, f"pages missing from mkdocs.yml's nav: {missing}"
 
 
@@ -80,7 +89,9 @@ def _shallow_nested_items(text: str) -> list[str]:
 @pytest.mark.parametrize("page", PAGES[1:], ids=lambda p: str(p.relative_to(ROOT)))
 def test_nested_lists_are_indented_four_spaces(page):
     shallow = _shallow_nested_items(page.read_text())
-    assert not shallow, f"{page.relative_to(ROOT)}: indent nested list items by 4 spaces per level:\n" + "\n".join(shallow)
+    assert not shallow, f"{page.relative_to(ROOT)}: indent nested list items by 4 spaces per level:\n" + "\n".join(
+        shallow
+    )
 
 
 def test_the_indent_check_finds_a_shallow_item():
@@ -96,11 +107,19 @@ def _stray_list_markers(html: str) -> list[str]:
 @pytest.mark.slow
 def test_mkdocs_strict_build_passes(tmp_path):
     environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=300, env=environment)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "site" / "architecture" / "index.html").is_file()
-    stray = {str(page.relative_to(tmp_path)): _stray_list_markers(page.read_text())
-             for page in (tmp_path / "site").rglob("index.html")}
+    stray = {
+        str(page.relative_to(tmp_path)): _stray_list_markers(page.read_text())
+        for page in (tmp_path / "site").rglob("index.html")
+    }
     stray = {page: lines for page, lines in stray.items() if lines}
     assert not stray, f"list items rendered as text (put a blank line before them): {stray}"

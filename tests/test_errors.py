@@ -25,7 +25,8 @@ INTERNAL = {
     "solbench.service.jobs.InfrastructureError",  # a worker's failure outside the solution: the job is retried
     "solbench.service.jobs.Cancelled",  # control flow: the submission was deleted while it ran; its worker stops
     "solbench.service.web.pages.PageNotFound",  # becomes the web page's 404, saying what is missing
-    "solbench.sandbox.line_flush.HelperUnavailable",  # no operand flush here: the streaming flush runs, said in the trace
+    # no operand flush here: the streaming flush runs, said in the trace
+    "solbench.sandbox.line_flush.HelperUnavailable",
     "solbench.sol.hybrid._Nested",  # control flow: arguments nested deeper than a list take the general tree walk
     "solbench.sol.loops.LoopShortcutMismatch",  # control flow: the workload is recorded again without shortcuts
     "solbench.sol.loops._Unsupported",  # control flow: a loop state the shortcut cannot compare runs in full

@@ -15,9 +15,20 @@ from layer_check import cycles, import_graph, upward_imports
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "solbench"
 LAYERS = [  # bottom row first; the modules of one row may import each other
     ("errors", "json_files", "cache_dir", "torch_threads", "version"),  # top-level modules any layer may use
-    ("spec",), ("hardware",), ("sol",), ("scoring",), ("guard",), ("sandbox",), ("evaluation",), ("suite",), ("runner",),
+    ("spec",),
+    ("hardware",),
+    ("sol",),
+    ("scoring",),
+    ("guard",),
+    ("sandbox",),
+    ("evaluation",),
+    ("suite",),
+    ("runner",),
     ("api",),  # the public API, over runner, evaluation, scoring and sol; optimize and service call it
-    ("optimize",), ("reach",), ("service",), ("cli",),
+    ("optimize",),
+    ("reach",),
+    ("service",),
+    ("cli",),
     ("__init__", "__main__"),  # the facade `import solbench` (it imports the API on first use), `python -m solbench`
 ]
 
@@ -43,10 +54,10 @@ FAKE_PACKAGE = {  # a package whose lower layer reaches up in the ways an AST wa
     "low/base.py": "def reach_up():\n    from ..high import top  # relative, inside a function\n",
     "low/loader.py": "import importlib.util\n\nif importlib.util.find_spec('fake.high') is None:\n    pass\n",
     "low/named.py": "import importlib\n\nMODULE = 'fake.high.top'\n\n\ndef load():\n"
-                    "    return importlib.import_module(MODULE)\n",
+    "    return importlib.import_module(MODULE)\n",
     "high/__init__.py": "",
     "high/top.py": "from . import helpers\nfrom importlib import import_module\n\n"
-                   "base = import_module('fake.low.base')\n",
+    "base = import_module('fake.low.base')\n",
     "high/helpers.py": "",
     "loose.py": "",
 }
@@ -68,5 +79,7 @@ def test_the_check_reads_relative_and_importlib_imports(tmp_path):
 
 
 def test_importing_solbench_does_not_import_torch():
-    code = "import sys, solbench, solbench.spec, solbench.evaluation, solbench.sandbox; assert 'torch' not in sys.modules"
+    code = (
+        "import sys, solbench, solbench.spec, solbench.evaluation, solbench.sandbox; assert 'torch' not in sys.modules"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -27,8 +27,9 @@ def test_shell_scripts_parse(script):
 
 
 def _flags(command: list[str]) -> str:
-    return subprocess.run([sys.executable, *command, "--help"], capture_output=True, text=True, check=True,
-                          cwd=ROOT).stdout
+    return subprocess.run(
+        [sys.executable, *command, "--help"], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
 
 
 @pytest.mark.slow
@@ -78,9 +79,13 @@ def _differ_from_shipped(folders: list[Path], problems: Path) -> list[str]:
     files = sorted(p for folder in folders for p in folder.rglob("*") if p.is_file())
     assert files, f"nothing written in {folders}"
     shipped = ROOT / "problems"
-    return [str(p.relative_to(problems)) for p in files if not (shipped / p.relative_to(problems)).is_file()
-            or _as_if_extracted_here((shipped / p.relative_to(problems)).read_bytes(), p.name)
-            != _as_if_extracted_here(p.read_bytes(), p.name)]
+    return [
+        str(p.relative_to(problems))
+        for p in files
+        if not (shipped / p.relative_to(problems)).is_file()
+        or _as_if_extracted_here((shipped / p.relative_to(problems)).read_bytes(), p.name)
+        != _as_if_extracted_here(p.read_bytes(), p.name)
+    ]
 
 
 def _checkout(tmp_path: Path, script: str, recipes: bool = True) -> Path:
@@ -94,11 +99,18 @@ def _checkout(tmp_path: Path, script: str, recipes: bool = True) -> Path:
 
 def _generated(problems: Path, name: str, recipe: str, set_name: str = "FIB") -> Path:
     """A folder as recipe `recipe` would have written it (its provenance records what it wrote)."""
-    draft = ProblemDraft(set=set_name, name=name, op_type="copy", description="copy",
-                         model=ModelRef("Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "language", {}),
-                         axes={"n": {"type": "var"}}, inputs={"x": {"shape": ["n"], "dtype": "float32"}},
-                         outputs={"y": {"shape": ["n"], "dtype": "float32"}}, reference="def run(x):\n    return x\n",
-                         workloads=[{"n": n} for n in range(1, 9)])
+    draft = ProblemDraft(
+        set=set_name,
+        name=name,
+        op_type="copy",
+        description="copy",
+        model=ModelRef("Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "language", {}),
+        axes={"n": {"type": "var"}},
+        inputs={"x": {"shape": ["n"], "dtype": "float32"}},
+        outputs={"y": {"shape": ["n"], "dtype": "float32"}},
+        reference="def run(x):\n    return x\n",
+        workloads=[{"n": n} for n in range(1, 9)],
+    )
     return write_generated(draft, problems, recipe)
 
 
@@ -111,17 +123,20 @@ def test_build_suite_regenerates_only_the_named_modules_into_the_problems_folder
     extracted = _generated(problems, "made_by_extract", "extracted")
     other_module = _generated(problems, "not_rebuilt", "l2")
     by_hand = _folder(problems / "FIB", "written_by_hand", "recipe")
-    (by_hand / "provenance.json").write_text(json.dumps(
-        {"model": {"name": "x", "hf_id": None, "domain": "language"}, "config": {}, "recipe": None}))
+    (by_hand / "provenance.json").write_text(
+        json.dumps({"model": {"name": "x", "hf_id": None, "domain": "language"}, "config": {}, "recipe": None})
+    )
 
-    result = subprocess.run([sys.executable, str(script), "fib"], capture_output=True, text=True, cwd=tmp_path,
-                            check=True)
+    result = subprocess.run(
+        [sys.executable, str(script), "fib"], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
     from suite_recipes import fib
 
     names = sorted(d.name for d in fib.drafts() if d.set == "FIB")  # fib.py also builds backward problems of L1
     assert result.stdout.strip() == f"wrote {len(fib.drafts())} problem folders under {problems}"
     assert sorted(p.name for p in (problems / "FIB").iterdir()) == sorted(
-        names + [extracted.name, other_module.name, by_hand.name])
+        names + [extracted.name, other_module.name, by_hand.name]
+    )
     assert not stale.exists()
     assert _differ_from_shipped([problems / "FIB" / name for name in names], problems) == []
 
@@ -149,7 +164,8 @@ def test_build_suite_refuses_a_hand_edited_folder_and_writes_nothing(tmp_path):
 
 @pytest.mark.slow
 def test_extract_suite_writes_what_is_shipped_and_removes_stale_folders_only_on_a_full_run(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     import suite_recipes.extracted as catalog
 
     entry = next(e for e in catalog.EXTRACTIONS if (e.architecture, e.module, e.backward) == ("olmo2", "norm", False))
@@ -172,9 +188,12 @@ def test_extract_suite_writes_what_is_shipped_and_removes_stale_folders_only_on_
     assert captured.err.strip() == f"L1/{written.name}"
     recorded = recorded_versions(json.loads((written / "definition.json").read_text())["tags"])
     assert recorded == installed_versions() and set(recorded) == {"transformers", "torch"}
-    shipped = recorded_versions(json.loads((ROOT / "problems/L1" / written.name / "definition.json").read_text())["tags"])
+    shipped = recorded_versions(
+        json.loads((ROOT / "problems/L1" / written.name / "definition.json").read_text())["tags"]
+    )
     assert _differ_from_shipped([written], problems) == [], (
-        f"the extractor no longer reproduces the shipped problem: shipped with {shipped}, run with {recorded}")
+        f"the extractor no longer reproduces the shipped problem: shipped with {shipped}, run with {recorded}"
+    )
 
 
 def _dependencies_script() -> dict:
@@ -198,6 +217,9 @@ def test_dependency_drift_names_each_moved_package_once():
     locked = script["parse_pins"]("# header\ntorch==2.13.0\nTransformers==5.24.0\nold_pkg==1.0\n")
     newest = script["parse_pins"]("torch==2.13.0+cpu\ntransformers==5.25.0\nnew-pkg==2.0 ; python_version > '3'\n")
     assert newest == {"torch": "2.13.0", "transformers": "5.25.0", "new-pkg": "2.0"}
-    assert script["drift"](locked, newest) == ["new-pkg: (not locked) -> 2.0", "old-pkg: 1.0 -> (no longer needed)",
-                                               "transformers: 5.24.0 -> 5.25.0"]
+    assert script["drift"](locked, newest) == [
+        "new-pkg: (not locked) -> 2.0",
+        "old-pkg: 1.0 -> (no longer needed)",
+        "transformers: 5.24.0 -> 5.25.0",
+    ]
     assert script["parse_pins"](script["lock_text"](newest)) == newest

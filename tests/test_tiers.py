@@ -9,17 +9,38 @@ LAYERS = sorted(p.name for p in (ROOT / "src" / "solbench").iterdir() if (p / "_
 
 # Cheap representatives of the expensive kinds: keep them unmarked, or name others here.
 REPRESENTATIVES = {
-    "a real sandbox evaluation that passes": "tests/evaluation/test_statuses.py::test_value_returning_solution_passes_with_timing",
+    "a real sandbox evaluation that passes": (
+        "tests/evaluation/test_statuses.py::test_value_returning_solution_passes_with_timing"
+    ),
     "the CLI in a subprocess": "tests/cli/test_eval_command.py::test_bad_input_is_one_line_and_exit_2",
-    "the HTTP API in process": "tests/service/test_door.py::test_another_users_private_submission_answers_as_if_it_did_not_exist",
+    "the HTTP API in process": (
+        "tests/service/test_door.py::test_another_users_private_submission_answers_as_if_it_did_not_exist"
+    ),
     "every API route's access rules": "tests/service/test_api_access.py::test_every_api_route_has_access_rules",
 }
 
 
 def fast_tier() -> list[str]:
-    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not slow",
-                                "-p", "no:xdist", "-p", "no:cacheprovider", "tests"],
-                               capture_output=True, text=True, cwd=ROOT, timeout=600)
+    collected = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-m",
+            "not slow",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:cacheprovider",
+            "tests",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     return [line for line in collected.stdout.splitlines() if "::" in line]
 

@@ -44,5 +44,16 @@ def __dir__() -> list[str]:
 
 
 # Spelled out (type checkers read only a literal list): "__version__", then _API, then _OPTIMIZE.
-__all__ = ["__version__", "EvaluationConfig", "analyze", "baseline", "evaluate", "load_problem", "load_solution",
-           "run_suite", "score", "Budget", "make"]  # written out for type checkers; test_api checks it is _API's
+__all__ = [
+    "__version__",
+    "EvaluationConfig",
+    "analyze",
+    "baseline",
+    "evaluate",
+    "load_problem",
+    "load_solution",
+    "run_suite",
+    "score",
+    "Budget",
+    "make",
+]  # written out for type checkers; test_api checks it is _API's

@@ -53,11 +53,19 @@ def load_solution(path: PathArg) -> Solution:
     return _load_solution(Path(path))
 
 
-def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config: EvaluationConfig | None = None,
-             hardware: str | HardwareSpec | None = None, baselines: Baselines | PathArg | None = None,
-             cache: PathArg | None = None, refresh_cache: bool = False,
-             progress: Callable[[int, int, str], None] | None = None, sandboxes: SandboxPool | None = None,
-             reference_timings: ReferenceTimings | None = None) -> list[Trace]:
+def evaluate(
+    problem: Problem | PathArg,
+    solution: Solution | PathArg,
+    *,
+    config: EvaluationConfig | None = None,
+    hardware: str | HardwareSpec | None = None,
+    baselines: Baselines | PathArg | None = None,
+    cache: PathArg | None = None,
+    refresh_cache: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+    sandboxes: SandboxPool | None = None,
+    reference_timings: ReferenceTimings | None = None,
+) -> list[Trace]:
     """Evaluate `solution` on every workload of `problem` in a sandbox: one Trace per workload, in order.
 
     `config` defaults to `EvaluationConfig()`, the defaults of `solbench eval` too. With `hardware`,
@@ -80,15 +88,29 @@ def evaluate(problem: Problem | PathArg, solution: Solution | PathArg, *, config
     solution = solution if isinstance(solution, Solution) else load_solution(solution)
     spec = _hardware(hardware) if hardware is not None else None  # an unknown id fails before evaluating
     loaded_baselines = as_baselines(baselines)
-    traces = evaluate_solution(problem, solution, config, progress, cache=Path(cache) if cache else None,
-                               refresh_cache=refresh_cache, sandboxes=sandboxes, reference_timings=reference_timings)
+    traces = evaluate_solution(
+        problem,
+        solution,
+        config,
+        progress,
+        cache=Path(cache) if cache else None,
+        refresh_cache=refresh_cache,
+        sandboxes=sandboxes,
+        reference_timings=reference_timings,
+    )
     if spec is None:
         return traces
     return attach_sol(traces, problem, spec, loaded_baselines, config.data_roots, config.precision)
 
 
-def analyze(problem: Problem | PathArg, hardware: str | HardwareSpec, *, explain: bool = False,
-            data_roots: Sequence[PathArg] = (), precision: str = "auto") -> list[WorkloadSol]:
+def analyze(
+    problem: Problem | PathArg,
+    hardware: str | HardwareSpec,
+    *,
+    explain: bool = False,
+    data_roots: Sequence[PathArg] = (),
+    precision: str = "auto",
+) -> list[WorkloadSol]:
     """T_SOL of every workload of `problem` on `hardware`, derived from the reference without running it.
 
     `explain` adds the per-op rows (`WorkloadSol.ops`). Ops the cost model does not know are listed in
@@ -100,12 +122,23 @@ def analyze(problem: Problem | PathArg, hardware: str | HardwareSpec, *, explain
 
     problem = problem if isinstance(problem, Problem) else load_problem(problem)
     roots = tuple(Path(root) for root in data_roots)
-    return analyze_problem(problem, _hardware(hardware), explain=explain,
-                           make_inputs=partial(inputs_for_analysis, data_roots=roots), precision=precision)
+    return analyze_problem(
+        problem,
+        _hardware(hardware),
+        explain=explain,
+        make_inputs=partial(inputs_for_analysis, data_roots=roots),
+        precision=precision,
+    )
 
 
-def score(traces: Iterable[Trace], hardware: str | HardwareSpec, *, problems: Iterable[Problem] = (),
-          baselines: Baselines | PathArg | None = None, precision: str = "auto") -> ScoreReport:
+def score(
+    traces: Iterable[Trace],
+    hardware: str | HardwareSpec,
+    *,
+    problems: Iterable[Problem] = (),
+    baselines: Baselines | PathArg | None = None,
+    precision: str = "auto",
+) -> ScoreReport:
     """SOL scores per workload, per problem and per set: the aggregation `solbench score` and `run` use.
 
     T_SOL comes from each trace's own record for this hardware (`evaluate(..., hardware=)`), else from
@@ -114,16 +147,27 @@ def score(traces: Iterable[Trace], hardware: str | HardwareSpec, *, problems: It
     """
     from solbench.scoring import score_traces
 
-    return score_traces(traces, _hardware(hardware), problems=list(problems), baselines=baselines,
-                        precision=precision)
+    return score_traces(traces, _hardware(hardware), problems=list(problems), baselines=baselines, precision=precision)
 
 
-def run_suite(suite: PathArg = DEFAULT_SUITE, *, solution_name: str = REFERENCE, categories: Sequence[str] = (),
-              names: Sequence[str] = (), limit: int | None = None, workers: int = DEFAULT_WORKERS,
-              out: PathArg | None = None, rerun: bool = False, hardware: str | None = None,
-              baselines: Baselines | PathArg | None = None, config: EvaluationConfig | None = None,
-              broker: str | None = None, warm_sandboxes: bool = False, tier: str | None = None,
-              progress: Callable[[RunEvent], None] | None = None) -> SuiteRun:
+def run_suite(
+    suite: PathArg = DEFAULT_SUITE,
+    *,
+    solution_name: str = REFERENCE,
+    categories: Sequence[str] = (),
+    names: Sequence[str] = (),
+    limit: int | None = None,
+    workers: int = DEFAULT_WORKERS,
+    out: PathArg | None = None,
+    rerun: bool = False,
+    hardware: str | None = None,
+    baselines: Baselines | PathArg | None = None,
+    config: EvaluationConfig | None = None,
+    broker: str | None = None,
+    warm_sandboxes: bool = False,
+    tier: str | None = None,
+    progress: Callable[[RunEvent], None] | None = None,
+) -> SuiteRun:
     """Evaluate one solution on every problem of a suite, resumably, as `solbench run`: traces and `summary.json`
     under `out` (default: runs/<suite>-<solution_name>); returns the `SuiteRun` (its `summary`, each job's result).
 
@@ -140,18 +184,42 @@ def run_suite(suite: PathArg = DEFAULT_SUITE, *, solution_name: str = REFERENCE,
     from solbench.runner.suite_run import run_suite as run
     from solbench.scoring import as_baselines
 
-    return run(Path(suite), solution_name=solution_name, categories=categories, names=names, limit=limit,
-               workers=workers, out=Path(out) if out is not None else None, rerun=rerun, hardware=hardware,
-               baselines=as_baselines(baselines), config=config, broker=broker, warm_sandboxes=warm_sandboxes,
-               tier=tier, progress=progress)
+    return run(
+        Path(suite),
+        solution_name=solution_name,
+        categories=categories,
+        names=names,
+        limit=limit,
+        workers=workers,
+        out=Path(out) if out is not None else None,
+        rerun=rerun,
+        hardware=hardware,
+        baselines=as_baselines(baselines),
+        config=config,
+        broker=broker,
+        warm_sandboxes=warm_sandboxes,
+        tier=tier,
+        progress=progress,
+    )
 
 
-def baseline(suite: PathArg = DEFAULT_SUITE, *, output: PathArg, hardware: str | None = None,
-             categories: Sequence[str] = (), names: Sequence[str] = (), solution_names: Sequence[str] = (),
-             compile_reference: bool = True, limit: int | None = None, workers: int = DEFAULT_WORKERS,
-             work: PathArg | None = None, rerun: bool = False, config: EvaluationConfig | None = None,
-             search: BaselineSearch | None = None,
-             progress: Callable[[RunEvent], None] | None = None) -> BaselineMeasurement:
+def baseline(
+    suite: PathArg = DEFAULT_SUITE,
+    *,
+    output: PathArg,
+    hardware: str | None = None,
+    categories: Sequence[str] = (),
+    names: Sequence[str] = (),
+    solution_names: Sequence[str] = (),
+    compile_reference: bool = True,
+    limit: int | None = None,
+    workers: int = DEFAULT_WORKERS,
+    work: PathArg | None = None,
+    rerun: bool = False,
+    config: EvaluationConfig | None = None,
+    search: BaselineSearch | None = None,
+    progress: Callable[[RunEvent], None] | None = None,
+) -> BaselineMeasurement:
     """Measure T_b on this machine for every workload of a suite and merge it into the baselines file `output`, as
     `solbench baseline`; returns the `BaselineMeasurement` (what was measured, what is missing, the file's
     `baselines`).
@@ -165,10 +233,22 @@ def baseline(suite: PathArg = DEFAULT_SUITE, *, output: PathArg, hardware: str |
     """
     from solbench.runner.baseline_measurement import measure_baselines
 
-    return measure_baselines(Path(suite), output=Path(output), hardware=hardware, categories=categories, names=names,
-                             solution_names=solution_names, compile_reference=compile_reference, limit=limit,
-                             workers=workers, work=Path(work) if work is not None else None, rerun=rerun,
-                             config=config, search=search, progress=progress)
+    return measure_baselines(
+        Path(suite),
+        output=Path(output),
+        hardware=hardware,
+        categories=categories,
+        names=names,
+        solution_names=solution_names,
+        compile_reference=compile_reference,
+        limit=limit,
+        workers=workers,
+        work=Path(work) if work is not None else None,
+        rerun=rerun,
+        config=config,
+        search=search,
+        progress=progress,
+    )
 
 
 def _hardware(hardware: str | HardwareSpec) -> HardwareSpec:
@@ -177,5 +257,4 @@ def _hardware(hardware: str | HardwareSpec) -> HardwareSpec:
     return lookup(hardware) if isinstance(hardware, str) else hardware
 
 
-__all__ = ["EvaluationConfig", "analyze", "baseline", "evaluate", "load_problem", "load_solution", "run_suite",
-           "score"]
+__all__ = ["EvaluationConfig", "analyze", "baseline", "evaluate", "load_problem", "load_solution", "run_suite", "score"]

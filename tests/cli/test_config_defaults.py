@@ -27,20 +27,24 @@ def captured(monkeypatch):
     from solbench.cli import eval_command
     from solbench.runner import pool
 
-    monkeypatch.setattr(eval_command, "_evaluate_with_progress",
-                        lambda problem, solution, config, *_: stop_with(config))
+    monkeypatch.setattr(
+        eval_command, "_evaluate_with_progress", lambda problem, solution, config, *_: stop_with(config)
+    )
     monkeypatch.setattr(pool, "run_jobs", lambda jobs, settings, **_: stop_with(settings.config))
     return configs
 
 
 @pytest.mark.parametrize("command", ["eval", "run", "baseline"])
-def test_commands_without_options_use_the_config_defaults(command, vector_add_problem, tmp_path, captured,
-                                                          probed_home, monkeypatch):
+def test_commands_without_options_use_the_config_defaults(
+    command, vector_add_problem, tmp_path, captured, probed_home, monkeypatch
+):
     for name, value in probed_home.items():
         monkeypatch.setenv(name, value)
-    arguments = {"eval": ["eval", str(vector_add_problem), "--reference"],
-                 "run": ["run", str(vector_add_problem), "-o", str(tmp_path / "run")],
-                 "baseline": ["baseline", str(vector_add_problem), "-o", str(tmp_path / "b.json")]}[command]
+    arguments = {
+        "eval": ["eval", str(vector_add_problem), "--reference"],
+        "run": ["run", str(vector_add_problem), "-o", str(tmp_path / "run")],
+        "baseline": ["baseline", str(vector_add_problem), "-o", str(tmp_path / "b.json")],
+    }[command]
     result = CliRunner().invoke(app, arguments)
     assert isinstance(result.exception, _Captured), result.output
     expected = EvaluationConfig().resolved()
@@ -50,12 +54,25 @@ def test_commands_without_options_use_the_config_defaults(command, vector_add_pr
 
 
 def test_options_replace_only_what_they_name(vector_add_problem, captured):
-    result = CliRunner().invoke(app, ["eval", str(vector_add_problem), "--reference", "--budget", "0.25",
-                                      "--memory-limit-gb", "2", "--device", "cpu"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(vector_add_problem),
+            "--reference",
+            "--budget",
+            "0.25",
+            "--memory-limit-gb",
+            "2",
+            "--device",
+            "cpu",
+        ],
+    )
     assert isinstance(result.exception, _Captured), result.output
     defaults = EvaluationConfig()
-    assert captured == [replace(defaults, device="cpu", timing=replace(defaults.timing, budget_s=0.25),
-                                memory_limit_bytes=2 << 30)]
+    assert captured == [
+        replace(defaults, device="cpu", timing=replace(defaults.timing, budget_s=0.25), memory_limit_bytes=2 << 30)
+    ]
 
 
 def test_help_shows_the_config_defaults():
@@ -67,17 +84,25 @@ def test_help_shows_the_config_defaults():
 
 @pytest.mark.slow
 def test_the_default_device_is_resolved_when_used_not_when_built():
-    code = ("import sys; from solbench.evaluation import EvaluationConfig; c = EvaluationConfig(); "
-            "assert c.device == 'auto' and 'torch' not in sys.modules; "
-            "assert c.resolved().device in ('cpu', 'cuda') and 'torch' in sys.modules")
+    code = (
+        "import sys; from solbench.evaluation import EvaluationConfig; c = EvaluationConfig(); "
+        "assert c.device == 'auto' and 'torch' not in sys.modules; "
+        "assert c.resolved().device in ('cpu', 'cuda') and 'torch' in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
-@pytest.mark.parametrize("command, workflow, renamed", [
-    ("run", "solbench.runner.suite_run:run_suite", {"category": "categories", "name": "names"}),
-    ("baseline", "solbench.runner.baseline_measurement:measure_baselines",
-     {"category": "categories", "name": "names", "solution_name": "solution_names"}),
-])
+@pytest.mark.parametrize(
+    "command, workflow, renamed",
+    [
+        ("run", "solbench.runner.suite_run:run_suite", {"category": "categories", "name": "names"}),
+        (
+            "baseline",
+            "solbench.runner.baseline_measurement:measure_baselines",
+            {"category": "categories", "name": "names", "solution_name": "solution_names"},
+        ),
+    ],
+)
 def test_run_and_baseline_options_default_to_the_library_workflows(command, workflow, renamed):
     """Every option of `solbench run` / `baseline` that is a parameter of the runner's workflow has its default."""
     import importlib

@@ -12,8 +12,9 @@ FAST = ["--budget", "0.05", "--rounds", "2", "--device", "cpu"]
 
 
 def solbench(*args):
-    return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
 
 
 def _cache_records(result):
@@ -36,8 +37,9 @@ def test_a_second_eval_hits_no_cache_measures_again_and_a_changed_source_misses(
     second = solbench(*command)
     assert [(r["hit"], r["key"]) for r in _cache_records(second)] == [(True, records[0]["key"])] * 2
     assert f"cache: hit {records[0]['key'][:16]}" in second.stderr
-    assert [t["evaluation"]["performance"] for t in json.loads(second.stdout)] == \
-        [t["evaluation"]["performance"] for t in json.loads(first.stdout)]
+    assert [t["evaluation"]["performance"] for t in json.loads(second.stdout)] == [
+        t["evaluation"]["performance"] for t in json.loads(first.stdout)
+    ]
 
     entry = cache / records[0]["key"][:2] / f"{records[0]['key']}.json"
     entry.write_text(entry.read_text()[:100])

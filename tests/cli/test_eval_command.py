@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def solbench(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture
@@ -29,8 +30,7 @@ def solution_file(tmp_path):
 def test_json_output_is_only_a_json_array_and_o_appends(vector_add_problem, solution_file, tmp_path):
     traces_file = tmp_path / "traces.jsonl"
     for _ in range(2):
-        result = solbench("eval", vector_add_problem, "--solution", solution_file, "--json", "-o", traces_file,
-                          *FAST)
+        result = solbench("eval", vector_add_problem, "--solution", solution_file, "--json", "-o", traces_file, *FAST)
         assert result.returncode == 0, result.stderr
         traces = json.loads(result.stdout)
         assert [t["evaluation"]["status"] for t in traces] == ["PASSED", "PASSED"]
@@ -55,21 +55,28 @@ def test_table_output(vector_add_problem, solution_file):
     assert "PASSED" in result.stdout and "2 PASSED" in result.stdout
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["eval", "{problem}", "--solution", "{missing}"], "nope.json: file not found"),
-    (["eval", "{nowhere}", "--reference"], "not a problem directory"),
-    (["eval", "{problem}"], "give exactly one of --solution FILE or --reference"),
-    (["eval", "{problem}", "--reference", "--timeout", "0"], "--timeout 0.0: must be positive"),
-    (["eval", "{problem}", "--reference", "--rounds", "0"], "--rounds 0: must be positive"),
-    (["eval", "{problem}", "--reference", "--budget", "-1"], "--budget -1.0: must not be negative"),
-    (["eval", "{problem}", "--reference", "--bogus"], "No such option"),
-    (["eval", "{problem}", "--solution", "{broken}"], "broken.json:1: invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["eval", "{problem}", "--solution", "{missing}"], "nope.json: file not found"),
+        (["eval", "{nowhere}", "--reference"], "not a problem directory"),
+        (["eval", "{problem}"], "give exactly one of --solution FILE or --reference"),
+        (["eval", "{problem}", "--reference", "--timeout", "0"], "--timeout 0.0: must be positive"),
+        (["eval", "{problem}", "--reference", "--rounds", "0"], "--rounds 0: must be positive"),
+        (["eval", "{problem}", "--reference", "--budget", "-1"], "--budget -1.0: must not be negative"),
+        (["eval", "{problem}", "--reference", "--bogus"], "No such option"),
+        (["eval", "{problem}", "--solution", "{broken}"], "broken.json:1: invalid JSON"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(vector_add_problem, tmp_path, arguments, message):
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    values = {"problem": vector_add_problem, "missing": tmp_path / "nope.json", "nowhere": tmp_path / "nowhere",
-              "broken": broken}
+    values = {
+        "problem": vector_add_problem,
+        "missing": tmp_path / "nope.json",
+        "nowhere": tmp_path / "nowhere",
+        "broken": broken,
+    }
     result = solbench(*[a.format(**values) for a in arguments])
     assert result.returncode == 2
     assert message in result.stderr
@@ -82,8 +89,9 @@ def test_a_bad_harness_option_is_one_line_exit_2_and_no_trace(tmp_path):
     traces_file = tmp_path / "traces.jsonl"
     result = solbench("eval", ROOT / "examples" / "rmsnorm", "--reference", "--timer", "cuda_foo", "-o", traces_file)
     assert result.returncode == 2
-    assert result.stderr.splitlines() == ["solbench: error: --timer cuda_foo: unknown timer (known: cpu_monotonic, "
-                                          "cuda_events, cuda_profiler)"]
+    assert result.stderr.splitlines() == [
+        "solbench: error: --timer cuda_foo: unknown timer (known: cpu_monotonic, cuda_events, cuda_profiler)"
+    ]
     assert result.stdout == "" and not traces_file.exists()
 
 
@@ -97,14 +105,17 @@ RMSNORM_CUSTOM = {
     "name": "rmsnorm_custom",
     "axes": {"B": {"type": "var"}, "H": {"type": "const", "value": 64}},
     "custom_inputs_entrypoint": "make_inputs",
-    "inputs": {"x": {"shape": ["B", "H"], "dtype": "float32"}, "weight": {"shape": ["H"], "dtype": "float32"},
-               "eps": {"shape": None, "dtype": "float32"}},
+    "inputs": {
+        "x": {"shape": ["B", "H"], "dtype": "float32"},
+        "weight": {"shape": ["H"], "dtype": "float32"},
+        "eps": {"shape": None, "dtype": "float32"},
+    },
     "outputs": {"y": {"shape": ["B", "H"], "dtype": "float32"}},
     "reference": "import torch\n\ndef make_inputs(axes_and_scalars, device):\n"
-                 "    x = torch.randn(axes_and_scalars['B'], axes_and_scalars['H'], device=device)\n"
-                 "    return {'x': x, 'weight': 1 + torch.rand(axes_and_scalars['H'], device=device)}\n\n"
-                 "def run(x, weight, eps):\n"
-                 "    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight\n",
+    "    x = torch.randn(axes_and_scalars['B'], axes_and_scalars['H'], device=device)\n"
+    "    return {'x': x, 'weight': 1 + torch.rand(axes_and_scalars['H'], device=device)}\n\n"
+    "def run(x, weight, eps):\n"
+    "    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight\n",
 }
 
 
@@ -112,8 +123,11 @@ RMSNORM_CUSTOM = {
 def test_custom_tensors_with_a_scalar_eps_pass_and_get_t_sol(tmp_path):
     """Custom inputs may sit beside scalar ones in a workload: the entrypoint makes x and weight, eps is given."""
     inputs = {"x": {"type": "custom"}, "weight": {"type": "custom"}, "eps": {"type": "scalar", "value": 1e-6}}
-    problem = write_problem(tmp_path / "rmsnorm_custom", RMSNORM_CUSTOM,
-                            [{"uuid": f"b{b}", "axes": {"B": b}, "inputs": inputs} for b in (3, 16)])
+    problem = write_problem(
+        tmp_path / "rmsnorm_custom",
+        RMSNORM_CUSTOM,
+        [{"uuid": f"b{b}", "axes": {"B": b}, "inputs": inputs} for b in (3, 16)],
+    )
     result = solbench("eval", problem, "--reference", "--json", *FAST)
     assert result.returncode == 0, result.stderr
     assert [t["evaluation"]["status"] for t in json.loads(result.stdout)] == ["PASSED", "PASSED"]

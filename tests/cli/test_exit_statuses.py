@@ -21,12 +21,16 @@ def _run_main(monkeypatch, capsys, *args) -> tuple[int, str]:
     return stopped.value.code, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("failure, status, message", [
-    (RuntimeError("injected harness bug"), 1, "internal error; please report it"),
-    (SolbenchError("injected bad input"), 2, "solbench: error: injected bad input"),
-])
+@pytest.mark.parametrize(
+    "failure, status, message",
+    [
+        (RuntimeError("injected harness bug"), 1, "internal error; please report it"),
+        (SolbenchError("injected bad input"), 2, "solbench: error: injected bad input"),
+    ],
+)
 def test_an_unexpected_exception_in_the_evaluator_exits_1_and_bad_input_2(
-        vector_add_problem, monkeypatch, capsys, failure, status, message):
+    vector_add_problem, monkeypatch, capsys, failure, status, message
+):
     """The evaluator's first step (the static check) raises: nothing starts, and the status tells bug from input."""
     import solbench.evaluation.evaluator
 
@@ -98,22 +102,50 @@ def _cmdline(pid: int) -> bytes:
 @pytest.mark.slow
 def test_ctrl_c_while_a_solution_runs_exits_130_and_stops_the_sandbox(vector_add_problem, tmp_path):
     solution = tmp_path / "sleepy.json"
-    solution.write_text(json.dumps(solution_dict("import time\ndef run(x, y):\n    time.sleep(300)\n    return x + y\n")))
+    solution.write_text(
+        json.dumps(solution_dict("import time\ndef run(x, y):\n    time.sleep(300)\n    return x + y\n"))
+    )
     traces = tmp_path / "traces.jsonl"
     evaluation = subprocess.Popen(
-        [sys.executable, "-m", "solbench", "eval", str(vector_add_problem), "--solution", str(solution), "--device",
-         "cpu", "--timeout", "600", "-o", str(traces)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "solbench",
+            "eval",
+            str(vector_add_problem),
+            "--solution",
+            str(solution),
+            "--device",
+            "cpu",
+            "--timeout",
+            "600",
+            "-o",
+            str(traces),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         # as from a terminal: test runners' workers (pytest-xdist) ignore Ctrl-C
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
+
         def in_the_call():
             if evaluation.poll() is not None:
                 return -1
-            return next((pid for pid in _descendants(evaluation.pid) if _sleeping(pid) and
-                         b"solbench.sandbox.child" in _cmdline(pid)), None)
+            return next(
+                (
+                    pid
+                    for pid in _descendants(evaluation.pid)
+                    if _sleeping(pid) and b"solbench.sandbox.child" in _cmdline(pid)
+                ),
+                None,
+            )
+
         sandbox = _wait_for(in_the_call, 300)
-        assert sandbox and sandbox > 0, \
+        assert sandbox and sandbox > 0, (
             f"the solution was never called; eval ended with {evaluation.poll()}: {evaluation.communicate()[1]}"
+        )
         started = _descendants(evaluation.pid)
         evaluation.send_signal(signal.SIGINT)
         _, stderr = evaluation.communicate(timeout=120)
@@ -124,5 +156,6 @@ def test_ctrl_c_while_a_solution_runs_exits_130_and_stops_the_sandbox(vector_add
     assert evaluation.returncode == 130, stderr
     assert "solbench: interrupted" in stderr and "Traceback" not in stderr, stderr
     assert not traces.exists()  # an interrupted evaluation records nothing
-    assert _wait_for(lambda: not any(_alive(pid) for pid in started), 30), \
+    assert _wait_for(lambda: not any(_alive(pid) for pid in started), 30), (
         f"left running after Ctrl-C: {[pid for pid in started if _alive(pid)]}"
+    )

@@ -14,8 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def solbench(*args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "solbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_hw_list_and_show():
@@ -59,8 +64,20 @@ def test_eval_with_hardware_adds_t_sol_and_score_then_score_reads_them(vector_ad
     solution = tmp_path / "solution.json"
     solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
     traces_file = tmp_path / "traces.jsonl"
-    result = solbench("eval", vector_add_problem, "--solution", solution, "--json", "--budget", "0.1",
-                      "--hardware", "local", "-o", traces_file, env=probed_home)
+    result = solbench(
+        "eval",
+        vector_add_problem,
+        "--solution",
+        solution,
+        "--json",
+        "--budget",
+        "0.1",
+        "--hardware",
+        "local",
+        "-o",
+        traces_file,
+        env=probed_home,
+    )
     assert result.returncode == 0, result.stderr
     for trace in json.loads(result.stdout):
         sol = trace["evaluation"]["solbench"]["sol"]
@@ -80,19 +97,38 @@ def test_score_analyses_problems_for_traces_without_t_sol(vector_add_problem, tm
     solution = tmp_path / "solution.json"
     solution.write_text(json.dumps(solution_dict("import torch\ndef run(x, y):\n    return x + y\n")))
     traces_file = tmp_path / "traces.jsonl"
-    assert solbench("eval", vector_add_problem, "--solution", solution, "--budget", "0.05", "-o",
-                    traces_file).returncode == 0
+    assert (
+        solbench("eval", vector_add_problem, "--solution", solution, "--budget", "0.05", "-o", traces_file).returncode
+        == 0
+    )
     baselines = tmp_path / "baselines.json"
-    baselines.write_text(json.dumps({"version": 1, "baselines": [
-        {"definition": "vector_add", "workload": "n1000", "hardware": "H200", "latency_ms": 0.01, "source": "test"}]}))
-    scored = solbench("score", traces_file, "-H", "H200", "--baselines", baselines, "--problems",
-                      vector_add_problem.parent, "--json")
+    baselines.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "baselines": [
+                    {
+                        "definition": "vector_add",
+                        "workload": "n1000",
+                        "hardware": "H200",
+                        "latency_ms": 0.01,
+                        "source": "test",
+                    }
+                ],
+            }
+        )
+    )
+    scored = solbench(
+        "score", traces_file, "-H", "H200", "--baselines", baselines, "--problems", vector_add_problem.parent, "--json"
+    )
     assert scored.returncode == 0, scored.stderr
     workloads = {w["workload"]: w for w in json.loads(scored.stdout)["workloads"]}
     assert workloads["n1000"]["baseline_source"] == "test" and workloads["n1000"]["t_sol_ms"] > 0
     assert workloads["n4099"]["baseline_source"] == "reference timed in the same run"
-    assert scored.stdout and "per set" in solbench("score", traces_file, "-H", "H200", "--problems",
-                                                   vector_add_problem.parent).stdout
+    assert (
+        scored.stdout
+        and "per set" in solbench("score", traces_file, "-H", "H200", "--problems", vector_add_problem.parent).stdout
+    )
 
 
 @pytest.mark.slow

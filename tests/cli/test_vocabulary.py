@@ -51,8 +51,13 @@ def test_an_evaluation_flag_has_one_default_in_every_command(flag):
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "-m", "solbench", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "80", "TERM": "dumb"})
+    return subprocess.run(
+        [sys.executable, "-m", "solbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "80", "TERM": "dumb"},
+    )
 
 
 def test_help_wraps_at_80_columns_as_paragraphs():
@@ -60,7 +65,7 @@ def test_help_wraps_at_80_columns_as_paragraphs():
     assert result.returncode == 0
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
     score_line = next(i for i, line in enumerate(result.stdout.splitlines()) if "│ score " in line)
-    text = " ".join(line.strip("│ ") for line in result.stdout.splitlines()[score_line:score_line + 4])
+    text = " ".join(line.strip("│ ") for line in result.stdout.splitlines()[score_line : score_line + 4])
     assert "T_b from --baselines or the reference timed" in " ".join(text.split()), text
 
 

@@ -11,25 +11,31 @@ from solbench.evaluation.config import check_device_available
 from solbench.sandbox.measure import TimingPlan
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"timer": "cuda_foo"}, "timer cuda_foo: unknown timer (known: cpu_monotonic, cuda_events, cuda_profiler)"),
-    ({"device": "cpu", "timer": "cuda_events"}, "timer cuda_events: needs a cuda device, not cpu (timers for cpu: cpu_monotonic)"),
-    ({"device": "cpu", "timer": "cuda_profiler"}, "timer cuda_profiler: needs a cuda device, not cpu"),
-    ({"device": "cuda", "timer": "cpu_monotonic"}, "timer cpu_monotonic: needs a cpu device, not cuda"),
-    ({"device": "tpu"}, "device tpu: unknown device (known: auto, cpu, cuda, cuda:N)"),
-    ({"device": "cuda:x"}, "device cuda:x: unknown device"),
-    ({"rounds": 0}, "rounds 0: must be positive"),
-    ({"rounds": 2.5}, "rounds 2.5: must be a whole number"),
-    ({"timeout_s": 0}, "timeout_s 0: must be positive"),
-    ({"timeout_s": float("nan")}, "timeout_s nan: must be a finite number"),
-    ({"build_timeout_s": -1}, "build_timeout_s -1: must be positive"),
-    ({"flush_cache": "no"}, "flush_cache no: must be true or false"),
-    ({"cpu_flush": "clwb"}, "cpu_flush clwb: unknown flush (known: operands, stream)"),
-    ({"memory_limit_bytes": 0}, "memory_limit_bytes 0: must be positive"),
-    ({"timing": TimingPlan(budget_s=-1.0)}, "timing.budget_s -1.0: must not be negative"),
-    ({"timing": TimingPlan(max_iterations=2)}, "timing.max_iterations 2: must be at least min_iterations"),
-    ({"timing": {"budget_s": 1.0}}, "timing {'budget_s': 1.0}: must be a TimingPlan"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"timer": "cuda_foo"}, "timer cuda_foo: unknown timer (known: cpu_monotonic, cuda_events, cuda_profiler)"),
+        (
+            {"device": "cpu", "timer": "cuda_events"},
+            "timer cuda_events: needs a cuda device, not cpu (timers for cpu: cpu_monotonic)",
+        ),
+        ({"device": "cpu", "timer": "cuda_profiler"}, "timer cuda_profiler: needs a cuda device, not cpu"),
+        ({"device": "cuda", "timer": "cpu_monotonic"}, "timer cpu_monotonic: needs a cpu device, not cuda"),
+        ({"device": "tpu"}, "device tpu: unknown device (known: auto, cpu, cuda, cuda:N)"),
+        ({"device": "cuda:x"}, "device cuda:x: unknown device"),
+        ({"rounds": 0}, "rounds 0: must be positive"),
+        ({"rounds": 2.5}, "rounds 2.5: must be a whole number"),
+        ({"timeout_s": 0}, "timeout_s 0: must be positive"),
+        ({"timeout_s": float("nan")}, "timeout_s nan: must be a finite number"),
+        ({"build_timeout_s": -1}, "build_timeout_s -1: must be positive"),
+        ({"flush_cache": "no"}, "flush_cache no: must be true or false"),
+        ({"cpu_flush": "clwb"}, "cpu_flush clwb: unknown flush (known: operands, stream)"),
+        ({"memory_limit_bytes": 0}, "memory_limit_bytes 0: must be positive"),
+        ({"timing": TimingPlan(budget_s=-1.0)}, "timing.budget_s -1.0: must not be negative"),
+        ({"timing": TimingPlan(max_iterations=2)}, "timing.max_iterations 2: must be at least min_iterations"),
+        ({"timing": {"budget_s": 1.0}}, "timing {'budget_s': 1.0}: must be a TimingPlan"),
+    ],
+)
 def test_a_bad_option_is_named_when_the_config_is_made(options, message):
     with pytest.raises(HarnessOptionError, match=f"^{re.escape(message)}"):
         EvaluationConfig(**options)

@@ -25,8 +25,9 @@ from solbench.evaluation.containment import ProcessContainment
 from solbench.evaluation.landlock import SCOPE_ABI, abi_version
 from solbench.spec import load_problem
 
-scoped_signals = pytest.mark.skipif(abi_version() < SCOPE_ABI,
-                                    reason=f"Landlock ABI {abi_version()} has no signal scoping (needs {SCOPE_ABI})")
+scoped_signals = pytest.mark.skipif(
+    abi_version() < SCOPE_ABI, reason=f"Landlock ABI {abi_version()} has no signal scoping (needs {SCOPE_ABI})"
+)
 
 
 @pytest.fixture
@@ -63,12 +64,14 @@ def _evaluate(tmp_path, source: str, config, device: str = "cpu"):
 @scoped_signals
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_victim_beside_the_evaluation_survives_the_sandboxs_signals(tmp_path, fast_config, victim, device):
-    source = (f"import os, signal\nerrors = []\n"
-              f"for target, sig in (({victim.pid}, signal.SIGTERM), (os.getppid(), 0), (1, 0), (-1, 0)):\n"
-              "    try:\n        os.kill(target, sig)\n        errors.append('sent')\n"
-              "    except OSError as error:\n        errors.append(type(error).__name__)\n"
-              "print('signals:', errors)\n"
-              "def run(x, y):\n    return x + y\n")
+    source = (
+        f"import os, signal\nerrors = []\n"
+        f"for target, sig in (({victim.pid}, signal.SIGTERM), (os.getppid(), 0), (1, 0), (-1, 0)):\n"
+        "    try:\n        os.kill(target, sig)\n        errors.append('sent')\n"
+        "    except OSError as error:\n        errors.append(type(error).__name__)\n"
+        "print('signals:', errors)\n"
+        "def run(x, y):\n    return x + y\n"
+    )
     traces = _evaluate(tmp_path, source, fast_config, device)
     time.sleep(0.2)
     assert victim.poll() is None, "a process outside the sandbox was killed from inside it"
@@ -80,19 +83,22 @@ def test_a_victim_beside_the_evaluation_survives_the_sandboxs_signals(tmp_path, 
 @pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("containment", ["auto", "pid-namespace", "subreaper"])
-def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evaluation(tmp_path, fast_config, device,
-                                                                                    containment):
+def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evaluation(
+    tmp_path, fast_config, device, containment
+):
     """Each containment, the fallbacks capped on purpose, holds the escaped process (the trace names which)."""
     pid_file = tmp_path / "escaped.pid"
-    source = ("import os\n"
-              "first = getattr(os, 'fo' + 'rk')()\n"
-              "if first == 0:\n    os.setsid()\n"
-              "    second = getattr(os, 'fo' + 'rk')()\n"
-              "    if second == 0:\n        getattr(os, 'exec' + 've')('/bin/sleep', ['sleep', '30'], {})\n"
-              "    print('escaped', second, flush=True)\n"
-              "    getattr(os, '_exit')(0)\n"
-              "getattr(os, 'wait' + 'pid')(first, 0)\n"
-              "def run(x, y):\n    return x + y\n")
+    source = (
+        "import os\n"
+        "first = getattr(os, 'fo' + 'rk')()\n"
+        "if first == 0:\n    os.setsid()\n"
+        "    second = getattr(os, 'fo' + 'rk')()\n"
+        "    if second == 0:\n        getattr(os, 'exec' + 've')('/bin/sleep', ['sleep', '30'], {})\n"
+        "    print('escaped', second, flush=True)\n"
+        "    getattr(os, '_exit')(0)\n"
+        "getattr(os, 'wait' + 'pid')(first, 0)\n"
+        "def run(x, y):\n    return x + y\n"
+    )
     traces = _evaluate(tmp_path, source, replace(fast_config, containment=containment), device)
     evaluation = traces[0].evaluation
     assert evaluation.status.value == "REWARD_HACK", evaluation.solbench.failure
@@ -109,10 +115,12 @@ def test_a_process_detached_with_an_empty_environment_does_not_outlive_the_evalu
 @pytest.mark.slow
 def test_children_in_the_sandboxs_own_group_are_allowed_and_killed_with_it(tmp_path, fast_config):
     """A helper process that stays in the sandbox's group (a compiler, torch.compile's workers) is honest."""
-    source = ("import subprocess\n"
-              "helper = subprocess.Popen(['sleep', '30'])\n"
-              "print('helper', helper.pid, flush=True)\n"
-              "def run(x, y):\n    return x + y\n")
+    source = (
+        "import subprocess\n"
+        "helper = subprocess.Popen(['sleep', '30'])\n"
+        "print('helper', helper.pid, flush=True)\n"
+        "def run(x, y):\n    return x + y\n"
+    )
     traces = _evaluate(tmp_path, source, fast_config)
     helper = int(traces[0].evaluation.log.split("helper ", 1)[1].split()[0])
     assert [t.evaluation.status.value for t in traces] == ["PASSED"]
@@ -124,16 +132,19 @@ def test_children_in_the_sandboxs_own_group_are_allowed_and_killed_with_it(tmp_p
 def test_a_pid_namespace_hides_every_process_outside_the_sandbox(tmp_path, fast_config, victim):
     """Without Landlock's scoping (before Linux 6.12) the namespace alone must keep signals in: outside processes do
     not exist for the sandbox (ESRCH, not the EPERM of Landlock), and kill(-1) reaches only its own."""
-    source = (f"import os\nerrors = []\n"
-              f"for target in ({victim.pid}, {os.getpid()}, -1):\n"
-              "    try:\n        os.kill(target, 0)\n        errors.append('sent')\n"
-              "    except OSError as error:\n        errors.append(type(error).__name__)\n"
-              "print('signals:', errors, 'pid', os.getpid())\n"
-              "def run(x, y):\n    return x + y\n")
+    source = (
+        f"import os\nerrors = []\n"
+        f"for target in ({victim.pid}, {os.getpid()}, -1):\n"
+        "    try:\n        os.kill(target, 0)\n        errors.append('sent')\n"
+        "    except OSError as error:\n        errors.append(type(error).__name__)\n"
+        "print('signals:', errors, 'pid', os.getpid())\n"
+        "def run(x, y):\n    return x + y\n"
+    )
     traces = _evaluate(tmp_path, source, replace(fast_config, containment="pid-namespace"))
     assert [t.evaluation.status.value for t in traces] == ["PASSED"], traces[0].evaluation.solbench.failure
-    assert "signals: ['ProcessLookupError', 'ProcessLookupError', 'ProcessLookupError'] pid 1" in \
-        traces[0].evaluation.log
+    assert (
+        "signals: ['ProcessLookupError', 'ProcessLookupError', 'ProcessLookupError'] pid 1" in traces[0].evaluation.log
+    )
     assert "PID namespace" in traces[0].evaluation.solbench.confinement["processes"]
 
 
@@ -154,10 +165,12 @@ def test_a_subreaper_sandbox_finds_an_orphan_and_kills_every_process():
     """Where no cgroup can be made, orphans are reparented to the sandbox and found in its tree."""
     processes = ProcessContainment("test", "subreaper")
     assert "subreaper" in processes.mechanism
-    script = ("import os, time\n"
-              "if os.fork() == 0:\n    os.setsid()\n"
-              "    if os.fork() == 0:\n        time.sleep(30)\n    os._exit(0)\n"
-              "time.sleep(30)\n")
+    script = (
+        "import os, time\n"
+        "if os.fork() == 0:\n    os.setsid()\n"
+        "    if os.fork() == 0:\n        time.sleep(30)\n    os._exit(0)\n"
+        "time.sleep(30)\n"
+    )
     sandbox = subprocess.Popen(["python3", "-c", script], start_new_session=True, preexec_fn=processes.enter)
     try:
         deadline = time.monotonic() + 10
@@ -189,13 +202,17 @@ def test_services_refuse_sandboxes_that_would_keep_root_unless_told(monkeypatch)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(root_sandbox_reason() is None, reason="sandboxes started here do not keep root (not root, or nobody reaches the interpreter)")
+@pytest.mark.skipif(
+    root_sandbox_reason() is None,
+    reason="sandboxes started here do not keep root (not root, or nobody reaches the interpreter)",
+)
 @pytest.mark.parametrize("command", [["serve", "--port", "1"], ["worker", "--broker", "redis://127.0.0.1:1/0"]])
 def test_serve_and_worker_refuse_a_root_sandbox_in_one_line(tmp_path, command):
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "solbench", *command], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "solbench", *command], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
     assert done.returncode == 2, done.stderr
     assert "sandboxes would run as root" in done.stderr and "--allow-root-sandbox" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -214,4 +231,3 @@ def test_serve_and_worker_say_plainly_what_sandboxes_here_lack(monkeypatch):
     weakest = confinement.describe_sandboxes()
     assert "user this user (not root)" in weakest and "a subreaper each, the weakest hold" in weakest
     assert "signals: NOT scoped (Landlock ABI 5 < 6, no PID namespace)" in weakest
-

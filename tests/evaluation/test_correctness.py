@@ -20,8 +20,17 @@ SPEC = ExpectedOutput("out", (64, 32), "float32", "cpu")
 
 
 def _check(output, reference, tolerance=Tolerance(), golden=None, spec=SPEC, device="cpu"):
-    return check_outputs([output], [device], [reference], [spec], tolerance, Verdict(), 0,
-                         golden=[golden] if golden is not None else None, keep_passed=True)
+    return check_outputs(
+        [output],
+        [device],
+        [reference],
+        [spec],
+        tolerance,
+        Verdict(),
+        0,
+        golden=[golden] if golden is not None else None,
+        keep_passed=True,
+    )
 
 
 @pytest.fixture
@@ -32,17 +41,30 @@ def reference():
 def test_exact_output_passes_every_rule(reference):
     verdict = _check(reference.clone(), reference, golden=reference.double())
     assert verdict.status is EvaluationStatus.PASSED
-    assert {c.rule for c in verdict.checks} >= {"shape", "dtype", "device", "nan", "inf", "tolerance", "zero_output",
-                                                "constant_output", "relative_error_norm", "precision_downgrade"}
+    assert {c.rule for c in verdict.checks} >= {
+        "shape",
+        "dtype",
+        "device",
+        "nan",
+        "inf",
+        "tolerance",
+        "zero_output",
+        "constant_output",
+        "relative_error_norm",
+        "precision_downgrade",
+    }
 
 
-@pytest.mark.parametrize("make, rule, status", [
-    (lambda r: r[:, :16], "shape", EvaluationStatus.INCORRECT_SHAPE),
-    (lambda r: r.double(), "dtype", EvaluationStatus.INCORRECT_DTYPE),
-    (lambda r: r.masked_fill(torch.rand_like(r) < 0.01, float("nan")), "nan", EvaluationStatus.INCORRECT_NUMERICAL),
-    (lambda r: r.masked_fill(torch.rand_like(r) < 0.01, float("inf")), "inf", EvaluationStatus.INCORRECT_NUMERICAL),
-    (lambda r: r + 0.5, "tolerance", EvaluationStatus.INCORRECT_NUMERICAL),
-])
+@pytest.mark.parametrize(
+    "make, rule, status",
+    [
+        (lambda r: r[:, :16], "shape", EvaluationStatus.INCORRECT_SHAPE),
+        (lambda r: r.double(), "dtype", EvaluationStatus.INCORRECT_DTYPE),
+        (lambda r: r.masked_fill(torch.rand_like(r) < 0.01, float("nan")), "nan", EvaluationStatus.INCORRECT_NUMERICAL),
+        (lambda r: r.masked_fill(torch.rand_like(r) < 0.01, float("inf")), "inf", EvaluationStatus.INCORRECT_NUMERICAL),
+        (lambda r: r + 0.5, "tolerance", EvaluationStatus.INCORRECT_NUMERICAL),
+    ],
+)
 def test_each_rule_rejects_with_its_name(reference, make, rule, status):
     verdict = _check(make(reference), reference)
     assert verdict.status is status
@@ -89,7 +111,7 @@ def test_scale_invariant_error_catches_what_atol_hides(reference):
 def test_precision_downgrade_against_float64_golden():
     a, b = torch.randn(64, 256, dtype=torch.float64), torch.randn(256, 32, dtype=torch.float64)
     golden = a @ b
-    reference = (a.float() @ b.float())
+    reference = a.float() @ b.float()
     bf16 = (a.bfloat16() @ b.bfloat16()).float()  # passes atol/rtol 1e-2... almost: loosen to make the point
     loose = Tolerance(max_atol=1.0, max_rtol=0.1)
     verdict = _check(bf16, reference, loose, golden=golden)
@@ -122,19 +144,22 @@ def test_negative_infinity_rule():
 INF, NAN = math.inf, math.nan
 
 
-@pytest.mark.parametrize("out, ref, matches, evaluator_rule", [
-    (1.5, 1.5 + 1e-3, True, None),  # finite: within atol + rtol * |ref|
-    (1.5, 2.5, False, "tolerance"),  # finite: outside
-    (-INF, -INF, True, None),  # the same infinity: agreement (the workload allows -inf)
-    (INF, INF, True, "inf"),  # agreement too, but the evaluator allows no +inf in an output
-    (1.5, -INF, False, "tolerance"),  # a finite value never matches an infinity, however large rtol * |ref| is
-    (INF, 1.5, False, "inf"),
-    (INF, -INF, False, "inf"),
-    (NAN, 1.5, False, "nan"),
-    (NAN, NAN, False, "nan"),  # NaN equals nothing, itself included
-    (1.5, NAN, False, "reference"),  # a NaN or +inf reference is INVALID_REFERENCE: no output is compared with it
-    (-INF, INF, False, "reference"),
-])
+@pytest.mark.parametrize(
+    "out, ref, matches, evaluator_rule",
+    [
+        (1.5, 1.5 + 1e-3, True, None),  # finite: within atol + rtol * |ref|
+        (1.5, 2.5, False, "tolerance"),  # finite: outside
+        (-INF, -INF, True, None),  # the same infinity: agreement (the workload allows -inf)
+        (INF, INF, True, "inf"),  # agreement too, but the evaluator allows no +inf in an output
+        (1.5, -INF, False, "tolerance"),  # a finite value never matches an infinity, however large rtol * |ref| is
+        (INF, 1.5, False, "inf"),
+        (INF, -INF, False, "inf"),
+        (NAN, 1.5, False, "nan"),
+        (NAN, NAN, False, "nan"),  # NaN equals nothing, itself included
+        (1.5, NAN, False, "reference"),  # a NaN or +inf reference is INVALID_REFERENCE: no output is compared with it
+        (-INF, INF, False, "reference"),
+    ],
+)
 def test_the_tolerance_rule_on_values_that_are_not_finite(out, ref, matches, evaluator_rule):
     """One position of 100 differs; every one must match. `within_tolerance` is what `solbench validate` asks
     (suite/validate.py), `check_outputs` what the evaluator asks: one rule, the evaluator's nan/inf rules first."""
@@ -167,8 +192,9 @@ def test_matching_infinities_are_left_out_of_the_ratio_and_unmatched_ones_fail_t
     measured = measure_tolerance(output, reference, Tolerance())
     assert measured.max_absolute == INF and measured.matched_ratio == pytest.approx(10 / 11)
     assert not within_tolerance(output, reference, Tolerance(required_matched_ratio=0.9, max_error_cap=1e6))
-    capped = _check(output, reference, Tolerance(required_matched_ratio=0.9, max_error_cap=1e6,
-                                                 allow_negative_inf=True), spec=spec)
+    capped = _check(
+        output, reference, Tolerance(required_matched_ratio=0.9, max_error_cap=1e6, allow_negative_inf=True), spec=spec
+    )
     assert capped.failure.rule == "error_cap" and capped.failure.value == INF
 
 

@@ -9,21 +9,25 @@ from solbench.spec.definition import Definition
 
 # A real out-of-memory error from torch's allocator, raised where a float64 (or any wider-than-`LIMIT`) input arrives:
 # the reference is what decides, as a real one whose float64 scores do not fit would.
-REFERENCE = '''import torch
+REFERENCE = """import torch
 
 def run(x):
     if x.element_size() > LIMIT:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 96.00 GiB")
     return (x.float() * 2).to(OUT)
-'''
+"""
 
 
 def _program(out_dtype: str, limit: int = 4, in_dtype: str = "bfloat16") -> ReferenceProgram:
-    definition = Definition.model_validate({
-        "name": "doubles", "axes": {"n": {"type": "var"}},
-        "inputs": {"x": {"shape": ["n"], "dtype": in_dtype}},
-        "outputs": {"y": {"shape": ["n"], "dtype": out_dtype}},
-        "reference": REFERENCE.replace("LIMIT", str(limit)).replace("OUT", f"torch.{out_dtype}")})
+    definition = Definition.model_validate(
+        {
+            "name": "doubles",
+            "axes": {"n": {"type": "var"}},
+            "inputs": {"x": {"shape": ["n"], "dtype": in_dtype}},
+            "outputs": {"y": {"shape": ["n"], "dtype": out_dtype}},
+            "reference": REFERENCE.replace("LIMIT", str(limit)).replace("OUT", f"torch.{out_dtype}"),
+        }
+    )
     return ReferenceProgram(definition, "cpu")
 
 

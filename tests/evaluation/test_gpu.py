@@ -36,8 +36,11 @@ def cuda_config(fast_config):
 
 @pytest.mark.parametrize("timer", ["cuda_events", "cuda_profiler"])
 def test_pytorch_solution_on_cuda(vector_add_problem, cuda_config, timer):
-    traces = evaluate(load_problem(vector_add_problem), make_solution("def run(x, y):\n    return x + y\n"),
-                      replace(cuda_config, timer=timer))
+    traces = evaluate(
+        load_problem(vector_add_problem),
+        make_solution("def run(x, y):\n    return x + y\n"),
+        replace(cuda_config, timer=timer),
+    )
     assert [t.evaluation.status for t in traces] == [S.PASSED, S.PASSED]
     details = traces[0].evaluation.solbench
     assert details.timing.backend == timer and details.device == "cuda"
@@ -45,8 +48,9 @@ def test_pytorch_solution_on_cuda(vector_add_problem, cuda_config, timer):
 
 
 def test_triton_solution_compiles_for_the_gpu(vector_add_problem, cuda_config):
-    traces = evaluate(load_problem(vector_add_problem), make_solution(TRITON_ADD, language="triton", dps=True),
-                      cuda_config)
+    traces = evaluate(
+        load_problem(vector_add_problem), make_solution(TRITON_ADD, language="triton", dps=True), cuda_config
+    )
     assert [t.evaluation.status for t in traces] == [S.PASSED, S.PASSED]
 
 

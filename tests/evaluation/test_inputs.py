@@ -10,8 +10,13 @@ from solbench.spec.inputs import InputContext, generate_inputs
 
 PAGED = {
     "name": "paged_gather",
-    "axes": {"batch_size": {"type": "var"}, "num_pages": {"type": "var"}, "len_indptr": {"type": "var"},
-             "num_kv_indices": {"type": "var"}, "head_dim": {"type": "const", "value": 8}},
+    "axes": {
+        "batch_size": {"type": "var"},
+        "num_pages": {"type": "var"},
+        "len_indptr": {"type": "var"},
+        "num_kv_indices": {"type": "var"},
+        "head_dim": {"type": "const", "value": 8},
+    },
     "constraints": ["len_indptr == batch_size + 1", "num_kv_indices == kv_indptr[-1].item()"],
     "inputs": {
         "k_cache": {"shape": ["num_pages", "head_dim"], "dtype": "float32"},
@@ -24,7 +29,7 @@ PAGED = {
     },
     "outputs": {"out": {"shape": ["num_kv_indices", "head_dim"], "dtype": "float32"}},
     "reference": "def run(k_cache, kv_indptr, kv_indices, variance, probs, mask, scale):\n"
-                 "    return k_cache[kv_indices.long()] * scale\n",
+    "    return k_cache[kv_indices.long()] * scale\n",
 }
 
 
@@ -38,8 +43,11 @@ def _inputs(tmp_path, definition, workload, seed=1):
 def _paged_workload(**scalar):
     inputs = {name: {"type": "random"} for name in PAGED["inputs"]}
     inputs["scale"] = {"type": "scalar", "value": 0.5} if scalar else {"type": "random"}
-    return {"uuid": "w", "axes": {"batch_size": 4, "num_pages": 50, "len_indptr": 5, "num_kv_indices": 37},
-            "inputs": inputs}
+    return {
+        "uuid": "w",
+        "axes": {"batch_size": 4, "num_pages": 50, "len_indptr": 5, "num_kv_indices": 37},
+        "inputs": inputs,
+    }
 
 
 def test_role_aware_ranges(tmp_path):
@@ -71,8 +79,11 @@ def test_scalar_inputs_pass_their_value(tmp_path):
 def test_axis_constraint_violation_is_reported_at_load(tmp_path):
     workload = _paged_workload()
     workload["axes"]["len_indptr"] = 9
-    with pytest.raises(ConstraintError, match=r"workload.jsonl:1: constraints\[0\]: workload w: "
-                                              r"'len_indptr == batch_size \+ 1' does not hold"):
+    with pytest.raises(
+        ConstraintError,
+        match=r"workload.jsonl:1: constraints\[0\]: workload w: "
+        r"'len_indptr == batch_size \+ 1' does not hold",
+    ):
         _inputs(tmp_path, PAGED, workload)
 
 
@@ -89,7 +100,7 @@ CUSTOM = {
     "inputs": {"a": {"shape": ["N"], "dtype": "float32"}},
     "outputs": {"b": {"shape": ["N"], "dtype": "float32"}},
     "reference": "import torch\ndef make(axes, device):\n    return {'a': torch.rand(axes['N'], device=device)}\n"
-                 "def run(a):\n    return a * 2\n",
+    "def run(a):\n    return a * 2\n",
 }
 
 
@@ -107,15 +118,21 @@ def test_custom_entrypoint_is_seeded_secretly_and_restores_the_global_rng(tmp_pa
 def test_safetensors_inputs_load_and_mismatches_are_named(tmp_path):
     from safetensors.torch import save_file
 
-    definition = {"name": "st", "axes": {"N": {"type": "var"}},
-                  "inputs": {"a": {"shape": ["N"], "dtype": "float32"}},
-                  "outputs": {"b": {"shape": ["N"], "dtype": "float32"}},
-                  "reference": "def run(a):\n    return a + 1\n"}
+    definition = {
+        "name": "st",
+        "axes": {"N": {"type": "var"}},
+        "inputs": {"a": {"shape": ["N"], "dtype": "float32"}},
+        "outputs": {"b": {"shape": ["N"], "dtype": "float32"}},
+        "reference": "def run(a):\n    return a + 1\n",
+    }
     data = tmp_path / "data"
     data.mkdir()
     save_file({"a": torch.arange(6, dtype=torch.float32)}, str(data / "blob.safetensors"))
-    workload = {"uuid": "w", "axes": {"N": 6},
-                "inputs": {"a": {"type": "safetensors", "path": "data/blob.safetensors", "tensor_key": "a"}}}
+    workload = {
+        "uuid": "w",
+        "axes": {"N": 6},
+        "inputs": {"a": {"type": "safetensors", "path": "data/blob.safetensors", "tensor_key": "a"}},
+    }
     assert torch.equal(_inputs(tmp_path, definition, workload)["a"], torch.arange(6, dtype=torch.float32))
     workload["axes"]["N"] = 5
     with pytest.raises(SpecError, match=r"inputs\.a: .*holds shape \(6,\), definition says \(5,\)"):
@@ -130,23 +147,34 @@ MIXED = {
     "name": "mixed",
     "axes": {"N": {"type": "var"}},
     "custom_inputs_entrypoint": "make",
-    "inputs": {"x": {"shape": ["N"], "dtype": "float32"}, "w": {"shape": ["N"], "dtype": "float32"},
-               "noise": {"shape": ["N"], "dtype": "float32"}, "eps": {"shape": None, "dtype": "float32"}},
+    "inputs": {
+        "x": {"shape": ["N"], "dtype": "float32"},
+        "w": {"shape": ["N"], "dtype": "float32"},
+        "noise": {"shape": ["N"], "dtype": "float32"},
+        "eps": {"shape": None, "dtype": "float32"},
+    },
     "outputs": {"y": {"shape": ["N"], "dtype": "float32"}},
     # The entrypoint sees the scalars (x is filled with eps) and also offers values the workload
     # does not ask of it (noise, eps): those must not be used.
     "reference": "import torch\ndef make(axes_and_scalars, device):\n"
-                 "    n, eps = axes_and_scalars['N'], axes_and_scalars['eps']\n"
-                 "    return {'x': torch.full((n,), eps, device=device), 'w': torch.arange(n, dtype=torch.float32),\n"
-                 "            'noise': torch.zeros(n), 'eps': 99.0}\n"
-                 "def run(x, w, noise, eps):\n    return x * w + noise + eps\n",
+    "    n, eps = axes_and_scalars['N'], axes_and_scalars['eps']\n"
+    "    return {'x': torch.full((n,), eps, device=device), 'w': torch.arange(n, dtype=torch.float32),\n"
+    "            'noise': torch.zeros(n), 'eps': 99.0}\n"
+    "def run(x, w, noise, eps):\n    return x * w + noise + eps\n",
 }
 
 
 def test_custom_inputs_mix_with_scalar_and_random_ones(tmp_path):
-    workload = {"uuid": "w", "axes": {"N": 8}, "inputs": {"x": {"type": "custom"}, "w": {"type": "custom"},
-                                                          "noise": {"type": "random"},
-                                                          "eps": {"type": "scalar", "value": 0.25}}}
+    workload = {
+        "uuid": "w",
+        "axes": {"N": 8},
+        "inputs": {
+            "x": {"type": "custom"},
+            "w": {"type": "custom"},
+            "noise": {"type": "random"},
+            "eps": {"type": "scalar", "value": 0.25},
+        },
+    }
     values = _inputs(tmp_path, MIXED, workload)
     assert torch.equal(values["x"], torch.full((8,), 0.25))
     assert torch.equal(values["w"], torch.arange(8, dtype=torch.float32))

@@ -31,8 +31,8 @@ def test_confined_process_reads_only_what_it_needs(tmp_path):
                 return False
         assert readable("/proc/cpuinfo") and readable("/proc/self/status") and readable(torch.__file__)
         assert not readable("/proc/1/environ") and not readable("/proc/%d/status" % os.getppid())
-        open({str(tmp_path / 'written')!r}, "w").write("ok")
-        for forbidden in ("/tmp/solbench-landlock-probe", {str(tmp_path.parent / 'outside')!r}):
+        open({str(tmp_path / "written")!r}, "w").write("ok")
+        for forbidden in ("/tmp/solbench-landlock-probe", {str(tmp_path.parent / "outside")!r}):
             try:
                 open(forbidden, "w")
                 raise SystemExit("wrote " + forbidden)
@@ -62,8 +62,11 @@ def _block_device() -> str | None:
 def test_a_sandbox_that_keeps_root_reads_only_the_narrowed_set(tmp_path):
     """Run as whoever runs the tests: only the files this user may read without Landlock are tried, so each
     refusal below is Landlock's (as root, all of them; otherwise /etc/hostname and /dev/tty remain)."""
-    private = [p for p in ("/etc/shadow", "/etc/hostname", "/proc/self/root/etc/shadow", _block_device(), "/dev/tty")
-               if p and os.path.exists(p) and os.access(p, os.R_OK)]
+    private = [
+        p
+        for p in ("/etc/shadow", "/etc/hostname", "/proc/self/root/etc/shadow", _block_device(), "/dev/tty")
+        if p and os.path.exists(p) and os.access(p, os.R_OK)
+    ]
     assert private, "no file to try: every candidate is unreadable to this user anyway"
     script = textwrap.dedent(f"""
         import os, shutil, subprocess, sys, torch
@@ -96,8 +99,9 @@ def test_a_sandbox_that_keeps_root_reads_only_the_narrowed_set(tmp_path):
 
 
 def test_the_trace_says_which_set_was_applied(vector_add_problem, fast_config):
-    traces = evaluate(load_problem(vector_add_problem), make_solution("def run(x, y):\n    return x + y\n"),
-                      fast_config)
+    traces = evaluate(
+        load_problem(vector_add_problem), make_solution("def run(x, y):\n    return x + y\n"), fast_config
+    )
     filesystem = traces[0].evaluation.solbench.confinement["filesystem"]
     keeps_root = os.geteuid() == 0 and not _world_can_run(sys.executable)
     assert ("narrowed" in filesystem and "keeps root" in filesystem) == (keeps_root and abi_version() >= 1), filesystem

@@ -41,8 +41,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("add", &add); }
 @pytest.mark.slow
 def test_triton_solution_runs_in_the_interpreter_on_cpu(vector_add_problem, fast_config):
     pytest.importorskip("triton")
-    traces = evaluate(load_problem(vector_add_problem),
-                      make_solution(TRITON_ADD, language="triton", dps=True), fast_config)
+    traces = evaluate(
+        load_problem(vector_add_problem), make_solution(TRITON_ADD, language="triton", dps=True), fast_config
+    )
     assert [t.evaluation.status for t in traces] == [S.PASSED, S.PASSED]
     assert "triton" in traces[0].evaluation.environment.libs
 
@@ -52,8 +53,12 @@ def test_triton_solution_runs_in_the_interpreter_on_cpu(vector_add_problem, fast
 def test_cpp_solution_builds_as_a_torch_extension(vector_add_problem, fast_config):
     from dataclasses import replace
 
-    solution = make_solution(CPP_ADD, language="cpp", entry="add.cpp::add",
-                             compile_options={"cflags": ["-DSOLBENCH_TEST=1", "-fopenmp"], "ld_flags": ["-fopenmp"]})
+    solution = make_solution(
+        CPP_ADD,
+        language="cpp",
+        entry="add.cpp::add",
+        compile_options={"cflags": ["-DSOLBENCH_TEST=1", "-fopenmp"], "ld_flags": ["-fopenmp"]},
+    )
     traces = evaluate(load_problem(vector_add_problem), solution, replace(fast_config, build_timeout_s=600))
     assert [t.evaluation.status for t in traces] == [S.PASSED, S.PASSED], traces[0].evaluation.log[-2000:]
 
@@ -62,8 +67,12 @@ def test_cpp_solution_builds_as_a_torch_extension(vector_add_problem, fast_confi
 @pytest.mark.cxx
 def test_cpp_compile_error_is_reported(vector_add_problem, fast_config):
     # The error comes first and is fatal, so the compiler stops before parsing torch's headers (30 s here).
-    solution = make_solution("this is not C++;\n#include <torch/extension.h>\n", language="cpp",
-                             entry="bad.cpp::add", compile_options={"cflags": ["-Wfatal-errors"]})
+    solution = make_solution(
+        "this is not C++;\n#include <torch/extension.h>\n",
+        language="cpp",
+        entry="bad.cpp::add",
+        compile_options={"cflags": ["-Wfatal-errors"]},
+    )
     traces = evaluate(load_problem(vector_add_problem), solution, fast_config)
     assert [t.evaluation.status for t in traces] == [S.COMPILE_ERROR, S.COMPILE_ERROR]
     assert "compilation failed" in traces[0].evaluation.log

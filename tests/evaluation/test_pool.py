@@ -34,7 +34,8 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.slow
 def test_each_evaluation_gets_a_spare_no_solution_ran_in_and_the_pool_never_keeps_one_that_did(
-        vector_add_problem, fast_config):
+    vector_add_problem, fast_config
+):
     problem = load_problem(vector_add_problem)
     with SandboxPool.for_config(fast_config) as pool:
         seen: set[int] = set()
@@ -77,17 +78,36 @@ def test_the_reference_timing_key_names_what_decides_t_b(vector_add_problem, fas
     first, second = problem.workloads
     key = reference_timing_key(problem, first, fast_config)
     assert key == reference_timing_key(problem, first, replace(fast_config, static_check=False))
-    assert key == reference_timing_key(problem, first, replace(fast_config, timing=replace(
-        fast_config.timing, capture=True, perturb_seed=5)))  # set per evaluation, not a setting
-    assert len({key, reference_timing_key(problem, second, fast_config),
+    assert key == reference_timing_key(
+        problem, first, replace(fast_config, timing=replace(fast_config.timing, capture=True, perturb_seed=5))
+    )  # set per evaluation, not a setting
+    assert (
+        len(
+            {
+                key,
+                reference_timing_key(problem, second, fast_config),
                 reference_timing_key(problem, first, replace(fast_config, cpu_flush="stream")),
                 reference_timing_key(problem, first, replace(fast_config, rounds=3)),
-                reference_timing_key(problem, first, replace(fast_config, timing=TimingPlan(budget_s=0.5)))}) == 5
+                reference_timing_key(problem, first, replace(fast_config, timing=TimingPlan(budget_s=0.5))),
+            }
+        )
+        == 5
+    )
 
 
 def _summary(median: float) -> TimingSummary:
-    return TimingSummary(backend="cpu_monotonic", samples_ms=[median], warmup=1, median_ms=median, mean_ms=median,
-                         p10_ms=median, p90_ms=median, cv=0.0, rel_std_err=0.0, cache_flush=True)
+    return TimingSummary(
+        backend="cpu_monotonic",
+        samples_ms=[median],
+        warmup=1,
+        median_ms=median,
+        mean_ms=median,
+        p10_ms=median,
+        p90_ms=median,
+        cv=0.0,
+        rel_std_err=0.0,
+        cache_flush=True,
+    )
 
 
 def test_known_timings_survive_on_disk_and_a_damaged_file_is_a_miss(tmp_path):
@@ -108,8 +128,12 @@ def test_the_reference_is_timed_once_per_workload_and_reused_by_the_next_candida
     config = replace(fast_config, time_reference=True)
     store = ReferenceTimings()
     first = evaluate(problem, make_solution("def run(x, y):\n    return x + y\n"), config, reference_timings=store)
-    second = evaluate(problem, make_solution("import torch\ndef run(x, y):\n    return torch.add(x, y)\n"), config,
-                      reference_timings=store)
+    second = evaluate(
+        problem,
+        make_solution("import torch\ndef run(x, y):\n    return torch.add(x, y)\n"),
+        config,
+        reference_timings=store,
+    )
     for before, after, workload in zip(first, second, problem.workloads):
         measured, reused = before.evaluation.solbench.reference_timing, after.evaluation.solbench.reference_timing
         assert measured.reused_from is None
@@ -129,16 +153,38 @@ def test_solbench_run_keeps_a_warm_spare_per_worker(tmp_path, probed_home):
 
     suite = tmp_path / "suite"
     write_problem(suite / "L1" / "vector_add", VECTOR_ADD, vector_workloads(1000))
-    write_problem(suite / "L1" / "vector_mul", {**VECTOR_ADD, "name": "vector_mul",
-                                                "reference": "def run(x, y):\n    return x * y\n"},
-                  vector_workloads(500))
+    write_problem(
+        suite / "L1" / "vector_mul",
+        {**VECTOR_ADD, "name": "vector_mul", "reference": "def run(x, y):\n    return x * y\n"},
+        vector_workloads(500),
+    )
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "solbench", "run", str(suite), "-o", str(out), "--warm-sandboxes",
-                           "--rounds", "1", "--budget", "0.01"], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **probed_home})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "solbench",
+            "run",
+            str(suite),
+            "-o",
+            str(out),
+            "--warm-sandboxes",
+            "--rounds",
+            "1",
+            "--budget",
+            "0.01",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **probed_home},
+    )
     assert done.returncode == 0, done.stderr
-    statuses = [json.loads(line)["evaluation"]["status"] for path in sorted((out / "traces").rglob("*.jsonl"))
-                for line in path.read_text().splitlines()]
+    statuses = [
+        json.loads(line)["evaluation"]["status"]
+        for path in sorted((out / "traces").rglob("*.jsonl"))
+        for line in path.read_text().splitlines()
+    ]
     assert statuses == ["PASSED", "PASSED"]
 
 

@@ -20,15 +20,23 @@ LOOSE = {"max_atol": 1.0, "max_rtol": 0.1}
 
 
 def test_bf16_compute_on_an_fp32_problem_is_caught(tmp_path, fast_config):
-    workloads = [{"uuid": "m64", "axes": {"M": 64}, "tolerance": LOOSE,
-                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}]
+    workloads = [
+        {
+            "uuid": "m64",
+            "axes": {"M": 64},
+            "tolerance": LOOSE,
+            "inputs": {"A": {"type": "random"}, "B": {"type": "random"}},
+        }
+    ]
     problem = load_problem(write_problem(tmp_path / "mm", MATMUL, workloads))
-    downgrade = make_solution("import torch\ndef run(A, B):\n    return (A.bfloat16() @ B.bfloat16()).float()\n",
-                              definition="matmul_fp32")
+    downgrade = make_solution(
+        "import torch\ndef run(A, B):\n    return (A.bfloat16() @ B.bfloat16()).float()\n", definition="matmul_fp32"
+    )
     [trace] = evaluate(problem, downgrade, fast_config)
     assert trace.evaluation.status is S.INCORRECT_NUMERICAL
     assert trace.evaluation.solbench.failed_rule == "precision_downgrade"
-    honest = make_solution("import torch\ndef run(A, B):\n    return torch.einsum('mk,kn->mn', A, B)\n",
-                           definition="matmul_fp32")
+    honest = make_solution(
+        "import torch\ndef run(A, B):\n    return torch.einsum('mk,kn->mn', A, B)\n", definition="matmul_fp32"
+    )
     [trace] = evaluate(problem, honest, fast_config)
     assert trace.evaluation.status is S.PASSED

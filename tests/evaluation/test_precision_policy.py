@@ -18,13 +18,18 @@ MATMUL = {
     "tags": ["origin:sol-execbench"],
 }
 BF16 = "import torch\ndef run(A, B):\n    return (A.bfloat16() @ B.bfloat16()).float()\n"
-FP8 = ("import torch\ndef run(A, B):\n    lo = torch.float8_e4m3fn\n"
-       "    return A.to(lo).float() @ B.to(lo).float()\n")
+FP8 = "import torch\ndef run(A, B):\n    lo = torch.float8_e4m3fn\n    return A.to(lo).float() @ B.to(lo).float()\n"
 
 
 def problem_with(tmp_path, tolerance):
-    workloads = [{"uuid": "m64", "axes": {"M": 64}, "tolerance": tolerance,
-                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}]
+    workloads = [
+        {
+            "uuid": "m64",
+            "axes": {"M": 64},
+            "tolerance": tolerance,
+            "inputs": {"A": {"type": "random"}, "B": {"type": "random"}},
+        }
+    ]
     return load_problem(write_problem(tmp_path / "mm", MATMUL, workloads))
 
 
@@ -59,7 +64,8 @@ def test_a_tight_tolerance_admits_only_fp32(tmp_path, fast_config):
     [trace] = evaluate(problem, make_solution(BF16, definition="matmul_fp32"), config)
     assert trace.evaluation.status is S.INCORRECT_NUMERICAL
     assert trace.evaluation.solbench.precision.matrix_precision == "fp32"
-    honest = make_solution("import torch\ndef run(A, B):\n    return torch.einsum('mk,kn->mn', A, B)\n",
-                           definition="matmul_fp32")
+    honest = make_solution(
+        "import torch\ndef run(A, B):\n    return torch.einsum('mk,kn->mn', A, B)\n", definition="matmul_fp32"
+    )
     [trace] = evaluate(problem, honest, config)
     assert trace.evaluation.status is S.PASSED and trace.evaluation.solbench.precision.policy == "tolerance"

@@ -21,14 +21,25 @@ def run(x, y):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("forged, reason", [
-    ('{"ok": True, "outputs": [x + y]}', "malformed reply: message: Unable to extract tag using discriminator 'kind'"),
-    ('{"kind": "called", "outputs": [x + y], "devices": ["cpu"], "mutated_inputs": [], "seconds": 0.0, "ok": True}',
-     "malformed reply: called.ok: Extra inputs are not permitted"),
-    ('{"kind": "timed", "backend": "cpu_monotonic", "samples_s": [1e-9], "warmup": 0, "flush_bytes": 0, '
-     '"flush_mode": "none", "flush_note": None, "resolution_s": None, "captured": [], "warnings": []}',
-     "a 'timed' reply to a 'call' request"),
-])
+@pytest.mark.parametrize(
+    "forged, reason",
+    [
+        (
+            '{"ok": True, "outputs": [x + y]}',
+            "malformed reply: message: Unable to extract tag using discriminator 'kind'",
+        ),
+        (
+            '{"kind": "called", "outputs": [x + y], "devices": ["cpu"], "mutated_inputs": [], "seconds": 0.0, '
+            '"ok": True}',
+            "malformed reply: called.ok: Extra inputs are not permitted",
+        ),
+        (
+            '{"kind": "timed", "backend": "cpu_monotonic", "samples_s": [1e-9], "warmup": 0, "flush_bytes": 0, '
+            '"flush_mode": "none", "flush_note": None, "resolution_s": None, "captured": [], "warnings": []}',
+            "a 'timed' reply to a 'call' request",
+        ),
+    ],
+)
 def test_a_forged_reply_is_a_runtime_error_naming_what_is_wrong(vector_add_problem, fast_config, forged, reason):
     solution = make_solution(FORGED_REPLY.replace("{FORGED}", forged))
     traces = evaluate(load_problem(vector_add_problem), solution, replace(fast_config, static_check=False))

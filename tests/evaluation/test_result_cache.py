@@ -39,8 +39,14 @@ def problem(vector_add_problem):
 
 def _traces(problem, status=EvaluationStatus.COMPILE_ERROR, log="build failed", solution="candidate"):
     """Traces as the evaluator makes them, without a sandbox (statuses that need no measurement)."""
-    context = RunContext(definition=problem.name, solution=solution, environment=Environment(hardware="test"),
-                         device="cpu", device_name="test", clock={})
+    context = RunContext(
+        definition=problem.name,
+        solution=solution,
+        environment=Environment(hardware="test"),
+        device="cpu",
+        device_name="test",
+        clock={},
+    )
     return [make_trace(context, w, status, log, failure="no compiler") for w in problem.workloads]
 
 
@@ -48,8 +54,9 @@ def _traces(problem, status=EvaluationStatus.COMPILE_ERROR, log="build failed", 
 def test_the_key_is_stable_and_ignores_name_author_and_source_order(problem):
     extra = {"helper.py": "X = 1\n"}
     first = make_solution(ADD, extra_sources=extra)
-    renamed = first.model_copy(update={"name": "other", "author": "someone else",
-                                       "sources": list(reversed(first.sources))})
+    renamed = first.model_copy(
+        update={"name": "other", "author": "someone else", "sources": list(reversed(first.sources))}
+    )
     key = cache_key(problem, first, CPU)
     assert len(key) == 64 and int(key, 16) >= 0
     assert cache_key(problem, renamed, CPU) == key
@@ -62,8 +69,9 @@ def test_each_part_of_the_evaluation_changes_the_key(problem, vector_add_problem
     if change == "source":
         solution = make_solution(ADD + "# changed\n")
     elif change == "spec":
-        solution = solution.model_copy(update={"spec": solution.spec.model_copy(
-            update={"destination_passing_style": True})})
+        solution = solution.model_copy(
+            update={"spec": solution.spec.model_copy(update={"destination_passing_style": True})}
+        )
     elif change == "workload":
         problem = load_problem(write_problem(tmp_path / "other", VECTOR_ADD, vector_workloads(1000, 4100)))
     elif change == "definition":
@@ -95,8 +103,13 @@ def test_where_the_problem_lives_is_not_in_the_key(problem, tmp_path):
 
 def test_data_file_bytes_are_in_the_key(tmp_path):
     definition = dict(VECTOR_ADD)
-    workloads = [{"uuid": "w", "axes": {"N": 4}, "inputs": {"x": {"type": "safetensors", "path": "data/x.st",
-                                                                  "tensor_key": "x"}, "y": {"type": "random"}}}]
+    workloads = [
+        {
+            "uuid": "w",
+            "axes": {"N": 4},
+            "inputs": {"x": {"type": "safetensors", "path": "data/x.st", "tensor_key": "x"}, "y": {"type": "random"}},
+        }
+    ]
     root = write_problem(tmp_path / "p", definition, workloads)
     (root / "data").mkdir()
     (root / "data" / "x.st").write_bytes(b"first")
@@ -140,7 +153,8 @@ def test_a_hit_returns_the_stored_traces_marked_without_measuring(problem, tmp_p
     assert len(measured) == 1
     key = cache_key(problem, solution, CPU)
     assert [t.evaluation.solbench.cache.model_dump() for t in first] == [
-        {"key": key, "hit": False, "stored": True, "reason": None}] * 2
+        {"key": key, "hit": False, "stored": True, "reason": None}
+    ] * 2
     assert [t.evaluation.solbench.cache.hit for t in second] == [True, True]
     assert [t.solution for t in second] == ["renamed", "renamed"]
 
@@ -148,6 +162,7 @@ def test_a_hit_returns_the_stored_traces_marked_without_measuring(problem, tmp_p
         data = trace.model_dump(mode="json")
         del data["evaluation"]["solbench"]["cache"], data["solution"]
         return data
+
     assert [without_cache(t) for t in second] == [without_cache(t) for t in first]
 
 
@@ -167,15 +182,23 @@ def test_a_new_harness_version_measures_again(problem, tmp_path, monkeypatch):
 def test_refresh_measures_again_and_overwrites(problem, tmp_path):
     solution = make_solution(ADD)
     cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: _traces(problem, log="old"))
-    fresh = cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: _traces(problem, log="new"),
-                              refresh=True)
+    fresh = cached_evaluation(
+        tmp_path / "cache", problem, solution, CPU, lambda: _traces(problem, log="new"), refresh=True
+    )
     assert all(not t.evaluation.solbench.cache.hit and "new" in t.evaluation.log for t in fresh)
     again = cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: pytest.fail("measured on a hit"))
     assert all(t.evaluation.solbench.cache.hit and "new" in t.evaluation.log for t in again)
 
 
-@pytest.mark.parametrize("status", [EvaluationStatus.TIMEOUT, EvaluationStatus.RUNTIME_ERROR,
-                                    EvaluationStatus.INVALID_REFERENCE, EvaluationStatus.REWARD_HACK])
+@pytest.mark.parametrize(
+    "status",
+    [
+        EvaluationStatus.TIMEOUT,
+        EvaluationStatus.RUNTIME_ERROR,
+        EvaluationStatus.INVALID_REFERENCE,
+        EvaluationStatus.REWARD_HACK,
+    ],
+)
 def test_runs_the_machine_may_have_decided_are_not_stored(problem, tmp_path, status):
     solution, measured = make_solution(ADD), []
 
@@ -191,15 +214,23 @@ def test_runs_the_machine_may_have_decided_are_not_stored(problem, tmp_path, sta
 
 
 def _failed_traces(problem, status, rule, value=float("inf")):
-    context = RunContext(definition=problem.name, solution="candidate", environment=Environment(hardware="test"),
-                         device="cpu", device_name="test", clock={})
+    context = RunContext(
+        definition=problem.name,
+        solution="candidate",
+        environment=Environment(hardware="test"),
+        device="cpu",
+        device_name="test",
+        clock={},
+    )
     failure = CheckOutcome(rule=rule, passed=False, value=value, detail="failed")
     verdict = Verdict(checks=[failure], failure=failure, max_relative_error=value, has_inf=True)
     return [make_trace(context, w, status, verdict=verdict, rounds=1) for w in problem.workloads]
 
 
-@pytest.mark.parametrize("status, rule", [(EvaluationStatus.REWARD_HACK, "static:timer_patch"),
-                                          (EvaluationStatus.INCORRECT_NUMERICAL, "tolerance")])
+@pytest.mark.parametrize(
+    "status, rule",
+    [(EvaluationStatus.REWARD_HACK, "static:timer_patch"), (EvaluationStatus.INCORRECT_NUMERICAL, "tolerance")],
+)
 def test_settled_failures_are_stored_infinities_included(problem, tmp_path, status, rule):
     solution = make_solution(ADD)
     first = cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: _failed_traces(problem, status, rule))
@@ -219,7 +250,7 @@ def test_an_interrupted_run_stores_nothing(problem, tmp_path):
     assert not any(p.is_file() for p in (tmp_path / "cache").rglob("*"))
 
 
-@pytest.mark.parametrize("damage", [b"", b"{\"format\": 1, \"key\": \"", b"not json", b"{\"format\": 2}"])
+@pytest.mark.parametrize("damage", [b"", b'{"format": 1, "key": "', b"not json", b'{"format": 2}'])
 def test_a_damaged_entry_is_a_miss_with_a_warning_and_is_replaced(problem, tmp_path, damage):
     solution = make_solution(ADD)
     cached_evaluation(tmp_path / "cache", problem, solution, CPU, lambda: _traces(problem))
@@ -269,8 +300,10 @@ def _write_many(root: str, key: str, problem_dir: str, writer: int, count: int) 
 def test_concurrent_writers_never_leave_a_torn_entry(problem, vector_add_problem, tmp_path):
     key = cache_key(problem, make_solution(ADD), CPU)
     context = multiprocessing.get_context("fork")
-    writers = [context.Process(target=_write_many, args=(str(tmp_path / "cache"), key, str(vector_add_problem), w, 60))
-               for w in range(2)]
+    writers = [
+        context.Process(target=_write_many, args=(str(tmp_path / "cache"), key, str(vector_add_problem), w, 60))
+        for w in range(2)
+    ]
     for writer in writers:
         writer.start()
     store, reads = ResultCache(tmp_path / "cache"), 0
@@ -290,8 +323,9 @@ def test_concurrent_writers_never_leave_a_torn_entry(problem, vector_add_problem
 
 # --- through the evaluator -------------------------------------------------------------------------
 @pytest.mark.slow
-def test_evaluate_with_a_cache_hits_without_a_sandbox_and_misses_on_a_changed_source(vector_add_problem, tmp_path,
-                                                                                     fast_config, monkeypatch):
+def test_evaluate_with_a_cache_hits_without_a_sandbox_and_misses_on_a_changed_source(
+    vector_add_problem, tmp_path, fast_config, monkeypatch
+):
     from solbench.evaluation import evaluate, evaluator
 
     started = []

@@ -71,8 +71,9 @@ def test_an_evaluation_whose_evaluator_was_rescheduled_is_refused(tmp_path, fast
     thread = threading.Thread(target=attacker, daemon=True)
     thread.start()
     try:
-        traces = evaluate(problem, make_solution("def run(x, y):\n    return x + y\n"),
-                          replace(fast_config, time_reference=True))
+        traces = evaluate(
+            problem, make_solution("def run(x, y):\n    return x + y\n"), replace(fast_config, time_reference=True)
+        )
     finally:
         stop.set()
         thread.join()

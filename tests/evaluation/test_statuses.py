@@ -30,8 +30,10 @@ def test_value_returning_solution_passes_with_timing(vector_add_problem, fast_co
     assert details.timing.backend == "cpu_monotonic" and details.timing.cache_flush
     assert details.input_seed is not None and details.rounds == 2
     assert evaluation.environment.libs["torch"] and details.harness_version
-    assert evaluation.correctness.extra["golden"]["z"]["solution_error"] <= \
-        evaluation.correctness.extra["golden"]["z"]["allowed"]
+    assert (
+        evaluation.correctness.extra["golden"]["z"]["solution_error"]
+        <= evaluation.correctness.extra["golden"]["z"]["allowed"]
+    )
 
 
 @pytest.mark.slow
@@ -49,11 +51,14 @@ def test_dps_buffer_partly_written_fails_on_the_sentinel(vector_add_problem, fas
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("body, status, rule", [
-    ("return (x + y)[:-1]", S.INCORRECT_SHAPE, "shape"),
-    ("return (x + y).double()", S.INCORRECT_DTYPE, "dtype"),
-    ("return x - y", S.INCORRECT_NUMERICAL, "tolerance"),
-])
+@pytest.mark.parametrize(
+    "body, status, rule",
+    [
+        ("return (x + y)[:-1]", S.INCORRECT_SHAPE, "shape"),
+        ("return (x + y).double()", S.INCORRECT_DTYPE, "dtype"),
+        ("return x - y", S.INCORRECT_NUMERICAL, "tolerance"),
+    ],
+)
 def test_incorrect_outputs(vector_add_problem, fast_config, body, status, rule):
     traces = _run(vector_add_problem, f"import torch\ndef run(x, y):\n    {body}\n", fast_config)
     assert _statuses(traces) == [status] * 2
@@ -126,12 +131,15 @@ def test_out_of_memory_is_a_runtime_error(vector_add_problem, fast_config):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("source, fragment", [
-    ("import sys\nsys.exit(4)\ndef run(x, y):\n    return x\n", "sys.exit(4)"),
-    ("import not_a_module_anywhere\ndef run(x, y):\n    return x\n", "not_a_module_anywhere"),
-    ("def run(x, y):\n    return x +\n", "SyntaxError"),
-    ("def forward(x, y):\n    return x + y\n", "no function 'run'"),
-])
+@pytest.mark.parametrize(
+    "source, fragment",
+    [
+        ("import sys\nsys.exit(4)\ndef run(x, y):\n    return x\n", "sys.exit(4)"),
+        ("import not_a_module_anywhere\ndef run(x, y):\n    return x\n", "not_a_module_anywhere"),
+        ("def run(x, y):\n    return x +\n", "SyntaxError"),
+        ("def forward(x, y):\n    return x + y\n", "no function 'run'"),
+    ],
+)
 def test_build_failures_are_compile_errors_for_every_workload(vector_add_problem, fast_config, source, fragment):
     traces = _run(vector_add_problem, source, fast_config)
     assert _statuses(traces) == [S.COMPILE_ERROR] * 2
@@ -241,8 +249,11 @@ def test_solution_for_another_definition_is_refused(vector_add_problem, fast_con
     from solbench.spec import SpecError
 
     with pytest.raises(SpecError, match="is for 'softmax', not for this problem 'vector_add'"):
-        evaluate(load_problem(vector_add_problem), make_solution("def run(x, y):\n    return x\n",
-                                                                 definition="softmax"), fast_config)
+        evaluate(
+            load_problem(vector_add_problem),
+            make_solution("def run(x, y):\n    return x\n", definition="softmax"),
+            fast_config,
+        )
 
 
 EVALUATOR = """
@@ -265,8 +276,11 @@ def test_the_sandbox_dies_with_its_evaluator(vector_add_problem, tmp_path):
     from pathlib import Path
 
     solution = tmp_path / "sleepy.json"
-    solution.write_text(make_solution("import time\ndef run(x, y):\n    open('in_the_call', 'w').close()\n"
-                                      "    time.sleep(300)\n    return x + y\n").model_dump_json())
+    solution.write_text(
+        make_solution(
+            "import time\ndef run(x, y):\n    open('in_the_call', 'w').close()\n    time.sleep(300)\n    return x + y\n"
+        ).model_dump_json()
+    )
     evaluator = subprocess.Popen([sys.executable, "-c", EVALUATOR, str(vector_add_problem), str(solution)])
     try:
         sandbox = _wait_for(lambda: _children_running(evaluator.pid, "solbench.sandbox.child"), 120)
@@ -315,8 +329,9 @@ def test_the_sandbox_is_stopped_while_the_reference_is_timed():
     try:
         assert _wait_for(lambda: _state(session.process.pid) in {"S", "R"}, 30)
         with session.paused():  # stopped by SIGSTOP, or frozen with the sandbox's whole cgroup
-            assert _wait_for(lambda: _state(session.process.pid) == "T" or _frozen(session.process.pid), 5), \
-                _state(session.process.pid)
+            assert _wait_for(lambda: _state(session.process.pid) == "T" or _frozen(session.process.pid), 5), _state(
+                session.process.pid
+            )
         assert _wait_for(lambda: _state(session.process.pid) in {"S", "R"}, 5)
     finally:
         session.close()
@@ -326,10 +341,15 @@ def _frozen(pid: int) -> bool:
     """Whether the cgroup v2 that `pid` is in reports itself frozen."""
     from pathlib import Path
 
-    own = next((line[3:].strip() for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-                if line.startswith("0::")), None)
-    mounts = [line.split(" - ")[0].split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
-              if line.split(" - ")[1].startswith("cgroup2 ")]
+    own = next(
+        (line[3:].strip() for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines() if line.startswith("0::")),
+        None,
+    )
+    mounts = [
+        line.split(" - ")[0].split()[4]
+        for line in Path("/proc/self/mountinfo").read_text().splitlines()
+        if line.split(" - ")[1].startswith("cgroup2 ")
+    ]
     return bool(own and mounts) and "frozen 1" in (Path(mounts[0]) / own.lstrip("/") / "cgroup.events").read_text()
 
 
@@ -346,14 +366,18 @@ def test_a_process_that_left_the_sandbox_group_dies_with_the_sandbox(vector_add_
     import re
     from dataclasses import replace
 
-    source = ("import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-              "        os.write(w, str(os.getpid()).encode().ljust(16))\n        time.sleep(120)\n    os._exit(0)\n"
-              "ESCAPED = int(os.read(r, 16))\nprint('escaped pid', ESCAPED)\n"
-              "def run(x, y):\n    assert os.path.exists(f'/proc/{ESCAPED}'), 'the escaped process is gone'\n"
-              "    return x + y\n")
+    source = (
+        "import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        "        os.write(w, str(os.getpid()).encode().ljust(16))\n        time.sleep(120)\n    os._exit(0)\n"
+        "ESCAPED = int(os.read(r, 16))\nprint('escaped pid', ESCAPED)\n"
+        "def run(x, y):\n    assert os.path.exists(f'/proc/{ESCAPED}'), 'the escaped process is gone'\n"
+        "    return x + y\n"
+    )
     traces = evaluate(load_problem(vector_add_problem), make_solution(source), replace(fast_config, static_check=False))
     assert {t.evaluation.status for t in traces} == {S.REWARD_HACK}, traces[0].evaluation.log[-2000:]
     assert {t.evaluation.solbench.failed_rule for t in traces} == {"processes"}
     escaped = [int(pid) for pid in re.findall(r"escaped pid (\d+)", " ".join(t.evaluation.log for t in traces))]
     assert escaped, "the escaping process never started"
-    assert all(_wait_for(lambda pid=pid: not process_alive(pid), 10) for pid in escaped), f"{escaped} outlived the evaluation"
+    assert all(_wait_for(lambda pid=pid: not process_alive(pid), 10) for pid in escaped), (
+        f"{escaped} outlived the evaluation"
+    )

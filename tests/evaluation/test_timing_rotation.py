@@ -17,31 +17,67 @@ from solbench.spec.problem import find_problem_folders, load_problem
 SUITE = Path(__file__).resolve().parents[2] / "problems"
 SEED = 4242
 # The suite's problems whose data includes integer codes: int8 (W8A8) and int4 packed in int32 (AWQ, GPTQ).
-INTEGER_CODED = {"whisper-large-v3_int8_w8a8_gemm_fc1", "qwen2-5-7b-instruct_awq_int4_gemm_k_proj",
-                 "mistral-7b-v0-1_gptq_int4_gemm_k_proj"}
+INTEGER_CODED = {
+    "whisper-large-v3_int8_w8a8_gemm_fc1",
+    "qwen2-5-7b-instruct_awq_int4_gemm_k_proj",
+    "mistral-7b-v0-1_gptq_int4_gemm_k_proj",
+}
 
 INPUTS = {
-    "a": ("int8", None), "a_scale": ("float32", None), "a_zp": ("int8", None), "codes": ("int8", None),
-    "qweight": ("int32", None), "qzeros": ("int32", None), "scales": ("float16", None),
-    "w_packed": ("int32", "int4 weights, 8 per word"), "w_fp8": ("float8_e4m3fn", None),
-    "w_scale": ("float8_e4m3fn", None), "w_sf": ("float8_e8m0fnu", None), "x": ("bfloat16", None),
-    "expert_ids": ("int32", None), "cu_seqlens": ("int32", None), "top_k": ("int32", None),
-    "src_rows": ("int32", None), "attn_mask": ("int8", None), "seq_lens": ("int32", None),
+    "a": ("int8", None),
+    "a_scale": ("float32", None),
+    "a_zp": ("int8", None),
+    "codes": ("int8", None),
+    "qweight": ("int32", None),
+    "qzeros": ("int32", None),
+    "scales": ("float16", None),
+    "w_packed": ("int32", "int4 weights, 8 per word"),
+    "w_fp8": ("float8_e4m3fn", None),
+    "w_scale": ("float8_e4m3fn", None),
+    "w_sf": ("float8_e8m0fnu", None),
+    "x": ("bfloat16", None),
+    "expert_ids": ("int32", None),
+    "cu_seqlens": ("int32", None),
+    "top_k": ("int32", None),
+    "src_rows": ("int32", None),
+    "attn_mask": ("int8", None),
+    "seq_lens": ("int32", None),
 }
 EXPECTED = {
-    "a": "negate", "a_scale": "multiply", "a_zp": "keep", "codes": "negate", "qweight": "complement_nibbles",
-    "qzeros": "keep", "scales": "multiply", "w_packed": "complement_nibbles", "w_fp8": "flip_signs",
-    "w_scale": "keep", "w_sf": "keep", "x": "multiply", "expert_ids": "keep", "cu_seqlens": "keep",
-    "top_k": "keep", "src_rows": "keep", "attn_mask": "keep", "seq_lens": "keep",
+    "a": "negate",
+    "a_scale": "multiply",
+    "a_zp": "keep",
+    "codes": "negate",
+    "qweight": "complement_nibbles",
+    "qzeros": "keep",
+    "scales": "multiply",
+    "w_packed": "complement_nibbles",
+    "w_fp8": "flip_signs",
+    "w_scale": "keep",
+    "w_sf": "keep",
+    "x": "multiply",
+    "expert_ids": "keep",
+    "cu_seqlens": "keep",
+    "top_k": "keep",
+    "src_rows": "keep",
+    "attn_mask": "keep",
+    "seq_lens": "keep",
 }
 
 
 def test_only_data_inputs_are_perturbed_each_in_its_format():
-    definition = Definition.model_validate({
-        "name": "roles", "axes": {"N": {"type": "var"}}, "outputs": {"out": {"shape": ["N"], "dtype": "float32"}},
-        "inputs": {name: {"shape": ["N"], "dtype": dtype, "description": description}
-                   for name, (dtype, description) in INPUTS.items()},
-        "reference": "def run(" + ", ".join(INPUTS) + "):\n    return x\n"})
+    definition = Definition.model_validate(
+        {
+            "name": "roles",
+            "axes": {"N": {"type": "var"}},
+            "outputs": {"out": {"shape": ["N"], "dtype": "float32"}},
+            "inputs": {
+                name: {"shape": ["N"], "dtype": dtype, "description": description}
+                for name, (dtype, description) in INPUTS.items()
+            },
+            "reference": "def run(" + ", ".join(INPUTS) + "):\n    return x\n",
+        }
+    )
     assert dict(zip(definition.inputs, timing_perturbations(definition))) == EXPECTED
 
 
@@ -51,8 +87,7 @@ def suite():
 
 
 def test_no_suite_problem_has_timed_inputs_that_repeat(suite):
-    unrotated = [name for name, problem in suite.items()
-                 if set(timing_perturbations(problem.definition)) == {"keep"}]
+    unrotated = [name for name, problem in suite.items() if set(timing_perturbations(problem.definition)) == {"keep"}]
     assert not unrotated
 
 

@@ -28,18 +28,31 @@ class _Recorder(TorchDispatchMode):
 
 
 def _input_sets():
-    return [[torch.randn(64, 32), torch.randn(64, 32).to(torch.bfloat16), torch.randn(64, 32).to(torch.float8_e4m3fn),
-             torch.randint(-127, 127, (64, 32), dtype=torch.int8),
-             torch.randint(0, 2 ** 31 - 1, (64, 4), dtype=torch.int32), torch.randint(0, 64, (64,)), 3]
-            for _ in range(2)]
+    return [
+        [
+            torch.randn(64, 32),
+            torch.randn(64, 32).to(torch.bfloat16),
+            torch.randn(64, 32).to(torch.float8_e4m3fn),
+            torch.randint(-127, 127, (64, 32), dtype=torch.int8),
+            torch.randint(0, 2**31 - 1, (64, 4), dtype=torch.int32),
+            torch.randint(0, 64, (64,)),
+            3,
+        ]
+        for _ in range(2)
+    ]
 
 
 @pytest.mark.slow
 def test_every_operator_the_harness_dispatches_is_guarded():
     perturbations = ["multiply", "multiply", "flip_signs", "negate", "complement_nibbles", "keep", "keep"]
     assert set(perturbations) == set(PERTURBATIONS)
-    specs = [OutputSpec("a", (4, 4), "float32"), OutputSpec("b", (4,), "float8_e4m3fn"), OutputSpec("c", (4,), "int32"),
-             OutputSpec("d", (4,), "bool"), OutputSpec("e", (4,), "bfloat16")]
+    specs = [
+        OutputSpec("a", (4, 4), "float32"),
+        OutputSpec("b", (4,), "float8_e4m3fn"),
+        OutputSpec("c", (4,), "int32"),
+        OutputSpec("d", (4,), "bool"),
+        OutputSpec("e", (4,), "bfloat16"),
+    ]
     input_sets = _input_sets()
     recorder = _Recorder()
     helper = load_helper(build_helper())

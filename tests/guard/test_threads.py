@@ -77,10 +77,13 @@ def run_scenario(*parts: str) -> str:
 
 
 def test_a_thread_still_working_after_the_call_is_refused_and_named():
-    out = run_scenario(BUSY_LOOP, """
+    out = run_scenario(
+        BUSY_LOOP,
+        """
         threading.Thread(target=work_until, args=(threading.Event(),), name="hidden-work", daemon=True).start()
         outcome(lambda: guard.settle("after the call returned"))
-    """)
+    """,
+    )
     assert out.startswith("refused:") and "hidden-work" in out and "after the call returned" in out, out
 
 
@@ -109,7 +112,9 @@ def test_a_thread_whose_target_is_a_c_function_is_seen():
 def test_work_that_ends_before_the_deadline_is_waited_for():
     """The thread is still working when the guard first looks (it works until then), then does a fixed amount more:
     settle returns only once that is done."""
-    out = run_scenario(BUSY_LOOP, """
+    out = run_scenario(
+        BUSY_LOOP,
+        """
         looking, finished = threading.Event(), threading.Event()
         busy = guard._busy
         def watched_busy(probe=False):
@@ -124,30 +129,40 @@ def test_work_that_ends_before_the_deadline_is_waited_for():
         guard.deadline_s = PATIENT_S
         outcome(lambda: guard.settle("after the call returned"))
         print("finished" if finished.is_set() else "returned while the thread worked")
-    """)
+    """,
+    )
     assert out == "accepted\nfinished\n", out
 
 
-@pytest.mark.parametrize("idle", [
-    "pool = ThreadPoolExecutor(2)\nlist(pool.map(abs, range(100)))",
-    "event = threading.Event()\nthreading.Thread(target=event.wait, daemon=True).start()",
-    "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()",
-    "threading.Thread(target=lambda: [time.sleep(0.01) for _ in range(10 ** 6)], daemon=True).start()",
-    "reader, _ = os.pipe()\nthreading.Thread(target=os.read, args=(reader, 1), daemon=True).start()",
-], ids=["executor-pool", "event-wait", "sleep", "sleeping-loop", "pipe-read"])
+@pytest.mark.parametrize(
+    "idle",
+    [
+        "pool = ThreadPoolExecutor(2)\nlist(pool.map(abs, range(100)))",
+        "event = threading.Event()\nthreading.Thread(target=event.wait, daemon=True).start()",
+        "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()",
+        "threading.Thread(target=lambda: [time.sleep(0.01) for _ in range(10 ** 6)], daemon=True).start()",
+        "reader, _ = os.pipe()\nthreading.Thread(target=os.read, args=(reader, 1), daemon=True).start()",
+    ],
+    ids=["executor-pool", "event-wait", "sleep", "sleeping-loop", "pipe-read"],
+)
 def test_idle_threads_are_accepted(idle):
     """Accepted once they reach their wait (however late they run), and then at once, at the usual deadline."""
-    out = run_scenario(idle, """
+    out = run_scenario(
+        idle,
+        """
 guard.deadline_s = PATIENT_S
 outcome(lambda: guard.settle("after the call returned"))
 guard.deadline_s = 0.5
 outcome(lambda: guard.settle("after the call returned"))
-""")
+""",
+    )
     assert out == "accepted\naccepted\n", out
 
 
 def test_cpu_time_used_between_calls_is_refused():
-    out = run_scenario(BUSY_LOOP, """
+    out = run_scenario(
+        BUSY_LOOP,
+        """
         go, done = threading.Event(), threading.Event()
         def worker():
             go.wait()
@@ -161,7 +176,8 @@ def test_cpu_time_used_between_calls_is_refused():
         go.set()
         wait_for(done.is_set, "the worker's work")
         outcome(lambda: guard.check_gap("between timed calls"))
-    """)
+    """,
+    )
     lines = out.splitlines()
     assert lines[0] == "accepted", out
     assert lines[1].startswith("refused:") and "between timed calls" in lines[1], out
@@ -215,7 +231,9 @@ def launch_after(go: torch.jit.Future[torch.Tensor], x: torch.Tensor, started: t
 def test_a_native_thread_still_working_after_the_call_is_refused():
     """Refused when the call is settled; under heavy load a busy native thread can look idle over the short
     probe, and is then refused between calls, where its CPU time is counted."""
-    out = run_scenario(NATIVE_WORK, """
+    out = run_scenario(
+        NATIVE_WORK,
+        """
         count = torch.zeros((), dtype=torch.int64)
         task = launch_counted(torch.rand(1 << 16) + 0.5, count, 10 ** 9)
         wait_for(lambda: int(count) > 0, "the native thread to start working")
@@ -226,13 +244,16 @@ def test_a_native_thread_still_working_after_the_call_is_refused():
             wait_for(lambda: int(count) > worked + 1000, "the native thread to work between calls")
             guard.check_gap("between timed calls")
         outcome(settle_then_gap)
-    """)
+    """,
+    )
     assert out.startswith("refused:") and ("PTThreadPool" in out or "threads used" in out), out
 
 
 def test_native_threads_that_worked_and_went_idle_are_accepted():
     """torch's inter-op pool stays behind after a finished fork: idle native threads cost nothing."""
-    out = run_scenario(NATIVE_WORK, """
+    out = run_scenario(
+        NATIVE_WORK,
+        """
         launch(torch.rand(1 << 16), 2000).wait()
         guard.deadline_s = PATIENT_S  # the pool's threads go back to waiting whenever the machine runs them
         outcome(lambda: guard.settle("after the call returned"))
@@ -242,13 +263,16 @@ def test_native_threads_that_worked_and_went_idle_are_accepted():
         time.sleep(0.05)
         outcome(lambda: guard.check_gap("between timed calls"))
         outcome(lambda: guard.settle("after the call returned"))
-    """)
+    """,
+    )
     lines = out.splitlines()
     assert lines[0] == "accepted" and int(lines[1]) > 0 and lines[2:] == ["accepted", "accepted"], out
 
 
 def test_a_native_thread_working_between_calls_is_refused():
-    out = run_scenario(NATIVE_WORK, """
+    out = run_scenario(
+        NATIVE_WORK,
+        """
         go = torch.futures.Future()
         started = torch.zeros(())
         task = launch_after(go, torch.rand(1 << 16), started)
@@ -260,7 +284,8 @@ def test_a_native_thread_working_between_calls_is_refused():
         go.set_result(torch.ones(1))  # wakes it, while nothing is timed
         task.wait()  # its 2000 rounds are done
         outcome(lambda: guard.check_gap("between timed calls"))
-    """)
+    """,
+    )
     lines = out.splitlines()
     assert lines[0] == "accepted", out
     assert lines[1].startswith("refused:") and "native code" in lines[1] and "between timed calls" in lines[1], out
@@ -269,7 +294,9 @@ def test_a_native_thread_working_between_calls_is_refused():
 def test_work_by_threads_that_exit_before_the_check_still_counts():
     """A relay of short-lived threads, each doing a little and exiting: none is alive to be asked, yet their CPU
     time is the process's."""
-    out = run_scenario(BUSY_LOOP, """
+    out = run_scenario(
+        BUSY_LOOP,
+        """
         guard.settle("after the call returned")
         guard.begin_gap()
         def share():  # a fixed amount of work (a few ms of CPU time), however loaded the machine is
@@ -282,14 +309,17 @@ def test_work_by_threads_that_exit_before_the_check_still_counts():
             relay.start()
             relay.join()
         outcome(lambda: guard.check_gap("between timed calls"))
-    """)
+    """,
+    )
     assert out.startswith("refused:") and "between timed calls" in out, out
 
 
 def test_a_python_thread_working_after_its_function_returned_is_counted():
     """What a thread's function returns is dropped after the guard's record of the thread is gone: a `__del__`
     there runs in a thread the guard no longer lists as Python's."""
-    out = run_scenario(BUSY_LOOP, """
+    out = run_scenario(
+        BUSY_LOOP,
+        """
         returned, gap_started, done = threading.Event(), threading.Event(), threading.Event()
         class Afterlife:
             def __del__(self):
@@ -306,7 +336,8 @@ def test_a_python_thread_working_after_its_function_returned_is_counted():
         gap_started.set()
         wait_for(done.is_set, "the work after the function returned")
         outcome(lambda: guard.check_gap("between timed calls"))
-    """)
+    """,
+    )
     assert out.splitlines()[-1].startswith("refused:"), out
 
 
@@ -364,59 +395,89 @@ def call(start):
 """
 
 
-@pytest.mark.parametrize("unjoined, name", [
-    ("worker = threading.Thread(target=sum, args=(range(10),), name='quick-work')\nworker.start()\n"
-     "wait_for(lambda: not worker.is_alive(), 'the thread to end')", "quick-work"),
-    ("done = ThreadPoolExecutor(1, thread_name_prefix='fire-and-forget').submit(sum, range(10))\n"
-     "wait_for(done.done, 'the work to end')", "fire-and-forget_0"),
-    ("ended = _thread.allocate_lock()\nended.acquire()\n_thread.start_new_thread(ended.release, ())\n"
-     "wait_for(lambda: not ended.locked(), 'the thread to end')", "a thread started through _thread"),
-    ("pool = ThreadPoolExecutor(1, thread_name_prefix='dropped')\npool.submit(sum, range(10)).result()\n"
-     "pool.shutdown(wait=False)", "dropped_0"),
-], ids=["thread", "fire-and-forget-executor", "raw-thread", "pool-shut-down-without-waiting"])
+@pytest.mark.parametrize(
+    "unjoined, name",
+    [
+        (
+            "worker = threading.Thread(target=sum, args=(range(10),), name='quick-work')\nworker.start()\n"
+            "wait_for(lambda: not worker.is_alive(), 'the thread to end')",
+            "quick-work",
+        ),
+        (
+            "done = ThreadPoolExecutor(1, thread_name_prefix='fire-and-forget').submit(sum, range(10))\n"
+            "wait_for(done.done, 'the work to end')",
+            "fire-and-forget_0",
+        ),
+        (
+            "ended = _thread.allocate_lock()\nended.acquire()\n_thread.start_new_thread(ended.release, ())\n"
+            "wait_for(lambda: not ended.locked(), 'the thread to end')",
+            "a thread started through _thread",
+        ),
+        (
+            "pool = ThreadPoolExecutor(1, thread_name_prefix='dropped')\npool.submit(sum, range(10)).result()\n"
+            "pool.shutdown(wait=False)",
+            "dropped_0",
+        ),
+    ],
+    ids=["thread", "fire-and-forget-executor", "raw-thread", "pool-shut-down-without-waiting"],
+)
 def test_a_thread_a_call_starts_and_does_not_join_is_refused_even_once_it_ended(unjoined, name):
     """Its work is done before the call returns (the case a liveness check races with), and it is refused anyway,
     named, with where it was started."""
-    out = run_scenario(CALL, f"""
+    out = run_scenario(
+        CALL,
+        f"""
 def start():
 {textwrap.indent(unjoined, "    ")}
 outcome(lambda: call(start))
-""")
+""",
+    )
     assert out.startswith("refused:") and "not joined" in out and name in out and "scenario.py:" in out, out
 
 
-@pytest.mark.parametrize("joined", [
-    "workers = [threading.Thread(target=sum, args=(range(10),)) for _ in range(2)]\n"
-    "[worker.start() for worker in workers]\n[worker.join() for worker in workers]",
-    "with ThreadPoolExecutor(2) as pool:\n    list(pool.map(abs, range(100)))",
-    "list(KEPT.map(abs, range(100)))  # the pool's workers start in this call, and stay for later ones",
-    "KEPT.submit(sum, range(10))  # fire and forget, to a pool started before: its work is timed instead",
-], ids=["threads-joined", "executor-with-block", "kept-pool-started-in-the-call", "work-for-a-kept-pool"])
+@pytest.mark.parametrize(
+    "joined",
+    [
+        "workers = [threading.Thread(target=sum, args=(range(10),)) for _ in range(2)]\n"
+        "[worker.start() for worker in workers]\n[worker.join() for worker in workers]",
+        "with ThreadPoolExecutor(2) as pool:\n    list(pool.map(abs, range(100)))",
+        "list(KEPT.map(abs, range(100)))  # the pool's workers start in this call, and stay for later ones",
+        "KEPT.submit(sum, range(10))  # fire and forget, to a pool started before: its work is timed instead",
+    ],
+    ids=["threads-joined", "executor-with-block", "kept-pool-started-in-the-call", "work-for-a-kept-pool"],
+)
 def test_a_call_that_joins_its_threads_is_accepted(joined):
-    out = run_scenario(CALL, f"""
+    out = run_scenario(
+        CALL,
+        f"""
 KEPT = ThreadPoolExecutor(2)
 def start():
 {textwrap.indent(joined, "    ")}
 outcome(lambda: call(start))
 outcome(lambda: call(lambda: None))  # and the next call, which starts nothing
-""")
+""",
+    )
     assert out == "accepted\naccepted\n", out
 
 
 def test_threads_a_library_starts_are_not_held_to_the_join_rule():
     """Only the solution's own code is (torch.compile starts compile workers and tqdm its monitor, in the first call):
     a library's threads are held to the other rules."""
-    out = run_scenario(CALL, """
+    out = run_scenario(
+        CALL,
+        """
         guard.solution_folder(os.path.join(os.path.dirname(__file__), "solution"))  # not where this file is
         outcome(lambda: call(lambda: threading.Thread(target=sum, args=(range(10),)).start()))
         guard.solution_folder(os.path.dirname(__file__))
         outcome(lambda: call(lambda: threading.Thread(target=sum, args=(range(10),)).start()))
-    """)
+    """,
+    )
     lines = out.splitlines()
     assert lines[0] == "accepted" and lines[1].startswith("refused:"), out
 
 
 # --- work handed to a waiting thread is pending, even before the thread wakes -------------------------------------
+
 
 def test_work_queued_for_a_pool_is_waited_for():
     """The pool's one worker waits inside an item (a standard wait) while the next item is queued: the queue is not

@@ -36,26 +36,33 @@ def test_locked_b200_matches_the_sol_execbench_figures():
     assert locked.tensor_flops["float4"] == pytest.approx(7.25e15, rel=0.01)
     assert locked.vector_flops["float32"] == pytest.approx(published.vector_flops["float32"] * 1500 / 1980)
     assert locked.memory_bandwidth_bytes_per_s == published.memory_bandwidth_bytes_per_s == 8e12
-    assert "derived" in locked.sources["tensor.bfloat16"] and "derived" not in locked.sources[
-        "memory_bandwidth_bytes_per_s"]
+    assert (
+        "derived" in locked.sources["tensor.bfloat16"]
+        and "derived" not in locked.sources["memory_bandwidth_bytes_per_s"]
+    )
 
 
-@pytest.mark.parametrize("device, precision, per_sm_per_clock, clock_mhz", [
-    ("H100_SXM", "float32", 256, 1980),    # 128 FP32 lanes x FMA
-    ("A100_SXM4_80GB", "float32", 128, 1410),
-    ("H200", "float32", 256, 1980),
-])
+@pytest.mark.parametrize(
+    "device, precision, per_sm_per_clock, clock_mhz",
+    [
+        ("H100_SXM", "float32", 256, 1980),  # 128 FP32 lanes x FMA
+        ("A100_SXM4_80GB", "float32", 128, 1410),
+        ("H200", "float32", 256, 1980),
+    ],
+)
 def test_cuda_core_peaks_equal_sms_times_rate_times_clock(device, precision, per_sm_per_clock, clock_mhz):
     spec = lookup(device)
     assert spec.sm_count * per_sm_per_clock * clock_mhz * 1e6 == pytest.approx(spec.vector_flops[precision], rel=0.01)
 
 
-@pytest.mark.parametrize("device, flops_per_sm_per_clock, clock_mhz", [
-    ("H100_SXM", 4096, 1830), ("A100_SXM4_80GB", 2048, 1410)])
+@pytest.mark.parametrize(
+    "device, flops_per_sm_per_clock, clock_mhz", [("H100_SXM", 4096, 1830), ("A100_SXM4_80GB", 2048, 1410)]
+)
 def test_dense_bf16_peaks_equal_sms_times_rate_times_clock(device, flops_per_sm_per_clock, clock_mhz):
     spec = lookup(device)
     assert spec.sm_count * flops_per_sm_per_clock * clock_mhz * 1e6 == pytest.approx(
-        spec.tensor_flops["bfloat16"], rel=0.01)
+        spec.tensor_flops["bfloat16"], rel=0.01
+    )
 
 
 def test_matrix_rates_pick_the_unit_a_valid_kernel_could_use():

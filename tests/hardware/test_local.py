@@ -8,9 +8,13 @@ from solbench.hardware.probe import ProbeResult, cache_sizes, cpu_model, measure
 
 
 def _result(**overrides):
-    values = dict(cpu_model=cpu_model(), cores=2, cache_bytes={"L3": 32 << 20},
-                  bandwidth_bytes_per_s={"copy": 20e9, "read": 25e9},
-                  matmul_flops={"float32": 100e9, "float64": 50e9, "bfloat16": 1e9, "float16": 400e9})
+    values = dict(
+        cpu_model=cpu_model(),
+        cores=2,
+        cache_bytes={"L3": 32 << 20},
+        bandwidth_bytes_per_s={"copy": 20e9, "read": 25e9},
+        matmul_flops={"float32": 100e9, "float64": 50e9, "bfloat16": 1e9, "float16": 400e9},
+    )
     values.update(overrides)
     return ProbeResult(**values)
 
@@ -67,8 +71,10 @@ def test_a_probe_beyond_its_cpus_instruction_set_peak_is_refused():
     with pytest.raises(HardwareError, match=r"float32: measured 120 GFLOP/s, instruction-set peak 100 GFLOP/s"):
         spec_from_probe(beyond)
     check_probe(_result(isa_flops=peaks, isa_ceiling=True, matmul_flops={**peaks, "float32": 109e9}))
-    assert spec_from_probe(_result(isa_flops=peaks, matmul_flops={**peaks, "float32": 120e9})).tensor_flops[
-        "float32"] == 120e9
+    assert (
+        spec_from_probe(_result(isa_flops=peaks, matmul_flops={**peaks, "float32": 120e9})).tensor_flops["float32"]
+        == 120e9
+    )
     assert isa_is_ceiling({"avx2", "fma"}) and isa_is_ceiling({"avx512f"}) and not isa_is_ceiling({"asimd"})
 
 

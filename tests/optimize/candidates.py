@@ -18,16 +18,25 @@ BROKEN = "def run(x, y)\n    return x + y\n"
 
 
 def vector_add(root: Path, *sizes: int, held_out: bool = False) -> Path:
-    workloads = [{"uuid": f"n{n}", "axes": {"N": n}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}
-                 for n in sizes]
+    workloads = [
+        {"uuid": f"n{n}", "axes": {"N": n}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}} for n in sizes
+    ]
     if held_out:
-        workloads.append({"uuid": HELD_OUT, "axes": {"N": 7777},
-                          "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}})
+        workloads.append(
+            {"uuid": HELD_OUT, "axes": {"N": 7777}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}
+        )
     return write_problem(root, VECTOR_ADD, workloads)
 
 
 def baselines_file(path: Path, hardware: str, *uuids: str, latency_ms: float = 0.05) -> Path:
     """A baselines file with T_b for `uuids`, so an environment need not time the reference."""
-    save_baselines(path, [Baseline(definition="vector_add", workload=uuid, hardware=hardware, latency_ms=latency_ms,
-                                   source="test") for uuid in uuids], created="2026-12-01", harness_version="test")
+    save_baselines(
+        path,
+        [
+            Baseline(definition="vector_add", workload=uuid, hardware=hardware, latency_ms=latency_ms, source="test")
+            for uuid in uuids
+        ],
+        created="2026-12-01",
+        harness_version="test",
+    )
     return path

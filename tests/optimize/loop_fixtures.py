@@ -12,7 +12,7 @@ from conftest import VECTOR_ADD, vector_workloads, write_problem
 SIZES = (1000, 4099, 20000, 50000)
 """Four workloads: the env holds one out (a quarter)."""
 
-SOLUTION_HELPERS = '''
+SOLUTION_HELPERS = """
 import json, os, sys
 from pathlib import Path
 
@@ -30,7 +30,7 @@ def solution(name, body="", description="", technique=None, path="solution.json"
         Path(strategy).write_text(json.dumps({"technique": technique}))
 
 ROUND = int(os.environ["SOLBENCH_ROUND"])
-'''
+"""
 
 SLOW_ADD = "z = x + y\n" + "z = (x + y) * 1.0\n" * 40 + "return z"
 FAST_ADD = "return x + y"
@@ -55,8 +55,14 @@ def journal_records(workspace: Path) -> list[dict]:
 def fast_settings(problem: Path, agent: str, workspace: Path, config, **options):
     from solbench.optimize.run_settings import OptimizeSettings
 
-    return OptimizeSettings(problem=problem, agent=agent, workspace=workspace, config=config,
-                            baselines=write_baselines(workspace.parent), **options)
+    return OptimizeSettings(
+        problem=problem,
+        agent=agent,
+        workspace=workspace,
+        config=config,
+        baselines=write_baselines(workspace.parent),
+        **options,
+    )
 
 
 FAST_CLI_OPTIONS = ["--device", "cpu", "--correctness-rounds", "1", "--timing-budget", "0.05", "--timeout", "60"]
@@ -67,8 +73,14 @@ def loop_config():
     from solbench.evaluation import EvaluationConfig
     from solbench.sandbox import TimingPlan
 
-    return EvaluationConfig(device="cpu", timeout_s=60, rounds=1, time_reference=False, memory_limit_bytes=4 << 30,
-                            timing=TimingPlan(budget_s=0.03, warmup_s=0.0, min_warmup=1, min_iterations=3))
+    return EvaluationConfig(
+        device="cpu",
+        timeout_s=60,
+        rounds=1,
+        time_reference=False,
+        memory_limit_bytes=4 << 30,
+        timing=TimingPlan(budget_s=0.03, warmup_s=0.0, min_warmup=1, min_iterations=3),
+    )
 
 
 def write_baselines(root: Path, latency_ms: float = 0.05) -> Path:
@@ -76,7 +88,13 @@ def write_baselines(root: Path, latency_ms: float = 0.05) -> Path:
     from solbench.scoring.baselines import Baseline, save_baselines
 
     path = root / "baselines.json"
-    save_baselines(path, [Baseline(definition="vector_add", workload=f"n{n}", hardware="local", latency_ms=latency_ms,
-                                   source="tests") for n in SIZES], created="2026-01-01T00:00:00Z",
-                   harness_version="tests")
+    save_baselines(
+        path,
+        [
+            Baseline(definition="vector_add", workload=f"n{n}", hardware="local", latency_ms=latency_ms, source="tests")
+            for n in SIZES
+        ],
+        created="2026-01-01T00:00:00Z",
+        harness_version="tests",
+    )
     return path

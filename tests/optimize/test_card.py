@@ -15,9 +15,18 @@ from solbench.spec import load_problem
 def test_every_field_of_the_hardware_spec_reaches_the_cards_output(tmp_path, hardware):
     spec = lookup(hardware)
     definition = load_problem(vector_add(tmp_path / "vector_add", 1000)).definition
-    card = ProblemCard(problem=definition.name, definition=definition, reference_source=definition.reference,
-                       workloads=[], held_out_workloads=0, hardware=spec, device="cpu", languages=["python"],
-                       reward="sol", budget_left=BudgetLeft())
+    card = ProblemCard(
+        problem=definition.name,
+        definition=definition,
+        reference_source=definition.reference,
+        workloads=[],
+        held_out_workloads=0,
+        hardware=spec,
+        device="cpu",
+        languages=["python"],
+        reward="sol",
+        budget_left=BudgetLeft(),
+    )
     shown = card.model_dump(mode="json")["hardware"]
     assert set(shown) == {field.name for field in fields(HardwareSpec)}
     for field in fields(HardwareSpec):

@@ -14,8 +14,9 @@ HARDWARE = "H100_SXM"  # T_SOL from the database: no probe of this CPU needed
 
 
 @pytest.mark.slow
-def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remeasures_on_held_out(tmp_path,
-                                                                                                   fast_config):
+def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remeasures_on_held_out(
+    tmp_path, fast_config
+):
     problem = vector_add(tmp_path / "vector_add", 1000, 4099, held_out=True)
     baselines = baselines_file(tmp_path / "baselines.json", HARDWARE, "n1000", "n4099", HELD_OUT)
     env = solbench.make(problem, hardware=HARDWARE, config=fast_config, held_out=[HELD_OUT], baselines=baselines)
@@ -31,8 +32,9 @@ def test_a_scripted_agent_improves_a_cheat_never_becomes_best_and_finalize_remea
     fast = env.step(make_solution(FAST, name="fast"))
     assert len(env.warm_spares) == 1 and env.warm_spares != spare  # the spare ran "fast"; a new one waits
     assert fast.info.correct and fast.reward > slow.reward and env.best.candidate_id == 2
-    assert all(f.status == "PASSED" and f.latency_ms and f.score is not None and f.fraction_of_sol
-               for f in fast.feedback)
+    assert all(
+        f.status == "PASSED" and f.latency_ms and f.score is not None and f.fraction_of_sol for f in fast.feedback
+    )
     cheat = env.step(make_solution(CHEAT, name="cheat"))
     assert cheat.info.flagged_cheat and cheat.reward == 0 and not cheat.info.is_best
     assert {f.status for f in cheat.feedback} == {"REWARD_HACK"} and "input_mutation" in cheat.feedback[0].error
@@ -65,8 +67,14 @@ def _running(pid: int) -> bool:
 @pytest.mark.slow
 def test_the_budget_runs_out_cache_hits_are_free_and_restore_reseats_without_evaluating(tmp_path, fast_config):
     problem = vector_add(tmp_path / "vector_add", 1000, 4099, 50000)
-    env = make(problem, hardware=HARDWARE, config=fast_config, budget=solbench.Budget(evals=2, tests=1),
-               cache=tmp_path / "cache", held_out=[])
+    env = make(
+        problem,
+        hardware=HARDWARE,
+        config=fast_config,
+        budget=solbench.Budget(evals=2, tests=1),
+        cache=tmp_path / "cache",
+        held_out=[],
+    )
     card = env.reset()  # no baselines file: the reference is timed once, here, and never again
     assert all(w.t_b_ms and w.t_b_source == "reference timed once by this environment" for w in card.workloads)
     checked = env.test(make_solution(FAST))
@@ -92,8 +100,9 @@ def test_the_budget_runs_out_cache_hits_are_free_and_restore_reseats_without_eva
         env.test(make_solution(SLOW))
 
     fresh_cache = tmp_path / "untouched-cache"
-    resumed = make(problem, hardware=HARDWARE, config=fast_config, budget=solbench.Budget(evals=2),
-                   cache=fresh_cache, held_out=[])
+    resumed = make(
+        problem, hardware=HARDWARE, config=fast_config, budget=solbench.Budget(evals=2), cache=fresh_cache, held_out=[]
+    )
     resumed.restore([r.model_dump(mode="json") for r in env.results])  # as a journal would hold them
     assert [c.candidate_id for c in resumed.history] == [1, 2, 3] and resumed.best.candidate_id == 1
     left, before = resumed.budget_left, env.budget_left
@@ -112,8 +121,10 @@ def test_the_reference_is_timed_for_t_b_in_its_cpu_runnable_form(tmp_path, fast_
     timing packages it for the device it evaluates on, so T_b is measured rather than missing."""
     from conftest import VECTOR_ADD, vector_workloads, write_problem
 
-    names_cuda = {**VECTOR_ADD, "reference": "import torch\n\ndef run(x, y):\n"
-                                             "    return x + y + torch.zeros(1, device='cuda')\n"}
+    names_cuda = {
+        **VECTOR_ADD,
+        "reference": "import torch\n\ndef run(x, y):\n    return x + y + torch.zeros(1, device='cuda')\n",
+    }
     problem = write_problem(tmp_path / "vector_add", names_cuda, vector_workloads(1000))
     env = solbench.make(problem, hardware=HARDWARE, config=fast_config)
     try:
@@ -123,19 +134,33 @@ def test_the_reference_is_timed_for_t_b_in_its_cpu_runnable_form(tmp_path, fast_
         env.close()
 
 
-
 def _record(name: str, reward: float, *, correct: bool = True, flagged: bool = False) -> dict:
     """A journal's StepResult (as `restore` takes it) with these figures, for n1000 and n4099."""
     status = "REWARD_HACK" if flagged else "PASSED" if correct else "INCORRECT_NUMERICAL"
     feedback = [{"workload": "n1000", "status": "PASSED", "score": reward}, {"workload": "n4099", "status": status}]
-    info = {"candidate_id": 0, "cache_hit": True, "flagged_cheat": flagged, "correct": correct, "is_best": False,
-            "seconds": 0.0, "budget_left": {}}
-    return {"problem": "vector_add", "reward_kind": "sol", "reward": reward, "feedback": feedback, "done": False,
-            "info": info, "solution": make_solution(FAST, name=name).model_dump(mode="json")}
+    info = {
+        "candidate_id": 0,
+        "cache_hit": True,
+        "flagged_cheat": flagged,
+        "correct": correct,
+        "is_best": False,
+        "seconds": 0.0,
+        "budget_left": {},
+    }
+    return {
+        "problem": "vector_add",
+        "reward_kind": "sol",
+        "reward": reward,
+        "feedback": feedback,
+        "done": False,
+        "info": info,
+        "solution": make_solution(FAST, name=name).model_dump(mode="json"),
+    }
 
 
-@pytest.mark.parametrize("failing", [{"correct": False}, {"correct": True, "flagged": True}],
-                         ids=["incorrect", "flagged"])
+@pytest.mark.parametrize(
+    "failing", [{"correct": False}, {"correct": True, "flagged": True}], ids=["incorrect", "flagged"]
+)
 def test_best_is_never_an_incorrect_or_flagged_candidate_however_high_its_reward(tmp_path, failing):
     """`best` is what finalize re-measures and a run reports: only a correct candidate without a cheat flag may
     be it, even where a failing one's reward is higher (a partly scored candidate, a journal's figures); the

@@ -19,8 +19,9 @@ def test_the_gymnasium_adapter_passes_the_environment_checker_and_steps_a_soluti
 
     problem = vector_add(tmp_path / "vector_add", 1000, 4099)
     baselines = baselines_file(tmp_path / "baselines.json", "H100_SXM", "n1000", "n4099")
-    env = SolbenchGymEnv(problem, hardware="H100_SXM", config=fast_config, baselines=baselines, held_out=[],
-                         cache=tmp_path / "cache")
+    env = SolbenchGymEnv(
+        problem, hardware="H100_SXM", config=fast_config, baselines=baselines, held_out=[], cache=tmp_path / "cache"
+    )
     # Random text actions are not solutions: answered with the failing reward, nothing evaluated or charged.
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # gymnasium reports softer findings as warnings: none may be left

@@ -17,7 +17,7 @@ from optimize.loop_fixtures import (
     vector_add_problem,
 )
 
-IMPROVING_AGENT = f'''
+IMPROVING_AGENT = f"""
 import subprocess
 seen = {{"files": sorted(str(p) for p in Path(".").rglob("*") if ".solbench" not in p.parts),
         "env": {{k: os.environ[k] for k in ("SOLBENCH_ROUND", "SOLBENCH_WORKSPACE", "SOLBENCH_BUDGET_LEFT",
@@ -33,7 +33,7 @@ if ROUND == 1:
                                                                       "err": test.stderr}}))
 else:
     solution("fast_add", {FAST_ADD!r}, description="one add\\nno temporaries")
-'''
+"""
 
 
 @pytest.mark.slow
@@ -46,8 +46,18 @@ def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, probed_home, m
     problem = vector_add_problem(tmp_path)
     workspace = tmp_path / "run"
     rounds = []
-    result = run_optimize(fast_settings(problem, agent_command(tmp_path, IMPROVING_AGENT), workspace, loop_config(),
-                                        rounds=2, candidates=2, budget_evals=5), on_round=rounds.append)
+    result = run_optimize(
+        fast_settings(
+            problem,
+            agent_command(tmp_path, IMPROVING_AGENT),
+            workspace,
+            loop_config(),
+            rounds=2,
+            candidates=2,
+            budget_evals=5,
+        ),
+        on_round=rounds.append,
+    )
 
     # Improvement over rounds, and the best is the later, faster candidate.
     assert [r.candidates[0].candidate_id for r in rounds] == ["1-1", "2-1"]
@@ -66,14 +76,23 @@ def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, probed_home, m
     # The round folder contract: public workloads only, history and feedback of earlier rounds, the variables.
     round1 = json.loads((seen / "round1.json").read_text())
     round2 = json.loads((seen / "round2.json").read_text())
-    assert {"problem/definition.json", "problem/workload.jsonl", "problem/reference.py", "problem/sol.json",
-            "problem/hardware.json", "history", "feedback.json", "memory.jsonl"} <= set(round1["files"])
+    assert {
+        "problem/definition.json",
+        "problem/workload.jsonl",
+        "problem/reference.py",
+        "problem/sol.json",
+        "problem/hardware.json",
+        "history",
+        "feedback.json",
+        "memory.jsonl",
+    } <= set(round1["files"])
     assert len(round1["workloads"]) == 3 and held_out not in round1["workloads"]
     assert round1["env"]["SOLBENCH_ROUND"] == "1" and round1["env"]["SOLBENCH_WORKSPACE"] == round1["cwd"]
     assert round1["env"]["SOLBENCH_BUDGET_LEFT"] == "5" and round2["env"]["SOLBENCH_BUDGET_LEFT"] == "4"
     assert round1["env"]["SOLBENCH_DEVICE"] == "cpu"
-    assert {"history/1-1/solution.json", "history/1-1/feedback.json", "history/best/solution.json"} <= \
-        set(round2["files"])
+    assert {"history/1-1/solution.json", "history/1-1/feedback.json", "history/best/solution.json"} <= set(
+        round2["files"]
+    )
     feedback = [entry for entry in round2["feedback"] if "candidate" in entry]
     assert feedback[0]["candidate"] == "1-1" and len(feedback[0]["feedback"]) == 3
 
@@ -92,5 +111,7 @@ def test_scripted_agent_improves_and_best_is_remeasured(tmp_path, probed_home, m
     # The strategy memory: verified records from the loop's own measurement, the stated technique kept.
     memory = [json.loads(line) for line in (workspace / "memory.jsonl").read_text().splitlines()]
     assert [(m["candidate"], m["technique"], m["family"]) for m in memory] == [
-        ("1-1", "forty redundant adds", "elementwise"), ("2-1", "one add", "elementwise")]
+        ("1-1", "forty redundant adds", "elementwise"),
+        ("2-1", "one add", "elementwise"),
+    ]
     assert memory[1]["gain"] > memory[0]["gain"]

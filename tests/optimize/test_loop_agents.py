@@ -19,7 +19,7 @@ from optimize.loop_fixtures import (
     vector_add_problem,
 )
 
-MISBEHAVING_AGENT = f'''
+MISBEHAVING_AGENT = f"""
 import subprocess, time
 if ROUND == 1:  # crashes before writing anything
     raise SystemExit(3)
@@ -39,7 +39,7 @@ if ROUND == 4:  # a cheat that would look fastest (the timer patched to zero), a
     Path("solutions/b.json").write_text("{{not json")
     other = json.loads(Path("solutions/a.json").read_text())
     Path("solutions/c.json").write_text(json.dumps(dict(other, definition="matmul")))
-'''
+"""
 
 
 def _alive(pid: int) -> bool:
@@ -55,8 +55,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.slow
-def test_crash_hang_edit_and_cheat_do_not_stop_the_loop_or_change_scoring(tmp_path, probed_home,
-                                                                          monkeypatch):
+def test_crash_hang_edit_and_cheat_do_not_stop_the_loop_or_change_scoring(tmp_path, probed_home, monkeypatch):
     from solbench.optimize.loop import run_optimize
 
     pids = tmp_path / "pids.json"
@@ -64,8 +63,18 @@ def test_crash_hang_edit_and_cheat_do_not_stop_the_loop_or_change_scoring(tmp_pa
     problem = vector_add_problem(tmp_path)
     workspace = tmp_path / "run"
     rounds = []
-    result = run_optimize(fast_settings(problem, agent_command(tmp_path, MISBEHAVING_AGENT), workspace, loop_config(),
-                                        rounds=4, candidates=3, agent_timeout_s=3), on_round=rounds.append)
+    result = run_optimize(
+        fast_settings(
+            problem,
+            agent_command(tmp_path, MISBEHAVING_AGENT),
+            workspace,
+            loop_config(),
+            rounds=4,
+            candidates=3,
+            agent_timeout_s=3,
+        ),
+        on_round=rounds.append,
+    )
     assert [r.round for r in rounds] == [1, 2, 3, 4]
 
     # The crash and the hang each cost their round only; the hang's whole process group is gone.
@@ -82,7 +91,8 @@ def test_crash_hang_edit_and_cheat_do_not_stop_the_loop_or_change_scoring(tmp_pa
     assert rounds[2].candidates[0].statuses == {"PASSED": 3}
     records = journal_records(workspace)
     assert [r["files"] for r in records if r["type"] == "problem_edited"] == [
-        ["definition.json", "reference.py", "workload.jsonl"]]
+        ["definition.json", "reference.py", "workload.jsonl"]
+    ]
 
     # The cheat is flagged, never best; the unreadable file and the other problem's solution are journaled, not
     # evaluated.

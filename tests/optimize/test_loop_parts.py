@@ -42,9 +42,16 @@ def test_resume_state_takes_up_the_unfinished_round():
     from solbench.optimize.journal import AgentFinished, CandidateRecord, RoundFinished, RoundStarted
     from solbench.optimize.resume import run_state
 
-    state = run_state([RoundStarted(round=1), AgentFinished(round=1),
-                       CandidateRecord(round=1, k=1, file="s", result={}), RoundFinished(round=1),
-                       RoundStarted(round=2), AgentFinished(round=2)])
+    state = run_state(
+        [
+            RoundStarted(round=1),
+            AgentFinished(round=1),
+            CandidateRecord(round=1, k=1, file="s", result={}),
+            RoundFinished(round=1),
+            RoundStarted(round=2),
+            AgentFinished(round=2),
+        ]
+    )
     assert state.next_round == 2 and state.agent_done(2) and list(state.candidates) == ["1-1"]
     assert run_state([RoundStarted(round=1), RoundFinished(round=1)]).next_round == 2
 
@@ -59,14 +66,18 @@ def test_candidate_files_are_numbered_in_order_with_their_stated_techniques(tmp_
     (tmp_path / "solutions" / "a.strategy.json").write_text(json.dumps({"technique": "tiling"}))
     found = candidate_files(tmp_path)
     assert [(c.k, str(c.path), c.technique) for c in found] == [
-        (1, "solution.json", "vectorised loads"), (2, "solutions/a.json", "tiling"), (3, "solutions/b.json", None)]
+        (1, "solution.json", "vectorised loads"),
+        (2, "solutions/a.json", "tiling"),
+        (3, "solutions/b.json", None),
+    ]
 
 
 def test_changed_problem_files_names_edits_removals_and_additions(tmp_path):
     from solbench.optimize.workspace import ProblemFiles, changed_problem_files, write_problem_files
 
-    hashes = write_problem_files(tmp_path / "problem", ProblemFiles(definition=VECTOR_ADD, workloads=[], sol={},
-                                                                    hardware={}))
+    hashes = write_problem_files(
+        tmp_path / "problem", ProblemFiles(definition=VECTOR_ADD, workloads=[], sol={}, hardware={})
+    )
     assert changed_problem_files(tmp_path, hashes) == []
     (tmp_path / "problem" / "reference.py").write_text("def run(x, y):\n    return x\n")
     (tmp_path / "problem" / "sol.json").unlink()
@@ -89,14 +100,23 @@ def test_builtin_compile_proposes_each_torch_compile_mode_once(tmp_path):
 
     write_problem(tmp_path / "problem", VECTOR_ADD, vector_workloads(8))
     agent = agent_from_spec("builtin:compile")
-    outcome = agent.propose(tmp_path, round_number=1, candidates=2, environment={}, timeout_s=1,
-                            log_path=tmp_path / "log", serve=lambda: None)
+    outcome = agent.propose(
+        tmp_path,
+        round_number=1,
+        candidates=2,
+        environment={},
+        timeout_s=1,
+        log_path=tmp_path / "log",
+        serve=lambda: None,
+    )
     written = sorted((tmp_path / "solutions").glob("??.json"))
     sources = [Solution.model_validate_json(p.read_text()).sources[0].content for p in written]
     assert outcome.exit_code == 0 and len(sources) == 2
     assert [f"mode={m!r}" in s for s, m in zip(sources, COMPILE_MODES)] == [True, True]
-    assert json.loads((tmp_path / "solutions" / "01.strategy.json").read_text())["technique"] == \
-        "torch.compile mode=default"
+    assert (
+        json.loads((tmp_path / "solutions" / "01.strategy.json").read_text())["technique"]
+        == "torch.compile mode=default"
+    )
     assert not agent.is_finished(2, 2) and agent.is_finished(3, 2)
     assert agent_from_spec("builtin:reference").is_finished(2, 4)
 
@@ -106,12 +126,20 @@ def test_builtin_reference_packages_the_reference_for_the_loops_device(tmp_path)
     from solbench.optimize.agents import agent_from_spec
     from solbench.spec import Solution
 
-    names_cuda = {**VECTOR_ADD, "reference": "import torch\n\ndef run(x, y):\n"
-                                             "    return x + y + torch.zeros(1, device='cuda')\n"}
+    names_cuda = {
+        **VECTOR_ADD,
+        "reference": "import torch\n\ndef run(x, y):\n    return x + y + torch.zeros(1, device='cuda')\n",
+    }
     write_problem(tmp_path / "problem", names_cuda, vector_workloads(8))
-    agent_from_spec("builtin:reference").propose(tmp_path, round_number=1, candidates=1,
-                                                 environment={"SOLBENCH_DEVICE": "cpu"}, timeout_s=1,
-                                                 log_path=tmp_path / "log", serve=lambda: None)
+    agent_from_spec("builtin:reference").propose(
+        tmp_path,
+        round_number=1,
+        candidates=1,
+        environment={"SOLBENCH_DEVICE": "cpu"},
+        timeout_s=1,
+        log_path=tmp_path / "log",
+        serve=lambda: None,
+    )
     [written] = sorted((tmp_path / "solutions").glob("??.json"))
     source = Solution.model_validate_json(written.read_text()).sources[0].content
     assert "'cuda'" not in source and "'cpu'" in source
@@ -145,8 +173,14 @@ def test_the_test_channel_carries_a_request_to_the_loop_and_its_answer_back(tmp_
 def test_solbench_test_outside_a_round_says_where_to_run_it(tmp_path):
     (tmp_path / "solution.json").write_text("{}")
     environment = {k: v for k, v in os.environ.items() if k != "SOLBENCH_WORKSPACE"}
-    result = subprocess.run([sys.executable, "-m", "solbench", "test", "solution.json"], cwd=tmp_path,
-                            env=environment, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "solbench", "test", "solution.json"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and "not inside a round folder of a running `solbench optimize`" in result.stderr
 
 

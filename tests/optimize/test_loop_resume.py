@@ -25,7 +25,7 @@ from optimize.loop_fixtures import (
     write_baselines,
 )
 
-KILLED_AGENT = f'''
+KILLED_AGENT = f"""
 import time
 from dataclasses import replace
 marker = Path(os.environ["MARKERS"])
@@ -36,8 +36,7 @@ elif not (marker / "killed").exists():  # the first time round 2 runs: say so, t
     time.sleep(300)
 else:
     solution("fast_add", {FAST_ADD!r})
-'''
-
+"""
 
 
 def _wait_for(path, process, seconds: float) -> None:
@@ -55,9 +54,22 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
     markers.mkdir()
     workspace = tmp_path / "run"
     environment = {**os.environ, **probed_home, "MARKERS": str(markers)}
-    command = [sys.executable, "-m", "solbench", "optimize", str(problem), "--agent",
-               agent_command(tmp_path, KILLED_AGENT), "--rounds", "2", "--workspace", str(workspace), *FAST_CLI_OPTIONS,
-               "--baselines", str(write_baselines(tmp_path))]
+    command = [
+        sys.executable,
+        "-m",
+        "solbench",
+        "optimize",
+        str(problem),
+        "--agent",
+        agent_command(tmp_path, KILLED_AGENT),
+        "--rounds",
+        "2",
+        "--workspace",
+        str(workspace),
+        *FAST_CLI_OPTIONS,
+        "--baselines",
+        str(write_baselines(tmp_path)),
+    ]
 
     first = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -77,8 +89,9 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
     assert again.returncode == 2 and "--resume" in again.stderr  # a second run never overwrites the first
 
     try:
-        resumed = subprocess.run(command + ["--resume", "--json"], env=environment, capture_output=True, text=True,
-                                 timeout=300)
+        resumed = subprocess.run(
+            command + ["--resume", "--json"], env=environment, capture_output=True, text=True, timeout=300
+        )
         assert not process_alive(agent_group)  # the resume ended the orphaned agent first
     finally:
         if process_alive(agent_group):
@@ -96,19 +109,24 @@ def test_resume_after_a_kill_mid_round_does_not_evaluate_finished_candidates_aga
     assert records[-1]["type"] == "final" and records[-1]["result"]["candidate_id"] == 2
 
     # The finished run's best, evaluated again by `solbench replay` from the journal alone.
-    replay = subprocess.run([sys.executable, "-m", "solbench", "replay", str(workspace), "--best", "--json"],
-                            env=environment, capture_output=True, text=True, timeout=300)
+    replay = subprocess.run(
+        [sys.executable, "-m", "solbench", "replay", str(workspace), "--best", "--json"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert replay.returncode == 0, replay.stderr
     report = json.loads(replay.stdout)
     assert report["agrees"] and [c["candidate_id"] for c in report["candidates"]] == ["2-1"]
 
 
-TWO_CANDIDATE_AGENT = f'''
+TWO_CANDIDATE_AGENT = f"""
 runs = Path(os.environ["MARKERS"]) / "runs"
 runs.write_text(str(int(runs.read_text() if runs.exists() else 0) + 1))
 solution("slow_add", {SLOW_ADD!r}, path="solutions/a.json")
 solution("fast_add", {FAST_ADD!r}, path="solutions/b.json")
-'''
+"""
 
 
 @pytest.mark.slow
@@ -124,7 +142,7 @@ def test_resume_after_a_kill_between_candidates_evaluates_only_the_rest(tmp_path
     # What a kill right after the first candidate's record leaves: the journal up to that line, the round folder.
     lines = (workspace / "journal.jsonl").read_text().splitlines(keepends=True)
     first = next(i for i, line in enumerate(lines) if '"type":"candidate"' in line)
-    (workspace / "journal.jsonl").write_text("".join(lines[:first + 1]) + lines[first + 1][:40])
+    (workspace / "journal.jsonl").write_text("".join(lines[: first + 1]) + lines[first + 1][:40])
     shutil.rmtree(workspace / "cache")  # the second candidate's evaluation never finished, so it was never cached
     rounds = []
     result = run_optimize(replace(settings, resume=True), on_round=rounds.append)

@@ -23,12 +23,34 @@ def test_an_mcp_client_lists_the_tools_and_evaluates_a_candidate_over_stdio(tmp_
     vector_add(problems / "L1" / "vector_add", 1000, 4099)
     baselines = baselines_file(tmp_path / "baselines.json", "H100_SXM", "n1000", "n4099")
     server = StdioServerParameters(
-        command=sys.executable, cwd=str(tmp_path),
-        args=["-m", "solbench", "mcp", "--problems", str(problems), "--hardware", "H100_SXM", "--budget-evals", "1",
-              "--cache", str(tmp_path / "cache"), "--baselines", str(baselines), "--device", "cpu", "--rounds", "1",
-              "--timing-budget", "0.05"],
-        env={"PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-             "SOLBENCH_CACHE_DIR": str(isolated_cache)})
+        command=sys.executable,
+        cwd=str(tmp_path),
+        args=[
+            "-m",
+            "solbench",
+            "mcp",
+            "--problems",
+            str(problems),
+            "--hardware",
+            "H100_SXM",
+            "--budget-evals",
+            "1",
+            "--cache",
+            str(tmp_path / "cache"),
+            "--baselines",
+            str(baselines),
+            "--device",
+            "cpu",
+            "--rounds",
+            "1",
+            "--timing-budget",
+            "0.05",
+        ],
+        env={
+            "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+            "SOLBENCH_CACHE_DIR": str(isolated_cache),
+        },
+    )
 
     async def session():
         async with Client(server, read_timeout_seconds=300) as client:
@@ -50,5 +72,15 @@ def test_an_mcp_client_lists_the_tools_and_evaluates_a_candidate_over_stdio(tmp_
     assert result["done"] and result["info"]["budget_left"]["evals"] == 0
     assert over.is_error and "budget exhausted: 1 of 1 evaluations used" in over.content[0].text
     assert best["result"]["candidate_id"] == 1 and best["result"]["solution"]["definition"] == "vector_add"
-    assert history == {"result": [{"candidate_id": 1, "name": "candidate", "reward": result["reward"],
-                                   "correct": True, "flagged_cheat": False, "cache_hit": False}]}
+    assert history == {
+        "result": [
+            {
+                "candidate_id": 1,
+                "name": "candidate",
+                "reward": result["reward"],
+                "correct": True,
+                "flagged_cheat": False,
+                "cache_hit": False,
+            }
+        ]
+    }

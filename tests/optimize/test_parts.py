@@ -70,8 +70,13 @@ def test_the_ledger_charges_what_measured_and_refuses_once_spent():
 
 
 def _workload(status="PASSED", score=0.5, speedup=2.0, **fields):
-    return WorkloadFeedback(workload="w", status=status, score=score if status == "PASSED" else 0.0,
-                            speedup=speedup if status == "PASSED" else None, **fields)
+    return WorkloadFeedback(
+        workload="w",
+        status=status,
+        score=score if status == "PASSED" else 0.0,
+        speedup=speedup if status == "PASSED" else None,
+        **fields,
+    )
 
 
 def test_rewards_score_correct_candidates_and_give_cheats_the_failing_value():
@@ -116,6 +121,8 @@ def test_make_and_budget_come_from_solbench_without_importing_torch():
     import subprocess
     import sys
 
-    code = ("import sys, solbench; solbench.make, solbench.Budget(evals=1); "
-            "assert 'torch' not in sys.modules and 'gymnasium' not in sys.modules and 'mcp' not in sys.modules")
+    code = (
+        "import sys, solbench; solbench.make, solbench.Budget(evals=1); "
+        "assert 'torch' not in sys.modules and 'gymnasium' not in sys.modules and 'mcp' not in sys.modules"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

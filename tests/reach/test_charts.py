@@ -21,7 +21,7 @@ def reports():
 def test_charts_drawn_concurrently_are_each_whole_and_name_their_models(reports):
     from solbench.reach.charts import chart_svg
 
-    pairs = [reports[i:i + 2] for i in range(len(reports) - 1)] * 2
+    pairs = [reports[i : i + 2] for i in range(len(reports) - 1)] * 2
     with ThreadPoolExecutor(max_workers=4) as pool:
         drawn = list(pool.map(chart_svg, pairs))
     for pair, svg in zip(pairs, drawn):

@@ -18,8 +18,7 @@ def write_problem(root, set_name, name, op_type, sizes=(), model=None):
     folder.mkdir(parents=True)
     axes = {f"a{i}": {"type": "const", "value": v} for i, v in enumerate(sizes)}
     tags = [f"set:{set_name}"] + ([f"model:{model}"] if model else [])
-    (folder / "definition.json").write_text(json.dumps({"name": name, "op_type": op_type, "tags": tags,
-                                                        "axes": axes}))
+    (folder / "definition.json").write_text(json.dumps({"name": name, "op_type": op_type, "tags": tags, "axes": axes}))
 
 
 @pytest.fixture
@@ -47,9 +46,21 @@ def test_best_evidence_wins_and_uncovered_time_is_listed(suite):
     norm_bwd = GroupKey("addressable", "rmsnorm", "backward", "aten::mul", 2048)
     relu_top = GroupKey("addressable", "mlp", "forward", "aten::clamp_min", 1024)
     relu_other = GroupKey("addressable", "mlp", "forward", "aten::clamp_min", 256)
-    result = cover(attribution({norm: [10.0, 20.0], odd_norm: [4.0, 4.0], bags: [30.0, 30.0], rope: [5.0, 5.0],
-                                norm_bwd: [1.0, 1.0], relu_top: [2.0, 2.0], relu_other: [2.0, 2.0]}),
-                   suite, "dlrm-dcnv2")
+    result = cover(
+        attribution(
+            {
+                norm: [10.0, 20.0],
+                odd_norm: [4.0, 4.0],
+                bags: [30.0, 30.0],
+                rope: [5.0, 5.0],
+                norm_bwd: [1.0, 1.0],
+                relu_top: [2.0, 2.0],
+                relu_other: [2.0, 2.0],
+            }
+        ),
+        suite,
+        "dlrm-dcnv2",
+    )
     assert result.group_match[norm] == ("shape", ("norm_h2048",))
     assert result.group_match[bags] == ("model", ("dlrm_bags",))  # the model's own problem, not the other
     # several problems of the model: the one of the op's shape, else all of them
@@ -101,15 +112,28 @@ def test_speedups_from_traces_take_each_problems_best_solution(tmp_path):
     from solbench.spec.workload import Workload
 
     def trace(solution, workload, latency, status=EvaluationStatus.PASSED):
-        evaluation = Evaluation(status=status, environment=Environment(hardware="cpu"), timestamp="now",
-                                correctness=Correctness(),
-                                performance=Performance(latency_ms=latency, reference_latency_ms=2.0)
-                                if status is EvaluationStatus.PASSED else None)
-        return Trace(definition="bags", solution=solution, evaluation=evaluation,
-                     workload=Workload(uuid=workload, axes={}, inputs={}))
+        evaluation = Evaluation(
+            status=status,
+            environment=Environment(hardware="cpu"),
+            timestamp="now",
+            correctness=Correctness(),
+            performance=Performance(latency_ms=latency, reference_latency_ms=2.0)
+            if status is EvaluationStatus.PASSED
+            else None,
+        )
+        return Trace(
+            definition="bags",
+            solution=solution,
+            evaluation=evaluation,
+            workload=Workload(uuid=workload, axes={}, inputs={}),
+        )
 
-    traces = [trace("fast", "w1", 1.0), trace("fast", "w2", 0.5), trace("slow", "w1", 1.9),
-              trace("broken", "w1", 0.01, EvaluationStatus.INCORRECT_NUMERICAL)]  # failed: not a speedup
+    traces = [
+        trace("fast", "w1", 1.0),
+        trace("fast", "w2", 0.5),
+        trace("slow", "w1", 1.9),
+        trace("broken", "w1", 0.01, EvaluationStatus.INCORRECT_NUMERICAL),
+    ]  # failed: not a speedup
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "traces.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in traces))
     speedups = speedups_from_traces(tmp_path)

@@ -7,10 +7,20 @@ import pytest
 from solbench.reach import ModelRequest, ReachOptions, run_reach
 from solbench.reach.errors import ReachError
 
-TINY_DECODER = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
-                "head_dim": 16, "vocab_size": 256}
-TINY_DLRM = {"embedding_dim": 16, "dense_arch_layer_sizes": [32, 16], "over_arch_layer_sizes": [32, 1],
-             "dcn_low_rank_dim": 8}
+TINY_DECODER = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 256,
+}
+TINY_DLRM = {
+    "embedding_dim": 16,
+    "dense_arch_layer_sizes": [32, 16],
+    "over_arch_layer_sizes": [32, 1],
+    "dcn_low_rank_dim": 8,
+}
 FAST = ReachOptions(steps=2, warmup=1)
 
 pytestmark = pytest.mark.slow
@@ -20,11 +30,24 @@ def _classes(report):
     return {c.cls: c for c in report.classes}
 
 
-LLAMA_3_2_1B = {"name": "Llama-3.2-1B", "domain": "language", "model_type": "llama", "attention_bias": False,
-                "head_dim": 64, "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 8192,
-                "max_position_embeddings": 131072, "num_attention_heads": 32, "num_hidden_layers": 16,
-                "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "vocab_size": 128256,
-                "tie_word_embeddings": True}
+LLAMA_3_2_1B = {
+    "name": "Llama-3.2-1B",
+    "domain": "language",
+    "model_type": "llama",
+    "attention_bias": False,
+    "head_dim": 64,
+    "hidden_act": "silu",
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 16,
+    "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-05,
+    "rope_theta": 500000.0,
+    "vocab_size": 128256,
+    "tie_word_embeddings": True,
+}
 """The published record's values (as in model-configs.json), so the test needs no file outside the repository."""
 
 
@@ -54,9 +77,16 @@ def test_a_depth_scaled_decoder_is_profiled_and_says_how_it_was_scaled(tmp_path)
 def test_dlrm_training_maps_embedding_time_to_the_suite_and_projects(tmp_path):
     folder = tmp_path / "DLRM" / "bags"  # a problem of this model, at the (overridden) embedding dim
     folder.mkdir(parents=True)
-    (folder / "definition.json").write_text(json.dumps({
-        "name": "bags", "op_type": "embedding_bag", "tags": ["set:DLRM", "model:dlrm-dcnv2"],
-        "axes": {"dim": {"type": "const", "value": 16}}}))
+    (folder / "definition.json").write_text(
+        json.dumps(
+            {
+                "name": "bags",
+                "op_type": "embedding_bag",
+                "tags": ["set:DLRM", "model:dlrm-dcnv2"],
+                "axes": {"dim": {"type": "const", "value": 16}},
+            }
+        )
+    )
     request = ModelRequest("dlrm-dcnv2", mode="training", batch=64, max_rows=1000, overrides=TINY_DLRM)
     report = run_reach(request, ReachOptions(steps=2, warmup=1, problems=tmp_path, assume_speedup=2.0))
     assert any("capped at 1,000" in note for note in report.scaling) and report.full_depth is None
@@ -71,11 +101,14 @@ def test_dlrm_training_maps_embedding_time_to_the_suite_and_projects(tmp_path):
 
 def test_a_users_module_from_a_factory(tmp_path):
     path = tmp_path / "mine.py"
-    path.write_text("import torch\n\ndef make():\n"
-                    "    model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.LayerNorm(32), torch.nn.GELU())\n"
-                    "    return model, (torch.randn(16, 32),)\n")
-    report = run_reach(ModelRequest(f"module:{path}:make", mode="training"),
-                       ReachOptions(steps=2, warmup=1, problems=tmp_path))
+    path.write_text(
+        "import torch\n\ndef make():\n"
+        "    model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.LayerNorm(32), torch.nn.GELU())\n"
+        "    return model, (torch.randn(16, 32),)\n"
+    )
+    report = run_reach(
+        ModelRequest(f"module:{path}:make", mode="training"), ReachOptions(steps=2, warmup=1, problems=tmp_path)
+    )
     assert report.kind == "module" and report.model == "mine:make"
     assert {row.family for row in report.ops if row.cls == "addressable"} >= {"layernorm"}
     with pytest.raises(ReachError, match="no function 'absent'"):

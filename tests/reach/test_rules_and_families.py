@@ -14,15 +14,25 @@ from solbench.reach.rules import ADDRESSABLE, DEFAULT_RULES, FRAMEWORK, load_rul
 
 
 def call(name, *, modules=(), ancestors=(), backward_of=None, shapes=((4, 256),)):
-    return ProfiledOp(step=0, name=name, self_us=1.0, shapes=shapes, modules=modules, ancestors=ancestors,
-                  backward_of=backward_of)
+    return ProfiledOp(
+        step=0, name=name, self_us=1.0, shapes=shapes, modules=modules, ancestors=ancestors, backward_of=backward_of
+    )
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("aten::addmm", "gemm"), ("aten::bmm", "gemm"), ("aten::_scaled_dot_product_flash_attention_for_cpu", "attention"),
-    ("aten::convolution", "convolution"), ("aten::mkldnn_convolution", "convolution"), ("c10d::allreduce_", "collective"),
-    ("aten::mul", ADDRESSABLE), ("aten::_embedding_bag", ADDRESSABLE), ("Optimizer.step#AdamW.step", FRAMEWORK),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("aten::addmm", "gemm"),
+        ("aten::bmm", "gemm"),
+        ("aten::_scaled_dot_product_flash_attention_for_cpu", "attention"),
+        ("aten::convolution", "convolution"),
+        ("aten::mkldnn_convolution", "convolution"),
+        ("c10d::allreduce_", "collective"),
+        ("aten::mul", ADDRESSABLE),
+        ("aten::_embedding_bag", ADDRESSABLE),
+        ("Optimizer.step#AdamW.step", FRAMEWORK),
+    ],
+)
 def test_default_rules_class_by_name(name, expected):
     assert DEFAULT_RULES.classify(name, ()) == expected
 
@@ -43,10 +53,15 @@ def test_a_rules_file_replaces_the_classes_it_names(tmp_path):
     assert rules.classify("aten::mm", ()) == "gemm"  # untouched classes stay
 
 
-@pytest.mark.parametrize("content, fragment", [
-    ("[1]", "expected an object"), ('{"classes": {"gemm": "aten::mm"}}', "list of op-name globs"),
-    ('{"classes": {"addressable": []}}', "'addressable' list"), ("{", "cannot read"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("[1]", "expected an object"),
+        ('{"classes": {"gemm": "aten::mm"}}', "list of op-name globs"),
+        ('{"classes": {"addressable": []}}', "'addressable' list"),
+        ("{", "cannot read"),
+    ],
+)
 def test_bad_rules_files_name_the_file(tmp_path, content, fragment):
     path = tmp_path / "rules.json"
     path.write_text(content)
@@ -73,15 +88,19 @@ def test_families_come_from_op_name_then_backward_node_then_module():
 def test_the_full_depth_factor_multiplies_only_the_repeated_layers_ops():
     """The full-depth estimate scales what each decoder layer runs by published / kept layers; what runs once
     per model (embedding, final norm, LM head) is counted once, else the projection overstates their share."""
+
     def timed(name, self_us, *modules):
         return ProfiledOp(step=0, name=name, self_us=self_us, shapes=(), modules=modules, ancestors=())
 
     in_layer = ("LlamaDecoderLayer", "LlamaModel", "LlamaForCausalLM")
-    calls = [timed("aten::mul", 10.0, "LlamaRMSNorm", *in_layer), timed("aten::addmm", 20.0, "Linear", *in_layer),
-             # once per model, never scaled: embedding, final norm, LM head
-             timed("aten::embedding", 5.0, "Embedding", "LlamaModel"),
-             timed("aten::mul", 3.0, "LlamaRMSNorm", "LlamaModel"),
-             timed("aten::addmm", 40.0, "Linear", "LlamaForCausalLM")]
+    calls = [
+        timed("aten::mul", 10.0, "LlamaRMSNorm", *in_layer),
+        timed("aten::addmm", 20.0, "Linear", *in_layer),
+        # once per model, never scaled: embedding, final norm, LM head
+        timed("aten::embedding", 5.0, "Embedding", "LlamaModel"),
+        timed("aten::mul", 3.0, "LlamaRMSNorm", "LlamaModel"),
+        timed("aten::addmm", 40.0, "Linear", "LlamaForCausalLM"),
+    ]
     profile = Profile(calls=calls, step_us=[100.0], wall_us=[100.0], device="cpu", warmup=0)
     result = attribute(profile, DEFAULT_RULES, depth=DepthScaling("*DecoderLayer", kept=1, published=16))
     assert result.classes[ADDRESSABLE] == [18.0] and result.classes["gemm"] == [60.0]  # as measured

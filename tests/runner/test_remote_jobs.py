@@ -49,7 +49,7 @@ def test_a_bad_problem_is_an_error_result_not_a_crash(tmp_path):
     from solbench.runner.remote_jobs import evaluate_remote, remote_job
 
     message = remote_job(_job(tmp_path), EvaluationConfig(device="cpu"))
-    broken = message.model_copy(update={"definition_json": "{\"name\": 1}", "problem_dir": str(tmp_path / "elsewhere")})
+    broken = message.model_copy(update={"definition_json": '{"name": 1}', "problem_dir": str(tmp_path / "elsewhere")})
     result = evaluate_remote(broken, device="cpu", worker="w@test")
     assert result.error and "definition.json" in result.error and not result.traces_jsonl and result.worker == "w@test"
 

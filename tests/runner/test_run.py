@@ -16,8 +16,13 @@ FAST = ["--rounds", "1", "--budget", "0.01"]
 
 
 def solbench(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "solbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.fixture
@@ -25,9 +30,13 @@ def suite(tmp_path) -> Path:
     root = tmp_path / "suite"
     add = {**VECTOR_ADD, "tags": ["set:L1", "model:Toy", "domain:language", "pass:forward", "origin:recipe"]}
     write_problem(root / "L1" / "vector_add", add, vector_workloads(1000, 3000))
-    mul = {**VECTOR_ADD, "name": "vector_mul", "op_type": "multiply",
-           "tags": ["set:L2", "model:Other", "domain:vision", "pass:backward", "origin:extract"],
-           "reference": "import torch\n\ndef run(x, y):\n    return x * y\n"}
+    mul = {
+        **VECTOR_ADD,
+        "name": "vector_mul",
+        "op_type": "multiply",
+        "tags": ["set:L2", "model:Other", "domain:vision", "pass:backward", "origin:extract"],
+        "reference": "import torch\n\ndef run(x, y):\n    return x * y\n",
+    }
     write_problem(root / "L2" / "vector_mul", mul, vector_workloads(500, 2000))
     wrong = solution_dict("import torch\n\ndef run(x, y):\n    return x - y\n", name="wrong")
     (root / "L1" / "vector_add" / "solutions").mkdir()
@@ -43,8 +52,10 @@ def test_run_evaluates_every_problem_resumes_and_summarises(suite, tmp_path, pro
     assert "[2/2]" in first.stderr and "2 PASSED" in first.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["hardware"] == "local"
-    assert {s["set"]: (s["problems_passed"], s["workloads_passed"]) for s in summary["sets"]} == \
-        {"L1": (1, 2), "L2": (1, 2)}
+    assert {s["set"]: (s["problems_passed"], s["workloads_passed"]) for s in summary["sets"]} == {
+        "L1": (1, 2),
+        "L2": (1, 2),
+    }
     assert all(p["score"] is not None and 0 < p["score"] < 1 for p in summary["problems"])
     traces = (out / "traces" / "L1" / "vector_add" / "reference.jsonl").read_text().splitlines()
     assert len(traces) == 2 and json.loads(traces[0])["evaluation"]["solbench"]["sol"]["hardware"] == "local"
@@ -69,11 +80,16 @@ def held_problem(suite: Path, name: str, notes: Path) -> Path:
     """
     pids, hold = notes / f"{name}.pids", notes / f"{name}.hold"
     hold.touch()
-    reference = (f"import os\nimport time\n\ndef run(x, y):\n"
-                 f"    with open({str(pids)!r}, 'a') as pids:\n        pids.write(f'{{os.getpid()}}\\n')\n"
-                 f"    while os.path.exists({str(hold)!r}):\n        time.sleep(0.05)\n    return x + y\n")
-    problem = write_problem(suite / "A" / name, {**VECTOR_ADD, "name": name, "tags": ["set:A"],
-                                                 "reference": reference}, vector_workloads(1000))
+    reference = (
+        f"import os\nimport time\n\ndef run(x, y):\n"
+        f"    with open({str(pids)!r}, 'a') as pids:\n        pids.write(f'{{os.getpid()}}\\n')\n"
+        f"    while os.path.exists({str(hold)!r}):\n        time.sleep(0.05)\n    return x + y\n"
+    )
+    problem = write_problem(
+        suite / "A" / name,
+        {**VECTOR_ADD, "name": name, "tags": ["set:A"], "reference": reference},
+        vector_workloads(1000),
+    )
     ship_plain_solution(problem, name)
     return hold
 
@@ -95,12 +111,19 @@ def started(probed_home, tmp_path):
     runs: list[subprocess.Popen] = []
 
     def start(*args) -> subprocess.Popen:
-        runs.append(subprocess.Popen([sys.executable, "-m", "solbench", "run", *map(str, args)], text=True,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env={**os.environ, **probed_home},
-                                     # as from a terminal: test runners' workers (pytest-xdist) ignore Ctrl-C
-                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)))
+        runs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "solbench", "run", *map(str, args)],
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, **probed_home},
+                # as from a terminal: test runners' workers (pytest-xdist) ignore Ctrl-C
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            )
+        )
         return runs[-1]
+
     yield start
     for hold in tmp_path.glob("*.hold"):
         hold.unlink()
@@ -116,7 +139,8 @@ def started(probed_home, tmp_path):
 
 @pytest.mark.slow
 def test_a_killed_worker_costs_only_its_job_which_is_retried_once_then_left_for_a_resume(
-        suite, tmp_path, probed_home, started):
+    suite, tmp_path, probed_home, started
+):
     held = held_problem(suite, "held", tmp_path)
     gate = held_problem(suite, "gated", tmp_path)
     ship_plain_solution(suite / "L1" / "vector_add", "vector_add")
@@ -134,14 +158,18 @@ def test_a_killed_worker_costs_only_its_job_which_is_retried_once_then_left_for_
     assert "A/held/plain · lost: its worker process died" in stderr and "[3/3]" in stderr
     assert "1 job(s) lost to dead worker processes" in stderr
     traces = out / "traces"
-    assert sorted(p.relative_to(traces).as_posix() for p in traces.glob("*/*/*.jsonl")) == \
-        ["A/gated/plain.jsonl", "L1/vector_add/plain.jsonl"]
+    assert sorted(p.relative_to(traces).as_posix() for p in traces.glob("*/*/*.jsonl")) == [
+        "A/gated/plain.jsonl",
+        "L1/vector_add/plain.jsonl",
+    ]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["lost_to_dead_workers"] == 1
     assert [(p["problem"], p["passed"]) for p in summary["problems"]] == [("gated", 1), ("vector_add", 2)]
     [error] = summary["errors"]
-    assert error.startswith("A/held/plain: the worker process running it was killed by SIGKILL") and \
-        "on each of 2 attempts" in error
+    assert (
+        error.startswith("A/held/plain: the worker process running it was killed by SIGKILL")
+        and "on each of 2 attempts" in error
+    )
 
     held.unlink()
     resumed = solbench("run", suite, "-o", out, *plain, env=probed_home)
@@ -176,19 +204,35 @@ def test_a_named_solution_runs_where_shipped_and_is_skipped_elsewhere(suite, tmp
 @pytest.mark.slow
 def test_baseline_writes_versioned_data_that_run_scores_with(suite, tmp_path, probed_home):
     baselines = tmp_path / "baselines.json"
-    made = solbench("baseline", suite, "-o", baselines, "--no-compile", "--work", tmp_path / "w", "--limit", "1",
-                    *FAST, env=probed_home)
+    made = solbench(
+        "baseline",
+        suite,
+        "-o",
+        baselines,
+        "--no-compile",
+        "--work",
+        tmp_path / "w",
+        "--limit",
+        "1",
+        *FAST,
+        env=probed_home,
+    )
     assert made.returncode == 0, made.stderr
     data = json.loads(baselines.read_text())
     assert data["version"] == 1 and "local CPU" in data["hardware_description"]
-    assert {(b["definition"], b["hardware"], b["source"]) for b in data["baselines"]} == \
-        {("vector_add", "local", "reference (eager)")}
+    assert {(b["definition"], b["hardware"], b["source"]) for b in data["baselines"]} == {
+        ("vector_add", "local", "reference (eager)")
+    }
     assert len(data["baselines"]) == 2 and all(b["latency_ms"] > 0 for b in data["baselines"])
 
-    scored = solbench("run", suite, "-o", tmp_path / "r", "--baselines", baselines, "--name", "add", *FAST, env=probed_home)
+    scored = solbench(
+        "run", suite, "-o", tmp_path / "r", "--baselines", baselines, "--name", "add", *FAST, env=probed_home
+    )
     assert scored.returncode == 0, scored.stderr
-    [trace] = [json.loads(line) for line in
-               (tmp_path / "r" / "traces" / "L1" / "vector_add" / "reference.jsonl").read_text().splitlines()][:1]
+    [trace] = [
+        json.loads(line)
+        for line in (tmp_path / "r" / "traces" / "L1" / "vector_add" / "reference.jsonl").read_text().splitlines()
+    ][:1]
     sol = trace["evaluation"]["solbench"]["sol"]
     assert sol["baseline_source"] == "reference (eager)" and sol["score"] is not None
 
@@ -196,7 +240,9 @@ def test_baseline_writes_versioned_data_that_run_scores_with(suite, tmp_path, pr
 @pytest.mark.slow
 def test_baseline_includes_the_reference_under_torch_compile(suite, tmp_path, probed_home):
     baselines = tmp_path / "b.json"
-    made = solbench("baseline", suite, "-o", baselines, "--work", tmp_path / "w", "--name", "mul", *FAST, env=probed_home)
+    made = solbench(
+        "baseline", suite, "-o", baselines, "--work", tmp_path / "w", "--name", "mul", *FAST, env=probed_home
+    )
     assert made.returncode == 0, made.stderr
     assert "L2/vector_mul/reference-compiled · 2 PASSED" in made.stderr
     sources = {b["source"] for b in json.loads(baselines.read_text())["baselines"]}

@@ -18,11 +18,23 @@ def _comparable(summary: dict) -> dict:
     return {**summary, "problems": problems, "sets": sets}
 
 
-def test_broker_run_survives_a_killed_worker_and_gives_the_local_summary(suite, tmp_path, probed_home,
-                                                                           redis_server):
+def test_broker_run_survives_a_killed_worker_and_gives_the_local_summary(suite, tmp_path, probed_home, redis_server):
     args = ["run", suite, "-o", tmp_path / "remote", "--broker", redis_server.url, "--device", "cpu", *FAST]
-    workers = [start_worker(redis_server.url, tmp_path / f"{name}.log", "--hardware", "local", "--heartbeat", "1",
-                            "--name", f"{name}@test", env=probed_home, wait=False) for name in ("one", "two")]
+    workers = [
+        start_worker(
+            redis_server.url,
+            tmp_path / f"{name}.log",
+            "--hardware",
+            "local",
+            "--heartbeat",
+            "1",
+            "--name",
+            f"{name}@test",
+            env=probed_home,
+            wait=False,
+        )
+        for name in ("one", "two")
+    ]
     try:
         for worker in workers:
             wait_until_ready(worker)
@@ -42,8 +54,9 @@ def test_broker_run_survives_a_killed_worker_and_gives_the_local_summary(suite, 
     local_summary = json.loads((tmp_path / "local" / "summary.json").read_text())
     assert _comparable(remote_summary) == _comparable(local_summary)
     assert {p["problem"]: p["passed"] for p in remote_summary["problems"]} == {"vector_add": 2, "vector_mul": 2}
-    trace = json.loads((tmp_path / "remote" / "traces" / "L1" / "vector_add" / "reference.jsonl").read_text()
-                       .splitlines()[0])
+    trace = json.loads(
+        (tmp_path / "remote" / "traces" / "L1" / "vector_add" / "reference.jsonl").read_text().splitlines()[0]
+    )
     assert trace["evaluation"]["solbench"]["sol"]["hardware"] == "local"  # T_SOL attached by the runner
     assert again.returncode == 0 and again.stderr.count("already done") == 2, again.stderr
 

@@ -24,8 +24,9 @@ from solbench.sandbox.line_flush import (
     tensor_ranges,
 )
 
-needs_compiler = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                                    reason="no C compiler to build the helper")
+needs_compiler = pytest.mark.skipif(
+    shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler to build the helper"
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +39,9 @@ def test_spans_merge_where_they_overlap_or_touch():
     assert merge_spans([]) == []
 
 
-@pytest.mark.parametrize("start, length, lines", [(0, 64, 1), (1, 64, 2), (63, 1, 1), (63, 2, 2), (64, 0, 0),
-                                                  (128, 129, 3), (100, 28, 1)])
+@pytest.mark.parametrize(
+    "start, length, lines", [(0, 64, 1), (1, 64, 2), (63, 1, 1), (63, 2, 2), (64, 0, 0), (128, 129, 3), (100, 28, 1)]
+)
 def test_lines_covering_counts_every_line_holding_a_byte(start, length, lines):
     assert lines_covering(start, length, 64) == lines
 
@@ -48,8 +50,9 @@ def test_lines_covering_counts_every_line_holding_a_byte(start, length, lines):
 def test_the_native_loop_visits_every_line_of_every_range(helper):
     assert helper.line_bytes in (32, 64, 128, 256) and helper.instruction in ("clflushopt", "clflush", "dc civac")
     generator = random.Random(7)
-    ranges = [(generator.randrange(1 << 20, 1 << 30), generator.choice([0, 1, 63, 64, 65, 4096, 100_003]))
-              for _ in range(50)]
+    ranges = [
+        (generator.randrange(1 << 20, 1 << 30), generator.choice([0, 1, 63, 64, 65, 4096, 100_003])) for _ in range(50)
+    ]
     expected = sum(lines_covering(start, length, helper.line_bytes) for start, length in ranges)
     assert helper.count_lines(ranges) == expected
     assert helper.count_lines([]) == 0
@@ -120,12 +123,19 @@ def test_the_guard_fingerprints_the_helper_and_sees_it_swapped(helper):
 
     server = SimpleNamespace(line_flush=helper)
     entries = {entry.label: entry for entry in integrity_list(SandboxServer, server).resolved()}
-    assert {"solbench.sandbox.flush.OperandCacheFlusher.flush", "LineFlushHelper._flush", "SimpleNamespace.line_flush",
-            "solbench.sandbox.line_flush.LineFlushHelper.flush_ranges"} <= set(entries)
+    assert {
+        "solbench.sandbox.flush.OperandCacheFlusher.flush",
+        "LineFlushHelper._flush",
+        "SimpleNamespace.line_flush",
+        "solbench.sandbox.line_flush.LineFlushHelper.flush_ranges",
+    } <= set(entries)
 
     def changed(before):
-        return [label for label, entry in entries.items()
-                if _fingerprint(getattr(entry.owner, entry.name, None)) != before[label]]
+        return [
+            label
+            for label, entry in entries.items()
+            if _fingerprint(getattr(entry.owner, entry.name, None)) != before[label]
+        ]
 
     before = {label: _fingerprint(getattr(entry.owner, entry.name)) for label, entry in entries.items()}
     original = helper._flush
@@ -147,8 +157,9 @@ def test_an_evaluation_flushes_the_inputs_and_outputs_and_says_so(vector_add_pro
     from solbench.spec import load_problem
 
     problem = load_problem(vector_add_problem)
-    source = ("import torch\ndef run(x, y, z):\n    torch.add(x, y, out=z)\n" if dps else
-              "def run(x, y):\n    return x + y\n")
+    source = (
+        "import torch\ndef run(x, y, z):\n    torch.add(x, y, out=z)\n" if dps else "def run(x, y):\n    return x + y\n"
+    )
     traces = evaluate(problem, make_solution(source, dps=dps), replace(fast_config, time_reference=dps))
     for trace in traces:
         size = trace.workload.axes["N"]
@@ -161,15 +172,17 @@ def test_an_evaluation_flushes_the_inputs_and_outputs_and_says_so(vector_add_pro
 
 
 @pytest.mark.slow
-def test_without_a_compiler_the_evaluation_streams_and_the_trace_says_why(vector_add_problem, fast_config,
-                                                                         monkeypatch, tmp_path):
+def test_without_a_compiler_the_evaluation_streams_and_the_trace_says_why(
+    vector_add_problem, fast_config, monkeypatch, tmp_path
+):
     from solbench.evaluation import evaluate
     from solbench.spec import load_problem
 
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     problem = load_problem(vector_add_problem)
-    traces = evaluate(problem, make_solution("def run(x, y):\n    return x + y\n"),
-                      replace(fast_config, time_reference=True))
+    traces = evaluate(
+        problem, make_solution("def run(x, y):\n    return x + y\n"), replace(fast_config, time_reference=True)
+    )
     timing, reference = traces[0].evaluation.solbench.timing, traces[0].evaluation.solbench.reference_timing
     for summary in (timing, reference):
         assert summary.flush_mode == "stream" and summary.flush_bytes > 0

@@ -45,8 +45,9 @@ def _run(durations, plan, variants=3):
 
 
 def test_stops_once_the_mean_is_known_well_enough():
-    measurement, prepared, flusher, timer = _run([0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=2,
-                                                                     min_iterations=5))
+    measurement, prepared, flusher, timer = _run(
+        [0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=2, min_iterations=5)
+    )
     assert measurement.warmup == 2
     assert len(measurement.samples_s) == 5  # constant samples: standard error zero at the minimum count
     assert flusher.count == timer.calls == 7  # a flush before every call, warm-up included
@@ -55,21 +56,32 @@ def test_stops_once_the_mean_is_known_well_enough():
 
 def test_noisy_samples_run_until_the_budget():
     noisy = [0.01, 0.03] * 1000
-    measurement, *_ = _run(noisy, TimingPlan(budget_s=1.0, warmup_s=0, min_warmup=1, min_iterations=5,
-                                             target_rel_std_err=0.001))
+    measurement, *_ = _run(
+        noisy, TimingPlan(budget_s=1.0, warmup_s=0, min_warmup=1, min_iterations=5, target_rel_std_err=0.001)
+    )
     assert 1.0 <= sum(measurement.samples_s) <= 1.04
     assert any("relative standard error" in w for w in measurement.warnings)
 
 
 def test_slow_calls_still_get_the_minimum_over_budget():
-    measurement, *_ = _run([5.0], TimingPlan(budget_s=1.0, warmup_s=0, min_warmup=1, min_iterations=5,
-                                             min_iterations_over_budget=3, target_rel_std_err=0.0))
+    measurement, *_ = _run(
+        [5.0],
+        TimingPlan(
+            budget_s=1.0,
+            warmup_s=0,
+            min_warmup=1,
+            min_iterations=5,
+            min_iterations_over_budget=3,
+            target_rel_std_err=0.0,
+        ),
+    )
     assert len(measurement.samples_s) == 3
 
 
 def test_keeps_one_timed_output_per_input_variant():
-    measurement, *_ = _run([0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=4, min_iterations=1,
-                                              capture=True), variants=3)
+    measurement, *_ = _run(
+        [0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=4, min_iterations=1, capture=True), variants=3
+    )
     assert len(measurement.samples_s) == 3  # kept going until every variant had a call
     assert sorted(measurement.captured) == [0, 1, 2]
     assert measurement.captured[1] == 4 + 1  # warm-up produced results 0..3
@@ -79,8 +91,9 @@ def test_the_kept_output_is_any_of_a_variants_calls_drawn_after_the_call():
     """Nothing before a call says whether its output will be checked: over many runs each call is kept."""
     chosen = set()
     for _ in range(200):
-        measurement, *_ = _run([0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=1, min_iterations=9,
-                                                  capture=True), variants=3)
+        measurement, *_ = _run(
+            [0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=1, min_iterations=9, capture=True), variants=3
+        )
         assert len(measurement.samples_s) == 9 and len(measurement.captured) == 3
         assert sorted(i % 3 for i in measurement.captured) == [0, 1, 2]
         chosen.update(i for i in measurement.captured if i % 3 == 0)
@@ -88,8 +101,9 @@ def test_the_kept_output_is_any_of_a_variants_calls_drawn_after_the_call():
 
 
 def test_iteration_cap():
-    measurement, *_ = _run([0.01, 0.02] * 100, TimingPlan(budget_s=1e9, warmup_s=0, max_iterations=50,
-                                                    target_rel_std_err=0.0))
+    measurement, *_ = _run(
+        [0.01, 0.02] * 100, TimingPlan(budget_s=1e9, warmup_s=0, max_iterations=50, target_rel_std_err=0.0)
+    )
     assert len(measurement.samples_s) == 50
 
 
@@ -100,10 +114,24 @@ def test_the_timers_resolution_is_kept_and_times_near_it_warned_about():
             return 1e-3
 
     clock = FakeClock()
-    measurement = measure(lambda: None, lambda i: None, 1, CoarseTimer(clock, [2e-3]), CountingFlusher(),
-                          TimingPlan(budget_s=1, warmup_s=0, min_warmup=1, min_iterations=3), clock=clock)
+    measurement = measure(
+        lambda: None,
+        lambda i: None,
+        1,
+        CoarseTimer(clock, [2e-3]),
+        CountingFlusher(),
+        TimingPlan(budget_s=1, warmup_s=0, min_warmup=1, min_iterations=3),
+        clock=clock,
+    )
     assert measurement.resolution_s == 1e-3
     assert any("resolution" in warning for warning in measurement.warnings)
-    plain = measure(lambda: None, lambda i: None, 1, FakeTimer(clock, [2e-3]), CountingFlusher(),
-                    TimingPlan(budget_s=1, warmup_s=0, min_warmup=1, min_iterations=3), clock=clock)
+    plain = measure(
+        lambda: None,
+        lambda i: None,
+        1,
+        FakeTimer(clock, [2e-3]),
+        CountingFlusher(),
+        TimingPlan(budget_s=1, warmup_s=0, min_warmup=1, min_iterations=3),
+        clock=clock,
+    )
     assert plain.resolution_s is None

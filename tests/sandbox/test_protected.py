@@ -18,7 +18,9 @@ def test_every_protected_entry_resolves():
     assert len(protected.required) > 80
     missing = [entry.label for entry in protected.required if not hasattr(entry.owner, entry.name)]
     assert missing == []
-    unexpected = [entry.label for entry in protected.optional if entry.expected and not hasattr(entry.owner, entry.name)]
+    unexpected = [
+        entry.label for entry in protected.optional if entry.expected and not hasattr(entry.owner, entry.name)
+    ]
     assert unexpected == []
     labels = [entry.label for entry in protected.resolved()]
     assert "solbench.sandbox.measure._should_stop" in labels and "time.perf_counter_ns" in labels
@@ -65,6 +67,10 @@ def test_every_class_a_message_looks_attributes_up_in_is_protected():
     from solbench.sandbox import protocol
 
     protected = integrity_list(SandboxServer).classes
-    unprotected = {base.__name__ for model in protocol.MODELS for base in model.__mro__
-                   if base is not object and base not in protected}
+    unprotected = {
+        base.__name__
+        for model in protocol.MODELS
+        for base in model.__mro__
+        if base is not object and base not in protected
+    }
     assert unprotected == set()

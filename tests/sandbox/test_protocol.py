@@ -41,9 +41,14 @@ def _through_channel(message):
 
 REQUESTS = [
     BuildRequest(solution={"name": "s", "sources": [{"path": "k.py", "content": "def run(x): return x"}]}),
-    LoadRequest(sets=[[torch.arange(6.0).reshape(2, 3), 3, 0.5, True, None]], perturbations=["multiply"] + ["keep"] * 4,
-                outputs=[OutputDescription(name="y", shape=[2, 3], dtype="float32"),
-                         OutputDescription(name="s", shape=None, dtype="int64")]),
+    LoadRequest(
+        sets=[[torch.arange(6.0).reshape(2, 3), 3, 0.5, True, None]],
+        perturbations=["multiply"] + ["keep"] * 4,
+        outputs=[
+            OutputDescription(name="y", shape=[2, 3], dtype="float32"),
+            OutputDescription(name="s", shape=None, dtype="int64"),
+        ],
+    ),
     CallRequest(input_set=1),
     TimeRequest(plan=TimingPlan(budget_s=0.5, capture=True, perturb_seed=7), timer="cpu_monotonic", flush=False),
     ExitRequest(),
@@ -62,10 +67,17 @@ def test_every_request_survives_the_channel(request_):
 
 
 def test_a_reply_survives_the_channel_with_its_tensors():
-    timed = Timed(backend="cpu_monotonic", samples_s=[1e-3, 2e-3], warmup=3, flush_bytes=64, flush_mode="operands",
-                  flush_note=None, resolution_s=None,
-                  captured=[CapturedOutputs(iteration=1, outputs=[torch.ones(2, dtype=torch.bfloat16)], devices=["cpu"])],
-                  warnings=[])
+    timed = Timed(
+        backend="cpu_monotonic",
+        samples_s=[1e-3, 2e-3],
+        warmup=3,
+        flush_bytes=64,
+        flush_mode="operands",
+        flush_note=None,
+        resolution_s=None,
+        captured=[CapturedOutputs(iteration=1, outputs=[torch.ones(2, dtype=torch.bfloat16)], devices=["cpu"])],
+        warnings=[],
+    )
     received = protocol.parse_reply(_through_channel(timed), TimeRequest(plan=TimingPlan(), timer=None, flush=True))
     assert received.samples_s == [1e-3, 2e-3] and received.captured[0].iteration == 1
     assert torch.equal(received.captured[0].outputs[0], timed.captured[0].outputs[0])
@@ -74,20 +86,40 @@ def test_a_reply_survives_the_channel_with_its_tensors():
 CALLED = {"kind": "called", "outputs": [torch.ones(2)], "devices": ["cpu"], "mutated_inputs": [], "seconds": 0.1}
 
 
-@pytest.mark.parametrize("reply, reason", [
-    ({**CALLED, "ok": True}, "called.ok: Extra inputs are not permitted"),
-    ({k: v for k, v in CALLED.items() if k != "devices"}, "called.devices: Field required"),
-    ({**CALLED, "seconds": "0.1"}, "called.seconds: Input should be a valid number"),
-    ({**CALLED, "seconds": -1.0}, "called.seconds: Input should be greater than or equal to 0"),
-    ({**CALLED, "outputs": [[1.0, 2.0]]}, "called.outputs.0: Value error, expected a plain torch.Tensor"),
-    ({**CALLED, "kind": "forged"}, "does not match any of the expected tags"),
-    ({"ok": True, "outputs": []}, "Unable to extract tag using discriminator 'kind'"),
-    ([CALLED], "valid dictionary"),
-    ({"kind": "timed", "backend": "cpu_monotonic", "samples_s": [], "warmup": 0, "flush_bytes": 0,
-      "resolution_s": None, "captured": [], "warnings": []}, "samples_s: List should have at least 1 item"),
-    ({"kind": "built", "seconds": 1.0, "state": {"network_namespace": None, "uid": 0, "filesystem_confined": "yes",
-                                                 "capabilities": None}}, "filesystem_confined: Input should be a valid boolean"),
-])
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        ({**CALLED, "ok": True}, "called.ok: Extra inputs are not permitted"),
+        ({k: v for k, v in CALLED.items() if k != "devices"}, "called.devices: Field required"),
+        ({**CALLED, "seconds": "0.1"}, "called.seconds: Input should be a valid number"),
+        ({**CALLED, "seconds": -1.0}, "called.seconds: Input should be greater than or equal to 0"),
+        ({**CALLED, "outputs": [[1.0, 2.0]]}, "called.outputs.0: Value error, expected a plain torch.Tensor"),
+        ({**CALLED, "kind": "forged"}, "does not match any of the expected tags"),
+        ({"ok": True, "outputs": []}, "Unable to extract tag using discriminator 'kind'"),
+        ([CALLED], "valid dictionary"),
+        (
+            {
+                "kind": "timed",
+                "backend": "cpu_monotonic",
+                "samples_s": [],
+                "warmup": 0,
+                "flush_bytes": 0,
+                "resolution_s": None,
+                "captured": [],
+                "warnings": [],
+            },
+            "samples_s: List should have at least 1 item",
+        ),
+        (
+            {
+                "kind": "built",
+                "seconds": 1.0,
+                "state": {"network_namespace": None, "uid": 0, "filesystem_confined": "yes", "capabilities": None},
+            },
+            "filesystem_confined: Input should be a valid boolean",
+        ),
+    ],
+)
 def test_a_malformed_reply_is_refused_with_where_and_why(reply, reason):
     with pytest.raises(ProtocolError, match=f"malformed reply: .*{reason}"):
         protocol.parse_reply(reply, CallRequest(input_set=0))
@@ -101,8 +133,11 @@ def test_a_valid_reply_to_another_request_is_refused():
 
 @pytest.mark.parametrize("failure", [GuardTripped(rule="integrity", error="x"), SolutionFailed(error="boom")])
 def test_a_failure_answers_any_request(failure):
-    for request in (BuildRequest(solution={}), LoadRequest(sets=[], perturbations=[], outputs=[]),
-                    CallRequest(input_set=0)):
+    for request in (
+        BuildRequest(solution={}),
+        LoadRequest(sets=[], perturbations=[], outputs=[]),
+        CallRequest(input_set=0),
+    ):
         assert protocol.parse_reply(protocol.encode(failure), request) == failure
 
 
@@ -114,9 +149,13 @@ def test_a_malformed_request_is_named():
 
 
 def test_each_reply_answers_its_request_kind():
-    replies = {"build": Built(seconds=1.0, state=SandboxState(network_namespace=None, uid=0, filesystem_confined=False,
-                                                             capabilities=None)),
-               "load": Loaded(), "call": Called(**{k: v for k, v in CALLED.items() if k != "kind"})}
+    replies = {
+        "build": Built(
+            seconds=1.0, state=SandboxState(network_namespace=None, uid=0, filesystem_confined=False, capabilities=None)
+        ),
+        "load": Loaded(),
+        "call": Called(**{k: v for k, v in CALLED.items() if k != "kind"}),
+    }
     for request in REQUESTS[:3]:
         assert protocol.parse_reply(protocol.encode(replies[request.kind]), request) == replies[request.kind]
 

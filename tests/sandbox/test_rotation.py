@@ -25,8 +25,9 @@ def _timed(inputs, perturbations, iteration):
     return rotation.live
 
 
-@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz,
-                                   torch.float8_e5m2fnuz])
+@pytest.mark.parametrize(
+    "dtype", [torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz]
+)
 def test_fp8_data_gets_random_sign_flips_and_nothing_else(dtype):
     data = _fp8(dtype)
     live = _timed([data], ["flip_signs"], 3)[0]
@@ -48,8 +49,10 @@ def test_packed_fp4_flips_each_nibble_sign_independently():
 
 def test_every_iteration_is_unique_and_the_parent_rebuilds_it_bit_exactly():
     inputs = [_fp8(), torch.rand(8), torch.randint(0, 256, (64,), dtype=torch.uint8).view(torch.float4_e2m1fn_x2)]
-    inputs += [torch.randint(-128, 128, (64,), dtype=torch.int8),
-               torch.randint(-2**31, 2**31 - 1, (8, 8), dtype=torch.int32)]
+    inputs += [
+        torch.randint(-128, 128, (64,), dtype=torch.int8),
+        torch.randint(-(2**31), 2**31 - 1, (8, 8), dtype=torch.int32),
+    ]
     kinds = ["flip_signs", "multiply", "flip_signs", "negate", "complement_nibbles"]
     rotation = InputRotation([inputs], kinds, perturb_seed=SEED)
     seen = set()
@@ -85,7 +88,7 @@ def test_int8_codes_negate_a_random_half_and_stay_in_range():
 
 
 def test_packed_int4_complements_a_random_half_of_the_nibbles():
-    words = torch.randint(-2**31, 2**31 - 1, (512, 8), dtype=torch.int32, generator=torch.Generator().manual_seed(2))
+    words = torch.randint(-(2**31), 2**31 - 1, (512, 8), dtype=torch.int32, generator=torch.Generator().manual_seed(2))
     live = _timed([words], ["complement_nibbles"], 1)[0]
     shifts = torch.arange(0, 32, 4, dtype=torch.int32)
     nibbles, after = ((words.unsqueeze(-1) >> shifts) & 15), ((live.unsqueeze(-1) >> shifts) & 15)
@@ -110,8 +113,9 @@ def test_wide_floats_are_still_scaled_not_sign_flipped():
     assert (ratio >= 0.75).all() and (ratio < 1.25).all() and not torch.equal(live, data)
 
 
-@pytest.mark.parametrize("perturbations", [["flip_signs"], ["flip_signs", True], None, ["flip_signs"] * 3,
-                                           ["flip_signs", "shuffle"]])
+@pytest.mark.parametrize(
+    "perturbations", [["flip_signs"], ["flip_signs", True], None, ["flip_signs"] * 3, ["flip_signs", "shuffle"]]
+)
 def test_perturbations_must_be_one_known_kind_per_input(perturbations):
     with pytest.raises(ValueError, match="perturbations"):
         InputRotation([[_fp8(), torch.rand(2)]], perturbations)
@@ -119,18 +123,37 @@ def test_perturbations_must_be_one_known_kind_per_input(perturbations):
         perturbed_inputs([_fp8(), torch.rand(2)], 0, SEED, perturbations)
 
 
-@pytest.mark.parametrize("value,perturbation", [(torch.rand(2), "negate"), (torch.rand(2), "flip_signs"),
-                                                (torch.zeros(2, dtype=torch.int32), "negate"),
-                                                (torch.zeros(2, dtype=torch.int8), "multiply"),
-                                                (torch.full((2,), 1.0).to(torch.float8_e8m0fnu), "flip_signs"),
-                                                (_fp8(), "complement_nibbles"), (_fp8(), "multiply")])
+@pytest.mark.parametrize(
+    "value,perturbation",
+    [
+        (torch.rand(2), "negate"),
+        (torch.rand(2), "flip_signs"),
+        (torch.zeros(2, dtype=torch.int32), "negate"),
+        (torch.zeros(2, dtype=torch.int8), "multiply"),
+        (torch.full((2,), 1.0).to(torch.float8_e8m0fnu), "flip_signs"),
+        (_fp8(), "complement_nibbles"),
+        (_fp8(), "multiply"),
+    ],
+)
 def test_a_perturbation_the_dtype_has_no_meaning_for_is_refused(value, perturbation):
     with pytest.raises(ValueError, match=r"perturbations\[0\]: .* is not defined for"):
         InputRotation([[value]], [perturbation])
 
 
-@pytest.mark.parametrize("name,scale", [("a_scale", True), ("w_scales", True), ("x_scale_inv", True),
-                                        ("q_descale", True), ("a_sf", True), ("b_sf", True), ("a", False),
-                                        ("w_blocks", False), ("key_cache", False), ("grad_output", False)])
+@pytest.mark.parametrize(
+    "name,scale",
+    [
+        ("a_scale", True),
+        ("w_scales", True),
+        ("x_scale_inv", True),
+        ("q_descale", True),
+        ("a_sf", True),
+        ("b_sf", True),
+        ("a", False),
+        ("w_blocks", False),
+        ("key_cache", False),
+        ("grad_output", False),
+    ],
+)
 def test_scales_are_recognised_by_name(name, scale):
     assert is_scale(name) is scale

@@ -21,8 +21,19 @@ def _round_trip(message):
     return received
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int64,
-                                   torch.bool, torch.float8_e4m3fn, torch.float64])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        torch.float32,
+        torch.bfloat16,
+        torch.float16,
+        torch.int32,
+        torch.int64,
+        torch.bool,
+        torch.float8_e4m3fn,
+        torch.float64,
+    ],
+)
 def test_tensors_round_trip_bit_exactly(dtype):
     value = (torch.randn(3, 5, 7) * 10).to(dtype)
     received = _round_trip({"t": value, "transposed": value.transpose(0, 2)})
@@ -32,8 +43,15 @@ def test_tensors_round_trip_bit_exactly(dtype):
 
 
 def test_plain_values_and_non_finite_floats():
-    message = {"ok": True, "n": 3, "xs": [1.5, float("inf"), float("-inf")], "s": "text", "none": None,
-               "empty": torch.empty(0, 4), "scalar": torch.tensor(2.5)}
+    message = {
+        "ok": True,
+        "n": 3,
+        "xs": [1.5, float("inf"), float("-inf")],
+        "s": "text",
+        "none": None,
+        "empty": torch.empty(0, 4),
+        "scalar": torch.tensor(2.5),
+    }
     received = _round_trip(message)
     assert received["xs"][1] == float("inf") and received["xs"][2] == float("-inf")
     assert received["empty"].shape == (0, 4) and received["scalar"].item() == 2.5
@@ -50,13 +68,20 @@ def _raw_frame(header: dict, blobs: list[bytes]) -> bytes:
     return struct.pack("!Q", len(encoded)) + encoded + b"".join(blobs)
 
 
-@pytest.mark.parametrize("header, blobs, reason", [
-    ({"body": {"__tensor__": 0, "dtype": "float32", "shape": [4]}, "blobs": [8]}, [b"\0" * 8], "do not match shape"),
-    ({"body": {"__tensor__": 0, "dtype": "object", "shape": [1]}, "blobs": [8]}, [b"\0" * 8], "unsupported dtype"),
-    ({"body": {"__tensor__": 3, "dtype": "float32", "shape": [1]}, "blobs": [4]}, [b"\0" * 4], "missing blob"),
-    ({"body": {"__tensor__": 0, "dtype": "float32", "shape": [-1]}, "blobs": [4]}, [b"\0" * 4], "invalid shape"),
-    ({"nobody": 1}, [], "malformed header"),
-])
+@pytest.mark.parametrize(
+    "header, blobs, reason",
+    [
+        (
+            {"body": {"__tensor__": 0, "dtype": "float32", "shape": [4]}, "blobs": [8]},
+            [b"\0" * 8],
+            "do not match shape",
+        ),
+        ({"body": {"__tensor__": 0, "dtype": "object", "shape": [1]}, "blobs": [8]}, [b"\0" * 8], "unsupported dtype"),
+        ({"body": {"__tensor__": 3, "dtype": "float32", "shape": [1]}, "blobs": [4]}, [b"\0" * 4], "missing blob"),
+        ({"body": {"__tensor__": 0, "dtype": "float32", "shape": [-1]}, "blobs": [4]}, [b"\0" * 4], "invalid shape"),
+        ({"nobody": 1}, [], "malformed header"),
+    ],
+)
 def test_rejects_forged_frames(header, blobs, reason):
     left, right = socket.socketpair()
     with left, right:

@@ -29,15 +29,24 @@ WIDE_MATMUL = {
 
 def _trace(workload, precision: PrecisionRecord | None) -> Trace:
     evaluation = Evaluation(
-        status=EvaluationStatus.PASSED, environment=Environment(hardware="test"), timestamp="now",
-        correctness=Correctness(), performance=Performance(latency_ms=1.0, reference_latency_ms=2.0),
-        solbench=EvaluationDetails(harness_version="test", device="cpu", device_name="test", precision=precision))
+        status=EvaluationStatus.PASSED,
+        environment=Environment(hardware="test"),
+        timestamp="now",
+        correctness=Correctness(),
+        performance=Performance(latency_ms=1.0, reference_latency_ms=2.0),
+        solbench=EvaluationDetails(harness_version="test", device="cpu", device_name="test", precision=precision),
+    )
     return Trace(definition="matmul_fp32", solution="bf16_kernel", evaluation=evaluation, workload=workload)
 
 
 def test_a_trace_admitted_at_bf16_is_scored_against_the_bf16_t_sol(tmp_path):
-    problem = load_problem(write_problem(tmp_path / "mm", WIDE_MATMUL, [
-        {"uuid": "big", "axes": {"M": 16384}, "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}]))
+    problem = load_problem(
+        write_problem(
+            tmp_path / "mm",
+            WIDE_MATMUL,
+            [{"uuid": "big", "axes": {"M": 16384}, "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}],
+        )
+    )
     [workload] = problem.workloads
     hardware = lookup("B200_1500MHz")
     admitted = PrecisionRecord(policy="tolerance", matrix_precision="bf16", basis="checked on this workload")

@@ -44,7 +44,11 @@ def test_no_other_module_tells_a_path_from_baselines_itself():
         if path == SOURCE / "scoring" / "baselines.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2
-                    and "baselines" in (ast.unparse(node.args[0]) + ast.unparse(node.args[1])).lower()):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "isinstance"
+                and len(node.args) == 2
+                and "baselines" in (ast.unparse(node.args[0]) + ast.unparse(node.args[1])).lower()
+            ):
                 found.append(f"{path.relative_to(SOURCE)}:{node.lineno}")
     assert found == []

@@ -25,8 +25,10 @@ def test_the_rule_is_always_named():
 def test_the_score_report_records_the_rule_its_set_totals_follow():
     """p_scored: S = 0.75 (T_b 2, T_SOL 1, T_k 4/3); p_unscored PASSED without T_SOL, so it has no score."""
     sol = SolRecord(hardware=HARDWARE, t_sol_ms=1.0, bound="memory", coverage_full=True)
-    traces = [_trace("p_scored", "cand", "w0", EvaluationStatus.PASSED, 4 / 3, 2.0, sol),
-              _trace("p_unscored", "cand", "w1", EvaluationStatus.PASSED, 1.0, 2.0, None)]
+    traces = [
+        _trace("p_scored", "cand", "w0", EvaluationStatus.PASSED, 4 / 3, 2.0, sol),
+        _trace("p_unscored", "cand", "w1", EvaluationStatus.PASSED, 1.0, 2.0, None),
+    ]
     library = score_traces(traces, HARDWARE)  # the library's rule: exclude
     [entry] = library.sets
     assert (entry.missing, entry.score, entry.scored_problems, entry.problems) == ("exclude", pytest.approx(0.75), 1, 2)

@@ -31,16 +31,29 @@ HARDWARE = "H100_SXM"
 T_SOL = 0.010  # ms
 
 
-def _trace(workload: str, latency_ms: float, *, reference_ms: float = 0.040, t_sol_ms: float | None = T_SOL,
-           definition: str = "rmsnorm") -> Trace:
+def _trace(
+    workload: str,
+    latency_ms: float,
+    *,
+    reference_ms: float = 0.040,
+    t_sol_ms: float | None = T_SOL,
+    definition: str = "rmsnorm",
+) -> Trace:
     sol = SolRecord(hardware=HARDWARE, t_sol_ms=t_sol_ms, bound="memory", coverage_full=True) if t_sol_ms else None
-    evaluation = Evaluation(status=EvaluationStatus.PASSED, environment=Environment(hardware="test"), timestamp="now",
-                            correctness=Correctness(),
-                            performance=Performance(latency_ms=latency_ms, reference_latency_ms=reference_ms),
-                            solbench=EvaluationDetails(harness_version="test", device="cuda", device_name="test",
-                                                       sol=sol))
-    return Trace(definition=definition, solution="cand", workload=Workload(uuid=workload, axes={}, inputs={}),
-                 evaluation=evaluation)
+    evaluation = Evaluation(
+        status=EvaluationStatus.PASSED,
+        environment=Environment(hardware="test"),
+        timestamp="now",
+        correctness=Correctness(),
+        performance=Performance(latency_ms=latency_ms, reference_latency_ms=reference_ms),
+        solbench=EvaluationDetails(harness_version="test", device="cuda", device_name="test", sol=sol),
+    )
+    return Trace(
+        definition=definition,
+        solution="cand",
+        workload=Workload(uuid=workload, axes={}, inputs={}),
+        evaluation=evaluation,
+    )
 
 
 def test_the_margin_is_relative_for_the_figures_and_absolute_for_the_timer():
@@ -87,8 +100,10 @@ def test_solbench_score_refuses_it_too(tmp_path):
     result = CliRunner().invoke(app, ["score", str(path), "-H", HARDWARE, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert [(w["status"], w["score"]) for w in report["workloads"]] == [("PASSED", pytest.approx(0.75)),
-                                                                         ("IMPLAUSIBLE", 0.0)]
+    assert [(w["status"], w["score"]) for w in report["workloads"]] == [
+        ("PASSED", pytest.approx(0.75)),
+        ("IMPLAUSIBLE", 0.0),
+    ]
     assert report["problems"][0]["score"] == pytest.approx(0.375)
     table = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["score", str(path), "-H", HARDWARE])
     assert "IMPLAUSIBLE" in table.stdout and "below the speed-of-light floor" in table.stdout
@@ -96,8 +111,9 @@ def test_solbench_score_refuses_it_too(tmp_path):
 
 def _slow_hardware():
     """A CPU whose memory moves 1 MB/s: T_SOL of a 1000-element add (12 kB) is 12 ms, which any kernel beats."""
-    return replace(lookup(HARDWARE), id="SLOW_TEST", name="a very slow test CPU", kind="cpu",
-                   memory_bandwidth_bytes_per_s=1e6)
+    return replace(
+        lookup(HARDWARE), id="SLOW_TEST", name="a very slow test CPU", kind="cpu", memory_bandwidth_bytes_per_s=1e6
+    )
 
 
 def test_attach_sol_makes_a_trace_below_the_floor_implausible_as_score_would(tmp_path):
@@ -110,7 +126,9 @@ def test_attach_sol_makes_a_trace_below_the_floor_implausible_as_score_would(tmp
     [attached] = attach_sol([trace], problem, hardware)
     evaluation = attached.evaluation
     assert evaluation.status is EvaluationStatus.IMPLAUSIBLE
-    assert evaluation.solbench.failed_rule == "speed_of_light" and evaluation.log.startswith("[solbench] IMPLAUSIBLE: T_k")
+    assert evaluation.solbench.failed_rule == "speed_of_light" and evaluation.log.startswith(
+        "[solbench] IMPLAUSIBLE: T_k"
+    )
     record = evaluation.solbench.sol
     assert record.implausible and record.score == 0.0 and record.t_sol_ms == pytest.approx(12)
     assert record.floor_ms == pytest.approx(12 * 0.95) and "(T_SOL 12 ms x (1 - 0.05))" in evaluation.solbench.failure
@@ -127,8 +145,12 @@ def test_a_real_evaluation_below_the_floor_is_implausible(vector_add_problem, fa
     its timing below T_SOL would look like (the guards refuse every timing tamper in the exploit corpus)."""
     from solbench.api import evaluate
 
-    traces = evaluate(vector_add_problem, make_solution("import torch\ndef run(x, y):\n    return x + y\n"),
-                      config=fast_config, hardware=_slow_hardware())
+    traces = evaluate(
+        vector_add_problem,
+        make_solution("import torch\ndef run(x, y):\n    return x + y\n"),
+        config=fast_config,
+        hardware=_slow_hardware(),
+    )
     assert [t.evaluation.status for t in traces] == [EvaluationStatus.IMPLAUSIBLE] * 2
     assert all(t.evaluation.performance.latency_ms < t.evaluation.solbench.sol.floor_ms for t in traces)
     assert score_traces(traces, _slow_hardware()).problems[0].score == 0.0

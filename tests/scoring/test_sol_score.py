@@ -7,12 +7,15 @@ import pytest
 from solbench.scoring import Baseline, ScoreError, WorkloadScore, aggregate, load_baselines, save_baselines, sol_score
 
 
-@pytest.mark.parametrize("t_kernel, t_baseline, t_sol, expected", [
-    (2.0, 2.0, 1.0, 0.5),      # matches the baseline
-    (1.0, 2.0, 1.0, 1.0),      # at the speed of light
-    (1.5, 2.0, 1.0, 2 / 3),    # halfway from baseline to SOL: (2-1)/((1.5-1)+(2-1))
-    (11.0, 2.0, 1.0, 1 / 11),  # ten times slower than the baseline's distance
-])
+@pytest.mark.parametrize(
+    "t_kernel, t_baseline, t_sol, expected",
+    [
+        (2.0, 2.0, 1.0, 0.5),  # matches the baseline
+        (1.0, 2.0, 1.0, 1.0),  # at the speed of light
+        (1.5, 2.0, 1.0, 2 / 3),  # halfway from baseline to SOL: (2-1)/((1.5-1)+(2-1))
+        (11.0, 2.0, 1.0, 1 / 11),  # ten times slower than the baseline's distance
+    ],
+)
 def test_score_formula(t_kernel, t_baseline, t_sol, expected):
     result = sol_score(t_kernel, t_baseline, t_sol)
     assert result.score == pytest.approx(expected) and not result.note
@@ -30,22 +33,38 @@ def test_baseline_at_the_speed_of_light():
 
 
 def _score(definition, workload, score, status="PASSED", t_kernel_ms=1.0):
-    return WorkloadScore(definition=definition, workload=workload, status=status, score=score,
-                         t_kernel_ms=t_kernel_ms if status == "PASSED" else None, t_baseline_ms=2.0, t_sol_ms=0.5,
-                         baseline_source="test")
+    return WorkloadScore(
+        definition=definition,
+        workload=workload,
+        status=status,
+        score=score,
+        t_kernel_ms=t_kernel_ms if status == "PASSED" else None,
+        t_baseline_ms=2.0,
+        t_sol_ms=0.5,
+        baseline_source="test",
+    )
 
 
 def test_problem_and_set_means_count_failures_as_zero():
     scores = [_score("a", "1", 0.8), _score("a", "2", 0.0, status="RUNTIME_ERROR"), _score("b", "1", 0.5)]
     report = aggregate(scores, "H200", {"a": "L1", "b": "L1"})
-    assert [(p.definition, p.score, p.passed, p.workloads) for p in report.problems] == \
-        [("a", 0.4, 1, 2), ("b", 0.5, 1, 1)]
+    assert [(p.definition, p.score, p.passed, p.workloads) for p in report.problems] == [
+        ("a", 0.4, 1, 2),
+        ("b", 0.5, 1, 1),
+    ]
     assert [(s.set, s.score, s.problems, s.problems_passed) for s in report.sets] == [("L1", pytest.approx(0.45), 2, 1)]
 
 
 def test_latency_is_the_geometric_mean_and_needs_every_workload():
-    report = aggregate([_score("a", "1", 0.5, t_kernel_ms=1.0), _score("a", "2", 0.5, t_kernel_ms=4.0),
-                        _score("b", "1", 0.5, t_kernel_ms=1.0), _score("b", "2", 0.0, status="TIMEOUT")], "H200")
+    report = aggregate(
+        [
+            _score("a", "1", 0.5, t_kernel_ms=1.0),
+            _score("a", "2", 0.5, t_kernel_ms=4.0),
+            _score("b", "1", 0.5, t_kernel_ms=1.0),
+            _score("b", "2", 0.0, status="TIMEOUT"),
+        ],
+        "H200",
+    )
     assert report.problem("a").latency_ms == pytest.approx(2.0)
     assert report.problem("b").latency_ms is None and report.problem("b").score == 0.25
 
@@ -55,8 +74,11 @@ def test_baselines_round_trip_and_bad_files(tmp_path):
     save_baselines(path, [Baseline(definition="d", workload="w", hardware="H200", latency_ms=1.5)], "today", "0.1.0")
     baselines = load_baselines(path)
     assert baselines.get("d", "w", "h200").latency_ms == 1.5 and baselines.get("d", "w", "B200") is None
-    path.write_text(json.dumps({"version": 1, "baselines": [{"definition": "d", "workload": "w", "hardware": "x",
-                                                             "latency_ms": -1}]}))
+    path.write_text(
+        json.dumps(
+            {"version": 1, "baselines": [{"definition": "d", "workload": "w", "hardware": "x", "latency_ms": -1}]}
+        )
+    )
     with pytest.raises(ScoreError, match=r"baselines\.0\.latency_ms: Input should be greater than 0"):
         load_baselines(path)
     path.write_text(json.dumps({"version": 9, "baselines": []}))
@@ -70,11 +92,23 @@ def _passed_trace(samples_s, resolution_s):
     from solbench.spec.trace import Environment, EvaluationStatus
     from solbench.spec.workload import Workload
 
-    context = RunContext(definition="d", solution="s", environment=Environment(hardware="test"), device="cuda",
-                         device_name="test", clock={})
+    context = RunContext(
+        definition="d",
+        solution="s",
+        environment=Environment(hardware="test"),
+        device="cuda",
+        device_name="test",
+        clock={},
+    )
     timing = timing_summary("cuda_events", samples_s, 1, 0, 1, [], resolution_s)
-    return make_trace(context, Workload(uuid="w", axes={}, inputs={}), EvaluationStatus.PASSED, verdict=Verdict(),
-                      timing=timing, reference_timing=timing_summary("cuda_events", [1e-3], 1, 0, 1, []))
+    return make_trace(
+        context,
+        Workload(uuid="w", axes={}, inputs={}),
+        EvaluationStatus.PASSED,
+        verdict=Verdict(),
+        timing=timing,
+        reference_timing=timing_summary("cuda_events", [1e-3], 1, 0, 1, []),
+    )
 
 
 def test_a_time_below_the_timers_resolution_is_flagged_implausible():

@@ -25,12 +25,27 @@ def fast_settings(root: Path, **overrides) -> dict:
     suite = root / "suite"
     if not suite.exists():
         write_problem(suite / "L1" / "vector_add", VECTOR_ADD, vector_workloads(1000, 4099))
-    settings = {"data_dir": str(root / "data"), "suites": [str(suite)],
-                "hardware": HARDWARE, "workers": 1, "held_out_per_problem": 1, "heartbeat_s": 1.0,
-                "allow_root_sandbox": True,  # as root with a Python nobody can reach (CI): see docs/sandbox.md
-                "stale_after_s": 30.0, "poll_s": 0.1,
-                "evaluation": {"device": "cpu", "rounds": 1, "budget_s": 0.02, "warmup_s": 0.0, "min_warmup": 1,
-                               "min_iterations": 3, "timeout_s": 60, "memory_limit_gb": 4}}
+    settings = {
+        "data_dir": str(root / "data"),
+        "suites": [str(suite)],
+        "hardware": HARDWARE,
+        "workers": 1,
+        "held_out_per_problem": 1,
+        "heartbeat_s": 1.0,
+        "allow_root_sandbox": True,  # as root with a Python nobody can reach (CI): see docs/sandbox.md
+        "stale_after_s": 30.0,
+        "poll_s": 0.1,
+        "evaluation": {
+            "device": "cpu",
+            "rounds": 1,
+            "budget_s": 0.02,
+            "warmup_s": 0.0,
+            "min_warmup": 1,
+            "min_iterations": 3,
+            "timeout_s": 60,
+            "memory_limit_gb": 4,
+        },
+    }
     settings.update(overrides)
     return settings
 
@@ -89,9 +104,22 @@ class LiveServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "SOLBENCH_CACHE_DIR": str(cache)}
         self.log = open(root / "serve.log", "w")
-        self.process = subprocess.Popen([sys.executable, "-m", "solbench", "serve", "--settings",
-                                         str(self.settings_file), "--port", str(self.port)],
-                                        stdout=self.log, stderr=subprocess.STDOUT, env=self.env, cwd=root)
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "solbench",
+                "serve",
+                "--settings",
+                str(self.settings_file),
+                "--port",
+                str(self.port),
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            cwd=root,
+        )
         self._wait_until_up()
 
     def _wait_until_up(self) -> None:
@@ -111,8 +139,15 @@ class LiveServer:
         raise RuntimeError("solbench serve did not answer within 60 s")
 
     def cli(self, *args: str, **options) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "solbench", *args], capture_output=True, text=True,
-                              env={**self.env, **options.pop("env", {})}, cwd=self.root, timeout=180, **options)
+        return subprocess.run(
+            [sys.executable, "-m", "solbench", *args],
+            capture_output=True,
+            text=True,
+            env={**self.env, **options.pop("env", {})},
+            cwd=self.root,
+            timeout=180,
+            **options,
+        )
 
     def add_user(self, name: str, admin: bool = False) -> str:
         """A user and its token, written straight into the server's database (the CLI is tested once)."""
@@ -157,8 +192,12 @@ def live_server(tmp_path_factory):
     """One server per test module (starting one costs seconds); tests make their own users."""
     root = tmp_path_factory.mktemp("service")
     cache = tmp_path_factory.mktemp("service-cache")
-    limits = {"max_body_bytes": 64 * 1024, "per_hour": {"test": 3, "private": 50, "ranked": 50},
-              "per_day": {"test": 100, "private": 100, "ranked": 100}, "max_queued": 20}
+    limits = {
+        "max_body_bytes": 64 * 1024,
+        "per_hour": {"test": 3, "private": 50, "ranked": 50},
+        "per_day": {"test": 100, "private": 100, "ranked": 100},
+        "max_queued": 20,
+    }
     server = LiveServer(root, fast_settings(root, limits=limits), cache)
     yield server
     server.stop()
@@ -186,8 +225,9 @@ class InProcessService:
         from solbench.service.web.sample_data import HARDWARE, build_sample
 
         self.sample = build_sample(root / "data", submissions=30, users=6)
-        settings = ServiceSettings(data_dir=root / "data", suites=(self.sample.suite_dir,), hardware=HARDWARE,
-                                   workers=0, **overrides)
+        settings = ServiceSettings(
+            data_dir=root / "data", suites=(self.sample.suite_dir,), hardware=HARDWARE, workers=0, **overrides
+        )
         self.service = prepare(settings)
         self.admin = add_user(self.service.session_factory, "root", admin=True).token
         self.client = TestClient(create_app(self.service, start_queue=False))

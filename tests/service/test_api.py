@@ -47,8 +47,9 @@ def test_a_submission_goes_from_queued_to_done_with_one_result_and_a_score(live_
         assert result["traces"][0]["evaluation"]["solbench"]["timing"]["samples_ms"]
         assert set(result["t_sol_ms"]) == {"n1000", "n4099"}
         with live_server.session_factory()() as session:
-            assert session.scalar(select(func.count()).select_from(Result)
-                                  .where(Result.submission_id == body["id"])) == 1
+            assert (
+                session.scalar(select(func.count()).select_from(Result).where(Result.submission_id == body["id"])) == 1
+            )
         board = client.get("/leaderboards/L1/vector_add").json()
         assert board["entries"][0]["user"] == "runner" and board["firsts"]
         assert client.get("/leaderboards/L1").json()["rows"][0]["user"] == "runner"
@@ -99,18 +100,26 @@ def test_private_submissions_are_readable_and_deletable_by_their_owner_and_admin
         assert client.get(f"/submissions/{first}").status_code == 404
 
 
-@pytest.mark.parametrize("body, status, field", [
-    ({"problem": "no_such_problem", "solution": add_solution()}, 422, "problem"),
-    ({"problem": "vector_add", "solution": {**add_solution(), "sources": []}}, 422, "solution.sources"),
-    ({"problem": "vector_add", "solution": {**add_solution(), "spec": {"languages": ["pytorch"],
-                                                                        "entry_point": "kernel.py"}}},
-     422, "solution.spec.entry_point"),
-    ({"problem": "vector_add", "solution": add_solution(definition="other")}, 422, "solution.definition"),
-    ({"problem": "vector_add", "solution": add_solution(BLOCKED)}, 422, "solution.sources[0].content"),
-    ({"problem": "vector_add", "solution": add_solution(), "mode": "fast"}, 422, "mode"),
-    ({"problem": "vector_add"}, 422, "solution"),
-    ({"problem": "vector_add", "solution": add_solution("x = 1\n" * 20000)}, 413, "body"),
-])
+@pytest.mark.parametrize(
+    "body, status, field",
+    [
+        ({"problem": "no_such_problem", "solution": add_solution()}, 422, "problem"),
+        ({"problem": "vector_add", "solution": {**add_solution(), "sources": []}}, 422, "solution.sources"),
+        (
+            {
+                "problem": "vector_add",
+                "solution": {**add_solution(), "spec": {"languages": ["pytorch"], "entry_point": "kernel.py"}},
+            },
+            422,
+            "solution.spec.entry_point",
+        ),
+        ({"problem": "vector_add", "solution": add_solution(definition="other")}, 422, "solution.definition"),
+        ({"problem": "vector_add", "solution": add_solution(BLOCKED)}, 422, "solution.sources[0].content"),
+        ({"problem": "vector_add", "solution": add_solution(), "mode": "fast"}, 422, "mode"),
+        ({"problem": "vector_add"}, 422, "solution"),
+        ({"problem": "vector_add", "solution": add_solution("x = 1\n" * 20000)}, 413, "body"),
+    ],
+)
 def test_bad_payloads_are_refused_naming_the_field_and_nothing_is_stored(live_server, body, status, field):
     token = live_server.add_user("careless")
     before = _count(live_server)
@@ -130,8 +139,11 @@ def test_a_body_far_over_the_limit_gets_a_413_that_a_client_sending_it_whole_rea
     token = live_server.add_user("bulky")
     with live_server.client() as client:
         assert client.get("/limits").json()["max_body_bytes"] == 64 * 1024
-    request = urllib.request.Request(live_server.url + "/api/v1/submissions", data=b"x" * (20 * 1024 * 1024),
-                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    request = urllib.request.Request(
+        live_server.url + "/api/v1/submissions",
+        data=b"x" * (20 * 1024 * 1024),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+    )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
     assert refused.value.code == 413
@@ -182,8 +194,19 @@ def test_solbench_submit_and_status_talk_to_the_server(live_server):
     solution = live_server.root / "add.json"
     solution.write_text(json.dumps(add_solution(ADD)))
     env = {"SOLBENCH_TOKEN": token}
-    done = live_server.cli("submit", str(solution), "--problem", "vector_add", "--server", live_server.url,
-                           "--mode", "test", "--wait", "--json", env=env)
+    done = live_server.cli(
+        "submit",
+        str(solution),
+        "--problem",
+        "vector_add",
+        "--server",
+        live_server.url,
+        "--mode",
+        "test",
+        "--wait",
+        "--json",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     view = json.loads(done.stdout)
     assert view["status"] == "done" and view["result"]["verdict"] == "PASSED" and view["result"]["score"] is None

@@ -60,54 +60,56 @@ ACCESS: dict[tuple[str, str], tuple[Rule, ...]] = {
     #        target                       anonymous      bad    banned other user     owner       admin
     #                                                     token
     ("GET", SUBMISSION): (
-        Rule("private submission",        "404 hidden",  "401", "403", "404 hidden",  "200 code", "200 code"),
-        Rule("test submission",           "404 hidden",  "401", "403", "404 hidden",  "200 code", "200 code"),
-        Rule("open ranked submission",    "200 no code", "401", "403", "200 no code", "200 code", "200 code"),
-        Rule("frozen ranked submission",  "200 code",    "401", "403", "200 code",    "200 code", "200 code"),
-        Rule("deleted submission",        "404",         "401", "403", "404",         "404",      "404"),
-        Rule("no submission",             "404",         "401", "403", "404",         None,       "404")),
+        Rule("private submission", "404 hidden", "401", "403", "404 hidden", "200 code", "200 code"),
+        Rule("test submission", "404 hidden", "401", "403", "404 hidden", "200 code", "200 code"),
+        Rule("open ranked submission", "200 no code", "401", "403", "200 no code", "200 code", "200 code"),
+        Rule("frozen ranked submission", "200 code", "401", "403", "200 code", "200 code", "200 code"),
+        Rule("deleted submission", "404", "401", "403", "404", "404", "404"),
+        Rule("no submission", "404", "401", "403", "404", None, "404"),
+    ),
     ("GET", BUNDLE): (
-        Rule("private submission",        "404 hidden",  "401", "403", "404 hidden",  "200 code", "200 code"),
-        Rule("test submission",           "404 hidden",  "401", "403", "404 hidden",  "200 code", "200 code"),
-        Rule("open ranked submission",    "403",         "401", "403", "403",         "200 code", "200 code"),
-        Rule("frozen ranked submission",  "200 code",    "401", "403", "200 code",    "200 code", "200 code"),
-        Rule("deleted submission",        "404",         "401", "403", "404",         "404",      "404"),
-        Rule("no submission",             "404",         "401", "403", "404",         None,       "404")),
+        Rule("private submission", "404 hidden", "401", "403", "404 hidden", "200 code", "200 code"),
+        Rule("test submission", "404 hidden", "401", "403", "404 hidden", "200 code", "200 code"),
+        Rule("open ranked submission", "403", "401", "403", "403", "200 code", "200 code"),
+        Rule("frozen ranked submission", "200 code", "401", "403", "200 code", "200 code", "200 code"),
+        Rule("deleted submission", "404", "401", "403", "404", "404", "404"),
+        Rule("no submission", "404", "401", "403", "404", None, "404"),
+    ),
     ("DELETE", SUBMISSION): (
-        Rule("private submission",        "401",         "401", "403", "404 hidden",  "200",      "200"),
-        Rule("test submission",           "401",         "401", "403", "404 hidden",  "200",      "200"),
-        Rule("open ranked submission",    "401",         "401", "403", "403",         "200",      "200"),
-        Rule("frozen ranked submission",  "401",         "401", "403", "403",         "200",      "200"),
-        Rule("deleted submission",        "401",         "401", "403", "404",         "404",      "404"),
-        Rule("no submission",             "401",         "401", "403", "404",         None,       "404")),
+        Rule("private submission", "401", "401", "403", "404 hidden", "200", "200"),
+        Rule("test submission", "401", "401", "403", "404 hidden", "200", "200"),
+        Rule("open ranked submission", "401", "401", "403", "403", "200", "200"),
+        Rule("frozen ranked submission", "401", "401", "403", "403", "200", "200"),
+        Rule("deleted submission", "401", "401", "403", "404", "404", "404"),
+        Rule("no submission", "401", "401", "403", "404", None, "404"),
+    ),
     ("POST", "/submissions"): (
-        Rule("a problem",                 "401",         "401", "403", "202",         None,       "202"),
-        Rule("no problem",                "401",         "401", "403", "422",         None,       "422")),
+        Rule("a problem", "401", "401", "403", "202", None, "202"),
+        Rule("no problem", "401", "401", "403", "422", None, "422"),
+    ),
     ("GET", "/users/{name}"): (
-        Rule("user",                      "200 ranked",  "401", "403", "200 ranked",  "200 all",  "200 all"),
-        Rule("banned user",               "404",         "401", "403", "404",         "403",      "200"),
-        Rule("no user",                   "404",         "401", "403", "404",         None,       "404")),
-    ("GET", "/problems"): (
-        Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
+        Rule("user", "200 ranked", "401", "403", "200 ranked", "200 all", "200 all"),
+        Rule("banned user", "404", "401", "403", "404", "403", "200"),
+        Rule("no user", "404", "401", "403", "404", None, "404"),
+    ),
+    ("GET", "/problems"): (Rule("none", "200", "200", "200", "200", None, "200"),),
     ("GET", "/problems/{name}"): (
-        Rule("problem",                   "200 public",  "200", "200", "200 public",  None,       "200 public"),
-        Rule("no problem",                "404",         "404", "404", "404",         None,       "404")),
-    ("GET", "/leaderboards"): (
-        Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
+        Rule("problem", "200 public", "200", "200", "200 public", None, "200 public"),
+        Rule("no problem", "404", "404", "404", "404", None, "404"),
+    ),
+    ("GET", "/leaderboards"): (Rule("none", "200", "200", "200", "200", None, "200"),),
     ("GET", "/leaderboards/{set_name}"): (
-        Rule("set",                       "200",         "200", "200", "200",         None,       "200"),
-        Rule("no set",                    "404",         "404", "404", "404",         None,       "404")),
+        Rule("set", "200", "200", "200", "200", None, "200"),
+        Rule("no set", "404", "404", "404", "404", None, "404"),
+    ),
     ("GET", "/leaderboards/{set_name}/{problem}"): (
-        Rule("set problem",               "200 ranked",  "200", "200", "200 ranked",  None,       "200 ranked"),
-        Rule("problem of another set",    "404",         "404", "404", "404",         None,       "404")),
-    ("GET", "/status"): (
-        Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
-    ("GET", "/limits"): (
-        Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
-    ("GET", "/openapi.json"): (
-        Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
-    ("GET", "/docs"): (
-        Rule("none",                      "200",         "200", "200", "200",         None,       "200"),),
+        Rule("set problem", "200 ranked", "200", "200", "200 ranked", None, "200 ranked"),
+        Rule("problem of another set", "404", "404", "404", "404", None, "404"),
+    ),
+    ("GET", "/status"): (Rule("none", "200", "200", "200", "200", None, "200"),),
+    ("GET", "/limits"): (Rule("none", "200", "200", "200", "200", None, "200"),),
+    ("GET", "/openapi.json"): (Rule("none", "200", "200", "200", "200", None, "200"),),
+    ("GET", "/docs"): (Rule("none", "200", "200", "200", "200", None, "200"),),
 }
 """(method, path under /api/v1) -> its rules. A new route needs an entry here."""
 
@@ -130,19 +132,30 @@ def api_routes(app) -> set[tuple[str, str]]:
         routes = list(app.routes)
     else:
         routes = list(iter_route_contexts(app.routes))
-    return {(method, route.path.removeprefix(API_PREFIX)) for route in routes
-            if (getattr(route, "path", None) or "").startswith(API_PREFIX + "/")
-            for method in (getattr(route, "methods", None) or ()) if method != "HEAD"}
+    return {
+        (method, route.path.removeprefix(API_PREFIX))
+        for route in routes
+        if (getattr(route, "path", None) or "").startswith(API_PREFIX + "/")
+        for method in (getattr(route, "methods", None) or ())
+        if method != "HEAD"
+    }
 
 
 def add_submission(app: InProcessService, like: int, *, mode: str | None = None, deleted: bool = False) -> int:
     """A new submission row copying `like` (owner, problem version, solution, status, time), without a result."""
     with app.service.session_factory.begin() as session:
         original = session.get(Submission, like)
-        row = Submission(user_id=original.user_id, problem_version_id=original.problem_version_id,
-                         mode=mode or original.mode, status=original.status, solution=original.solution,
-                         code_hash=original.code_hash, created_at=original.created_at, attempts=original.attempts,
-                         deleted_at=utcnow() if deleted else None)
+        row = Submission(
+            user_id=original.user_id,
+            problem_version_id=original.problem_version_id,
+            mode=mode or original.mode,
+            status=original.status,
+            solution=original.solution,
+            code_hash=original.code_hash,
+            created_at=original.created_at,
+            attempts=original.attempts,
+            deleted_at=utcnow() if deleted else None,
+        )
         session.add(row)
         session.flush()
         return row.id
@@ -169,11 +182,14 @@ def prepare_targets(app: InProcessService) -> dict[str, Target]:
         "frozen ranked submission": submission(sample.frozen_set_submission),
         "deleted submission": submission(add_submission(app, sample.private_submission, deleted=True)),
         "no submission": Target({"submission_id": str(MISSING_ID)}),
-        "a problem": Target({}), "no problem": Target({"name": "no_such_problem"}),
-        "user": Target({"name": "alice"}, "alice"), "banned user": Target({"name": "mallory"}, "mallory"),
+        "a problem": Target({}),
+        "no problem": Target({"name": "no_such_problem"}),
+        "user": Target({"name": "alice"}, "alice"),
+        "banned user": Target({"name": "mallory"}, "mallory"),
         "no user": Target({"name": "nobody"}),
         "problem": Target({"name": PROBLEM}),
-        "set": Target({"set_name": "L2"}), "no set": Target({"set_name": "L9"}),
+        "set": Target({"set_name": "L2"}),
+        "no set": Target({"set_name": "L9"}),
         "set problem": Target({"set_name": "L2", "problem": "gemm_bf16_4096"}),
         "problem of another set": Target({"set_name": "L2", "problem": PROBLEM}),
         "none": Target({}),
@@ -197,25 +213,38 @@ def call(app: InProcessService, method: str, path: str, token: str | None, **opt
 
 
 def cases(*methods: str) -> list:
-    return [pytest.param(route, rule, reader, id=f"{route[0]} {route[1]} | {rule.target} | {reader}")
-            for route, rules in ACCESS.items() if route[0] in methods
-            for rule in rules for reader in READERS if getattr(rule, reader) is not None]
+    return [
+        pytest.param(route, rule, reader, id=f"{route[0]} {route[1]} | {rule.target} | {reader}")
+        for route, rules in ACCESS.items()
+        if route[0] in methods
+        for rule in rules
+        for reader in READERS
+        if getattr(rule, reader) is not None
+    ]
 
 
-def check(app: InProcessService, response, outcome: str, route: tuple[str, str], target: Target,
-          token: str | None) -> None:
+def check(
+    app: InProcessService, response, outcome: str, route: tuple[str, str], target: Target, token: str | None
+) -> None:
     """`response` is `outcome` (a status, then what its body must show: see the module docstring)."""
     status, _, shows = outcome.partition(" ")
     assert response.status_code == int(status), f"expected {outcome}: {response.status_code} {response.text[:300]}"
     body = response.json() if "json" in response.headers.get("content-type", "") else None
     if shows == "hidden":
         missing = call(app, route[0], route[1].format(submission_id=MISSING_ID), token)
-        assert response.json() == {"detail": missing.json()["detail"].replace(str(MISSING_ID),
-                                                                              str(target.submission_id))}
+        assert response.json() == {
+            "detail": missing.json()["detail"].replace(str(MISSING_ID), str(target.submission_id))
+        }
         with app.service.session_factory() as session:
             row = session.get(Submission, target.submission_id)
-            secrets = [row.user.name, row.problem_version.problem.name, row.code_hash, row.solution["name"],
-                       row.solution["sources"][0]["content"], row.mode]
+            secrets = [
+                row.user.name,
+                row.problem_version.problem.name,
+                row.code_hash,
+                row.solution["name"],
+                row.solution["sources"][0]["content"],
+                row.mode,
+            ]
         assert not [s for s in secrets if s in response.text], response.text
     elif shows == "code":
         assert body["solution"]["sources"], body
@@ -319,8 +348,13 @@ def test_only_a_signed_in_user_submits_and_a_refusal_stores_nothing(mutable, rou
     token = token_of(app, reader, target)
     problem = target.params.get("name", PROBLEM)
     before = _count(app)
-    response = call(app, "POST", route[1], token, json={"problem": problem, "mode": "private",
-                                                         "solution": solution_dict(ADD, definition=problem)})
+    response = call(
+        app,
+        "POST",
+        route[1],
+        token,
+        json={"problem": problem, "mode": "private", "solution": solution_dict(ADD, definition=problem)},
+    )
     outcome = getattr(rule, reader)
     check(app, response, outcome, route, target, token)
     assert _count(app) == before + (outcome == "202")
@@ -339,8 +373,9 @@ def test_a_user_over_the_hourly_limit_gets_429_saying_which_limit_and_when_to_re
     before = _count(app)
     refused = _submit(app, token, "test")
     assert refused.status_code == 429, refused.text
-    assert re.fullmatch(rf"mode: {allowed} test submissions per hour reached; retry in \d+ s",
-                        refused.json()["detail"]), refused.json()
+    assert re.fullmatch(
+        rf"mode: {allowed} test submissions per hour reached; retry in \d+ s", refused.json()["detail"]
+    ), refused.json()
     assert 0 < int(refused.headers["Retry-After"]) <= 3600 and _count(app) == before
     assert _submit(app, token, "private").status_code == 202  # the limit is per mode
     assert all(_submit(app, app.admin, "test").status_code == 202 for _ in range(allowed + 1))  # admins: none
@@ -355,8 +390,10 @@ def test_a_user_with_a_full_queue_gets_429_until_one_of_theirs_leaves_it(mutable
     assert [r.status_code for r in accepted] == [202] * LIMITS["max_queued"]
     refused = _submit(app, token, "private")
     assert refused.status_code == 429 and refused.headers["Retry-After"] == "30", refused.text
-    assert refused.json()["detail"] == (f"queue: {LIMITS['max_queued']} of your submissions are waiting or running "
-                                        f"(at most {LIMITS['max_queued']}); retry when one finishes")
+    assert refused.json()["detail"] == (
+        f"queue: {LIMITS['max_queued']} of your submissions are waiting or running "
+        f"(at most {LIMITS['max_queued']}); retry when one finishes"
+    )
     assert call(app, "DELETE", f"/submissions/{accepted[0].json()['id']}", token).status_code == 200
     assert _submit(app, token, "private").status_code == 202
 
@@ -365,16 +402,26 @@ def test_a_body_over_the_size_limit_is_413_naming_the_body_and_stores_nothing(mu
     app, _ = mutable
     before = _count(app)
     big = ADD + "# " + "x" * LIMITS["max_body_bytes"] + "\n"
-    response = call(app, "POST", "/submissions", app.sample.tokens["eve"],
-                    json={"problem": PROBLEM, "solution": solution_dict(big, definition=PROBLEM)})
+    response = call(
+        app,
+        "POST",
+        "/submissions",
+        app.sample.tokens["eve"],
+        json={"problem": PROBLEM, "solution": solution_dict(big, definition=PROBLEM)},
+    )
     assert response.status_code == 413 and response.json()["field"] == "body", response.text
     assert f"over the limit of {LIMITS['max_body_bytes']} bytes" in response.json()["detail"]
     assert _count(app) == before
 
 
 def _submit(app: InProcessService, token: str, mode: str):
-    return call(app, "POST", "/submissions", token,
-                json={"problem": PROBLEM, "mode": mode, "solution": solution_dict(ADD, definition=PROBLEM)})
+    return call(
+        app,
+        "POST",
+        "/submissions",
+        token,
+        json={"problem": PROBLEM, "mode": mode, "solution": solution_dict(ADD, definition=PROBLEM)},
+    )
 
 
 def _count(app: InProcessService) -> int:

@@ -72,12 +72,16 @@ def tight_server():
 
 def _pieces(total: int):
     for start in range(0, total, len(PIECE)):
-        yield PIECE[:min(len(PIECE), total - start)]
+        yield PIECE[: min(len(PIECE), total - start)]
 
 
 def _head(length: int | None, *, close: bool = False, expect: bool = False) -> bytes:
-    lines = [f"POST {PATH} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
-             f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"]
+    lines = [
+        f"POST {PATH} HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Content-Type: application/json",
+        f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked",
+    ]
     lines += ["Connection: close"] * close + ["Expect: 100-continue"] * expect
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
@@ -105,8 +109,9 @@ def _raw(port: int, total: int, *, chunked: bool, close: bool) -> tuple[int, dic
 
 def _urllib(port: int, total: int) -> tuple[int, dict]:
     """urllib sends `Connection: close` and its whole body before it reads."""
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{PATH}", data=b"x" * total,
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{PATH}", data=b"x" * total, headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())
@@ -145,8 +150,11 @@ def test_the_413_is_sent_as_soon_as_the_body_is_known_too_large(server, chunked)
         sock.sendall(b"".join(_chunk(PIECE) if chunked else PIECE for _ in range(2)))  # 128 KiB of 20 MiB
         status, answer = _answer(sock)
     assert status == 413
-    expected = (f"body: over the limit of {LIMIT} bytes (refused after" if chunked
-                else f"body: {BODY_BYTES} bytes is over the limit of {LIMIT} bytes")
+    expected = (
+        f"body: over the limit of {LIMIT} bytes (refused after"
+        if chunked
+        else f"body: {BODY_BYTES} bytes is over the limit of {LIMIT} bytes"
+    )
     assert answer["detail"].startswith(expected), answer
 
 

@@ -44,8 +44,14 @@ def test_the_task_retries_an_infrastructure_failure_until_the_database_marks_it_
     with factory.begin() as session:
         session.add(User(name="ann"))
         session.flush()
-        submission = Submission(user_id=1, problem_version_id=current_version(session, "vector_add").id, mode="test",
-                                status="queued", solution=add_solution(), code_hash="0" * 64)
+        submission = Submission(
+            user_id=1,
+            problem_version_id=current_version(session, "vector_add").id,
+            mode="test",
+            status="queued",
+            solution=add_solution(),
+            code_hash="0" * 64,
+        )
         session.add(submission)
         session.flush()
         job = submission.id

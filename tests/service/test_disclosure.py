@@ -12,7 +12,7 @@ import pytest
 
 from solbench.service.disclosure import HIDDEN
 
-SECRET = "kernel.py\", line 9, in run: out = fused(x)  # proprietary trick"
+SECRET = 'kernel.py", line 9, in run: out = fused(x)  # proprietary trick'
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +25,25 @@ def served(in_process_service):
             result = session.query(Result).filter_by(submission_id=submission_id).one()
             traces = [dict(t) for t in result.traces]
             evaluation = dict(traces[0]["evaluation"], status="RUNTIME_ERROR", log=f"Traceback: {SECRET}\n")
-            evaluation["solbench"] = dict(evaluation["solbench"], failure=f"RuntimeError: {SECRET}",
-                                          failed_rule=None, checks=[
-                                              {"rule": "static:threads", "passed": True, "phase": "static",
-                                               "detail": f"{SECRET}: threads (warn): starts a thread"},
-                                              {"rule": "integrity", "passed": False, "phase": "runtime",
-                                               "detail": f"torch.rsqrt replaced at {SECRET}"}])
+            evaluation["solbench"] = dict(
+                evaluation["solbench"],
+                failure=f"RuntimeError: {SECRET}",
+                failed_rule=None,
+                checks=[
+                    {
+                        "rule": "static:threads",
+                        "passed": True,
+                        "phase": "static",
+                        "detail": f"{SECRET}: threads (warn): starts a thread",
+                    },
+                    {
+                        "rule": "integrity",
+                        "passed": False,
+                        "phase": "runtime",
+                        "detail": f"torch.rsqrt replaced at {SECRET}",
+                    },
+                ],
+            )
             evaluation.pop("performance", None)
             evaluation.pop("correctness", None)
             evaluation["solbench"].pop("timing", None)
@@ -52,7 +65,9 @@ def test_others_see_no_solution_derived_text_before_the_freeze(served, reader):
     assert evaluation["status"] == "RUNTIME_ERROR" and evaluation["log"] == HIDDEN
     assert evaluation["solbench"]["failure"] == f"RUNTIME_ERROR: {HIDDEN}"
     assert {c["rule"]: c["detail"] for c in evaluation["solbench"]["checks"]} == {
-        "static:threads": HIDDEN, "integrity": HIDDEN}
+        "static:threads": HIDDEN,
+        "integrity": HIDDEN,
+    }
     assert body["result"]["score"] is not None  # the leaderboard itself stays public
 
     page = app.get(f"/submissions/{sample.open_set_submission}", token)

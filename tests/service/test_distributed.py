@@ -49,20 +49,39 @@ QUICK_SOURCES = [
 
 
 def slow_source(tag: str) -> str:
-    return (f"import time\nimport torch\n\n# {tag}\ndef run(x, y):\n    end = time.perf_counter() + {SLOW_SECONDS}\n"
-            f"    while time.perf_counter() < end:\n        pass\n    return x + y\n")
+    return (
+        f"import time\nimport torch\n\n# {tag}\ndef run(x, y):\n    end = time.perf_counter() + {SLOW_SECONDS}\n"
+        f"    while time.perf_counter() < end:\n        pass\n    return x + y\n"
+    )
 
 
 def service_settings(tmp_path: Path, **extra) -> Path:
     """Cheap evaluations, no rate limits in the way of 200 submissions, fast failure detection."""
     settings = {
-        "evaluation": {"device": "cpu", "rounds": 1, "budget_s": 0.01, "warmup_s": 0.0, "min_warmup": 1,
-                       "min_iterations": 2, "timeout_s": 60, "time_reference": False, "memory_limit_gb": 4},
-        "limits": {"per_hour": {"test": 10000, "private": 10000, "ranked": 10000},
-                   "per_day": {"test": 10000, "private": 10000, "ranked": 10000}, "max_queued": 10000},
-        "held_out_per_problem": 0, "heartbeat_s": 1.0, "stale_after_s": 4.0, "max_attempts": 3, "poll_s": 0.2,
+        "evaluation": {
+            "device": "cpu",
+            "rounds": 1,
+            "budget_s": 0.01,
+            "warmup_s": 0.0,
+            "min_warmup": 1,
+            "min_iterations": 2,
+            "timeout_s": 60,
+            "time_reference": False,
+            "memory_limit_gb": 4,
+        },
+        "limits": {
+            "per_hour": {"test": 10000, "private": 10000, "ranked": 10000},
+            "per_day": {"test": 10000, "private": 10000, "ranked": 10000},
+            "max_queued": 10000,
+        },
+        "held_out_per_problem": 0,
+        "heartbeat_s": 1.0,
+        "stale_after_s": 4.0,
+        "max_attempts": 3,
+        "poll_s": 0.2,
         "allow_root_sandbox": True,  # as root with a Python nobody can reach (CI): see docs/sandbox.md
-        **extra}
+        **extra,
+    }
     path = tmp_path / "settings.json"
     path.write_text(json.dumps(settings))
     return path
@@ -87,20 +106,29 @@ async def post_all(port: int, token: str, bodies: list[dict]) -> list[int]:
     import httpx
 
     limits = httpx.Limits(max_connections=50)
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}/api/v1", timeout=60, limits=limits,
-                                 headers={"Authorization": f"Bearer {token}"}) as client:
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}/api/v1",
+        timeout=60,
+        limits=limits,
+        headers={"Authorization": f"Bearer {token}"},
+    ) as client:
+
         async def post(index: int, body: dict):
             """As a careful client: a connection lost before the reply is retried with the same idempotency key,
             so the server stores one submission whether or not the first request reached it."""
             for attempt in range(3):
                 try:
-                    return await client.post("/submissions", headers={"Idempotency-Key": f"test-{index}"},
-                                             json={"problem": "vector_add", "solution": body, "mode": "private"})
+                    return await client.post(
+                        "/submissions",
+                        headers={"Idempotency-Key": f"test-{index}"},
+                        json={"problem": "vector_add", "solution": body, "mode": "private"},
+                    )
                 except httpx.TransportError as error:
                     if attempt == 2:
                         raise
                     print(f"POST {index}: {type(error).__name__}; sent again with its idempotency key")
                     await asyncio.sleep(0.5)
+
         replies = await asyncio.gather(*[post(i, body) for i, body in enumerate(bodies[:-1])])
         replies.append(await post(len(bodies) - 1, bodies[-1]))
     assert all(r.status_code == 202 for r in replies), [r.text for r in replies if r.status_code != 202][:3]
@@ -113,16 +141,22 @@ def add_user(db_args: list[str], settings: Path, env: dict) -> str:
     import subprocess
     import sys
 
-    made = subprocess.run([sys.executable, "-m", "solbench", "admin", "add-user", "alice", *db_args, "--settings",
-                           str(settings)], capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
+    made = subprocess.run(
+        [sys.executable, "-m", "solbench", "admin", "add-user", "alice", *db_args, "--settings", str(settings)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+    )
     assert made.returncode == 0, made.stderr
     return made.stdout.strip().splitlines()[-1]
 
 
 def start_server(tmp_path: Path, args: list[str], env: dict) -> tuple[SolbenchProcess, int]:
     port = free_port()
-    server = SolbenchProcess(["serve", "--port", port, "--suite", tiny_suite(tmp_path), *args], tmp_path / "serve.log",
-                             env, cwd=tmp_path)
+    server = SolbenchProcess(
+        ["serve", "--port", port, "--suite", tiny_suite(tmp_path), *args], tmp_path / "serve.log", env, cwd=tmp_path
+    )
     try:
         wait_for_port(port, server.process, "solbench serve", timeout_s=90)
     except RuntimeError:
@@ -169,10 +203,13 @@ def check_exactly_one_result_each(engine, ids: list[int]) -> dict:
     per_submission = dict(rows(engine, "SELECT submission_id, count(*) FROM results GROUP BY submission_id"))
     assert sorted(per_submission) == sorted(ids)
     assert set(per_submission.values()) == {1}
-    unique = any(constraint["column_names"] == ["submission_id"] for constraint in
-                 sqlalchemy.inspect(engine).get_unique_constraints("results")) or any(
-        index["unique"] and index["column_names"] == ["submission_id"] for index in
-        sqlalchemy.inspect(engine).get_indexes("results"))
+    unique = any(
+        constraint["column_names"] == ["submission_id"]
+        for constraint in sqlalchemy.inspect(engine).get_unique_constraints("results")
+    ) or any(
+        index["unique"] and index["column_names"] == ["submission_id"]
+        for index in sqlalchemy.inspect(engine).get_indexes("results")
+    )
     assert unique, "results.submission_id must be unique"
     verdicts = dict(rows(engine, "SELECT verdict, count(*) FROM results GROUP BY verdict"))
     return verdicts
@@ -189,13 +226,20 @@ def test_postgres_redis_two_celery_workers_one_killed(tmp_path, postgres_url, re
     env = probed_home
     token = add_user(["--db", postgres_url], settings, env)
     worker_args = ["--hardware", "local", "--device", "cpu", "--visibility-timeout", "5"]
-    workers = {name: start_worker(redis_server.url, tmp_path / f"{name}.log", *worker_args, "--name", name, env=env,
-                                  wait=False) for name in ("one@test", "two@test")}  # they start while the server does
+    workers = {
+        name: start_worker(
+            redis_server.url, tmp_path / f"{name}.log", *worker_args, "--name", name, env=env, wait=False
+        )
+        for name in ("one@test", "two@test")
+    }  # they start while the server does
     processes = list(workers.values())
     engine = sqlalchemy.create_engine(postgres_url)
     try:
-        server, port = start_server(tmp_path, ["--db", postgres_url, "--broker", redis_server.url, "--settings",
-                                               settings, "--data", tmp_path / "data"], env)
+        server, port = start_server(
+            tmp_path,
+            ["--db", postgres_url, "--broker", redis_server.url, "--settings", settings, "--data", tmp_path / "data"],
+            env,
+        )
         processes.append(server)
         for worker in workers.values():
             wait_until_ready(worker)
@@ -207,8 +251,11 @@ def test_postgres_redis_two_celery_workers_one_killed(tmp_path, postgres_url, re
         wait_for(lambda: all_finished(engine, len(ids)), "every submission to finish", FINISH_TIMEOUT_S, processes)
         print(f"posted in {posted - started:.1f} s, all done {time.monotonic() - started:.1f} s after the first post")
         verdicts = check_exactly_one_result_each(engine, ids)
-        rerun = rows(engine, f"SELECT s.attempts, r.worker FROM submissions s JOIN results r "
-                             f"ON r.submission_id = s.id WHERE s.id = {victim}")
+        rerun = rows(
+            engine,
+            f"SELECT s.attempts, r.worker FROM submissions s JOIN results r "
+            f"ON r.submission_id = s.id WHERE s.id = {victim}",
+        )
         hardware = {h for (h,) in rows(engine, "SELECT DISTINCT hardware FROM results")}
         clocks = [clock for (clock,) in rows(engine, "SELECT clock FROM results")]
     finally:
@@ -241,15 +288,24 @@ def test_sqlite_two_embedded_workers_one_killed(tmp_path, probed_home):
         pid = int(worker.split("-embedded-")[0].rsplit("-", 1)[1])  # names are <host>-<pid>-embedded-<n>
         os.kill(pid, signal.SIGKILL)
         killed = time.monotonic()
-        wait_for(lambda: rows(engine, f"SELECT 1 FROM submissions WHERE id = {victim} AND (status != 'running' "
-                                      f"OR worker != '{worker}')"), "the dead worker's job back in the queue", 10,
-                 [server])
+        wait_for(
+            lambda: rows(
+                engine,
+                f"SELECT 1 FROM submissions WHERE id = {victim} AND (status != 'running' OR worker != '{worker}')",
+            ),
+            "the dead worker's job back in the queue",
+            10,
+            [server],
+        )
         print(f"the killed worker's job was queued again {time.monotonic() - killed:.1f} s after the kill")
         wait_for(lambda: all_finished(engine, len(ids)), "every submission to finish", FINISH_TIMEOUT_S, [server])
         print(f"posted in {posted - started:.1f} s, all done {time.monotonic() - started:.1f} s after the first post")
         check_exactly_one_result_each(engine, ids)
-        rerun = rows(engine, f"SELECT s.attempts, r.worker FROM submissions s JOIN results r "
-                             f"ON r.submission_id = s.id WHERE s.id = {victim}")
+        rerun = rows(
+            engine,
+            f"SELECT s.attempts, r.worker FROM submissions s JOIN results r "
+            f"ON r.submission_id = s.id WHERE s.id = {victim}",
+        )
     finally:
         server.stop()
         engine.dispose()

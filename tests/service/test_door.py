@@ -14,8 +14,11 @@ TOO_BIG = "99999999999999999999999"
 def test_a_source_too_deep_to_parse_is_refused_naming_its_field(in_process_service):
     app = in_process_service
     source = "def run(x, y):\n    return x + y\nunused = " + "+".join(["1"] * 60000) + "\n"
-    response = app.client.post("/api/v1/submissions", headers={"Authorization": f"Bearer {app.sample.tokens['eve']}"},
-                               json={"problem": PROBLEM, "solution": solution_dict(source, definition=PROBLEM)})
+    response = app.client.post(
+        "/api/v1/submissions",
+        headers={"Authorization": f"Bearer {app.sample.tokens['eve']}"},
+        json={"problem": PROBLEM, "solution": solution_dict(source, definition=PROBLEM)},
+    )
     assert response.status_code == 422, response.text
     assert response.json()["field"] == "solution.sources[0].content" and "unreadable" in response.json()["detail"]
 
@@ -26,8 +29,12 @@ def test_ids_no_row_can_have_are_404_not_500(in_process_service, submission_id):
     admin = app.admin
     assert app.get(f"/api/v1/submissions/{submission_id}", admin).status_code == 404
     assert app.get(f"/api/v1/submissions/{submission_id}/bundle", admin).status_code == 404
-    assert app.client.delete(f"/api/v1/submissions/{submission_id}",
-                             headers={"Authorization": f"Bearer {admin}"}).status_code == 404
+    assert (
+        app.client.delete(
+            f"/api/v1/submissions/{submission_id}", headers={"Authorization": f"Bearer {admin}"}
+        ).status_code
+        == 404
+    )
     assert app.get(f"/submissions/{submission_id}").status_code == 404
 
 
@@ -40,7 +47,8 @@ def test_another_users_private_submission_answers_as_if_it_did_not_exist(in_proc
     for path in (f"/api/v1/submissions/{private}", f"/api/v1/submissions/{private}/bundle"):
         response = app.get(path, token)
         assert response.status_code == 404 and response.json()["detail"] == missing.json()["detail"].replace(
-            "999999", str(private)), response.text
+            "999999", str(private)
+        ), response.text
     if token:
         deleted = app.client.delete(f"/api/v1/submissions/{private}", headers={"Authorization": f"Bearer {token}"})
         assert deleted.status_code == 404
@@ -67,8 +75,11 @@ def test_a_burst_of_submissions_never_passes_a_limit(in_process_service, monkeyp
         time.sleep(0.02)
 
     monkeypatch.setattr(submissions, "check_limits", slow_check)
-    body = {"problem": PROBLEM, "mode": "private", "solution": solution_dict(
-        "import torch\n\ndef run(x, y):\n    return x + y\n", definition=PROBLEM)}
+    body = {
+        "problem": PROBLEM,
+        "mode": "private",
+        "solution": solution_dict("import torch\n\ndef run(x, y):\n    return x + y\n", definition=PROBLEM),
+    }
 
     def submit(_):
         return app.client.post("/api/v1/submissions", headers={"Authorization": f"Bearer {token}"}, json=body)
@@ -87,12 +98,16 @@ def test_an_idempotency_key_belongs_to_its_user(in_process_service):
 
     app = in_process_service
     ann, ben = (add_user(app.service.session_factory, name).token for name in ("key-ann", "key-ben"))
-    body = {"problem": PROBLEM, "mode": "private", "solution": solution_dict(
-        "import torch\n\ndef run(x, y):\n    return x + y\n", definition=PROBLEM)}
+    body = {
+        "problem": PROBLEM,
+        "mode": "private",
+        "solution": solution_dict("import torch\n\ndef run(x, y):\n    return x + y\n", definition=PROBLEM),
+    }
 
     def submit(token: str):
-        response = app.client.post("/api/v1/submissions", json=body, headers={
-            "Authorization": f"Bearer {token}", "Idempotency-Key": "retry-1"})
+        response = app.client.post(
+            "/api/v1/submissions", json=body, headers={"Authorization": f"Bearer {token}", "Idempotency-Key": "retry-1"}
+        )
         assert response.status_code == 202, response.text
         return response
 

@@ -39,13 +39,20 @@ def test_a_killed_worker_is_shown_gone_and_its_job_requeued_at_once(tmp_path):
     with database.begin() as session:
         session.add(User(name="ann"))
         session.flush()
-        job = Submission(user_id=1, problem_version_id=current_version(session, "vector_add").id, mode="private",
-                         status="queued", solution=add_solution(SLOW), code_hash="0" * 64)
+        job = Submission(
+            user_id=1,
+            problem_version_id=current_version(session, "vector_add").id,
+            mode="private",
+            status="queued",
+            solution=add_solution(SLOW),
+            code_hash="0" * 64,
+        )
         session.add(job)
         session.flush()
         job_id = job.id
     queue = EmbeddedQueue(settings, database)
     try:
+
         def running_on():
             with database() as session:
                 row = session.get(Submission, job_id)

@@ -38,8 +38,14 @@ def service(tmp_path, database):
 def _submit(factory, mode: str = "private", source: str | None = None) -> int:
     with factory.begin() as session:
         version = current_version(session, "vector_add")
-        submission = Submission(user_id=1, problem_version_id=version.id, mode=mode, status="queued",
-                                solution=add_solution(source) if source else add_solution(), code_hash="0" * 64)
+        submission = Submission(
+            user_id=1,
+            problem_version_id=version.id,
+            mode=mode,
+            status="queued",
+            solution=add_solution(source) if source else add_solution(),
+            code_hash="0" * 64,
+        )
         session.add(submission)
         session.flush()
         return submission.id
@@ -61,11 +67,23 @@ def measured(monkeypatch):
 
     def evaluate(problem, solution, **options):
         evaluated.append(problem)
-        return [Trace(definition=problem.name, solution=solution.name, workload=workload, evaluation=Evaluation(
-            status=EvaluationStatus.PASSED, environment=Environment(hardware="cpu"), timestamp="now",
-            correctness=Correctness(), performance=Performance(
-                latency_ms=2.0 if workload.uuid.startswith("held-out-") else 1.0, reference_latency_ms=2.0)))
-            for workload in problem.workloads]
+        return [
+            Trace(
+                definition=problem.name,
+                solution=solution.name,
+                workload=workload,
+                evaluation=Evaluation(
+                    status=EvaluationStatus.PASSED,
+                    environment=Environment(hardware="cpu"),
+                    timestamp="now",
+                    correctness=Correctness(),
+                    performance=Performance(
+                        latency_ms=2.0 if workload.uuid.startswith("held-out-") else 1.0, reference_latency_ms=2.0
+                    ),
+                ),
+            )
+            for workload in problem.workloads
+        ]
 
     monkeypatch.setattr(solbench.api, "evaluate", evaluate)
     return evaluated
@@ -121,15 +139,20 @@ def test_a_ranked_score_counts_its_held_out_workloads(service, measured, tmp_pat
         public, held_out = len(result.traces), len(result.held_out_traces)
         assert (public, held_out) == (2, 1) and result.held_out_score is not None
         assert result.held_out_score < result.public_score
-        assert result.score == pytest.approx((public * result.public_score + held_out * result.held_out_score)
-                                             / (public + held_out))
+        assert result.score == pytest.approx(
+            (public * result.public_score + held_out * result.held_out_score) / (public + held_out)
+        )
 
     before = _result(factory, job)
     assert_counts_held_out(before)
     uuids = [t["workload"]["uuid"] for t in before.traces + before.held_out_traces]
     baselines = tmp_path / "baselines.json"
-    save_baselines(baselines, [Baseline(definition="vector_add", workload=w, hardware=HARDWARE, latency_ms=4.0)
-                               for w in uuids], created="2026-01-01", harness_version="test")
+    save_baselines(
+        baselines,
+        [Baseline(definition="vector_add", workload=w, hardware=HARDWARE, latency_ms=4.0) for w in uuids],
+        created="2026-01-01",
+        harness_version="test",
+    )
     import_baselines(factory, (baselines,))
     assert rescore(factory).rescored == 1
     after = _result(factory, job)
@@ -204,8 +227,15 @@ def test_a_solutions_own_failure_is_a_result_not_a_retry(service):
     assert result.verdict == "INCORRECT_NUMERICAL" and result.score == 0.0
     json.dumps(result.traces, allow_nan=False)  # strict JSON (PostgreSQL's JSON type, the API's responses)
     trace = Trace.model_validate(result.traces[0])
-    infinite = trace.model_copy(update={"evaluation": trace.evaluation.model_copy(update={
-        "correctness": trace.evaluation.correctness.model_copy(update={"max_relative_error": float("inf")})})})
+    infinite = trace.model_copy(
+        update={
+            "evaluation": trace.evaluation.model_copy(
+                update={
+                    "correctness": trace.evaluation.correctness.model_copy(update={"max_relative_error": float("inf")})
+                }
+            )
+        }
+    )
     stored = _as_json(infinite)
     assert '"Infinity"' in json.dumps(stored, allow_nan=False)
     assert Trace.model_validate(stored).evaluation.correctness.max_relative_error == float("inf")
@@ -225,8 +255,12 @@ def test_rescore_re_scores_without_running_when_only_t_b_changed_and_requeues_ot
     assert rescore(factory).rescored == 0  # nothing moved
 
     baselines = tmp_path / "baselines.json"
-    save_baselines(baselines, [Baseline(definition="vector_add", workload=w, hardware=HARDWARE, latency_ms=50.0)
-                               for w in ("n1000", "n4099")], created="2026-01-01", harness_version="test")
+    save_baselines(
+        baselines,
+        [Baseline(definition="vector_add", workload=w, hardware=HARDWARE, latency_ms=50.0) for w in ("n1000", "n4099")],
+        created="2026-01-01",
+        harness_version="test",
+    )
     import_baselines(factory, (baselines,))
     report = rescore(factory)
     assert (report.rescored, report.requeued) == (1, 0)

@@ -18,16 +18,28 @@ def seeded(database):
     with database.begin() as session:
         session.add_all([User(name="ann"), User(name="root", is_admin=True), ServedProblem(name="p", set_name="L1")])
         session.flush()
-        session.add(ProblemVersion(problem_id=1, version_hash="0" * 64, definition={}, workloads=[], held_out=[],
-                                   source_dir="/"))
+        session.add(
+            ProblemVersion(
+                problem_id=1, version_hash="0" * 64, definition={}, workloads=[], held_out=[], source_dir="/"
+            )
+        )
     return database
 
 
 def _add(factory, user_id: int, ago: timedelta, status: str = "done", mode: str = "ranked") -> None:
     with factory.begin() as session:
-        session.add(Submission(user_id=user_id, problem_version_id=1, mode=mode, status=status, solution={},
-                               code_hash="0" * 64, created_at=utcnow() - ago,
-                               deleted_at=utcnow() if status == "cancelled" else None))
+        session.add(
+            Submission(
+                user_id=user_id,
+                problem_version_id=1,
+                mode=mode,
+                status=status,
+                solution={},
+                code_hash="0" * 64,
+                created_at=utcnow() - ago,
+                deleted_at=utcnow() if status == "cancelled" else None,
+            )
+        )
 
 
 def _check(factory, name: str, mode: str = "ranked", limits: Limits = LIMITS) -> None:

@@ -18,8 +18,15 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SUBMISSIONS = 1500
 
 
@@ -45,8 +52,13 @@ def site(tmp_path_factory):
     started = time.perf_counter()
     sample = build_sample(root / "data", submissions=SUBMISSIONS)
     print(f"\nsample leaderboard of {sample.submissions} submissions built in {time.perf_counter() - started:.1f} s")
-    settings = {"data_dir": str(root / "data"), "suites": [str(sample.suite_dir)], "hardware": HARDWARE,
-                "workers": 0, "baselines": []}
+    settings = {
+        "data_dir": str(root / "data"),
+        "suites": [str(sample.suite_dir)],
+        "hardware": HARDWARE,
+        "workers": 0,
+        "baselines": [],
+    }
     server = LiveServer(root, settings, tmp_path_factory.mktemp("pages-cache"))
     server.sample = sample
     server.sessions = server.session_factory()
@@ -74,8 +86,14 @@ def visit(site, browser):
         context = browser.new_context(extra_http_headers=headers)
         contexts.append(context)
         page = context.new_page()
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(site.url)
-                   else (offsite.append(route.request.url), route.abort()))
+        page.route(
+            "**/*",
+            lambda route: (
+                route.continue_()
+                if route.request.url.startswith(site.url)
+                else (offsite.append(route.request.url), route.abort())
+            ),
+        )
         started = time.perf_counter()
         response = page.goto(site.url + path)
         print(f"{path}: {(time.perf_counter() - started) * 1e3:.0f} ms ({SUBMISSIONS} submissions)")

@@ -35,8 +35,10 @@ def texts(root: ElementTree.Element) -> list[str]:
 
 
 def test_roofline_puts_the_ridge_at_peak_over_bandwidth_and_links_each_point():
-    points = [RooflinePoint("alice #1", 2.0, 5e12, href="/submissions/1"),
-              RooflinePoint("bob #2", 100.0, 3e14, href="/submissions/2")]
+    points = [
+        RooflinePoint("alice #1", 2.0, 5e12, href="/submissions/1"),
+        RooflinePoint("bob #2", 100.0, 3e14, href="/submissions/2"),
+    ]
     root = parse(roofline_chart(points, memory_bandwidth_bytes_per_s=4e12, peak_flops_per_s=1e15, hardware="H200"))
     labels = texts(root)
     assert "ridge 250 FLOP/B" in labels
@@ -51,8 +53,14 @@ def test_roofline_puts_the_ridge_at_peak_over_bandwidth_and_links_each_point():
 
 
 def test_roofline_marks_a_point_above_the_roof_in_red():
-    root = parse(roofline_chart([RooflinePoint("too fast", 1.0, 9e12)], memory_bandwidth_bytes_per_s=4e12,
-                                peak_flops_per_s=1e15, hardware="H200"))
+    root = parse(
+        roofline_chart(
+            [RooflinePoint("too fast", 1.0, 9e12)],
+            memory_bandwidth_bytes_per_s=4e12,
+            peak_flops_per_s=1e15,
+            hardware="H200",
+        )
+    )
     assert [c.get("fill") for c in root.iter(f"{SVG}circle")] == ["#dc2626"]
 
 
@@ -62,8 +70,11 @@ def test_roofline_without_peaks_says_so_instead_of_drawing_nothing():
 
 
 def test_firsts_timeline_steps_up_at_each_first_and_names_the_last_holder():
-    events = [TimelineEvent(T0, 0.5, "alice"), TimelineEvent(T0 + timedelta(hours=5), 0.8, "bob"),
-              TimelineEvent(T0 + timedelta(hours=2), 0.6, "carol")]
+    events = [
+        TimelineEvent(T0, 0.5, "alice"),
+        TimelineEvent(T0 + timedelta(hours=5), 0.8, "bob"),
+        TimelineEvent(T0 + timedelta(hours=2), 0.6, "carol"),
+    ]
     root = parse(firsts_timeline(events, now=T0 + timedelta(hours=6)))
     step = [tuple(map(float, p.split(","))) for p in root.find(f"{SVG}polyline").get("points").split()]
     ys = [y for _, y in step]
@@ -71,8 +82,10 @@ def test_firsts_timeline_steps_up_at_each_first_and_names_the_last_holder():
     assert len(step) == 2 * len(events)  # a vertical and a horizontal segment per first, one tail
     assert "bob" in texts(root) and "11-01 12:00" in texts(root)
     assert [t.text for t in root.iter(f"{SVG}title")][1:] == [
-        "alice: S = 0.500 on 2026-11-01 12:00", "carol: S = 0.600 on 2026-11-01 14:00",
-        "bob: S = 0.800 on 2026-11-01 17:00"]
+        "alice: S = 0.500 on 2026-11-01 12:00",
+        "carol: S = 0.600 on 2026-11-01 14:00",
+        "bob: S = 0.800 on 2026-11-01 17:00",
+    ]
 
 
 def test_bar_chart_escapes_names_and_keeps_the_given_order():
@@ -93,8 +106,10 @@ def test_trend_chart_draws_one_dot_per_hour():
 
 
 def test_timing_spread_orders_min_median_max_and_marks_t_sol_and_t_b():
-    rows = [TimingSpread("w-small", 0.010, 0.012, 0.020, t_sol_ms=0.004, t_baseline_ms=0.015),
-            TimingSpread("w-large", 1.0, 1.1, 1.5, t_sol_ms=0.5)]
+    rows = [
+        TimingSpread("w-small", 0.010, 0.012, 0.020, t_sol_ms=0.004, t_baseline_ms=0.015),
+        TimingSpread("w-large", 1.0, 1.1, 1.5, t_sol_ms=0.5),
+    ]
     root = parse(timing_spread_chart(rows))
     spreads = [line for line in root.iter(f"{SVG}line") if line.get("class") == "spread"]
     assert [float(line.get("x1")) < float(line.get("x2")) for line in spreads] == [True, True]

@@ -38,8 +38,12 @@ def test_an_unknown_set_is_refused_with_the_known_ones(database):
 
 @pytest.mark.slow
 def test_admin_freeze_command(database, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "solbench", "admin", "freeze", "L1", "--data", str(tmp_path / "data")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "solbench", "admin", "freeze", "L1", "--data", str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "set L1 frozen" in done.stdout, done.stderr
     with database() as session:
         assert queries.set_frozen_at(session, "L1") is not None

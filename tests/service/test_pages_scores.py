@@ -46,12 +46,14 @@ def test_public_and_held_out_scores_are_shown_apart_and_the_held_out_rows_to_nob
     assert _text(page.text, "held-out-score") == f"{stored[2]:.3f}" != f"{public:.3f}"
     assert _text(page.text, "score-basis") == (
         f"the score that ranks: the mean over all {len(rows) + len(hidden)} workloads, {len(rows)} public and "
-        f"{len(hidden)} held out, each counting once")
+        f"{len(hidden)} held out, each counting once"
+    )
     assert not any(uuid in page.text for uuid in hidden)
 
     api = app.get(f"/api/v1/submissions/{submission}", token).json()["result"]
     assert [f"{api[k]:.3f}" for k in ("score", "public_score", "held_out_score")] == [
-        _text(page.text, i) for i in ("score", "public-score", "held-out-score")]
+        _text(page.text, i) for i in ("score", "public-score", "held-out-score")
+    ]
     assert api["held_out_workloads"] == len(hidden) and len(api["traces"]) == len(rows)
 
 

@@ -24,15 +24,31 @@ class Board:
             problem = ServedProblem(name=name, set_name=set_name)
             session.add(problem)
             session.flush()
-            session.add(ProblemVersion(problem_id=problem.id, version_hash=name.ljust(64, "0"), definition={},
-                                       workloads=[{"uuid": "w1"}], held_out=[], source_dir="/nowhere"))
+            session.add(
+                ProblemVersion(
+                    problem_id=problem.id,
+                    version_hash=name.ljust(64, "0"),
+                    definition={},
+                    workloads=[{"uuid": "w1"}],
+                    held_out=[],
+                    source_dir="/nowhere",
+                )
+            )
 
     def user(self, name: str, **flags) -> None:
         with self.factory.begin() as session:
             session.add(User(name=name, **flags))
 
-    def result(self, user: str, problem: str, score: float | None, *, mode: str = "ranked", status: str = "done",
-               deleted: bool = False) -> int:
+    def result(
+        self,
+        user: str,
+        problem: str,
+        score: float | None,
+        *,
+        mode: str = "ranked",
+        status: str = "done",
+        deleted: bool = False,
+    ) -> int:
         from sqlalchemy import select
 
         self.minute += 1
@@ -40,16 +56,39 @@ class Board:
         with self.factory.begin() as session:
             owner = session.scalar(select(User).where(User.name == user))
             version = session.scalar(select(ProblemVersion).join(ServedProblem).where(ServedProblem.name == problem))
-            submission = Submission(user_id=owner.id, problem_version_id=version.id, mode=mode, status=status,
-                                    solution={}, code_hash="0" * 64, created_at=at,
-                                    deleted_at=at if deleted else None)
+            submission = Submission(
+                user_id=owner.id,
+                problem_version_id=version.id,
+                mode=mode,
+                status=status,
+                solution={},
+                code_hash="0" * 64,
+                created_at=at,
+                deleted_at=at if deleted else None,
+            )
             session.add(submission)
             session.flush()
             if status == "done":
-                session.add(Result(submission_id=submission.id, problem_version_id=version.id, score=score,
-                                   public_score=score, verdict="PASSED", harness_version="0.1.0+test",
-                                   hardware="H100_SXM", device="cpu", worker="w", environment={}, clock={},
-                                   traces=[], held_out_traces=[], t_sol_ms={}, t_b_ms={}, created_at=at))
+                session.add(
+                    Result(
+                        submission_id=submission.id,
+                        problem_version_id=version.id,
+                        score=score,
+                        public_score=score,
+                        verdict="PASSED",
+                        harness_version="0.1.0+test",
+                        hardware="H100_SXM",
+                        device="cpu",
+                        worker="w",
+                        environment={},
+                        clock={},
+                        traces=[],
+                        held_out_traces=[],
+                        t_sol_ms={},
+                        t_b_ms={},
+                        created_at=at,
+                    )
+                )
             return submission.id
 
 
@@ -67,9 +106,9 @@ def board(database) -> Board:
 def test_problem_board_takes_each_users_best_and_breaks_ties_by_the_earlier_submission(board):
     board.result("ann", "add", 0.6)
     first_bob = board.result("bob", "add", 0.7)
-    board.result("ann", "add", 0.7)   # ties bob, but later: ranks below him
-    board.result("bob", "add", 0.5)   # worse: bob keeps 0.7 from his first
-    board.result("cat", "add", 0.9, mode="private")   # not ranked: absent
+    board.result("ann", "add", 0.7)  # ties bob, but later: ranks below him
+    board.result("bob", "add", 0.5)  # worse: bob keeps 0.7 from his first
+    board.result("cat", "add", 0.9, mode="private")  # not ranked: absent
     with board.factory() as session:
         result = queries.problem_leaderboard(session, "add")
     assert [(e.rank, e.user, e.score) for e in result.entries] == [(1, "bob", 0.7), (2, "ann", 0.7)]
@@ -178,23 +217,33 @@ def test_a_submission_with_a_workload_below_the_speed_of_light_floor_has_no_scor
     from solbench.spec.workload import Workload
 
     def trace(uuid: str, latency_ms: float) -> Trace:
-        evaluation = Evaluation(status="PASSED", environment=Environment(hardware="test"), timestamp="now",
-                                correctness=Correctness(), performance=Performance(latency_ms=latency_ms),
-                                solbench=EvaluationDetails(harness_version="test", device="cuda", device_name="x"))
+        evaluation = Evaluation(
+            status="PASSED",
+            environment=Environment(hardware="test"),
+            timestamp="now",
+            correctness=Correctness(),
+            performance=Performance(latency_ms=latency_ms),
+            solbench=EvaluationDetails(harness_version="test", device="cuda", device_name="x"),
+        )
         return Trace(definition="add", workload=Workload(uuid=uuid, axes={}, inputs={}), evaluation=evaluation)
 
     t_sol, t_b = {"w1": 0.01, "w2": 0.01}, {"w1": 0.04, "w2": 0.04}
     honest = score_result([trace("w1", 0.02), trace("w2", 0.02)], [], t_sol, t_b, "H100_SXM")
     too_fast = score_result([trace("w1", 0.02)], [trace("w2", 0.005)], t_sol, t_b, "H100_SXM")  # held out
     assert honest.score == pytest.approx(0.75) and honest.verdict == "PASSED"
-    assert (too_fast.score, too_fast.public_score, too_fast.held_out_score, too_fast.verdict) == \
-        (None, None, None, "IMPLAUSIBLE")
+    assert (too_fast.score, too_fast.public_score, too_fast.held_out_score, too_fast.verdict) == (
+        None,
+        None,
+        None,
+        "IMPLAUSIBLE",
+    )
     board.result("ann", "add", honest.score)
     board.result("bob", "add", too_fast.score)
     with board.factory() as session:
         assert [e.user for e in queries.problem_leaderboard(session, "add").entries] == ["ann"]
     result = SimpleNamespace(t_sol_ms=t_sol, t_b_ms=t_b, hardware="H100_SXM")
-    rows = workload_rows(result, [trace("w1", 0.02).model_dump(mode="json"),
-                                  trace("w2", 0.005).model_dump(mode="json")])
+    rows = workload_rows(
+        result, [trace("w1", 0.02).model_dump(mode="json"), trace("w2", 0.005).model_dump(mode="json")]
+    )
     assert [(r.status, r.score) for r in rows] == [("PASSED", pytest.approx(0.75)), ("IMPLAUSIBLE", 0.0)]
     assert "below the speed-of-light floor" in rows[1].failure

@@ -39,21 +39,45 @@ def test_the_readme_serve_add_user_submit_leaderboard_commands_work(tmp_path, pr
     (shim / "solbench").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m solbench "$@"\n')
     (shim / "solbench").chmod(0o755)
     port = free_port()
-    fast = {"workers": 1, "held_out_per_problem": 0, "allow_root_sandbox": True, "evaluation": {
-        "device": "cpu", "rounds": 1, "budget_s": 0.02, "warmup_s": 0.0, "min_warmup": 1, "min_iterations": 3,
-        "timeout_s": 60, "memory_limit_gb": 4}}
-    env = {**os.environ, **probed_home, "PATH": f"{shim}:{os.environ['PATH']}",
-           "SOLBENCH_SERVICE_SETTINGS": json.dumps(fast), "SOLBENCH_SERVER": f"http://127.0.0.1:{port}"}
-    server = subprocess.Popen(["solbench", "serve", "--port", str(port)], cwd=tmp_path, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    fast = {
+        "workers": 1,
+        "held_out_per_problem": 0,
+        "allow_root_sandbox": True,
+        "evaluation": {
+            "device": "cpu",
+            "rounds": 1,
+            "budget_s": 0.02,
+            "warmup_s": 0.0,
+            "min_warmup": 1,
+            "min_iterations": 3,
+            "timeout_s": 60,
+            "memory_limit_gb": 4,
+        },
+    }
+    env = {
+        **os.environ,
+        **probed_home,
+        "PATH": f"{shim}:{os.environ['PATH']}",
+        "SOLBENCH_SERVICE_SETTINGS": json.dumps(fast),
+        "SOLBENCH_SERVER": f"http://127.0.0.1:{port}",
+    }
+    server = subprocess.Popen(
+        ["solbench", "serve", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     boards = []
     try:
         for command in commands[1:]:
             if command.startswith("curl -s "):
                 boards.append(httpx.get(command.split()[-1].replace("8000", str(port)), timeout=30).json())
                 continue
-            done = subprocess.run(["bash", "-c", f"{command}\nenv -0"], cwd=tmp_path, env=env, capture_output=True,
-                                  timeout=300)
+            done = subprocess.run(
+                ["bash", "-c", f"{command}\nenv -0"], cwd=tmp_path, env=env, capture_output=True, timeout=300
+            )
             assert done.returncode == 0, done.stderr.decode()
             exported = dict(item.split("=", 1) for item in done.stdout.decode().split("\0") if "=" in item)
             env["SOLBENCH_TOKEN"] = exported.get("SOLBENCH_TOKEN", "")  # what `export` set

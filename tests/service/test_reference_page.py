@@ -24,6 +24,10 @@ def test_the_reference_lists_every_endpoint_and_schema_and_loads_nothing_from_el
 def test_text_from_the_document_is_escaped():
     from solbench.service.api.reference_page import reference_html
 
-    html = reference_html({"info": {"title": "<script>x</script>"}, "paths": {
-        "/a/{b}": {"get": {"summary": "<img src=x onerror=alert(1)>", "responses": {}}}}})
+    html = reference_html(
+        {
+            "info": {"title": "<script>x</script>"},
+            "paths": {"/a/{b}": {"get": {"summary": "<img src=x onerror=alert(1)>", "responses": {}}}},
+        }
+    )
     assert "<script>x" not in html and "<img" not in html

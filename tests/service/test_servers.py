@@ -30,4 +30,7 @@ def test_each_postgres_database_is_fresh_and_enforces_constraints(postgres_serve
         connection.execute(sqlalchemy.text("INSERT INTO result VALUES (1)"))
     engine.dispose()
     with sqlalchemy.create_engine(second).connect() as connection:
-        assert connection.execute(sqlalchemy.text("SELECT count(*) FROM pg_tables WHERE tablename = 'result'")).scalar() == 0
+        assert (
+            connection.execute(sqlalchemy.text("SELECT count(*) FROM pg_tables WHERE tablename = 'result'")).scalar()
+            == 0
+        )

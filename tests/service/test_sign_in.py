@@ -79,8 +79,18 @@ def test_a_bad_token_shows_the_form_again_with_why_and_sets_no_cookie(in_process
     assert not token or token not in answer.text
 
 
-@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/x", "/\\evil.example", "/\t/evil.example",
-                                    "javascript:alert(1)", "http:/evil.example", "evil.example"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "https://evil.example/",
+        "//evil.example/x",
+        "/\\evil.example",
+        "/\t/evil.example",
+        "javascript:alert(1)",
+        "http:/evil.example",
+        "evil.example",
+    ],
+)
 def test_next_never_leaves_the_site(in_process_service, target):
     app = in_process_service
     answer = sign_in(browser(app), app.sample.tokens["carol"], target)
@@ -88,9 +98,15 @@ def test_next_never_leaves_the_site(in_process_service, target):
     assert "evil" not in browser(app).get("/sign-in", params={"next": target}).text
 
 
-@pytest.mark.parametrize("headers", [{"Origin": "https://evil.example"}, {"Origin": "null"},
-                                     {"Referer": "https://evil.example/login-csrf.html"},
-                                     {"Origin": "https://testserver"}])  # http is this site, https is not
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Referer": "https://evil.example/login-csrf.html"},
+        {"Origin": "https://testserver"},
+    ],
+)  # http is this site, https is not
 def test_forms_posted_from_another_site_are_refused(in_process_service, headers):
     from solbench.service.web.router import TOKEN_COOKIE
 
@@ -109,8 +125,10 @@ def test_forms_posted_from_another_site_are_refused(in_process_service, headers)
 def test_a_form_naming_no_site_or_this_one_by_referer_is_taken(in_process_service):
     app = in_process_service
     assert sign_in(browser(app), app.sample.tokens["eve"], origin=None).status_code == 303  # curl
-    assert sign_in(browser(app), app.sample.tokens["eve"], origin=None,
-                   Referer=f"{SITE}/sign-in?next=/").status_code == 303
+    assert (
+        sign_in(browser(app), app.sample.tokens["eve"], origin=None, Referer=f"{SITE}/sign-in?next=/").status_code
+        == 303
+    )
 
 
 def test_signing_out_clears_the_cookie(in_process_service):

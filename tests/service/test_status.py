@@ -11,8 +11,12 @@ from solbench.service.web import views
 from solbench.service.web.hardware_rows import hardware_rows
 from solbench.service.worker_hardware import HardwareFigures, hardware_figures
 
-TWO_CORE_VM = HardwareFigures(name="local CPU: a 2-core VM (2 cores)", memory_bandwidth_bytes_per_s=22e9,
-                              bfloat16_flops_per_s=2e11, float32_flops_per_s=1e11)
+TWO_CORE_VM = HardwareFigures(
+    name="local CPU: a 2-core VM (2 cores)",
+    memory_bandwidth_bytes_per_s=22e9,
+    bfloat16_flops_per_s=2e11,
+    float32_flops_per_s=1e11,
+)
 
 
 def _seen(factory, name: str, seconds_ago: float) -> None:
@@ -55,20 +59,26 @@ def test_evaluations_are_counted_over_the_last_hour_and_day_not_averaged_to_zero
         state = queries.status(session)
     page = in_process_service.get("/status").text
     assert state.evaluations_last_day >= 1  # the sample finished a few today (a 24 h mean once showed 0.0)
-    assert f'<div class="big">{state.evaluations_last_hour}</div><div class="label">evaluations in the last hour' in page
-    assert f'<div class="big">{state.evaluations_last_day}</div><div class="label">evaluations in the last 24 hours' \
+    assert (
+        f'<div class="big">{state.evaluations_last_hour}</div><div class="label">evaluations in the last hour' in page
+    )
+    assert (
+        f'<div class="big">{state.evaluations_last_day}</div><div class="label">evaluations in the last 24 hours'
         in page
+    )
     assert "mean" not in page
 
 
 def test_the_hardware_table_shows_what_the_workers_report_not_the_servers_own_cpu():
     def row(name, hardware, state="idle", figures=None):
-        return views.WorkerRow(name=name, hardware=hardware, device="cpu", last_seen=utcnow(), state=state,
-                               figures=figures)
+        return views.WorkerRow(
+            name=name, hardware=hardware, device="cpu", last_seen=utcnow(), state=state, figures=figures
+        )
 
     rows = hardware_rows("local", [row("w1", "local", figures=TWO_CORE_VM), row("w2", "local", state="gone")])
     assert [(r.id, r.name, r.workers, r.bfloat16_flops_per_s, r.source) for r in rows] == [
-        ("local", TWO_CORE_VM.name, 1, 2e11, "reported by its workers")]
+        ("local", TWO_CORE_VM.name, 1, 2e11, "reported by its workers")
+    ]
 
     unreported = hardware_rows("local", [])
     assert unreported[0].bfloat16_flops_per_s is None and "each worker's own CPU" in unreported[0].name
@@ -76,7 +86,9 @@ def test_the_hardware_table_shows_what_the_workers_report_not_the_servers_own_cp
     h100 = hardware_figures("H100_SXM")
     scored = hardware_rows("H100_SXM", [row("w1", "local", figures=TWO_CORE_VM)])
     assert [(r.id, r.bfloat16_flops_per_s, r.source) for r in scored] == [
-        ("H100_SXM", h100.bfloat16_flops_per_s, "the hardware database"), ("local", 2e11, "reported by its workers")]
+        ("H100_SXM", h100.bfloat16_flops_per_s, "the hardware database"),
+        ("local", 2e11, "reported by its workers"),
+    ]
     assert h100.bfloat16_flops_per_s == 989.4e12  # the bf16 rate, not the fp8 or int8 one (1979 T)
 
 

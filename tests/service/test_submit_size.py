@@ -31,8 +31,9 @@ class Recorded:
         if scope["type"] == "http":
             self.requests.append((scope["method"], scope["path"]))
             if scope["path"] == "/api/v1/limits" and not self.publishes_limits:
-                await send({"type": "http.response.start", "status": 404,
-                            "headers": [(b"content-type", b"application/json")]})
+                await send(
+                    {"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"application/json")]}
+                )
                 await send({"type": "http.response.body", "body": b'{"detail": "Not Found"}'})
                 return
         await self.app(scope, receive, send)
@@ -56,8 +57,11 @@ def recorded(served):
 
 
 def _submit(monkeypatch, capsys, served, token: str, solution_file) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["solbench", "submit", str(solution_file), "--problem", PROBLEM,
-                                      "--server", served.url, "--token", token])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["solbench", "submit", str(solution_file), "--problem", PROBLEM, "--server", served.url, "--token", token],
+    )
     try:
         main()
         code = 0
@@ -88,23 +92,29 @@ def test_the_server_publishes_its_body_limit(served):
 
 
 def test_a_solution_over_the_limit_is_refused_before_anything_is_sent(
-        in_process_service, served, recorded, tmp_path, monkeypatch, capsys):
+    in_process_service, served, recorded, tmp_path, monkeypatch, capsys
+):
     path, solution = _write(tmp_path, ADD + "x = 1\n" * 50000)
     code, _, stderr = _submit(monkeypatch, capsys, served, in_process_service.admin, path)
     assert code == 2, stderr
-    assert stderr == (f"solbench: error: {path}: {_encoded_size(solution)} bytes as a submission, over the limit of "
-                      f"{LIMIT} bytes of {served.url}; nothing was sent\n")
+    assert stderr == (
+        f"solbench: error: {path}: {_encoded_size(solution)} bytes as a submission, over the limit of "
+        f"{LIMIT} bytes of {served.url}; nothing was sent\n"
+    )
     assert recorded.requests == [("GET", "/api/v1/limits")]
 
 
 def test_a_server_that_publishes_no_limit_has_its_413_shown_as_one_line(
-        in_process_service, served, recorded, tmp_path, monkeypatch, capsys):
+    in_process_service, served, recorded, tmp_path, monkeypatch, capsys
+):
     recorded.publishes_limits = False
     path, solution = _write(tmp_path, ADD + "x = 1\n" * 50000)
     code, _, stderr = _submit(monkeypatch, capsys, served, in_process_service.admin, path)
     assert code == 2, stderr
-    assert stderr == (f"solbench: error: {path}: too large for {served.url}: body: {_encoded_size(solution)} bytes is "
-                      f"over the limit of {LIMIT} bytes\n")
+    assert stderr == (
+        f"solbench: error: {path}: too large for {served.url}: body: {_encoded_size(solution)} bytes is "
+        f"over the limit of {LIMIT} bytes\n"
+    )
     assert recorded.requests == [("GET", "/api/v1/limits"), ("POST", "/api/v1/submissions")]
 
 

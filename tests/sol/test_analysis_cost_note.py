@@ -8,8 +8,11 @@ from solbench.hardware import lookup
 from solbench.sol import analyze_problem
 from solbench.spec import load_problem
 
-LOOPING = {**VECTOR_ADD, "reference": "import torch\n\ndef run(x, y):\n    z = x\n    for _ in range(40):\n"
-                                      "        z = z + y\n    return z\n"}
+LOOPING = {
+    **VECTOR_ADD,
+    "reference": "import torch\n\ndef run(x, y):\n    z = x\n    for _ in range(40):\n"
+    "        z = z + y\n    return z\n",
+}
 
 
 def test_each_workload_counts_the_aten_calls_its_reference_makes(tmp_path):

@@ -55,8 +55,7 @@ def test_pinned_t_sol(name, index, t_sol_ms, compulsory, execution):
 
 @needs_sample
 @pytest.mark.slow
-@pytest.mark.parametrize("name,index,t_sol_ms,compulsory,execution", PINNED_SLOW,
-                         ids=[p[0] for p in PINNED_SLOW])
+@pytest.mark.parametrize("name,index,t_sol_ms,compulsory,execution", PINNED_SLOW, ids=[p[0] for p in PINNED_SLOW])
 def test_pinned_t_sol_of_slower_references(name, index, t_sol_ms, compulsory, execution):
     _check(name, index, t_sol_ms, compulsory, execution)
 
@@ -70,15 +69,28 @@ def _shape_cases():
     codes = torch.empty(8, 32, dtype=torch.uint8, device="meta")
     scalar = torch.empty((), device="meta")
     aten = torch.ops.aten
-    return [(aten.bitwise_and.Tensor, (mask, mask)), (aten.bitwise_or.Tensor, (codes, codes)),
-            (aten.bitwise_xor.Tensor, (codes, mask[0])), (aten.logical_and.default, (x, mask)),
-            (aten.clamp.default, (x, None, 448.0)), (aten.clamp.default, (half, -6, 6)),
-            (aten.where.self, (mask, x, half)), (aten.where.self, (mask, half, scalar)),
-            (aten.add.Tensor, (x, half)), (aten.exp.default, (half,)),
-            (aten.clamp.Tensor, (half, x[..., :1].contiguous(), None)), (aten.clamp.Tensor, (half, None, scalar)),
-            (aten.clamp.Tensor, (x, scalar, x)), (aten.amax.default, (half, [-1], True)),
-            (aten.amax.default, (x,)), (aten.amin.default, (x, [0, 2])), (aten.sum.dim_IntList, (half, [1], True)),
-            (aten.sum.dim_IntList, (codes, [-1])), (aten.mean.dim, (x, [0, -1])), (aten.amax.default, (scalar, [0]))]
+    return [
+        (aten.bitwise_and.Tensor, (mask, mask)),
+        (aten.bitwise_or.Tensor, (codes, codes)),
+        (aten.bitwise_xor.Tensor, (codes, mask[0])),
+        (aten.logical_and.default, (x, mask)),
+        (aten.clamp.default, (x, None, 448.0)),
+        (aten.clamp.default, (half, -6, 6)),
+        (aten.where.self, (mask, x, half)),
+        (aten.where.self, (mask, half, scalar)),
+        (aten.add.Tensor, (x, half)),
+        (aten.exp.default, (half,)),
+        (aten.clamp.Tensor, (half, x[..., :1].contiguous(), None)),
+        (aten.clamp.Tensor, (half, None, scalar)),
+        (aten.clamp.Tensor, (x, scalar, x)),
+        (aten.amax.default, (half, [-1], True)),
+        (aten.amax.default, (x,)),
+        (aten.amin.default, (x, [0, 2])),
+        (aten.sum.dim_IntList, (half, [1], True)),
+        (aten.sum.dim_IntList, (codes, [-1])),
+        (aten.mean.dim, (x, [0, -1])),
+        (aten.amax.default, (scalar, [0])),
+    ]
 
 
 def test_shape_only_results_match_the_meta_kernels():
@@ -101,9 +113,13 @@ def test_non_contiguous_operands_go_to_the_meta_kernel():
 
     mask = torch.empty(8, 32, dtype=torch.bool, device="meta").t()
     x = torch.empty(32, 8, device="meta")
-    for func, args in [(torch.ops.aten.bitwise_and.Tensor, (mask, mask)), (torch.ops.aten.clamp.default, (x.t(), 0, 1)),
-                       (torch.ops.aten.where.self, (mask, x, x)), (torch.ops.aten.amax.default, (x.t(), [0])),
-                       (torch.ops.aten.clamp.Tensor, (x.t(), x.t(), None))]:
+    for func, args in [
+        (torch.ops.aten.bitwise_and.Tensor, (mask, mask)),
+        (torch.ops.aten.clamp.default, (x.t(), 0, 1)),
+        (torch.ops.aten.where.self, (mask, x, x)),
+        (torch.ops.aten.amax.default, (x.t(), [0])),
+        (torch.ops.aten.clamp.Tensor, (x.t(), x.t(), None)),
+    ]:
         assert _pointwise_shape(func, args, {}, [a for a in args if isinstance(a, torch.Tensor)]) is None
 
 
@@ -118,8 +134,11 @@ def test_cases_the_quick_rules_leave_to_the_meta_kernel():
     scalar = torch.empty((), device="meta")
     codes = torch.empty(4, 8, dtype=torch.int32, device="meta")
     aten = torch.ops.aten
-    for func, args in [(aten.clamp.Tensor, (half, wide, scalar)), (aten.mean.dim, (codes, [0])),
-                       (aten.sum.dim_IntList, (wide, None))]:
+    for func, args in [
+        (aten.clamp.Tensor, (half, wide, scalar)),
+        (aten.mean.dim, (codes, [0])),
+        (aten.sum.dim_IntList, (wide, None)),
+    ]:
         assert _pointwise_shape(func, args, {}, [a for a in args if isinstance(a, torch.Tensor)]) is None, func
 
 

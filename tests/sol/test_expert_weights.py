@@ -16,13 +16,19 @@ from solbench.spec import load_problem
 from solbench.spec.inputs import inputs_for_analysis
 from solbench.spec.reference_code import import_reference
 
-TOY = HardwareSpec(id="toy", name="toy", kind="gpu", memory_bandwidth_bytes_per_s=1e12,
-                   tensor_flops={"bfloat16": 100e12, "float16": 100e12, "tf32": 30e12},
-                   vector_flops={"float32": 10e12, "float64": 5e12}, special_ops_per_s=1e12)
+TOY = HardwareSpec(
+    id="toy",
+    name="toy",
+    kind="gpu",
+    memory_bandwidth_bytes_per_s=1e12,
+    tensor_flops={"bfloat16": 100e12, "float16": 100e12, "tf32": 30e12},
+    vector_flops={"float32": 10e12, "float64": 5e12},
+    special_ops_per_s=1e12,
+)
 EXPERTS, HIDDEN, INTER = 8, 64, 32
 EXPERT_BYTES = 2 * INTER * HIDDEN * 2  # w_up[e] and w_down[e], bf16
 
-LOOP_MOE = '''
+LOOP_MOE = """
 import torch
 import torch.nn.functional as F
 
@@ -46,24 +52,38 @@ def run(x, router_logits, w_up, w_down):
         h = F.silu(F.linear(x[token], w_up[e]))
         out.index_add_(0, token, F.linear(h, w_down[e]).float() * weights[token, slot, None])
     return out.to(x.dtype)
-'''
+"""
 
 
 def moe_problem(tmp_path, reference: str, inputs: dict, outputs: dict, axes: dict, workloads: list[dict]):
-    definition = {"name": "moe", "axes": axes, "inputs": inputs, "outputs": outputs, "reference": reference,
-                  "custom_inputs_entrypoint": "make_inputs"}
-    workloads = [{"uuid": f"w{i}", "axes": w, "inputs": {name: {"type": "custom"} for name in inputs}}
-                 for i, w in enumerate(workloads)]
+    definition = {
+        "name": "moe",
+        "axes": axes,
+        "inputs": inputs,
+        "outputs": outputs,
+        "reference": reference,
+        "custom_inputs_entrypoint": "make_inputs",
+    }
+    workloads = [
+        {"uuid": f"w{i}", "axes": w, "inputs": {name: {"type": "custom"} for name in inputs}}
+        for i, w in enumerate(workloads)
+    ]
     return load_problem(write_problem(tmp_path / "moe", definition, workloads))
 
 
 def loop_moe(tmp_path, *token_counts: int):
-    axes = {"tokens": {"type": "var"}, "experts": {"type": "const", "value": EXPERTS},
-            "hidden": {"type": "const", "value": HIDDEN}, "inter": {"type": "const", "value": INTER}}
-    inputs = {"x": {"shape": ["tokens", "hidden"], "dtype": "bfloat16"},
-              "router_logits": {"shape": ["tokens", "experts"], "dtype": "float32"},
-              "w_up": {"shape": ["experts", "inter", "hidden"], "dtype": "bfloat16"},
-              "w_down": {"shape": ["experts", "hidden", "inter"], "dtype": "bfloat16"}}
+    axes = {
+        "tokens": {"type": "var"},
+        "experts": {"type": "const", "value": EXPERTS},
+        "hidden": {"type": "const", "value": HIDDEN},
+        "inter": {"type": "const", "value": INTER},
+    }
+    inputs = {
+        "x": {"shape": ["tokens", "hidden"], "dtype": "bfloat16"},
+        "router_logits": {"shape": ["tokens", "experts"], "dtype": "float32"},
+        "w_up": {"shape": ["experts", "inter", "hidden"], "dtype": "bfloat16"},
+        "w_down": {"shape": ["experts", "hidden", "inter"], "dtype": "bfloat16"},
+    }
     outputs = {"y": {"shape": ["tokens", "hidden"], "dtype": "bfloat16"}}
     return moe_problem(tmp_path, LOOP_MOE, inputs, outputs, axes, [{"tokens": n} for n in token_counts])
 
@@ -90,7 +110,7 @@ def test_as_many_tokens_as_experts_charge_every_expert(tmp_path):
     assert result.bytes == activation_bytes(16) + EXPERTS * EXPERT_BYTES
 
 
-GROUPED_MOE = '''
+GROUPED_MOE = """
 import torch
 
 
@@ -102,15 +122,21 @@ def make_inputs(axes, device):
 
 def run(x, w, offsets):
     return torch._grouped_mm(x, w, offs=offsets)
-'''
+"""
 
 
 def grouped_moe(tmp_path):
-    axes = {"rows": {"type": "const", "value": 96}, "experts": {"type": "const", "value": 4},
-            "k": {"type": "const", "value": 64}, "n": {"type": "const", "value": 32}}
-    inputs = {"x": {"shape": ["rows", "k"], "dtype": "bfloat16"},
-              "w": {"shape": ["experts", "k", "n"], "dtype": "bfloat16"},
-              "offsets": {"shape": ["experts"], "dtype": "int32"}}
+    axes = {
+        "rows": {"type": "const", "value": 96},
+        "experts": {"type": "const", "value": 4},
+        "k": {"type": "const", "value": 64},
+        "n": {"type": "const", "value": 32},
+    }
+    inputs = {
+        "x": {"shape": ["rows", "k"], "dtype": "bfloat16"},
+        "w": {"shape": ["experts", "k", "n"], "dtype": "bfloat16"},
+        "offsets": {"shape": ["experts"], "dtype": "int32"},
+    }
     outputs = {"y": {"shape": ["rows", "n"], "dtype": "bfloat16"}}
     return moe_problem(tmp_path, GROUPED_MOE, inputs, outputs, axes, [{}])
 
@@ -128,7 +154,7 @@ def test_grouped_mm_without_input_values_cannot_be_analysed(tmp_path):
         analyze_problem(grouped_moe(tmp_path), TOY)
 
 
-RAGGED = '''
+RAGGED = """
 import torch
 
 
@@ -138,21 +164,30 @@ def make_inputs(axes, device):
 
 def run(x, count):
     return x[: int(count.item())].sum(0)
-'''
+"""
 
 
 def test_value_dependent_work_takes_the_least_of_several_draws(tmp_path):
     """The evaluator's inputs come from a secret seed: T_SOL is the least over the analysed draws."""
-    axes = {"rows": {"type": "const", "value": 1000}, "width": {"type": "const", "value": 256},
-            "one": {"type": "const", "value": 1}}
-    problem = moe_problem(tmp_path, RAGGED, {"x": {"shape": ["rows", "width"], "dtype": "float32"},
-                                             "count": {"shape": ["one"], "dtype": "int64"}},
-                          {"s": {"shape": ["width"], "dtype": "float32"}}, axes, [{}])
+    axes = {
+        "rows": {"type": "const", "value": 1000},
+        "width": {"type": "const", "value": 256},
+        "one": {"type": "const", "value": 1},
+    }
+    problem = moe_problem(
+        tmp_path,
+        RAGGED,
+        {"x": {"shape": ["rows", "width"], "dtype": "float32"}, "count": {"shape": ["one"], "dtype": "int64"}},
+        {"s": {"shape": ["width"], "dtype": "float32"}},
+        axes,
+        [{}],
+    )
     [result] = analyze_problem(problem, TOY, make_inputs=inputs_for_analysis)
     module, folder = import_reference(problem.definition, "cpu")
     try:
-        counts = [int(inputs_for_analysis(problem, problem.workloads[0], module, draw=d)[1])
-                  for d in range(INPUT_DRAWS)]
+        counts = [
+            int(inputs_for_analysis(problem, problem.workloads[0], module, draw=d)[1]) for d in range(INPUT_DRAWS)
+        ]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     assert len(set(counts)) > 1 and f"least of {INPUT_DRAWS} input draws" in result.coverage.execution

@@ -15,31 +15,37 @@ EXPERTS, HIDDEN, INTERMEDIATE = 16, 2048, 512
 
 ROUTED_MOE = {
     "name": "routed_moe",
-    "axes": {"tokens": {"type": "var"}, "experts": {"type": "const", "value": EXPERTS},
-             "hidden": {"type": "const", "value": HIDDEN}, "inter": {"type": "const", "value": INTERMEDIATE}},
+    "axes": {
+        "tokens": {"type": "var"},
+        "experts": {"type": "const", "value": EXPERTS},
+        "hidden": {"type": "const", "value": HIDDEN},
+        "inter": {"type": "const", "value": INTERMEDIATE},
+    },
     "custom_inputs_entrypoint": "get_inputs",
-    "inputs": {"x": {"shape": ["tokens", "hidden"], "dtype": "bfloat16"},
-               "expert_ids": {"shape": ["tokens"], "dtype": "int64"},
-               "w": {"shape": ["experts", "inter", "hidden"], "dtype": "bfloat16"}},
+    "inputs": {
+        "x": {"shape": ["tokens", "hidden"], "dtype": "bfloat16"},
+        "expert_ids": {"shape": ["tokens"], "dtype": "int64"},
+        "w": {"shape": ["experts", "inter", "hidden"], "dtype": "bfloat16"},
+    },
     "outputs": {"y": {"shape": ["tokens", "inter"], "dtype": "bfloat16"}},
     # Every token goes to expert 3 or 5: only those two experts' weights are read. The weights are
     # 16 Mi elements (32 MiB): the generator's randn of them must stay shape-only.
     "reference": "import torch\n"
-                 "def get_inputs(axes, device):\n"
-                 "    n = axes['tokens']\n"
-                 "    ids = torch.where(torch.arange(n) % 2 == 0, 3, 5).to(device)\n"
-                 "    return {'x': torch.randn(n, axes['hidden'], dtype=torch.bfloat16, device=device),\n"
-                 "            'expert_ids': ids,\n"
-                 "            'w': torch.randn(axes['experts'], axes['inter'], axes['hidden'], dtype=torch.bfloat16,\n"
-                 "                             device=device)}\n"
-                 "def run(x, expert_ids, w):\n"
-                 "    y = torch.zeros(x.shape[0], w.shape[1], dtype=x.dtype, device='cuda')\n"
-                 "    for e in range(w.shape[0]):\n"
-                 "        rows = torch.where(expert_ids == e)[0]\n"
-                 "        if rows.numel() == 0:\n"
-                 "            continue\n"
-                 "        y[rows] = x[rows] @ w[e].t()\n"
-                 "    return y\n",
+    "def get_inputs(axes, device):\n"
+    "    n = axes['tokens']\n"
+    "    ids = torch.where(torch.arange(n) % 2 == 0, 3, 5).to(device)\n"
+    "    return {'x': torch.randn(n, axes['hidden'], dtype=torch.bfloat16, device=device),\n"
+    "            'expert_ids': ids,\n"
+    "            'w': torch.randn(axes['experts'], axes['inter'], axes['hidden'], dtype=torch.bfloat16,\n"
+    "                             device=device)}\n"
+    "def run(x, expert_ids, w):\n"
+    "    y = torch.zeros(x.shape[0], w.shape[1], dtype=x.dtype, device='cuda')\n"
+    "    for e in range(w.shape[0]):\n"
+    "        rows = torch.where(expert_ids == e)[0]\n"
+    "        if rows.numel() == 0:\n"
+    "            continue\n"
+    "        y[rows] = x[rows] @ w[e].t()\n"
+    "    return y\n",
 }
 
 
@@ -48,10 +54,14 @@ def _problem(tmp_path, definition, workloads):
 
 
 def test_routing_from_real_indices_counts_only_the_routed_experts(tmp_path):
-    workload = {"uuid": "w", "axes": {"tokens": 64},
-                "inputs": {n: {"type": "custom"} for n in ("x", "expert_ids", "w")}}
-    [result] = analyze_problem(_problem(tmp_path, ROUTED_MOE, [workload]), lookup("B200_1500MHz"),
-                               make_inputs=inputs_for_analysis)
+    workload = {
+        "uuid": "w",
+        "axes": {"tokens": 64},
+        "inputs": {n: {"type": "custom"} for n in ("x", "expert_ids", "w")},
+    }
+    [result] = analyze_problem(
+        _problem(tmp_path, ROUTED_MOE, [workload]), lookup("B200_1500MHz"), make_inputs=inputs_for_analysis
+    )
     assert result.coverage.full and result.coverage.execution.startswith("hybrid (")
     assert result.flops_by_class["matrix"]["bfloat16"] == 2 * 64 * HIDDEN * INTERMEDIATE
     weights = 2 * INTERMEDIATE * HIDDEN * 2  # experts 3 and 5, bf16
@@ -60,12 +70,15 @@ def test_routing_from_real_indices_counts_only_the_routed_experts(tmp_path):
 
 
 def test_a_reference_that_names_the_cuda_device_analyses_on_the_cpu(tmp_path):
-    definition = {"name": "cuda_named", "axes": {"n": {"type": "var"}},
-                  "inputs": {"x": {"shape": ["n", "n"], "dtype": "float32"}},
-                  "outputs": {"y": {"shape": ["n", "n"], "dtype": "float32"}},
-                  "reference": "import torch\ndef run(x):\n    device = torch.device('cuda')\n"
-                               "    mask = torch.ones((x.shape[0], x.shape[1]), dtype=torch.bool, device=device)\n"
-                               "    return x.cuda().masked_fill(mask.to(\"cuda:0\"), 0.0)\n"}
+    definition = {
+        "name": "cuda_named",
+        "axes": {"n": {"type": "var"}},
+        "inputs": {"x": {"shape": ["n", "n"], "dtype": "float32"}},
+        "outputs": {"y": {"shape": ["n", "n"], "dtype": "float32"}},
+        "reference": "import torch\ndef run(x):\n    device = torch.device('cuda')\n"
+        "    mask = torch.ones((x.shape[0], x.shape[1]), dtype=torch.bool, device=device)\n"
+        '    return x.cuda().masked_fill(mask.to("cuda:0"), 0.0)\n',
+    }
     problem = _problem(tmp_path, definition, [{"uuid": "w", "axes": {"n": 32}, "inputs": {"x": {"type": "random"}}}])
     [result] = analyze_problem(problem, lookup("H200"), make_inputs=inputs_for_analysis)
     assert result.coverage.full and result.bytes == 2 * 32 * 32 * 4
@@ -73,18 +86,22 @@ def test_a_reference_that_names_the_cuda_device_analyses_on_the_cpu(tmp_path):
 
 def test_cpu_reference_source_rewrites_only_device_literals():
     source = "d = torch.device('cuda')\ny = x.cuda()\nz = x.to(\"cuda:1\")\nname = 'cudagraph'\n"
-    assert cpu_reference_source(source) == ("d = torch.device('cpu')\ny = x.cpu()\nz = x.to(\"cpu\")\n"
-                                            "name = 'cudagraph'\n")
+    assert cpu_reference_source(source) == (
+        "d = torch.device('cpu')\ny = x.cpu()\nz = x.to(\"cpu\")\nname = 'cudagraph'\n"
+    )
 
 
 def test_work_steered_by_large_floating_point_data_is_said_not_run(tmp_path):
     # Which rows are summed depends on the values of a 128 Mi-element float tensor: no hybrid answer, and
     # the inputs are too large to run for real.
-    definition = {"name": "float_routed", "axes": {"n": {"type": "var"}, "d": {"type": "const", "value": 8192}},
-                  "inputs": {"x": {"shape": ["n", "d"], "dtype": "float32"}},
-                  "outputs": {"y": {"shape": ["d"], "dtype": "float32"}},
-                  "reference": "import torch\ndef run(x):\n    rows = torch.nonzero(x[:, 0] > 0)[:, 0]\n"
-                               "    return x[rows].sum(0)\n"}
+    definition = {
+        "name": "float_routed",
+        "axes": {"n": {"type": "var"}, "d": {"type": "const", "value": 8192}},
+        "inputs": {"x": {"shape": ["n", "d"], "dtype": "float32"}},
+        "outputs": {"y": {"shape": ["d"], "dtype": "float32"}},
+        "reference": "import torch\ndef run(x):\n    rows = torch.nonzero(x[:, 0] > 0)[:, 0]\n"
+        "    return x[rows].sum(0)\n",
+    }
     problem = _problem(tmp_path, definition, [{"uuid": "w", "axes": {"n": 16384}, "inputs": {"x": {"type": "random"}}}])
     with pytest.raises(AnalysisError, match="cannot be analysed without running its floating-point work"):
         analyze_problem(problem, lookup("H200"), make_inputs=inputs_for_analysis)
@@ -111,13 +128,18 @@ def test_the_analysis_inputs_keep_floating_point_factories_above_the_input_limit
 def test_routing_from_a_float_input_above_the_fast_limit_is_followed_with_its_values(tmp_path):
     """Router logits of 8,192 tokens x 64 experts (512 Ki elements) steer the work: the fast attempt, with
     floating-point inputs above REAL_INPUT_LIMIT shape-only, needs their values; the second keeps them real."""
-    definition = {"name": "logit_routed", "axes": {"n": {"type": "var"}, "e": {"type": "const", "value": 64}},
-                  "inputs": {"logits": {"shape": ["n", "e"], "dtype": "float32"}},
-                  "outputs": {"y": {"shape": ["e"], "dtype": "float32"}},
-                  "reference": "import torch\ndef run(logits):\n"
-                               "    rows = torch.nonzero(logits[:, 0] > 0)[:, 0]\n"
-                               "    return logits[rows].sum(0)\n"}
-    problem = _problem(tmp_path, definition, [{"uuid": "w", "axes": {"n": 8192}, "inputs": {"logits": {"type": "random"}}}])
+    definition = {
+        "name": "logit_routed",
+        "axes": {"n": {"type": "var"}, "e": {"type": "const", "value": 64}},
+        "inputs": {"logits": {"shape": ["n", "e"], "dtype": "float32"}},
+        "outputs": {"y": {"shape": ["e"], "dtype": "float32"}},
+        "reference": "import torch\ndef run(logits):\n"
+        "    rows = torch.nonzero(logits[:, 0] > 0)[:, 0]\n"
+        "    return logits[rows].sum(0)\n",
+    }
+    problem = _problem(
+        tmp_path, definition, [{"uuid": "w", "axes": {"n": 8192}, "inputs": {"logits": {"type": "random"}}}]
+    )
     [result] = analyze_problem(problem, lookup("H200"), make_inputs=inputs_for_analysis)
     assert result.coverage.full and result.coverage.execution.startswith("hybrid (")
 
@@ -141,14 +163,23 @@ def test_the_recording_computes_its_small_real_ops_on_one_intra_op_thread(tmp_pa
     if torch.get_num_threads() < 2:
         pytest.skip("one intra-op thread here already: nothing to tell apart")
     threads = torch.get_num_threads()
-    definition = dict(ROUTED_MOE, name="one_thread", reference=ROUTED_MOE["reference"].replace(
-        "    for e in range(w.shape[0]):\n",
-        "    if torch.get_num_threads() != 1:\n        raise RuntimeError('recorded on several threads')\n"
-        "    for e in range(w.shape[0]):\n"))
-    workload = {"uuid": "w", "axes": {"tokens": 64},
-                "inputs": {n: {"type": "custom"} for n in ("x", "expert_ids", "w")}}
-    [result] = analyze_problem(_problem(tmp_path, definition, [workload]), lookup("B200_1500MHz"),
-                               make_inputs=inputs_for_analysis)
+    definition = dict(
+        ROUTED_MOE,
+        name="one_thread",
+        reference=ROUTED_MOE["reference"].replace(
+            "    for e in range(w.shape[0]):\n",
+            "    if torch.get_num_threads() != 1:\n        raise RuntimeError('recorded on several threads')\n"
+            "    for e in range(w.shape[0]):\n",
+        ),
+    )
+    workload = {
+        "uuid": "w",
+        "axes": {"tokens": 64},
+        "inputs": {n: {"type": "custom"} for n in ("x", "expert_ids", "w")},
+    }
+    [result] = analyze_problem(
+        _problem(tmp_path, definition, [workload]), lookup("B200_1500MHz"), make_inputs=inputs_for_analysis
+    )
     assert result.coverage.execution.startswith("hybrid (")
     assert torch.get_num_threads() == threads
 
@@ -156,22 +187,35 @@ def test_the_recording_computes_its_small_real_ops_on_one_intra_op_thread(tmp_pa
 def test_a_problems_later_workloads_skip_the_ways_of_recording_that_failed_on_the_first(tmp_path):
     """Shapes only (meta, then fake tensors) fails on routing by values for every workload alike: after the first
     workload, recording starts with hybrid values, and reports the same reason."""
-    definition = dict(ROUTED_MOE, name="plan", reference=ROUTED_MOE["reference"].replace(
-        "def run(x, expert_ids, w):\n",
-        "SHAPE_ONLY_RUNS = []\n"
-        "def run(x, expert_ids, w):\n"
-        "    if expert_ids.is_meta or type(expert_ids).__name__ == 'FakeTensor':\n"
-        "        SHAPE_ONLY_RUNS.append(1)\n"
-        "    elif len(SHAPE_ONLY_RUNS) > 2:\n"
-        "        raise RuntimeError('shape-only recordings tried again')\n"))
-    workloads = [{"uuid": f"w{n}", "axes": {"tokens": n},
-                  "inputs": {name: {"type": "custom"} for name in ("x", "expert_ids", "w")}} for n in (64, 96, 128)]
-    results = analyze_problem(_problem(tmp_path, definition, workloads), lookup("B200_1500MHz"),
-                              make_inputs=inputs_for_analysis)
+    definition = dict(
+        ROUTED_MOE,
+        name="plan",
+        reference=ROUTED_MOE["reference"].replace(
+            "def run(x, expert_ids, w):\n",
+            "SHAPE_ONLY_RUNS = []\n"
+            "def run(x, expert_ids, w):\n"
+            "    if expert_ids.is_meta or type(expert_ids).__name__ == 'FakeTensor':\n"
+            "        SHAPE_ONLY_RUNS.append(1)\n"
+            "    elif len(SHAPE_ONLY_RUNS) > 2:\n"
+            "        raise RuntimeError('shape-only recordings tried again')\n",
+        ),
+    )
+    workloads = [
+        {
+            "uuid": f"w{n}",
+            "axes": {"tokens": n},
+            "inputs": {name: {"type": "custom"} for name in ("x", "expert_ids", "w")},
+        }
+        for n in (64, 96, 128)
+    ]
+    results = analyze_problem(
+        _problem(tmp_path, definition, workloads), lookup("B200_1500MHz"), make_inputs=inputs_for_analysis
+    )
     executions = {r.coverage.execution for r in results}
     assert len(executions) == 1 and executions.pop().startswith("hybrid (DynamicOutputShapeException")
-    assert [r.flops_by_class["matrix"]["bfloat16"] for r in results] == \
-        [2 * n * HIDDEN * INTERMEDIATE for n in (64, 96, 128)]
+    assert [r.flops_by_class["matrix"]["bfloat16"] for r in results] == [
+        2 * n * HIDDEN * INTERMEDIATE for n in (64, 96, 128)
+    ]
 
 
 def test_the_values_free_attempt_stops_at_the_first_branch_on_a_value():

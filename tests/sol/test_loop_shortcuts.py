@@ -21,9 +21,11 @@ from solbench.spec.inputs import inputs_for_analysis
 
 STEPS = 12
 AXES = {"b": {"type": "const", "value": 4}, "n": {"type": "var"}, "d": {"type": "const", "value": 64}}
-SEQUENCE_INPUTS = {"k": {"shape": ["b", "n", "d"], "dtype": "float32"},
-                   "v": {"shape": ["b", "n", "d"], "dtype": "float32"},
-                   "s0": {"shape": ["b", "d"], "dtype": "float32"}}
+SEQUENCE_INPUTS = {
+    "k": {"shape": ["b", "n", "d"], "dtype": "float32"},
+    "v": {"shape": ["b", "n", "d"], "dtype": "float32"},
+    "s0": {"shape": ["b", "d"], "dtype": "float32"},
+}
 
 RECURRENCE = """
 import torch
@@ -77,7 +79,7 @@ ROWS_BY_STEP = {  # x[t] reads row t of x: which rows are read depends on the lo
     "inputs": {"x": {"shape": ["n", "d"], "dtype": "float32"}},
     "outputs": {"s": {"shape": ["d"], "dtype": "float32"}},
     "reference": "import torch\n\ndef run(x):\n    s = torch.zeros(x.shape[1])\n    for t in range(x.shape[0] // 2):\n"
-                 "        s = s + x[t]\n    return s\n",
+    "        s = s + x[t]\n    return s\n",
 }
 
 HIDDEN_IN_A_DEFAULT = """
@@ -149,18 +151,27 @@ GATHER_BY_REAL_INDEX = {
 
 
 def _sequence_definition(name: str, reference: str) -> dict:
-    return {"name": name, "axes": AXES, "inputs": SEQUENCE_INPUTS,
-            "outputs": {"out": {"shape": ["b", "n", "d"], "dtype": "float32"}, "s": {"shape": ["b", "d"],
-                                                                                    "dtype": "float32"}},
-            "reference": textwrap.dedent(reference)}
+    return {
+        "name": name,
+        "axes": AXES,
+        "inputs": SEQUENCE_INPUTS,
+        "outputs": {
+            "out": {"shape": ["b", "n", "d"], "dtype": "float32"},
+            "s": {"shape": ["b", "d"], "dtype": "float32"},
+        },
+        "reference": textwrap.dedent(reference),
+    }
 
 
 def _analyse(tmp_path, definition: dict, monkeypatch, *, shortcuts: bool):
     """The results (as JSON) and the ATen calls the recorder saw."""
     names = list(definition["inputs"])
     kind = "custom" if "custom_inputs_entrypoint" in definition else "random"
-    workload = {"uuid": "w", "axes": {"n": 64 if kind == "custom" else STEPS},
-                "inputs": {name: {"type": kind} for name in names}}
+    workload = {
+        "uuid": "w",
+        "axes": {"n": 64 if kind == "custom" else STEPS},
+        "inputs": {name: {"type": kind} for name in names},
+    }
     folder = write_problem(tmp_path / f"{definition['name']}_{shortcuts}", definition, [workload])
     seen = []
     record = OpRecorder._record
@@ -173,8 +184,13 @@ def _analyse(tmp_path, definition: dict, monkeypatch, *, shortcuts: bool):
         patch.setattr(OpRecorder, "_record", counting)
         if not shortcuts:
             patch.setattr(analysis, "_with_loop_shortcuts", lambda definition, folders: None)
-        results = analyze_problem(load_problem(folder), lookup("B200_1500MHz"), explain=True,
-                                  make_inputs=inputs_for_analysis, precision="strict")
+        results = analyze_problem(
+            load_problem(folder),
+            lookup("B200_1500MHz"),
+            explain=True,
+            make_inputs=inputs_for_analysis,
+            precision="strict",
+        )
     return [r.model_dump(mode="json") for r in results], len(seen)
 
 
@@ -235,8 +251,10 @@ def test_hidden_state_that_changes_the_last_iteration_falls_back_to_a_full_run(t
 
 def test_a_loop_under_autograd_runs_in_full_so_backward_sees_every_iteration(tmp_path, monkeypatch):
     definition = _sequence_definition("autograd", RECURRENCE_UNDER_AUTOGRAD)
-    definition["outputs"] = {"s": {"shape": ["b", "d"], "dtype": "float32"},
-                             "grad": {"shape": ["b", "d"], "dtype": "float32"}}
+    definition["outputs"] = {
+        "s": {"shape": ["b", "d"], "dtype": "float32"},
+        "grad": {"shape": ["b", "d"], "dtype": "float32"},
+    }
     plain_calls, fast_calls = _compare(tmp_path, definition, monkeypatch)
     assert fast_calls == plain_calls
 
@@ -266,17 +284,28 @@ def test_real_index_values_picked_by_the_loop_variable_refuse_the_shortcut(tmp_p
     assert fast_calls == plain_calls
 
 
-@pytest.mark.parametrize("body", ["x = x + a[t + 1]", "x = x + a[t:t + 2].sum()", "x = f(t)",
-                                  "for j in range(t):\n        x = x + 1", "t = 3", "return x",
-                                  "try:\n        x = a[t]\n    except IndexError:\n        pass"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x = x + a[t + 1]",
+        "x = x + a[t:t + 2].sum()",
+        "x = f(t)",
+        "for j in range(t):\n        x = x + 1",
+        "t = 3",
+        "return x",
+        "try:\n        x = a[t]\n    except IndexError:\n        pass",
+    ],
+)
 def test_a_loop_variable_used_other_than_as_a_plain_index_is_not_rewritten(body):
     source = f"def run(a, x):\n    for t in range(4):\n        {body}\n    return x\n"
     assert with_loop_shortcuts(source) is None
 
 
 def test_eligible_loops_iterate_through_a_loop_helper_and_index_through_its_guard():
-    source = ("from __future__ import annotations\n"
-              "def run(a, x):\n    for t in range(4):\n        x = x + a[:, t]\n        a[t] = x\n    return x\n")
+    source = (
+        "from __future__ import annotations\n"
+        "def run(a, x):\n    for t in range(4):\n        x = x + a[:, t]\n        a[t] = x\n    return x\n"
+    )
     rewritten = with_loop_shortcuts(source)
     assert rewritten.startswith("from __future__ import annotations\nimport solbench.sol.loops as _solbench_loops\n")
     assert "_solbench_loop_0 = _solbench_loops.Loop(range(4), 't')" in rewritten
@@ -285,8 +314,12 @@ def test_eligible_loops_iterate_through_a_loop_helper_and_index_through_its_guar
 
 def test_without_a_recorder_the_rewritten_loop_is_the_plain_loop():
     namespace = {}
-    exec(with_loop_shortcuts("def run(a):\n    out = []\n    for t in range(5):\n        out.append(a[t])\n"
-                             "    return out\n"), namespace)
+    exec(
+        with_loop_shortcuts(
+            "def run(a):\n    out = []\n    for t in range(5):\n        out.append(a[t])\n    return out\n"
+        ),
+        namespace,
+    )
     assert namespace["run"]([10, 11, 12, 13, 14]) == [10, 11, 12, 13, 14]
 
 

@@ -22,8 +22,14 @@ TIGHT = {"max_atol": 1e-4, "max_rtol": 1e-4}
 
 
 def matmul_problem(tmp_path, tolerance: dict, tags: list[str] = (), m: int = 512):
-    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": tolerance,
-                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}]
+    workloads = [
+        {
+            "uuid": f"m{m}",
+            "axes": {"M": m},
+            "tolerance": tolerance,
+            "inputs": {"A": {"type": "random"}, "B": {"type": "random"}},
+        }
+    ]
     return load_problem(write_problem(tmp_path / "mm", dict(MATMUL, tags=list(tags)), workloads))
 
 
@@ -54,8 +60,9 @@ def test_the_tolerance_decides_the_lowest_admissible_precision():
     a, b = torch.randn(64, 512, generator=generator), torch.randn(512, 64, generator=generator)
     loose, errors = check_admissible(lambda v: v[0] @ v[1], [a, b], a @ b, Tolerance(**LOOSE))
     assert loose == "bf16" and 1e-4 < errors["bf16"][0] < 1e-2
-    tf32_only, _ = check_admissible(lambda v: v[0] @ v[1], [a, b], a @ b, Tolerance(max_atol=0.1, max_rtol=0.0,
-                                                                                       required_matched_ratio=1.0))
+    tf32_only, _ = check_admissible(
+        lambda v: v[0] @ v[1], [a, b], a @ b, Tolerance(max_atol=0.1, max_rtol=0.0, required_matched_ratio=1.0)
+    )
     assert tf32_only == "fp16"  # bf16's largest error is about 0.2 here, fp16's and TF32's about 0.03
     tight, errors = check_admissible(lambda v: v[0] @ v[1], [a, b], a @ b, Tolerance(**TIGHT))
     assert tight == "fp32" and set(errors) == {"bf16", "fp16", "tf32"}
@@ -80,10 +87,19 @@ def test_t_sol_differs_between_policies_by_the_rate_ratio(tmp_path, monkeypatch)
     import solbench.sol.precision as precision
 
     monkeypatch.setattr(precision, "CHECK_BUDGET_FLOPS", 1e9)  # the large workload takes the small one's precision
-    wide = dict(MATMUL, axes={"M": {"type": "var"}, "K": {"type": "const", "value": 2048},
-                              "N": {"type": "const", "value": 2048}})
-    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": LOOSE,
-                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}} for m in (16, 16384)]
+    wide = dict(
+        MATMUL,
+        axes={"M": {"type": "var"}, "K": {"type": "const", "value": 2048}, "N": {"type": "const", "value": 2048}},
+    )
+    workloads = [
+        {
+            "uuid": f"m{m}",
+            "axes": {"M": m},
+            "tolerance": LOOSE,
+            "inputs": {"A": {"type": "random"}, "B": {"type": "random"}},
+        }
+        for m in (16, 16384)
+    ]
     problem = load_problem(write_problem(tmp_path / "mm", wide, workloads))
     hardware = lookup("B200_1500MHz")
     strict = analyze_problem(problem, hardware, make_inputs=inputs_for_analysis, precision="strict")[1]
@@ -109,11 +125,19 @@ def test_large_workloads_take_the_precision_of_smaller_ones(tmp_path, monkeypatc
     import solbench.sol.precision as precision
 
     monkeypatch.setattr(precision, "CHECK_BUDGET_FLOPS", 1e8)
-    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": LOOSE,
-                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}} for m in (64, 4096)]
+    workloads = [
+        {
+            "uuid": f"m{m}",
+            "axes": {"M": m},
+            "tolerance": LOOSE,
+            "inputs": {"A": {"type": "random"}, "B": {"type": "random"}},
+        }
+        for m in (64, 4096)
+    ]
     problem = load_problem(write_problem(tmp_path / "mm", MATMUL, workloads))
-    small, large = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis,
-                                   precision="tolerance")
+    small, large = analyze_problem(
+        problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis, precision="tolerance"
+    )
     assert small.precision.matrix_precision == large.precision.matrix_precision == "bf16"
     assert large.precision.basis.startswith("tolerance: inferred from 1 smaller workload")
 
@@ -127,15 +151,26 @@ def test_inference_needs_a_tolerance_at_least_as_strict():
 
 
 def test_an_analysis_checks_its_two_smallest_workloads_and_infers_the_rest(tmp_path):
-    workloads = [{"uuid": f"m{m}", "axes": {"M": m}, "tolerance": LOOSE,
-                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}} for m in (48, 16, 32)]
+    workloads = [
+        {
+            "uuid": f"m{m}",
+            "axes": {"M": m},
+            "tolerance": LOOSE,
+            "inputs": {"A": {"type": "random"}, "B": {"type": "random"}},
+        }
+        for m in (48, 16, 32)
+    ]
     problem = load_problem(write_problem(tmp_path / "mm", MATMUL, workloads))
     for _ in range(2):  # the second analysis reads the two checks from the cache and checks nothing more
-        results = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis,
-                                  precision="tolerance")
+        results = analyze_problem(
+            problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis, precision="tolerance"
+        )
         bases = {r.workload.uuid: r.precision.basis.split(" (")[0] for r in results}
-        assert bases == {"m16": "tolerance: checked on this workload", "m32": "tolerance: checked on this workload",
-                         "m48": "tolerance: inferred from 2 smaller workload(s) with a tolerance as strict"}
+        assert bases == {
+            "m16": "tolerance: checked on this workload",
+            "m32": "tolerance: checked on this workload",
+            "m48": "tolerance: inferred from 2 smaller workload(s) with a tolerance as strict",
+        }
 
 
 def test_peak_used_says_why_the_bf16_rate_was_not_used(tmp_path):
@@ -183,8 +218,14 @@ TF32_ONLY = {"max_atol": 0.1, "max_rtol": 0.0, "required_matched_ratio": 1.0}
 def test_an_analysis_decides_the_lowest_precision_the_tolerance_admits(tmp_path, isolated_cache, tolerance, admitted):
     import torch
 
-    workloads = [{"uuid": "m64", "axes": {"M": 64}, "tolerance": tolerance,
-                  "inputs": {"A": {"type": "random"}, "B": {"type": "random"}}}]
+    workloads = [
+        {
+            "uuid": "m64",
+            "axes": {"M": 64},
+            "tolerance": tolerance,
+            "inputs": {"A": {"type": "random"}, "B": {"type": "random"}},
+        }
+    ]
     problem = load_problem(write_problem(tmp_path / "mm", dict(SCALED, tags=["origin:sol-execbench"]), workloads))
     threads = torch.get_num_threads()
     [result] = analyze_problem(problem, lookup("B200_1500MHz"), make_inputs=inputs_for_analysis)  # auto: tolerance
@@ -220,13 +261,17 @@ def test_the_finite_comparison_decides_as_the_general_one(noise):
     ref = torch.randn(257, 33, generator=generator, dtype=torch.float64) * 3
     out = ref + noise * torch.randn(257, 33, generator=generator, dtype=torch.float64)
     out[0, :5] = ref[0, :5]  # some equal values
-    for tolerance in (Tolerance(), Tolerance(max_atol=0.0, max_rtol=0.0, required_matched_ratio=1.0),
-                      Tolerance(max_atol=1e-3, max_rtol=0.05, max_error_cap=0.5),
-                      Tolerance(max_atol=2e-3, max_rtol=2e-3, required_matched_ratio=0.5)):
+    for tolerance in (
+        Tolerance(),
+        Tolerance(max_atol=0.0, max_rtol=0.0, required_matched_ratio=1.0),
+        Tolerance(max_atol=1e-3, max_rtol=0.05, max_error_cap=0.5),
+        Tolerance(max_atol=2e-3, max_rtol=2e-3, required_matched_ratio=0.5),
+    ):
         general = _general_tolerance_error(out, ref, tolerance)
         assert _finite_tolerance_error(out.clone(), ref.clone(), tolerance) == general
-        assert tolerance_error(out.float(), ref.float(), tolerance) == \
-            _general_tolerance_error(out.float().double(), ref.float().double(), tolerance)
+        assert tolerance_error(out.float(), ref.float(), tolerance) == _general_tolerance_error(
+            out.float().double(), ref.float().double(), tolerance
+        )
 
 
 def test_non_finite_values_take_the_general_comparison():
@@ -237,8 +282,9 @@ def test_non_finite_values_take_the_general_comparison():
     ref = torch.tensor([1.0, math.inf, math.nan, 2.0])
     assert tolerance_error(ref.clone(), ref, Tolerance(required_matched_ratio=1.0)) == (True, 0.0)  # NaN matches NaN
     # a NaN where the reference is finite: a miss, and an infinite error norm over the finite elements
-    assert tolerance_error(torch.tensor([1.0, math.inf, math.nan, math.nan]), ref,
-                           Tolerance(required_matched_ratio=0.75)) == (False, math.inf)
+    assert tolerance_error(
+        torch.tensor([1.0, math.inf, math.nan, math.nan]), ref, Tolerance(required_matched_ratio=0.75)
+    ) == (False, math.inf)
 
 
 @pytest.mark.slow
@@ -248,8 +294,10 @@ def test_a_check_does_not_import_torch_dynamo():
     import subprocess
     import sys
 
-    code = ("import sys, torch\nfrom solbench.sol.precision import matrix_products_at\n"
-            "with matrix_products_at('bf16'):\n    torch.ones(2, 2) @ torch.ones(2, 2)\n"
-            "print('torch._dynamo' in sys.modules)")
+    code = (
+        "import sys, torch\nfrom solbench.sol.precision import matrix_products_at\n"
+        "with matrix_products_at('bf16'):\n    torch.ones(2, 2) @ torch.ones(2, 2)\n"
+        "print('torch._dynamo' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.strip() == "False"

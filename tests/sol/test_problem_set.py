@@ -14,17 +14,28 @@ SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "sol-execbench-sample"
 def _published(ratio):
     """A workload's result whose T_SOL is `ratio` times a published 1 ms."""
     return WorkloadSol(
-        workload=WorkloadRef(uuid="w", axes={}), hardware="B200_1500MHz", flops=0.0,
-        flops_by_class={"matrix": {}, "vector": {}, "special": 0.0}, bytes=1000, unfused_bytes=1000,
-        arithmetic_intensity=0.0, t_sol_ms=ratio, t_compute_ms={}, t_memory_ms=ratio, bound="memory",
+        workload=WorkloadRef(uuid="w", axes={}),
+        hardware="B200_1500MHz",
+        flops=0.0,
+        flops_by_class={"matrix": {}, "vector": {}, "special": 0.0},
+        bytes=1000,
+        unfused_bytes=1000,
+        arithmetic_intensity=0.0,
+        t_sol_ms=ratio,
+        t_compute_ms={},
+        t_memory_ms=ratio,
+        bound="memory",
         coverage=Coverage(full=True, uncovered=[], execution="fake"),
-        published=Published(sol_ms=1.0, ratio=ratio, disagreement=None if 0.5 <= ratio <= 2 else "peak used: x"))
+        published=Published(sol_ms=1.0, ratio=ratio, disagreement=None if 0.5 <= ratio <= 2 else "peak used: x"),
+    )
 
 
 def test_the_summary_counts_ratios_within_agreement_and_lists_failures_and_slow_problems():
-    analyses = [ProblemSol(folder="L1/a", problem="a", seconds=0.2, workloads=[_published(1.0), _published(3.0)]),
-                ProblemSol(folder="L1/b", problem="b", seconds=4.0, workloads=[_published(0.9)]),
-                ProblemSol(folder="FIB/c", seconds=0.1, error="data file missing")]
+    analyses = [
+        ProblemSol(folder="L1/a", problem="a", seconds=0.2, workloads=[_published(1.0), _published(3.0)]),
+        ProblemSol(folder="L1/b", problem="b", seconds=4.0, workloads=[_published(0.9)]),
+        ProblemSol(folder="FIB/c", seconds=0.1, error="data file missing"),
+    ]
     summary = summarize(analyses)
     assert (summary.problems, summary.analysed, summary.workloads) == (3, 2, 3)
     assert summary.failed == ["FIB/c: data file missing"]
@@ -36,8 +47,11 @@ def test_the_summary_counts_ratios_within_agreement_and_lists_failures_and_slow_
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason="needs ../shared/sol-execbench-sample")
 def test_the_sample_analyses_beside_its_published_figures_and_a_missing_data_file_is_one_failure():
-    names = ["FlashInfer-Bench/021_rmsnorm_h128", "FlashInfer-Bench/018_mla_paged_decode_h16_ckv512_kpe64_ps1",
-             "L1/006_hyena_depthwise_conv1d_split_gate"]
+    names = [
+        "FlashInfer-Bench/021_rmsnorm_h128",
+        "FlashInfer-Bench/018_mla_paged_decode_h16_ckv512_kpe64_ps1",
+        "L1/006_hyena_depthwise_conv1d_split_gate",
+    ]
     folders = [SAMPLE / name for name in names]
     analyses = list(analyze_set(folders, SAMPLE, lookup("B200_1500MHz")))
     assert [a.folder for a in analyses] == names

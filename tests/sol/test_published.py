@@ -15,10 +15,20 @@ SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "sol-execbench-sample"
 
 def _result(t_sol_ms, bound, *, matrix=None, vector=None, special=0.0, bytes_=1000, output_bytes=0):
     return WorkloadSol(
-        workload=WorkloadRef(uuid="w", axes={}), hardware=B200.id, flops=0.0,
-        flops_by_class={"matrix": matrix or {}, "vector": vector or {}, "special": special}, bytes=bytes_,
-        output_bytes=output_bytes, unfused_bytes=bytes_, arithmetic_intensity=0.0, t_sol_ms=t_sol_ms,
-        t_compute_ms={}, t_memory_ms=0.0, bound=bound, coverage=Coverage(full=True, uncovered=[], execution="fake"))
+        workload=WorkloadRef(uuid="w", axes={}),
+        hardware=B200.id,
+        flops=0.0,
+        flops_by_class={"matrix": matrix or {}, "vector": vector or {}, "special": special},
+        bytes=bytes_,
+        output_bytes=output_bytes,
+        unfused_bytes=bytes_,
+        arithmetic_intensity=0.0,
+        t_sol_ms=t_sol_ms,
+        t_compute_ms={},
+        t_memory_ms=0.0,
+        bound=bound,
+        coverage=Coverage(full=True, uncovered=[], execution="fake"),
+    )
 
 
 def test_agreement_within_a_factor_two_needs_no_explanation():
@@ -49,9 +59,13 @@ def test_vector_bound_work_points_at_decomposed_ops_and_lower_ratios_at_the_publ
     assert disagreement(_result(0.1, "memory"), 1.0, B200).startswith("published counts more")
 
 
-SAMPLE_PROBLEMS = ["L1/028_hybrid_attention_mask_preparation", "L1/058_moe_expert_token_radix_sort_with_prefix_sum",
-                   "L2/065_sparse_expert_dispatch_and_combine", "Quant/029_nvfp4_fused_mlp_silu_gating",
-                   "FlashInfer-Bench/004_gemm_n128_k2048"]
+SAMPLE_PROBLEMS = [
+    "L1/028_hybrid_attention_mask_preparation",
+    "L1/058_moe_expert_token_radix_sort_with_prefix_sum",
+    "L2/065_sparse_expert_dispatch_and_combine",
+    "Quant/029_nvfp4_fused_mlp_silu_gating",
+    "FlashInfer-Bench/004_gemm_n128_k2048",
+]
 
 
 @pytest.mark.slow
@@ -101,10 +115,13 @@ def test_published_figures_come_from_metadata_or_a_baselines_file(tmp_path):
     problem = load_problem(folder)
     assert published_sol(problem) == {"n8": 0.5, "n16": 0.25}
     assert published_sol(problem, hardware_id="H200") == {}  # the metadata's figures are for the published hardware
-    baselines = Baselines([Baseline(definition="vector_add", workload="n16", hardware=PUBLISHED_HARDWARE,
-                                    latency_ms=1.0, sol_ms=0.75),
-                           Baseline(definition="vector_add", workload="n8", hardware="H200", latency_ms=1.0, sol_ms=2.0),
-                           Baseline(definition="vector_add", workload="n8", hardware="B200", latency_ms=1.0)])
+    baselines = Baselines(
+        [
+            Baseline(definition="vector_add", workload="n16", hardware=PUBLISHED_HARDWARE, latency_ms=1.0, sol_ms=0.75),
+            Baseline(definition="vector_add", workload="n8", hardware="H200", latency_ms=1.0, sol_ms=2.0),
+            Baseline(definition="vector_add", workload="n8", hardware="B200", latency_ms=1.0),
+        ]
+    )
     assert published_sol(problem, baselines) == {"n8": 0.5, "n16": 0.75}  # the file's figure wins
     assert published_sol(problem, baselines, "H200") == {"n8": 2.0}
     assert published_sol(problem, baselines, "B200") == {}  # an entry without sol_ms gives none
@@ -114,8 +131,16 @@ def test_with_op_rows_the_explanation_names_the_op_carrying_the_binding_count():
     from solbench.sol.analysis import OpRow
 
     def row(op, shapes, special):
-        return OpRow(op=op, shapes=shapes, matrix_flops=0.0, vector_flops=0.0, special_ops=special, bytes=8,
-                     formula="1 per element", covered=True)
+        return OpRow(
+            op=op,
+            shapes=shapes,
+            matrix_flops=0.0,
+            vector_flops=0.0,
+            special_ops=special,
+            bytes=8,
+            formula="1 per element",
+            covered=True,
+        )
 
     rows = [row("exp", "[1024]:float32", 3e9), row("exp", "[1024]:float32", 3e9), row("tanh", "[64]:float32", 1e9)]
     result = _result(1.0, "special", special=7e9).model_copy(update={"ops": rows})

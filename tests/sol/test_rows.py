@@ -11,8 +11,13 @@ from solbench.spec import load_problem
 
 def compulsory(tmp_path, shape: list[int], reference: str) -> int:
     """Bytes for one float32 input `x` of `shape` and whatever `run(x)` returns."""
-    definition = {"name": "p", "axes": {}, "inputs": {"x": {"shape": [str(d) for d in shape], "dtype": "float32"}},
-                  "outputs": {"y": {"shape": None, "dtype": "float32"}}, "reference": "import torch\n" + reference}
+    definition = {
+        "name": "p",
+        "axes": {},
+        "inputs": {"x": {"shape": [str(d) for d in shape], "dtype": "float32"}},
+        "outputs": {"y": {"shape": None, "dtype": "float32"}},
+        "reference": "import torch\n" + reference,
+    }
     workload = {"uuid": "w", "axes": {}, "inputs": {"x": {"type": "random"}}}
     [result] = analyze_problem(load_problem(write_problem(tmp_path / "p", definition, [workload])), lookup("H200"))
     return result.bytes
@@ -21,22 +26,25 @@ def compulsory(tmp_path, shape: list[int], reference: str) -> int:
 ROW = 32 * 4  # one row of a [64, 32] float32 input
 
 
-@pytest.mark.parametrize("body, rows_read, rows_written", [
-    ("return x * 2", 64, 64),
-    ("return x[:16] * 2", 16, 16),
-    ("return x[8:40:4] * 2", 8, 8),
-    ("return x[5] + x[-1]", 2, 1),
-    ("return x.view(64, 4, 8)[3:5].sum(0)", 2, 1),
-    ("return x.unsqueeze(2).transpose(1, 2)[7] * 2", 1, 1),
-    ("return x.unbind(0)[9] * 2", 1, 1),
-    ("return x.split(16)[1][2:4] * 2", 2, 2),
-    ("return x.t()[3] * 2", 64, 2),  # a column touches every row
-    ("return x[:, :8] * 2", 64, 16),  # slicing another dim keeps every row
-    ("return x[2:4].as_strided((4, 32), (32, 1)) * 2", 64, 4),  # as_strided may reach anywhere
-    ("return x[:0].sum(0) + x[3]", 1, 1),  # an empty slice adds no rows
-    ("return torch.cat([x[:4], x[10:12]])", 6, 6),  # tensors in a list argument (cat, stack) are read too
-    ("return torch.stack([x[1], x[2]]) * 2", 2, 2),
-])
+@pytest.mark.parametrize(
+    "body, rows_read, rows_written",
+    [
+        ("return x * 2", 64, 64),
+        ("return x[:16] * 2", 16, 16),
+        ("return x[8:40:4] * 2", 8, 8),
+        ("return x[5] + x[-1]", 2, 1),
+        ("return x.view(64, 4, 8)[3:5].sum(0)", 2, 1),
+        ("return x.unsqueeze(2).transpose(1, 2)[7] * 2", 1, 1),
+        ("return x.unbind(0)[9] * 2", 1, 1),
+        ("return x.split(16)[1][2:4] * 2", 2, 2),
+        ("return x.t()[3] * 2", 64, 2),  # a column touches every row
+        ("return x[:, :8] * 2", 64, 16),  # slicing another dim keeps every row
+        ("return x[2:4].as_strided((4, 32), (32, 1)) * 2", 64, 4),  # as_strided may reach anywhere
+        ("return x[:0].sum(0) + x[3]", 1, 1),  # an empty slice adds no rows
+        ("return torch.cat([x[:4], x[10:12]])", 6, 6),  # tensors in a list argument (cat, stack) are read too
+        ("return torch.stack([x[1], x[2]]) * 2", 2, 2),
+    ],
+)
 def test_views_narrow_the_rows_read(tmp_path, body, rows_read, rows_written):
     assert compulsory(tmp_path, [64, 32], f"def run(x):\n    {body}\n") == (rows_read + rows_written) * ROW
 

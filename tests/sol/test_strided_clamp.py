@@ -12,7 +12,14 @@ def _views():
 
     x = torch.empty(6, 5760, device="meta")
     half = torch.empty(3, 1, 8, 16, dtype=torch.bfloat16, device="meta")
-    return [x[..., ::2], x[..., 1::2], x[:, :100], x[::2, 5:], half[..., ::2], torch.empty(1, 10, device="meta")[..., ::3]]
+    return [
+        x[..., ::2],
+        x[..., 1::2],
+        x[:, :100],
+        x[::2, 5:],
+        half[..., ::2],
+        torch.empty(1, 10, device="meta")[..., ::3],
+    ]
 
 
 @pytest.mark.parametrize("bounds", [(None, 7.0), (-7.0, 7.0), (-7, None)])
@@ -35,6 +42,10 @@ def test_views_laid_out_otherwise_still_go_to_the_meta_kernel():
     from solbench.sol.hybrid import _pointwise_shape
 
     x = torch.empty(6, 8, device="meta")
-    for view in (x.t(), x.t()[::2], torch.empty(6, 1, device="meta").expand(6, 8),
-                 torch.empty(4, 3, 2, device="meta").permute(0, 2, 1)):
+    for view in (
+        x.t(),
+        x.t()[::2],
+        torch.empty(6, 1, device="meta").expand(6, 8),
+        torch.empty(4, 3, 2, device="meta").permute(0, 2, 1),
+    ):
         assert _pointwise_shape(torch.ops.aten.clamp.default, (view, None, 1.0), {}, [view]) is None

@@ -17,16 +17,19 @@ def test_axis_expression_must_be_a_non_negative_integer():
         evaluate_axis_expression("n - 9", {"n": 8})
 
 
-@pytest.mark.parametrize("source, reason", [
-    ("__import__('os').system('true')", "call not allowed"),
-    ("n.__class__", "attribute '.__class__'"),
-    ("[n for n in range(3)]", "ListComp"),
-    ("lambda: 1", "Lambda"),
-    ("open('x')", "function 'open'"),
-    ("m", "unknown name 'm'"),
-    ("n ** 1000", "exponent too large"),
-    ("n // 0", "division by zero"),
-])
+@pytest.mark.parametrize(
+    "source, reason",
+    [
+        ("__import__('os').system('true')", "call not allowed"),
+        ("n.__class__", "attribute '.__class__'"),
+        ("[n for n in range(3)]", "ListComp"),
+        ("lambda: 1", "Lambda"),
+        ("open('x')", "function 'open'"),
+        ("m", "unknown name 'm'"),
+        ("n ** 1000", "exponent too large"),
+        ("n // 0", "division by zero"),
+    ],
+)
 def test_rejects_everything_outside_the_subset(source, reason):
     with pytest.raises(ExpressionError, match=reason):
         evaluate(source, {"n": 4})

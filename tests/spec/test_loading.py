@@ -8,8 +8,9 @@ import pytest
 from conftest import UPSTREAM, VECTOR_ADD, solution_dict, vector_workloads, write_problem
 from solbench.spec import MissingDataError, SpecError, check_data_files, load_problem, load_solution
 
-UPSTREAM_PROBLEMS = sorted(p.name for p in UPSTREAM.iterdir() if (p / "definition.json").exists()) \
-    if UPSTREAM.is_dir() else []
+UPSTREAM_PROBLEMS = (
+    sorted(p.name for p in UPSTREAM.iterdir() if (p / "definition.json").exists()) if UPSTREAM.is_dir() else []
+)
 
 
 @pytest.mark.upstream
@@ -32,8 +33,11 @@ def test_expression_axes_resolve():
 @pytest.mark.upstream
 def test_missing_data_file_is_named():
     problem = load_problem(UPSTREAM / "gqa_paged_decode")
-    with pytest.raises(MissingDataError, match=r"inputs\.kv_indptr\.path: .*safetensors file not found: "
-                                               r"data/flashinfer-trace/.*gqa_paged_decode_h32_kv8_d128_ps1_"):
+    with pytest.raises(
+        MissingDataError,
+        match=r"inputs\.kv_indptr\.path: .*safetensors file not found: "
+        r"data/flashinfer-trace/.*gqa_paged_decode_h32_kv8_d128_ps1_",
+    ):
         check_data_files(problem)
 
 
@@ -43,19 +47,31 @@ def _broken(tmp_path, mutate, workloads=None):
     return write_problem(tmp_path / "p", definition, workloads or vector_workloads(8))
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d["inputs"]["x"].update(dtype="float33"), r"definition.json: inputs\.x\.dtype: .*unknown dtype 'float33'"),
-    (lambda d: d["inputs"]["x"].update(shape=["M"]), r"inputs\.x\.shape\[0\]: unknown axis 'M'"),
-    (lambda d: d["axes"].update(H={"type": "expr", "expression": "N +* 2"}), r"axes\.H\.expression: .*not a valid"),
-    (lambda d: d["axes"].update(H={"type": "expr", "expression": "M * 2"}), r"axes\.H\.expression: unknown axis 'M'"),
-    (lambda d: d.update(reference="def go(x, y):\n    return x\n"), r"reference: no top-level function 'run'"),
-    (lambda d: d.update(reference="def run(y, x):\n    return x\n"), r"must take the inputs in order"),
-    (lambda d: d.update(reference="def run(x, y)\n"), r"reference: Python syntax error at line 1"),
-    (lambda d: d.pop("outputs"), r"definition.json: outputs: Field required"),
-    (lambda d: d["axes"].update(N={"type": "size"}), r"axes\.N"),
-    (lambda d: d.update(constraints=["N >"]), r"constraints\[0\]"),
-    (lambda d: d.update(custom_inputs_entrypoint="make"), r"custom_inputs_entrypoint: no top-level function 'make'"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda d: d["inputs"]["x"].update(dtype="float33"),
+            r"definition.json: inputs\.x\.dtype: .*unknown dtype 'float33'",
+        ),
+        (lambda d: d["inputs"]["x"].update(shape=["M"]), r"inputs\.x\.shape\[0\]: unknown axis 'M'"),
+        (lambda d: d["axes"].update(H={"type": "expr", "expression": "N +* 2"}), r"axes\.H\.expression: .*not a valid"),
+        (
+            lambda d: d["axes"].update(H={"type": "expr", "expression": "M * 2"}),
+            r"axes\.H\.expression: unknown axis 'M'",
+        ),
+        (lambda d: d.update(reference="def go(x, y):\n    return x\n"), r"reference: no top-level function 'run'"),
+        (lambda d: d.update(reference="def run(y, x):\n    return x\n"), r"must take the inputs in order"),
+        (lambda d: d.update(reference="def run(x, y)\n"), r"reference: Python syntax error at line 1"),
+        (lambda d: d.pop("outputs"), r"definition.json: outputs: Field required"),
+        (lambda d: d["axes"].update(N={"type": "size"}), r"axes\.N"),
+        (lambda d: d.update(constraints=["N >"]), r"constraints\[0\]"),
+        (
+            lambda d: d.update(custom_inputs_entrypoint="make"),
+            r"custom_inputs_entrypoint: no top-level function 'make'",
+        ),
+    ],
+)
 def test_malformed_definition_names_file_and_field(tmp_path, mutate, message):
     with pytest.raises(SpecError, match=message):
         load_problem(_broken(tmp_path, mutate))
@@ -64,11 +80,13 @@ def test_malformed_definition_names_file_and_field(tmp_path, mutate, message):
 def test_malformed_workloads_name_line_and_field(tmp_path):
     root = write_problem(tmp_path / "p", VECTOR_ADD, vector_workloads(8))
     (root / "workload.jsonl").write_text(
-        json.dumps(vector_workloads(8)[0]) + "\n" + '{"uuid": "b", "axes": {"N": -1}, "inputs": {}}\n')
+        json.dumps(vector_workloads(8)[0]) + "\n" + '{"uuid": "b", "axes": {"N": -1}, "inputs": {}}\n'
+    )
     with pytest.raises(SpecError, match=r"workload.jsonl:2: axes\.N: Input should be greater than or equal to 0"):
         load_problem(root)
-    (root / "workload.jsonl").write_text('{"uuid": "a", "axes": {}, "inputs": {"x": {"type": "random"}, '
-                                         '"y": {"type": "random"}}}\n')
+    (root / "workload.jsonl").write_text(
+        '{"uuid": "a", "axes": {}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}\n'
+    )
     with pytest.raises(SpecError, match=r"workload.jsonl:1: workload a: axes\.N: missing value for var axis"):
         load_problem(root)
     (root / "workload.jsonl").write_text('{"uuid": "a", "axes": {"N": 2}, "inputs": {"x": {"type": "random"}}}\n')
@@ -83,25 +101,39 @@ def test_malformed_workloads_name_line_and_field(tmp_path):
 
 
 def test_custom_inputs_mix_with_every_other_kind(tmp_path):
-    definition = {**VECTOR_ADD, "inputs": {**VECTOR_ADD["inputs"], "t": {"shape": ["N"], "dtype": "float32"},
-                                           "eps": {"shape": None, "dtype": "float32"}},
-                  "custom_inputs_entrypoint": "make",
-                  "reference": "def make(axes_and_scalars, device):\n    return {}\n"
-                               "def run(x, y, t, eps):\n    return x + y\n"}
-    inputs = {"x": {"type": "custom"}, "y": {"type": "random"}, "eps": {"type": "scalar", "value": 1e-6},
-              "t": {"type": "safetensors", "path": "t.safetensors", "tensor_key": "t"}}
-    workload = load_problem(write_problem(tmp_path / "p", definition,
-                                          [{"uuid": "a", "axes": {"N": 2}, "inputs": inputs}])).workloads[0]
+    definition = {
+        **VECTOR_ADD,
+        "inputs": {
+            **VECTOR_ADD["inputs"],
+            "t": {"shape": ["N"], "dtype": "float32"},
+            "eps": {"shape": None, "dtype": "float32"},
+        },
+        "custom_inputs_entrypoint": "make",
+        "reference": "def make(axes_and_scalars, device):\n    return {}\ndef run(x, y, t, eps):\n    return x + y\n",
+    }
+    inputs = {
+        "x": {"type": "custom"},
+        "y": {"type": "random"},
+        "eps": {"type": "scalar", "value": 1e-6},
+        "t": {"type": "safetensors", "path": "t.safetensors", "tensor_key": "t"},
+    }
+    workload = load_problem(
+        write_problem(tmp_path / "p", definition, [{"uuid": "a", "axes": {"N": 2}, "inputs": inputs}])
+    ).workloads[0]
     assert {name: d.type for name, d in workload.inputs.items()} == {n: d["type"] for n, d in inputs.items()}
     assert workload.scalar_inputs == {"eps": 1e-6}
 
 
 def test_custom_inputs_without_an_entrypoint_name_line_and_field(tmp_path):
     inputs = {"x": {"type": "custom"}, "y": {"type": "random"}}
-    root = write_problem(tmp_path / "p", VECTOR_ADD, vector_workloads(8) + [{"uuid": "a", "axes": {"N": 2},
-                                                                             "inputs": inputs}])
-    with pytest.raises(SpecError, match=r"workload.jsonl:2: inputs: workload a: 'custom' inputs need the "
-                                        r"definition's custom_inputs_entrypoint"):
+    root = write_problem(
+        tmp_path / "p", VECTOR_ADD, vector_workloads(8) + [{"uuid": "a", "axes": {"N": 2}, "inputs": inputs}]
+    )
+    with pytest.raises(
+        SpecError,
+        match=r"workload.jsonl:2: inputs: workload a: 'custom' inputs need the "
+        r"definition's custom_inputs_entrypoint",
+    ):
         load_problem(root)
 
 
@@ -123,12 +155,14 @@ def test_both_tolerance_spellings_are_read(tmp_path):
     assert problem.workloads[1].effective_tolerance.required_matched_ratio == 0.99
 
 
-@pytest.mark.parametrize("spec_update, language", [({"language": "python"}, "pytorch"),
-                                                   ({"language": "cuda"}, "cuda_cpp"),
-                                                   ({"languages": ["triton"]}, "triton")])
+@pytest.mark.parametrize(
+    "spec_update, language",
+    [({"language": "python"}, "pytorch"), ({"language": "cuda"}, "cuda_cpp"), ({"languages": ["triton"]}, "triton")],
+)
 def test_solution_language_spellings(tmp_path, spec_update, language):
-    data = solution_dict("def run(x, y):\n    return x + y\n",
-                         entry="kernel.cu::run" if language == "cuda_cpp" else "kernel.py::run")
+    data = solution_dict(
+        "def run(x, y):\n    return x + y\n", entry="kernel.cu::run" if language == "cuda_cpp" else "kernel.py::run"
+    )
     del data["spec"]["languages"]
     data["spec"].update(spec_update)
     path = tmp_path / "solution.json"
@@ -136,13 +170,16 @@ def test_solution_language_spellings(tmp_path, spec_update, language):
     assert load_solution(path).spec.normalized_languages[0].value == language
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda s: s["spec"].update(entry_point="kernel.py:run"), r"spec\.entry_point.* must be 'file::function'"),
-    (lambda s: s["spec"].update(entry_point="main.py::run"), r"file 'main.py' is not among sources"),
-    (lambda s: s["spec"].update(languages=["fortran"]), r"unknown language 'fortran'"),
-    (lambda s: s["sources"][0].update(path="../escape.py"), r"sources\[0\].*must be relative"),
-    (lambda s: s.pop("author"), r"solution.json: author: Field required"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda s: s["spec"].update(entry_point="kernel.py:run"), r"spec\.entry_point.* must be 'file::function'"),
+        (lambda s: s["spec"].update(entry_point="main.py::run"), r"file 'main.py' is not among sources"),
+        (lambda s: s["spec"].update(languages=["fortran"]), r"unknown language 'fortran'"),
+        (lambda s: s["sources"][0].update(path="../escape.py"), r"sources\[0\].*must be relative"),
+        (lambda s: s.pop("author"), r"solution.json: author: Field required"),
+    ],
+)
 def test_malformed_solution_names_field(tmp_path, mutate, message):
     data = solution_dict("def run(x, y):\n    return x + y\n")
     mutate(data)
@@ -164,7 +201,12 @@ def test_what_upstream_accepts_loads_as_upstream_reads_it_with_a_warning_naming_
     assert [w.effective_tolerance.required_matched_ratio for w in problem.workloads[2:]] == [0.99, 0.99]
     path = root / "workload.jsonl"
     assert [w.split(": ")[:2] for w in problem.warnings] == [
-        [f"{path}:2", "axes.M"], [f"{path}:3", "inputs.bias"], [f"{path}:3-4", "tolerance.required_match_ratio"]]
-    assert "not an axis of vector_add" in problem.warnings[0] and "(it reads required_matched_ratio)" in \
-        problem.warnings[2]
+        [f"{path}:2", "axes.M"],
+        [f"{path}:3", "inputs.bias"],
+        [f"{path}:3-4", "tolerance.required_match_ratio"],
+    ]
+    assert (
+        "not an axis of vector_add" in problem.warnings[0]
+        and "(it reads required_matched_ratio)" in problem.warnings[2]
+    )
     assert [n.kind for n in problem.notes] == ["unknown-axis", "unknown-input", "ignored-field"]

@@ -32,8 +32,8 @@ def random_operands(m, n, k, seed=0):
     generator = torch.Generator().manual_seed(seed)
     codes_a = torch.randint(0, 256, (m, k // 2), generator=generator, dtype=torch.uint8)
     codes_b = torch.randint(0, 256, (n, k // 2), generator=generator, dtype=torch.uint8)
-    scale_a = (torch.rand(m, k // 16, generator=generator) * 8 + 2 ** -6).to(torch.float8_e4m3fn)
-    scale_b = (torch.rand(n, k // 16, generator=generator) * 8 + 2 ** -6).to(torch.float8_e4m3fn)
+    scale_a = (torch.rand(m, k // 16, generator=generator) * 8 + 2**-6).to(torch.float8_e4m3fn)
+    scale_b = (torch.rand(n, k // 16, generator=generator) * 8 + 2**-6).to(torch.float8_e4m3fn)
     return codes_a, codes_b, scale_a, scale_b
 
 
@@ -49,8 +49,9 @@ def test_emulation_equals_direct_dequantise_multiply(out_dtype):
     a = codes_a.view(torch.float4_e2m1fn_x2)
     b = codes_b.view(torch.float4_e2m1fn_x2)
     # called as upstream calls torch._scaled_mm: B as a transposed (N, K/2) view, scales blocked
-    out = nvfp4.scaled_mm(a, b.t(), upstream_blocked(scale_a), upstream_blocked(scale_b), bias=None,
-                          out_dtype=out_dtype)
+    out = nvfp4.scaled_mm(
+        a, b.t(), upstream_blocked(scale_a), upstream_blocked(scale_b), bias=None, out_dtype=out_dtype
+    )
     expected = direct(codes_a, scale_a) @ direct(codes_b, scale_b).T
     assert out.dtype == out_dtype and out.shape == (m, n)
     if out_dtype == torch.float64:
@@ -58,22 +59,30 @@ def test_emulation_equals_direct_dequantise_multiply(out_dtype):
     elif out_dtype == torch.float32:
         assert torch.allclose(out.double(), expected, rtol=1e-6, atol=1e-6 * expected.abs().max().item())
     else:  # one rounding to bf16 of the fp32 sum
-        assert torch.equal(out, expected.float().to(torch.bfloat16)) or \
-            (out.double() - expected).abs().max() <= 2 ** -7 * expected.abs().max()
+        assert (
+            torch.equal(out, expected.float().to(torch.bfloat16))
+            or (out.double() - expected).abs().max() <= 2**-7 * expected.abs().max()
+        )
 
 
 def test_other_calls_go_to_torch_unchanged():
     a = torch.randn(16, 32).to(torch.float8_e4m3fn)
     b = torch.randn(32, 16).to(torch.float8_e4m3fn).t().contiguous().t()
     one = torch.tensor(1.0)
-    assert torch.equal(nvfp4.scaled_mm(a, b, one, one, out_dtype=torch.float32),
-                       torch._scaled_mm(a, b, one, one, out_dtype=torch.float32))
+    assert torch.equal(
+        nvfp4.scaled_mm(a, b, one, one, out_dtype=torch.float32),
+        torch._scaled_mm(a, b, one, one, out_dtype=torch.float32),
+    )
 
 
 def test_torch_on_this_cpu_refuses_what_the_emulation_computes():
     codes_a, codes_b, scale_a, scale_b = random_operands(128, 128, 64)
-    args = (codes_a.view(torch.float4_e2m1fn_x2), codes_b.view(torch.float4_e2m1fn_x2).t(),
-            upstream_blocked(scale_a), upstream_blocked(scale_b))
+    args = (
+        codes_a.view(torch.float4_e2m1fn_x2),
+        codes_b.view(torch.float4_e2m1fn_x2).t(),
+        upstream_blocked(scale_a),
+        upstream_blocked(scale_b),
+    )
     try:
         torch._scaled_mm(*args, out_dtype=torch.bfloat16)
     except (RuntimeError, ValueError):  # "Invalid scaling configuration" on this CPU build
@@ -82,13 +91,17 @@ def test_torch_on_this_cpu_refuses_what_the_emulation_computes():
 
 
 def test_reference_source_is_rewritten_not_torch():
-    source = ("from __future__ import annotations\nimport torch\n"
-              "def run(a, b, sa, sb):\n    d = torch.device('cuda')\n"
-              "    return torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)\n")
+    source = (
+        "from __future__ import annotations\nimport torch\n"
+        "def run(a, b, sa, sb):\n    d = torch.device('cuda')\n"
+        "    return torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)\n"
+    )
     trusted = cpu_runnable_source(source)
     assert trusted.startswith("from __future__ import annotations\nfrom solbench.spec.nvfp4 import scaled_mm as ")
     assert f"return {EMULATION_NAME}(a, b" in trusted and "'cpu'" in trusted and "torch._scaled_mm" not in trusted
-    assert cpu_runnable_source("import torch\ndef run(x):\n    return x\n") == "import torch\ndef run(x):\n    return x\n"
+    assert (
+        cpu_runnable_source("import torch\ndef run(x):\n    return x\n") == "import torch\ndef run(x):\n    return x\n"
+    )
     assert "_scaled_mm" in cpu_reference_source(source)  # the analyzer's rewrite keeps the op it counts
     assert torch._scaled_mm.__module__ != nvfp4.__name__  # torch itself untouched
 
@@ -97,10 +110,15 @@ def test_cpu_reference_solution_ships_the_emulation_explicitly():
     from solbench.guard import blocking, check_solution
     from solbench.spec import Definition, compiled_reference_solution, reference_solution
 
-    definition = Definition.model_validate({
-        "name": "fp4_mm", "axes": {"M": {"type": "var"}},
-        "inputs": {"a": {"shape": ["M"], "dtype": "float32"}}, "outputs": {"c": {"shape": ["M"], "dtype": "float32"}},
-        "reference": "import torch\ndef run(a):\n    return torch._scaled_mm(a, a, a, a)\n"})
+    definition = Definition.model_validate(
+        {
+            "name": "fp4_mm",
+            "axes": {"M": {"type": "var"}},
+            "inputs": {"a": {"shape": ["M"], "dtype": "float32"}},
+            "outputs": {"c": {"shape": ["M"], "dtype": "float32"}},
+            "reference": "import torch\ndef run(a):\n    return torch._scaled_mm(a, a, a, a)\n",
+        }
+    )
     on_gpu = reference_solution(definition, "cuda")
     on_cpu = reference_solution(definition, "cpu")
     assert [s.path for s in on_gpu.sources] == ["reference.py"]
@@ -116,9 +134,11 @@ def test_cpu_reference_solution_ships_the_emulation_explicitly():
 def test_a_compared_device_literal_stays_and_a_parenthesised_future_import_stays_whole():
     """`x.device.type == "cuda"` guards a GPU-only branch: rewriting it would take that branch on the CPU. The
     emulation's import goes after a `from __future__ import (...)` spanning lines, not inside it."""
-    source = ('from __future__ import (annotations,\n    division)\nimport torch\n\ndef run(a, b, s, t):\n'
-              '    if a.device.type == "cuda" or "cuda" != str(a.device):\n        a = a.to("cuda")\n'
-              '    return torch._scaled_mm(a, b, s, t)\n')
+    source = (
+        "from __future__ import (annotations,\n    division)\nimport torch\n\ndef run(a, b, s, t):\n"
+        '    if a.device.type == "cuda" or "cuda" != str(a.device):\n        a = a.to("cuda")\n'
+        "    return torch._scaled_mm(a, b, s, t)\n"
+    )
     rewritten = cpu_runnable_source(source)
     compile(rewritten, "reference", "exec")
     assert 'a.device.type == "cuda" or "cuda" != str(a.device)' in rewritten and 'a.to("cpu")' in rewritten

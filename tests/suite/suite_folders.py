@@ -97,8 +97,10 @@ class FolderProblem:
 
 @cache
 def suite_problems() -> tuple[FolderProblem, ...]:
-    return tuple(FolderProblem(p.parent, json.loads(p.read_text()), read_provenance(p.parent))
-                 for p in sorted(PROBLEMS.glob("*/*/definition.json")))
+    return tuple(
+        FolderProblem(p.parent, json.loads(p.read_text()), read_provenance(p.parent))
+        for p in sorted(PROBLEMS.glob("*/*/definition.json"))
+    )
 
 
 def first_recipe(problem: FolderProblem) -> str | None:

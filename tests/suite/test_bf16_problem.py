@@ -32,4 +32,3 @@ def test_the_reference_passes_with_its_golden_errors_recorded(problem, fast_conf
         golden = golden["output"]
         assert 0 < golden["reference_error"] and golden["solution_error"] <= golden["allowed"], golden
         assert any(c.rule == "precision_downgrade" and c.passed for c in trace.evaluation.solbench.checks)
-

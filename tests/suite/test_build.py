@@ -29,27 +29,39 @@ def test_generated_folders_match_their_recipes_file_for_file(tmp_path):
     for folder in written:
         committed = PROBLEMS / folder.relative_to(tmp_path)
         ours, theirs = _files(folder), _files(committed) if committed.is_dir() else {}
-        stale += [f"{committed.relative_to(REPO)}/{name}" for name in sorted(set(ours) | set(theirs))
-                  if ours.get(name) != theirs.get(name)]
+        stale += [
+            f"{committed.relative_to(REPO)}/{name}"
+            for name in sorted(set(ours) | set(theirs))
+            if ours.get(name) != theirs.get(name)
+        ]
     assert not stale, "run scripts/build-suite; out of date: " + ", ".join(stale[:10])
     made = {folder.relative_to(tmp_path) for folder in written}
-    orphans = [str(p.parent.relative_to(REPO)) for p in sorted(PROBLEMS.glob(f"*/*/{PROVENANCE_FILE}"))
-               if read_provenance(p.parent).recipe in RECIPE_MODULES and p.parent.relative_to(PROBLEMS) not in made]
+    orphans = [
+        str(p.parent.relative_to(REPO))
+        for p in sorted(PROBLEMS.glob(f"*/*/{PROVENANCE_FILE}"))
+        if read_provenance(p.parent).recipe in RECIPE_MODULES and p.parent.relative_to(PROBLEMS) not in made
+    ]
     assert not orphans, "provenance names a recipe that does not make the folder: " + ", ".join(orphans)
 
 
 # --- the build refuses to overwrite what a recipe did not write --------------------------------------------------
 
-MODEL = ModelRef(name="Llama-3.1-8B", hf_id="meta-llama/Llama-3.1-8B", domain="language",
-                 config={"hidden_size": 4096})
+MODEL = ModelRef(name="Llama-3.1-8B", hf_id="meta-llama/Llama-3.1-8B", domain="language", config={"hidden_size": 4096})
 
 
 def _draft(name: str = "llama-3-1-8b_copy", reference: str = "def run(x):\n    return x\n") -> ProblemDraft:
-    return ProblemDraft(set="L1", name=name, op_type="copy", description="copy", model=MODEL,
-                        axes={"num_tokens": {"type": "var"}, "hidden_size": {"type": "const", "value": 4096}},
-                        inputs={"x": {"shape": ["num_tokens", "hidden_size"], "dtype": "bfloat16"}},
-                        outputs={"y": {"shape": ["num_tokens", "hidden_size"], "dtype": "bfloat16"}},
-                        reference=reference, workloads=[{"num_tokens": t} for t in range(1, 9)])
+    return ProblemDraft(
+        set="L1",
+        name=name,
+        op_type="copy",
+        description="copy",
+        model=MODEL,
+        axes={"num_tokens": {"type": "var"}, "hidden_size": {"type": "const", "value": 4096}},
+        inputs={"x": {"shape": ["num_tokens", "hidden_size"], "dtype": "bfloat16"}},
+        outputs={"y": {"shape": ["num_tokens", "hidden_size"], "dtype": "bfloat16"}},
+        reference=reference,
+        workloads=[{"num_tokens": t} for t in range(1, 9)],
+    )
 
 
 def test_a_build_writes_the_provenance_and_rewrites_an_untouched_folder(tmp_path):
@@ -67,8 +79,15 @@ def test_a_hand_edited_generated_folder_is_refused_and_nothing_is_written(tmp_pa
     (folder / "reference.py").write_text("def run(x):\n    return x.clone()  # by hand\n")
     before = _files(other)
     with pytest.raises(BuildRefused, match=r"llama-3-1-8b_copy: reference.py changed since recipe 'copies'"):
-        build_suite(tmp_path, {"copies": [_draft(reference="def run(x):\n    return -x\n"),
-                                          _draft("llama-3-1-8b_other", reference="def run(x):\n    return -x\n")]})
+        build_suite(
+            tmp_path,
+            {
+                "copies": [
+                    _draft(reference="def run(x):\n    return -x\n"),
+                    _draft("llama-3-1-8b_other", reference="def run(x):\n    return -x\n"),
+                ]
+            },
+        )
     assert "by hand" in (folder / "reference.py").read_text() and _files(other) == before
 
 
@@ -105,9 +124,16 @@ def test_the_installed_package_never_imports_the_recipes():
     importers = []
     for path in sorted((REPO / "src" / "solbench").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            importers += [f"{path.relative_to(REPO)}:{node.lineno}" for n in names if n.split(".")[0] == "suite_recipes"]
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            importers += [
+                f"{path.relative_to(REPO)}:{node.lineno}" for n in names if n.split(".")[0] == "suite_recipes"
+            ]
     assert importers == []
 
 
@@ -119,8 +145,13 @@ def test_solbench_suite_build_regenerates_from_the_checkouts_recipes_and_refuses
     import sys
 
     def build(*arguments: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "solbench", "suite", "build", *arguments], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "solbench", "suite", "build", *arguments],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     out = tmp_path / "suite"
     done = build("fib", "--recipes", str(REPO / "suite_recipes"), "--out", str(out))

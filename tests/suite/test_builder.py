@@ -21,18 +21,19 @@ fib_serving._fib) and the dataclass itself."""
 OLD_HELPERS = {"_t", "_var", "_const", "_expr", "slug", "_slug", "var", "const", "expr", "tensor", "scalar", "uses"}
 """Private copies of the builder's field helpers and of `slug` that modules kept before."""
 
-MODEL = ModelRef(name="Llama-3.1-8B", hf_id="meta-llama/Llama-3.1-8B", domain="language",
-                 config={"hidden_size": 4096})
+MODEL = ModelRef(name="Llama-3.1-8B", hf_id="meta-llama/Llama-3.1-8B", domain="language", config={"hidden_size": 4096})
 CPU = [{"num_tokens": t} for t in range(1, 9)]
 GPU = [{"num_tokens": t} for t in range(1024, 1040)]
 
 
 def _make(**changes):
-    fields = dict(axes={"num_tokens": var("tokens"), "hidden_size": {"type": "const", "value": 4096}},
-                  inputs={"x": tensor(["num_tokens", "hidden_size"], "bfloat16")},
-                  outputs={"y": tensor(["num_tokens", "hidden_size"], "bfloat16"),
-                           "amax": tensor(["num_tokens"], "float32")},
-                  reference="def run(x):\n    return x, x.float().abs().amax(-1)\n", workloads=CPU)
+    fields = dict(
+        axes={"num_tokens": var("tokens"), "hidden_size": {"type": "const", "value": 4096}},
+        inputs={"x": tensor(["num_tokens", "hidden_size"], "bfloat16")},
+        outputs={"y": tensor(["num_tokens", "hidden_size"], "bfloat16"), "amax": tensor(["num_tokens"], "float32")},
+        reference="def run(x):\n    return x, x.float().abs().amax(-1)\n",
+        workloads=CPU,
+    )
     return problem("L1", MODEL, "llama31_8b_copy_amax", "copy", "copy and amax", **{**fields, **changes})
 
 
@@ -57,16 +58,25 @@ def test_no_recipe_module_builds_a_draft_but_through_the_one_builder():
 
 def test_the_check_sees_a_direct_construction(tmp_path):
     module = tmp_path / "recipe.py"
-    module.write_text("from solbench.suite.draft import ProblemDraft\n\n\ndef x(m):\n"
-                      "    return ProblemDraft(set='L1', name='n', model=m)\n")
+    module.write_text(
+        "from solbench.suite.draft import ProblemDraft\n\n\ndef x(m):\n"
+        "    return ProblemDraft(set='L1', name='n', model=m)\n"
+    )
     assert _calls_and_defs(module, tmp_path) == ["recipe.py:5 calls ProblemDraft(...)"]
 
 
 def test_defaults_tags_name_and_tolerance_of_the_least_precise_output():
     draft = _make()
     assert draft.name == "llama-3-1-8b_copy_amax" and slug(MODEL) == "llama-3-1-8b"
-    assert draft.tags == ["set:L1", "model:Llama-3.1-8B", "hf:meta-llama/Llama-3.1-8B", "domain:language",
-                          "pass:forward", "origin:recipe", "config:hidden_size=4096"]
+    assert draft.tags == [
+        "set:L1",
+        "model:Llama-3.1-8B",
+        "hf:meta-llama/Llama-3.1-8B",
+        "domain:language",
+        "pass:forward",
+        "origin:recipe",
+        "config:hidden_size=4096",
+    ]
     assert draft.tolerance == {"max_atol": 2e-2, "max_rtol": 2e-2, "required_matched_ratio": 0.99}
     assert draft.workloads == CPU and draft.cpu_workloads is None
     exact = _make(matched_ratio=1.0, atol=1e-12, tags=["family:x"], backward=True)
@@ -95,14 +105,17 @@ def test_workloads_are_distinct_and_at_least_eight():
 
 def test_the_example_of_docs_suite_builds_a_problem_with_both_tiers(tmp_path):
     docs = Path(__file__).resolve().parents[2] / "docs" / "suite.md"
-    code = re.search(r"```python\n(from suite_recipes\.builder import .*?)```", docs.read_text(),
-                     re.S).group(1)
+    code = re.search(r"```python\n(from suite_recipes\.builder import .*?)```", docs.read_text(), re.S).group(1)
     (tmp_path / "example_recipe.py").write_text(code)
     spec = importlib.util.spec_from_file_location("example_recipe", tmp_path / "example_recipe.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    model = ModelRef(name="Llama-3.1-8B", hf_id="meta-llama/Llama-3.1-8B", domain="language",
-                     config={"hidden_size": 4096, "rms_norm_eps": 1e-05, "vocab_size": 128256})
+    model = ModelRef(
+        name="Llama-3.1-8B",
+        hf_id="meta-llama/Llama-3.1-8B",
+        domain="language",
+        config={"hidden_size": 4096, "rms_norm_eps": 1e-05, "vocab_size": 128256},
+    )
     draft = module.rmsnorm(model)
     assert draft.name == "llama-3-1-8b_rmsnorm_h4096"
     assert "config:rms_norm_eps=1e-05" in draft.tags and "config:vocab_size=128256" not in draft.tags

@@ -12,21 +12,29 @@ from solbench.suite.tiers import MAX_FLOOR_BYTES, derive_cpu_tier, shrunk_consta
 
 EXPERTS = {  # 64 experts of 1024 x 4096 fp32 weights: 1 GiB of constant-sized weights at any token count
     "name": "experts",
-    "axes": {"tokens": {"type": "var"}, "experts": {"type": "const", "value": 64},
-             "hidden": {"type": "const", "value": 4096}, "inter": {"type": "const", "value": 1024},
-             "top_k": {"type": "const", "value": 2}},
-    "inputs": {"x": {"shape": ["tokens", "hidden"], "dtype": "float32"},
-               "w": {"shape": ["experts", "inter", "hidden"], "dtype": "float32"}},
+    "axes": {
+        "tokens": {"type": "var"},
+        "experts": {"type": "const", "value": 64},
+        "hidden": {"type": "const", "value": 4096},
+        "inter": {"type": "const", "value": 1024},
+        "top_k": {"type": "const", "value": 2},
+    },
+    "inputs": {
+        "x": {"shape": ["tokens", "hidden"], "dtype": "float32"},
+        "w": {"shape": ["experts", "inter", "hidden"], "dtype": "float32"},
+    },
     "outputs": {"y": {"shape": ["tokens", "inter"], "dtype": "float32"}},
     "constraints": ["experts >= top_k"],
-    "reference": ("import torch\n\ndef run(x, w):\n    \"\"\"w: (64, 1024, 4096)\"\"\"\n"
-                  "    return x @ w.sum(0).t() / 2\n"),
+    "reference": ('import torch\n\ndef run(x, w):\n    """w: (64, 1024, 4096)"""\n    return x @ w.sum(0).t() / 2\n'),
 }
 
 
 def _workload(uuid, tokens, **const):
-    return {"uuid": uuid, "axes": {"tokens": tokens, **const}, "inputs": {"x": {"type": "random"},
-                                                                          "w": {"type": "random"}}}
+    return {
+        "uuid": uuid,
+        "axes": {"tokens": tokens, **const},
+        "inputs": {"x": {"type": "random"}, "w": {"type": "random"}},
+    }
 
 
 @pytest.fixture
@@ -63,8 +71,8 @@ def test_the_derived_cpu_tier_shrinks_const_axes_only_where_the_floor_is_too_lar
     for workload in problem.workloads:
         overrides = problem.const_overrides(workload)
         assert overrides and set(overrides) <= {"experts", "hidden", "inter"}  # top_k: not in a shape
-        assert all(v % 16 == 0 for v in overrides.values())                    # granularity kept
-        assert problem.axes_of(workload)["experts"] >= 2                        # the constraint holds
+        assert all(v % 16 == 0 for v in overrides.values())  # granularity kept
+        assert problem.axes_of(workload)["experts"] >= 2  # the constraint holds
         assert workload_bytes(problem, workload) <= result_budget(result)
     # the values quoted in the docstring (64, 1024, 4096) are not literals of the code: they may shrink
 
@@ -76,10 +84,11 @@ def result_budget(result) -> int:
 def test_a_const_written_as_a_literal_in_the_code_is_kept(experts):
     problem = load_problem(experts, "gpu")
     literal = problem.definition.model_copy(update={"reference": EXPERTS["reference"].replace("/ 2", "/ 4096")})
-    kept = shrunk_constants(type(problem)(root=problem.root, definition=literal, workloads=problem.workloads),
-                            {"tokens": 128}, 32_000_000)
+    kept = shrunk_constants(
+        type(problem)(root=problem.root, definition=literal, workloads=problem.workloads), {"tokens": 128}, 32_000_000
+    )
     assert "hidden" not in kept and kept  # the others still shrink
-    assert shrunk_constants(problem, {"tokens": 128}, 10 ** 12) == {}   # nothing shrinks where the floor fits
+    assert shrunk_constants(problem, {"tokens": 128}, 10**12) == {}  # nothing shrinks where the floor fits
     # the outermost dimension of the largest tensor (w: experts x inter x hidden) shrinks first: fewer experts
     # is fewer iterations of a reference looping over them
     assert list(shrunk_constants(problem, {"tokens": 128}, 32_000_000))[0] == "experts"

@@ -13,9 +13,19 @@ from solbench.evaluation.reference import ReferenceProgram
 from solbench.spec.problem import find_problem_folders, load_problem
 
 SET = Path(__file__).resolve().parents[2] / "problems" / "DLRM"
-OP_TYPES = {"embedding_bag", "embedding_bag_backward", "jagged_to_padded", "padded_to_jagged", "feature_interaction",
-            "feature_interaction_backward", "dcn_cross", "dcn_cross_backward", "mlp", "mlp_backward",
-            "dcn_interaction_top_mlp"}
+OP_TYPES = {
+    "embedding_bag",
+    "embedding_bag_backward",
+    "jagged_to_padded",
+    "padded_to_jagged",
+    "feature_interaction",
+    "feature_interaction_backward",
+    "dcn_cross",
+    "dcn_cross_backward",
+    "mlp",
+    "mlp_backward",
+    "dcn_interaction_top_mlp",
+}
 
 
 @pytest.fixture(scope="module")
@@ -66,9 +76,9 @@ def test_fused_tables_pool_each_table_from_its_own_rows(problems):
     pooled = module.run(values, offsets, weights)
     start = 0
     for table, hot in enumerate(module.HOTNESS):
-        ids = values[start:start + 3 * hot].view(3, hot)
+        ids = values[start : start + 3 * hot].view(3, hot)
         assert int(ids.max()) < int(offsets[table + 1] - offsets[table])  # ids are local to their table
-        table_weights = weights[int(offsets[table]):int(offsets[table + 1])]
+        table_weights = weights[int(offsets[table]) : int(offsets[table + 1])]
         torch.testing.assert_close(pooled[:, table], F.embedding_bag(ids, table_weights, mode="sum"))
         start += 3 * hot
 
@@ -78,10 +88,12 @@ def test_rowwise_adagrad_is_one_update_per_touched_row(problems):
 
     module = _reference(problems, "dlrm-dcnv2_embedding_bag_backward_rowwise_adagrad_t20_h100")
     torch.manual_seed(0)
-    inputs = module.make_inputs({"batch_size": 4, "hotness": 100, "num_embeddings": 50, "embedding_dim": 128},
-                                "cpu")  # 400 ids over 50 rows: many repeats
-    rows, state = module.run(inputs["indices"], inputs["grad_pooled"], inputs["weight"], inputs["momentum"],
-                             0.005, 1e-8)
+    inputs = module.make_inputs(
+        {"batch_size": 4, "hotness": 100, "num_embeddings": 50, "embedding_dim": 128}, "cpu"
+    )  # 400 ids over 50 rows: many repeats
+    rows, state = module.run(
+        inputs["indices"], inputs["grad_pooled"], inputs["weight"], inputs["momentum"], 0.005, 1e-8
+    )
     expected_weight, expected_momentum = inputs["weight"].clone(), inputs["momentum"].clone()
     for row in range(50):
         hits = (inputs["indices"] == row).sum(dim=1).to(torch.float32)  # occurrences per sample
@@ -109,7 +121,7 @@ def test_jagged_and_padded_are_inverse_per_sample_copies(problems):
     padded = to_padded.run(values, lengths)
     start = 0
     for sample, length in enumerate(lengths.tolist()):
-        assert torch.equal(padded[sample, :length], values[start:start + length])
+        assert torch.equal(padded[sample, :length], values[start : start + length])
         assert not padded[sample, length:].any()
         start += length
     assert torch.equal(to_jagged.run(padded, lengths), values)

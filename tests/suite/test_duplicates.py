@@ -30,12 +30,20 @@ def run(x, w):
 
 
 def _norm(root, name, reference, dtype="bfloat16", eps=True, axis="T"):
-    inputs = {"hidden_states" if eps else "x": {"shape": [axis, "H"], "dtype": dtype},
-              "weight" if eps else "w": {"shape": ["H"], "dtype": dtype}}
+    inputs = {
+        "hidden_states" if eps else "x": {"shape": [axis, "H"], "dtype": dtype},
+        "weight" if eps else "w": {"shape": ["H"], "dtype": dtype},
+    }
     if eps:
         inputs["eps"] = {"shape": None, "dtype": "float32"}
-    definition = {"name": name, "op_type": "rmsnorm", "axes": {axis: {"type": "var"}, "H": {"type": "const", "value": 256}},
-                  "inputs": inputs, "outputs": {"y": {"shape": [axis, "H"], "dtype": dtype}}, "reference": reference}
+    definition = {
+        "name": name,
+        "op_type": "rmsnorm",
+        "axes": {axis: {"type": "var"}, "H": {"type": "const", "value": 256}},
+        "inputs": inputs,
+        "outputs": {"y": {"shape": [axis, "H"], "dtype": dtype}},
+        "reference": reference,
+    }
     descriptors = {n: ({"type": "scalar", "value": 1e-6} if n == "eps" else {"type": "random"}) for n in inputs}
     workloads = [{"uuid": f"{name}{t}", "axes": {axis: t}, "inputs": descriptors} for t in (4, 64)]
     return write_problem(root / name, definition, workloads)
@@ -57,7 +65,11 @@ def test_the_same_norm_written_twice_is_an_exact_duplicate(tmp_path):
 
 
 def test_a_dtype_variant_is_a_near_duplicate_warning_and_a_different_norm_is_none(tmp_path):
-    found = _suite(tmp_path, ("a_bf16", WITH_EPS, {}), ("b_fp32", EXTRACTED, {"eps": False, "dtype": "float32"}),
-                   ("c_plain", PLAIN, {"eps": False}))
+    found = _suite(
+        tmp_path,
+        ("a_bf16", WITH_EPS, {}),
+        ("b_fp32", EXTRACTED, {"eps": False, "dtype": "float32"}),
+        ("c_plain", PLAIN, {"eps": False}),
+    )
     assert [(f.severity, "near duplicate of a_bf16" in f.message) for f in found["b_fp32"]] == [("warning", True)]
     assert found["c_plain"] == []

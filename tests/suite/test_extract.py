@@ -13,13 +13,27 @@ from solbench.suite.draft import ModelRef, write_problem  # noqa: E402 - after t
 from solbench.suite.extract import ExtractError, Request, extract  # noqa: E402 - after the importorskip above
 from solbench.suite.extract.extractor import load_reference  # noqa: E402 - after the importorskip above
 
-TINY_LLAMA = {"name": "tiny-llama", "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
-              "num_key_value_heads": 2, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu"}
+TINY_LLAMA = {
+    "name": "tiny-llama",
+    "hidden_size": 64,
+    "intermediate_size": 96,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "rms_norm_eps": 1e-5,
+    "rope_theta": 10000.0,
+    "hidden_act": "silu",
+}
 
 
 def _request(module, **options):
-    return Request(model=ModelRef("tiny-llama", "example/tiny-llama", "language", {}), record=TINY_LLAMA,
-                   architecture="llama", module=module, dtype=options.pop("dtype", "float32"), **options)
+    return Request(
+        model=ModelRef("tiny-llama", "example/tiny-llama", "language", {}),
+        record=TINY_LLAMA,
+        architecture="llama",
+        module=module,
+        dtype=options.pop("dtype", "float32"),
+        **options,
+    )
 
 
 def _module(kind: str):
@@ -73,12 +87,14 @@ def test_backward_gradients_equal_autograd_on_the_module():
     inputs = _inputs(reference, draft, {"num_tokens": 9})
     module = _module("mlp")
     names = list(draft.inputs)
-    module.load_state_dict({k.replace("_proj_weight", "_proj.weight"): v for k, v in inputs.items()
-                            if k.endswith("_proj_weight")})
+    module.load_state_dict(
+        {k.replace("_proj_weight", "_proj.weight"): v for k, v in inputs.items() if k.endswith("_proj_weight")}
+    )
     x = inputs["hidden_states"].clone().requires_grad_()
     out = module(x)
-    expected = torch.autograd.grad(out, [x, module.gate_proj.weight, module.up_proj.weight, module.down_proj.weight],
-                                   inputs["grad_output"])
+    expected = torch.autograd.grad(
+        out, [x, module.gate_proj.weight, module.up_proj.weight, module.down_proj.weight], inputs["grad_output"]
+    )
     got = reference["run"](*(inputs[n] for n in names))
     assert len(got) == 4
     for g, e in zip(got, expected):
@@ -109,8 +125,13 @@ def test_modules_whose_rank_is_not_a_function_of_its_inputs_have_no_tp_shard():
     """A decoder layer adds partial sums to the residual and normalises; OLMo-2 normalises q/k over all heads."""
     with pytest.raises(ExtractError, match="no tensor-parallel shard: a TP rank's attention"):
         extract(_request("decoder_layer", tp=2))
-    olmo = Request(model=ModelRef("tiny-olmo", "", "language", {}), record=TINY_LLAMA, architecture="olmo2",
-                   module="attention", tp=2)
+    olmo = Request(
+        model=ModelRef("tiny-olmo", "", "language", {}),
+        record=TINY_LLAMA,
+        architecture="olmo2",
+        module="attention",
+        tp=2,
+    )
     with pytest.raises(ExtractError, match="q_norm/k_norm normalise over the full"):
         extract(olmo)
 
@@ -129,16 +150,32 @@ def _cli(monkeypatch, capsys, *args):
     return code, captured.out, captured.err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--model", "No-Such-Model", "--module", "mlp"], "unknown model"),
-    (["--model", "Llama-3.1-8B", "--module", "moe"], "no module kind"),
-    (["--module", "mlp"], "exactly one of --model"),
-    (["--model", "Llama-3.1-8B", "--module", "mlp", "--shapes", "1by2"], "BATCHxSEQ"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model", "No-Such-Model", "--module", "mlp"], "unknown model"),
+        (["--model", "Llama-3.1-8B", "--module", "moe"], "no module kind"),
+        (["--module", "mlp"], "exactly one of --model"),
+        (["--model", "Llama-3.1-8B", "--module", "mlp", "--shapes", "1by2"], "BATCHxSEQ"),
+    ],
+)
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, message):
     configs = tmp_path / "configs.json"
-    configs.write_text(json.dumps({"models": [{**TINY_LLAMA, "name": "Llama-3.1-8B", "hf_id": "meta-llama/x",
-                                               "domain": "language", "model_type": "llama"}]}))
+    configs.write_text(
+        json.dumps(
+            {
+                "models": [
+                    {
+                        **TINY_LLAMA,
+                        "name": "Llama-3.1-8B",
+                        "hf_id": "meta-llama/x",
+                        "domain": "language",
+                        "model_type": "llama",
+                    }
+                ]
+            }
+        )
+    )
     code, _, err = _cli(monkeypatch, capsys, *args, "--configs", str(configs), "--out", str(tmp_path))
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
@@ -147,8 +184,22 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, arg
 def test_cli_writes_a_folder_from_a_config_file(tmp_path, monkeypatch, capsys):
     config = tmp_path / "tiny.json"
     config.write_text(json.dumps(TINY_LLAMA))
-    code, out, err = _cli(monkeypatch, capsys, "--config", str(config), "--architecture", "llama", "--module",
-                          "norm", "--dtype", "float32", "--tokens", "1,8", "--out", str(tmp_path / "out"))
+    code, out, err = _cli(
+        monkeypatch,
+        capsys,
+        "--config",
+        str(config),
+        "--architecture",
+        "llama",
+        "--module",
+        "norm",
+        "--dtype",
+        "float32",
+        "--tokens",
+        "1,8",
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert code == 0, err
     folder = tmp_path / "out" / "L1" / "tiny-llama_hf_norm"
     assert out.strip() == str(folder) and "extract:" in err
@@ -157,10 +208,26 @@ def test_cli_writes_a_folder_from_a_config_file(tmp_path, monkeypatch, capsys):
 
 def test_backward_leaves_out_weights_no_gradient_depends_on():
     """A LayerNorm bias changes no gradient: it is not an input (held at zero), its gradient still an output."""
-    record = {"name": "tiny-vit", "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 2,
-              "layer_norm_eps": 1e-12, "hidden_act": "gelu", "qkv_bias": True}
-    draft = extract(Request(ModelRef("tiny-vit", "example/tiny-vit", "vision", {}), record, "vit", "norm",
-                            dtype="float32", backward=True, tokens=[3, 8]))
+    record = {
+        "name": "tiny-vit",
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_attention_heads": 2,
+        "layer_norm_eps": 1e-12,
+        "hidden_act": "gelu",
+        "qkv_bias": True,
+    }
+    draft = extract(
+        Request(
+            ModelRef("tiny-vit", "example/tiny-vit", "vision", {}),
+            record,
+            "vit",
+            "norm",
+            dtype="float32",
+            backward=True,
+            tokens=[3, 8],
+        )
+    )
     assert list(draft.inputs) == ["hidden_states", "weight", "grad_output"]
     assert list(draft.outputs) == ["grad_hidden_states", "grad_weight", "grad_bias"]
     reference = load_reference(draft.reference)

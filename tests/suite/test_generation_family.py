@@ -16,9 +16,20 @@ from .suite_folders import made_by
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-MODELS = {"FLUX.1-schnell (transformer)", "Hunyuan-DiT (DiT-g/2)", "Sana 1600M 1024px", "SDXL base 1.0 (UNet)",
-          "Stable Diffusion 2.1 768-v (UNet)", "CogVideoX-2B", "CogVideoX-5B", "CogVideoX1.5-5B",
-          "Mochi 1 preview (AsymmDiT)", "Stable Video Diffusion (VideoUNet)", "Wan2.2-T2V-A14B", "Wan2.2-TI2V-5B"}
+MODELS = {
+    "FLUX.1-schnell (transformer)",
+    "Hunyuan-DiT (DiT-g/2)",
+    "Sana 1600M 1024px",
+    "SDXL base 1.0 (UNet)",
+    "Stable Diffusion 2.1 768-v (UNet)",
+    "CogVideoX-2B",
+    "CogVideoX-5B",
+    "CogVideoX1.5-5B",
+    "Mochi 1 preview (AsymmDiT)",
+    "Stable Video Diffusion (VideoUNet)",
+    "Wan2.2-T2V-A14B",
+    "Wan2.2-TI2V-5B",
+}
 
 
 def _run(name_part: str):
@@ -49,7 +60,10 @@ def test_flux_rope_matches_bfl_rotation_matrices():
     run = _run("flux-1-schnell_rope_3axis")
     torch.manual_seed(0)
     b, heads, length, hd = 1, 2, 12, 128
-    q, k = torch.randn(b, heads, length, hd, dtype=torch.float64), torch.randn(b, heads, length, hd, dtype=torch.float64)
+    q, k = (
+        torch.randn(b, heads, length, hd, dtype=torch.float64),
+        torch.randn(b, heads, length, hd, dtype=torch.float64),
+    )
     ids = torch.randint(0, 9, (b, length, 3)).double()
     q_out, k_out = run(q, k, ids)
     # flux/math.py: rope() builds [[cos, -sin], [sin, cos]] per pair; apply_rope multiplies (x0, x1) by it
@@ -70,7 +84,10 @@ def test_sana_linear_attention_matches_the_padded_value_form():
     b, hh, ww, d, heads = 1, 3, 4, 2240, 70
     x = torch.randn(b, hh, ww, d, dtype=torch.float64)
     t, table = torch.randn(b, 6 * d, dtype=torch.float64) * 0.3, torch.randn(6, d, dtype=torch.float64) * 0.05
-    qkv_w, proj_w = torch.randn(3 * d, d, dtype=torch.float64) * d ** -0.5, torch.randn(d, d, dtype=torch.float64) * d ** -0.5
+    qkv_w, proj_w = (
+        torch.randn(3 * d, d, dtype=torch.float64) * d**-0.5,
+        torch.randn(d, d, dtype=torch.float64) * d**-0.5,
+    )
     proj_b = torch.randn(d, dtype=torch.float64) * 0.1
     got = run(x, t, table, qkv_w, proj_w, proj_b)
     # SanaMSBlock + diffusers SanaLinearAttnProcessor2_0 (v padded with a row of ones; the last row normalises)
@@ -78,8 +95,8 @@ def test_sana_linear_attention_matches_the_padded_value_form():
     n = hh * ww
     h = F.layer_norm(x.view(b, n, d), (d,), eps=1e-6) * (1 + scale[:, None]) + shift[:, None]
     q, k, v = F.linear(h, qkv_w).chunk(3, dim=-1)
-    q = F.relu(q.transpose(1, 2).unflatten(1, (heads, -1)))                     # b, h, d_h, n
-    k = F.relu(k.transpose(1, 2).unflatten(1, (heads, -1)).transpose(2, 3))     # b, h, n, d_h
+    q = F.relu(q.transpose(1, 2).unflatten(1, (heads, -1)))  # b, h, d_h, n
+    k = F.relu(k.transpose(1, 2).unflatten(1, (heads, -1)).transpose(2, 3))  # b, h, n, d_h
     v = F.pad(v.transpose(1, 2).unflatten(1, (heads, -1)), (0, 0, 0, 1), value=1.0)
     o = torch.matmul(torch.matmul(v, k), q)
     o = (o[:, :, :-1] / (o[:, :, -1:] + 1e-15)).flatten(1, 2).transpose(1, 2)

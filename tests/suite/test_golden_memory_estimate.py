@@ -13,11 +13,16 @@ from solbench.suite.validate import ProblemValidation, _check_golden_memory
 
 ATTENTION = {
     "name": "attention",
-    "axes": {"batch": {"type": "var"}, "tokens": {"type": "var"}, "heads": {"type": "const", "value": 16},
-             "head_dim": {"type": "const", "value": 64}},
+    "axes": {
+        "batch": {"type": "var"},
+        "tokens": {"type": "var"},
+        "heads": {"type": "const", "value": 16},
+        "head_dim": {"type": "const", "value": 64},
+    },
     "inputs": {name: {"shape": ["batch", "heads", "tokens", "head_dim"], "dtype": "bfloat16"} for name in "qkv"},
     "outputs": {"o": {"shape": ["batch", "heads", "tokens", "head_dim"], "dtype": "bfloat16"}},
-    "reference": "import torch\n\ndef run(q, k, v):\n    return torch.nn.functional.scaled_dot_product_attention(q, k, v)\n",
+    "reference": "import torch\n\ndef run(q, k, v):\n    return "
+    "torch.nn.functional.scaled_dot_product_attention(q, k, v)\n",
 }
 
 
@@ -29,7 +34,9 @@ def _workload(uuid, batch, tokens):
 def test_attention_scores_of_a_gpu_tier_workload_are_counted_and_reported(tmp_path):
     import json
 
-    folder = write_problem(tmp_path / "attention", ATTENTION, [_workload("small", 1, 1024), _workload("clip", 1, 32760)])
+    folder = write_problem(
+        tmp_path / "attention", ATTENTION, [_workload("small", 1, 1024), _workload("clip", 1, 32760)]
+    )
     (folder / CPU_WORKLOAD_FILE).write_text(json.dumps(_workload("cpu", 1, 32760 // 8)) + "\n")
     problem = load_problem(folder, "all")
     results = analyze_problem(problem, lookup("B200_1500MHz"), explain=True)

@@ -27,11 +27,17 @@ def _row(folder: Path) -> dict:
     """The parquet row SOL-ExecBench's data set holds for a problem folder (JSON columns as text)."""
     definition = json.loads((folder / "definition.json").read_text())
     workloads = [json.loads(line) for line in (folder / "workload.jsonl").read_text().splitlines() if line.strip()]
-    return {"name": definition["name"], "description": definition.get("description"),
-            "hf_id": definition.get("hf_id") or "", "axes": json.dumps(definition["axes"]),
-            "inputs": json.dumps(definition["inputs"]), "outputs": json.dumps(definition["outputs"]),
-            "reference": definition["reference"], "workloads": json.dumps(workloads),
-            "custom_inputs_entrypoint": definition.get("custom_inputs_entrypoint")}
+    return {
+        "name": definition["name"],
+        "description": definition.get("description"),
+        "hf_id": definition.get("hf_id") or "",
+        "axes": json.dumps(definition["axes"]),
+        "inputs": json.dumps(definition["inputs"]),
+        "outputs": json.dumps(definition["outputs"]),
+        "reference": definition["reference"],
+        "workloads": json.dumps(workloads),
+        "custom_inputs_entrypoint": definition.get("custom_inputs_entrypoint"),
+    }
 
 
 def _write_parquet(path: Path, rows: list[dict]) -> Path:
@@ -49,8 +55,9 @@ def sample_parquet(tmp_path_factory) -> Path:
     """The 20 sample problems as the data set's four parquet files under data/."""
     root = tmp_path_factory.mktemp("dataset")
     for subset in SETS:
-        _write_parquet(root / "data" / f"{subset}.parquet",
-                       [_row(folder) for folder in sorted((SAMPLE / subset).iterdir())])
+        _write_parquet(
+            root / "data" / f"{subset}.parquet", [_row(folder) for folder in sorted((SAMPLE / subset).iterdir())]
+        )
     return root
 
 
@@ -65,7 +72,11 @@ def test_every_sample_problem_imports_from_folders_and_loads(from_folders):
     report, output = from_folders
     assert report.problems == report.loaded == 20 and report.workloads == 354
     assert {(s.set, s.subset): s.problems for s in report.sets} == {
-        ("L1", "L1"): 7, ("L2", "L2"): 5, ("Quant", "Quant"): 4, ("FIB", "FlashInfer-Bench"): 4}
+        ("L1", "L1"): 7,
+        ("L2", "L2"): 5,
+        ("Quant", "Quant"): 4,
+        ("FIB", "FlashInfer-Bench"): 4,
+    }
     for subset, set_ in SETS.items():
         for source in sorted((SAMPLE / subset).iterdir()):
             folder = output / set_ / source.name  # the upstream index stays in the folder name
@@ -108,8 +119,10 @@ def test_what_upstream_ignores_is_reported_with_file_line_and_field(from_folders
     assert all(w.effective_tolerance.required_matched_ratio == 0.99 for w in problem.workloads)  # as upstream
     missing = {(n.problem, n.field) for n in report.notes_of("missing-data")}
     assert ("FIB/018_mla_paged_decode_h16_ckv512_kpe64_ps1", "inputs.kv_indices.path") in missing
-    assert {p for p, _ in missing} == {"FIB/018_mla_paged_decode_h16_ckv512_kpe64_ps1",
-                                       "FIB/020_moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048"}
+    assert {p for p, _ in missing} == {
+        "FIB/018_mla_paged_decode_h16_ckv512_kpe64_ps1",
+        "FIB/020_moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048",
+    }
 
 
 @needs_sample
@@ -120,10 +133,12 @@ def test_parquet_import_writes_what_the_folder_import_writes(sample_parquet, fro
     assert report.baselines_file is None  # the parquet files carry no published figures
     for folder in find_problem_folders(folders):
         twin = tmp_path / folder.relative_to(folders)
-        assert json.loads((twin / "definition.json").read_text()) == \
-            json.loads((folder / "definition.json").read_text())
-        assert [json.loads(x) for x in (twin / "workload.jsonl").read_text().splitlines()] == \
-            [json.loads(x) for x in (folder / "workload.jsonl").read_text().splitlines()]
+        assert json.loads((twin / "definition.json").read_text()) == json.loads(
+            (folder / "definition.json").read_text()
+        )
+        assert [json.loads(x) for x in (twin / "workload.jsonl").read_text().splitlines()] == [
+            json.loads(x) for x in (folder / "workload.jsonl").read_text().splitlines()
+        ]
     single = import_benchmark(sample_parquet / "data" / "Quant.parquet", tmp_path / "one", cpu_tier=False)
     assert [(s.set, s.problems) for s in single.sets] == [("Quant", 4)]
 
@@ -147,30 +162,50 @@ def test_workloads_upstream_accepts_import_with_notes_naming_file_line_and_field
 
 def test_published_figures_that_do_not_pair_with_the_workloads_are_reported(tmp_path):
     folder = _upstream_problem(tmp_path / "src", vector_workloads(8, 16))
-    (folder / "metadata.json").write_text(json.dumps({"subset": "L1", "collection_index": 1, "sol": {
-        "available": True, "per_workload": [{"axes": {"N": 8}, "sol_ms": 0.001, "baseline_latency_ms": 0.01}]}}))
+    (folder / "metadata.json").write_text(
+        json.dumps(
+            {
+                "subset": "L1",
+                "collection_index": 1,
+                "sol": {
+                    "available": True,
+                    "per_workload": [{"axes": {"N": 8}, "sol_ms": 0.001, "baseline_latency_ms": 0.01}],
+                },
+            }
+        )
+    )
     report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
     assert report.baselines_file is None
     assert [n.message.split(";")[0] for n in report.notes_of("published-figures")] == [
-        "sol.per_workload: 1 figures for 2 workloads"]
+        "sol.per_workload: 1 figures for 2 workloads"
+    ]
 
 
-PAIRED = [{"axes": {"N": 8}, "sol_ms": 0.001, "baseline_latency_ms": 0.01},
-          {"axes": {"N": 16}, "sol_ms": 0.002, "baseline_latency_ms": 0.02}]
+PAIRED = [
+    {"axes": {"N": 8}, "sol_ms": 0.001, "baseline_latency_ms": 0.01},
+    {"axes": {"N": 16}, "sol_ms": 0.002, "baseline_latency_ms": 0.02},
+]
 
 
-@pytest.mark.parametrize("figures, why_not", [
-    ({"per_workload": PAIRED}, None),
-    ({"per_workload": [PAIRED[0], {**PAIRED[1], "axes": {"N": 32}}]},
-     "sol.per_workload[1].axes.N: 32 where workload line 2 has 16"),
-    ({"sol_is_dummy": True, "per_workload": PAIRED}, "sol.sol_is_dummy: the published figures are placeholders"),
-], ids=["paired", "other-axes", "dummy"])
+@pytest.mark.parametrize(
+    "figures, why_not",
+    [
+        ({"per_workload": PAIRED}, None),
+        (
+            {"per_workload": [PAIRED[0], {**PAIRED[1], "axes": {"N": 32}}]},
+            "sol.per_workload[1].axes.N: 32 where workload line 2 has 16",
+        ),
+        ({"sol_is_dummy": True, "per_workload": PAIRED}, "sol.sol_is_dummy: the published figures are placeholders"),
+    ],
+    ids=["paired", "other-axes", "dummy"],
+)
 def test_published_figures_for_other_axes_or_marked_dummy_are_not_used(tmp_path, figures, why_not):
     """A published T_SOL/T_b is a figure for one workload's shape: paired with a workload of other axes, or
     taken from placeholders (`sol_is_dummy`), it would score every solution against a wrong bound, so none is used."""
     folder = _upstream_problem(tmp_path / "src", vector_workloads(8, 16))
-    (folder / "metadata.json").write_text(json.dumps({"subset": "L1", "collection_index": 1,
-                                                      "sol": {"available": True, **figures}}))
+    (folder / "metadata.json").write_text(
+        json.dumps({"subset": "L1", "collection_index": 1, "sol": {"available": True, **figures}})
+    )
     report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
     notes = [n.message.split(";")[0] for n in report.notes_of("published-figures")]
     if why_not is None:
@@ -206,8 +241,11 @@ def test_unreadable_sources_name_the_file_and_the_field(tmp_path):
 
 def test_a_problem_solbench_refuses_is_a_load_error_and_the_others_import(tmp_path):
     _upstream_problem(tmp_path / "src", vector_workloads(8))
-    broken = write_problem(tmp_path / "src" / "L1" / "002_broken", {**VECTOR_ADD, "name": "002_broken"},
-                           [{"uuid": "a", "axes": {}, "inputs": {}}])
+    broken = write_problem(
+        tmp_path / "src" / "L1" / "002_broken",
+        {**VECTOR_ADD, "name": "002_broken"},
+        [{"uuid": "a", "axes": {}, "inputs": {}}],
+    )
     report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
     assert (report.problems, report.loaded) == (2, 1)
     error = report.notes_of("load-error")[0]
@@ -216,8 +254,13 @@ def test_a_problem_solbench_refuses_is_a_load_error_and_the_others_import(tmp_pa
 
 
 def _solbench(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "solbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "solbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.mark.slow  # two processes (about 3 s each)
@@ -227,9 +270,16 @@ def test_cli_import_prints_the_report_and_fetch_without_network_says_what_to_do(
     assert imported.returncode == 0, imported.stderr
     assert "imported 1 problems (1 workloads)" in imported.stdout and (tmp_path / "out/import-report.json").is_file()
     started = time.monotonic()
-    fetched = _solbench("suite", "fetch", "sol-execbench", "-o", tmp_path / "fetched", "--network-timeout", "2",
-                        env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"),
-                             "HF_HUB_DISABLE_TELEMETRY": "1"})
+    fetched = _solbench(
+        "suite",
+        "fetch",
+        "sol-execbench",
+        "-o",
+        tmp_path / "fetched",
+        "--network-timeout",
+        "2",
+        env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_TELEMETRY": "1"},
+    )
     assert fetched.returncode == 2 and len(fetched.stderr.strip().splitlines()) == 1, fetched.stderr
     assert "cannot download nvidia/SOL-ExecBench from http://127.0.0.1:9" in fetched.stderr
     assert "solbench suite import SOL-ExecBench -o" in fetched.stderr
@@ -240,8 +290,22 @@ def test_cli_import_prints_the_report_and_fetch_without_network_says_what_to_do(
 def test_sol_prints_the_published_figure_from_a_baselines_file(tmp_path):
     folder = write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000, 4099))
     baselines = tmp_path / "baselines.json"
-    baselines.write_text(json.dumps({"version": 1, "baselines": [
-        {"definition": "vector_add", "workload": "n1000", "hardware": "H200", "latency_ms": 1.0, "sol_ms": 0.001}]}))
+    baselines.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "baselines": [
+                    {
+                        "definition": "vector_add",
+                        "workload": "n1000",
+                        "hardware": "H200",
+                        "latency_ms": 1.0,
+                        "sol_ms": 0.001,
+                    }
+                ],
+            }
+        )
+    )
     result = _solbench("sol", folder, "-H", "H200", "--json", "--baselines", baselines)
     assert result.returncode == 0, result.stderr
     rows = {row["workload"]["uuid"]: row for row in json.loads(result.stdout)}
@@ -277,9 +341,16 @@ def test_missing_safetensors_files_are_noted_unless_a_data_root_holds_them(tmp_p
 
 
 def test_an_unknown_subset_keeps_its_name_and_a_shared_definition_name_is_noted(tmp_path):
-    row = {"name": "001_vector_add", "description": "", "hf_id": "", "axes": json.dumps(VECTOR_ADD["axes"]),
-           "inputs": json.dumps(VECTOR_ADD["inputs"]), "outputs": json.dumps(VECTOR_ADD["outputs"]),
-           "reference": VECTOR_ADD["reference"], "workloads": json.dumps(vector_workloads(8))}
+    row = {
+        "name": "001_vector_add",
+        "description": "",
+        "hf_id": "",
+        "axes": json.dumps(VECTOR_ADD["axes"]),
+        "inputs": json.dumps(VECTOR_ADD["inputs"]),
+        "outputs": json.dumps(VECTOR_ADD["outputs"]),
+        "reference": VECTOR_ADD["reference"],
+        "workloads": json.dumps(vector_workloads(8)),
+    }
     _write_parquet(tmp_path / "src/data/L1.parquet", [row])
     _write_parquet(tmp_path / "src/data/Extra Set.parquet", [row])
     report = import_benchmark(tmp_path / "src", tmp_path / "out", cpu_tier=False)
@@ -294,7 +365,10 @@ def test_an_imported_problem_gets_its_cpu_tier_or_a_note_saying_why_not(tmp_path
     """The import derives workload.cpu.jsonl beside the published workloads; a problem read from safetensors files
     cannot be scaled down and gets a no-cpu-tier note naming the file instead."""
     source = tmp_path / "src"
-    for name in ("L1/006_hyena_depthwise_conv1d_split_gate", "FlashInfer-Bench/018_mla_paged_decode_h16_ckv512_kpe64_ps1"):
+    for name in (
+        "L1/006_hyena_depthwise_conv1d_split_gate",
+        "FlashInfer-Bench/018_mla_paged_decode_h16_ckv512_kpe64_ps1",
+    ):
         shutil.copytree(SAMPLE / name, source / name)
     report = import_benchmark(source, tmp_path / "out")
     assert (tmp_path / "out" / "L1" / "006_hyena_depthwise_conv1d_split_gate" / "workload.cpu.jsonl").is_file()
@@ -310,8 +384,9 @@ def test_importing_again_leaves_no_stale_cpu_tier_or_baselines(tmp_path):
     shutil.copytree(SAMPLE / "FlashInfer-Bench/021_rmsnorm_h128", source / "FlashInfer-Bench/021_rmsnorm_h128")
     first = import_benchmark(source, tmp_path / "out", cpu_tier=False)
     folder = tmp_path / "out" / "FIB" / "021_rmsnorm_h128"
-    (folder / "workload.cpu.jsonl").write_text(json.dumps({"uuid": "old", "axes": {"batch_size": 1},
-                                                           "inputs": {}}) + "\n")
+    (folder / "workload.cpu.jsonl").write_text(
+        json.dumps({"uuid": "old", "axes": {"batch_size": 1}, "inputs": {}}) + "\n"
+    )
     again = import_benchmark(source, tmp_path / "out", cpu_tier=False)
     assert not (folder / "workload.cpu.jsonl").exists() and again.workloads == first.workloads
     assert again.baselines_file is not None

@@ -44,8 +44,10 @@ def test_prefill_sizes_fit_the_golden_score_bound(heads):
 def test_per_image_and_batches_spell_workloads():
     assert l2.per_image({197: (1, 2), 577: (4,)}) == [{"num_tokens": 197}, {"num_tokens": 394}, {"num_tokens": 2308}]
     assert l2.batches({(64, 64): (1, 2), (32, 48): (3,)}, ("height", "width")) == [
-        {"batch_size": 1, "height": 64, "width": 64}, {"batch_size": 2, "height": 64, "width": 64},
-        {"batch_size": 3, "height": 32, "width": 48}]
+        {"batch_size": 1, "height": 64, "width": 64},
+        {"batch_size": 2, "height": 64, "width": 64},
+        {"batch_size": 3, "height": 32, "width": 48},
+    ]
 
 
 def test_draft_with_a_gpu_tier_keeps_the_recipe_sizes_as_the_cpu_tier(tmp_path, monkeypatch):
@@ -54,9 +56,17 @@ def test_draft_with_a_gpu_tier_keeps_the_recipe_sizes_as_the_cpu_tier(tmp_path, 
     (tmp_path / "l2").mkdir()
     (tmp_path / "l2" / "add.py").write_text("import torch\n\n\n__MAKE_INPUTS__\n\n\ndef run(x):\n    return x + 1\n")
     cpu, gpu = l2._tok(range(1, 9)), l2._tok(range(8, 24))
-    args = (l2.QWEN3_8B, "x_add", "add", "x + 1", {"num_tokens": None, "hidden_size": 8},
-            {"x": (["num_tokens", "hidden_size"], "float32", 1.0)}, {"y": (["num_tokens", "hidden_size"], "float32")},
-            "l2/add.py", cpu)
+    args = (
+        l2.QWEN3_8B,
+        "x_add",
+        "add",
+        "x + 1",
+        {"num_tokens": None, "hidden_size": 8},
+        {"x": (["num_tokens", "hidden_size"], "float32", 1.0)},
+        {"y": (["num_tokens", "hidden_size"], "float32")},
+        "l2/add.py",
+        cpu,
+    )
     plain = l2.draft(*args)
     assert plain.workloads == cpu and plain.cpu_workloads is None
     tiered = l2.draft(*args, gpu=gpu)

@@ -32,17 +32,36 @@ def test_rope_frequencies_match_transformers():
 
     ns = _helpers()
     for factor, low, high in ((8.0, 1.0, 4.0), (16.0, 1.0, 1.0)):  # Llama-3.1-405B, Llama-4-Scout
-        config = LlamaConfig(hidden_size=256, num_attention_heads=2, head_dim=128, rope_theta=500000.0,
-                             max_position_embeddings=131072,
-                             rope_scaling={"rope_type": "llama3", "factor": factor, "low_freq_factor": low,
-                                           "high_freq_factor": high, "original_max_position_embeddings": 8192})
+        config = LlamaConfig(
+            hidden_size=256,
+            num_attention_heads=2,
+            head_dim=128,
+            rope_theta=500000.0,
+            max_position_embeddings=131072,
+            rope_scaling={
+                "rope_type": "llama3",
+                "factor": factor,
+                "low_freq_factor": low,
+                "high_freq_factor": high,
+                "original_max_position_embeddings": 8192,
+            },
+        )
         expected, _ = ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")
         ours = ns["_llama3_inv_freq"](128, 500000.0, factor, low, high, 8192, "cpu")
         torch.testing.assert_close(ours.float(), expected, rtol=1e-6, atol=0)
-    config = DeepseekV3Config(rope_theta=10000, max_position_embeddings=163840,
-                              rope_scaling={"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1,
-                                            "mscale": 1.0, "mscale_all_dim": 1.0,
-                                            "original_max_position_embeddings": 4096})
+    config = DeepseekV3Config(
+        rope_theta=10000,
+        max_position_embeddings=163840,
+        rope_scaling={
+            "type": "yarn",
+            "factor": 40,
+            "beta_fast": 32,
+            "beta_slow": 1,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+            "original_max_position_embeddings": 4096,
+        },
+    )
     expected, attention_factor = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")
     assert attention_factor == pytest.approx(1.0)  # mscale / mscale_all_dim: cos and sin are not rescaled
     ours = ns["_yarn_inv_freq"](64, 10000.0, 40.0, 32.0, 1.0, 4096, "cpu")
@@ -55,8 +74,15 @@ def test_command_r_parallel_block_is_coheres_decoder_layer():
     from transformers.models.cohere.modeling_cohere import CohereDecoderLayer, CohereRotaryEmbedding
 
     torch.manual_seed(0)
-    config = CohereConfig(hidden_size=256, intermediate_size=96, num_attention_heads=2, num_key_value_heads=2,
-                          rope_theta=8000000.0, layer_norm_eps=1e-05, max_position_embeddings=64)
+    config = CohereConfig(
+        hidden_size=256,
+        intermediate_size=96,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        rope_theta=8000000.0,
+        layer_norm_eps=1e-05,
+        max_position_embeddings=64,
+    )
     config._attn_implementation = "sdpa"
     layer = CohereDecoderLayer(config, 0).double().eval()
     for p in layer.parameters():
@@ -68,8 +94,17 @@ def test_command_r_parallel_block_is_coheres_decoder_layer():
     out = out[0] if isinstance(out, tuple) else out
     attn, mlp = layer.self_attn, layer.mlp
     run = _reference("command-r-v01_parallel_block_tp8_h8_d128")["run"]
-    ours = run(x, layer.input_layernorm.weight, attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight,
-               attn.o_proj.weight, mlp.gate_proj.weight, mlp.up_proj.weight, mlp.down_proj.weight)
+    ours = run(
+        x,
+        layer.input_layernorm.weight,
+        attn.q_proj.weight,
+        attn.k_proj.weight,
+        attn.v_proj.weight,
+        attn.o_proj.weight,
+        mlp.gate_proj.weight,
+        mlp.up_proj.weight,
+        mlp.down_proj.weight,
+    )
     # transformers forms the angles in fp32; the residual is added after the all-reduce, so not here
     torch.testing.assert_close(ours, out - x, rtol=1e-5, atol=1e-6)
 
@@ -81,11 +116,20 @@ def test_llama4_rope_and_qk_l2norm_match_transformers():
 
     torch.manual_seed(0)
     c = named(LLAMA4_ROPE).model.config
-    config = LlamaConfig(hidden_size=256, num_attention_heads=2, head_dim=128, rope_theta=c["rope_theta"],
-                         max_position_embeddings=10485760,
-                         rope_scaling={"rope_type": "llama3", "factor": c["rope_scaling.factor"],
-                                       "low_freq_factor": 1.0, "high_freq_factor": 1.0,
-                                       "original_max_position_embeddings": 8192})
+    config = LlamaConfig(
+        hidden_size=256,
+        num_attention_heads=2,
+        head_dim=128,
+        rope_theta=c["rope_theta"],
+        max_position_embeddings=10485760,
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": c["rope_scaling.factor"],
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 1.0,
+            "original_max_position_embeddings": 8192,
+        },
+    )
     inv_freq, _ = ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")
     positions = torch.randint(0, 4000, (7,))  # fp32 inverse frequencies: angles agree to ~1e-4 here
     freqs_cis = torch.polar(torch.ones(7, 64, dtype=torch.float64), positions.double()[:, None] * inv_freq.double())
@@ -98,17 +142,26 @@ def test_llama4_rope_and_qk_l2norm_match_transformers():
     torch.testing.assert_close(ok, norm(ek[0]), rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize("name,experts,groups,topk_group", [
-    ("glm-4-7_router_sigmoid_noaux_top8_e160", 160, 1, 1),
-    ("deepseek-v3-2_router_group_top8_e256_g8", 256, 8, 4),
-])
+@pytest.mark.parametrize(
+    "name,experts,groups,topk_group",
+    [
+        ("glm-4-7_router_sigmoid_noaux_top8_e160", 160, 1, 1),
+        ("deepseek-v3-2_router_group_top8_e256_g8", 256, 8, 4),
+    ],
+)
 def test_sigmoid_routers_match_glm4_moe_router(name, experts, groups, topk_group):
     from transformers.models.glm4_moe.modeling_glm4_moe import Glm4MoeTopkRouter
 
     torch.manual_seed(0)
-    config = types.SimpleNamespace(num_experts_per_tok=8, num_local_experts=experts, hidden_size=64,
-                                   routed_scaling_factor=2.5, n_group=groups, topk_group=topk_group,
-                                   norm_topk_prob=True)
+    config = types.SimpleNamespace(
+        num_experts_per_tok=8,
+        num_local_experts=experts,
+        hidden_size=64,
+        routed_scaling_factor=2.5,
+        n_group=groups,
+        topk_group=topk_group,
+        norm_topk_prob=True,
+    )
     router = Glm4MoeTopkRouter(config)
     router.weight.data.normal_(0, 0.125)
     router.e_score_correction_bias.data.normal_(0, 0.05)

@@ -11,10 +11,17 @@ from solbench.suite.targets import TARGETS, target_report
 
 
 def _definition(name: str, op_type: str, tags=(), dtype: str = "bfloat16") -> Definition:
-    return Definition.model_validate({
-        "name": name, "op_type": op_type, "tags": list(tags), "axes": {"n": {"type": "var"}},
-        "inputs": {"x": {"shape": ["n"], "dtype": dtype}}, "outputs": {"y": {"shape": ["n"], "dtype": "bfloat16"}},
-        "reference": "def run(x):\n    return x\n"})
+    return Definition.model_validate(
+        {
+            "name": name,
+            "op_type": op_type,
+            "tags": list(tags),
+            "axes": {"n": {"type": "var"}},
+            "inputs": {"x": {"shape": ["n"], "dtype": dtype}},
+            "outputs": {"y": {"shape": ["n"], "dtype": "bfloat16"}},
+            "reference": "def run(x):\n    return x\n",
+        }
+    )
 
 
 def test_families_come_from_tags_op_type_name_and_dtype():
@@ -31,25 +38,42 @@ def test_families_come_from_tags_op_type_name_and_dtype():
 def test_variants_of_one_architecture_count_once(tmp_path):
     configs = tmp_path / "model-configs.json"
     same = {"hidden_size": 7168, "num_experts": 256}
-    configs.write_text(json.dumps({"models": [
-        {"name": "DeepSeek-V3", "hf_id": "a/v3", "source": "s1", **same},
-        {"name": "DeepSeek-R1", "hf_id": "a/r1", "source": "s2", **same},
-        {"name": "Qwen2.5-7B", "hidden_size": 3584},
-        {"name": "Qwen2.5-7B-Instruct", "hidden_size": 3584, "max_position_embeddings": 32768},
-        {"name": "Qwen2.5-14B", "hidden_size": 5120},
-    ]}))
+    configs.write_text(
+        json.dumps(
+            {
+                "models": [
+                    {"name": "DeepSeek-V3", "hf_id": "a/v3", "source": "s1", **same},
+                    {"name": "DeepSeek-R1", "hf_id": "a/r1", "source": "s2", **same},
+                    {"name": "Qwen2.5-7B", "hidden_size": 3584},
+                    {"name": "Qwen2.5-7B-Instruct", "hidden_size": 3584, "max_position_embeddings": 32768},
+                    {"name": "Qwen2.5-14B", "hidden_size": 5120},
+                ]
+            }
+        )
+    )
     assert architecture_of("DeepSeek-V3", configs) == architecture_of("DeepSeek-R1", configs)
     assert architecture_of("Qwen2.5-7B-Instruct", configs) == "Qwen2.5-7B"
-    assert len(architectures(["DeepSeek-V3", "DeepSeek-R1", "Qwen2.5-7B", "Qwen2.5-7B-Instruct", "Qwen2.5-14B",
-                              "dlrm-dcnv2"], configs)) == 4
+    assert (
+        len(
+            architectures(
+                ["DeepSeek-V3", "DeepSeek-R1", "Qwen2.5-7B", "Qwen2.5-7B-Instruct", "Qwen2.5-14B", "dlrm-dcnv2"],
+                configs,
+            )
+        )
+        == 4
+    )
     assert base_name("Mistral-7B-v0.3") == "Mistral-7B" and base_name("Gemma-3-1B-it") == "Gemma-3-1B"
     assert base_name("Llama-3.1-8B") == "Llama-3.1-8B"
 
 
 def test_targets_report_what_is_met_and_what_is_not():
-    stats = SuiteStats(problems=300, counts={"set": Counter({"L1": 100, "L2": 10}), "pass": Counter(backward=50)},
-                       families=Counter(attention=80, moe=5), architectures={f"m{i}" for i in range(130)},
-                       tiers={"gpu": TierStats("gpu", workload_counts=[16, 20], largest_bytes=[500_000_000] * 2)})
+    stats = SuiteStats(
+        problems=300,
+        counts={"set": Counter({"L1": 100, "L2": 10}), "pass": Counter(backward=50)},
+        families=Counter(attention=80, moe=5),
+        architectures={f"m{i}" for i in range(130)},
+        tiers={"gpu": TierStats("gpu", workload_counts=[16, 20], largest_bytes=[500_000_000] * 2)},
+    )
     met = {row["target"]: row["met"] for row in target_report(stats)}
     assert len(met) == len(TARGETS)
     assert met["problems"] and met["architectures"] and met["L1"] and met["backward"] and met["family attention"]

@@ -65,7 +65,7 @@ def test_the_provenance_names_the_definition_s_model_and_cited_values():
     for folder in FOLDERS:
         provenance = read_provenance(folder)
         tags = json.loads((folder / "definition.json").read_text())["tags"]
-        cited = [t.split("=", 1)[0][len("config:"):] for t in tags if t.startswith("config:")]
+        cited = [t.split("=", 1)[0][len("config:") :] for t in tags if t.startswith("config:")]
         if f"model:{provenance.model.name}" not in tags or cited != list(provenance.config):
             differ.append(folder.name)
     assert not differ, "provenance.json and definition tags differ: " + ", ".join(differ)
@@ -74,14 +74,18 @@ def test_the_provenance_names_the_definition_s_model_and_cited_values():
 def test_generated_folders_are_as_their_recipe_wrote_them():
     """A hand edit of a generated folder fails here (and the build refuses to overwrite it): edit the recipe, or
     make the folder hand-written (``"recipe": null``)."""
-    edited = [f"{folder.relative_to(REPO)}: {', '.join(files)}" for folder in FOLDERS
-              if (files := edited_files(folder, read_provenance(folder)))]
+    edited = [
+        f"{folder.relative_to(REPO)}: {', '.join(files)}"
+        for folder in FOLDERS
+        if (files := edited_files(folder, read_provenance(folder)))
+    ]
     assert not edited, "edited since generated:\n" + "\n".join(edited)
 
 
 def test_a_bad_provenance_names_the_file_and_field(tmp_path):
-    (tmp_path / PROVENANCE_FILE).write_text(json.dumps({"model": {"name": "x", "hf_id": None, "domain": "language"},
-                                                        "config": {}, "recipe": "l1"}))
+    (tmp_path / PROVENANCE_FILE).write_text(
+        json.dumps({"model": {"name": "x", "hf_id": None, "domain": "language"}, "config": {}, "recipe": "l1"})
+    )
     with pytest.raises(ProvenanceError, match=r"provenance.json: .*'generated' is given exactly when 'recipe' is"):
         read_provenance(tmp_path)
     (tmp_path / PROVENANCE_FILE).write_text("{}")

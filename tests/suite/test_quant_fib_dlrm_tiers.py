@@ -59,7 +59,7 @@ def test_with_gpu_tier_refuses_few_repeated_or_differently_named_workloads():
         with_gpu_tier(draft, [{"num_tokens": 1}] * 16)
     with pytest.raises(ValueError, match="differ"):
         with_gpu_tier(draft, [{"tokens": t} for t in range(16)])
-    tiered = with_gpu_tier(draft, [{"num_tokens": 2 ** i} for i in range(16)])
+    tiered = with_gpu_tier(draft, [{"num_tokens": 2**i} for i in range(16)])
     # The CPU tier keeps the recipe's sizes, those the GPU tier also has included (constraints stay true).
     assert tiered.cpu_workloads == draft.workloads and len(tiered.workloads) == 16
 
@@ -80,11 +80,19 @@ def test_paged_append_returns_the_written_slots_that_rebuild_the_whole_cache_upd
     assert not {"k_cache", "v_cache"} & set(draft.inputs)
     module = _module(draft)
     torch.manual_seed(0)
-    axes = {"batch_size": 3, "nnz": 40, "num_kv_indices": 12, "num_pages": 20, "num_kv_heads": 4, "head_dim": 128,
-            "page_size": 16}
+    axes = {
+        "batch_size": 3,
+        "nnz": 40,
+        "num_kv_indices": 12,
+        "num_pages": 20,
+        "num_kv_heads": 4,
+        "head_dim": 128,
+        "page_size": 16,
+    }
     x = module.make_inputs(axes, "cpu")
-    slots, k_rows, v_rows = module.run(x["append_key"], x["append_value"], x["batch_indices"], x["positions"],
-                                       x["kv_indices"], x["kv_indptr"])
+    slots, k_rows, v_rows = module.run(
+        x["append_key"], x["append_value"], x["batch_indices"], x["positions"], x["kv_indices"], x["kv_indptr"]
+    )
     # The whole-cache append, written independently: token by token into a [pages, 16, H, D] cache.
     cache = torch.zeros(20, 16, 4, 128, dtype=torch.bfloat16)
     for i in range(40):

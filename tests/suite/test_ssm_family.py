@@ -29,7 +29,8 @@ def _reference(name: str):
 
 
 def _close(a, b, tol=1e-5):
-    """The transformers paths compute in float32 inside (`.float()`, `.to(torch.float32)`): compare at that precision."""
+    """The transformers paths compute in float32 inside (`.float()`, `.to(torch.float32)`): compare at that
+    precision."""
     assert a.shape == b.shape
     a, b = a.detach().double(), b.detach().double()
     assert torch.allclose(a, b, atol=tol, rtol=tol), float((a - b).abs().max())
@@ -58,8 +59,19 @@ def test_mamba2_chunk_scan_matches_transformers():
     init = torch.randn(b, h, p, n, dtype=torch.float64)
     y, final = run(x, dt, A_log, B, C, D, dt_bias, init)
     # the torch path's own arithmetic is float32 inside; compare at its precision
-    y_hf, final_hf = mamba2.mamba2_chunk_scan(x, dt, -torch.exp(A_log), B, C, 128, D=D, dt_bias=dt_bias,
-                                              initial_states=init, dt_softplus=True, return_final_states=True)
+    y_hf, final_hf = mamba2.mamba2_chunk_scan(
+        x,
+        dt,
+        -torch.exp(A_log),
+        B,
+        C,
+        128,
+        D=D,
+        dt_bias=dt_bias,
+        initial_states=init,
+        dt_softplus=True,
+        return_final_states=True,
+    )
     _close(y, y_hf, 1e-4)
     _close(final, final_hf, 1e-4)
 
@@ -80,8 +92,17 @@ def test_mamba2_mixer_scan_matches_the_nemotron_h_torch_path():
     z, xBC, dt = proj.split([d_inner, conv_dim, h], dim=-1)
     xBC = mamba2.causal_conv1d_fn(xBC.transpose(1, 2), conv_w, conv_b, activation="silu").transpose(1, 2)
     x, B, C = xBC.split([d_inner, g * n, g * n], dim=-1)
-    y = mamba2.mamba2_chunk_scan(x.reshape(b, t, h, p), dt, -torch.exp(A_log), B.reshape(b, t, g, n),
-                                 C.reshape(b, t, g, n), 128, D=D, dt_bias=dt_bias, dt_softplus=True)
+    y = mamba2.mamba2_chunk_scan(
+        x.reshape(b, t, h, p),
+        dt,
+        -torch.exp(A_log),
+        B.reshape(b, t, g, n),
+        C.reshape(b, t, g, n),
+        128,
+        D=D,
+        dt_bias=dt_bias,
+        dt_softplus=True,
+    )
     norm = GatedRMSNorm(d_inner, group_size=d_inner // g, eps=1e-5).double()
     norm.weight.data.copy_(norm_w)
     _close(out, norm(y.reshape(b, t, d_inner).double(), z), 1e-4)
@@ -98,12 +119,21 @@ def test_mamba2_segsum_and_state_update_match_transformers():
     A_log, D, dt_bias = torch.rand(h).double(), torch.rand(h).double(), torch.rand(h).double()
     B, C = torch.randn(b, g, n).double(), torch.randn(b, g, n).double()
     out, new_state = _reference("nvidia-nemotron-3-nano-30b-a3b_mamba2_state_update_h64_n128")(
-        state, x, dt, A_log, B, C, D, dt_bias)
+        state, x, dt, A_log, B, C, D, dt_bias
+    )
     hf_state = state.clone()
     # as Mamba2Mixer calls it: dt, A, D and dt_bias expanded over head_dim, z=None
     out_hf = mamba2.mamba2_selective_state_update(
-        hf_state, x, dt[..., None].expand(-1, -1, p), -torch.exp(A_log)[:, None, None].expand(-1, p, n), B, C,
-        D=D[:, None].expand(-1, p), dt_bias=dt_bias[:, None].expand(-1, p), dt_softplus=True)
+        hf_state,
+        x,
+        dt[..., None].expand(-1, -1, p),
+        -torch.exp(A_log)[:, None, None].expand(-1, p, n),
+        B,
+        C,
+        D=D[:, None].expand(-1, p),
+        dt_bias=dt_bias[:, None].expand(-1, p),
+        dt_softplus=True,
+    )
     _close(out, out_hf)
     _close(new_state, hf_state)
 
@@ -114,7 +144,11 @@ def test_mamba2_conv_and_gated_norm_match_transformers():
     ref = _reference("nemotron-h-56b-base-8k_causal_conv1d_silu_c20480")(x, w, bias)
     _close(ref, mamba2.causal_conv1d_fn(x, w, bias, activation="silu"))
 
-    hidden, gate, weight = torch.randn(5, 2048 * 8).double(), torch.randn(5, 2048 * 8).double(), torch.rand(16384).double()
+    hidden, gate, weight = (
+        torch.randn(5, 2048 * 8).double(),
+        torch.randn(5, 2048 * 8).double(),
+        torch.rand(16384).double(),
+    )
     norm = GatedRMSNorm(16384, group_size=2048, eps=1e-5).double()
     norm.weight.data.copy_(weight)
     ref = _reference("nemotron-h-56b-base-8k_gated_rmsnorm_h2048_tp8")(hidden, gate, weight)
@@ -141,16 +175,24 @@ def test_gated_delta_rule_matches_qwen3_next():
     g, beta = F.logsigmoid(torch.randn(b, t, hv).double() + 2), torch.rand(b, t, hv).double()
     init = torch.randn(b, hv, dk, dv).double() * 0.1
     out, final = _reference("qwen3-next-80b-a3b-thinking_gated_delta_rule_chunked_hv32")(q, k, v, g, beta, init)
-    out_hf, final_hf = qwen3_next.torch_chunk_gated_delta_rule(q, k, v, g, beta, initial_state=init,
-                                                               output_final_state=True, use_qk_l2norm_in_kernel=True)
+    out_hf, final_hf = qwen3_next.torch_chunk_gated_delta_rule(
+        q, k, v, g, beta, initial_state=init, output_final_state=True, use_qk_l2norm_in_kernel=True
+    )
     _close(out, out_hf, 1e-5)  # the torch path computes in float32
     _close(final, final_hf, 1e-5)
 
     step = _reference("qwen3-next-80b-a3b-thinking_gated_delta_rule_decode_hv32")
     o1, s1 = step(q[:, 0], k[:, 0], v[:, 0], g[:, 0], beta[:, 0], init)
-    o_hf, s_hf = qwen3_next.torch_recurrent_gated_delta_rule(q[:, :1], k[:, :1], v[:, :1], g[:, :1], beta[:, :1],
-                                                             initial_state=init, output_final_state=True,
-                                                             use_qk_l2norm_in_kernel=True)
+    o_hf, s_hf = qwen3_next.torch_recurrent_gated_delta_rule(
+        q[:, :1],
+        k[:, :1],
+        v[:, :1],
+        g[:, :1],
+        beta[:, :1],
+        initial_state=init,
+        output_final_state=True,
+        use_qk_l2norm_in_kernel=True,
+    )
     _close(o1, o_hf[:, 0], 1e-5)
     _close(s1, s_hf, 1e-5)
 
@@ -164,7 +206,8 @@ def test_qwen3_next_gated_norm_matches():
 
 
 def test_wkv7_recurrence_matches_the_dense_transition():
-    """RWKV-7 has no transformers model: check the recurrence against its matrix form S_t = S (diag(w) - kk^T (kk a)) + v k^T."""
+    """RWKV-7 has no transformers model: check the recurrence against its matrix form
+    S_t = S (diag(w) - kk^T (kk a)) + v k^T."""
     torch.manual_seed(6)
     b, t, h, n = 1, 5, 2, 4
     r, k, v, a = (torch.randn(b, t, h, n).double() for _ in range(4))
@@ -183,8 +226,12 @@ def test_wkv7_recurrence_matches_the_dense_transition():
 
 def test_rwkv7_decay_backward_matches_autograd():
     torch.manual_seed(8)
-    x, w1, w2, w0 = torch.randn(5, 16).double(), torch.randn(16, 4).double(), torch.randn(4, 16).double(), \
-        torch.randn(16).double()
+    x, w1, w2, w0 = (
+        torch.randn(5, 16).double(),
+        torch.randn(16, 4).double(),
+        torch.randn(4, 16).double(),
+        torch.randn(16).double(),
+    )
     grad = torch.randn(5, 16).double()
     ours = _reference("rwkv-7-world-1-5b_time_decay_backward_h2048_r96")(x, w1, w2, w0, grad)
     params = [t.clone().requires_grad_() for t in (x, w1, w2, w0)]

@@ -67,6 +67,7 @@ def test_validate_passes_on_the_whole_suite():
     from solbench.suite.validate import validate_path
 
     reports = validate_path(SUITE, lookup("H200"), workers=2)
-    failures = [f"{r.name or r.path}: {f.check}: {f.message}" for r in reports for f in r.findings
-                if f.severity == "error"]
+    failures = [
+        f"{r.name or r.path}: {f.check}: {f.message}" for r in reports for f in r.findings if f.severity == "error"
+    ]
     assert not failures, "\n".join(failures[:20])

@@ -10,17 +10,31 @@ _MODEL = ModelRef("Test", None, "language", {})
 
 def _draft(width: int = 4096, workloads=None) -> ProblemDraft:
     """One bf16 input and one bf16 output of num_tokens x width: 4 * width bytes per token."""
-    return ProblemDraft(set="L1", name="test_op", op_type="x", description="d", model=_MODEL,
-                        axes={"num_tokens": {"type": "var"}, "width": {"type": "const", "value": width}},
-                        inputs={"x": {"shape": ["num_tokens", "width"], "dtype": "bfloat16"}},
-                        outputs={"y": {"shape": ["num_tokens", "width"], "dtype": "bfloat16"}},
-                        reference="def run(x):\n    return x\n",
-                        workloads=workloads or [{"num_tokens": t} for t in (1, 2, 3, 4, 5, 6, 7, 8)])
+    return ProblemDraft(
+        set="L1",
+        name="test_op",
+        op_type="x",
+        description="d",
+        model=_MODEL,
+        axes={"num_tokens": {"type": "var"}, "width": {"type": "const", "value": width}},
+        inputs={"x": {"shape": ["num_tokens", "width"], "dtype": "bfloat16"}},
+        outputs={"y": {"shape": ["num_tokens", "width"], "dtype": "bfloat16"}},
+        reference="def run(x):\n    return x\n",
+        workloads=workloads or [{"num_tokens": t} for t in (1, 2, 3, 4, 5, 6, 7, 8)],
+    )
 
 
 def test_every_sweep_has_16_distinct_values():
-    for values in (sweeps.TRAIN_TOKENS, sweeps.LONG_TOKENS, sweeps.WIDE_TOKENS, sweeps.DECODE_BATCHES,
-                   sweeps.PREFILL_SEQUENCES, sweeps.DECODE_CONTEXTS, sweeps.IMAGES, sweeps.CLIPS):
+    for values in (
+        sweeps.TRAIN_TOKENS,
+        sweeps.LONG_TOKENS,
+        sweeps.WIDE_TOKENS,
+        sweeps.DECODE_BATCHES,
+        sweeps.PREFILL_SEQUENCES,
+        sweeps.DECODE_CONTEXTS,
+        sweeps.IMAGES,
+        sweeps.CLIPS,
+    ):
         assert len(set(values)) == len(values) == 16
     assert max(sweeps.TRAIN_TOKENS) == 65536 and 1000 in sweeps.TRAIN_TOKENS
     assert {c for _, c in sweeps.DECODE_CONTEXTS} <= set(range(1024, 32769))

@@ -35,20 +35,28 @@ def test_a_linter_reads_every_template_and_finds_only_what_placeholders_leave_op
 
 
 def _string_constants(path: Path) -> set[str]:
-    return {node.value for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    return {
+        node.value
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
 
 
 def test_every_template_is_named_by_a_recipe_and_every_name_exists():
-    named = {s for path in RECIPE_MODULES for s in _string_constants(path)
-             if re.fullmatch(r"[a-z0-9_]+/[a-z0-9_]+\.py", s)}
+    named = {
+        s for path in RECIPE_MODULES for s in _string_constants(path) if re.fullmatch(r"[a-z0-9_]+/[a-z0-9_]+\.py", s)
+    }
     assert sorted(named) == TEMPLATE_FILES
 
 
 def test_no_recipe_keeps_a_reference_program_as_a_string():
     """References live in templates; a recipe passes values (numbers, argument lists, a line or two of code)."""
-    programs = [f"{path.relative_to(RECIPES)}: {s.splitlines()[0][:60]!r}" for path in RECIPE_MODULES
-                for s in _string_constants(path) if re.search(r"^(def run\(|import torch)", s, re.MULTILINE)]
+    programs = [
+        f"{path.relative_to(RECIPES)}: {s.splitlines()[0][:60]!r}"
+        for path in RECIPE_MODULES
+        for s in _string_constants(path)
+        if re.search(r"^(def run\(|import torch)", s, re.MULTILINE)
+    ]
     assert programs == []
 
 
@@ -56,8 +64,10 @@ def test_render_fills_names_repr_values_and_whole_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(template, "TEMPLATES", tmp_path)
     template.template_text.cache_clear()
     (tmp_path / "t.py").write_text("EPS = __EPS__\n\n\ndef run(x__EXTRA_ARGS__):\n    __PRE__\n    return __BODY__\n")
-    assert render("t.py", EPS=1e-05, EXTRA_ARGS=", y", PRE="", BODY="x * EPS") == \
-        "EPS = 1e-05\n\n\ndef run(x, y):\n    return x * EPS\n"
+    assert (
+        render("t.py", EPS=1e-05, EXTRA_ARGS=", y", PRE="", BODY="x * EPS")
+        == "EPS = 1e-05\n\n\ndef run(x, y):\n    return x * EPS\n"
+    )
     assert render("t.py", EPS=True, EXTRA_ARGS="", PRE="    x = x + 1\n", BODY="x").splitlines()[4] == "    x = x + 1"
     with pytest.raises(ValueError, match=r"templates/t.py: no value for BODY; no placeholder for OTHER"):
         render("t.py", EPS=1, EXTRA_ARGS="", PRE="", OTHER=2)

@@ -30,15 +30,24 @@ FP32_LOGITS = "(x.float() @ router.float().T) * 0.125"
 
 def _moe(tmp_path, logits: str, tags: list[str], tokens=(8, 1024)):
     definition = {
-        "name": "tiny_moe", "op_type": "moe", "tags": tags,
-        "axes": {"T": {"type": "var"}, "H": {"type": "const", "value": 64},
-                 "E": {"type": "const", "value": 32}, "I": {"type": "const", "value": 16}},
-        "inputs": {"x": {"shape": ["T", "H"], "dtype": "bfloat16"},
-                   "router": {"shape": ["E", "H"], "dtype": "bfloat16"},
-                   "w_in": {"shape": ["E", "I", "H"], "dtype": "bfloat16"},
-                   "w_out": {"shape": ["E", "H", "I"], "dtype": "bfloat16"}},
+        "name": "tiny_moe",
+        "op_type": "moe",
+        "tags": tags,
+        "axes": {
+            "T": {"type": "var"},
+            "H": {"type": "const", "value": 64},
+            "E": {"type": "const", "value": 32},
+            "I": {"type": "const", "value": 16},
+        },
+        "inputs": {
+            "x": {"shape": ["T", "H"], "dtype": "bfloat16"},
+            "router": {"shape": ["E", "H"], "dtype": "bfloat16"},
+            "w_in": {"shape": ["E", "I", "H"], "dtype": "bfloat16"},
+            "w_out": {"shape": ["E", "H", "I"], "dtype": "bfloat16"},
+        },
         "outputs": {"y": {"shape": ["T", "H"], "dtype": "bfloat16"}},
-        "reference": MOE.format(logits=logits)}
+        "reference": MOE.format(logits=logits),
+    }
     inputs = {name: {"type": "random"} for name in definition["inputs"]}
     workloads = [{"uuid": f"t{t}", "axes": {"T": t}, "inputs": inputs} for t in tokens]
     return validate_problem(write_problem(tmp_path / "moe", definition, workloads), H200)
@@ -93,13 +102,22 @@ PARTIAL_OUTPUT = """    return q @ wo.T"""
 
 def _shard(tmp_path, body: str, tags=("tp:4",), description="q_size (published / 4: TP=4 shard)"):
     definition = {
-        "name": "tiny_shard", "op_type": "attention", "tags": list(tags),
-        "axes": {"T": {"type": "var"}, "H": {"type": "const", "value": 64},
-                 "Q": {"type": "const", "value": 32, "description": description}},
-        "inputs": {"x": {"shape": ["T", "H"], "dtype": "float32"}, "wq": {"shape": ["Q", "H"], "dtype": "float32"},
-                   "wo": {"shape": ["H", "Q"], "dtype": "float32"}},
+        "name": "tiny_shard",
+        "op_type": "attention",
+        "tags": list(tags),
+        "axes": {
+            "T": {"type": "var"},
+            "H": {"type": "const", "value": 64},
+            "Q": {"type": "const", "value": 32, "description": description},
+        },
+        "inputs": {
+            "x": {"shape": ["T", "H"], "dtype": "float32"},
+            "wq": {"shape": ["Q", "H"], "dtype": "float32"},
+            "wo": {"shape": ["H", "Q"], "dtype": "float32"},
+        },
         "outputs": {"y": {"shape": ["T", "H"], "dtype": "float32"}},
-        "reference": SHARD.format(body=body)}
+        "reference": SHARD.format(body=body),
+    }
     inputs = {name: {"type": "random"} for name in definition["inputs"]}
     workloads = [{"uuid": f"t{t}", "axes": {"T": t}, "inputs": inputs} for t in (3, 16)]
     report = validate_problem(write_problem(tmp_path / "shard", definition, workloads), H200)
@@ -129,8 +147,15 @@ def test_a_shard_tag_declares_the_axis_without_a_tp_tag(tmp_path):
     assert _shard(tmp_path, NORM_OVER_SHARD, tags=(), description="q columns") == []
 
 
-@pytest.mark.parametrize("direction, op_type, wrong", [("backward", "mlp", True), ("backward", "mlp_backward", False),
-                                                       ("forward", "rmsnorm_backward", True), ("forward", "mlp", False)])
+@pytest.mark.parametrize(
+    "direction, op_type, wrong",
+    [
+        ("backward", "mlp", True),
+        ("backward", "mlp_backward", False),
+        ("forward", "rmsnorm_backward", True),
+        ("forward", "mlp", False),
+    ],
+)
 def test_op_type_says_backward_exactly_when_the_pass_is(tmp_path, direction, op_type, wrong):
     definition = {**VECTOR_ADD, "op_type": op_type, "tags": [f"pass:{direction}"]}
     report = validate_problem(write_problem(tmp_path / "p", definition, vector_workloads(64)), H200)

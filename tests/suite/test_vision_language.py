@@ -19,12 +19,29 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 MODELS = {
-    "InternVL3.5-8B", "Llama-3.2-11B-Vision-Instruct", "LLaVA-1.5-7B (mlc-llm preset llava)", "Phi-3.5-vision-instruct",
-    "Pixtral-12B-2409", "Qwen2-VL-7B-Instruct", "Qwen2.5-VL-3B-Instruct", "Qwen3-VL-235B-A22B-Instruct",
-    "Qwen3-VL-30B-A3B-Instruct", "Qwen3-VL-8B-Instruct", "DINOv2 ViT-g/14", "DINOv2 ViT-S/14", "OpenCLIP ViT-H/14",
-    "SAM ViT-H image encoder", "SAM ViT-L image encoder", "SigLIP so400m/14 @384", "ViT-H/14", "EnCodec 24 kHz",
-    "FastConformer Large (~120M) encoder", "HuBERT Large (LL-60k)", "HuBERT X-Large (LL-60k)",
-    "wav2vec 2.0 Large LV-60 self-training (960h)", "Whisper medium",
+    "InternVL3.5-8B",
+    "Llama-3.2-11B-Vision-Instruct",
+    "LLaVA-1.5-7B (mlc-llm preset llava)",
+    "Phi-3.5-vision-instruct",
+    "Pixtral-12B-2409",
+    "Qwen2-VL-7B-Instruct",
+    "Qwen2.5-VL-3B-Instruct",
+    "Qwen3-VL-235B-A22B-Instruct",
+    "Qwen3-VL-30B-A3B-Instruct",
+    "Qwen3-VL-8B-Instruct",
+    "DINOv2 ViT-g/14",
+    "DINOv2 ViT-S/14",
+    "OpenCLIP ViT-H/14",
+    "SAM ViT-H image encoder",
+    "SAM ViT-L image encoder",
+    "SigLIP so400m/14 @384",
+    "ViT-H/14",
+    "EnCodec 24 kHz",
+    "FastConformer Large (~120M) encoder",
+    "HuBERT Large (LL-60k)",
+    "HuBERT X-Large (LL-60k)",
+    "wav2vec 2.0 Large LV-60 self-training (960h)",
+    "Whisper medium",
     "dlrm_criteo_kaggle (facebookresearch/dlrm benchmark)",
 }
 
@@ -73,9 +90,12 @@ def test_qwen25_vl_mrope_matches_transformers():
     from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLTextConfig
 
     ns = _module("qwen2-5-vl-3b-instruct_mrope")
-    config = Qwen2_5_VLTextConfig(hidden_size=2048, num_attention_heads=16, num_key_value_heads=2,
-                                  rope_parameters={"rope_type": "default", "rope_theta": 1e6,
-                                                   "mrope_section": [16, 24, 24]})
+    config = Qwen2_5_VLTextConfig(
+        hidden_size=2048,
+        num_attention_heads=16,
+        num_key_value_heads=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]},
+    )
     torch.manual_seed(0)
     q, k = torch.randn(2, 4, 40, 128), torch.randn(2, 2, 40, 128)
     positions = ns["_mrope_positions"](2, 40, "cpu")
@@ -92,8 +112,13 @@ def test_qwen3_vl_qknorm_interleaved_mrope_matches_transformers():
     from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig
 
     ns = _module("qwen3-vl-235b-a22b-instruct_qknorm_interleaved_mrope")
-    config = Qwen3VLTextConfig(hidden_size=256, num_attention_heads=4, num_key_value_heads=2, head_dim=128,
-                               rope_parameters={"rope_type": "default", "rope_theta": 5e6})
+    config = Qwen3VLTextConfig(
+        hidden_size=256,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=128,
+        rope_parameters={"rope_type": "default", "rope_theta": 5e6},
+    )
     torch.manual_seed(0)
     q, k = torch.randn(1, 30, 4, 128), torch.randn(1, 30, 2, 128)
     wq, wk = torch.rand(128) + 0.5, torch.rand(128) + 0.5
@@ -113,11 +138,21 @@ def test_pixtral_rope_matches_transformers():
     from transformers.models.pixtral.configuration_pixtral import PixtralVisionConfig
 
     ns = _module("pixtral-12b-2409_vision_rope_2d")
-    config = PixtralVisionConfig(hidden_size=1024, num_attention_heads=16, head_dim=64, image_size=1024,
-                                 patch_size=16, rope_parameters={"rope_type": "axial", "rope_theta": 10000.0})
+    config = PixtralVisionConfig(
+        hidden_size=1024,
+        num_attention_heads=16,
+        head_dim=64,
+        image_size=1024,
+        patch_size=16,
+        rope_parameters={"rope_type": "axial", "rope_theta": 10000.0},
+    )
     grid = torch.tensor([[1, 4, 6], [1, 3, 2]])
-    position_ids = torch.cat([torch.stack(torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij"), -1)
-                              .reshape(-1, 2) for _, h, w in grid.tolist()])
+    position_ids = torch.cat(
+        [
+            torch.stack(torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij"), -1).reshape(-1, 2)
+            for _, h, w in grid.tolist()
+        ]
+    )
     torch.manual_seed(0)
     q, k = torch.randn(30, 16, 64), torch.randn(30, 16, 64)
     cos, sin = px.PixtralVisionRotaryEmbedding(config)(q, position_ids)
@@ -162,15 +197,31 @@ def test_siglip_map_head_matches_transformers():
     sg = library_module("transformers.models.siglip.modeling_siglip")
     from transformers.models.siglip.configuration_siglip import SiglipVisionConfig
 
-    config = SiglipVisionConfig(hidden_size=32, intermediate_size=48, num_attention_heads=16, layer_norm_eps=1e-6,
-                                hidden_act="gelu_pytorch_tanh")
+    config = SiglipVisionConfig(
+        hidden_size=32,
+        intermediate_size=48,
+        num_attention_heads=16,
+        layer_norm_eps=1e-6,
+        hidden_act="gelu_pytorch_tanh",
+    )
     torch.manual_seed(0)
     head = sg.SiglipMultiheadAttentionPoolingHead(config).eval()
     x = torch.randn(3, 9, 32)
     run = _module("siglip-so400m-14-384_map_pooling_head")["run"]
-    out = run(x, head.probe.view(-1), head.attention.in_proj_weight, head.attention.in_proj_bias,
-              head.attention.out_proj.weight, head.attention.out_proj.bias, head.layernorm.weight, head.layernorm.bias,
-              head.mlp.fc1.weight, head.mlp.fc1.bias, head.mlp.fc2.weight, head.mlp.fc2.bias)
+    out = run(
+        x,
+        head.probe.view(-1),
+        head.attention.in_proj_weight,
+        head.attention.in_proj_bias,
+        head.attention.out_proj.weight,
+        head.attention.out_proj.bias,
+        head.layernorm.weight,
+        head.layernorm.bias,
+        head.mlp.fc1.weight,
+        head.mlp.fc1.bias,
+        head.mlp.fc2.weight,
+        head.mlp.fc2.bias,
+    )
     with torch.no_grad():
         _close(out, head(x))
 
@@ -182,8 +233,9 @@ def test_wav2vec2_pos_conv_and_hubert_feature_encoder_match_transformers():
     from transformers import HubertConfig, Wav2Vec2Config
 
     torch.manual_seed(0)
-    conv = w2v.Wav2Vec2PositionalConvEmbedding(Wav2Vec2Config(hidden_size=64, num_conv_pos_embeddings=128,
-                                                              num_conv_pos_embedding_groups=16)).eval()
+    conv = w2v.Wav2Vec2PositionalConvEmbedding(
+        Wav2Vec2Config(hidden_size=64, num_conv_pos_embeddings=128, num_conv_pos_embedding_groups=16)
+    ).eval()
     x = torch.randn(2, 150, 64)
     g = conv.conv.parametrizations.weight.original0.detach()
     v = conv.conv.parametrizations.weight.original1.detach()
@@ -191,8 +243,13 @@ def test_wav2vec2_pos_conv_and_hubert_feature_encoder_match_transformers():
     with torch.no_grad():
         _close(run(x, v, g, conv.conv.bias), x + conv(x))
 
-    config = HubertConfig(feat_extract_norm="layer", conv_dim=(8,) * 7, conv_kernel=(10, 3, 3, 3, 3, 2, 2),
-                          conv_stride=(5, 2, 2, 2, 2, 2, 2), conv_bias=True)
+    config = HubertConfig(
+        feat_extract_norm="layer",
+        conv_dim=(8,) * 7,
+        conv_kernel=(10, 3, 3, 3, 3, 2, 2),
+        conv_stride=(5, 2, 2, 2, 2, 2, 2),
+        conv_bias=True,
+    )
     encoder = hubert.HubertFeatureEncoder(config).eval()
     wave = torch.randn(2, 1600)
     params = []

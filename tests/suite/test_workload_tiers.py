@@ -13,20 +13,29 @@ from solbench.suite.tiers import derive_cpu_tier, workload_bytes, write_cpu_tier
 MASK = {  # a scalar input that mirrors an axis, a constraint, and a var axis published in multiples of 128
     "name": "masks",
     "axes": {"batch": {"type": "var"}, "seq": {"type": "var"}, "heads": {"type": "const", "value": 4}},
-    "inputs": {"x": {"shape": ["batch", "seq", "heads"], "dtype": "float32"},
-               "seq_scalar": {"shape": None, "dtype": "int64"},
-               "eps": {"shape": None, "dtype": "float32"}},
+    "inputs": {
+        "x": {"shape": ["batch", "seq", "heads"], "dtype": "float32"},
+        "seq_scalar": {"shape": None, "dtype": "int64"},
+        "eps": {"shape": None, "dtype": "float32"},
+    },
     "outputs": {"y": {"shape": ["batch", "seq", "heads"], "dtype": "float32"}},
     "constraints": ["seq >= 128"],
-    "reference": "import torch\n\ndef run(x, seq_scalar, eps):\n    assert x.shape[1] == seq_scalar\n    return x * 2\n",
+    "reference": "import torch\n\ndef run(x, seq_scalar, eps):\n    assert x.shape[1] == seq_scalar\n    return "
+    "x * 2\n",
 }
 
 
 def mask_workload(uuid, batch, seq):
-    return {"uuid": uuid, "axes": {"batch": batch, "seq": seq},
-            "inputs": {"x": {"type": "random"}, "seq_scalar": {"type": "scalar", "value": seq},
-                       "eps": {"type": "scalar", "value": 1e-6}},
-            "tolerance": {"max_atol": 1e-3, "max_rtol": 1e-3, "required_match_ratio": 0.98}}
+    return {
+        "uuid": uuid,
+        "axes": {"batch": batch, "seq": seq},
+        "inputs": {
+            "x": {"type": "random"},
+            "seq_scalar": {"type": "scalar", "value": seq},
+            "eps": {"type": "scalar", "value": 1e-6},
+        },
+        "tolerance": {"max_atol": 1e-3, "max_rtol": 1e-3, "required_match_ratio": 0.98},
+    }
 
 
 @pytest.fixture
@@ -36,8 +45,11 @@ def big_problem(tmp_path):
 
 
 def test_a_folder_without_cpu_tier_loads_its_published_workloads_on_any_device(tmp_path):
-    folder = write_problem(tmp_path / "p", VECTOR_ADD, [{"uuid": "a", "axes": {"N": 8}, "inputs": {
-        "x": {"type": "random"}, "y": {"type": "random"}}}])
+    folder = write_problem(
+        tmp_path / "p",
+        VECTOR_ADD,
+        [{"uuid": "a", "axes": {"N": 8}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}],
+    )
     assert default_tier(folder, "cpu") == "gpu"
     problem = load_problem(folder, device="cpu")
     assert problem.tier == "gpu" and [w.uuid for w in problem.workloads] == ["a"]
@@ -46,10 +58,15 @@ def test_a_folder_without_cpu_tier_loads_its_published_workloads_on_any_device(t
 
 
 def test_tier_is_chosen_by_device_and_by_name(tmp_path):
-    folder = write_problem(tmp_path / "p", VECTOR_ADD, [{"uuid": "big", "axes": {"N": 1 << 24}, "inputs": {
-        "x": {"type": "random"}, "y": {"type": "random"}}}])
-    (folder / CPU_WORKLOAD_FILE).write_text(json.dumps({"uuid": "small", "axes": {"N": 64}, "inputs": {
-        "x": {"type": "random"}, "y": {"type": "random"}}}) + "\n")
+    folder = write_problem(
+        tmp_path / "p",
+        VECTOR_ADD,
+        [{"uuid": "big", "axes": {"N": 1 << 24}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}],
+    )
+    (folder / CPU_WORKLOAD_FILE).write_text(
+        json.dumps({"uuid": "small", "axes": {"N": 64}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}})
+        + "\n"
+    )
     assert [w.uuid for w in load_problem(folder, device="cpu").workloads] == ["small"]
     assert [w.uuid for w in load_problem(folder, device="cuda").workloads] == ["big"]
     both = load_problem(folder, "all")
@@ -78,18 +95,30 @@ def test_cpu_tier_scales_var_axes_down_within_budget_and_keeps_inputs_consistent
     for workload in cpu.workloads:
         assert workload_bytes(cpu, workload) <= 2_000_000
         assert workload.axes["seq"] >= 128 and workload.axes["seq"] % 128 == 0  # floor and granularity kept
-        assert workload.inputs["seq_scalar"].value == workload.axes["seq"]      # the mirrored scalar follows
-        assert workload.inputs["eps"].value == 1e-6                             # other scalars stay
+        assert workload.inputs["seq_scalar"].value == workload.axes["seq"]  # the mirrored scalar follows
+        assert workload.inputs["eps"].value == 1e-6  # other scalars stay
         assert workload.tolerance.max_atol == 1e-3
         assert workload.model_extra == {} or "required_match_ratio" not in workload.model_extra
     assert derive_cpu_tier(big_problem, max_bytes=2_000_000, analyze=False).workloads == list(cpu.workloads)
 
 
 def test_problems_that_fit_or_read_files_get_no_cpu_tier(tmp_path, big_problem):
-    result = derive_cpu_tier(big_problem, max_bytes=10 ** 12, analyze=False)
-    assert result.action == "not needed" and write_cpu_tier(big_problem, max_bytes=10 ** 12, analyze=False) is None
-    files = write_problem(tmp_path / "files", VECTOR_ADD, [{"uuid": "f", "axes": {"N": 8}, "inputs": {
-        "x": {"type": "safetensors", "path": "data/x.safetensors", "tensor_key": "x"}, "y": {"type": "random"}}}])
+    result = derive_cpu_tier(big_problem, max_bytes=10**12, analyze=False)
+    assert result.action == "not needed" and write_cpu_tier(big_problem, max_bytes=10**12, analyze=False) is None
+    files = write_problem(
+        tmp_path / "files",
+        VECTOR_ADD,
+        [
+            {
+                "uuid": "f",
+                "axes": {"N": 8},
+                "inputs": {
+                    "x": {"type": "safetensors", "path": "data/x.safetensors", "tensor_key": "x"},
+                    "y": {"type": "random"},
+                },
+            }
+        ],
+    )
     skipped = derive_cpu_tier(files, analyze=False)
     assert skipped.action == "skipped" and "data/x.safetensors" in skipped.reason
     assert not (files / CPU_WORKLOAD_FILE).exists()
@@ -99,7 +128,7 @@ def test_writing_removes_a_cpu_tier_that_no_longer_applies(big_problem):
     """A CPU tier derived from earlier published workloads would be loaded in their place: writing again where
     none is derived now (the workloads fit) removes it."""
     assert write_cpu_tier(big_problem, max_bytes=2_000_000, analyze=False) is not None
-    assert write_cpu_tier(big_problem, max_bytes=10 ** 12, analyze=False) is None
+    assert write_cpu_tier(big_problem, max_bytes=10**12, analyze=False) is None
     assert not (big_problem / CPU_WORKLOAD_FILE).exists()
 
 
@@ -118,8 +147,11 @@ def test_a_cpu_tier_may_repeat_a_published_size_without_counting_as_duplicate(tm
     from solbench.suite.validate import ProblemValidation, _check_duplicate_workloads
 
     inputs = {"x": {"type": "random"}, "y": {"type": "random"}}
-    folder = write_problem(tmp_path / "p", VECTOR_ADD, [{"uuid": "g1", "axes": {"N": 8}, "inputs": inputs},
-                                                        {"uuid": "g2", "axes": {"N": 8}, "inputs": inputs}])
+    folder = write_problem(
+        tmp_path / "p",
+        VECTOR_ADD,
+        [{"uuid": "g1", "axes": {"N": 8}, "inputs": inputs}, {"uuid": "g2", "axes": {"N": 8}, "inputs": inputs}],
+    )
     (folder / CPU_WORKLOAD_FILE).write_text(json.dumps({"uuid": "c1", "axes": {"N": 8}, "inputs": inputs}) + "\n")
     report = ProblemValidation(path=str(folder))
     _check_duplicate_workloads(load_problem(folder, "all"), report)

@@ -21,9 +21,13 @@ def _factory(db, data, settings_file, **flags):
 
 
 @app.command("add-user")
-def add_user(name: str = typer.Argument(..., help="User name."),
-             admin: bool = typer.Option(False, "--admin", help="May read and delete any submission."),
-             db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+def add_user(
+    name: str = typer.Argument(..., help="User name."),
+    admin: bool = typer.Option(False, "--admin", help="May read and delete any submission."),
+    db: str = DB,
+    data: Path = DATA,
+    settings_file: Path = SETTINGS,
+) -> None:
     """Create a user (or give an existing one another token) and print the API token. It is shown only now."""
     from solbench.service.auth import add_user as create
 
@@ -32,9 +36,13 @@ def add_user(name: str = typer.Argument(..., help="User name."),
 
 
 @app.command("revoke-token")
-def revoke_token(name: str = typer.Argument(..., help="User name."),
-                 token: str = typer.Option(None, "--token", help="Revoke only this token (default: all of theirs)."),
-                 db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+def revoke_token(
+    name: str = typer.Argument(..., help="User name."),
+    token: str = typer.Option(None, "--token", help="Revoke only this token (default: all of theirs)."),
+    db: str = DB,
+    data: Path = DATA,
+    settings_file: Path = SETTINGS,
+) -> None:
     """Revoke a user's tokens: requests with them get 401."""
     from solbench.service.auth import revoke_tokens
 
@@ -43,9 +51,13 @@ def revoke_token(name: str = typer.Argument(..., help="User name."),
 
 
 @app.command("ban")
-def ban(name: str = typer.Argument(..., help="User name."),
-        unban: bool = typer.Option(False, "--unban", help="Lift the ban."),
-        db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+def ban(
+    name: str = typer.Argument(..., help="User name."),
+    unban: bool = typer.Option(False, "--unban", help="Lift the ban."),
+    db: str = DB,
+    data: Path = DATA,
+    settings_file: Path = SETTINGS,
+) -> None:
     """Ban a user: their tokens stop working and their results leave the leaderboards."""
     from solbench.service.auth import set_banned
 
@@ -54,9 +66,13 @@ def ban(name: str = typer.Argument(..., help="User name."),
 
 
 @app.command("freeze")
-def freeze(set_name: str = typer.Argument(..., metavar="SET", help="Problem set, e.g. L1."),
-           title: str = typer.Option(None, "--title", help="The set's title on the web pages."),
-           db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+def freeze(
+    set_name: str = typer.Argument(..., metavar="SET", help="Problem set, e.g. L1."),
+    title: str = typer.Option(None, "--title", help="The set's title on the web pages."),
+    db: str = DB,
+    data: Path = DATA,
+    settings_file: Path = SETTINGS,
+) -> None:
     """Freeze a problem set: from now on the web pages show the code of every submission to it."""
     from solbench.service.web.freezing import freeze_problem_set
 
@@ -65,14 +81,23 @@ def freeze(set_name: str = typer.Argument(..., metavar="SET", help="Problem set,
 
 
 @app.command("rescore")
-def rescore(problem: list[str] = typer.Option(None, "--problem", help="Only this problem (repeatable)."),
-            since_version: str = typer.Option(None, "--since-version",
-                                              help="Only results measured with this harness release or a later one."),
-            no_rerun: bool = typer.Option(False, "--no-rerun", help="Never queue a re-evaluation; only re-score."),
-            json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
-            broker: str = typer.Option(None, "--broker", help="The server's Celery broker: re-evaluations are sent "
-                                       "to its workers (embedded workers find them in the database)."),
-            db: str = DB, data: Path = DATA, settings_file: Path = SETTINGS) -> None:
+def rescore(
+    problem: list[str] = typer.Option(None, "--problem", help="Only this problem (repeatable)."),
+    since_version: str = typer.Option(
+        None, "--since-version", help="Only results measured with this harness release or a later one."
+    ),
+    no_rerun: bool = typer.Option(False, "--no-rerun", help="Never queue a re-evaluation; only re-score."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    broker: str = typer.Option(
+        None,
+        "--broker",
+        help="The server's Celery broker: re-evaluations are sent "
+        "to its workers (embedded workers find them in the database).",
+    ),
+    db: str = DB,
+    data: Path = DATA,
+    settings_file: Path = SETTINGS,
+) -> None:
     """Bring results up to date: re-evaluate those measured with another harness or an older problem version
     (queued for the workers), re-score the others from their stored traces when T_SOL or T_b changed."""
     from dataclasses import asdict
@@ -95,5 +120,7 @@ def rescore(problem: list[str] = typer.Option(None, "--problem", help="Only this
     if json_output:
         print(json.dumps(asdict(report)))
         return
-    print(f"{report.selected} result(s): {report.rescored} re-scored without running, {report.requeued} queued "
-          f"for re-evaluation, {report.unchanged} unchanged")
+    print(
+        f"{report.selected} result(s): {report.rescored} re-scored without running, {report.requeued} queued "
+        f"for re-evaluation, {report.unchanged} unchanged"
+    )

@@ -34,8 +34,12 @@ from solbench.cli import (
 )
 from solbench.errors import SolbenchError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Measure compute kernels against a PyTorch reference and the hardware's speed of light.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Measure compute kernels against a PyTorch reference and the hardware's speed of light.",
+)
 
 
 def _help(command) -> str:
@@ -44,15 +48,25 @@ def _help(command) -> str:
     return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
 
 
-for name, command in (("eval", eval_command.evaluate_solution), ("sol", sol_command.speed_of_light),
-                      ("score", score_command.score_traces), ("check", check_command.check_solution_file),
-                      ("validate", validate_command.validate_problems), ("run", run_command.run_suite),
-                      ("baseline", baseline_command.measure_baselines), ("extract", extract_command.extract_module),
-                      ("mcp", mcp_command.serve_mcp), ("optimize", optimize_command.optimize_problem),
-                      ("test", test_command.test_solution), ("replay", replay_command.replay),
-                      ("serve", serve_command.serve), ("submit", submit_command.submit),
-                      ("status", submit_command.status), ("worker", worker_command.run_worker),
-                      ("reach", reach_command.reach)):
+for name, command in (
+    ("eval", eval_command.evaluate_solution),
+    ("sol", sol_command.speed_of_light),
+    ("score", score_command.score_traces),
+    ("check", check_command.check_solution_file),
+    ("validate", validate_command.validate_problems),
+    ("run", run_command.run_suite),
+    ("baseline", baseline_command.measure_baselines),
+    ("extract", extract_command.extract_module),
+    ("mcp", mcp_command.serve_mcp),
+    ("optimize", optimize_command.optimize_problem),
+    ("test", test_command.test_solution),
+    ("replay", replay_command.replay),
+    ("serve", serve_command.serve),
+    ("submit", submit_command.submit),
+    ("status", submit_command.status),
+    ("worker", worker_command.run_worker),
+    ("reach", reach_command.reach),
+):
     app.command(name, help=_help(command))(command)
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")

@@ -24,8 +24,11 @@ class UsageError(SolbenchError):
 def library_defaults(function: Callable) -> dict[str, Any]:
     """The default of each parameter of a library workflow, for the options of the command that calls it: the
     command shows and uses the library's defaults rather than restating them."""
-    return {name: parameter.default for name, parameter in inspect.signature(function).parameters.items()
-            if parameter.default is not inspect.Parameter.empty}
+    return {
+        name: parameter.default
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
 
 
 def told_with_flags(error, messages: Mapping[tuple[str, str | None], str]) -> Exception:
@@ -66,15 +69,24 @@ class Precision(str, Enum):
     tolerance = "tolerance"
 
 
-PRECISION_HELP = ("Precision policy for the downgrade rule and T_SOL's matrix rate: strict (fp32 means "
-                  "fp32-accurate), tolerance (the lowest matrix precision each workload's tolerance admits), or auto "
-                  "(tolerance for problems imported from SOL-ExecBench, else strict).")
+PRECISION_HELP = (
+    "Precision policy for the downgrade rule and T_SOL's matrix rate: strict (fp32 means "
+    "fp32-accurate), tolerance (the lowest matrix precision each workload's tolerance admits), or auto "
+    "(tolerance for problems imported from SOL-ExecBench, else strict)."
+)
 
 
-def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.rounds,
-                      budget_s: float = DEFAULTS.timing.budget_s, timeout_s: float = DEFAULTS.timeout_s,
-                      memory_limit_gb: float | None = None, timer: str | None = DEFAULTS.timer,
-                      data_roots: tuple[Path, ...] = DEFAULTS.data_roots, **fixed) -> EvaluationConfig:
+def evaluation_config(
+    device: Device | None = None,
+    *,
+    rounds: int = DEFAULTS.rounds,
+    budget_s: float = DEFAULTS.timing.budget_s,
+    timeout_s: float = DEFAULTS.timeout_s,
+    memory_limit_gb: float | None = None,
+    timer: str | None = DEFAULTS.timer,
+    data_roots: tuple[Path, ...] = DEFAULTS.data_roots,
+    **fixed,
+) -> EvaluationConfig:
     """EvaluationConfig's defaults with the command's options applied, device resolved.
 
     `fixed` holds settings a command always sets (baselines do not time the reference).
@@ -84,15 +96,27 @@ def evaluation_config(device: Device | None = None, *, rounds: int = DEFAULTS.ro
 
     memory = int(memory_limit_gb * 2**30) if memory_limit_gb is not None else DEFAULTS.memory_limit_bytes
     try:  # every harness option is checked before anything runs: a bad one is exit 2, with no trace
-        config = replace(DEFAULTS, device=device.value if device else DEFAULTS.device, rounds=rounds,
-                         timing=replace(DEFAULTS.timing, budget_s=budget_s), timeout_s=timeout_s,
-                         memory_limit_bytes=memory, timer=timer, data_roots=tuple(data_roots), **fixed).resolved()
+        config = replace(
+            DEFAULTS,
+            device=device.value if device else DEFAULTS.device,
+            rounds=rounds,
+            timing=replace(DEFAULTS.timing, budget_s=budget_s),
+            timeout_s=timeout_s,
+            memory_limit_bytes=memory,
+            timer=timer,
+            data_roots=tuple(data_roots),
+            **fixed,
+        ).resolved()
         check_device_available(config.device)  # --device cuda where there is none: exit 2 naming the flag
     except HarnessOptionError as error:
-        flags = {"device": ("--device", device.value if device else DEFAULTS.device),
-                 "timeout_s": ("--timeout", timeout_s), "rounds": ("--rounds", rounds),
-                 "timing.budget_s": ("--budget", budget_s), "timer": ("--timer", timer),
-                 "memory_limit_bytes": ("--memory-limit-gb", memory_limit_gb)}
+        flags = {
+            "device": ("--device", device.value if device else DEFAULTS.device),
+            "timeout_s": ("--timeout", timeout_s),
+            "rounds": ("--rounds", rounds),
+            "timing.budget_s": ("--budget", budget_s),
+            "timer": ("--timer", timer),
+            "memory_limit_bytes": ("--memory-limit-gb", memory_limit_gb),
+        }
         raise flag_error(error, flags) from None
     return config
 

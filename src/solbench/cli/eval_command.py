@@ -27,25 +27,34 @@ def evaluate_solution(
     solution: Path | None = typer.Option(None, "--solution", "-s", help="Solution JSON file."),
     reference: bool = typer.Option(False, "--reference", help="Evaluate the reference itself as the solution."),
     json_output: bool = typer.Option(False, "--json", help="Print only a JSON array of traces on stdout."),
-    timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout",
-                                  help="Seconds allowed for each sandbox request."),
+    timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout", help="Seconds allowed for each sandbox request."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Append traces to this JSONL file."),
     device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", help="Correctness rounds, each on fresh inputs."),
-    budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget",
-                                 help="Seconds of timed iterations per workload."),
+    budget: float = typer.Option(
+        DEFAULTS.timing.budget_s, "--budget", help="Seconds of timed iterations per workload."
+    ),
     timer: str | None = typer.Option(None, "--timer", help="cpu_monotonic, cuda_events or cuda_profiler."),
-    memory_limit_gb: float | None = typer.Option(None, "--memory-limit-gb",
-                                                    help="Sandbox memory limit (default: half of RAM)."),
+    memory_limit_gb: float | None = typer.Option(
+        None, "--memory-limit-gb", help="Sandbox memory limit (default: half of RAM)."
+    ),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
-    flush: CpuFlush = typer.Option(CpuFlush(DEFAULTS.cpu_flush), "--flush",
-                                   help="CPU cache flush before each timed call: the operands' cache lines (code "
-                                        "stays warm) or a 64 MiB stream (evicts code too)."),
-    hardware: str | None = typer.Option(None, "--hardware", "-H",
-                                           help="Add T_SOL and the SOL score on this hardware to each trace."),
+    flush: CpuFlush = typer.Option(
+        CpuFlush(DEFAULTS.cpu_flush),
+        "--flush",
+        help="CPU cache flush before each timed call: the operands' cache lines (code "
+        "stays warm) or a 64 MiB stream (evicts code too).",
+    ),
+    hardware: str | None = typer.Option(
+        None, "--hardware", "-H", help="Add T_SOL and the SOL score on this hardware to each trace."
+    ),
     baselines: Path | None = typer.Option(None, "--baselines", help="Baselines JSON for the SOL score."),
-    cache: Path | None = typer.Option(None, "--cache", help="Result cache folder: an evaluation measured before "
-                                         "with the same key is returned from it (see docs/result-cache.md)."),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        help="Result cache folder: an evaluation measured before "
+        "with the same key is returned from it (see docs/result-cache.md).",
+    ),
     no_cache: bool = typer.Option(False, "--no-cache", help="With --cache: measure again and overwrite the entry."),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
     tier: TierChoice | None = tier_option(),
@@ -60,14 +69,23 @@ def evaluate_solution(
 
     if (solution is None) == (not reference):
         raise UsageError("give exactly one of --solution FILE or --reference")
-    config = evaluation_config(device, rounds=rounds, budget_s=budget, timeout_s=timeout,
-                               memory_limit_gb=memory_limit_gb, timer=timer, data_roots=tuple(data_root),
-                               cpu_flush=flush.value, precision=precision.value)
+    config = evaluation_config(
+        device,
+        rounds=rounds,
+        budget_s=budget,
+        timeout_s=timeout,
+        memory_limit_gb=memory_limit_gb,
+        timer=timer,
+        data_roots=tuple(data_root),
+        cpu_flush=flush.value,
+        precision=precision.value,
+    )
     chosen_device = config.device
     problem = load_problem(problem_dir, tier_value(tier), device=chosen_device)
     # Exactly one of them was given (checked above): no --solution means --reference.
-    candidate = (load_solution(solution) if solution is not None
-                 else reference_solution(problem.definition, chosen_device))
+    candidate = (
+        load_solution(solution) if solution is not None else reference_solution(problem.definition, chosen_device)
+    )
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")
@@ -95,7 +113,9 @@ def evaluate_solution(
         return
     console = Console()
     cached = " · read from the result cache" if _cache_hit(traces) else ""
-    console.print(traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device} · {problem.tier} tier{cached}"))
+    console.print(
+        traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device} · {problem.tier} tier{cached}")
+    )
     console.print(status_counts(traces))
 
 
@@ -105,8 +125,12 @@ def _warn_if_root_sandbox(console) -> None:
 
     reason = root_sandbox_reason()
     if reason is not None:
-        console.print(f"[yellow]warning:[/yellow] the sandbox runs as root without capabilities: {reason} "
-                      "(docs/service-workers.md#an-unprivileged-sandbox)", highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]warning:[/yellow] the sandbox runs as root without capabilities: {reason} "
+            "(docs/service-workers.md#an-unprivileged-sandbox)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _sol_hardware(hardware: str | None, device: str, console):
@@ -118,8 +142,10 @@ def _sol_hardware(hardware: str | None, device: str, console):
     ensure_local_probe(hardware, console)
     spec = lookup(hardware)
     if (spec.kind == "cpu") != (device == "cpu"):
-        console.print(f"[yellow]warning:[/yellow] scoring a {device} run against {spec.id} ({spec.kind}): "
-                      "T_SOL describes other hardware than the one measured")
+        console.print(
+            f"[yellow]warning:[/yellow] scoring a {device} run against {spec.id} ({spec.kind}): "
+            "T_SOL describes other hardware than the one measured"
+        )
     return spec
 
 
@@ -139,8 +165,11 @@ def _report_cache(traces, console) -> None:
     if record is None:
         return
     if record.hit:
-        console.print(f"cache: hit {record.key[:16]} · {len(traces)} trace(s) measured "
-                      f"{traces[0].evaluation.timestamp}", highlight=False, soft_wrap=True)
+        console.print(
+            f"cache: hit {record.key[:16]} · {len(traces)} trace(s) measured {traces[0].evaluation.timestamp}",
+            highlight=False,
+            soft_wrap=True,
+        )
     elif record.stored:
         console.print(f"cache: miss · measured and stored as {record.key[:16]}", highlight=False, soft_wrap=True)
     else:
@@ -153,15 +182,24 @@ def _evaluate_with_progress(problem, solution, config, console, cache=None, refr
     from solbench.evaluation import evaluate
 
     if not console.is_terminal:
+
         def report(done: int, total: int, what: str) -> None:
             console.print(f"[{done}/{total}] {what}", highlight=False)
+
         return evaluate(problem, solution, config, report, cache=cache, refresh_cache=refresh_cache)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task("starting", total=len(problem.workloads))
 
         def update(done: int, total: int, what: str) -> None:
             bar.update(task, completed=done, description=what)
+
         return evaluate(problem, solution, config, update, cache=cache, refresh_cache=refresh_cache)
 
 
@@ -172,5 +210,3 @@ def _append_jsonl(path: Path, traces) -> None:
                 handle.write(trace.model_dump_json() + "\n")
     except OSError as error:
         raise UsageError(f"{path}: cannot write traces: {error.strerror}") from None
-
-

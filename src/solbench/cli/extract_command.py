@@ -33,23 +33,29 @@ def _pairs(text: str | None) -> list[tuple[int, int]] | None:
 
 def extract_module(
     model: str | None = typer.Option(None, "--model", "-m", help="Model name as in the configs file."),
-    module: str | None = typer.Option(None, "--module", help="Module kind: norm, mlp, attention, moe, "
-                                         "decoder_layer, encoder_layer (see --list)."),
-    out: Path = typer.Option(Path("problems"), "--output", "--out", "-o", help="Root folder; the problem lands in OUT/SET/NAME."),
-    configs: Path | None = typer.Option(None, "--configs", help="model-configs.json "
-                                           "(default: the published configurations vendored with solbench)."),
+    module: str | None = typer.Option(
+        None, "--module", help="Module kind: norm, mlp, attention, moe, decoder_layer, encoder_layer (see --list)."
+    ),
+    out: Path = typer.Option(
+        Path("problems"), "--output", "--out", "-o", help="Root folder; the problem lands in OUT/SET/NAME."
+    ),
+    configs: Path | None = typer.Option(
+        None, "--configs", help="model-configs.json (default: the published configurations vendored with solbench)."
+    ),
     config: Path | None = typer.Option(None, "--config", help="An HF-style config JSON instead of --model."),
-    architecture: str | None = typer.Option(None, "--architecture", "-a",
-                                               help="Architecture (model_type); default the record's."),
+    architecture: str | None = typer.Option(
+        None, "--architecture", "-a", help="Architecture (model_type); default the record's."
+    ),
     backward: bool = typer.Option(False, "--backward", help="Gradients w.r.t. the input and every weight."),
-    set_name: str | None = typer.Option(None, "--set", help="L1, L2, Quant or FIB (default: L1 for norms, "
-                                           "else L2)."),
+    set_name: str | None = typer.Option(None, "--set", help="L1, L2, Quant or FIB (default: L1 for norms, else L2)."),
     dtype: str = typer.Option("bfloat16", "--dtype", help="float32, bfloat16, float16 or float64."),
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree: shard heads / intermediate sizes."),
-    tokens: str | None = typer.Option(None, "--tokens", help="num_tokens sweep for token-layout modules, "
-                                         "e.g. 1,7,32,128."),
-    shapes: str | None = typer.Option(None, "--shapes", help="BATCHxSEQ sweep for sequence-layout modules, "
-                                         "e.g. 1x128,2x255."),
+    tokens: str | None = typer.Option(
+        None, "--tokens", help="num_tokens sweep for token-layout modules, e.g. 1,7,32,128."
+    ),
+    shapes: str | None = typer.Option(
+        None, "--shapes", help="BATCHxSEQ sweep for sequence-layout modules, e.g. 1x128,2x255."
+    ),
     name: str | None = typer.Option(None, "--name", help="Problem name (default derived)."),
     domain: str = typer.Option("language", "--domain", help="Domain for a --config model."),
     list_kinds: bool = typer.Option(False, "--list", help="List architectures and their module kinds, then exit."),
@@ -80,9 +86,19 @@ def extract_module(
         except ValueError as error:
             raise UsageError(str(error)) from None
     # No name at all ("") is refused by extract, with a message that asks for --architecture.
-    request = Request(model=ref, record=record, architecture=architecture or record.get("model_type") or "",
-                      module=module, dtype=dtype, backward=backward, set=set_name, tp=tp,
-                      tokens=_ints(tokens, "--tokens"), shapes=_pairs(shapes), name=name)
+    request = Request(
+        model=ref,
+        record=record,
+        architecture=architecture or record.get("model_type") or "",
+        module=module,
+        dtype=dtype,
+        backward=backward,
+        set=set_name,
+        tp=tp,
+        tokens=_ints(tokens, "--tokens"),
+        shapes=_pairs(shapes),
+        name=name,
+    )
     try:
         draft = extract(request, progress=lambda text: print(f"extract: {text}", file=sys.stderr))
     except ValueError as error:  # a draft field the schema refuses (set name, ...)

@@ -29,17 +29,25 @@ def list_hardware(json_output: bool = typer.Option(False, "--json", help="Print 
         table.add_column(column)
     table.add_column("aliases", overflow="fold")
     for spec in specs:
-        table.add_row(spec.id, spec.name, f"{spec.matrix_rate('bfloat16')[0] / 1e12:,.0f}",
-                      f"{spec.matrix_rate('float8')[0] / 1e12:,.0f}", f"{spec.vector_flops['float32'] / 1e12:,.1f}",
-                      f"{spec.memory_bandwidth_bytes_per_s / 1e12:.2f}", ", ".join(spec.aliases))
+        table.add_row(
+            spec.id,
+            spec.name,
+            f"{spec.matrix_rate('bfloat16')[0] / 1e12:,.0f}",
+            f"{spec.matrix_rate('float8')[0] / 1e12:,.0f}",
+            f"{spec.vector_flops['float32'] / 1e12:,.1f}",
+            f"{spec.memory_bandwidth_bytes_per_s / 1e12:.2f}",
+            ", ".join(spec.aliases),
+        )
     probed = "probed" if local_probe_path().exists() else "not probed yet: run `solbench hw probe`"
     table.add_row("local", f"this machine's CPU ({probed})", "", "", "", "", "")
     Console().print(table)
 
 
 @app.command("show")
-def show_hardware(hardware_id: str = typer.Argument(..., help="An id or alias, any case; or `local`."),
-                  json_output: bool = typer.Option(False, "--json", help="Print JSON only.")) -> None:
+def show_hardware(
+    hardware_id: str = typer.Argument(..., help="An id or alias, any case; or `local`."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
     """Every figure of one device, with its source."""
     from dataclasses import asdict
 
@@ -55,12 +63,21 @@ def show_hardware(hardware_id: str = typer.Argument(..., help="An id or alias, a
     table = Table(title=f"{spec.id}: {spec.name}", title_justify="left")
     for column in ("figure", "value", "source"):
         table.add_column(column, overflow="fold")
-    rows = [("memory bandwidth", f"{spec.memory_bandwidth_bytes_per_s / 1e12:.3f} TB/s",
-             spec.sources.get("memory_bandwidth_bytes_per_s", ""))]
-    rows += [(f"matrix {p}", f"{v / 1e12:,.1f} TFLOP/s", spec.sources.get(f"tensor.{p}", ""))
-             for p, v in spec.tensor_flops.items()]
-    rows += [(f"vector {p}", f"{v / 1e12:,.2f} TFLOP/s", spec.sources.get(f"cuda_core.{p}", ""))
-             for p, v in spec.vector_flops.items()]
+    rows = [
+        (
+            "memory bandwidth",
+            f"{spec.memory_bandwidth_bytes_per_s / 1e12:.3f} TB/s",
+            spec.sources.get("memory_bandwidth_bytes_per_s", ""),
+        )
+    ]
+    rows += [
+        (f"matrix {p}", f"{v / 1e12:,.1f} TFLOP/s", spec.sources.get(f"tensor.{p}", ""))
+        for p, v in spec.tensor_flops.items()
+    ]
+    rows += [
+        (f"vector {p}", f"{v / 1e12:,.2f} TFLOP/s", spec.sources.get(f"cuda_core.{p}", ""))
+        for p, v in spec.vector_flops.items()
+    ]
     rows.append(("special functions", f"{spec.special_ops_per_s / 1e12:,.2f} Tops/s", spec.sources.get("special", "")))
     if spec.cache_bytes:
         rows.append(("last-level cache", f"{spec.cache_bytes / 2**20:.0f} MiB", spec.sources.get("l2_bytes", "OS")))
@@ -82,6 +99,8 @@ def probe_hardware() -> None:
     check_probe(result)  # beyond the CPU's instruction-set peak: refused, not stored
     path = save_probe(result)
     spec = spec_from_probe(result)
-    print(f"{spec.name}: {spec.memory_bandwidth_bytes_per_s / 1e9:.1f} GB/s, "
-          + ", ".join(f"{d} {r / 1e9:.0f} GFLOP/s" for d, r in result.matmul_flops.items())
-          + f"; saved to {path} ({result.seconds:.0f} s)")
+    print(
+        f"{spec.name}: {spec.memory_bandwidth_bytes_per_s / 1e9:.1f} GB/s, "
+        + ", ".join(f"{d} {r / 1e9:.0f} GFLOP/s" for d, r in result.matmul_flops.items())
+        + f"; saved to {path} ({result.seconds:.0f} s)"
+    )

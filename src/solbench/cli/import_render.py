@@ -11,9 +11,10 @@ EXAMPLES = 5
 
 
 def import_tables(report) -> Group:
-    summary = Text(f"imported {report.problems} problems ({report.workloads} workloads) from {report.source} into "
-                   f"{report.output}; {report.loaded} load"
-                   + (f"; revision {report.revision}" if report.revision else ""))
+    summary = Text(
+        f"imported {report.problems} problems ({report.workloads} workloads) from {report.source} into "
+        f"{report.output}; {report.loaded} load" + (f"; revision {report.revision}" if report.revision else "")
+    )
     sets = Table(title="per set", title_justify="left")
     for column in ("set", "upstream subset", "problems", "workloads", "published figures"):
         sets.add_column(column, justify="left" if column in ("set", "upstream subset") else "right")

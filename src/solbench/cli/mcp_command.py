@@ -11,21 +11,27 @@ from solbench.cli.common import DEFAULTS, Device, ensure_local_probe, evaluation
 
 def serve_mcp(
     problems: Path = typer.Option(Path("problems"), "--problems", help="Folder of problems (or one problem) to offer."),
-    hardware: str | None = typer.Option(None, "--hardware", "-H",
-                                           help="Hardware id T_SOL is computed for (default: this CPU's probe, "
-                                                "`local`, on the CPU; required on a GPU)."),
+    hardware: str | None = typer.Option(
+        None,
+        "--hardware",
+        "-H",
+        help="Hardware id T_SOL is computed for (default: this CPU's probe, `local`, on the CPU; required on a GPU).",
+    ),
     budget_evals: int | None = typer.Option(None, "--budget-evals", help="Evaluations allowed (all problems)."),
     budget_tests: int | None = typer.Option(None, "--budget-tests", help="Tests allowed (all problems)."),
-    budget_seconds: float | None = typer.Option(None, "--budget-seconds",
-                                                   help="Seconds of measuring allowed (all problems)."),
+    budget_seconds: float | None = typer.Option(
+        None, "--budget-seconds", help="Seconds of measuring allowed (all problems)."
+    ),
     cache: Path | None = typer.Option(None, "--cache", help="Result cache folder: a repeated candidate is free."),
-    baselines: Path | None = typer.Option(None, "--baselines", help="Baselines JSON for T_b (else the reference "
-                                             "is timed once per problem)."),
+    baselines: Path | None = typer.Option(
+        None, "--baselines", help="Baselines JSON for T_b (else the reference is timed once per problem)."
+    ),
     reward: str = typer.Option("sol", "--reward", help="sol, speedup or log_speedup."),
     device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", help="Correctness rounds, each on fresh inputs."),
-    timing_budget: float = typer.Option(DEFAULTS.timing.budget_s, "--timing-budget",
-                                        help="Seconds of timing per workload."),
+    timing_budget: float = typer.Option(
+        DEFAULTS.timing.budget_s, "--timing-budget", help="Seconds of timing per workload."
+    ),
 ) -> None:
     """Serve the optimisation environment as MCP tools over stdio (list_problems, get_problem_card, test,
     evaluate, history, best), one budget and one result cache for every problem.
@@ -43,10 +49,14 @@ def serve_mcp(
     config = evaluation_config(device, rounds=rounds, budget_s=timing_budget)
     hardware = hardware_for_device(hardware, config.device)
     settings = ServerSettings(
-        problems=problems, hardware=hardware, reward=check_reward(reward), cache=cache,
+        problems=problems,
+        hardware=hardware,
+        reward=check_reward(reward),
+        cache=cache,
         budget=Budget(evals=budget_evals, tests=budget_tests, seconds=budget_seconds),
         config=config,
-        baselines=as_baselines(baselines))
+        baselines=as_baselines(baselines),
+    )
     ensure_local_probe(hardware, Console(stderr=True))
     from solbench.hardware import lookup
 

@@ -19,10 +19,14 @@ from solbench.cli.common import UsageError
 
 
 def replay(
-    path: Path = typer.Argument(..., help="An optimisation run folder (holding journal.jsonl), or a submission's "
-                                          "download bundle (GET /api/v1/submissions/ID/bundle)."),
-    candidate: list[str] = typer.Option([], "--candidate",
-                                        help="Replay this candidate (ROUND-K); repeatable (default: all)."),
+    path: Path = typer.Argument(
+        ...,
+        help="An optimisation run folder (holding journal.jsonl), or a submission's "
+        "download bundle (GET /api/v1/submissions/ID/bundle).",
+    ),
+    candidate: list[str] = typer.Option(
+        [], "--candidate", help="Replay this candidate (ROUND-K); repeatable (default: all)."
+    ),
     best: bool = typer.Option(False, "--best", help="Replay only the run's final best candidate."),
     json_output: bool = typer.Option(False, "--json", help="Print only the comparison as JSON on stdout."),
 ) -> None:
@@ -35,8 +39,10 @@ def replay(
             if not agrees:
                 raise typer.Exit(1)
             return
-    raise UsageError(f"{path}: nothing to replay there (expected a `solbench optimize` run folder with journal.jsonl, "
-                     "or a submission bundle .json file)")
+    raise UsageError(
+        f"{path}: nothing to replay there (expected a `solbench optimize` run folder with journal.jsonl, "
+        "or a submission bundle .json file)"
+    )
 
 
 def _is_optimize_run(path: Path) -> bool:
@@ -54,13 +60,20 @@ def _replay_optimize_run(path: Path, *, candidate: list[str], best: bool, json_o
         return report.agrees
     for item in report.candidates:
         verdict = "agrees" if item.agrees else "DIFFERS"
-        print(f"{item.candidate_id}: {verdict} · reward recorded {_number(item.recorded_reward)}, "
-              f"replayed {_number(item.replayed_reward)}"
-              + (f" · cheat recorded {item.recorded_cheat}, replayed {item.replayed_cheat}"
-                 if item.recorded_cheat != item.replayed_cheat else ""))
+        print(
+            f"{item.candidate_id}: {verdict} · reward recorded {_number(item.recorded_reward)}, "
+            f"replayed {_number(item.replayed_reward)}"
+            + (
+                f" · cheat recorded {item.recorded_cheat}, replayed {item.replayed_cheat}"
+                if item.recorded_cheat != item.replayed_cheat
+                else ""
+            )
+        )
         for workload in item.workloads:
-            print(f"  {workload.workload}: {workload.recorded_status} → {workload.replayed_status} · "
-                  f"{_ms(workload.recorded_latency_ms)} → {_ms(workload.replayed_latency_ms)}")
+            print(
+                f"  {workload.workload}: {workload.recorded_status} → {workload.replayed_status} · "
+                f"{_ms(workload.recorded_latency_ms)} → {_ms(workload.replayed_latency_ms)}"
+            )
     print(f"{sum(c.agrees for c in report.candidates)}/{len(report.candidates)} candidate(s) agree")
     return report.agrees
 
@@ -81,22 +94,30 @@ def _replay_bundle(path: Path, *, candidate: list[str], best: bool, json_output:
     from solbench.service.bundle import replay_bundle
 
     if candidate or best:
-        raise UsageError(f"{path}: --candidate and --best choose among an optimisation run's candidates; a bundle "
-                         "holds one submission")
+        raise UsageError(
+            f"{path}: --candidate and --best choose among an optimisation run's candidates; a bundle "
+            "holds one submission"
+        )
     report = replay_bundle(path)
     if json_output:
         sys.stdout.write(json.dumps({**report.model_dump(mode="json"), "agrees": report.same_statuses}) + "\n")
         return report.same_statuses
-    print(f"{report.problem} (version {report.problem_version[:12]}): measured on {report.original_hardware} with "
-          f"harness {report.original_harness}, replayed with harness {report.harness_version}")
+    print(
+        f"{report.problem} (version {report.problem_version[:12]}): measured on {report.original_hardware} with "
+        f"harness {report.original_harness}, replayed with harness {report.harness_version}"
+    )
     for row in report.rows:
         ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
-        print(f"  {row.workload}: {row.original_status} → {row.replay_status} · {_ms(row.original_ms)} → "
-              f"{_ms(row.replay_ms)} ({ratio})")
+        print(
+            f"  {row.workload}: {row.original_status} → {row.replay_status} · {_ms(row.original_ms)} → "
+            f"{_ms(row.replay_ms)} ({ratio})"
+        )
     print(f"{sum(r.same_status for r in report.rows)}/{len(report.rows)} workload(s) with the same status")
     return report.same_statuses
 
 
-REPLAYERS: list[tuple[Callable[[Path], bool], Callable[..., bool]]] = [(_is_optimize_run, _replay_optimize_run),
-                                                                     (_is_bundle, _replay_bundle)]
+REPLAYERS: list[tuple[Callable[[Path], bool], Callable[..., bool]]] = [
+    (_is_optimize_run, _replay_optimize_run),
+    (_is_bundle, _replay_bundle),
+]
 """(does PATH hold this kind of record, replay it and say whether it agrees), tried in order."""

@@ -22,43 +22,58 @@ from solbench.runner import suite_run
 RUN = library_defaults(suite_run.run_suite)
 FLAG_MESSAGES: dict[tuple[str, str | None], str] = {  # the runner's option errors, told with this command's flags
     ("warm_sandboxes", "broker"): "--warm-sandboxes: spares are kept by local worker processes; with --broker the "
-                                  "remote `solbench worker`s run the jobs",
+    "remote `solbench worker`s run the jobs",
     ("tier", "broker"): "--tier: remote `solbench worker`s receive workload.jsonl only (the GPU tier); drop --broker "
-                        "to run the CPU tier here",
+    "to run the CPU tier here",
     ("hardware", "broker"): "--broker: name the hardware whose workers run the jobs with --hardware (`solbench hw "
-                            "list`)",
+    "list`)",
 }
 
 
 def run_suite(
     suite: Path = typer.Argument(RUN["suite"], help="Suite folder (default: ./problems) or one problem."),
-    category: list[str] = typer.Option(list(RUN["categories"]), "--category", "-c",
-                                       help="Only this set (L1, L2, Quant, FIB …); repeatable."),
-    name: list[str] = typer.Option(list(RUN["names"]), "--name",
-                                   help="Only problems whose name contains this; repeatable."),
-    solution_name: str = typer.Option(RUN["solution_name"], "--solution-name",
-                                      help="Solution file each problem ships (solutions/NAME.json, solution_NAME.json)"
-                                           "; `reference` or `reference-compiled` for the problem's own reference."),
+    category: list[str] = typer.Option(
+        list(RUN["categories"]), "--category", "-c", help="Only this set (L1, L2, Quant, FIB …); repeatable."
+    ),
+    name: list[str] = typer.Option(
+        list(RUN["names"]), "--name", help="Only problems whose name contains this; repeatable."
+    ),
+    solution_name: str = typer.Option(
+        RUN["solution_name"],
+        "--solution-name",
+        help="Solution file each problem ships (solutions/NAME.json, solution_NAME.json)"
+        "; `reference` or `reference-compiled` for the problem's own reference.",
+    ),
     limit: int | None = typer.Option(RUN["limit"], "--limit", min=1, help="At most N problems."),
     workers: int = typer.Option(RUN["workers"], "--workers", "-j", min=1, help="Problems evaluated in parallel."),
-    out: Path | None = typer.Option(RUN["out"], "--output", "--out", "-o",
-                                       help="Run folder (default: runs/<suite>-<solution>)."),
+    out: Path | None = typer.Option(
+        RUN["out"], "--output", "--out", "-o", help="Run folder (default: runs/<suite>-<solution>)."
+    ),
     rerun: bool = typer.Option(RUN["rerun"], "--rerun", help="Evaluate again what an earlier run already finished."),
-    hardware: str | None = typer.Option(RUN["hardware"], "--hardware", "-H",
-                                           help="T_SOL on this hardware (default: `local` on CPU when probed)."),
-    baselines: Path | None = typer.Option(RUN["baselines"], "--baselines",
-                                             help="Baselines JSON (T_b) for the SOL score."),
+    hardware: str | None = typer.Option(
+        RUN["hardware"], "--hardware", "-H", help="T_SOL on this hardware (default: `local` on CPU when probed)."
+    ),
+    baselines: Path | None = typer.Option(
+        RUN["baselines"], "--baselines", help="Baselines JSON (T_b) for the SOL score."
+    ),
     device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", min=1, help="Correctness rounds per workload."),
-    budget: float = typer.Option(DEFAULTS.timing.budget_s, "--budget", min=0,
-                                 help="Seconds of timed iterations per workload."),
+    budget: float = typer.Option(
+        DEFAULTS.timing.budget_s, "--budget", min=0, help="Seconds of timed iterations per workload."
+    ),
     timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout", help="Seconds allowed for each sandbox request."),
-    broker: str | None = typer.Option(RUN["broker"], "--broker",
-                                         help="Redis URL of a Celery broker: run the jobs on the `solbench worker`s of "
-                                              "the --hardware instead of local processes."),
-    warm_sandboxes: bool = typer.Option(RUN["warm_sandboxes"], "--warm-sandboxes",
-                                        help="Keep a spare sandbox started per worker (no solution ever ran in it), "
-                                             "so each problem skips the sandbox's start-up."),
+    broker: str | None = typer.Option(
+        RUN["broker"],
+        "--broker",
+        help="Redis URL of a Celery broker: run the jobs on the `solbench worker`s of "
+        "the --hardware instead of local processes.",
+    ),
+    warm_sandboxes: bool = typer.Option(
+        RUN["warm_sandboxes"],
+        "--warm-sandboxes",
+        help="Keep a spare sandbox started per worker (no solution ever ran in it), "
+        "so each problem skips the sandbox's start-up.",
+    ),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
     tier: TierChoice | None = tier_option(),
 ) -> None:
@@ -81,9 +96,22 @@ def run_suite(
     progress = ProgressLines(errors, started=started, job_line=_job_line, bar=True)
     try:
         run = suite_run.run_suite(
-            suite, solution_name=solution_name, categories=category, names=name, limit=limit, workers=workers, out=out,
-            rerun=rerun, hardware=hardware, baselines=baselines, config=config, broker=broker,
-            warm_sandboxes=warm_sandboxes, tier=tier_value(tier), progress=progress)
+            suite,
+            solution_name=solution_name,
+            categories=category,
+            names=name,
+            limit=limit,
+            workers=workers,
+            out=out,
+            rerun=rerun,
+            hardware=hardware,
+            baselines=baselines,
+            config=config,
+            broker=broker,
+            warm_sandboxes=warm_sandboxes,
+            tier=tier_value(tier),
+            progress=progress,
+        )
     except RunOptionError as error:
         raise told_with_flags(error, FLAG_MESSAGES) from None
     finally:
@@ -92,8 +120,10 @@ def run_suite(
     for result in run.failed:
         errors.print(f"[red]error:[/] {result.job.key}: {result.error}")
     if run.summary.lost_to_dead_workers:
-        errors.print(f"[red]{run.summary.lost_to_dead_workers} job(s) lost to dead worker processes[/]: run the same "
-                     f"command again to retry them")
+        errors.print(
+            f"[red]{run.summary.lost_to_dead_workers} job(s) lost to dead worker processes[/]: run the same "
+            f"command again to retry them"
+        )
     if run.summary.hardware is None:
         errors.print("no SOL scores: no --hardware given (name the GPU, e.g. --hardware H100_SXM; `solbench hw list`)")
     errors.print(f"summary: {run.summary_path}")

@@ -25,8 +25,9 @@ class ProgressLines:
     `started` and `job_line` word the command's own lines; call `close` once the workflow returns or fails.
     """
 
-    def __init__(self, console, *, started: Callable[[Started], str], job_line: Callable[[JobDone], str],
-                 bar: bool = False):
+    def __init__(
+        self, console, *, started: Callable[[Started], str], job_line: Callable[[JobDone], str], bar: bool = False
+    ):
         self.console, self.started, self.job_line = console, started, job_line
         self.want_bar, self.bar, self.task = bar and console.is_terminal, None, None
 
@@ -51,8 +52,13 @@ class ProgressLines:
 
         if not self.want_bar:
             return
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=self.console)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+        )
         self.bar.start()
         self.task = self.bar.add_task("running", total=total)
 
@@ -67,8 +73,10 @@ def _line(event: RunEvent) -> str:
     if isinstance(event, BrokerWorkers):
         if event.workers:
             return f"{len(event.workers)} worker(s) of {event.hardware}: {', '.join(event.workers)}"
-        return (f"[yellow]no worker of {event.hardware} answers yet[/]: the jobs wait in the queue for one "
-                f"(`solbench worker --broker {event.broker} --hardware {event.hardware}`)")
+        return (
+            f"[yellow]no worker of {event.hardware} answers yet[/]: the jobs wait in the queue for one "
+            f"(`solbench worker --broker {event.broker} --hardware {event.hardware}`)"
+        )
     if isinstance(event, JobRetried):
         return worker_retry_line(event)
     if isinstance(event, SearchStarted):

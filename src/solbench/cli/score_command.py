@@ -15,11 +15,16 @@ def score_traces(
     hardware: str = typer.Option(..., "--hardware", "-H", help="Hardware the traces were measured on."),
     baselines: Path | None = typer.Option(None, "--baselines", help="Baselines JSON (T_b per workload)."),
     problems: list[Path] = typer.Option([], "--problems", help="Folder of problem folders, for traces without T_SOL."),
-    weights: Path | None = typer.Option(None, "--weights", help="A solbench reach report: weight each problem's "
-                                           "S by its share of the model's addressable time (problem_weights)."),
+    weights: Path | None = typer.Option(
+        None,
+        "--weights",
+        help="A solbench reach report: weight each problem's "
+        "S by its share of the model's addressable time (problem_weights).",
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
-    precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision",
-                                        help=PRECISION_HELP + " Used for traces without T_SOL."),
+    precision: Precision = typer.Option(
+        Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP + " Used for traces without T_SOL."
+    ),
 ) -> None:
     """Score traces: T_SOL from the trace (eval --hardware) or by analysing the problem; T_b from --baselines
     or the reference timed in the same run. PASSED workloads without T_SOL or T_b are left out of the means."""
@@ -34,8 +39,9 @@ def score_traces(
         from solbench.scoring.weights import load_weights
 
         runtime = load_weights(weights)  # before scoring: a bad file fails fast
-    report = score_trace_file(traces_file, hardware, baselines=baselines, problem_roots=problems,
-                              precision=precision.value)
+    report = score_trace_file(
+        traces_file, hardware, baselines=baselines, problem_roots=problems, precision=precision.value
+    )
     weighted = None
     if runtime is not None:
         from solbench.scoring.weights import weighted_score
@@ -60,10 +66,12 @@ def _weighted_table(weighted):
 
     from solbench.cli.render import format_score
 
-    table = Table(title=f"runtime-weighted by {weighted.model}'s addressable time: S {format_score(weighted.weighted)}"
-                        f" (unweighted {format_score(weighted.unweighted)}; scored problems stand for "
-                        f"{100 * weighted.weight_scored:.1f}%, unscored {100 * weighted.weight_missing:.1f}%)",
-                  title_justify="left")
+    table = Table(
+        title=f"runtime-weighted by {weighted.model}'s addressable time: S {format_score(weighted.weighted)}"
+        f" (unweighted {format_score(weighted.unweighted)}; scored problems stand for "
+        f"{100 * weighted.weight_scored:.1f}%, unscored {100 * weighted.weight_missing:.1f}%)",
+        title_justify="left",
+    )
     for column in ("problem", "weight", "S"):
         table.add_column(column)
     for row in weighted.problems:

@@ -10,23 +10,30 @@ import typer
 def serve(
     ctx: typer.Context,
     db: str = typer.Option(None, "--db", help="Database URL (postgresql+psycopg://...); default SQLite in --data."),
-    suite: list[Path] = typer.Option(None, "--suite", help="Suite folder to serve (repeatable); default ./problems "
-                                     "and ./examples."),
+    suite: list[Path] = typer.Option(
+        None, "--suite", help="Suite folder to serve (repeatable); default ./problems and ./examples."
+    ),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
     workers: int = typer.Option(1, "--workers", min=0, help="Embedded evaluation worker processes."),
     broker: str = typer.Option(None, "--broker", help="Celery broker URL (redis://...): remote workers instead."),
-    data: Path = typer.Option(None, "--data", help="Data folder: SQLite database, result cache, secret "
-                              "(default ./solbench-data)."),
+    data: Path = typer.Option(
+        None, "--data", help="Data folder: SQLite database, result cache, secret (default ./solbench-data)."
+    ),
     hardware: str = typer.Option(None, "--hardware", help="Hardware id scores use (default local: this CPU)."),
-    baselines: list[Path] = typer.Option(None, "--baselines", help="Baselines file with T_b (repeatable); "
-                                         "default ./baselines/*.json."),
-    allow_root_sandbox: bool = typer.Option(False, "--allow-root-sandbox",
-                                            help="Run embedded workers even where their sandboxes would keep root "
-                                                 "(the interpreter is where nobody can reach it): see "
-                                                 "docs/service-workers.md."),
-    settings_file: Path = typer.Option(None, "--settings", help="ServiceSettings as JSON (docs/service.md); flags "
-                                       "override it."),
+    baselines: list[Path] = typer.Option(
+        None, "--baselines", help="Baselines file with T_b (repeatable); default ./baselines/*.json."
+    ),
+    allow_root_sandbox: bool = typer.Option(
+        False,
+        "--allow-root-sandbox",
+        help="Run embedded workers even where their sandboxes would keep root "
+        "(the interpreter is where nobody can reach it): see "
+        "docs/service-workers.md.",
+    ),
+    settings_file: Path = typer.Option(
+        None, "--settings", help="ServiceSettings as JSON (docs/service.md); flags override it."
+    ),
 ) -> None:
     """Run the leaderboard service. With no flags it is embedded: a SQLite file in ./solbench-data, the suite in
     ./problems imported with versions, and local evaluation workers. Prints what it uses, then serves
@@ -44,9 +51,17 @@ def serve(
     typed_workers: int | None = workers
     if getattr(ctx.get_parameter_source("workers"), "name", "") != "COMMANDLINE":
         typed_workers = None
-    settings = service_settings(settings_file, db_url=db, suites=tuple(suite or ()), workers=typed_workers,
-                                broker_url=broker, data_dir=data, hardware=hardware, baselines=tuple(baselines or ()),
-                                allow_root_sandbox=True if allow_root_sandbox else None)
+    settings = service_settings(
+        settings_file,
+        db_url=db,
+        suites=tuple(suite or ()),
+        workers=typed_workers,
+        broker_url=broker,
+        data_dir=data,
+        hardware=hardware,
+        baselines=tuple(baselines or ()),
+        allow_root_sandbox=True if allow_root_sandbox else None,
+    )
     check_sandbox_user(settings)  # before probing this CPU, which takes half a minute
     ensure_local_probe(settings.hardware, console)
     from solbench.hardware import lookup
@@ -58,17 +73,22 @@ def serve(
         from solbench.runner.celery_pool import check_reachable
 
         check_reachable(BrokerSettings(settings.broker_url))
-    queue = (f"Celery broker {_without_password(settings.broker_url)}" if settings.broker_url
-             else f"{settings.workers} embedded worker process(es)")
-    for line in (f"data folder   {settings.data_dir.resolve()}",
-                 f"database      {service.engine.url.render_as_string(hide_password=True)}",
-                 f"problems      {service.imported.problems} from {', '.join(service.imported.suites) or 'no suite'}"
-                 f" ({service.imported.new_versions} new version(s))",
-                 f"baselines     {service.baselines} T_b entries",
-                 f"hardware      {settings.hardware} on device {settings.evaluation.device}",
-                 f"workers       {queue}",
-                 f"sandboxes     {_sandboxes(settings)}",
-                 f"serving       http://{host}:{port}/api/v1 (docs: /api/v1/docs)"):
+    queue = (
+        f"Celery broker {_without_password(settings.broker_url)}"
+        if settings.broker_url
+        else f"{settings.workers} embedded worker process(es)"
+    )
+    for line in (
+        f"data folder   {settings.data_dir.resolve()}",
+        f"database      {service.engine.url.render_as_string(hide_password=True)}",
+        f"problems      {service.imported.problems} from {', '.join(service.imported.suites) or 'no suite'}"
+        f" ({service.imported.new_versions} new version(s))",
+        f"baselines     {service.baselines} T_b entries",
+        f"hardware      {settings.hardware} on device {settings.evaluation.device}",
+        f"workers       {queue}",
+        f"sandboxes     {_sandboxes(settings)}",
+        f"serving       http://{host}:{port}/api/v1 (docs: /api/v1/docs)",
+    ):
         console.print(line, highlight=False, markup=False)
     uvicorn.run(create_app(service), host=host, port=port, log_level="warning")
 

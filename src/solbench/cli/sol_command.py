@@ -18,29 +18,41 @@ SLOW_ANALYSIS_S = 2.0
 
 def slow_analysis_line(results, seconds: float) -> str:
     calls = max((r.coverage.aten_calls or 0 for r in results), default=0)
-    return (f"note: the analysis took {seconds:.1f} s for {len(results)} workload(s); the reference makes up to "
-            f"{calls:,} ATen calls per workload, each recorded through fake tensors (references that loop in Python "
-            "over experts, tokens or steps are the slow ones; the precision policy's first check adds its own runs, "
-            "then is cached)")
+    return (
+        f"note: the analysis took {seconds:.1f} s for {len(results)} workload(s); the reference makes up to "
+        f"{calls:,} ATen calls per workload, each recorded through fake tensors (references that loop in Python "
+        "over experts, tokens or steps are the slow ones; the precision policy's first check adds its own runs, "
+        "then is cached)"
+    )
 
 
 def speed_of_light(
-    problem_dir: Path = typer.Argument(..., help="Problem folder holding definition.json and workload.jsonl, or a "
-                                                 "folder of problem folders (a set: each analysed in turn, in one "
-                                                 "process)."),
+    problem_dir: Path = typer.Argument(
+        ...,
+        help="Problem folder holding definition.json and workload.jsonl, or a "
+        "folder of problem folders (a set: each analysed in turn, in one "
+        "process).",
+    ),
     hardware: str = typer.Option(..., "--hardware", "-H", help="Hardware id (see `solbench hw list`) or `local`."),
-    json_output: bool = typer.Option(False, "--json", help="Print only a JSON array, one object per workload (for "
-                                                           "a set: one JSON line per problem)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="For a set: also write one JSON line per "
-                                                                       "problem to this file, as each finishes."),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print only a JSON array, one object per workload (for a set: one JSON line per problem)."
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="For a set: also write one JSON line per problem to this file, as each finishes."
+    ),
     explain: bool = typer.Option(False, "--explain", help="Per-op table with the formula behind each number."),
     data_root: list[Path] = typer.Option([], "--data-root", help="Folder to search for safetensors inputs."),
     baselines: Path | None = typer.Option(
-        None, "--baselines", help="Baselines file whose entries give sol_ms (suite import writes one): the "
-                                  "published T_SOL beside solbench's, with the ratio."),
+        None,
+        "--baselines",
+        help="Baselines file whose entries give sol_ms (suite import writes one): the "
+        "published T_SOL beside solbench's, with the ratio.",
+    ),
     precision: Precision = typer.Option(Precision(DEFAULTS.precision), "--precision", help=PRECISION_HELP),
-    tier: TierChoice | None = tier_option("Workloads analysed: gpu (workload.jsonl), cpu (workload.cpu.jsonl) or "
-                                             "all; default: the CPU tier for CPU hardware when the problem has one."),
+    tier: TierChoice | None = tier_option(
+        "Workloads analysed: gpu (workload.jsonl), cpu (workload.cpu.jsonl) or "
+        "all; default: the CPU tier for CPU hardware when the problem has one."
+    ),
 ) -> None:
     """Derive T_SOL for every workload: FLOPs by class, compulsory bytes, the binding roof, coverage."""
     from functools import partial
@@ -61,16 +73,28 @@ def speed_of_light(
     if not (problem_dir / DEFINITION_FILE).is_file():
         if explain:
             raise UsageError("--explain takes one problem folder; a set's per-op tables would run to millions of rows")
-        _speed_of_light_of_set(problem_dir, spec, json_output=json_output, output=output, data_root=data_root,
-                               figures=figures, precision=precision.value, tier=tier_value(tier))
+        _speed_of_light_of_set(
+            problem_dir,
+            spec,
+            json_output=json_output,
+            output=output,
+            data_root=data_root,
+            figures=figures,
+            precision=precision.value,
+            tier=tier_value(tier),
+        )
         return
     if output is not None:
         raise UsageError("--output is for a set of problems; for one problem, redirect --json")
     problem = load_problem(problem_dir, tier_value(tier), device="cpu" if spec.kind == "cpu" else "cuda")
     started = time.perf_counter()
-    results = analyze_problem(problem, spec, explain=explain,
-                              make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)),
-                              precision=precision.value)
+    results = analyze_problem(
+        problem,
+        spec,
+        explain=explain,
+        make_inputs=partial(inputs_for_analysis, data_roots=tuple(data_root)),
+        precision=precision.value,
+    )
     seconds = time.perf_counter() - started
     if figures is not None:
         from solbench.sol.analysis import with_published
@@ -99,8 +123,17 @@ def speed_of_light(
                 console.print("  " + line, markup=False, soft_wrap=True)
 
 
-def _speed_of_light_of_set(root: Path, spec, *, json_output: bool, output: Path | None, data_root: list[Path],
-                           figures, precision: str, tier: str | None) -> None:
+def _speed_of_light_of_set(
+    root: Path,
+    spec,
+    *,
+    json_output: bool,
+    output: Path | None,
+    data_root: list[Path],
+    figures,
+    precision: str,
+    tier: str | None,
+) -> None:
     """Every problem below `root`, a line each as it finishes, then the summary; exit status 1 when any failed."""
     import sys
 
@@ -118,8 +151,9 @@ def _speed_of_light_of_set(root: Path, spec, *, json_output: bool, output: Path 
         raise UsageError(f"{output}: cannot write the results there: {error.strerror}") from None
     analyses = []
     try:
-        for analysis in analyze_set(folders, root, spec, precision=precision, tier=tier, data_roots=tuple(data_root),
-                                    baselines=figures):
+        for analysis in analyze_set(
+            folders, root, spec, precision=precision, tier=tier, data_roots=tuple(data_root), baselines=figures
+        ):
             analyses.append(analysis)
             line = analysis.model_dump_json(exclude_none=True)
             if sink is not None:

@@ -20,8 +20,11 @@ TOKEN = typer.Option(None, "--token", help=f"API token (default ${TOKEN_VARIABLE
 def _client(server: str | None, token: str | None):
     from solbench.service.client import ServiceClient
 
-    return ServiceClient(server or os.environ.get(SERVER_VARIABLE) or DEFAULT_SERVER,
-                         token or os.environ.get(TOKEN_VARIABLE), connect_wait_s=CONNECT_WAIT_S)
+    return ServiceClient(
+        server or os.environ.get(SERVER_VARIABLE) or DEFAULT_SERVER,
+        token or os.environ.get(TOKEN_VARIABLE),
+        connect_wait_s=CONNECT_WAIT_S,
+    )
 
 
 def submit(
@@ -29,8 +32,12 @@ def submit(
     problem: str = typer.Option(None, "--problem", help="Problem name (default: the solution's `definition`)."),
     server: str = SERVER,
     token: str = TOKEN,
-    mode: str = typer.Option("private", "--mode", help="test (correctness only), private (scored, yours only) or "
-                             "ranked (on the leaderboards, with held-out workloads)."),
+    mode: str = typer.Option(
+        "private",
+        "--mode",
+        help="test (correctness only), private (scored, yours only) or "
+        "ranked (on the leaderboards, with held-out workloads).",
+    ),
     wait: bool = typer.Option(False, "--wait", help="Wait for the result and print it."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
@@ -42,16 +49,20 @@ def submit(
     if mode not in ("test", "private", "ranked"):
         raise UsageError(f"--mode {mode}: use test, private or ranked")
     if not (token or os.environ.get(TOKEN_VARIABLE)):
-        raise UsageError(f"--token: none given (pass --token or set ${TOKEN_VARIABLE}; "
-                         "`solbench admin add-user NAME` prints one)")
+        raise UsageError(
+            f"--token: none given (pass --token or set ${TOKEN_VARIABLE}; `solbench admin add-user NAME` prints one)"
+        )
     loaded = load_solution(solution)  # a malformed file fails here, naming its field
     data = json.loads(solution.read_text())
     with _client(server, token) as client:
         accepted = _send(client, solution, problem or loaded.definition, data, mode)
         if not wait:
-            print(json.dumps(accepted) if json_output else
-                  f"submission {accepted['id']} {accepted['status']} (queue position {accepted['queue_position']}) "
-                  f"for {accepted['problem']}, mode {accepted['mode']}: {client.server}{accepted['url']}")
+            print(
+                json.dumps(accepted)
+                if json_output
+                else f"submission {accepted['id']} {accepted['status']} (queue position {accepted['queue_position']}) "
+                f"for {accepted['problem']}, mode {accepted['mode']}: {client.server}{accepted['url']}"
+            )
             return
         if not json_output:
             print(f"submission {accepted['id']} queued for {accepted['problem']}; waiting", file=sys.stderr)
@@ -67,8 +78,10 @@ def _send(client, path: Path, problem: str, data: dict, mode: str) -> dict:
     try:
         return client.submit(problem, data, mode=mode)
     except BodyTooLarge as error:
-        raise ServiceError(f"{path}: {error.size_bytes} bytes as a submission, over the limit of {error.limit_bytes} "
-                           f"bytes of {error.server}; nothing was sent") from None
+        raise ServiceError(
+            f"{path}: {error.size_bytes} bytes as a submission, over the limit of {error.limit_bytes} "
+            f"bytes of {error.server}; nothing was sent"
+        ) from None
     except ServerRefused as error:
         if error.status != 413:
             raise
@@ -97,8 +110,10 @@ def _show(view: dict, json_output: bool) -> None:
             line += f", queue position {view['queue_position']}"
         if result:
             score = "unscored" if result["score"] is None else f"S {result['score']:.4f}"
-            line += (f", {result['verdict']}, {score} on {result['hardware']} (harness {result['harness_version']}"
-                     f"{', cache hit' if result['cache_hit'] else ''})")
+            line += (
+                f", {result['verdict']}, {score} on {result['hardware']} (harness {result['harness_version']}"
+                f"{', cache hit' if result['cache_hit'] else ''})"
+            )
         if view.get("error") and view["status"] == "failed":
             line += f": {view['error']}"
         print(line)

@@ -17,8 +17,12 @@ def suite_statistics(
     path: Path = typer.Argument(Path("problems"), help="The suite folder (default: ./problems)."),
     json_output: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
     top: int = typer.Option(0, "--top", help="Show only the N largest rows per table (0: all)."),
-    flops: bool = typer.Option(False, "--flops", help="Also count FLOPs per tier with the analyzer (seconds per "
-                               "problem); bytes are always the size-based estimate (inputs + outputs)."),
+    flops: bool = typer.Option(
+        False,
+        "--flops",
+        help="Also count FLOPs per tier with the analyzer (seconds per "
+        "problem); bytes are always the size-based estimate (inputs + outputs).",
+    ),
 ) -> None:
     """Counts by set, op type, dtype, domain, model, forward/backward, origin and kernel family; distinct
     architectures; sizes per workload tier; and the suite beside SOL-ExecBench's makeup (docs/suite.md)."""
@@ -41,8 +45,10 @@ def suite_statistics(
 
 @app.command("build")
 def build(
-    modules: list[str] = typer.Argument(None, help="Recipe modules to build (e.g. l1 fib); default all, and folders "
-                                        "no recipe makes any more are removed."),
+    modules: list[str] = typer.Argument(
+        None,
+        help="Recipe modules to build (e.g. l1 fib); default all, and folders no recipe makes any more are removed.",
+    ),
     recipes: Path = typer.Option(Path("suite_recipes"), "--recipes", help="The recipes folder of a checkout."),
     out: Path = typer.Option(Path("problems"), "--out", help="The suite folder the problems are written under."),
 ) -> None:
@@ -72,13 +78,21 @@ def sync_references(
 
 @app.command("import")
 def import_suite(
-    source: Path = typer.Argument(..., help="SOL-ExecBench's data set: a .parquet file, a folder with data/*.parquet, "
-                                            "or problem folders (<subset>/<NNN_name>/definition.json)."),
+    source: Path = typer.Argument(
+        ...,
+        help="SOL-ExecBench's data set: a .parquet file, a folder with data/*.parquet, "
+        "or problem folders (<subset>/<NNN_name>/definition.json).",
+    ),
     output: Path = typer.Option(..., "--output", "-o", help="Folder to write <set>/<NNN_name>/ problem folders into."),
-    data_root: list[Path] = typer.Option([], "--data-root", help="Folder to look for safetensors inputs in "
-                                                                 "(for the report's missing-data notes)."),
-    cpu_tier: bool = typer.Option(True, "--cpu-tier/--no-cpu-tier", help="Derive each problem's CPU tier "
-                                  "(workload.cpu.jsonl: small workloads for this machine; analyses each problem)."),
+    data_root: list[Path] = typer.Option(
+        [], "--data-root", help="Folder to look for safetensors inputs in (for the report's missing-data notes)."
+    ),
+    cpu_tier: bool = typer.Option(
+        True,
+        "--cpu-tier/--no-cpu-tier",
+        help="Derive each problem's CPU tier "
+        "(workload.cpu.jsonl: small workloads for this machine; analyses each problem).",
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
 ) -> None:
     """Import SOL-ExecBench's problems as solbench problem folders (FlashInfer-Bench becomes the set FIB), with
@@ -93,8 +107,12 @@ def import_suite(
     def progress(done: int, total: int, label: str) -> None:
         status.print(f"[{done + 1}/{total}] {label}", highlight=False)
 
-    _show_import(import_benchmark(source, output, data_roots=tuple(data_root), cpu_tier=cpu_tier,
-                                  progress=None if json_output else progress), json_output)
+    _show_import(
+        import_benchmark(
+            source, output, data_roots=tuple(data_root), cpu_tier=cpu_tier, progress=None if json_output else progress
+        ),
+        json_output,
+    )
 
 
 @app.command("fetch")
@@ -102,8 +120,9 @@ def fetch_suite(
     name: str = typer.Argument(..., help="The benchmark to download: sol-execbench."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder to import the problems into."),
     revision: str | None = typer.Option(None, "--revision", help="The data set's revision (commit, branch or tag)."),
-    timeout_s: float = typer.Option(10.0, "--network-timeout",
-                                   help="Seconds to wait for the first answer of the server."),
+    timeout_s: float = typer.Option(
+        10.0, "--network-timeout", help="Seconds to wait for the first answer of the server."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
 ) -> None:
     """Download SOL-ExecBench's data set from Hugging Face (nvidia/SOL-ExecBench, and the FlashInfer trace files its
@@ -126,26 +145,44 @@ def _show_import(report, json_output: bool) -> None:
 
         Console(soft_wrap=True).print(import_tables(report), markup=False)
     if report.loaded < report.problems:
-        raise ImportSourceError(f"{report.problems - report.loaded} of {report.problems} imported problems do not load "
-                                f"(load-error notes in {report.output}/import-report.json)")
+        raise ImportSourceError(
+            f"{report.problems - report.loaded} of {report.problems} imported problems do not load "
+            f"(load-error notes in {report.output}/import-report.json)"
+        )
 
 
 def _tier_table(stats):
     from rich.table import Table
 
-    table = Table(title="per workload tier (bytes: size-based, inputs + outputs; FLOPs: analyzer, with --flops)",
-                  title_justify="left")
-    columns = ("tier", "problems (own file)", "workloads", "per problem", "median largest", "≥ 400 MB", "≤ 40 MB",
-               "median largest FLOPs")
+    table = Table(
+        title="per workload tier (bytes: size-based, inputs + outputs; FLOPs: analyzer, with --flops)",
+        title_justify="left",
+    )
+    columns = (
+        "tier",
+        "problems (own file)",
+        "workloads",
+        "per problem",
+        "median largest",
+        "≥ 400 MB",
+        "≤ 40 MB",
+        "median largest FLOPs",
+    )
     for column in columns:
         table.add_column(column, justify="left" if column == "tier" else "right")
     for tier in stats.tiers.values():
         data = tier.as_json()
         flops = data.get("median_largest_workload_flops")
-        table.add_row(tier.tier, f"{data['problems']} ({data['problems_with_own_file']})", str(data["workloads"]),
-                      f"{data['workloads_per_problem']:.1f}", f"{data['median_largest_workload_bytes'] / 1e6:.1f} MB",
-                      str(data["problems_largest_at_least_400MB"]), str(data["problems_largest_at_most_40MB"]),
-                      f"{flops / 1e9:.2f} G" if flops is not None else "-")
+        table.add_row(
+            tier.tier,
+            f"{data['problems']} ({data['problems_with_own_file']})",
+            str(data["workloads"]),
+            f"{data['workloads_per_problem']:.1f}",
+            f"{data['median_largest_workload_bytes'] / 1e6:.1f} MB",
+            str(data["problems_largest_at_least_400MB"]),
+            str(data["problems_largest_at_most_40MB"]),
+            f"{flops / 1e9:.2f} G" if flops is not None else "-",
+        )
     return table
 
 
@@ -153,7 +190,9 @@ def _tier_table(stats):
 def cpu_tier(
     path: Path = typer.Argument(..., help="A problem folder, or a folder of problem folders."),
     max_bytes: float = typer.Option(DEFAULT_MAX_BYTES / 1e6, "--max-mb", help="Inputs + outputs per CPU workload, MB."),
-    max_gflops: float = typer.Option(DEFAULT_MAX_FLOPS / 1e9, "--max-gflops", help="FLOPs per CPU workload (analyzer)."),
+    max_gflops: float = typer.Option(
+        DEFAULT_MAX_FLOPS / 1e9, "--max-gflops", help="FLOPs per CPU workload (analyzer)."
+    ),
     no_analysis: bool = typer.Option(False, "--no-analysis", help="Check the budget by bytes alone (faster)."),
 ) -> None:
     """Write workload.cpu.jsonl (small workloads for a CPU) beside each problem's workload.jsonl, which stays as
@@ -172,7 +211,8 @@ def cpu_tier(
             sizes = ", ".join(" ".join(f"{k}={v}" for k, v in w.axes.items()) for w in result.workloads)
             console.print(f"    axes: {sizes}", soft_wrap=True)
 
-    results = write_cpu_tiers(path, max_bytes=int(max_bytes * 1e6), max_flops=max_gflops * 1e9,
-                              analyze=not no_analysis, progress=report)
+    results = write_cpu_tiers(
+        path, max_bytes=int(max_bytes * 1e6), max_flops=max_gflops * 1e9, analyze=not no_analysis, progress=report
+    )
     counts = {action: sum(r.action == action for r in results) for action in ("written", "not needed", "skipped")}
     console.print(f"{len(results)} problem(s): " + ", ".join(f"{n} {a}" for a, n in counts.items()))

@@ -42,8 +42,11 @@ def test_solution(
                 print("  " + workload["error"].strip().replace("\n", "\n  "))
         left = response.get("budget_left", {})
         tests = left.get("tests")
-        print(("passed" if result["passed"] else "failed") + f" · {result['seconds']:.1f} s"
-              + (" · cached" if result.get("cache_hit") else "")
-              + ("" if tests is None else f" · {tests} test(s) left"))
+        print(
+            ("passed" if result["passed"] else "failed")
+            + f" · {result['seconds']:.1f} s"
+            + (" · cached" if result.get("cache_hit") else "")
+            + ("" if tests is None else f" · {tests} test(s) left")
+        )
     if not result["passed"]:
         raise typer.Exit(1)

@@ -15,8 +15,10 @@ class TierChoice(str, Enum):
     all = "all"
 
 
-TIER_HELP = ("Workloads: gpu (workload.jsonl, upstream scale), cpu (workload.cpu.jsonl) or all; default: the CPU "
-             "tier when evaluating on the CPU and the problem has one, else gpu.")
+TIER_HELP = (
+    "Workloads: gpu (workload.jsonl, upstream scale), cpu (workload.cpu.jsonl) or all; default: the CPU "
+    "tier when evaluating on the CPU and the problem has one, else gpu."
+)
 
 
 def tier_option(help_text: str = TIER_HELP):

@@ -17,8 +17,11 @@ def validate_problems(
     workers: int = typer.Option(1, "--workers", "-j", min=1, help="Problems validated in parallel."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object per problem (JSON lines)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Report only problems with findings."),
-    tier: TierChoice = typer.Option(TierChoice.all, "--tier", help="Workloads checked: all (both tiers, the "
-                                    "default: uuids unique across them), gpu (workload.jsonl) or cpu."),
+    tier: TierChoice = typer.Option(
+        TierChoice.all,
+        "--tier",
+        help="Workloads checked: all (both tiers, the default: uuids unique across them), gpu (workload.jsonl) or cpu.",
+    ),
 ) -> None:
     """Load every definition, run each reference on the CPU at its smallest workload, derive T_SOL for
     every workload, and catch degenerate problems. Exit 1 when any problem has an error."""
@@ -51,9 +54,13 @@ def validate_problems(
         for report in reports:  # checks across problems ran after each problem's progress line
             for finding in (f for f in report.findings if f.check == "suite"):
                 colour = "red" if finding.severity == "error" else "yellow"
-                errors.print(f"{report.name or report.path}: [{colour}]{finding.severity}[/] suite: {finding.message}",
-                             soft_wrap=True)
-        errors.print(f"{len(reports) - len(failed)} of {len(reports)} problems valid"
-                     + (f"; failing: {', '.join(r.name or r.path for r in failed)}" if failed else ""))
+                errors.print(
+                    f"{report.name or report.path}: [{colour}]{finding.severity}[/] suite: {finding.message}",
+                    soft_wrap=True,
+                )
+        errors.print(
+            f"{len(reports) - len(failed)} of {len(reports)} problems valid"
+            + (f"; failing: {', '.join(r.name or r.path for r in failed)}" if failed else "")
+        )
     if failed:
         sys.exit(1)

@@ -6,5 +6,12 @@ from solbench.evaluation.evaluator import evaluate
 from solbench.evaluation.pool import SandboxPool, warm_sandboxes
 from solbench.evaluation.reference_timing import ReferenceTimings
 
-__all__ = ["EvaluationConfig", "HarnessOptionError", "ReferenceTimings", "SandboxPool", "default_memory_limit_bytes",
-           "evaluate", "warm_sandboxes"]
+__all__ = [
+    "EvaluationConfig",
+    "HarnessOptionError",
+    "ReferenceTimings",
+    "SandboxPool",
+    "default_memory_limit_bytes",
+    "evaluate",
+    "warm_sandboxes",
+]

@@ -104,14 +104,16 @@ def check_harness_options(config: EvaluationConfig) -> None:
     from solbench.spec.trace import PRECISION_POLICIES
 
     if config.precision not in PRECISION_POLICIES:
-        raise HarnessOptionError("precision", config.precision,
-                                 f"unknown precision policy (known: {', '.join(PRECISION_POLICIES)})")
+        raise HarnessOptionError(
+            "precision", config.precision, f"unknown precision policy (known: {', '.join(PRECISION_POLICIES)})"
+        )
 
     from solbench.evaluation.containment import CONTAINMENTS
 
     if config.containment not in CONTAINMENTS:
-        raise HarnessOptionError("containment", config.containment,
-                                 f"unknown containment (known: {', '.join(CONTAINMENTS)})")
+        raise HarnessOptionError(
+            "containment", config.containment, f"unknown containment (known: {', '.join(CONTAINMENTS)})"
+        )
     if config.cpu_flush not in CPU_FLUSH_MODES:
         raise HarnessOptionError("cpu_flush", config.cpu_flush, f"unknown flush (known: {', '.join(CPU_FLUSH_MODES)})")
     _check_count("rounds", config.rounds, least=1)
@@ -130,8 +132,7 @@ def check_timing_plan(plan: TimingPlan, prefix: str = "timing.") -> None:
         _check_seconds(prefix + name, getattr(plan, name), positive=False)
     _check_count(prefix + "min_warmup", plan.min_warmup, least=0)
     _check_count(prefix + "min_iterations", plan.min_iterations, least=1)
-    _check_count(prefix + "max_iterations", plan.max_iterations, least=plan.min_iterations,
-                 what="min_iterations")
+    _check_count(prefix + "max_iterations", plan.max_iterations, least=plan.min_iterations, what="min_iterations")
     _check_count(prefix + "min_iterations_over_budget", plan.min_iterations_over_budget, least=1)
     _check_seconds(prefix + "target_rel_std_err", plan.target_rel_std_err, positive=True)
     if not isinstance(plan.capture, bool):
@@ -157,8 +158,9 @@ def _check_count(option: str, value, least: int, what: str | None = None) -> Non
     if isinstance(value, bool) or not isinstance(value, int):
         raise HarnessOptionError(option, value, "must be a whole number")
     if value < least:
-        raise HarnessOptionError(option, value, "must be positive" if least == 1 and what is None else
-                                 f"must be at least {what or least}")
+        raise HarnessOptionError(
+            option, value, "must be positive" if least == 1 and what is None else f"must be at least {what or least}"
+        )
 
 
 def _check_seconds(option: str, value, positive: bool) -> None:

@@ -52,11 +52,16 @@ class Confinement:
                 os.chown(folder, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
         self._last_capability = _last_capability()
         # Computed here, not between fork and exec, where only plain syscalls are safe.
-        self._landlock = (str(self.workdir), landlock.readable_roots(keeps_root=self._keeps_root),
-                          landlock.device_paths(keeps_root=self._keeps_root), landlock.abi_version())
+        self._landlock = (
+            str(self.workdir),
+            landlock.readable_roots(keeps_root=self._keeps_root),
+            landlock.device_paths(keeps_root=self._keeps_root),
+            landlock.abi_version(),
+        )
         self._parent_pid = os.getpid()
-        self.processes = ProcessContainment(token, limits.containment,
-                                            signals_scoped=self._landlock[3] >= landlock.SCOPE_ABI)
+        self.processes = ProcessContainment(
+            token, limits.containment, signals_scoped=self._landlock[3] >= landlock.SCOPE_ABI
+        )
         """Holds every process the sandbox starts, so none outlives it (containment.py)."""
         self.report: dict[str, Any] = {
             "process": "separate interpreter, own session",
@@ -64,8 +69,9 @@ class Confinement:
             "environment": "scrubbed",
             "memory_limit_bytes": self.limits.memory_bytes,
             "address_space_rlimit": self._uses_address_limit(),
-            "user": "nobody (65534)" if self._unprivileged else "the caller's (not root, or the interpreter is "
-                                                                "in a directory other users cannot enter)",
+            "user": "nobody (65534)"
+            if self._unprivileged
+            else "the caller's (not root, or the interpreter is in a directory other users cannot enter)",
             "network": "pending: reported by the sandbox at build",
             "filesystem": "pending: reported by the sandbox at build",
             "signals": "pending: reported by the sandbox at build",
@@ -89,32 +95,45 @@ class Confinement:
             self.report["network"] = "not isolated (no permission for a network namespace)"
         if self._keeps_root:
             capabilities = state.capabilities
-            self.report["user"] = ("root, the caller's (the interpreter is in a directory other users cannot "
-                                   "enter), " + ("with no capabilities" if _hex_or_none(capabilities) == 0 else
-                                                 f"with capabilities {capabilities}"))
-        self.report["filesystem"] = self._filesystem_confinement() if state.filesystem_confined else \
-            "not confined (no Landlock in this kernel)"
+            self.report["user"] = (
+                "root, the caller's (the interpreter is in a directory other users cannot "
+                "enter), "
+                + ("with no capabilities" if _hex_or_none(capabilities) == 0 else f"with capabilities {capabilities}")
+            )
+        self.report["filesystem"] = (
+            self._filesystem_confinement() if state.filesystem_confined else "not confined (no Landlock in this kernel)"
+        )
         abi = self._landlock[3]
         if state.filesystem_confined and abi >= landlock.SCOPE_ABI:
-            self.report["signals"] = (f"scoped to the sandbox (Landlock ABI {abi}): it can signal only its own "
-                                      "processes, and reach no abstract Unix socket outside")
+            self.report["signals"] = (
+                f"scoped to the sandbox (Landlock ABI {abi}): it can signal only its own "
+                "processes, and reach no abstract Unix socket outside"
+            )
         elif self.processes.pid_namespace:
-            self.report["signals"] = ("scoped by its PID namespace: it can name, and so signal, only its own "
-                                      f"processes (this kernel's Landlock, ABI {abi}, cannot scope signals)")
+            self.report["signals"] = (
+                "scoped by its PID namespace: it can name, and so signal, only its own "
+                f"processes (this kernel's Landlock, ABI {abi}, cannot scope signals)"
+            )
         else:
-            self.report["signals"] = (f"not scoped: this kernel's Landlock (ABI {abi}) predates signal scoping (ABI "
-                                      f"{landlock.SCOPE_ABI}, Linux 6.12); the sandbox can signal processes of its "
-                                      "own user")
+            self.report["signals"] = (
+                f"not scoped: this kernel's Landlock (ABI {abi}) predates signal scoping (ABI "
+                f"{landlock.SCOPE_ABI}, Linux 6.12); the sandbox can signal processes of its "
+                "own user"
+            )
 
     def _filesystem_confinement(self) -> str:
         """Which Landlock set applied: a reader of the trace must see that a root sandbox got the narrow one."""
         abi = self._landlock[3]
         if not self._keeps_root:
-            return (f"Landlock ABI {abi}: reads under system folders and the Python installation, writes under "
-                    "the working directory and /dev")
-        return (f"Landlock ABI {abi}: reads narrowed to {', '.join(landlock.ROOT_SYSTEM_FOLDERS)}, the loader's "
-                "and user files of /etc, and the Python installation, because the sandbox keeps root; writes "
-                "under the working directory and the plain and GPU devices of /dev")
+            return (
+                f"Landlock ABI {abi}: reads under system folders and the Python installation, writes under "
+                "the working directory and /dev"
+            )
+        return (
+            f"Landlock ABI {abi}: reads narrowed to {', '.join(landlock.ROOT_SYSTEM_FOLDERS)}, the loader's "
+            "and user files of /etc, and the Python installation, because the sandbox keeps root; writes "
+            "under the working directory and the plain and GPU devices of /dev"
+        )
 
     def _uses_address_limit(self) -> bool:
         # CUDA reserves huge virtual ranges, so only CPU runs can cap the address space.
@@ -124,15 +143,34 @@ class Confinement:
         # The OpenMP settings the evaluator runs under (thread count, wait policy) hold for the solution too, so
         # T_k and the reference's T_b are timed under one policy: on a loaded CPU, spinning workers are several
         # times slower than sleeping ones.
-        keep = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH",
-                "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "MKL_NUM_THREADS",
-                "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CC", "CXX")
+        keep = (
+            "PATH",
+            "LANG",
+            "LC_ALL",
+            "CUDA_VISIBLE_DEVICES",
+            "CUDA_HOME",
+            "LD_LIBRARY_PATH",
+            "OMP_NUM_THREADS",
+            "OMP_WAIT_POLICY",
+            "GOMP_SPINCOUNT",
+            "KMP_BLOCKTIME",
+            "MKL_NUM_THREADS",
+            "OPENBLAS_CORETYPE",
+            "OPENBLAS_L2_SIZE",
+            "CC",
+            "CXX",
+        )
         environment = {k: os.environ[k] for k in keep if k in os.environ}
         source_root = str(Path(__file__).resolve().parents[2])  # where solbench is imported from (src/)
-        environment.update(HOME=str(self.workdir), TMPDIR=str(self.workdir / "tmp"),
-                           TORCH_EXTENSIONS_DIR=str(self.workdir / "torch_extensions"),
-                           TRITON_CACHE_DIR=str(self.workdir / "triton_cache"),
-                           PYTHONPATH=source_root, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        environment.update(
+            HOME=str(self.workdir),
+            TMPDIR=str(self.workdir / "tmp"),
+            TORCH_EXTENSIONS_DIR=str(self.workdir / "torch_extensions"),
+            TRITON_CACHE_DIR=str(self.workdir / "triton_cache"),
+            PYTHONPATH=source_root,
+            PYTHONDONTWRITEBYTECODE="1",
+            PYTHONUNBUFFERED="1",
+        )
         environment[SANDBOX_MARK] = self._token
         return environment
 
@@ -167,15 +205,30 @@ def describe_sandboxes() -> str:
     from solbench.evaluation.containment import can_make_cgroup
 
     keeps_root = root_sandbox_reason() is not None
-    user = ("root without capabilities (user nobody cannot reach the interpreter)" if keeps_root
-            else "nobody" if os.geteuid() == 0 else "this user (not root)")
+    user = (
+        "root without capabilities (user nobody cannot reach the interpreter)"
+        if keeps_root
+        else "nobody"
+        if os.geteuid() == 0
+        else "this user (not root)"
+    )
     namespace = os.geteuid() == 0  # CAP_SYS_ADMIN, as for the network namespace
     abi = landlock.abi_version()
-    processes = ("a cgroup each" if can_make_cgroup() else "a PID namespace each" if namespace
-                 else "a subreaper each, the weakest hold (no writable cgroup v2, no PID namespace)")
-    signals = (f"scoped by Landlock ABI {abi}" if abi >= landlock.SCOPE_ABI else "scoped by the PID namespace"
-               if namespace else f"NOT scoped (Landlock ABI {abi} < {landlock.SCOPE_ABI}, no PID namespace): a "
-               "sandbox can signal every process of its user")
+    processes = (
+        "a cgroup each"
+        if can_make_cgroup()
+        else "a PID namespace each"
+        if namespace
+        else "a subreaper each, the weakest hold (no writable cgroup v2, no PID namespace)"
+    )
+    signals = (
+        f"scoped by Landlock ABI {abi}"
+        if abi >= landlock.SCOPE_ABI
+        else "scoped by the PID namespace"
+        if namespace
+        else f"NOT scoped (Landlock ABI {abi} < {landlock.SCOPE_ABI}, no PID namespace): a "
+        "sandbox can signal every process of its user"
+    )
     return f"user {user}; processes: {processes}; signals: {signals}"
 
 
@@ -184,8 +237,10 @@ def root_sandbox_reason() -> str | None:
     can reach the interpreter)."""
     if os.geteuid() != 0 or _world_can_run(sys.executable):
         return None
-    return (f"the interpreter {Path(sys.executable).resolve()} is in a directory other users cannot enter, so the "
-            "sandbox cannot switch to nobody")
+    return (
+        f"the interpreter {Path(sys.executable).resolve()} is in a directory other users cannot enter, so the "
+        "sandbox cannot switch to nobody"
+    )
 
 
 def require_unprivileged_sandbox(allow_root: bool) -> None:
@@ -196,9 +251,11 @@ def require_unprivileged_sandbox(allow_root: bool) -> None:
 
     reason = root_sandbox_reason()
     if reason is not None and not allow_root:
-        raise RootSandboxRefused(f"sandboxes would run as root: {reason}. Install solbench and its Python where "
-                                 "nobody can read them (docs/service-workers.md#an-unprivileged-sandbox), or pass "
-                                 f"{ALLOW_ROOT_FLAG} to accept root sandboxes without capabilities")
+        raise RootSandboxRefused(
+            f"sandboxes would run as root: {reason}. Install solbench and its Python where "
+            "nobody can read them (docs/service-workers.md#an-unprivileged-sandbox), or pass "
+            f"{ALLOW_ROOT_FLAG} to accept root sandboxes without capabilities"
+        )
 
 
 def _hex_or_none(mask: str | None) -> int | None:
@@ -224,7 +281,7 @@ def _die_with_parent(parent_pid: int) -> None:
     except (OSError, AttributeError):
         return
     if os.getppid() not in (parent_pid, 0):  # the parent died before the signal was armed (0: it is outside the
-        os._exit(1)                          # sandbox's PID namespace, which cannot name it)
+        os._exit(1)  # sandbox's PID namespace, which cannot name it)
 
 
 def _last_capability() -> int:

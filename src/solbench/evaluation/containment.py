@@ -75,15 +75,18 @@ class ProcessContainment:
 
     @property
     def mechanism(self) -> str:
-        namespace = ("the init of a PID namespace of its own: what it starts dies with it and sees no process "
-                     "outside")
+        namespace = "the init of a PID namespace of its own: what it starts dies with it and sees no process outside"
         if self._cgroup is not None:
             kill = "cgroup.kill" if (self._cgroup / "cgroup.kill").exists() else "SIGKILL to each member"
             cgroup = f"a cgroup v2 of its own, frozen while the reference is timed and ended whole with {kill}"
             return f"{cgroup}; {namespace}" if self.pid_namespace else cgroup
-        why = (f"containment capped at {self._strongest}" if self._strongest != "auto" else
-               "no writable cgroup v2 hierarchy here" if self.pid_namespace else
-               "no writable cgroup v2 hierarchy, and no permission for a PID namespace, here")
+        why = (
+            f"containment capped at {self._strongest}"
+            if self._strongest != "auto"
+            else "no writable cgroup v2 hierarchy here"
+            if self.pid_namespace
+            else "no writable cgroup v2 hierarchy, and no permission for a PID namespace, here"
+        )
         if self.pid_namespace:
             return f"{namespace} ({why})"
         return f"a child subreaper: orphans stay in its process tree and are killed with it ({why})"
@@ -108,8 +111,9 @@ class ProcessContainment:
                 yield
             finally:
                 if libc.setns(own, _CLONE_NEWPID) != 0:
-                    raise ContainmentError(f"cannot return to the evaluator's PID namespace: "
-                                           f"{os.strerror(ctypes.get_errno())}")
+                    raise ContainmentError(
+                        f"cannot return to the evaluator's PID namespace: {os.strerror(ctypes.get_errno())}"
+                    )
         finally:
             os.close(own)
 
@@ -202,9 +206,11 @@ def _mount_own_proc() -> None:
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    calls = ((libc.unshare, (_CLONE_NEWNS,)),
-             (libc.mount, (None, b"/", None, _MS_REC | _MS_PRIVATE, None)),  # nothing propagates to the host
-             (libc.mount, (b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)))
+    calls = (
+        (libc.unshare, (_CLONE_NEWNS,)),
+        (libc.mount, (None, b"/", None, _MS_REC | _MS_PRIVATE, None)),  # nothing propagates to the host
+        (libc.mount, (b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)),
+    )
     for call, arguments in calls:
         if call(*arguments) != 0:
             error = ctypes.get_errno()
@@ -277,8 +283,8 @@ def _stat(pid: int) -> tuple[str, str, int] | None:
     text = _read(Path(f"/proc/{pid}/stat"))
     if ")" not in text:
         return None
-    name = text[text.index("(") + 1:text.rindex(")")]
-    fields = text[text.rindex(")") + 2:].split()
+    name = text[text.index("(") + 1 : text.rindex(")")]
+    fields = text[text.rindex(")") + 2 :].split()
     try:
         return name, fields[0], int(fields[2])
     except (IndexError, ValueError):

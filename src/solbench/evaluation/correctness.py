@@ -24,11 +24,24 @@ ADMITTED_FACTOR = 4.0
 """... or, under the tolerance precision policy, this many times the error of the reference computed with
 its matrix products at the admissible precision (sol/precision.py): bf16 work passes where bf16 is
 admissible, fp8 work (16x bf16's roundoff) does not."""
-UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8,
-                 "float8_e4m3fn": 2.0**-4, "float8_e5m2": 2.0**-3, "float8_e4m3fnuz": 2.0**-4,
-                 "float8_e5m2fnuz": 2.0**-3, "float8_e8m0fnu": 0.5, "float4_e2m1fn_x2": 0.25, "float4_e2m1": 0.25}
-_STATUS_OF_RULE = {"shape": EvaluationStatus.INCORRECT_SHAPE, "dtype": EvaluationStatus.INCORRECT_DTYPE,
-                   "device": EvaluationStatus.INCORRECT_DTYPE}
+UNIT_ROUNDOFF = {
+    "float64": 2.0**-53,
+    "float32": 2.0**-24,
+    "float16": 2.0**-11,
+    "bfloat16": 2.0**-8,
+    "float8_e4m3fn": 2.0**-4,
+    "float8_e5m2": 2.0**-3,
+    "float8_e4m3fnuz": 2.0**-4,
+    "float8_e5m2fnuz": 2.0**-3,
+    "float8_e8m0fnu": 0.5,
+    "float4_e2m1fn_x2": 0.25,
+    "float4_e2m1": 0.25,
+}
+_STATUS_OF_RULE = {
+    "shape": EvaluationStatus.INCORRECT_SHAPE,
+    "dtype": EvaluationStatus.INCORRECT_DTYPE,
+    "device": EvaluationStatus.INCORRECT_DTYPE,
+}
 
 
 @dataclass(frozen=True)
@@ -96,8 +109,9 @@ def _all_finite(tensor) -> bool:
     """One fast reduction instead of an elementwise mask: a finite sum means finite elements."""
     import torch
 
-    return math.isfinite(float(tensor.sum(dtype=torch.float64 if tensor.dtype == torch.float64 else None))) \
-        or bool(torch.isfinite(tensor).all())
+    return math.isfinite(float(tensor.sum(dtype=torch.float64 if tensor.dtype == torch.float64 else None))) or bool(
+        torch.isfinite(tensor).all()
+    )
 
 
 @dataclass(frozen=True)
@@ -121,7 +135,8 @@ class ToleranceMeasure:
     def passes(self, tolerance: Tolerance) -> bool:
         """The `tolerance` and `error_cap` rules: enough elements matched, and none past the cap (when set)."""
         return self.matched_ratio >= tolerance.required_matched_ratio and (
-            tolerance.max_error_cap is None or self.max_absolute <= tolerance.max_error_cap)
+            tolerance.max_error_cap is None or self.max_absolute <= tolerance.max_error_cap
+        )
 
 
 def measure_tolerance(out, ref, tolerance: Tolerance, *, known_finite: bool = False) -> ToleranceMeasure:
@@ -169,8 +184,13 @@ def measure_tolerance(out, ref, tolerance: Tolerance, *, known_finite: bool = Fa
     if unbounded is not None:
         difference.masked_fill_(unbounded, math.inf)  # beyond any bound, an infinite one too (inf - inf is NaN)
     mismatched = int(torch.count_nonzero(difference > 0)) if float(difference.max()) > 0 else 0
-    return ToleranceMeasure(compared=out.numel(), mismatched=mismatched, max_absolute=max_absolute,
-                            max_relative=max_relative, difference_norm=difference_norm)
+    return ToleranceMeasure(
+        compared=out.numel(),
+        mismatched=mismatched,
+        max_absolute=max_absolute,
+        max_relative=max_relative,
+        difference_norm=difference_norm,
+    )
 
 
 def within_tolerance(candidate, truth, tolerance: Tolerance) -> bool:
@@ -187,10 +207,14 @@ def reference_problem(outputs: list, expected: list[ExpectedOutput], tolerance: 
     import torch
 
     for value, spec in zip(outputs, expected):
-        if tuple(value.shape) != spec.shape or str(value.dtype).removeprefix("torch.") != \
-                lookup_dtype(spec.dtype).torch_name:
-            return (f"reference output {spec.name!r} is {str(value.dtype).removeprefix('torch.')}"
-                    f"{list(value.shape)}, the definition says {spec.dtype}{list(spec.shape)}")
+        if (
+            tuple(value.shape) != spec.shape
+            or str(value.dtype).removeprefix("torch.") != lookup_dtype(spec.dtype).torch_name
+        ):
+            return (
+                f"reference output {spec.name!r} is {str(value.dtype).removeprefix('torch.')}"
+                f"{list(value.shape)}, the definition says {spec.dtype}{list(spec.shape)}"
+            )
         values = as_comparable(value)
         if torch.isnan(values).any():
             return f"reference output {spec.name!r} contains NaN for these inputs"
@@ -200,31 +224,77 @@ def reference_problem(outputs: list, expected: list[ExpectedOutput], tolerance: 
     return None
 
 
-def check_outputs(outputs: list, devices: list[str], reference: list, expected: list[ExpectedOutput],
-                  tolerance: Tolerance, verdict: Verdict, round_index: int, golden: list | None = None,
-                  keep_passed: bool = False, phase: str = "correctness",
-                  precision: PrecisionRecord | None = None) -> Verdict:
+def check_outputs(
+    outputs: list,
+    devices: list[str],
+    reference: list,
+    expected: list[ExpectedOutput],
+    tolerance: Tolerance,
+    verdict: Verdict,
+    round_index: int,
+    golden: list | None = None,
+    keep_passed: bool = False,
+    phase: str = "correctness",
+    precision: PrecisionRecord | None = None,
+) -> Verdict:
     """Apply every rule to every output of one round, adding to `verdict`; stops at the first failure.
 
     `precision` is the workload's precision record: under the tolerance policy the downgrade rule allows
     the error of the reference computed at the admissible matrix precision."""
     goldens = golden if golden is not None else [None] * len(expected)
-    admitted = (precision.admitted_error if precision is not None and precision.policy == "tolerance"
-                and precision.matrix_precision != "fp32" else None) or []
-    admitted = list(admitted)[:len(expected)] + [0.0] * (len(expected) - len(admitted))
-    for value, device, truth, spec, golden_value, admitted_error in zip(outputs, devices, reference, expected,
-                                                                         goldens, admitted):
-        if not _check_one(value, device, truth, spec, tolerance, verdict, round_index, golden_value, keep_passed,
-                          phase, admitted_error):
+    admitted = (
+        precision.admitted_error
+        if precision is not None and precision.policy == "tolerance" and precision.matrix_precision != "fp32"
+        else None
+    ) or []
+    admitted = list(admitted)[: len(expected)] + [0.0] * (len(expected) - len(admitted))
+    for value, device, truth, spec, golden_value, admitted_error in zip(
+        outputs, devices, reference, expected, goldens, admitted
+    ):
+        if not _check_one(
+            value,
+            device,
+            truth,
+            spec,
+            tolerance,
+            verdict,
+            round_index,
+            golden_value,
+            keep_passed,
+            phase,
+            admitted_error,
+        ):
             break
     return verdict
 
 
-def _check_one(value, device, truth, spec: ExpectedOutput, tolerance: Tolerance, verdict: Verdict,
-               round_index: int, golden, keep: bool, phase: str, admitted_error: float = 0.0) -> bool:
+def _check_one(
+    value,
+    device,
+    truth,
+    spec: ExpectedOutput,
+    tolerance: Tolerance,
+    verdict: Verdict,
+    round_index: int,
+    golden,
+    keep: bool,
+    phase: str,
+    admitted_error: float = 0.0,
+) -> bool:
     def outcome(rule, passed, detail="", value=None, limit=None) -> bool:
-        return verdict.record(CheckOutcome(rule=rule, passed=passed, detail=detail, value=value, limit=limit,
-                                           output=spec.name, round=round_index, phase=phase), keep)
+        return verdict.record(
+            CheckOutcome(
+                rule=rule,
+                passed=passed,
+                detail=detail,
+                value=value,
+                limit=limit,
+                output=spec.name,
+                round=round_index,
+                phase=phase,
+            ),
+            keep,
+        )
 
     shape = tuple(value.shape)
     if not outcome("shape", shape == spec.shape, f"shape {list(shape)}, expected {list(spec.shape)}"):
@@ -232,15 +302,18 @@ def _check_one(value, device, truth, spec: ExpectedOutput, tolerance: Tolerance,
     dtype = str(value.dtype).removeprefix("torch.")
     if not outcome("dtype", dtype == lookup_dtype(spec.dtype).torch_name, f"dtype {dtype}, expected {spec.dtype}"):
         return False
-    if not outcome("device", device.split(":")[0] == spec.device.split(":")[0],
-                   f"on device {device}, expected {spec.device}"):
+    if not outcome(
+        "device", device.split(":")[0] == spec.device.split(":")[0], f"on device {device}, expected {spec.device}"
+    ):
         return False
-    return _check_values(as_comparable(value), as_comparable(truth), spec, tolerance, verdict, outcome, golden,
-                         admitted_error)
+    return _check_values(
+        as_comparable(value), as_comparable(truth), spec, tolerance, verdict, outcome, golden, admitted_error
+    )
 
 
-def _check_values(out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict: Verdict, outcome, golden,
-                  admitted_error: float = 0.0) -> bool:
+def _check_values(
+    out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict: Verdict, outcome, golden, admitted_error: float = 0.0
+) -> bool:
     if out.numel() == 0:
         return True
     finite = _all_finite(ref) and _all_finite(out)
@@ -258,15 +331,22 @@ def _check_values(out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict:
     verdict.max_absolute_error = max(verdict.max_absolute_error, max_absolute)
     verdict.max_relative_error = max(verdict.max_relative_error, measured.max_relative)
     verdict.min_matched_ratio = min(verdict.min_matched_ratio, ratio)
-    if not outcome("tolerance", ratio >= tolerance.required_matched_ratio,
-                   f"{ratio:.4%} of elements within atol={tolerance.max_atol:g}, rtol={tolerance.max_rtol:g}; "
-                   f"{tolerance.required_matched_ratio:.2%} required (max abs error {max_absolute:.3g})",
-                   ratio, tolerance.required_matched_ratio):
+    if not outcome(
+        "tolerance",
+        ratio >= tolerance.required_matched_ratio,
+        f"{ratio:.4%} of elements within atol={tolerance.max_atol:g}, rtol={tolerance.max_rtol:g}; "
+        f"{tolerance.required_matched_ratio:.2%} required (max abs error {max_absolute:.3g})",
+        ratio,
+        tolerance.required_matched_ratio,
+    ):
         return False
     if tolerance.max_error_cap is not None and not outcome(
-            "error_cap", max_absolute <= tolerance.max_error_cap,
-            f"max abs error {max_absolute:.3g} above the cap {tolerance.max_error_cap:g}",
-            max_absolute, tolerance.max_error_cap):
+        "error_cap",
+        max_absolute <= tolerance.max_error_cap,
+        f"max abs error {max_absolute:.3g} above the cap {tolerance.max_error_cap:g}",
+        max_absolute,
+        tolerance.max_error_cap,
+    ):
         return False
     if not _check_not_degenerate(out, ref, measured.difference_norm, tolerance, verdict, outcome):
         return False
@@ -290,8 +370,9 @@ def _exclude_matching_negative_infinity(out, ref, golden, tolerance: Tolerance, 
     verdict.has_inf |= inf_count > 0
     if not outcome("nan", nan_count == 0, f"{nan_count} NaN values", float(nan_count), 0.0):
         return None, None, None
-    if not outcome("inf", inf_count == 0, f"{inf_count} infinite values where the reference is finite",
-                   float(inf_count), 0.0):
+    if not outcome(
+        "inf", inf_count == 0, f"{inf_count} infinite values where the reference is finite", float(inf_count), 0.0
+    ):
         return None, None, None
     if pairs is None or not bool(pairs.any()):
         return out, ref, golden
@@ -315,12 +396,18 @@ def _check_not_degenerate(out, ref, difference_norm: float, tolerance: Tolerance
     relative_norm_error = difference_norm / reference_norm
     limit = max(RELATIVE_NORM_FLOOR, 2 * tolerance.max_rtol)
     verdict.max_relative_norm_error = max(verdict.max_relative_norm_error, relative_norm_error)
-    return outcome("relative_error_norm", relative_norm_error <= limit,
-                   f"||out - ref|| / ||ref|| = {relative_norm_error:.3g} above {limit:g}", relative_norm_error, limit)
+    return outcome(
+        "relative_error_norm",
+        relative_norm_error <= limit,
+        f"||out - ref|| / ||ref|| = {relative_norm_error:.3g} above {limit:g}",
+        relative_norm_error,
+        limit,
+    )
 
 
-def _check_precision(out, ref, golden, spec: ExpectedOutput, verdict: Verdict, outcome,
-                     admitted_error: float = 0.0) -> bool:
+def _check_precision(
+    out, ref, golden, spec: ExpectedOutput, verdict: Verdict, outcome, admitted_error: float = 0.0
+) -> bool:
     import torch
 
     golden_norm = _norm(golden)
@@ -331,15 +418,25 @@ def _check_precision(out, ref, golden, spec: ExpectedOutput, verdict: Verdict, o
     solution_error = _norm(scratch) / golden_norm
     reference_error = _norm(torch.sub(golden, ref, out=scratch)) / golden_norm
     del scratch
-    allowed = max(PRECISION_FACTOR * reference_error, PRECISION_FLOOR_ROUNDOFFS * UNIT_ROUNDOFF[spec.dtype],
-                  ADMITTED_FACTOR * admitted_error)
+    allowed = max(
+        PRECISION_FACTOR * reference_error,
+        PRECISION_FLOOR_ROUNDOFFS * UNIT_ROUNDOFF[spec.dtype],
+        ADMITTED_FACTOR * admitted_error,
+    )
     worst = verdict.golden.get(spec.name)
     if not isinstance(worst, dict) or solution_error / allowed > worst["solution_error"] / worst["allowed"]:
         # every round and checked timed iteration is compared; the trace keeps the closest call to the limit
-        verdict.golden[spec.name] = {"solution_error": solution_error, "reference_error": reference_error,
-                                     "allowed": allowed}
-    return outcome("precision_downgrade", solution_error <= allowed,
-                   f"{solution_error:.3g} relative to the float64 result vs the reference's {reference_error:.3g} "
-                   f"(allowed {allowed:.3g}): computed in lower precision than the problem "
-                   f"{'admits' if admitted_error else 'asks (--precision strict)'}",
-                   solution_error, allowed)
+        verdict.golden[spec.name] = {
+            "solution_error": solution_error,
+            "reference_error": reference_error,
+            "allowed": allowed,
+        }
+    return outcome(
+        "precision_downgrade",
+        solution_error <= allowed,
+        f"{solution_error:.3g} relative to the float64 result vs the reference's {reference_error:.3g} "
+        f"(allowed {allowed:.3g}): computed in lower precision than the problem "
+        f"{'admits' if admitted_error else 'asks (--precision strict)'}",
+        solution_error,
+        allowed,
+    )

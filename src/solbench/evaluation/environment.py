@@ -52,12 +52,18 @@ def _gpu_clock_state(device: str) -> dict:
     index = device.split(":")[1] if ":" in device else "0"
     fields = "clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks.default_applications.graphics"
     try:
-        text = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        text = subprocess.run(
+            ["nvidia-smi", f"--id={index}", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (subprocess.SubprocessError, OSError) as error:
         return {"state": "unknown", "reason": f"nvidia-smi failed: {error}"}
     values = [v.strip() for v in text.split(",")]
-    readings = dict(zip(("sm_clock_mhz", "max_sm_clock_mhz", "application_clock_mhz",
-                         "default_application_clock_mhz"), values))
+    readings = dict(
+        zip(("sm_clock_mhz", "max_sm_clock_mhz", "application_clock_mhz", "default_application_clock_mhz"), values)
+    )
     pinned = readings.get("application_clock_mhz") != readings.get("default_application_clock_mhz")
     return {"state": "locked" if pinned else "unlocked (boost)", **readings}

@@ -50,8 +50,12 @@ from solbench.spec.workload import Workload
 ProgressCallback = Callable[[int, int, str], None]
 """(workloads done, workloads total, what is happening now)."""
 
-_FAILURE_STATUS = {"timeout": EvaluationStatus.TIMEOUT, "crash": EvaluationStatus.RUNTIME_ERROR,
-                   "oom": EvaluationStatus.RUNTIME_ERROR, "protocol": EvaluationStatus.RUNTIME_ERROR}
+_FAILURE_STATUS = {
+    "timeout": EvaluationStatus.TIMEOUT,
+    "crash": EvaluationStatus.RUNTIME_ERROR,
+    "oom": EvaluationStatus.RUNTIME_ERROR,
+    "protocol": EvaluationStatus.RUNTIME_ERROR,
+}
 
 
 class WorkloadOutcome(EvaluationError):
@@ -67,10 +71,17 @@ class _Build:
     error: Trace | None = None
 
 
-def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | None = None,
-             progress: ProgressCallback | None = None, *, cache: Path | None = None,
-             refresh_cache: bool = False, sandboxes: SandboxPool | None = None,
-             reference_timings: ReferenceTimings | None = None) -> list[Trace]:
+def evaluate(
+    problem: Problem,
+    solution: Solution,
+    config: EvaluationConfig | None = None,
+    progress: ProgressCallback | None = None,
+    *,
+    cache: Path | None = None,
+    refresh_cache: bool = False,
+    sandboxes: SandboxPool | None = None,
+    reference_timings: ReferenceTimings | None = None,
+) -> list[Trace]:
     """Evaluate `solution` on every workload of `problem`; returns one trace per workload, in order.
 
     `config` defaults to ``EvaluationConfig()`` (device ``auto``: cuda when present). With `cache`, a
@@ -93,16 +104,25 @@ def evaluate(problem: Problem, solution: Solution, config: EvaluationConfig | No
     check_data_files(problem, config.data_roots)
     check_memory(problem, config)
     if solution.definition != problem.name:
-        raise SpecError(None, "definition", f"solution {solution.name!r} is for {solution.definition!r}, "
-                        f"not for this problem {problem.name!r}")
+        raise SpecError(
+            None,
+            "definition",
+            f"solution {solution.name!r} is for {solution.definition!r}, not for this problem {problem.name!r}",
+        )
     report = progress or (lambda *_: None)
     warm = _Warm(sandboxes, reference_timings)
     if cache is None:
         return _with_tiers(problem, _measure(problem, solution, config, report, warm))
     from solbench.evaluation.result_cache import cached_evaluation
 
-    traces = cached_evaluation(cache, problem, solution, config,
-                               lambda: _measure(problem, solution, config, report, warm), refresh=refresh_cache)
+    traces = cached_evaluation(
+        cache,
+        problem,
+        solution,
+        config,
+        lambda: _measure(problem, solution, config, report, warm),
+        refresh=refresh_cache,
+    )
     first = traces[0].evaluation if traces else None
     if first and first.solbench and first.solbench.cache and first.solbench.cache.hit:
         report(len(traces), len(traces), "read from the result cache")
@@ -117,14 +137,21 @@ def check_memory(problem: Problem, config: EvaluationConfig) -> None:
     if limit is None:
         return
     for workload in problem.workloads:
-        needed = 2 * problem.tensor_bytes(dict(workload.axes)) + problem.tensor_bytes(dict(workload.axes), as_float64=True)
+        needed = 2 * problem.tensor_bytes(dict(workload.axes)) + problem.tensor_bytes(
+            dict(workload.axes), as_float64=True
+        )
         if needed > limit:
             tier = problem.tier_of(workload)
-            hint = (" (the CPU tier keeps the definition's constant axes; this problem has none small enough)"
-                    if tier == "gpu" and config.device.startswith("cpu") else "")
+            hint = (
+                " (the CPU tier keeps the definition's constant axes; this problem has none small enough)"
+                if tier == "gpu" and config.device.startswith("cpu")
+                else ""
+            )
             raise MemoryLimitError(
                 f"workload {workload.uuid} ({tier} tier) needs about {needed / 1e9:.1f} GB for "
-                f"its inputs, outputs and golden copies, more than the memory limit of {limit / 1e9:.1f} GB (--memory-limit-gb){hint}")
+                f"its inputs, outputs and golden copies, more than the memory limit of {limit / 1e9:.1f} GB "
+                f"(--memory-limit-gb){hint}"
+            )
 
 
 def _with_tiers(problem: Problem, traces: list[Trace]) -> list[Trace]:
@@ -134,8 +161,12 @@ def _with_tiers(problem: Problem, traces: list[Trace]) -> list[Trace]:
         evaluation = trace.evaluation
         details = evaluation.solbench if evaluation else None
         if evaluation is not None and details is not None:
-            details = details.model_copy(update={"tier": problem.tier_of(trace.workload),
-                                                 "const_overrides": problem.const_overrides(trace.workload) or None})
+            details = details.model_copy(
+                update={
+                    "tier": problem.tier_of(trace.workload),
+                    "const_overrides": problem.const_overrides(trace.workload) or None,
+                }
+            )
             trace = trace.model_copy(update={"evaluation": evaluation.model_copy(update={"solbench": details})})
         stamped.append(trace)
     return stamped
@@ -149,21 +180,28 @@ class _Warm:
     reference_timings: ReferenceTimings | None = None
 
 
-def _measure(problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback,
-             warm: _Warm = _Warm()) -> list[Trace]:
+def _measure(
+    problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback, warm: _Warm = _Warm()
+) -> list[Trace]:
     run = _Run(problem, solution, config, progress, warm)
     if config.static_check:
         findings = check_solution(solution)
-        run.static_checks = [CheckOutcome(rule=f"static:{f.rule}", passed=f.severity is not Severity.BLOCK,
-                                          detail=f.one_line(), phase="static") for f in findings]
+        run.static_checks = [
+            CheckOutcome(
+                rule=f"static:{f.rule}", passed=f.severity is not Severity.BLOCK, detail=f.one_line(), phase="static"
+            )
+            for f in findings
+        ]
         blocked = blocking(findings)
         if blocked:
-            failure = f"static check: {blocked[0].one_line()}" + (f" (+{len(blocked) - 1} more)" if len(blocked) > 1
-                                                                   else "")
-            verdict = Verdict(checks=run.static_checks,
-                              failure=next(c for c in run.static_checks if not c.passed))
-            return [make_trace(run.context, workload, EvaluationStatus.REWARD_HACK, failure=failure, verdict=verdict)
-                    for workload in problem.workloads]
+            failure = f"static check: {blocked[0].one_line()}" + (
+                f" (+{len(blocked) - 1} more)" if len(blocked) > 1 else ""
+            )
+            verdict = Verdict(checks=run.static_checks, failure=next(c for c in run.static_checks if not c.passed))
+            return [
+                make_trace(run.context, workload, EvaluationStatus.REWARD_HACK, failure=failure, verdict=verdict)
+                for workload in problem.workloads
+            ]
     return run.execute()
 
 
@@ -174,15 +212,26 @@ def _refused(verdict: Verdict, rule: str, detail: str, phase: str) -> Verdict:
 
 
 class _Run:
-    def __init__(self, problem: Problem, solution: Solution, config: EvaluationConfig, progress: ProgressCallback,
-                 warm: _Warm = _Warm()):
+    def __init__(
+        self,
+        problem: Problem,
+        solution: Solution,
+        config: EvaluationConfig,
+        progress: ProgressCallback,
+        warm: _Warm = _Warm(),
+    ):
         self.problem, self.solution, self.config, self.progress = problem, solution, config, progress
         self.warm = warm
         self.limits = SandboxLimits(memory_bytes=config.memory_limit_bytes, containment=config.containment)
         name = device_name(config.device)
-        self.context = RunContext(definition=problem.name, solution=solution.name,
-                                  environment=Environment(hardware=name, libs=library_versions()),
-                                  device=config.device, device_name=name, clock=clock_state(config.device))
+        self.context = RunContext(
+            definition=problem.name,
+            solution=solution.name,
+            environment=Environment(hardware=name, libs=library_versions()),
+            device=config.device,
+            device_name=name,
+            clock=clock_state(config.device),
+        )
         self.build = _Build()
         self.static_checks: list[CheckOutcome] = []
         self._line_flush = None
@@ -196,8 +245,10 @@ class _Run:
             session.close()
             if self.warm.sandboxes is not None:
                 self.warm.sandboxes.refill()
-            return [make_trace(self.context, w, EvaluationStatus.INVALID_REFERENCE, failure=str(error))
-                    for w in self.problem.workloads]
+            return [
+                make_trace(self.context, w, EvaluationStatus.INVALID_REFERENCE, failure=str(error))
+                for w in self.problem.workloads
+            ]
         traces: list[Trace] = []
         try:
             for index, workload in enumerate(self.problem.workloads):
@@ -243,8 +294,11 @@ class _Run:
     # --- sandbox lifecycle ------------------------------------------------------------------
     def _start_session(self) -> SandboxSession:
         pool = self.warm.sandboxes
-        session = pool.take(self.config.device, self.limits) if pool is not None else \
-            SandboxSession(self.config.device, self.limits)
+        session = (
+            pool.take(self.config.device, self.limits)
+            if pool is not None
+            else SandboxSession(self.config.device, self.limits)
+        )
         self.context = replace(self.context, confinement=session.confinement)
         return session
 
@@ -266,8 +320,9 @@ class _Run:
             guarded = isinstance(reply, GuardTripped)
             status = EvaluationStatus.REWARD_HACK if guarded else EvaluationStatus.COMPILE_ERROR
             message = f"{reply.rule}: {reply.error}" if guarded else reply.error
-            self.build.error = self._build_failure(status, message, session.log.take(),
-                                                   rule=reply.rule if guarded else None)
+            self.build.error = self._build_failure(
+                status, message, session.log.take(), rule=reply.rule if guarded else None
+            )
             return session
         session.note_sandbox_state(reply.state)
         self.context = replace(self.context, confinement=dict(session.confinement))
@@ -298,46 +353,79 @@ class _Run:
 
 
 class _WorkloadEvaluation:
-    def __init__(self, run: _Run, workload: Workload, reference: ReferenceProgram, session: SandboxSession,
-                 seed: int):
+    def __init__(self, run: _Run, workload: Workload, reference: ReferenceProgram, session: SandboxSession, seed: int):
         self.run_state, self.config = run, run.config
         self.workload, self.reference, self.session, self.seed = workload, reference, session, seed
         self.tolerance = workload.effective_tolerance
         definition = run.problem.definition
         self.axes = run.problem.axes_of(workload)
-        self.expected = [ExpectedOutput(name, definition.shape_of(t, self.axes) or (), t.dtype, self.config.device)
-                         for name, t in definition.outputs.items()]
+        self.expected = [
+            ExpectedOutput(name, definition.shape_of(t, self.axes) or (), t.dtype, self.config.device)
+            for name, t in definition.outputs.items()
+        ]
         self.perturbations = timing_perturbations(definition)
         self.slowest_call_s = 0.0
         self.golden_available = self.config.check_precision
         self.precision = None
 
-    def _stop(self, status: EvaluationStatus, failure: str | None = None, verdict: Verdict | None = None,
-              **extra) -> WorkloadOutcome:
-        return WorkloadOutcome(make_trace(self.run_state.context, self.workload, status, self.session.log.take(),
-                                          failure=failure, verdict=verdict, seed=self.seed,
-                                          rounds=self.config.rounds, precision=self.precision, **extra))
+    def _stop(
+        self, status: EvaluationStatus, failure: str | None = None, verdict: Verdict | None = None, **extra
+    ) -> WorkloadOutcome:
+        return WorkloadOutcome(
+            make_trace(
+                self.run_state.context,
+                self.workload,
+                status,
+                self.session.log.take(),
+                failure=failure,
+                verdict=verdict,
+                seed=self.seed,
+                rounds=self.config.rounds,
+                precision=self.precision,
+                **extra,
+            )
+        )
 
     def run(self) -> Trace:
         sets, references = self._prepare_truth()
         self.precision = self._precision_record(sets[0], references[0])
-        self._request(LoadRequest(sets=sets, perturbations=self.perturbations,
-                                  outputs=[OutputDescription(name=e.name, shape=list(e.shape), dtype=e.dtype)
-                                           for e in self.expected]))
+        self._request(
+            LoadRequest(
+                sets=sets,
+                perturbations=self.perturbations,
+                outputs=[OutputDescription(name=e.name, shape=list(e.shape), dtype=e.dtype) for e in self.expected],
+            )
+        )
         verdict = Verdict(checks=list(self.run_state.static_checks))
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
-            check_outputs(reply.outputs, reply.devices, references[round_index], self.expected, self.tolerance,
-                          verdict, round_index, self._golden(sets[round_index], verdict, references[round_index]),
-                          keep_passed=round_index == 0,
-                          precision=self.precision)
+            check_outputs(
+                reply.outputs,
+                reply.devices,
+                references[round_index],
+                self.expected,
+                self.tolerance,
+                verdict,
+                round_index,
+                self._golden(sets[round_index], verdict, references[round_index]),
+                keep_passed=round_index == 0,
+                precision=self.precision,
+            )
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         self._check_processes(verdict, "correctness")
         if not self.config.time_solution:  # correctness only
-            return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, self.session.log.take(),
-                              verdict=verdict, rounds=self.config.rounds, seed=self.seed, correctness_only=True,
-                              precision=self.precision)
+            return make_trace(
+                self.run_state.context,
+                self.workload,
+                EvaluationStatus.PASSED,
+                self.session.log.take(),
+                verdict=verdict,
+                rounds=self.config.rounds,
+                seed=self.seed,
+                correctness_only=True,
+                precision=self.precision,
+            )
         timing = self._time_solution(sets, verdict)
         self._check_processes(verdict, "timing")
         reference_timing = None
@@ -352,16 +440,29 @@ class _WorkloadEvaluation:
                     reference_timing, measured_now = self._time_reference(sets), True
             # Checked when T_b is reused too: a changed scheduling would slow the evaluator's later work.
             if self.session.scheduling_changes:
-                raise self._refuse("scheduling", "the evaluator's CPU scheduling was changed while the sandbox ran "
-                                   f"({'; '.join(self.session.scheduling_changes[:3])}); it was restored before the "
-                                   "reference was timed")
+                raise self._refuse(
+                    "scheduling",
+                    "the evaluator's CPU scheduling was changed while the sandbox ran "
+                    f"({'; '.join(self.session.scheduling_changes[:3])}); it was restored before the "
+                    "reference was timed",
+                )
             # Only from a workload that passed, scheduling intact (key is set exactly when known is).
             if known is not None and key is not None and measured_now:
                 known.put(key, reference_timing)
         log = self.session.log.take()
-        return make_trace(self.run_state.context, self.workload, EvaluationStatus.PASSED, log, verdict=verdict,
-                          rounds=self.config.rounds, timing=timing, reference_timing=reference_timing,
-                          seed=self.seed, timer=timing.backend, precision=self.precision)
+        return make_trace(
+            self.run_state.context,
+            self.workload,
+            EvaluationStatus.PASSED,
+            log,
+            verdict=verdict,
+            rounds=self.config.rounds,
+            timing=timing,
+            reference_timing=reference_timing,
+            seed=self.seed,
+            timer=timing.backend,
+            precision=self.precision,
+        )
 
     def _check_processes(self, verdict: Verdict, phase: str) -> None:
         """A process the solution detached from the sandbox's group (setsid, setpgid) and left running past its calls
@@ -370,20 +471,30 @@ class _WorkloadEvaluation:
         detached = self.session.detached_processes()
         if not detached:
             return
-        detail = (f"{len(detached)} process(es) left running outside the sandbox's process group after the "
-                  f"{phase} calls: {'; '.join(detached[:3])}; they were killed")
+        detail = (
+            f"{len(detached)} process(es) left running outside the sandbox's process group after the "
+            f"{phase} calls: {'; '.join(detached[:3])}; they were killed"
+        )
         self.session.kill()
         raise self._refuse("processes", detail, verdict=verdict, phase=phase)
 
-    def _refuse(self, rule: str, detail: str, status: EvaluationStatus = EvaluationStatus.REWARD_HACK, *,
-                verdict: Verdict | None = None, phase: str = "runtime") -> WorkloadOutcome:
+    def _refuse(
+        self,
+        rule: str,
+        detail: str,
+        status: EvaluationStatus = EvaluationStatus.REWARD_HACK,
+        *,
+        verdict: Verdict | None = None,
+        phase: str = "runtime",
+    ) -> WorkloadOutcome:
         """End the workload with `status`, naming `rule` in the trace's failed_rule as well as in its failure line."""
         verdict = _refused(verdict or Verdict(checks=list(self.run_state.static_checks)), rule, detail, phase)
         return self._stop(status, f"{rule}: {detail}", verdict=verdict)
 
     def _prepare_truth(self) -> tuple[list, list]:
-        context = InputContext(self.run_state.problem, self.workload, self.axes, self.config.device,
-                               self.config.data_roots)
+        context = InputContext(
+            self.run_state.problem, self.workload, self.axes, self.config.device, self.config.data_roots
+        )
         try:
             sets = [generate_inputs(context, self.seed + r, self.reference.module) for r in range(self.config.rounds)]
             references = [self.reference.run(inputs) for inputs in sets]
@@ -405,8 +516,14 @@ class _WorkloadEvaluation:
 
         if resolve_policy(self.run_state.problem, self.config.precision) == "strict":
             return strict_record()
-        return workload_record(self.run_state.problem, self.workload, self.reference.run, inputs, reference_outputs,
-                               origin=f"evaluation {self.config.resolved().device}")
+        return workload_record(
+            self.run_state.problem,
+            self.workload,
+            self.reference.run,
+            inputs,
+            reference_outputs,
+            origin=f"evaluation {self.config.resolved().device}",
+        )
 
     def _golden(self, inputs: list, verdict: Verdict, reference_outputs: list) -> list | None:
         """Float64 outputs for `inputs`, or None where precision is not checked.
@@ -429,8 +546,11 @@ class _WorkloadEvaluation:
         if not isinstance(reply, FAILURES):
             return reply
         if isinstance(reply, (OutputRejected, GuardTripped)):
-            status = EvaluationStatus.REWARD_HACK if isinstance(reply, GuardTripped) or \
-                reply.rule == "tensor_subclass" else EvaluationStatus.RUNTIME_ERROR
+            status = (
+                EvaluationStatus.REWARD_HACK
+                if isinstance(reply, GuardTripped) or reply.rule == "tensor_subclass"
+                else EvaluationStatus.RUNTIME_ERROR
+            )
             raise self._refuse(reply.rule, reply.error, status)
         if isinstance(reply, RequestRejected):  # the parent validated it: a solution wrote to the channel, or a bug
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, f"the sandbox rejected a request: {reply.error}")
@@ -444,8 +564,9 @@ class _WorkloadEvaluation:
         if mutated:
             names = list(self.run_state.problem.definition.inputs)
             described = ", ".join(names[i] for i in mutated if 0 <= i < len(names))
-            raise self._refuse("input_mutation", f"the solution modified input(s) {described or mutated}; inputs "
-                               "are read-only")
+            raise self._refuse(
+                "input_mutation", f"the solution modified input(s) {described or mutated}; inputs are read-only"
+            )
         self.slowest_call_s = max(self.slowest_call_s, reply.seconds)
         return reply
 
@@ -464,32 +585,54 @@ class _WorkloadEvaluation:
         assert cpu_flush in CPU_FLUSH_MODES, "check_harness_options refuses any other flush"
         calls = plan.min_iterations + plan.min_warmup + 2
         deadline = self.config.timeout_s + plan.budget_s + plan.warmup_s + 3 * calls * self.slowest_call_s
-        reply: Timed = self._request(TimeRequest(plan=plan, timer=self.config.timer, flush=self.config.flush_cache,
-                                                 cpu_flush=cpu_flush), deadline)
+        reply: Timed = self._request(
+            TimeRequest(plan=plan, timer=self.config.timer, flush=self.config.flush_cache, cpu_flush=cpu_flush),
+            deadline,
+        )
         samples = reply.samples_s
         variants = len(sets)
         seen = set()
         for entry in reply.captured:
             iteration, outputs, devices = entry.iteration, entry.outputs, entry.devices
             if not iteration < len(samples) or iteration % variants in seen:
-                raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing returned outputs of an iteration it did "
-                                 "not time, or two for one input variant")
+                raise self._stop(
+                    EvaluationStatus.RUNTIME_ERROR,
+                    "timing returned outputs of an iteration it did not time, or two for one input variant",
+                )
             seen.add(iteration % variants)
             inputs = perturbed_inputs(sets[iteration % variants], iteration, seed, self.perturbations)
             try:
                 truth = self.reference.run(inputs)
             except ReferenceFailure as error:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}") from None
-            check_outputs(outputs, devices, truth, self.expected, self.tolerance, verdict, iteration,
-                          self._golden(inputs, verdict, truth), phase="timing", precision=self.precision)
+            check_outputs(
+                outputs,
+                devices,
+                truth,
+                self.expected,
+                self.tolerance,
+                verdict,
+                iteration,
+                self._golden(inputs, verdict, truth),
+                phase="timing",
+                precision=self.precision,
+            )
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(range(min(variants, len(samples)))):
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing kept no output for some input variant")
         resolution = reply.resolution_s
-        return timing_summary(reply.backend, list(samples), reply.warmup, reply.flush_bytes, self.config.rounds,
-                              list(reply.warnings[:10]), resolution if resolution else None, reply.flush_mode,
-                              reply.flush_note)
+        return timing_summary(
+            reply.backend,
+            list(samples),
+            reply.warmup,
+            reply.flush_bytes,
+            self.config.rounds,
+            list(reply.warnings[:10]),
+            resolution if resolution else None,
+            reply.flush_mode,
+            reply.flush_note,
+        )
 
     def _time_reference(self, sets: list):
         from solbench.sandbox.flush import flusher_for
@@ -506,10 +649,25 @@ class _WorkloadEvaluation:
             return last_outputs
 
         helper, missing = self.run_state.line_flush()
-        flusher = flusher_for(self.config.device, self.config.flush_cache, self.config.cpu_flush,
-                              lambda: [*rotation.live, *last_outputs], helper, missing)
-        measurement = measure(run_reference, rotation.prepare, len(rotation), timer, flusher,
-                              replace(self.config.timing, capture=False))
-        return timing_summary(measurement.backend, measurement.samples_s, measurement.warmup, measurement.flush_bytes,
-                              len(rotation), measurement.warnings, measurement.resolution_s, measurement.flush_mode,
-                              measurement.flush_note)
+        flusher = flusher_for(
+            self.config.device,
+            self.config.flush_cache,
+            self.config.cpu_flush,
+            lambda: [*rotation.live, *last_outputs],
+            helper,
+            missing,
+        )
+        measurement = measure(
+            run_reference, rotation.prepare, len(rotation), timer, flusher, replace(self.config.timing, capture=False)
+        )
+        return timing_summary(
+            measurement.backend,
+            measurement.samples_s,
+            measurement.warmup,
+            measurement.flush_bytes,
+            len(rotation),
+            measurement.warnings,
+            measurement.resolution_s,
+            measurement.flush_mode,
+            measurement.flush_note,
+        )

@@ -33,22 +33,53 @@ _MODIFY = sum(1 << bit for bit in range(4, 13))  # remove dir/file, make char/di
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 READ_ONLY = EXECUTE | READ_FILE | READ_DIR
 _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
-SYSTEM_FOLDERS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/sys", "/run",
-                  "/var/lib", "/usr/local/cuda")
+SYSTEM_FOLDERS = (
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/opt",
+    "/sys",
+    "/run",
+    "/var/lib",
+    "/usr/local/cuda",
+)
 # As root, what running Python, torch, triton, a C++ extension build and a GPU read, found by tracing those runs.
 # /usr holds the compilers, headers and libcuda; /usr/local/cuda is named for where it links outside /usr; /sys
 # has the CPU and PCI topology the GPU driver reads. Of /etc: the loader's cache and preload list, the time zone,
 # user and group names (getpass.getuser() in torch.compile), locale aliases and OpenSSL's configuration (hashing
 # by hashlib and the openssl tool), never a key, a password hash or a service's configuration.
 ROOT_SYSTEM_FOLDERS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/sys", "/usr/local/cuda")
-ROOT_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime", "/etc/passwd", "/etc/group",
-                     "/etc/nsswitch.conf", "/etc/locale.alias", "/etc/ssl/openssl.cnf")
+ROOT_SYSTEM_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.preload",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/locale.alias",
+    "/etc/ssl/openssl.cnf",
+)
 ROOT_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 GPU_DEVICES = "/dev/nvidia*"  # nvidiactl, nvidia0.., nvidia-uvm, nvidia-caps/ (MIG)
 # Of /proc, only the sandbox's own entry and machine-wide facts: never another process's memory or environment.
-PROC_ENTRIES = ("/proc/self", "/proc/thread-self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
-                "/proc/filesystems", "/proc/mounts", "/proc/sys", "/proc/version", "/proc/loadavg", "/proc/uptime",
-                "/proc/driver")
+PROC_ENTRIES = (
+    "/proc/self",
+    "/proc/thread-self",
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/filesystems",
+    "/proc/mounts",
+    "/proc/sys",
+    "/proc/version",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/driver",
+)
 
 
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
@@ -57,8 +88,11 @@ SCOPE_ABI = 6
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -111,8 +145,14 @@ def confine(workdir: str, readable: list[str], devices: list[str], abi: int) -> 
     """
     if abi < 1:
         return False
-    handled = READ_ONLY | WRITE_FILE | _MODIFY | (REFER if abi >= 2 else 0) | (TRUNCATE if abi >= 3 else 0) \
+    handled = (
+        READ_ONLY
+        | WRITE_FILE
+        | _MODIFY
+        | (REFER if abi >= 2 else 0)
+        | (TRUNCATE if abi >= 3 else 0)
         | (IOCTL_DEV if abi >= 5 else 0)
+    )
     libc = ctypes.CDLL(None, use_errno=True)
     # With scoping, the sandbox and what it starts can signal (kill, tgkill, pidfd, SIGIO) and connect to abstract
     # sockets only within this ruleset's domain: not the evaluator, a server, or another sandbox of the same user.

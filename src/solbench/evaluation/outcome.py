@@ -35,54 +35,117 @@ class RunContext:
     confinement: dict = field(default_factory=dict)
 
 
-def timing_summary(backend: str, samples_s: list[float], warmup: int, flush_bytes: int, variants: int,
-                   warnings: list[str], resolution_s: float | None = None, flush_mode: str | None = None,
-                   flush_note: str | None = None) -> TimingSummary:
+def timing_summary(
+    backend: str,
+    samples_s: list[float],
+    warmup: int,
+    flush_bytes: int,
+    variants: int,
+    warnings: list[str],
+    resolution_s: float | None = None,
+    flush_mode: str | None = None,
+    flush_note: str | None = None,
+) -> TimingSummary:
     samples_ms = [s * 1e3 for s in samples_s]
     median_ms = stats.median(samples_ms)
     resolution_ms = resolution_s * 1e3 if resolution_s else None
-    return TimingSummary(backend=backend, samples_ms=samples_ms, warmup=warmup, median_ms=median_ms,
-                         resolution_ms=resolution_ms, below_resolution=resolution_ms is not None and median_ms < resolution_ms,
-                         mean_ms=stats.mean(samples_ms), p10_ms=stats.quantile(samples_ms, 0.1),
-                         p90_ms=stats.quantile(samples_ms, 0.9), cv=stats.coefficient_of_variation(samples_ms),
-                         rel_std_err=stats.relative_standard_error(samples_ms), cache_flush=flush_bytes > 0,
-                         flush_bytes=flush_bytes, flush_mode=flush_mode, flush_note=flush_note,
-                         input_variants=variants, warnings=warnings)
+    return TimingSummary(
+        backend=backend,
+        samples_ms=samples_ms,
+        warmup=warmup,
+        median_ms=median_ms,
+        resolution_ms=resolution_ms,
+        below_resolution=resolution_ms is not None and median_ms < resolution_ms,
+        mean_ms=stats.mean(samples_ms),
+        p10_ms=stats.quantile(samples_ms, 0.1),
+        p90_ms=stats.quantile(samples_ms, 0.9),
+        cv=stats.coefficient_of_variation(samples_ms),
+        rel_std_err=stats.relative_standard_error(samples_ms),
+        cache_flush=flush_bytes > 0,
+        flush_bytes=flush_bytes,
+        flush_mode=flush_mode,
+        flush_note=flush_note,
+        input_variants=variants,
+        warnings=warnings,
+    )
 
 
 def correctness_record(verdict: Verdict, rounds: int) -> Correctness:
-    return Correctness(max_relative_error=verdict.max_relative_error, max_absolute_error=verdict.max_absolute_error,
-                       has_nan=verdict.has_nan, has_inf=verdict.has_inf,
-                       extra={"matched_ratio": verdict.min_matched_ratio,
-                              "relative_error_norm": verdict.max_relative_norm_error,
-                              "golden": verdict.golden or "not checked", "rounds": rounds})
+    return Correctness(
+        max_relative_error=verdict.max_relative_error,
+        max_absolute_error=verdict.max_absolute_error,
+        has_nan=verdict.has_nan,
+        has_inf=verdict.has_inf,
+        extra={
+            "matched_ratio": verdict.min_matched_ratio,
+            "relative_error_norm": verdict.max_relative_norm_error,
+            "golden": verdict.golden or "not checked",
+            "rounds": rounds,
+        },
+    )
 
 
-def make_trace(context: RunContext, workload: Workload, status: EvaluationStatus, log: str = "", *,
-               failure: str | None = None, verdict: Verdict | None = None, rounds: int = 0,
-               timing: TimingSummary | None = None, reference_timing: TimingSummary | None = None,
-               seed: int | None = None, timer: str | None = None, correctness_only: bool = False,
-               precision: PrecisionRecord | None = None) -> Trace:
+def make_trace(
+    context: RunContext,
+    workload: Workload,
+    status: EvaluationStatus,
+    log: str = "",
+    *,
+    failure: str | None = None,
+    verdict: Verdict | None = None,
+    rounds: int = 0,
+    timing: TimingSummary | None = None,
+    reference_timing: TimingSummary | None = None,
+    seed: int | None = None,
+    timer: str | None = None,
+    correctness_only: bool = False,
+    precision: PrecisionRecord | None = None,
+) -> Trace:
     failed_rule = verdict.failure.rule if verdict and verdict.failure else None
     if failure is None and verdict and verdict.failure:
-        failure = f"{verdict.failure.rule} ({verdict.failure.output}, {verdict.failure.phase} " \
-                  f"{verdict.failure.round}): {verdict.failure.detail}"
+        failure = (
+            f"{verdict.failure.rule} ({verdict.failure.output}, {verdict.failure.phase} "
+            f"{verdict.failure.round}): {verdict.failure.detail}"
+        )
     details = EvaluationDetails(
-        harness_version=__version__, device=context.device, device_name=context.device_name,
-        timer=timer, clock=context.clock, failed_rule=failed_rule, failure=failure,
-        checks=verdict.checks if verdict else [], timing=timing, reference_timing=reference_timing,
-        rounds=rounds, input_seed=seed, confinement=context.confinement, correctness_only=correctness_only,
-        precision=precision)
-    correctness = correctness_record(verdict, rounds) if verdict and status in (
-        EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL) else None
+        harness_version=__version__,
+        device=context.device,
+        device_name=context.device_name,
+        timer=timer,
+        clock=context.clock,
+        failed_rule=failed_rule,
+        failure=failure,
+        checks=verdict.checks if verdict else [],
+        timing=timing,
+        reference_timing=reference_timing,
+        rounds=rounds,
+        input_seed=seed,
+        confinement=context.confinement,
+        correctness_only=correctness_only,
+        precision=precision,
+    )
+    correctness = (
+        correctness_record(verdict, rounds)
+        if verdict and status in (EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL)
+        else None
+    )
     performance = None
     if status is EvaluationStatus.PASSED and timing is not None:
         reference_ms = reference_timing.median_ms if reference_timing else 0.0
-        performance = Performance(latency_ms=timing.median_ms, reference_latency_ms=reference_ms,
-                                  speedup_factor=reference_ms / timing.median_ms if timing.median_ms > 0 else 0.0)
+        performance = Performance(
+            latency_ms=timing.median_ms,
+            reference_latency_ms=reference_ms,
+            speedup_factor=reference_ms / timing.median_ms if timing.median_ms > 0 else 0.0,
+        )
     if failure:
         log = f"[solbench] {status.value}: {failure}\n{log}"
-    evaluation = Evaluation(status=status, environment=context.environment,
-                            timestamp=datetime.now(timezone.utc).isoformat(), log=log, correctness=correctness,
-                            performance=performance, solbench=details)
+    evaluation = Evaluation(
+        status=status,
+        environment=context.environment,
+        timestamp=datetime.now(timezone.utc).isoformat(),
+        log=log,
+        correctness=correctness,
+        performance=performance,
+        solbench=details,
+    )
     return Trace(definition=context.definition, workload=workload, solution=context.solution, evaluation=evaluation)

@@ -30,8 +30,9 @@ class SandboxPool:
         from solbench.evaluation.config import default_memory_limit_bytes
 
         self.device = device
-        self.limits = SandboxLimits(memory_bytes=default_memory_limit_bytes() if memory_limit_bytes is None
-                                    else memory_limit_bytes)
+        self.limits = SandboxLimits(
+            memory_bytes=default_memory_limit_bytes() if memory_limit_bytes is None else memory_limit_bytes
+        )
         self.spares = spares
         self._ready: list[SandboxSession] = []
         self.started = 0

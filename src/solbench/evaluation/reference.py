@@ -12,10 +12,10 @@ from solbench.spec.reference_code import ReferenceImportError, import_reference
 
 _UPCAST_TO_GOLDEN = ("float32", "float16", "bfloat16")
 """Floating dtypes the golden run widens (to float64; the float32 fallback widens the two after float32)."""
-FALLBACK_MIN_ROUNDOFF = 2.0 ** -11
+FALLBACK_MIN_ROUNDOFF = 2.0**-11
 """A float32 golden result stands in for float64 only where every output's unit roundoff is at least this (fp16,
 bf16, fp8, fp4): 2^13 times float32's."""
-FALLBACK_MIN_REFERENCE_ERROR = 2.0 ** -16
+FALLBACK_MIN_REFERENCE_ERROR = 2.0**-16
 """For float32 (or wider) outputs, a float32 golden result stands in only where the reference is at least this far
 from it (relative norm): 2^8 float32 roundoffs, so the golden result's own error is negligible against the 16
 times the reference's error that the precision rule allows."""
@@ -105,8 +105,10 @@ class ReferenceProgram:
         self._release_memory()
         wide = [d.torch_name for d in expected if UNIT_ROUNDOFF.get(d.torch_name, 0.0) < FALLBACK_MIN_ROUNDOFF]
         if wide and reference_outputs is None:
-            self.golden_note = (f"not run: {reason}, and a float32 golden result need not be finer than the "
-                                f"{', '.join(sorted(set(wide)))} outputs")
+            self.golden_note = (
+                f"not run: {reason}, and a float32 golden result need not be finer than the "
+                f"{', '.join(sorted(set(wide)))} outputs"
+            )
             return None
         try:
             golden = self._golden_at(inputs, "float32")
@@ -123,11 +125,15 @@ class ReferenceProgram:
         assert reference_outputs is not None, "with wide outputs and no reference outputs it returned above"
         errors = [_relative_error(as_comparable(r).to(golden[0].dtype), g) for r, g in zip(reference_outputs, golden)]
         if min(errors) < FALLBACK_MIN_REFERENCE_ERROR:
-            self.golden_note = (f"not run: {reason}, and the reference is within {min(errors):.2g} of the float32 "
-                                f"result (a float32 golden result would be no finer than the reference)")
+            self.golden_note = (
+                f"not run: {reason}, and the reference is within {min(errors):.2g} of the float32 "
+                f"result (a float32 golden result would be no finer than the reference)"
+            )
             return None
-        self.golden_note = (f"float32: {reason}; the reference is at least {min(errors):.2g} from it (at least "
-                            f"{FALLBACK_MIN_REFERENCE_ERROR:.2g} needed)")
+        self.golden_note = (
+            f"float32: {reason}; the reference is at least {min(errors):.2g} from it (at least "
+            f"{FALLBACK_MIN_REFERENCE_ERROR:.2g} needed)"
+        )
         return golden
 
     def _golden_at(self, inputs: list, dtype_name: str) -> list | None:
@@ -136,11 +142,16 @@ class ReferenceProgram:
         import torch
 
         dtype = getattr(torch, dtype_name)
-        widen = _UPCAST_TO_GOLDEN[_UPCAST_TO_GOLDEN.index(dtype_name) + 1:] if dtype_name in _UPCAST_TO_GOLDEN \
+        widen = (
+            _UPCAST_TO_GOLDEN[_UPCAST_TO_GOLDEN.index(dtype_name) + 1 :]
+            if dtype_name in _UPCAST_TO_GOLDEN
             else _UPCAST_TO_GOLDEN
+        )
         try:
-            upcast = [v.to(dtype) if isinstance(v, torch.Tensor) and str(v.dtype).removeprefix("torch.") in widen
-                      else v for v in inputs]
+            upcast = [
+                v.to(dtype) if isinstance(v, torch.Tensor) and str(v.dtype).removeprefix("torch.") in widen else v
+                for v in inputs
+            ]
             outputs = self.run(upcast)
         except (ReferenceFailure, RuntimeError) as error:
             if _out_of_memory(error):
@@ -163,4 +174,3 @@ class ReferenceProgram:
         import shutil
 
         shutil.rmtree(self._directory, ignore_errors=True)
-

@@ -43,9 +43,13 @@ def problem_timing_key(problem: Problem, config: EvaluationConfig) -> str:
     plan = asdict(config.timing)
     plan.pop("capture", None)
     plan.pop("perturb_seed", None)
-    material = {"problem": problem_material(problem, config.data_roots),
-                "harness": harness_version(), "device": device_identity(config.device),
-                "config": {name: getattr(config, name) for name in _TIMING_FIELDS}, "timing": plan}
+    material = {
+        "problem": problem_material(problem, config.data_roots),
+        "harness": harness_version(),
+        "device": device_identity(config.device),
+        "config": {name: getattr(config, name) for name in _TIMING_FIELDS},
+        "timing": plan,
+    }
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

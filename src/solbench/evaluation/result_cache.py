@@ -40,9 +40,15 @@ HARNESS_PACKAGES = ("sandbox", "evaluation", "guard", "spec")
 """The packages whose source decides a measurement: a change to any file in them changes every key."""
 _CONFIG_NOT_IN_KEY = ("data_roots",)
 """Where data files are looked for is not in the key; the bytes of the files found are."""
-SETTLED_STATUSES = frozenset({EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_SHAPE,
-                              EvaluationStatus.INCORRECT_DTYPE, EvaluationStatus.INCORRECT_NUMERICAL,
-                              EvaluationStatus.COMPILE_ERROR})
+SETTLED_STATUSES = frozenset(
+    {
+        EvaluationStatus.PASSED,
+        EvaluationStatus.INCORRECT_SHAPE,
+        EvaluationStatus.INCORRECT_DTYPE,
+        EvaluationStatus.INCORRECT_NUMERICAL,
+        EvaluationStatus.COMPILE_ERROR,
+    }
+)
 """Statuses decided by the solution and the problem alone. TIMEOUT, RUNTIME_ERROR (crashes, out of
 memory), INVALID_REFERENCE and REWARD_HACK found at run time can depend on the machine's load and
 state, so an evaluation with any of them is measured again next time; a REWARD_HACK from the
@@ -123,8 +129,11 @@ def problem_material(problem: Problem, data_roots: tuple[Path, ...] = ()) -> dic
         for spec in workload.inputs.values():
             if isinstance(spec, SafetensorsInput) and spec.path not in data_files:
                 data_files[spec.path] = _file_sha256(find_data_file(problem, spec.path, data_roots))
-    return {"definition": problem.definition.model_dump(mode="json"),
-            "workloads": [w.model_dump(mode="json") for w in problem.workloads], "data_files": data_files}
+    return {
+        "definition": problem.definition.model_dump(mode="json"),
+        "workloads": [w.model_dump(mode="json") for w in problem.workloads],
+        "data_files": data_files,
+    }
 
 
 def config_material(config: EvaluationConfig) -> dict:
@@ -138,9 +147,14 @@ def config_material(config: EvaluationConfig) -> dict:
 def cache_key(problem: Problem, solution: Solution, config: EvaluationConfig) -> str:
     """The sha256 hex key of evaluating `solution` on `problem` under `config` here, with this harness."""
     config = config.resolved()
-    material = {"format": CACHE_FORMAT, "solution": solution_material(solution),
-                "problem": problem_material(problem, config.data_roots), "harness": harness_version(),
-                "device": device_identity(config.device), "config": config_material(config)}
+    material = {
+        "format": CACHE_FORMAT,
+        "solution": solution_material(solution),
+        "problem": problem_material(problem, config.data_roots),
+        "harness": harness_version(),
+        "device": device_identity(config.device),
+        "config": config_material(config),
+    }
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -161,8 +175,9 @@ def unsettled_reason(traces: list[Trace]) -> str | None:
         if evaluation is None or evaluation.solbench is None:
             return "a trace without solbench's record"
         static_finding = (evaluation.solbench.failed_rule or "").startswith("static:")
-        if evaluation.status in SETTLED_STATUSES or (evaluation.status is EvaluationStatus.REWARD_HACK
-                                                     and static_finding):
+        if evaluation.status in SETTLED_STATUSES or (
+            evaluation.status is EvaluationStatus.REWARD_HACK and static_finding
+        ):
             continue
         return f"{evaluation.status.value} on workload {trace.workload.uuid} may not repeat; it is measured again"
     return None
@@ -195,8 +210,10 @@ class ResultCache:
         try:
             entry = CacheEntry.model_validate_json(data)
         except ValidationError as error:
-            return _warn(f"{path}: damaged cache entry ({error.error_count()} error(s), first: "
-                         f"{error.errors()[0]['msg']}); measuring again")
+            return _warn(
+                f"{path}: damaged cache entry ({error.error_count()} error(s), first: "
+                f"{error.errors()[0]['msg']}); measuring again"
+            )
         uuids = [t.workload.uuid for t in entry.traces]
         if entry.key != key or uuids != [w.uuid for w in problem.workloads]:
             return _warn(f"{path}: cache entry does not match its key or the problem's workloads; measuring again")
@@ -208,8 +225,13 @@ class ResultCache:
         Returns None when stored, else why not (and warns): a cache that cannot be written costs
         the next evaluation a measurement, not this one its result.
         """
-        entry = CacheEntry(format=CACHE_FORMAT, key=key, harness_version=harness_version(), traces=traces,
-                           created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        entry = CacheEntry(
+            format=CACHE_FORMAT,
+            key=key,
+            harness_version=harness_version(),
+            traces=traces,
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
         path = self.path_of(key)
         reason = write_entry(path, entry.model_dump_json().encode())
         if reason is not None:
@@ -259,8 +281,14 @@ def _sync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-def cached_evaluation(root: Path | str, problem: Problem, solution: Solution, config: EvaluationConfig,
-                      measure: Callable[[], list[Trace]], refresh: bool = False) -> list[Trace]:
+def cached_evaluation(
+    root: Path | str,
+    problem: Problem,
+    solution: Solution,
+    config: EvaluationConfig,
+    measure: Callable[[], list[Trace]],
+    refresh: bool = False,
+) -> list[Trace]:
     """Traces for this evaluation from the cache at `root`, or from `measure()`, stored when settled.
 
     `refresh` measures again and overwrites the entry. An exception from `measure` (an interrupted
@@ -286,8 +314,9 @@ def _mark(trace: Trace, record: CacheRecord, solution_name: str) -> Trace:
     if evaluation is None or evaluation.solbench is None:
         return trace
     details = evaluation.solbench.model_copy(update={"cache": record})
-    return trace.model_copy(update={"solution": solution_name,
-                                    "evaluation": evaluation.model_copy(update={"solbench": details})})
+    return trace.model_copy(
+        update={"solution": solution_name, "evaluation": evaluation.model_copy(update={"solbench": details})}
+    )
 
 
 def _warn(message: str) -> None:

@@ -46,8 +46,13 @@ def timing_perturbation(name: str, tensor: TensorSpec, definition: Definition) -
         if dtype.bits >= 16:
             return "multiply"
         return "flip_signs" if has_sign_bits(dtype.torch_name) and not is_scale(name) else "keep"
-    if (dtype.kind != "int" or role_of(name, tensor, definition).kind != "plain" or is_scale(name)
-            or is_zero_point(name) or name_matches(name, _MASK_WORDS)):
+    if (
+        dtype.kind != "int"
+        or role_of(name, tensor, definition).kind != "plain"
+        or is_scale(name)
+        or is_zero_point(name)
+        or name_matches(name, _MASK_WORDS)
+    ):
         return "keep"
     if dtype.name == "int8" and not _says_4bit(tensor):
         return "negate"

@@ -65,14 +65,31 @@ class SandboxSession:
         self._socket = parent_end
         self._output = os.fdopen(read_fd, "rb", buffering=0)
         os.set_blocking(read_fd, False)
-        command = [sys.executable, "-m", "solbench.sandbox.child", "--fd", str(child_end.fileno()),
-                   "--device", self.device, "--workdir", str(self.workdir), *line_flush_arguments]
+        command = [
+            sys.executable,
+            "-m",
+            "solbench.sandbox.child",
+            "--fd",
+            str(child_end.fileno()),
+            "--device",
+            self.device,
+            "--workdir",
+            str(self.workdir),
+            *line_flush_arguments,
+        ]
         environment = self._confinement.environment()
         with self._confinement.spawning():  # nothing else may start processes from this thread meanwhile
             self.process = subprocess.Popen(
-                command, cwd=self.workdir, env=environment, stdin=subprocess.DEVNULL,
-                stdout=write_fd, stderr=write_fd, pass_fds=(child_end.fileno(),),
-                start_new_session=True, preexec_fn=self._confinement.apply)
+                command,
+                cwd=self.workdir,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                pass_fds=(child_end.fileno(),),
+                start_new_session=True,
+                preexec_fn=self._confinement.apply,
+            )
         child_end.close()
         os.close(write_fd)
 
@@ -158,8 +175,11 @@ class SandboxSession:
             return
         rss = _resident_bytes(self.process.pid)
         if rss is not None and rss > self.limits.memory_bytes:
-            raise self._fail("oom", f"out of memory: resident set {rss / 2**30:.1f} GiB exceeds the limit of "
-                             f"{self.limits.memory_bytes / 2**30:.1f} GiB")
+            raise self._fail(
+                "oom",
+                f"out of memory: resident set {rss / 2**30:.1f} GiB exceeds the limit of "
+                f"{self.limits.memory_bytes / 2**30:.1f} GiB",
+            )
 
     def _drain(self) -> None:
         while True:

@@ -15,12 +15,21 @@ NATIVE_PATTERNS = [
     (r"\b(dlopen|dlsym)\s*\(", "native-loading"),
     (r"__attribute__\s*\(\(\s*constructor", "trace-hooks"),
     # code that runs wherever the process is (between timed calls too): signal handlers, timers, interpreter hooks
-    (r"\b(sigaction|signal|timer_create|setitimer|alarm|syscall|PyEval_Set(Profile|Trace)(AllThreads)?"
-     r"|Py_AddPendingCall|PyThreadState_SetAsyncExc)\s*\(", "trace-hooks"),
+    (
+        r"\b(sigaction|signal|timer_create|setitimer|alarm|syscall|PyEval_Set(Profile|Trace)(AllThreads)?"
+        r"|Py_AddPendingCall|PyThreadState_SetAsyncExc)\s*\(",
+        "trace-hooks",
+    ),
     (r"\b(cudaGraph\w*|cudaStreamBeginCapture|cudaStreamEndCapture)\b", "cuda-graph"),
-    (r"\b(cudaStreamAttributeAccessPolicyWindow|cudaLimitPersistingL2CacheSize|accessPolicyWindow|"
-     r"cudaAccessPropertyPersisting)\b", "l2-persistence"),
-    (r"\b(?:std::)?j?thread\b|\bpthread_create\b|\b(?:std::)?async\s*\(", "threads"),  # also after `using namespace std`
+    (
+        r"\b(cudaStreamAttributeAccessPolicyWindow|cudaLimitPersistingL2CacheSize|accessPolicyWindow|"
+        r"cudaAccessPropertyPersisting)\b",
+        "l2-persistence",
+    ),
+    (
+        r"\b(?:std::)?j?thread\b|\bpthread_create\b|\b(?:std::)?async\s*\(",
+        "threads",
+    ),  # also after `using namespace std`
     (r"\b(cudaStreamCreate\w*|cudaEventCreate\w*|cudaEventRecord)\b", "streams"),
     (r"\b(getenv|setenv|putenv)\s*\(", "environment"),
     (r"\b(srand|rand)\s*\(", "rng-state"),
@@ -36,7 +45,14 @@ def check_native(path: str, source: str) -> list[Finding]:
             match = re.search(pattern, line)
             if match:
                 rule = RULES[rule_id]
-                findings.append(Finding(rule=rule.id, severity=rule.severity, file=path, line=number,
-                                        message=f"uses {match.group(0).strip().rstrip('(').strip()}",
-                                        explanation=rule.explanation))
+                findings.append(
+                    Finding(
+                        rule=rule.id,
+                        severity=rule.severity,
+                        file=path,
+                        line=number,
+                        message=f"uses {match.group(0).strip().rstrip('(').strip()}",
+                        explanation=rule.explanation,
+                    )
+                )
     return findings

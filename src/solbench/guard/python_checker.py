@@ -12,39 +12,129 @@ import re
 from solbench.guard.findings import Finding, Severity
 from solbench.guard.rules import RULES
 
-PROTECTED_MODULES = {"torch", "time", "builtins", "sys", "solbench", "triton", "numpy", "os", "math", "random",
-                     "functools", "gc", "threading", "inspect"}
-IMPORT_RULES = {"solbench": "harness-access", "gc": "introspection", "inspect": "introspection",
-                "socket": "network", "urllib": "network", "http": "network", "requests": "network", "httpx": "network",
-                "ftplib": "network", "aiohttp": "network", "subprocess": "process", "multiprocessing": "process",
-                "pty": "process", "ctypes": "native-loading", "cffi": "native-loading", "pip": "runtime-install",
-                "ensurepip": "runtime-install", "marshal": "dynamic-code", "threading": "threads",
-                "_thread": "threads", "concurrent": "threads", "asyncio": "async", "atexit": "trace-hooks",
-                "signal": "trace-hooks", "importlib": "dynamic-code"}
-_FRAME_ATTRIBUTES = {"__builtins__", "f_back", "f_globals", "f_locals", "gi_frame", "cr_frame", "ag_frame",
-                     "tb_frame", "__closure__", "__globals__", "_getframe", "_current_frames"}
+PROTECTED_MODULES = {
+    "torch",
+    "time",
+    "builtins",
+    "sys",
+    "solbench",
+    "triton",
+    "numpy",
+    "os",
+    "math",
+    "random",
+    "functools",
+    "gc",
+    "threading",
+    "inspect",
+}
+IMPORT_RULES = {
+    "solbench": "harness-access",
+    "gc": "introspection",
+    "inspect": "introspection",
+    "socket": "network",
+    "urllib": "network",
+    "http": "network",
+    "requests": "network",
+    "httpx": "network",
+    "ftplib": "network",
+    "aiohttp": "network",
+    "subprocess": "process",
+    "multiprocessing": "process",
+    "pty": "process",
+    "ctypes": "native-loading",
+    "cffi": "native-loading",
+    "pip": "runtime-install",
+    "ensurepip": "runtime-install",
+    "marshal": "dynamic-code",
+    "threading": "threads",
+    "_thread": "threads",
+    "concurrent": "threads",
+    "asyncio": "async",
+    "atexit": "trace-hooks",
+    "signal": "trace-hooks",
+    "importlib": "dynamic-code",
+}
+_FRAME_ATTRIBUTES = {
+    "__builtins__",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "gi_frame",
+    "cr_frame",
+    "ag_frame",
+    "tb_frame",
+    "__closure__",
+    "__globals__",
+    "_getframe",
+    "_current_frames",
+}
 """Attributes that reach frames, closures or module globals: the harness's state from the solution's code."""
-_REACHED_MODULES = {"gc", "ctypes", "os", "sys", "importlib", "inspect", "subprocess", "socket", "builtins",
-                    "threading", "_thread", "marshal", "pickle", "shutil", "tempfile", "atexit", "multiprocessing",
-                    "cffi", "codecs", "base64", "zlib", "asyncio", "concurrent"}
+_REACHED_MODULES = {
+    "gc",
+    "ctypes",
+    "os",
+    "sys",
+    "importlib",
+    "inspect",
+    "subprocess",
+    "socket",
+    "builtins",
+    "threading",
+    "_thread",
+    "marshal",
+    "pickle",
+    "shutil",
+    "tempfile",
+    "atexit",
+    "multiprocessing",
+    "cffi",
+    "codecs",
+    "base64",
+    "zlib",
+    "asyncio",
+    "concurrent",
+}
 """Modules a solution can reach as an attribute of any module that imported them (`torch.os`, `np.ctypes`).
 Not `types` or `signal`: torch.types and torch.signal are torch's own."""
-_ATTRIBUTE_FUNCTIONS = {"getattr", "setattr", "delattr", "hasattr", "builtins.getattr", "builtins.setattr",
-                        "builtins.delattr", "builtins.hasattr"}
+_ATTRIBUTE_FUNCTIONS = {
+    "getattr",
+    "setattr",
+    "delattr",
+    "hasattr",
+    "builtins.getattr",
+    "builtins.setattr",
+    "builtins.delattr",
+    "builtins.hasattr",
+}
 CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
     (r"(builtins\.)?(exec|eval|compile|__import__)$", "dynamic-code"),
-    (r"(base64\.\w*decode|codecs\.decode|zlib\.decompress|marshal\.loads?|pickle\.loads?|dill\.loads?"
-     r"|types\.(CodeType|FunctionType))$", "dynamic-code"),
-    (r"(builtins\.)?open$|io\.open$|os\.(open|remove|unlink|rename|listdir|scandir|makedirs|mkdir)$|shutil\.\w+$"
-     r"|(torch|numpy)\.(load|save)$|tempfile\.\w+$", "file-access"),
-    (r"os\.(system|popen|fork|forkpty|exec\w*|spawn\w*|kill|killpg|posix_spawn\w*|sched_set\w+|setpriority|nice)$"
-     r"|subprocess\.\w+$", "process"),
+    (
+        r"(base64\.\w*decode|codecs\.decode|zlib\.decompress|marshal\.loads?|pickle\.loads?|dill\.loads?"
+        r"|types\.(CodeType|FunctionType))$",
+        "dynamic-code",
+    ),
+    (
+        r"(builtins\.)?open$|io\.open$|os\.(open|remove|unlink|rename|listdir|scandir|makedirs|mkdir)$|shutil\.\w+$"
+        r"|(torch|numpy)\.(load|save)$|tempfile\.\w+$",
+        "file-access",
+    ),
+    (
+        r"os\.(system|popen|fork|forkpty|exec\w*|spawn\w*|kill|killpg|posix_spawn\w*|sched_set\w+|setpriority|nice)$"
+        r"|subprocess\.\w+$",
+        "process",
+    ),
     (r"gc\.\w+$|sys\._getframe$|inspect\.\w+$", "introspection"),
-    (r"ctypes\.\w+|cffi\.\w+|torch\.ops\.load_library$|torch\.utils\.cpp_extension\.(load|load_inline)$",
-     "native-loading"),
-    (r"torch\.(manual_seed|seed|initial_seed|get_rng_state|set_rng_state)$|torch\.random\.\w+$"
-     r"|torch\.cuda\.(manual_seed\w*|seed\w*|get_rng_state\w*|set_rng_state\w*)$"
-     r"|random\.(seed|getstate|setstate)$|numpy\.random\.(seed|get_state|set_state)$", "rng-state"),
+    (
+        r"ctypes\.\w+|cffi\.\w+|torch\.ops\.load_library$|torch\.utils\.cpp_extension\.(load|load_inline)$",
+        "native-loading",
+    ),
+    (
+        r"torch\.(manual_seed|seed|initial_seed|get_rng_state|set_rng_state)$|torch\.random\.\w+$"
+        r"|torch\.cuda\.(manual_seed\w*|seed\w*|get_rng_state\w*|set_rng_state\w*)$"
+        r"|random\.(seed|getstate|setstate)$|numpy\.random\.(seed|get_state|set_state)$",
+        "rng-state",
+    ),
     (r"functools\.(lru_cache|cache)$", "result-cache"),
     (r"torch\.set_float32_matmul_precision$", "precision-switch"),
     (r"torch\.cuda\.(CUDAGraph|graph|make_graphed_callables)$|torch\.cuda\.graphs\.\w+$", "cuda-graph"),
@@ -53,8 +143,10 @@ CALL_RULES = [  # (qualified-name pattern, rule); the first match wins
     (r"threading\.\w+$|concurrent\.futures\.\w+$|_thread\.\w+$", "threads"),
     (r"asyncio\.\w+$", "async"),
     (r"sys\.(settrace|setprofile|addaudithook)$|atexit\.\w+$|signal\.\w+$", "trace-hooks"),
-    (r"torch\._C\._(dispatch_\w+|EnablePythonDispatcher|DisablePythonDispatcher|set_dispatch_mode\w*)$",
-     "patch-module"),
+    (
+        r"torch\._C\._(dispatch_\w+|EnablePythonDispatcher|DisablePythonDispatcher|set_dispatch_mode\w*)$",
+        "patch-module",
+    ),
     (r"torch\.jit\.(fork|_fork)$|torch\.futures\.\w+$", "threads"),
     (r"os\.getenv$|os\.environ\.\w+$", "environment"),
     (r"(builtins\.)?id$", "pointer-branch"),
@@ -73,8 +165,16 @@ class PythonChecker(ast.NodeVisitor):
 
     def report(self, rule_id: str, node: ast.AST, message: str) -> None:
         rule = RULES[rule_id]
-        self.findings.append(Finding(rule=rule.id, severity=rule.severity, file=self.path,
-                                     line=getattr(node, "lineno", 0), message=message, explanation=rule.explanation))
+        self.findings.append(
+            Finding(
+                rule=rule.id,
+                severity=rule.severity,
+                file=self.path,
+                line=getattr(node, "lineno", 0),
+                message=message,
+                explanation=rule.explanation,
+            )
+        )
 
     def qualified(self, node: ast.AST) -> str | None:
         """`t.cuda.Stream` -> "torch.cuda.Stream" when `import torch as t`; None for non-name expressions."""
@@ -88,8 +188,9 @@ class PythonChecker(ast.NodeVisitor):
     # --- imports ------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
-                alias.name.split(".")[0]
+            self.aliases[alias.asname or alias.name.split(".")[0]] = (
+                alias.name if alias.asname else alias.name.split(".")[0]
+            )
             self._check_import(node, alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -116,19 +217,25 @@ class PythonChecker(ast.NodeVisitor):
                 self.report("pointer-branch", node, "calls .data_ptr()")
             elif method == "py_impl":
                 self.report("patch-module", node, "calls .py_impl(): a Python kernel over a torch operator")
-            elif method in ("__setattr__", "__delattr__") and node.args and (
-                    (target := self.qualified(node.args[0])) and target.split(".")[0] in PROTECTED_MODULES):
+            elif (
+                method in ("__setattr__", "__delattr__")
+                and node.args
+                and ((target := self.qualified(node.args[0])) and target.split(".")[0] in PROTECTED_MODULES)
+            ):
                 # type(torch).__setattr__(torch, "rsqrt", f), object.__setattr__(...): setattr by another route
                 self.report("patch-module", node, f"calls .{method}() on {target}")
             elif method in ("as_subclass", "_make_subclass"):
                 self.report("tensor-subclass", node, f"calls .{method}()")
-            elif method in ("read_text", "write_text", "read_bytes", "write_bytes", "open") and \
-                    not (name or "").startswith(("torch.", "triton.")):
+            elif method in ("read_text", "write_text", "read_bytes", "write_bytes", "open") and not (
+                name or ""
+            ).startswith(("torch.", "triton.")):
                 self.report("file-access", node, f"calls .{method}()")
         if name in ("vars", "builtins.vars") and node.args:
             target = self.qualified(node.args[0])
             if target and target.split(".")[0] in PROTECTED_MODULES | _REACHED_MODULES:
-                self.report("introspection", node, f"vars() of {target}: a module's namespace, where rules see no names")
+                self.report(
+                    "introspection", node, f"vars() of {target}: a module's namespace, where rules see no names"
+                )
         if name in ("setattr", "builtins.setattr", "delattr") and node.args:
             target = self.qualified(node.args[0])
             if target and target.split(".")[0] in PROTECTED_MODULES:
@@ -154,8 +261,10 @@ class PythonChecker(ast.NodeVisitor):
         if owner and owner.split(".")[0] in PROTECTED_MODULES - {"torch", "numpy", "math", "triton"}:
             self.report("introspection", node, f"{function}() of a computed name on {owner}")
         elif isinstance(attribute, (ast.BinOp, ast.JoinedStr)) or (
-                isinstance(attribute, ast.Call) and isinstance(attribute.func, ast.Attribute)
-                and attribute.func.attr in ("join", "format", "replace", "decode")):
+            isinstance(attribute, ast.Call)
+            and isinstance(attribute.func, ast.Attribute)
+            and attribute.func.attr in ("join", "format", "replace", "decode")
+        ):
             self.report("introspection", node, f"{function}() of an attribute name built from pieces")
 
     def _check_call_name(self, node: ast.Call, name: str) -> None:
@@ -165,8 +274,9 @@ class PythonChecker(ast.NodeVisitor):
                     self.report(rule_id, node, f"calls {name}")
                     return
         if re.match(r"torch\.library\.\w+|torch\._C\._dispatch_\w+", name) and any(
-                isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("aten")
-                for a in [*node.args, *(k.value for k in node.keywords)]):
+            isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("aten")
+            for a in [*node.args, *(k.value for k in node.keywords)]
+        ):
             self.report("patch-module", node, f"calls {name} on aten: replaces a kernel torch and the harness use")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -201,8 +311,11 @@ class PythonChecker(ast.NodeVisitor):
         name = self.qualified(target)
         if name is None:
             return
-        if re.match(r"torch\.backends\.\w+(\.\w+)*\.allow_(tf32|fp16_reduced_precision_reduction|"
-                    r"bf16_reduced_precision_reduction)$", name):
+        if re.match(
+            r"torch\.backends\.\w+(\.\w+)*\.allow_(tf32|fp16_reduced_precision_reduction|"
+            r"bf16_reduced_precision_reduction)$",
+            name,
+        ):
             self.report("precision-switch", node, f"sets {name}")
         elif name.split(".")[0] in PROTECTED_MODULES:
             self.report("patch-module", node, f"assigns {name}")
@@ -221,15 +334,19 @@ class PythonChecker(ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._check_assignment_target(node.target, node)
-        if isinstance(node.target, ast.Name) and self._function_globals and \
-                node.target.id in self._function_globals[-1]:
+        if (
+            isinstance(node.target, ast.Name)
+            and self._function_globals
+            and node.target.id in self._function_globals[-1]
+        ):
             self.report("call-counter", node, f"updates global {node.target.id!r} inside a function")
         self.generic_visit(node)
 
     # --- definitions ----------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        declared = {name for statement in ast.walk(node) if isinstance(statement, ast.Global)
-                    for name in statement.names}
+        declared = {
+            name for statement in ast.walk(node) if isinstance(statement, ast.Global) for name in statement.names
+        }
         self._function_globals.append(declared)
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -266,12 +383,27 @@ def check_python(path: str, source: str) -> list[Finding]:
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
-        return [Finding(rule="syntax", severity=Severity.WARN, file=path, line=error.lineno or 0,
-                        message=f"not valid Python: {error.msg}", explanation="The build will report it.")]
+        return [
+            Finding(
+                rule="syntax",
+                severity=Severity.WARN,
+                file=path,
+                line=error.lineno or 0,
+                message=f"not valid Python: {error.msg}",
+                explanation="The build will report it.",
+            )
+        ]
     except (RecursionError, MemoryError) as error:  # a 60,000-term expression: the parser's own recursion limit
-        return [Finding(rule="unreadable", severity=Severity.BLOCK, file=path, line=0,
-                        message=f"nested too deeply for the static rules to parse ({type(error).__name__})",
-                        explanation=RULES["unreadable"].explanation)]
+        return [
+            Finding(
+                rule="unreadable",
+                severity=Severity.BLOCK,
+                file=path,
+                line=0,
+                message=f"nested too deeply for the static rules to parse ({type(error).__name__})",
+                explanation=RULES["unreadable"].explanation,
+            )
+        ]
     checker = PythonChecker(path)
     checker.visit(tree)
     return checker.findings

@@ -83,8 +83,10 @@ class IntegrityList:
             if hasattr(entry.owner, entry.name):
                 present.append(entry)
             elif not isinstance(entry, OptionalProtected) or entry.expected:
-                raise IntegritySetupError(f"protected entry {entry.label} does not exist: update the sandbox's "
-                                          "integrity list (sandbox/protected.py) with the harness")
+                raise IntegritySetupError(
+                    f"protected entry {entry.label} does not exist: update the sandbox's "
+                    "integrity list (sandbox/protected.py) with the harness"
+                )
         return tuple(present)
 
 
@@ -101,12 +103,35 @@ def _class_attributes(classes: Sequence[type]) -> dict[str, int]:
 
 
 HARNESS_OPS = (
-    "aten::_to_copy", "aten::add_.Tensor", "aten::bitwise_and.Scalar", "aten::bitwise_and.Tensor",
-    "aten::bitwise_and_.Tensor", "aten::bitwise_or_.Tensor", "aten::bitwise_xor.Tensor", "aten::bitwise_xor_.Tensor",
-    "aten::clone", "aten::copy_", "aten::detach", "aten::empty.memory_format", "aten::empty_strided", "aten::equal",
-    "aten::fill_.Scalar", "aten::full", "aten::mul.Tensor", "aten::mul_.Tensor", "aten::ne.Scalar", "aten::neg",
-    "aten::ones", "aten::rand.generator", "aten::randint.low_generator", "aten::t", "aten::view", "aten::view.dtype",
-    "aten::where.self", "aten::zero_", "aten::zeros_like",
+    "aten::_to_copy",
+    "aten::add_.Tensor",
+    "aten::bitwise_and.Scalar",
+    "aten::bitwise_and.Tensor",
+    "aten::bitwise_and_.Tensor",
+    "aten::bitwise_or_.Tensor",
+    "aten::bitwise_xor.Tensor",
+    "aten::bitwise_xor_.Tensor",
+    "aten::clone",
+    "aten::copy_",
+    "aten::detach",
+    "aten::empty.memory_format",
+    "aten::empty_strided",
+    "aten::equal",
+    "aten::fill_.Scalar",
+    "aten::full",
+    "aten::mul.Tensor",
+    "aten::mul_.Tensor",
+    "aten::ne.Scalar",
+    "aten::neg",
+    "aten::ones",
+    "aten::rand.generator",
+    "aten::randint.low_generator",
+    "aten::t",
+    "aten::view",
+    "aten::view.dtype",
+    "aten::where.self",
+    "aten::zero_",
+    "aten::zeros_like",
 )
 """The operators the harness's own tensor work in the sandbox dispatches (input rotation, the flush, sentinels,
 copies of outputs, the channel's encoder); tests/guard/test_runtime.py records them to keep the list whole."""
@@ -115,8 +140,17 @@ HARNESS_MODULES = ("solbench.sandbox", "solbench.guard")
 """Packages whose module globals the harness inside the sandbox reads its functions and modules through."""
 
 
-LIBRARY_MODULES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.nn.init",
-                   "torch.cuda", "math", "operator")
+LIBRARY_MODULES = (
+    "torch",
+    "torch.nn.functional",
+    "torch.linalg",
+    "torch.fft",
+    "torch.special",
+    "torch.nn.init",
+    "torch.cuda",
+    "math",
+    "operator",
+)
 """Modules whose functions the harness in the sandbox and references call by name."""
 
 
@@ -128,10 +162,13 @@ def _library_attributes() -> dict[str, tuple]:
     import sys
     import types
 
-    return {f"{name}.{attribute}": _fingerprint(value) for name in LIBRARY_MODULES
-            if (module := sys.modules.get(name)) is not None
-            for attribute, value in list(vars(module).items())
-            if callable(value) or isinstance(value, types.ModuleType)}
+    return {
+        f"{name}.{attribute}": _fingerprint(value)
+        for name in LIBRARY_MODULES
+        if (module := sys.modules.get(name)) is not None
+        for attribute, value in list(vars(module).items())
+        if callable(value) or isinstance(value, types.ModuleType)
+    }
 
 
 def _torch_wrapped(label: str, original: tuple) -> bool:
@@ -144,8 +181,11 @@ def _torch_wrapped(label: str, original: tuple) -> bool:
     module_name, _, attribute = label.rpartition(".")
     current = getattr(sys.modules.get(module_name), attribute, None)
     wrapped = getattr(current, "__wrapped__", None)
-    return (wrapped is not None and _fingerprint(wrapped) == original
-            and getattr(current, "__code__", None) is _disable_dynamo_code(torch))
+    return (
+        wrapped is not None
+        and _fingerprint(wrapped) == original
+        and getattr(current, "__code__", None) is _disable_dynamo_code(torch)
+    )
 
 
 def _disable_dynamo_code(torch) -> object:
@@ -158,8 +198,11 @@ def _tensor_methods() -> dict[str, int]:
     (`buffer.add_(1)` in the flush), and one replaced runs the solution's code there."""
     import torch
 
-    return {f"{cls.__name__}.{name}": id(value) for cls in (torch.Tensor, torch._C.TensorBase)
-            for name, value in list(vars(cls).items())}
+    return {
+        f"{cls.__name__}.{name}": id(value)
+        for cls in (torch.Tensor, torch._C.TensorBase)
+        for name, value in list(vars(cls).items())
+    }
 
 
 def _dispatcher_state() -> tuple:
@@ -175,8 +218,11 @@ def _dispatcher_state() -> tuple:
         kernels = getattr(operator, "py_kernels", None) or {}
         py_kernels.append((op, tuple(sorted((str(key), id(kernel)) for key, kernel in kernels.items()))))
     # The Python dispatcher, when on, is the PythonDispatcher key in the included set.
-    return (tuple(py_kernels), repr(torch._C._dispatch_tls_local_include_set()),
-            repr(torch._C._dispatch_tls_local_exclude_set()))
+    return (
+        tuple(py_kernels),
+        repr(torch._C._dispatch_tls_local_include_set()),
+        repr(torch._C._dispatch_tls_local_exclude_set()),
+    )
 
 
 def status_field(name: str) -> str | None:
@@ -212,10 +258,13 @@ def _harness_globals() -> dict[tuple[str, str], int | tuple[str, str]]:
 
     kept = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
     constants = (int, float, str, bytes, tuple, frozenset, type(None))
-    return {(name, attribute): id(value) if isinstance(value, kept) else (type(value).__name__, repr(value))
-            for name, module in list(sys.modules.items()) if module is not None and name.startswith(HARNESS_MODULES)
-            for attribute, value in list(vars(module).items())
-            if isinstance(value, kept) or (isinstance(value, constants) and not attribute.startswith("__"))}
+    return {
+        (name, attribute): id(value) if isinstance(value, kept) else (type(value).__name__, repr(value))
+        for name, module in list(sys.modules.items())
+        if module is not None and name.startswith(HARNESS_MODULES)
+        for attribute, value in list(vars(module).items())
+        if isinstance(value, kept) or (isinstance(value, constants) and not attribute.startswith("__"))
+    }
 
 
 def _signal_state() -> tuple:
@@ -307,14 +356,25 @@ class IntegrityGuard:
     @classmethod
     def snapshot(cls, integrity_list: IntegrityList) -> IntegrityGuard:
         """Raises IntegritySetupError (before changing anything) when an entry of `integrity_list` is missing."""
-        protected = {entry.label: (entry, _fingerprint(getattr(entry.owner, entry.name)))
-                     for entry in integrity_list.resolved()}
+        protected = {
+            entry.label: (entry, _fingerprint(getattr(entry.owner, entry.name))) for entry in integrity_list.resolved()
+        }
         attempts: list[str] = []
         _refuse_audit_hooks(attempts)
         classes = tuple(integrity_list.classes)
-        return cls(protected, classes, _class_attributes(classes), _harness_globals(), _signal_state(), attempts,
-                   _dispatch_tables(), _tensor_methods(), _dispatcher_state(), _native_signal_state(),
-                   _library_attributes())
+        return cls(
+            protected,
+            classes,
+            _class_attributes(classes),
+            _harness_globals(),
+            _signal_state(),
+            attempts,
+            _dispatch_tables(),
+            _tensor_methods(),
+            _dispatcher_state(),
+            _native_signal_state(),
+            _library_attributes(),
+        )
 
     def verify(self, when: str) -> None:
         for label, (entry, expected) in self.protected.items():
@@ -322,8 +382,11 @@ class IntegrityGuard:
             if current is _ABSENT or _fingerprint(current) != expected:
                 raise GuardViolation("integrity", f"{label} was replaced or modified ({when})")
         attributes = _class_attributes(self.classes)
-        changed = sorted(name for name in attributes.keys() | self.class_attributes.keys()
-                         if attributes.get(name) != self.class_attributes.get(name))
+        changed = sorted(
+            name
+            for name in attributes.keys() | self.class_attributes.keys()
+            if attributes.get(name) != self.class_attributes.get(name)
+        )
         if changed:
             raise GuardViolation("integrity", f"{changed[0]} was replaced, added or removed ({when})")
         now = _harness_globals()
@@ -331,32 +394,49 @@ class IntegrityGuard:
             if now.get((module, attribute)) != identity:
                 raise GuardViolation("integrity", f"{module}.{attribute} was rebound or removed ({when})")
         methods = _tensor_methods()
-        changed = sorted(name for name in methods.keys() | self.tensor_methods.keys()
-                         if methods.get(name) != self.tensor_methods.get(name))
+        changed = sorted(
+            name
+            for name in methods.keys() | self.tensor_methods.keys()
+            if methods.get(name) != self.tensor_methods.get(name)
+        )
         if changed:
             raise GuardViolation("integrity", f"torch.{changed[0]} was replaced, added or removed ({when})")
         library = _library_attributes()
-        changed = sorted(name for name, expected in self.library_attributes.items()
-                         if library.get(name) != expected and not _torch_wrapped(name, expected))
+        changed = sorted(
+            name
+            for name, expected in self.library_attributes.items()
+            if library.get(name) != expected and not _torch_wrapped(name, expected)
+        )
         if changed:
             raise GuardViolation("integrity", f"{changed[0]} was replaced or removed ({when})")
         if _dispatcher_state() != self.dispatcher:
-            raise GuardViolation("integrity", "the dispatcher was changed: the Python dispatcher turned on, a Python "
-                                              "kernel (py_impl) on an operator the harness uses, or this thread's "
-                                              f"dispatch keys ({when})")
+            raise GuardViolation(
+                "integrity",
+                "the dispatcher was changed: the Python dispatcher turned on, a Python "
+                "kernel (py_impl) on an operator the harness uses, or this thread's "
+                f"dispatch keys ({when})",
+            )
         if _native_signal_state() != self.native_signals:
-            raise GuardViolation("integrity", "a signal handler or POSIX timer was installed from native code "
-                                              f"(sigaction, timer_create) ({when})")
+            raise GuardViolation(
+                "integrity",
+                f"a signal handler or POSIX timer was installed from native code (sigaction, timer_create) ({when})",
+            )
         tables = _dispatch_tables()
         changed = [op for op, table in self.dispatch_tables.items() if tables.get(op) != table]
         if changed:
-            raise GuardViolation("integrity", f"a kernel was registered over {changed[0]}, which the harness uses "
-                                              f"(torch.library on an aten operator) ({when})")
+            raise GuardViolation(
+                "integrity",
+                f"a kernel was registered over {changed[0]}, which the harness uses "
+                f"(torch.library on an aten operator) ({when})",
+            )
         if _signal_state() != self.signals:
             raise GuardViolation("integrity", f"a signal handler or interval timer was installed ({when})")
         mode = _active_modes() or _active_hooks()
         if mode:
             raise GuardViolation("integrity", f"{mode} ({when})")
         if self.audit_hook_attempts:
-            raise GuardViolation("integrity", f"the solution tried to add an audit hook (sys.addaudithook), which "
-                                              f"would run its code inside the harness's own work ({when})")
+            raise GuardViolation(
+                "integrity",
+                f"the solution tried to add an audit hook (sys.addaudithook), which "
+                f"would run its code inside the harness's own work ({when})",
+            )

@@ -69,8 +69,12 @@ from dataclasses import dataclass, field
 from solbench.guard.runtime import GuardViolation
 from solbench.torch_threads import at_most_threads
 
-_STARTERS = (("_thread", "start_new_thread"), ("_thread", "start_joinable_thread"),
-             ("threading", "_start_new_thread"), ("threading", "_start_joinable_thread"))
+_STARTERS = (
+    ("_thread", "start_new_thread"),
+    ("_thread", "start_joinable_thread"),
+    ("threading", "_start_new_thread"),
+    ("threading", "_start_joinable_thread"),
+)
 """Every Python thread starts through one of these; names this interpreter lacks are skipped."""
 _MODULES = {"_thread": _thread, "threading": threading}
 _SKIPPED_FILES = (threading.__file__, concurrent.futures.thread.__file__, concurrent.futures._base.__file__, __file__)
@@ -93,12 +97,19 @@ _TASKS = "/proc/self/task"
 
 def _idle_code_objects() -> frozenset:
     """Code objects of the standard waits, taken now, before a solution could replace the functions."""
-    functions = [threading.Condition.wait, threading.Condition.wait_for, threading.Thread.join,
-                 # A private method, absent from the stubs.
-                 threading.Thread._wait_for_tstate_lock,  # pyright: ignore[reportAttributeAccessIssue]
-                 concurrent.futures.thread._worker]
-    functions += [cls.select for cls in vars(selectors).values()
-                  if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector) and "select" in vars(cls)]
+    functions = [
+        threading.Condition.wait,
+        threading.Condition.wait_for,
+        threading.Thread.join,
+        # A private method, absent from the stubs.
+        threading.Thread._wait_for_tstate_lock,  # pyright: ignore[reportAttributeAccessIssue]
+        concurrent.futures.thread._worker,
+    ]
+    functions += [
+        cls.select
+        for cls in vars(selectors).values()
+        if isinstance(cls, type) and issubclass(cls, selectors.BaseSelector) and "select" in vars(cls)
+    ]
     return frozenset(function.__code__ for function in functions if hasattr(function, "__code__"))
 
 
@@ -292,8 +303,11 @@ class ThreadGuard:
         decided by `check_kept_pools`, once the call's threads are idle)."""
         calls = self._calls
         calls.in_call = False
-        unjoined = [started for started in calls.started if started.pool is None and
-                    (started.thread is None or id(started.thread) not in calls.joined)]
+        unjoined = [
+            started
+            for started in calls.started
+            if started.pool is None and (started.thread is None or id(started.thread) not in calls.joined)
+        ]
         if unjoined:
             self._refuse_unjoined(unjoined)
 
@@ -303,8 +317,11 @@ class ThreadGuard:
         solution's doing alone; a pool the call made and dropped is gone by now."""
         calls = self._calls
         started, calls.started = calls.started, []
-        unjoined = [entry for entry in started if entry.pool is not None and id(entry.thread) not in calls.joined
-                    and not _kept(entry.pool())]
+        unjoined = [
+            entry
+            for entry in started
+            if entry.pool is not None and id(entry.thread) not in calls.joined and not _kept(entry.pool())
+        ]
         calls.joined.clear()
         if unjoined:
             self._refuse_unjoined(unjoined)
@@ -312,9 +329,12 @@ class ThreadGuard:
     @staticmethod
     def _refuse_unjoined(unjoined: list[_StartedInCall]) -> None:
         described = "; ".join(entry.describe() for entry in unjoined)
-        raise GuardViolation("threads", f"thread(s) started during the call and not joined before it returned: "
-                                        f"{described}. Join every thread a call starts (a `with ThreadPoolExecutor()` "
-                                        "block joins its workers), or keep a pool for later calls")
+        raise GuardViolation(
+            "threads",
+            f"thread(s) started during the call and not joined before it returned: "
+            f"{described}. Join every thread a call starts (a `with ThreadPoolExecutor()` "
+            "block joins its workers), or keep a pool for later calls",
+        )
 
     def settle(self, when: str) -> None:
         """Return once every live thread is idle; refuse the solution if one is still busy at the deadline."""
@@ -329,8 +349,11 @@ class ThreadGuard:
             busy = self._busy(probe=True)
         if busy:
             described = "; ".join(busy)
-            raise GuardViolation("threads", f"thread(s) still working {self.deadline_s:g} s {when}: {described}. "
-                                            "Join threads before returning, or leave pools waiting for work")
+            raise GuardViolation(
+                "threads",
+                f"thread(s) still working {self.deadline_s:g} s {when}: {described}. "
+                "Join threads before returning, or leave pools waiting for work",
+            )
 
     def begin_gap(self) -> None:
         """The harness's work between timed calls starts: note the CPU time the solution's threads have used."""
@@ -345,16 +368,24 @@ class ThreadGuard:
         if self._gap is None:
             raise RuntimeError("check_gap without begin_gap")
         start, by_thread = self._gap
-        used = self._solution_cpu_s(self._find_native_threads())[0] - start  # the least it can have been: noise never refuses
+        used = (
+            self._solution_cpu_s(self._find_native_threads())[0] - start
+        )  # the least it can have been: noise never refuses
         if used <= _GAP_BUDGET_S:
             return
         now = self._cpu_by_thread()
         deltas = sorted(((cpu - by_thread.get(key, 0.0), key) for key, cpu in now.items()), reverse=True)
         records = {**self.live, **self.native}
-        named = [f"{_describe(key, records[key])} {delta * 1e3:.2f} ms" for delta, key in deltas[:3]
-                 if delta > _STILL_S and key in records]
-        raise GuardViolation("threads", f"the solution's threads used {used * 1e3:.2f} ms of CPU time {when}, while "
-                                        f"nothing was timed: {'; '.join(named) or 'threads that have exited since'}")
+        named = [
+            f"{_describe(key, records[key])} {delta * 1e3:.2f} ms"
+            for delta, key in deltas[:3]
+            if delta > _STILL_S and key in records
+        ]
+        raise GuardViolation(
+            "threads",
+            f"the solution's threads used {used * 1e3:.2f} ms of CPU time {when}, while "
+            f"nothing was timed: {'; '.join(named) or 'threads that have exited since'}",
+        )
 
     @contextlib.contextmanager
     def between_calls(self, when: str):
@@ -433,8 +464,9 @@ class ThreadGuard:
             if native_id not in found:
                 del self.native[native_id]
         for native_id in found - self.native.keys():
-            self.native[native_id] = _LiveThread(native_id, f"native code, thread {native_id} {_name(native_id)!r}",
-                                                 native=True)
+            self.native[native_id] = _LiveThread(
+                native_id, f"native code, thread {native_id} {_name(native_id)!r}", native=True
+            )
         return ids
 
     # --- idleness -----------------------------------------------------------------------------
@@ -505,8 +537,11 @@ class ThreadGuard:
                 if ident in moving:
                     continue
                 now = _cpu_time_s(thread.native_id)
-                if now is not None and (now - last[ident] > _STILL_S or _runnable(thread.native_id)
-                                        or (not thread.native and _waits_on_a_lock(thread.native_id))):
+                if now is not None and (
+                    now - last[ident] > _STILL_S
+                    or _runnable(thread.native_id)
+                    or (not thread.native and _waits_on_a_lock(thread.native_id))
+                ):
                     moving.add(ident)
                 last[ident] = now if now is not None else last[ident]
             if len(moving) == len(candidates):

@@ -73,19 +73,31 @@ def resolve(device: DeviceFile) -> HardwareSpec:
     clock = _required(device, "boost_clock_mhz", device.boost_clock_mhz).value
     sfu = sms * SPECIAL_OPS_PER_CLOCK_PER_SM * clock * 1e6
     special = sfu + vector["float32"] / EMULATED_TRANSCENDENTAL_FLOPS
-    sources["special"] = (f"derived: {sms} SMs x {SPECIAL_OPS_PER_CLOCK_PER_SM}/clock x {clock:g} MHz on the SFUs, "
-                          f"plus FP32 FMA emulation at {EMULATED_TRANSCENDENTAL_FLOPS} FLOPs each")
+    sources["special"] = (
+        f"derived: {sms} SMs x {SPECIAL_OPS_PER_CLOCK_PER_SM}/clock x {clock:g} MHz on the SFUs, "
+        f"plus FP32 FMA emulation at {EMULATED_TRANSCENDENTAL_FLOPS} FLOPs each"
+    )
     for name in ("memory_bandwidth_bytes_per_s", "l2_bytes", "memory_bytes", "sm_count", "boost_clock_mhz"):
         figure = getattr(device, name)
         if figure is not None:
             sources[name] = figure.source
-    return HardwareSpec(id=device.id, name=device.name, kind=device.kind,
-                        memory_bandwidth_bytes_per_s=_required(device, "memory_bandwidth_bytes_per_s",
-                                                               device.memory_bandwidth_bytes_per_s).value,
-                        tensor_flops=tensor, vector_flops=vector, special_ops_per_s=special,
-                        cache_bytes=device.l2_bytes.value if device.l2_bytes else 0.0,
-                        memory_bytes=device.memory_bytes.value if device.memory_bytes else 0.0,
-                        sm_count=sms, sm_clock_mhz=clock, sources=sources, aliases=tuple(device.aliases))
+    return HardwareSpec(
+        id=device.id,
+        name=device.name,
+        kind=device.kind,
+        memory_bandwidth_bytes_per_s=_required(
+            device, "memory_bandwidth_bytes_per_s", device.memory_bandwidth_bytes_per_s
+        ).value,
+        tensor_flops=tensor,
+        vector_flops=vector,
+        special_ops_per_s=special,
+        cache_bytes=device.l2_bytes.value if device.l2_bytes else 0.0,
+        memory_bytes=device.memory_bytes.value if device.memory_bytes else 0.0,
+        sm_count=sms,
+        sm_clock_mhz=clock,
+        sources=sources,
+        aliases=tuple(device.aliases),
+    )
 
 
 def _derive_locked_clock(device: DeviceFile, derived_from: str) -> HardwareSpec:
@@ -101,12 +113,26 @@ def _derive_locked_clock(device: DeviceFile, derived_from: str) -> HardwareSpec:
     boost = boost_figure.value
     tensor = {p: v * locked / tensor_clock for p, v in base.tensor_flops.items()}
     vector = {p: v * locked / boost for p, v in base.vector_flops.items()}
-    scale_note = f"derived: {base.id} x {locked:g} MHz / quoted clock ({tensor_clock:g} MHz tensor, {boost:g} MHz CUDA core)"
+    scale_note = (
+        f"derived: {base.id} x {locked:g} MHz / quoted clock ({tensor_clock:g} MHz tensor, {boost:g} MHz CUDA core)"
+    )
     scaled = ("tensor.", "cuda_core.", "special")
-    sources = {key: f"{scale_note}; {value}" if key.startswith(scaled) else value for key, value in base.sources.items()}
+    sources = {
+        key: f"{scale_note}; {value}" if key.startswith(scaled) else value for key, value in base.sources.items()
+    }
     sources["locked_sm_clock_mhz"] = locked_figure.source
-    return HardwareSpec(id=device.id, name=device.name, kind=base.kind,
-                        memory_bandwidth_bytes_per_s=base.memory_bandwidth_bytes_per_s, tensor_flops=tensor,
-                        vector_flops=vector, special_ops_per_s=base.special_ops_per_s * locked / boost,
-                        cache_bytes=base.cache_bytes, memory_bytes=base.memory_bytes, sm_count=base.sm_count,
-                        sm_clock_mhz=locked, sources=sources, aliases=tuple(device.aliases))
+    return HardwareSpec(
+        id=device.id,
+        name=device.name,
+        kind=base.kind,
+        memory_bandwidth_bytes_per_s=base.memory_bandwidth_bytes_per_s,
+        tensor_flops=tensor,
+        vector_flops=vector,
+        special_ops_per_s=base.special_ops_per_s * locked / boost,
+        cache_bytes=base.cache_bytes,
+        memory_bytes=base.memory_bytes,
+        sm_count=base.sm_count,
+        sm_clock_mhz=locked,
+        sources=sources,
+        aliases=tuple(device.aliases),
+    )

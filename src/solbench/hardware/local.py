@@ -38,8 +38,10 @@ def load_probe(path: Path | None = None) -> ProbeResult:
         raise HardwareError(f"no local hardware probe at {path}; run `solbench hw probe` first")
     result = _read_probe(path)
     if result.cpu_model != cpu_model():
-        raise HardwareError(f"{path} was measured on {result.cpu_model!r}, this machine is {cpu_model()!r}; "
-                            "run `solbench hw probe` again")
+        raise HardwareError(
+            f"{path} was measured on {result.cpu_model!r}, this machine is {cpu_model()!r}; "
+            "run `solbench hw probe` again"
+        )
     return result
 
 
@@ -65,14 +67,19 @@ def check_probe(result: ProbeResult) -> None:
     datasheet of the CPU's memory is known here."""
     if not result.isa_ceiling:
         return
-    beyond = [f"{dtype}: measured {measured / 1e9:.0f} GFLOP/s, instruction-set peak "
-              f"{result.isa_flops[dtype] / 1e9:.0f} GFLOP/s ({result.isa_formulas.get(dtype, '')})"
-              for dtype, measured in sorted(result.matmul_flops.items())
-              if result.isa_flops.get(dtype) and measured > result.isa_flops[dtype] * (1 + PROBE_TOLERANCE)]
+    beyond = [
+        f"{dtype}: measured {measured / 1e9:.0f} GFLOP/s, instruction-set peak "
+        f"{result.isa_flops[dtype] / 1e9:.0f} GFLOP/s ({result.isa_formulas.get(dtype, '')})"
+        for dtype, measured in sorted(result.matmul_flops.items())
+        if result.isa_flops.get(dtype) and measured > result.isa_flops[dtype] * (1 + PROBE_TOLERANCE)
+    ]
     if beyond:
-        raise HardwareError(f"the probe of {result.cpu_model} measured beyond its CPU's instruction-set peak (by more "
-                            f"than {PROBE_TOLERANCE:.0%}): " + "; ".join(beyond)
-                            + "; refused as a roofline: run `solbench hw probe` again on an idle machine")
+        raise HardwareError(
+            f"the probe of {result.cpu_model} measured beyond its CPU's instruction-set peak (by more "
+            f"than {PROBE_TOLERANCE:.0%}): "
+            + "; ".join(beyond)
+            + "; refused as a roofline: run `solbench hw probe` again on an idle machine"
+        )
 
 
 def spec_from_probe(result: ProbeResult) -> HardwareSpec:
@@ -82,11 +89,15 @@ def spec_from_probe(result: ProbeResult) -> HardwareSpec:
     that measured beyond its CPU's instruction-set peak is refused (`check_probe`, HardwareError).
     """
     check_probe(result)
+
     def best(dtype: str) -> tuple[float, str]:
         measured = result.matmul_flops.get(dtype, 0.0)
         peak = result.isa_flops.get(dtype, 0.0)
         if peak >= measured and peak:
-            return peak, f"instruction-set peak: {result.isa_formulas.get(dtype, '')} (measured {measured / 1e9:.0f} GFLOP/s)"
+            return (
+                peak,
+                f"instruction-set peak: {result.isa_formulas.get(dtype, '')} (measured {measured / 1e9:.0f} GFLOP/s)",
+            )
         return measured, f"measured best square matmul (instruction-set peak {peak / 1e9:.0f} GFLOP/s)"
 
     rates = {dtype: best(dtype) for dtype in ("float32", "float64", "bfloat16", "float16", "int8")}
@@ -97,18 +108,26 @@ def spec_from_probe(result: ProbeResult) -> HardwareSpec:
     bandwidth = result.bandwidth_bytes_per_s
     bandwidth_kernel = max(bandwidth, key=lambda kernel: bandwidth[kernel])
     where = f"`solbench hw probe` on {result.cpu_model}"
-    sources = {"memory_bandwidth_bytes_per_s": f"measured by {where} (best kernel: {bandwidth_kernel})",
-               **{f"tensor.{d}": f"{source} ({where})" for d, (_, source) in rates.items()},
-               "tensor.float8": "no fp8 matrix unit: converts to the faster of bf16 and fp16",
-               "tensor.float4": "no fp4 matrix unit: converts to the faster of bf16 and fp16",
-               "cuda_core.float32": f"elementwise work cannot beat the fp32 FMA peak: {rates['float32'][1]}",
-               "cuda_core.float64": rates["float64"][1],
-               "special": f"fp32 rate / {EMULATED_TRANSCENDENTAL_FLOPS} (vectorised polynomial transcendentals)"}
-    return HardwareSpec(id="local", name=f"local CPU: {result.cpu_model} ({result.cores} cores)", kind="cpu",
-                        memory_bandwidth_bytes_per_s=result.bandwidth_bytes_per_s[bandwidth_kernel],
-                        tensor_flops=tensor, vector_flops=vector,
-                        special_ops_per_s=fp32 / EMULATED_TRANSCENDENTAL_FLOPS,
-                        cache_bytes=float(max(result.cache_bytes.values(), default=0)), sources=sources)
+    sources = {
+        "memory_bandwidth_bytes_per_s": f"measured by {where} (best kernel: {bandwidth_kernel})",
+        **{f"tensor.{d}": f"{source} ({where})" for d, (_, source) in rates.items()},
+        "tensor.float8": "no fp8 matrix unit: converts to the faster of bf16 and fp16",
+        "tensor.float4": "no fp4 matrix unit: converts to the faster of bf16 and fp16",
+        "cuda_core.float32": f"elementwise work cannot beat the fp32 FMA peak: {rates['float32'][1]}",
+        "cuda_core.float64": rates["float64"][1],
+        "special": f"fp32 rate / {EMULATED_TRANSCENDENTAL_FLOPS} (vectorised polynomial transcendentals)",
+    }
+    return HardwareSpec(
+        id="local",
+        name=f"local CPU: {result.cpu_model} ({result.cores} cores)",
+        kind="cpu",
+        memory_bandwidth_bytes_per_s=result.bandwidth_bytes_per_s[bandwidth_kernel],
+        tensor_flops=tensor,
+        vector_flops=vector,
+        special_ops_per_s=fp32 / EMULATED_TRANSCENDENTAL_FLOPS,
+        cache_bytes=float(max(result.cache_bytes.values(), default=0)),
+        sources=sources,
+    )
 
 
 def load_local_spec() -> HardwareSpec:

@@ -86,8 +86,10 @@ def isa_peaks(flags: set[str], cores: int, clock_mhz: float) -> dict[str, tuple[
     """Peak FLOP/s per dtype from the instruction set: matrix engines (AMX) where present, else SIMD FMAs."""
     lanes = 16 if "avx512f" in flags else 8 if {"avx2", "fma"} <= flags else 4
     simd = lanes * 2 * FMA_PORTS  # fp32 FLOPs per cycle per core
-    per_cycle = {"float32": (simd, f"{FMA_PORTS} FMA ports x {lanes} fp32 lanes x 2"),
-                 "float64": (simd // 2, f"{FMA_PORTS} FMA ports x {lanes // 2} fp64 lanes x 2")}
+    per_cycle = {
+        "float32": (simd, f"{FMA_PORTS} FMA ports x {lanes} fp32 lanes x 2"),
+        "float64": (simd // 2, f"{FMA_PORTS} FMA ports x {lanes // 2} fp64 lanes x 2"),
+    }
     if "amx_bf16" in flags:
         per_cycle["bfloat16"] = (2048, "AMX: 1024 bf16 MACs per cycle x 2")
     elif "avx512_bf16" in flags:
@@ -99,8 +101,10 @@ def isa_peaks(flags: set[str], cores: int, clock_mhz: float) -> dict[str, tuple[
     if "amx_int8" in flags:
         per_cycle["int8"] = (4096, "AMX: 2048 int8 MACs per cycle x 2")
     hertz = clock_mhz * 1e6
-    return {dtype: (cores * flops * hertz, f"{cores} cores x {flops} FLOP/cycle ({how}) x {clock_mhz:.0f} MHz")
-            for dtype, (flops, how) in per_cycle.items()}
+    return {
+        dtype: (cores * flops * hertz, f"{cores} cores x {flops} FLOP/cycle ({how}) x {clock_mhz:.0f} MHz")
+        for dtype, (flops, how) in per_cycle.items()
+    }
 
 
 def cache_sizes() -> dict[str, int]:
@@ -177,8 +181,15 @@ def probe(progress: Callable[[str], None] = lambda message: None) -> ProbeResult
     clock, clock_source = max_clock_mhz()
     flags = cpu_flags()
     peaks = isa_peaks(flags, cores, clock)
-    return ProbeResult(cpu_model=cpu_model(), cores=cores, cache_bytes=caches, bandwidth_bytes_per_s=bandwidth,
-                       matmul_flops=flops, matmul_sizes=sizes, isa_flops={d: p for d, (p, _) in peaks.items()},
-                       isa_formulas={d: f"{formula}; clock: {clock_source}" for d, (_, formula) in peaks.items()},
-                       isa_ceiling=isa_is_ceiling(flags),
-                       seconds=time.monotonic() - started)
+    return ProbeResult(
+        cpu_model=cpu_model(),
+        cores=cores,
+        cache_bytes=caches,
+        bandwidth_bytes_per_s=bandwidth,
+        matmul_flops=flops,
+        matmul_sizes=sizes,
+        isa_flops={d: p for d, (p, _) in peaks.items()},
+        isa_formulas={d: f"{formula}; clock: {clock_source}" for d, (_, formula) in peaks.items()},
+        isa_ceiling=isa_is_ceiling(flags),
+        seconds=time.monotonic() - started,
+    )

@@ -72,12 +72,17 @@ class HardwareSpec:
         """
         tensor = self.tensor_flops
         if precision == "float32":
-            options = [(self.vector_flops.get("float32", 0.0), "cuda_core.float32"),
-                       (tensor.get("tf32", 0.0) / 3, "tensor.tf32/3"), (tensor.get("float32", 0.0), "tensor.float32")]
+            options = [
+                (self.vector_flops.get("float32", 0.0), "cuda_core.float32"),
+                (tensor.get("tf32", 0.0) / 3, "tensor.tf32/3"),
+                (tensor.get("float32", 0.0), "tensor.float32"),
+            ]
             return max(options)
         if precision == "float64":
-            return max((tensor.get("float64", 0.0), "tensor.float64"),
-                       (self.vector_flops.get("float64", 0.0), "cuda_core.float64"))
+            return max(
+                (tensor.get("float64", 0.0), "tensor.float64"),
+                (self.vector_flops.get("float64", 0.0), "cuda_core.float64"),
+            )
         for candidate in _WIDER.get(precision, (precision,)):
             if candidate in tensor:
                 return tensor[candidate], f"tensor.{candidate}"

@@ -5,20 +5,44 @@ from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, WorkloadCard
 from solbench.optimize.env import Env, make, solution_from_text
 from solbench.optimize.errors import (
-                                      BudgetExhausted,
-                                      InvalidBudget,
-                                      InvalidCandidate,
-                                      InvalidHeldOut,
-                                      InvalidReward,
-                                      OptimizeError,
-                                      RestoreMismatch,
+    BudgetExhausted,
+    InvalidBudget,
+    InvalidCandidate,
+    InvalidHeldOut,
+    InvalidReward,
+    OptimizeError,
+    RestoreMismatch,
 )
 from solbench.optimize.feedback import WorkloadFeedback
 from solbench.optimize.held_out import split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
 from solbench.optimize.rewards import REWARDS, check_reward
 
-__all__ = ["REWARDS", "AgentSearch", "Budget", "BudgetExhausted", "BudgetLeft", "BudgetLedger", "Candidate", "Env", "FinalResult",
-           "InvalidBudget", "InvalidCandidate", "InvalidHeldOut", "InvalidReward", "OptimizeError",
-           "ProblemCard", "RestoreMismatch", "StepInfo", "StepResult", "TestResult", "TestStatus", "WorkloadCard",
-           "WorkloadFeedback", "check_reward", "make", "solution_from_text", "split_workloads"]
+__all__ = [
+    "REWARDS",
+    "AgentSearch",
+    "Budget",
+    "BudgetExhausted",
+    "BudgetLeft",
+    "BudgetLedger",
+    "Candidate",
+    "Env",
+    "FinalResult",
+    "InvalidBudget",
+    "InvalidCandidate",
+    "InvalidHeldOut",
+    "InvalidReward",
+    "OptimizeError",
+    "ProblemCard",
+    "RestoreMismatch",
+    "StepInfo",
+    "StepResult",
+    "TestResult",
+    "TestStatus",
+    "WorkloadCard",
+    "WorkloadFeedback",
+    "check_reward",
+    "make",
+    "solution_from_text",
+    "split_workloads",
+]

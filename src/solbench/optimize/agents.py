@@ -48,9 +48,18 @@ class AgentOutcome:
 class Agent(Protocol):
     name: str
 
-    def propose(self, round_folder: Path, *, round_number: int, candidates: int, environment: dict[str, str],
-                timeout_s: float, log_path: Path, serve: Callable[[], None],
-                on_start: Callable[[int], None] | None = None) -> AgentOutcome:
+    def propose(
+        self,
+        round_folder: Path,
+        *,
+        round_number: int,
+        candidates: int,
+        environment: dict[str, str],
+        timeout_s: float,
+        log_path: Path,
+        serve: Callable[[], None],
+        on_start: Callable[[int], None] | None = None,
+    ) -> AgentOutcome:
         """Leave this round's candidates in `round_folder`."""
         ...
 
@@ -65,7 +74,7 @@ def agent_from_spec(spec: str) -> Agent:
     if not spec:
         raise AgentError("--agent: empty command (give a shell command, builtin:reference or builtin:compile)")
     if spec.startswith(BUILTIN_PREFIX):
-        name = spec[len(BUILTIN_PREFIX):]
+        name = spec[len(BUILTIN_PREFIX) :]
         if name == "reference":
             return ReferenceAgent()
         if name == "compile":
@@ -84,15 +93,30 @@ class ShellAgent:
     def is_finished(self, round_number: int, candidates: int) -> bool:
         return False
 
-    def propose(self, round_folder: Path, *, round_number: int, candidates: int, environment: dict[str, str],
-                timeout_s: float, log_path: Path, serve: Callable[[], None],
-                on_start: Callable[[int], None] | None = None) -> AgentOutcome:
+    def propose(
+        self,
+        round_folder: Path,
+        *,
+        round_number: int,
+        candidates: int,
+        environment: dict[str, str],
+        timeout_s: float,
+        log_path: Path,
+        serve: Callable[[], None],
+        on_start: Callable[[int], None] | None = None,
+    ) -> AgentOutcome:
         started = time.monotonic()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "wb") as log:
-            process = subprocess.Popen(["/bin/sh", "-c", self.command], cwd=round_folder, env=environment,
-                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                ["/bin/sh", "-c", self.command],
+                cwd=round_folder,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             if on_start:
                 on_start(process.pid)  # the process group's id: a resume ends it if the loop was killed
             timed_out = False
@@ -110,8 +134,12 @@ class ShellAgent:
             finally:
                 _kill_group(process.pid)  # leftovers it started in the background, or all of it on Ctrl-C
                 process.wait()
-        return AgentOutcome(exit_code=None if timed_out else process.returncode, timed_out=timed_out,
-                            seconds=time.monotonic() - started, output_tail=_tail(log_path))
+        return AgentOutcome(
+            exit_code=None if timed_out else process.returncode,
+            timed_out=timed_out,
+            seconds=time.monotonic() - started,
+            output_tail=_tail(log_path),
+        )
 
 
 def _end_group(process: subprocess.Popen) -> None:
@@ -178,15 +206,24 @@ class _BuiltinAgent:
     def is_finished(self, round_number: int, candidates: int) -> bool:
         return (round_number - 1) * candidates >= self._count()
 
-    def propose(self, round_folder: Path, *, round_number: int, candidates: int, environment: dict[str, str],
-                timeout_s: float, log_path: Path, serve: Callable[[], None],
-                on_start: Callable[[int], None] | None = None) -> AgentOutcome:
+    def propose(
+        self,
+        round_folder: Path,
+        *,
+        round_number: int,
+        candidates: int,
+        environment: dict[str, str],
+        timeout_s: float,
+        log_path: Path,
+        serve: Callable[[], None],
+        on_start: Callable[[int], None] | None = None,
+    ) -> AgentOutcome:
         from solbench.spec import load_problem
 
         started = time.monotonic()
         definition = load_problem(round_folder / PROBLEM_DIR).definition
         proposed = self._solutions(definition, environment.get("SOLBENCH_DEVICE"))
-        chosen = proposed[(round_number - 1) * candidates: round_number * candidates]
+        chosen = proposed[(round_number - 1) * candidates : round_number * candidates]
         for index, (solution, technique) in enumerate(chosen, 1):
             stem = f"{index:02d}"
             write_json_atomically(round_folder / SOLUTIONS_DIR / f"{stem}.json", solution)
@@ -219,5 +256,10 @@ class CompileAgent(_BuiltinAgent):
     def _solutions(self, definition, device: str | None) -> list[tuple[dict, str]]:
         from solbench.spec import compiled_reference_solution
 
-        return [(json.loads(compiled_reference_solution(definition, mode, device).model_dump_json(exclude_none=True)),
-                 f"torch.compile mode={mode}") for mode in COMPILE_MODES]
+        return [
+            (
+                json.loads(compiled_reference_solution(definition, mode, device).model_dump_json(exclude_none=True)),
+                f"torch.compile mode={mode}",
+            )
+            for mode in COMPILE_MODES
+        ]

@@ -44,19 +44,33 @@ class SearchSettings:
     work: Path
 
 
-def search_baselines(problems: list[SearchProblem], settings: SearchSettings,
-                     on_problem: Callable[[SearchProblem, str], None] | None = None,
-                     on_round: Callable[[RoundReport], None] | None = None) -> tuple[list[Baseline], list[str]]:
+def search_baselines(
+    problems: list[SearchProblem],
+    settings: SearchSettings,
+    on_problem: Callable[[SearchProblem, str], None] | None = None,
+    on_round: Callable[[RoundReport], None] | None = None,
+) -> tuple[list[Baseline], list[str]]:
     """A Baseline per workload the best candidate PASSED in its re-measurement; notes for problems without one."""
     found: list[Baseline] = []
     notes: list[str] = []
     for problem in problems:
         workspace = settings.work / "optimize" / problem.set / problem.name
-        result = run_optimize(OptimizeSettings(
-            problem=problem.problem_dir, agent=settings.agent, workspace=workspace, rounds=settings.rounds,
-            candidates=settings.candidates, budget_evals=settings.budget_evals,
-            agent_timeout_s=settings.agent_timeout_s,
-            resume=True, hardware=settings.hardware, config=settings.config, held_out=[]), on_round=on_round)
+        result = run_optimize(
+            OptimizeSettings(
+                problem=problem.problem_dir,
+                agent=settings.agent,
+                workspace=workspace,
+                rounds=settings.rounds,
+                candidates=settings.candidates,
+                budget_evals=settings.budget_evals,
+                agent_timeout_s=settings.agent_timeout_s,
+                resume=True,
+                hardware=settings.hardware,
+                config=settings.config,
+                held_out=[],
+            ),
+            on_round=on_round,
+        )
         if result.best is None or not result.final:
             notes.append(f"{problem.name}: the agent found no correct candidate ({workspace})")
             continue
@@ -82,14 +96,24 @@ class AgentSearch:
     """Evaluations per problem; None: unlimited."""
     agent_timeout_s: float = DEFAULT_AGENT_TIMEOUT_S
 
-    def __call__(self, jobs: list[Job], hardware: str, config: EvaluationConfig, work: Path,
-                 progress: Progress = ignore) -> tuple[list[Baseline], list[str]]:
+    def __call__(
+        self, jobs: list[Job], hardware: str, config: EvaluationConfig, work: Path, progress: Progress = ignore
+    ) -> tuple[list[Baseline], list[str]]:
         problems = [SearchProblem(job.problem_dir, job.set, job.name) for job in jobs]
-        settings = SearchSettings(agent=self.agent, rounds=self.rounds, candidates=self.candidates,
-                                  budget_evals=self.budget_evals, agent_timeout_s=self.agent_timeout_s,
-                                  hardware=hardware, config=config, work=work)
+        settings = SearchSettings(
+            agent=self.agent,
+            rounds=self.rounds,
+            candidates=self.candidates,
+            budget_evals=self.budget_evals,
+            agent_timeout_s=self.agent_timeout_s,
+            hardware=hardware,
+            config=config,
+            work=work,
+        )
         progress(SearchStarted(self.agent, self.rounds, len(problems)))
         return search_baselines(
-            problems, settings, on_problem=lambda problem, text: progress(SearchDone(f"{problem.set}/{problem.name}",
-                                                                                     text)),
-            on_round=lambda report: progress(SearchRound(report, self.rounds)))
+            problems,
+            settings,
+            on_problem=lambda problem, text: progress(SearchDone(f"{problem.set}/{problem.name}", text)),
+            on_round=lambda report: progress(SearchRound(report, self.rounds)),
+        )

@@ -32,8 +32,12 @@ class Budget:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise InvalidBudget(name, value)
         seconds = self.seconds
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                                    or not math.isfinite(seconds) or seconds < 0):
+        if seconds is not None and (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))
+            or not math.isfinite(seconds)
+            or seconds < 0
+        ):
             raise InvalidBudget("seconds", seconds)
 
 
@@ -99,5 +103,9 @@ class BudgetLedger:
             evals=None if budget.evals is None else max(budget.evals - self.evals_used, 0),
             tests=None if budget.tests is None else max(budget.tests - self.tests_used, 0),
             seconds=None if budget.seconds is None else max(budget.seconds - self.seconds_used, 0.0),
-            evals_used=self.evals_used, tests_used=self.tests_used, seconds_used=round(self.seconds_used, 3),
-            cache_hits=self.cache_hits, exhausted=self.exhausted)
+            evals_used=self.evals_used,
+            tests_used=self.tests_used,
+            seconds_used=round(self.seconds_used, 3),
+            cache_hits=self.cache_hits,
+            exhausted=self.exhausted,
+        )

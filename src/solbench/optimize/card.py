@@ -66,12 +66,19 @@ class ProblemCard(_Card):
     """The seed given to `reset`; it seeds nothing the evaluator uses (its input seeds are secret)."""
 
 
-def workload_card(workload: Workload, axes: dict[str, int], t_sol_ms: float, bound: str, t_b_ms: float | None,
-                  t_b_source: str) -> WorkloadCard:
-    return WorkloadCard(uuid=workload.uuid, axes=axes,
-                        inputs={name: spec.model_dump(mode="json") for name, spec in workload.inputs.items()},
-                        tolerance=workload.effective_tolerance.model_dump(mode="json"), t_sol_ms=t_sol_ms,
-                        bound=bound, t_b_ms=t_b_ms, t_b_source=t_b_source)
+def workload_card(
+    workload: Workload, axes: dict[str, int], t_sol_ms: float, bound: str, t_b_ms: float | None, t_b_source: str
+) -> WorkloadCard:
+    return WorkloadCard(
+        uuid=workload.uuid,
+        axes=axes,
+        inputs={name: spec.model_dump(mode="json") for name, spec in workload.inputs.items()},
+        tolerance=workload.effective_tolerance.model_dump(mode="json"),
+        t_sol_ms=t_sol_ms,
+        bound=bound,
+        t_b_ms=t_b_ms,
+        t_b_source=t_b_source,
+    )
 
 
 def languages_for(device: str) -> list[str]:

@@ -65,8 +65,10 @@ def find_round_folder(start: Path, environment: dict[str, str]) -> Path:
     for folder in [start, *start.parents]:
         if (folder / CHANNEL_DIR / SERVING_FILE).is_file():
             return folder
-    raise TestChannelError(f"{start}: not inside a round folder of a running `solbench optimize` "
-                           f"(no {CHANNEL_DIR}/{SERVING_FILE} here or above, and ${WORKSPACE_VARIABLE} is unset)")
+    raise TestChannelError(
+        f"{start}: not inside a round folder of a running `solbench optimize` "
+        f"(no {CHANNEL_DIR}/{SERVING_FILE} here or above, and ${WORKSPACE_VARIABLE} is unset)"
+    )
 
 
 def send_request(round_folder: Path, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
@@ -74,8 +76,10 @@ def send_request(round_folder: Path, request: dict[str, Any], timeout_s: float) 
     root = Path(round_folder) / CHANNEL_DIR
     serving = root / SERVING_FILE
     if not serving.is_file():
-        raise TestChannelError(f"{round_folder}: no `solbench optimize` round is listening there "
-                               f"(run `solbench test` from inside a round, while its agent runs)")
+        raise TestChannelError(
+            f"{round_folder}: no `solbench optimize` round is listening there "
+            f"(run `solbench test` from inside a round, while its agent runs)"
+        )
     request_id = uuid.uuid4().hex
     response_path = root / "responses" / f"{request_id}.json"
     write_json_atomically(root / "requests" / f"{request_id}.json", request)

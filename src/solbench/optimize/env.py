@@ -44,13 +44,32 @@ CandidateArg = Solution | dict | PathArg
 ENV_REFERENCE_SOURCE = "reference timed once by this environment"
 
 
-def make(problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local",
-         budget: Budget | BudgetLedger | None = None, reward: str = "sol", cache: PathArg | None = None,
-         config: EvaluationConfig | None = None, held_out: HeldOut = None, workspace: PathArg | None = None,
-         baselines: Baselines | PathArg | None = None, warm_sandboxes: bool = True) -> Env:
+def make(
+    problem: Problem | PathArg,
+    *,
+    hardware: str | HardwareSpec = "local",
+    budget: Budget | BudgetLedger | None = None,
+    reward: str = "sol",
+    cache: PathArg | None = None,
+    config: EvaluationConfig | None = None,
+    held_out: HeldOut = None,
+    workspace: PathArg | None = None,
+    baselines: Baselines | PathArg | None = None,
+    warm_sandboxes: bool = True,
+) -> Env:
     """An environment for `problem` (a folder or a loaded Problem); see `Env` for each argument."""
-    return Env(problem, hardware=hardware, budget=budget, reward=reward, cache=cache, config=config,
-               held_out=held_out, workspace=workspace, baselines=baselines, warm_sandboxes=warm_sandboxes)
+    return Env(
+        problem,
+        hardware=hardware,
+        budget=budget,
+        reward=reward,
+        cache=cache,
+        config=config,
+        held_out=held_out,
+        workspace=workspace,
+        baselines=baselines,
+        warm_sandboxes=warm_sandboxes,
+    )
 
 
 class Env:
@@ -71,10 +90,20 @@ class Env:
       it); `close()` stops it.
     """
 
-    def __init__(self, problem: Problem | PathArg, *, hardware: str | HardwareSpec = "local",
-                 budget: Budget | BudgetLedger | None = None, reward: str = "sol", cache: PathArg | None = None,
-                 config: EvaluationConfig | None = None, held_out: HeldOut = None, workspace: PathArg | None = None,
-                 baselines: Baselines | PathArg | None = None, warm_sandboxes: bool = True):
+    def __init__(
+        self,
+        problem: Problem | PathArg,
+        *,
+        hardware: str | HardwareSpec = "local",
+        budget: Budget | BudgetLedger | None = None,
+        reward: str = "sol",
+        cache: PathArg | None = None,
+        config: EvaluationConfig | None = None,
+        held_out: HeldOut = None,
+        workspace: PathArg | None = None,
+        baselines: Baselines | PathArg | None = None,
+        warm_sandboxes: bool = True,
+    ):
         self._problem = problem if isinstance(problem, Problem) else api.load_problem(problem)
         self._hardware = lookup(hardware) if isinstance(hardware, str) else hardware
         self._ledger = budget if isinstance(budget, BudgetLedger) else BudgetLedger(budget)
@@ -108,11 +137,19 @@ class Env:
         self._prepare(self._public)
         definition = self._problem.definition
         cards = [workload_card(w, self._problem.axes_of(w), *self._times[w.uuid]) for w in self._public]
-        return ProblemCard(problem=self.problem, definition=definition, reference_source=definition.reference,
-                           workloads=cards, held_out_workloads=len(self._held_out),
-                           hardware=self._hardware, device=self._device,
-                           languages=languages_for(self._device), reward=self.reward,
-                           budget_left=self.budget_left, seed=self._seed)
+        return ProblemCard(
+            problem=self.problem,
+            definition=definition,
+            reference_source=definition.reference,
+            workloads=cards,
+            held_out_workloads=len(self._held_out),
+            hardware=self._hardware,
+            device=self._device,
+            languages=languages_for(self._device),
+            reward=self.reward,
+            budget_left=self.budget_left,
+            seed=self._seed,
+        )
 
     @property
     def budget_left(self) -> BudgetLeft:
@@ -154,8 +191,9 @@ class Env:
         candidate = self._candidate(solution)
         self._ledger.check("eval")
         self._prepare(self._public)
-        traces, seconds, hit, key = self._evaluate(restricted(self._problem, self._public), candidate,
-                                                   self._config, self.cache)
+        traces, seconds, hit, key = self._evaluate(
+            restricted(self._problem, self._public), candidate, self._config, self.cache
+        )
         self._ledger.charge("eval", seconds, hit)
         feedback = self._feedback(traces)
         flagged = any(item.status == CHEAT for item in feedback)
@@ -163,10 +201,25 @@ class Env:
         reward = reward_of(self.reward, feedback)
         best = self.best
         is_best = correct and not flagged and (best is None or reward > best.reward)
-        info = StepInfo(candidate_id=len(self._results) + 1, cache_hit=hit, cache_key=key, flagged_cheat=flagged,
-                        correct=correct, is_best=is_best, seconds=round(seconds, 3), budget_left=self.budget_left)
-        result = StepResult(problem=self.problem, reward_kind=self.reward, reward=reward, feedback=feedback,
-                            done=self._ledger.exhausted, info=info, solution=candidate)
+        info = StepInfo(
+            candidate_id=len(self._results) + 1,
+            cache_hit=hit,
+            cache_key=key,
+            flagged_cheat=flagged,
+            correct=correct,
+            is_best=is_best,
+            seconds=round(seconds, 3),
+            budget_left=self.budget_left,
+        )
+        result = StepResult(
+            problem=self.problem,
+            reward_kind=self.reward,
+            reward=reward,
+            feedback=feedback,
+            done=self._ledger.exhausted,
+            info=info,
+            solution=candidate,
+        )
         self._results.append(result)
         return result
 
@@ -179,10 +232,23 @@ class Env:
         traces, seconds, hit, _ = self._evaluate(restricted(self._problem, workloads), candidate, config, self.cache)
         self._ledger.charge("test", seconds, hit)
         feedback = workload_feedback(traces, [score_trace(t, None, None, None) for t in traces])
-        statuses = [TestStatus(workload=f.workload, status=f.status, failed_rule=f.failed_rule, error=f.error,
-                               same_error_as=f.same_error_as) for f in feedback]
-        return TestResult(passed=all(s.status == PASSED for s in statuses), workloads=statuses, cache_hit=hit,
-                          seconds=round(seconds, 3), budget_left=self.budget_left)
+        statuses = [
+            TestStatus(
+                workload=f.workload,
+                status=f.status,
+                failed_rule=f.failed_rule,
+                error=f.error,
+                same_error_as=f.same_error_as,
+            )
+            for f in feedback
+        ]
+        return TestResult(
+            passed=all(s.status == PASSED for s in statuses),
+            workloads=statuses,
+            cache_hit=hit,
+            seconds=round(seconds, 3),
+            budget_left=self.budget_left,
+        )
 
     def finalize(self) -> FinalResult:
         """The best candidate re-measured on every workload, held-out ones included: no cache, so the
@@ -191,22 +257,39 @@ class Env:
         held_out = [w.uuid for w in self._held_out]
         failing = reward_of(self.reward, [])
         if best is None:
-            return FinalResult(problem=self.problem, candidate_id=None, reward_kind=self.reward, reward=failing,
-                               public_reward=failing, held_out_reward=None if not held_out else failing,
-                               correct=False, flagged_cheat=False, feedback=[], held_out=held_out, traces=[],
-                               note="no correct candidate to re-measure")
+            return FinalResult(
+                problem=self.problem,
+                candidate_id=None,
+                reward_kind=self.reward,
+                reward=failing,
+                public_reward=failing,
+                held_out_reward=None if not held_out else failing,
+                correct=False,
+                flagged_cheat=False,
+                feedback=[],
+                held_out=held_out,
+                traces=[],
+                note="no correct candidate to re-measure",
+            )
         self._prepare(self._problem.workloads)
         traces, _, _, _ = self._evaluate(self._problem, best.solution, self._config, None)
         feedback = self._feedback(traces)
         public = [f for f in feedback if f.workload not in held_out]
         hidden = [f for f in feedback if f.workload in held_out]
-        return FinalResult(problem=self.problem, candidate_id=best.candidate_id, solution=best.solution,
-                           reward_kind=self.reward, reward=reward_of(self.reward, feedback),
-                           public_reward=reward_of(self.reward, public),
-                           held_out_reward=reward_of(self.reward, hidden) if hidden else None,
-                           correct=all(f.status == PASSED for f in feedback),
-                           flagged_cheat=any(f.status == CHEAT for f in feedback), feedback=feedback,
-                           held_out=held_out, traces=traces)
+        return FinalResult(
+            problem=self.problem,
+            candidate_id=best.candidate_id,
+            solution=best.solution,
+            reward_kind=self.reward,
+            reward=reward_of(self.reward, feedback),
+            public_reward=reward_of(self.reward, public),
+            held_out_reward=reward_of(self.reward, hidden) if hidden else None,
+            correct=all(f.status == PASSED for f in feedback),
+            flagged_cheat=any(f.status == CHEAT for f in feedback),
+            feedback=feedback,
+            held_out=held_out,
+            traces=traces,
+        )
 
     def restore(self, records: Sequence[StepResult | dict[str, Any]]) -> None:
         """Re-seat earlier step results (a journal) without evaluating: history, best and budget spent follow."""
@@ -215,8 +298,9 @@ class Env:
             if result.problem != self.problem:
                 raise RestoreMismatch(index, f"made for problem {result.problem!r}, not {self.problem!r}")
             if result.reward_kind != self.reward:
-                raise RestoreMismatch(index, f"reward {result.reward_kind!r}, but this environment's is "
-                                             f"{self.reward!r}")
+                raise RestoreMismatch(
+                    index, f"reward {result.reward_kind!r}, but this environment's is {self.reward!r}"
+                )
             self._ledger.charge("eval", result.info.seconds, result.info.cache_hit)
             info = result.info.model_copy(update={"candidate_id": len(self._results) + 1})
             self._results.append(result.model_copy(update={"info": info}))
@@ -266,8 +350,9 @@ class Env:
             raise InvalidCandidate("solution.definition", f"{candidate.definition!r}: this problem is {self.problem!r}")
         return candidate
 
-    def _evaluate(self, problem: Problem, solution: Solution, config: EvaluationConfig,
-                  cache: Path | None) -> tuple[list[Trace], float, bool, str | None]:
+    def _evaluate(
+        self, problem: Problem, solution: Solution, config: EvaluationConfig, cache: Path | None
+    ) -> tuple[list[Trace], float, bool, str | None]:
         start = time.perf_counter()
         traces = api.evaluate(problem, solution, config=config, cache=cache, sandboxes=self._sandboxes())
         seconds = time.perf_counter() - start
@@ -279,11 +364,21 @@ class Env:
         return traces, seconds, bool(record and record.hit), record.key if record else None
 
     def _feedback(self, traces: list[Trace]) -> list[WorkloadFeedback]:
-        baselines = Baselines([Baseline(definition=self.problem, workload=uuid, hardware=self._hardware.id,
-                                        latency_ms=t_b, source=source)
-                               for uuid, (_, _, t_b, source) in self._times.items() if t_b])
-        scores = [score_trace(t, self._times[t.workload.uuid][0], baselines, self._hardware.id,
-                              self._times[t.workload.uuid][1]) for t in traces]
+        baselines = Baselines(
+            [
+                Baseline(
+                    definition=self.problem, workload=uuid, hardware=self._hardware.id, latency_ms=t_b, source=source
+                )
+                for uuid, (_, _, t_b, source) in self._times.items()
+                if t_b
+            ]
+        )
+        scores = [
+            score_trace(
+                t, self._times[t.workload.uuid][0], baselines, self._hardware.id, self._times[t.workload.uuid][1]
+            )
+            for t in traces
+        ]
         return workload_feedback(traces, scores)
 
     def _prepare(self, workloads: tuple[Workload, ...]) -> None:
@@ -291,8 +386,10 @@ class Env:
         missing = tuple(w for w in workloads if w.uuid not in self._times)
         if not missing:
             return
-        t_sols = {s.workload.uuid: s for s in api.analyze(restricted(self._problem, missing), self._hardware,
-                                                          data_roots=self._config.data_roots)}
+        t_sols = {
+            s.workload.uuid: s
+            for s in api.analyze(restricted(self._problem, missing), self._hardware, data_roots=self._config.data_roots)
+        }
         t_bs = self._baseline_times(missing)
         for workload in missing:
             sol = t_sols[workload.uuid]
@@ -308,14 +405,22 @@ class Env:
         if untimed:
             # The reference's timing is the environment's own cost: no budget is charged for it.
             reference = reference_solution(self._problem.definition, self._config.resolved().device)
-            traces = api.evaluate(restricted(self._problem, untimed), reference,
-                                  config=self._config, cache=self.cache, sandboxes=self._sandboxes())
+            traces = api.evaluate(
+                restricted(self._problem, untimed),
+                reference,
+                config=self._config,
+                cache=self.cache,
+                sandboxes=self._sandboxes(),
+            )
             for trace in traces:
                 evaluation = trace.evaluation
                 assert evaluation is not None, "api.evaluate returns evaluated traces"
                 performance = evaluation.performance
-                found[trace.workload.uuid] = (performance.latency_ms, ENV_REFERENCE_SOURCE) if performance else \
-                    (None, f"the reference did not pass here ({evaluation.status.value})")
+                found[trace.workload.uuid] = (
+                    (performance.latency_ms, ENV_REFERENCE_SOURCE)
+                    if performance
+                    else (None, f"the reference did not pass here ({evaluation.status.value})")
+                )
         return found
 
 

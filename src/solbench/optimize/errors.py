@@ -14,8 +14,10 @@ class BudgetExhausted(OptimizeError):
 
     def __init__(self, kind: str, used: str):
         self.kind, self.used = kind, used
-        super().__init__(f"budget exhausted: {used}; no {kind} was run. The best candidate so far stays "
-                         f"(env.best; env.finalize() re-measures it); a larger solbench.Budget allows more")
+        super().__init__(
+            f"budget exhausted: {used}; no {kind} was run. The best candidate so far stays "
+            f"(env.best; env.finalize() re-measures it); a larger solbench.Budget allows more"
+        )
 
 
 class InvalidBudget(OptimizeError):

@@ -73,13 +73,21 @@ def _feedback(trace: Trace, score: WorkloadScore, error: str | None, same_as: st
     timing = details.timing if details else None
     latency = evaluation.performance.latency_ms if evaluation.performance else None
     return WorkloadFeedback(
-        workload=trace.workload.uuid, status=score.status,  # IMPLAUSIBLE where the floor refused a PASSED trace
-        failed_rule=_failed_rule(trace, score), error=error, same_error_as=same_as,
-        latency_ms=latency, spread_ms=(timing.p90_ms - timing.p10_ms) if timing and latency is not None else None,
-        t_sol_ms=score.t_sol_ms, t_b_ms=score.t_baseline_ms, score=score.score,
+        workload=trace.workload.uuid,
+        status=score.status,  # IMPLAUSIBLE where the floor refused a PASSED trace
+        failed_rule=_failed_rule(trace, score),
+        error=error,
+        same_error_as=same_as,
+        latency_ms=latency,
+        spread_ms=(timing.p90_ms - timing.p10_ms) if timing and latency is not None else None,
+        t_sol_ms=score.t_sol_ms,
+        t_b_ms=score.t_baseline_ms,
+        score=score.score,
         fraction_of_sol=score.t_sol_ms / latency if latency and score.t_sol_ms else None,
         speedup=score.t_baseline_ms / latency if latency and score.t_baseline_ms else None,
-        implausible=score.implausible, note=score.note)
+        implausible=score.implausible,
+        note=score.note,
+    )
 
 
 def _failed_rule(trace: Trace, score: WorkloadScore) -> str | None:

@@ -58,11 +58,21 @@ class SolbenchGymEnv(gymnasium.Env):
         except InvalidCandidate as error:
             failing = reward_of(self.env.reward, [])
             feedback = {"reward": failing, "invalid_action": str(error)}
-            return ({"card": self._card, "feedback": _json(feedback)}, failing, False, False,
-                    {"invalid_action": str(error)})
+            return (
+                {"card": self._card, "feedback": _json(feedback)},
+                failing,
+                False,
+                False,
+                {"invalid_action": str(error)},
+            )
         feedback = _json(result.model_dump(mode="json", exclude={"solution"}))
-        return ({"card": self._card, "feedback": feedback}, float(result.reward), False, result.done,
-                result.info.model_dump(mode="json"))
+        return (
+            {"card": self._card, "feedback": feedback},
+            float(result.reward),
+            False,
+            result.done,
+            result.info.model_dump(mode="json"),
+        )
 
 
 def _json(data: Any) -> str:

@@ -36,8 +36,9 @@ def split_workloads(problem: Problem, held_out: HeldOut = None) -> tuple[tuple[W
         chosen = set(held_out)
         unknown = sorted(chosen - {w.uuid for w in workloads})
         if unknown:
-            raise InvalidHeldOut(f"{', '.join(unknown)}: not a workload of {problem.name} "
-                                 f"({problem.root / 'workload.jsonl'})")
+            raise InvalidHeldOut(
+                f"{', '.join(unknown)}: not a workload of {problem.name} ({problem.root / 'workload.jsonl'})"
+            )
     public = tuple(w for w in workloads if w.uuid not in chosen)
     if not public:
         raise InvalidHeldOut(f"every workload of {problem.name} would be held out; leave at least one public")
@@ -49,4 +50,4 @@ def _ranked_share(problem: Problem, fraction: float) -> set[str]:
         raise InvalidHeldOut(f"{fraction!r}: a fraction must be at least 0 and below 1")
     count = int(len(problem.workloads) * fraction)
     ranked = sorted(problem.workloads, key=lambda w: hashlib.sha256(f"{problem.name}/{w.uuid}".encode()).hexdigest())
-    return {w.uuid for w in ranked[len(ranked) - count:]} if count else set()
+    return {w.uuid for w in ranked[len(ranked) - count :]} if count else set()

@@ -131,7 +131,18 @@ class FinalRecord(_Record):
     """env.finalize's FinalResult, as JSON; None when no candidate was correct."""
 
 
-JournalRecord = Annotated[RunRecord | RoundStarted | AgentStarted | AgentFinished | ProblemEdited | CandidateRecord | TestRecord | RoundFinished | FinalRecord, Field(discriminator="type")]
+JournalRecord = Annotated[
+    RunRecord
+    | RoundStarted
+    | AgentStarted
+    | AgentFinished
+    | ProblemEdited
+    | CandidateRecord
+    | TestRecord
+    | RoundFinished
+    | FinalRecord,
+    Field(discriminator="type"),
+]
 _RECORD = TypeAdapter(JournalRecord)
 
 

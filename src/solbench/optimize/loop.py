@@ -104,8 +104,12 @@ class OptimizeResult:
 class OptimizeLoop:
     """One run: owns the env, the journal and the workspace; `run()` does the rounds."""
 
-    def __init__(self, settings: OptimizeSettings, on_round: Callable[[RoundReport], None] | None = None,
-                 on_note: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        settings: OptimizeSettings,
+        on_round: Callable[[RoundReport], None] | None = None,
+        on_note: Callable[[str], None] | None = None,
+    ):
         self.settings = settings
         self.on_round = on_round or (lambda report: None)
         self.on_note = on_note or (lambda message: None)
@@ -130,12 +134,21 @@ class OptimizeLoop:
         state = self._open_journal()
         for orphan in state.orphaned_agents:  # first: it may still be writing into its round folder
             if end_orphaned_group(orphan.process_group, orphan.start_ticks):
-                self.on_note(f"round {orphan.round}: ended its agent (process group {orphan.process_group}), "
-                             f"left running when the loop was killed")
+                self.on_note(
+                    f"round {orphan.round}: ended its agent (process group {orphan.process_group}), "
+                    f"left running when the loop was killed"
+                )
         self.ledger = self._ledger()
-        self.env = make(self.problem, hardware=self.settings.hardware, budget=self.ledger,
-                        config=self.settings.config, cache=self.settings.cache, held_out=self.settings.held_out,
-                        workspace=self.workspace.root, baselines=self.settings.baselines)
+        self.env = make(
+            self.problem,
+            hardware=self.settings.hardware,
+            budget=self.ledger,
+            config=self.settings.config,
+            cache=self.settings.cache,
+            held_out=self.settings.held_out,
+            workspace=self.workspace.root,
+            baselines=self.settings.baselines,
+        )
         card = self.env.reset()
         problem_files = self._problem_files(card)
         resumed = self._restore(state)
@@ -156,10 +169,16 @@ class OptimizeLoop:
             final = (stored.best, stored.result)  # a finished run, resumed with nothing left to do: not re-measured
         else:
             final = self._finalize(state)
-        return OptimizeResult(workspace=self.workspace.root, rounds=reports, best=final[0],
-                              best_solution=self.workspace.best_dir / "solution.json" if final[0] else None,
-                              final=final[1], budget_left=to_json(self.env.budget_left),
-                              resumed_candidates=resumed, stopped_because=stopped)
+        return OptimizeResult(
+            workspace=self.workspace.root,
+            rounds=reports,
+            best=final[0],
+            best_solution=self.workspace.best_dir / "solution.json" if final[0] else None,
+            final=final[1],
+            budget_left=to_json(self.env.budget_left),
+            resumed_candidates=resumed,
+            stopped_because=stopped,
+        )
 
     def _open_journal(self) -> RunState:
         records = self.journal.read()
@@ -167,18 +186,28 @@ class OptimizeLoop:
         digest = problem_sha256(Path(self.settings.problem))
         if state.run is not None:
             if not self.settings.resume:
-                raise WorkspaceError(f"{self.journal.path}: this workspace holds a run already; pass --resume to "
-                                     f"continue it, or choose another --workspace")
+                raise WorkspaceError(
+                    f"{self.journal.path}: this workspace holds a run already; pass --resume to "
+                    f"continue it, or choose another --workspace"
+                )
             if state.run.problem_sha256 != digest:
-                raise WorkspaceError(f"{self.journal.path}: the run there is of another problem "
-                                     f"({state.run.problem}); choose another --workspace")
+                raise WorkspaceError(
+                    f"{self.journal.path}: the run there is of another problem "
+                    f"({state.run.problem}); choose another --workspace"
+                )
         self.journal.open()
         if state.run is None:
             settings = self.settings
-            state.run = RunRecord(problem=str(Path(settings.problem).resolve()), problem_sha256=digest,
-                                  agent=settings.agent, rounds=settings.rounds, candidates=settings.candidates,
-                                  budget_evals=settings.budget_evals, agent_timeout_s=settings.agent_timeout_s,
-                                  settings=settings_to_json(settings))
+            state.run = RunRecord(
+                problem=str(Path(settings.problem).resolve()),
+                problem_sha256=digest,
+                agent=settings.agent,
+                rounds=settings.rounds,
+                candidates=settings.candidates,
+                budget_evals=settings.budget_evals,
+                agent_timeout_s=settings.agent_timeout_s,
+                settings=settings_to_json(settings),
+            )
             self.journal.append(state.run)
         return state
 
@@ -231,47 +260,79 @@ class OptimizeLoop:
         self.last_feedback = entries
         best_id, best_reward = self._best()
         budget_left = to_json(self.env.budget_left)
-        self.journal.append(RoundFinished(round=round_number, best=best_id, best_reward=best_reward,
-                                          budget_left=budget_left))
-        return RoundReport(round=round_number, agent=outcome, candidates=summaries, problem_edits=edits,
-                           best=best_id, best_reward=best_reward, budget_left=budget_left, resumed=resumed)
+        self.journal.append(
+            RoundFinished(round=round_number, best=best_id, best_reward=best_reward, budget_left=budget_left)
+        )
+        return RoundReport(
+            round=round_number,
+            agent=outcome,
+            candidates=summaries,
+            problem_edits=edits,
+            best=best_id,
+            best_reward=best_reward,
+            budget_left=budget_left,
+            resumed=resumed,
+        )
 
     def _run_agent(self, round_number: int, problem_files: ProblemFiles) -> tuple[AgentOutcome, list[str]]:
         budget_left = to_json(self.env.budget_left)
-        hashes = self.workspace.prepare_round(round_number, problem_files, self.last_feedback,
-                                              self.memory.lines_for(problem_files.definition.get("op_type", "")),
-                                              budget_left)
+        hashes = self.workspace.prepare_round(
+            round_number,
+            problem_files,
+            self.last_feedback,
+            self.memory.lines_for(problem_files.definition.get("op_type", "")),
+            budget_left,
+        )
         folder = self.workspace.round_dir(round_number)
         self.journal.append(RoundStarted(round=round_number, budget_left=budget_left))
         server = ChannelServer(folder, lambda request: self._answer_test(round_number, request))
         server.open(round_number)
         try:
-            outcome = self.agent.propose(folder, round_number=round_number, candidates=self.settings.candidates,
-                                         environment=self._agent_environment(round_number, folder, budget_left),
-                                         timeout_s=self.settings.agent_timeout_s,
-                                         log_path=self.workspace.round_log(round_number), serve=server.serve,
-                                         on_start=lambda pid: self.journal.append(AgentStarted(
-                                             round=round_number, process_group=pid,
-                                             start_ticks=process_start_ticks(pid))))
+            outcome = self.agent.propose(
+                folder,
+                round_number=round_number,
+                candidates=self.settings.candidates,
+                environment=self._agent_environment(round_number, folder, budget_left),
+                timeout_s=self.settings.agent_timeout_s,
+                log_path=self.workspace.round_log(round_number),
+                serve=server.serve,
+                on_start=lambda pid: self.journal.append(
+                    AgentStarted(round=round_number, process_group=pid, start_ticks=process_start_ticks(pid))
+                ),
+            )
         finally:
             server.close()
         files = [str(c.path) for c in candidate_files(folder)]
-        self.journal.append(AgentFinished(round=round_number, exit_code=outcome.exit_code, timed_out=outcome.timed_out,
-                                          seconds=round(outcome.seconds, 3), output_tail=outcome.output_tail,
-                                          wrote=files))
+        self.journal.append(
+            AgentFinished(
+                round=round_number,
+                exit_code=outcome.exit_code,
+                timed_out=outcome.timed_out,
+                seconds=round(outcome.seconds, 3),
+                output_tail=outcome.output_tail,
+                wrote=files,
+            )
+        )
         edits = changed_problem_files(folder, hashes)
         if edits:
             self.journal.append(ProblemEdited(round=round_number, files=edits))
-            self.on_note(f"round {round_number}: the agent changed problem/ ({', '.join(edits)}); recorded, "
-                         f"scoring uses the true problem")
+            self.on_note(
+                f"round {round_number}: the agent changed problem/ ({', '.join(edits)}); recorded, "
+                f"scoring uses the true problem"
+            )
         return outcome, edits
 
     def _agent_environment(self, round_number: int, folder: Path, budget_left: dict[str, Any]) -> dict[str, str]:
         environment = dict(os.environ)
         evals = budget_left.get("evals")
-        environment.update({ROUND_VARIABLE: str(round_number), WORKSPACE_VARIABLE: str(folder.resolve()),
-                            BUDGET_VARIABLE: "unlimited" if evals is None else str(evals),
-                            DEVICE_VARIABLE: (self.settings.config or EvaluationConfig()).resolved().device})
+        environment.update(
+            {
+                ROUND_VARIABLE: str(round_number),
+                WORKSPACE_VARIABLE: str(folder.resolve()),
+                BUDGET_VARIABLE: "unlimited" if evals is None else str(evals),
+                DEVICE_VARIABLE: (self.settings.config or EvaluationConfig()).resolved().device,
+            }
+        )
         return environment
 
     def _evaluate(self, round_number: int, candidate, folder: Path) -> CandidateRecord:
@@ -294,8 +355,13 @@ class OptimizeLoop:
         except SolbenchError as error:  # no budget left, not a solution for this problem (InvalidCandidate), or one
             # the evaluator refuses before running it: nothing measured, journaled, and the loop goes on
             return self._journal_candidate(CandidateRecord(**base, solution=data, error=str(error)))
-        record = CandidateRecord(**base, solution=data, result=to_json(result), technique=technique,
-                                 traces=self._cached_traces(result.info.cache_key))
+        record = CandidateRecord(
+            **base,
+            solution=data,
+            result=to_json(result),
+            technique=technique,
+            traces=self._cached_traces(result.info.cache_key),
+        )
         self.env_ids[result.info.candidate_id] = record.candidate_id
         self._journal_candidate(record)
         self.workspace.record_candidate(record.candidate_id, data, _feedback_entry(record))
@@ -329,12 +395,18 @@ class OptimizeLoop:
         if not gain:
             return
         solution = record.solution or {}
-        self.memory.add(StrategyRecord(
-            family=self.problem.definition.op_type or self.problem.definition.name,
-            problem=self.problem.definition.name,
-            technique=record.technique or f"unstated (solution {solution.get('name', record.candidate_id)})",
-            gain=round(gain, 4), reward=result.reward, hardware=self.settings.hardware,
-            candidate=record.candidate_id, run=str(self.workspace.root.resolve())))
+        self.memory.add(
+            StrategyRecord(
+                family=self.problem.definition.op_type or self.problem.definition.name,
+                problem=self.problem.definition.name,
+                technique=record.technique or f"unstated (solution {solution.get('name', record.candidate_id)})",
+                gain=round(gain, 4),
+                reward=result.reward,
+                hardware=self.settings.hardware,
+                candidate=record.candidate_id,
+                run=str(self.workspace.root.resolve()),
+            )
+        )
 
     def _answer_test(self, round_number: int, request: dict[str, Any]) -> dict[str, Any]:
         """A `solbench test` request from the round folder: env.test, journaled, charged to the run's budget."""
@@ -382,16 +454,36 @@ class OptimizeLoop:
         lines = (Path(self.settings.problem) / "workload.jsonl").read_text().splitlines()
         workloads = [json.loads(line) for line in lines if line.strip()]
         definition = json.loads((Path(self.settings.problem) / "definition.json").read_text())
-        sol = {"hardware": card.hardware.id, "workloads": [
-            {"workload": w.uuid, "t_sol_ms": w.t_sol_ms, "bound": w.bound, "t_b_ms": w.t_b_ms,
-             "t_b_source": w.t_b_source} for w in card.workloads]}
-        return ProblemFiles(definition=definition, workloads=[w for w in workloads if w.get("uuid") in public],
-                            sol=sol, hardware={**card.model_dump(mode="json", include={"hardware"})["hardware"],
-                                               "device": card.device, "languages": card.languages})
+        sol = {
+            "hardware": card.hardware.id,
+            "workloads": [
+                {
+                    "workload": w.uuid,
+                    "t_sol_ms": w.t_sol_ms,
+                    "bound": w.bound,
+                    "t_b_ms": w.t_b_ms,
+                    "t_b_source": w.t_b_source,
+                }
+                for w in card.workloads
+            ],
+        }
+        return ProblemFiles(
+            definition=definition,
+            workloads=[w for w in workloads if w.get("uuid") in public],
+            sol=sol,
+            hardware={
+                **card.model_dump(mode="json", include={"hardware"})["hardware"],
+                "device": card.device,
+                "languages": card.languages,
+            },
+        )
 
 
-def run_optimize(settings: OptimizeSettings, on_round: Callable[[RoundReport], None] | None = None,
-                 on_note: Callable[[str], None] | None = None) -> OptimizeResult:
+def run_optimize(
+    settings: OptimizeSettings,
+    on_round: Callable[[RoundReport], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> OptimizeResult:
     """Run (or with `settings.resume`, continue) an optimisation; see OptimizeLoop."""
     loop = OptimizeLoop(settings, on_round, on_note)
     try:
@@ -407,18 +499,30 @@ def _summary(record: CandidateRecord) -> CandidateSummary:
     for feedback in result.get("feedback", []):
         statuses[feedback["status"]] = statuses.get(feedback["status"], 0) + 1
     info = result.get("info", {})
-    return CandidateSummary(candidate_id=record.candidate_id, file=record.file, reward=result.get("reward"),
-                            statuses=statuses, flagged_cheat=bool(info.get("flagged_cheat")),
-                            cache_hit=bool(info.get("cache_hit")), error=record.error)
+    return CandidateSummary(
+        candidate_id=record.candidate_id,
+        file=record.file,
+        reward=result.get("reward"),
+        statuses=statuses,
+        flagged_cheat=bool(info.get("flagged_cheat")),
+        cache_hit=bool(info.get("cache_hit")),
+        error=record.error,
+    )
 
 
 def _feedback_entry(record: CandidateRecord) -> dict[str, Any]:
     """What the next round's agent reads about a candidate (feedback.json, history/<id>/feedback.json)."""
     result = record.result or {}
     info = result.get("info", {})
-    return {"candidate": record.candidate_id, "file": record.file, "technique": record.technique,
-            "reward": result.get("reward"), "flagged_cheat": info.get("flagged_cheat", False),
-            "error": record.error, "feedback": result.get("feedback", [])}
+    return {
+        "candidate": record.candidate_id,
+        "file": record.file,
+        "technique": record.technique,
+        "reward": result.get("reward"),
+        "flagged_cheat": info.get("flagged_cheat", False),
+        "error": record.error,
+        "feedback": result.get("feedback", []),
+    }
 
 
 def _agent_note(outcome: AgentOutcome) -> str:

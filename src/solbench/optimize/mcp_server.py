@@ -50,8 +50,10 @@ class ProblemsSession:
 
     def list_problems(self) -> list[str]:
         root = self.settings.problems.resolve()
-        return [str(folder.resolve().relative_to(root)) if folder.resolve() != root else "."
-                for folder in find_problem_folders(root)]
+        return [
+            str(folder.resolve().relative_to(root)) if folder.resolve() != root else "."
+            for folder in find_problem_folders(root)
+        ]
 
     def env(self, problem: str) -> Env:
         root = self.settings.problems.resolve()
@@ -60,8 +62,15 @@ class ProblemsSession:
             raise InvalidCandidate("problem", f"{problem!r} is outside {root}; use a name from list_problems")
         if folder not in self._envs:
             settings = self.settings
-            self._envs[folder] = Env(folder, hardware=settings.hardware, budget=self.ledger, reward=settings.reward,
-                                     cache=settings.cache, config=settings.config, baselines=settings.baselines)
+            self._envs[folder] = Env(
+                folder,
+                hardware=settings.hardware,
+                budget=self.ledger,
+                reward=settings.reward,
+                cache=settings.cache,
+                config=settings.config,
+                baselines=settings.baselines,
+            )
         return self._envs[folder]
 
     def call(self, action) -> Any:
@@ -79,11 +88,16 @@ def build_server(session: ProblemsSession):
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer(SERVER_NAME, instructions=(
-        "Optimise compute kernels. list_problems, then get_problem_card(problem) for the definition, the reference, "
-        "the public workloads with T_SOL and T_b; test(problem, solution) checks correctness cheaply; "
-        "evaluate(problem, solution) measures and scores a candidate against the shared budget; history and best "
-        "report what was tried. A solution is a solbench solution JSON object."))
+    server = MCPServer(
+        SERVER_NAME,
+        instructions=(
+            "Optimise compute kernels. list_problems, then get_problem_card(problem) for the definition, the "
+            "reference, "
+            "the public workloads with T_SOL and T_b; test(problem, solution) checks correctness cheaply; "
+            "evaluate(problem, solution) measures and scores a candidate against the shared budget; history and best "
+            "report what was tried. A solution is a solbench solution JSON object."
+        ),
+    )
 
     def run(action):
         try:
@@ -115,9 +129,19 @@ def build_server(session: ProblemsSession):
     @server.tool()
     def history(problem: str) -> list[dict[str, Any]]:
         """Every candidate evaluated on this problem: id, name, reward, correct, flagged, cache hit."""
-        return run(lambda: [{"candidate_id": c.candidate_id, "name": c.solution.name, "reward": c.reward,
-                              "correct": c.correct, "flagged_cheat": c.flagged_cheat, "cache_hit": c.cache_hit}
-                             for c in session.env(problem).history])
+        return run(
+            lambda: [
+                {
+                    "candidate_id": c.candidate_id,
+                    "name": c.solution.name,
+                    "reward": c.reward,
+                    "correct": c.correct,
+                    "flagged_cheat": c.flagged_cheat,
+                    "cache_hit": c.cache_hit,
+                }
+                for c in session.env(problem).history
+            ]
+        )
 
     @server.tool()
     def best(problem: str) -> dict[str, Any] | None:

@@ -56,8 +56,9 @@ class ReplayReport:
         return all(c.agrees for c in self.candidates)
 
 
-def replay_run(workspace: Path, candidate_ids: list[str] | None = None, *, best_only: bool = False,
-               config=None) -> ReplayReport:
+def replay_run(
+    workspace: Path, candidate_ids: list[str] | None = None, *, best_only: bool = False, config=None
+) -> ReplayReport:
     """Re-evaluate the named candidates (default: every evaluated one; `best_only`: the final best).
 
     `config` overrides the run's evaluation settings (for a quicker replay); raises WorkspaceError when
@@ -72,9 +73,14 @@ def replay_run(workspace: Path, candidate_ids: list[str] | None = None, *, best_
         raise WorkspaceError(f"{journal_path}: no optimisation run there (no journal, or no run record)")
     chosen = _choose(state, candidate_ids, best_only, journal_path)
     settings = state.run.settings
-    env = make(state.run.problem, hardware=settings.get("hardware", "local"),
-               config=config or config_from_json(settings.get("config")), cache=None, held_out=settings.get("held_out"),
-               baselines=settings.get("baselines"))
+    env = make(
+        state.run.problem,
+        hardware=settings.get("hardware", "local"),
+        config=config or config_from_json(settings.get("config")),
+        cache=None,
+        held_out=settings.get("held_out"),
+        baselines=settings.get("baselines"),
+    )
     env.reset()
     replays = []
     for record in chosen:
@@ -88,15 +94,18 @@ def _choose(state, candidate_ids: list[str] | None, best_only: bool, journal_pat
     if best_only:
         best = state.final.best if state.final else None
         if best is None:
-            raise WorkspaceError(f"{journal_path}: the run has no final best candidate (not finished, or none "
-                                 f"was correct); name candidates with --candidate")
+            raise WorkspaceError(
+                f"{journal_path}: the run has no final best candidate (not finished, or none "
+                f"was correct); name candidates with --candidate"
+            )
         candidate_ids = [best]
     if not candidate_ids:
         return list(evaluated.values())
     unknown = [c for c in candidate_ids if c not in evaluated]
     if unknown:
-        raise WorkspaceError(f"{journal_path}: no evaluated candidate {', '.join(unknown)} "
-                             f"(known: {', '.join(evaluated) or 'none'})")
+        raise WorkspaceError(
+            f"{journal_path}: no evaluated candidate {', '.join(unknown)} (known: {', '.join(evaluated) or 'none'})"
+        )
     return [evaluated[c] for c in candidate_ids]
 
 
@@ -106,11 +115,20 @@ def _compare(record: CandidateRecord, result) -> CandidateReplay:
     workloads = []
     for feedback in result.feedback:
         before = by_workload.get(feedback.workload, {})
-        workloads.append(WorkloadReplay(workload=feedback.workload, recorded_status=before.get("status", "absent"),
-                                        replayed_status=feedback.status,
-                                        recorded_latency_ms=before.get("latency_ms"),
-                                        replayed_latency_ms=feedback.latency_ms))
-    return CandidateReplay(candidate_id=record.candidate_id, recorded_reward=recorded.get("reward"),
-                           replayed_reward=result.reward,
-                           recorded_cheat=bool(recorded.get("info", {}).get("flagged_cheat")),
-                           replayed_cheat=bool(result.info.flagged_cheat), workloads=workloads)
+        workloads.append(
+            WorkloadReplay(
+                workload=feedback.workload,
+                recorded_status=before.get("status", "absent"),
+                replayed_status=feedback.status,
+                recorded_latency_ms=before.get("latency_ms"),
+                replayed_latency_ms=feedback.latency_ms,
+            )
+        )
+    return CandidateReplay(
+        candidate_id=record.candidate_id,
+        recorded_reward=recorded.get("reward"),
+        replayed_reward=result.reward,
+        recorded_cheat=bool(recorded.get("info", {}).get("flagged_cheat")),
+        replayed_cheat=bool(result.info.flagged_cheat),
+        workloads=workloads,
+    )

@@ -62,9 +62,16 @@ class Candidate(_Result):
     @classmethod
     def of(cls, result: StepResult) -> Candidate:
         info = result.info
-        return cls(candidate_id=info.candidate_id, solution=result.solution, reward=result.reward,
-                   correct=info.correct, flagged_cheat=info.flagged_cheat, cache_hit=info.cache_hit,
-                   cache_key=info.cache_key, feedback=result.feedback)
+        return cls(
+            candidate_id=info.candidate_id,
+            solution=result.solution,
+            reward=result.reward,
+            correct=info.correct,
+            flagged_cheat=info.flagged_cheat,
+            cache_hit=info.cache_hit,
+            cache_key=info.cache_key,
+            feedback=result.feedback,
+        )
 
 
 class TestStatus(_Result):

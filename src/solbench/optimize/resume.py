@@ -45,8 +45,7 @@ class RunState:
     @property
     def orphaned_agents(self) -> list[AgentStarted]:
         """Agents started and never seen to finish: still running if the loop was killed under them."""
-        return [record for number, record in sorted(self.agents_started.items())
-                if number not in self.agents_finished]
+        return [record for number, record in sorted(self.agents_started.items()) if number not in self.agents_finished]
 
     def agent_done(self, round_number: int) -> bool:
         """The round's agent ended before the kill: its candidates are on disk and it need not run again."""

@@ -41,7 +41,10 @@ def log_speedup_reward(feedback: list[WorkloadFeedback]) -> float:
 
 
 REWARDS: dict[str, Callable[[list[WorkloadFeedback]], float]] = {
-    "sol": sol_reward, "speedup": speedup_reward, "log_speedup": log_speedup_reward}
+    "sol": sol_reward,
+    "speedup": speedup_reward,
+    "log_speedup": log_speedup_reward,
+}
 
 
 def check_reward(name: str) -> str:

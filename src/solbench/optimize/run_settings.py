@@ -66,8 +66,12 @@ def config_from_json(values: dict[str, Any] | None) -> EvaluationConfig | None:
 
 def settings_to_json(settings: OptimizeSettings) -> dict[str, Any]:
     """What replay and resume need beyond the run record's own fields."""
-    return {"hardware": settings.hardware, "config": config_to_json(settings.config),
-            "cache": str(settings.cache) if settings.cache else None,
-            "memory": str(settings.memory) if settings.memory else None,
-            "held_out": settings.held_out, "budget_tests": settings.budget_tests,
-            "baselines": str(Path(settings.baselines).resolve()) if settings.baselines else None}
+    return {
+        "hardware": settings.hardware,
+        "config": config_to_json(settings.config),
+        "cache": str(settings.cache) if settings.cache else None,
+        "memory": str(settings.memory) if settings.memory else None,
+        "held_out": settings.held_out,
+        "budget_tests": settings.budget_tests,
+        "baselines": str(Path(settings.baselines).resolve()) if settings.baselines else None,
+    }

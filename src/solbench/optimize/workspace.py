@@ -88,8 +88,14 @@ class Workspace:
     def best_dir(self) -> Path:
         return self.root / BEST_DIR
 
-    def prepare_round(self, round_number: int, problem: ProblemFiles, feedback: list[dict[str, Any]],
-                      memory_lines: list[str], budget_left: dict[str, Any]) -> dict[str, str]:
+    def prepare_round(
+        self,
+        round_number: int,
+        problem: ProblemFiles,
+        feedback: list[dict[str, Any]],
+        memory_lines: list[str],
+        budget_left: dict[str, Any],
+    ) -> dict[str, str]:
         """A fresh round folder (an earlier one of the same number is removed); returns problem/ hashes."""
         folder = self.round_dir(round_number)
         if folder.exists():
@@ -101,8 +107,9 @@ class Workspace:
         else:
             (folder / HISTORY_DIR).mkdir()
         if self.best_dir.is_dir():
-            shutil.copytree(self.best_dir, folder / HISTORY_DIR / BEST_DIR,
-                            ignore=shutil.ignore_patterns("result.json"))  # the final result names held-out workloads
+            shutil.copytree(
+                self.best_dir, folder / HISTORY_DIR / BEST_DIR, ignore=shutil.ignore_patterns("result.json")
+            )  # the final result names held-out workloads
         write_json_atomically(folder / FEEDBACK_FILE, feedback)
         (folder / MEMORY_FILE).write_text("".join(line + "\n" for line in memory_lines))
         write_json_atomically(folder / BUDGET_FILE, budget_left)
@@ -132,8 +139,11 @@ def hash_files(folder: Path) -> dict[str, str]:
     """sha256 of every file under `folder`, by path relative to it."""
     if not folder.is_dir():
         return {}
-    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 def changed_problem_files(round_folder: Path, hashes: dict[str, str]) -> list[str]:
@@ -158,8 +168,10 @@ def candidate_files(round_folder: Path) -> list[CandidateFile]:
                 continue
             relative = path.relative_to(round_folder)
             found.append((relative, relative.with_name(f"{path.stem}.strategy.json")))
-    return [CandidateFile(k, path, _stated_technique(round_folder / strategy))
-            for k, (path, strategy) in enumerate(found, 1)]
+    return [
+        CandidateFile(k, path, _stated_technique(round_folder / strategy))
+        for k, (path, strategy) in enumerate(found, 1)
+    ]
 
 
 def _stated_technique(path: Path) -> str | None:

@@ -11,5 +11,14 @@ from solbench.reach.report import ReachReport
 from solbench.reach.rules import DEFAULT_RULES, Rules
 from solbench.reach.workflow import ReachOptions, read_report, run_reach, write_report
 
-__all__ = ["DEFAULT_RULES", "ModelRequest", "ReachError", "ReachOptions", "ReachReport", "Rules", "read_report",
-           "run_reach", "write_report"]
+__all__ = [
+    "DEFAULT_RULES",
+    "ModelRequest",
+    "ReachError",
+    "ReachOptions",
+    "ReachReport",
+    "Rules",
+    "read_report",
+    "run_reach",
+    "write_report",
+]

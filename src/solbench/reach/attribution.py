@@ -43,12 +43,16 @@ class Attribution:
         return [c for c in self.classes if c not in (ADDRESSABLE, FRAMEWORK, UNATTRIBUTED)]
 
 
-def attribute(profile: Profile, rules: Rules, module_families: Mapping[str, str] | None = None,
-              depth: DepthScaling | None = None) -> Attribution:
+def attribute(
+    profile: Profile, rules: Rules, module_families: Mapping[str, str] | None = None, depth: DepthScaling | None = None
+) -> Attribution:
     steps = profile.steps
     # The layer scaling, when the full-depth times are extrapolated (inference only).
-    scaling = None if depth is None or any(call.backward_of or pass_of(call) == "optimizer"
-                                           for call in profile.calls) else depth
+    scaling = (
+        None
+        if depth is None or any(call.backward_of or pass_of(call) == "optimizer" for call in profile.calls)
+        else depth
+    )
     extrapolate = scaling is not None
     full: dict[str, list[float]] = defaultdict(lambda: [0.0] * steps)
     classes: dict[str, list[float]] = defaultdict(lambda: [0.0] * steps)
@@ -69,5 +73,6 @@ def attribute(profile: Profile, rules: Rules, module_families: Mapping[str, str]
     step_us = [max(s, a) for s, a in zip(profile.step_us, attributed)]
     if extrapolate:
         full[UNATTRIBUTED] = list(classes[UNATTRIBUTED])
-    return Attribution(step_us=step_us, classes=dict(classes), groups=dict(groups),
-                       full_depth=dict(full) if extrapolate else None)
+    return Attribution(
+        step_us=step_us, classes=dict(classes), groups=dict(groups), full_depth=dict(full) if extrapolate else None
+    )

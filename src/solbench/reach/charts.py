@@ -16,9 +16,16 @@ from pathlib import Path
 from solbench.reach.errors import ReachError
 from solbench.reach.report import ReachReport
 
-COLOURS = {"gemm": "#4e79a7", "attention": "#76b7b2", "convolution": "#59a14f", "collective": "#b07aa1",
-           "addressable (covered)": "#e15759", "addressable (uncovered)": "#f28e2b", "framework": "#bab0ac",
-           "unattributed": "#d7d7d7"}
+COLOURS = {
+    "gemm": "#4e79a7",
+    "attention": "#76b7b2",
+    "convolution": "#59a14f",
+    "collective": "#b07aa1",
+    "addressable (covered)": "#e15759",
+    "addressable (uncovered)": "#f28e2b",
+    "framework": "#bab0ac",
+    "unattributed": "#d7d7d7",
+}
 
 
 def _new_figure(**options):
@@ -68,7 +75,7 @@ def chart_svg(reports: list[ReachReport]) -> str:
     buffer = io.StringIO()
     _figure(reports).savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 def _figure(reports: list[ReachReport]):
@@ -95,8 +102,15 @@ def _figure(reports: list[ReachReport]):
         fractions.text(x, value + error + 1.5, f"{value:.1f}%", ha="center", fontsize=8)
     full = [(x, r.full_depth.addressable_fraction * 100) for x, r in enumerate(reports) if r.full_depth]
     if full:
-        fractions.scatter([x for x, _ in full], [v for _, v in full], marker="D", color="black", zorder=3, s=18,
-                          label="extrapolated to full depth")
+        fractions.scatter(
+            [x for x, _ in full],
+            [v for _, v in full],
+            marker="D",
+            color="black",
+            zorder=3,
+            s=18,
+            label="extrapolated to full depth",
+        )
         fractions.legend(fontsize=7, loc="upper left", frameon=False)
     fractions.set_ylabel("addressable fraction (%)")
     fractions.set_title("Addressable fraction")

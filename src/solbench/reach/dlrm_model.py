@@ -17,12 +17,37 @@ from solbench.reach.built_model import BuiltModel, inference_step, training_step
 DLRM_DCNV2: dict[str, Any] = {
     "name": "DLRM-DCNv2",
     "source": "https://github.com/facebookresearch/dlrm/blob/090956ee2319ddd349a42232958aefccfe3f7b0a/"
-              "torchrec_dlrm/README.MD (MLPerf Training v3+ recommendation, Criteo 1TB multi-hot)",
+    "torchrec_dlrm/README.MD (MLPerf Training v3+ recommendation, Criteo 1TB multi-hot)",
     "num_dense_features": 13,
     "embedding_dim": 128,
-    "num_embeddings_per_feature": [40000000, 39060, 17295, 7424, 20265, 3, 7122, 1543, 63, 40000000, 3067956,
-                                   405282, 10, 2209, 11938, 155, 4, 976, 14, 40000000, 40000000, 40000000,
-                                   590152, 12973, 108, 36],
+    "num_embeddings_per_feature": [
+        40000000,
+        39060,
+        17295,
+        7424,
+        20265,
+        3,
+        7122,
+        1543,
+        63,
+        40000000,
+        3067956,
+        405282,
+        10,
+        2209,
+        11938,
+        155,
+        4,
+        976,
+        14,
+        40000000,
+        40000000,
+        40000000,
+        590152,
+        12973,
+        108,
+        36,
+    ],
     "multi_hot_sizes": [3, 2, 1, 2, 6, 1, 1, 1, 1, 7, 3, 8, 1, 6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1],
     "dense_arch_layer_sizes": [512, 256, 128],
     "over_arch_layer_sizes": [1024, 1024, 512, 256, 1],
@@ -135,9 +160,14 @@ class DLRMDCNv2(_torch_module()):
         return self.over_arch(self.inter_arch(self.dense_arch(dense), self.sparse_arch(indices, offsets)))
 
 
-MODULE_FAMILIES = {"SparseArch": "embedding_bag", "EmbeddingBag": "embedding_bag",
-                   "LowRankCrossNet": "dcn_cross", "FeatureInteraction": "dcn_cross",
-                   "DenseArch": "mlp", "OverArch": "mlp"}
+MODULE_FAMILIES = {
+    "SparseArch": "embedding_bag",
+    "EmbeddingBag": "embedding_bag",
+    "LowRankCrossNet": "dcn_cross",
+    "FeatureInteraction": "dcn_cross",
+    "DenseArch": "mlp",
+    "OverArch": "mlp",
+}
 """Module class -> op family: what the ops inside each part of the model are for (see families.py). The
 concatenation of dense and pooled features belongs to the DCN interaction (suite op_type dcn_cross)."""
 
@@ -158,8 +188,9 @@ def dlrm_inputs(config: dict[str, Any], rows: list[int], batch: int, device: str
     return dense, indices, offsets
 
 
-def build_dlrm(*, mode: str, batch: int, device: str, max_rows: int = DEFAULT_MAX_ROWS,
-               overrides: dict[str, Any] | None = None) -> BuiltModel:
+def build_dlrm(
+    *, mode: str, batch: int, device: str, max_rows: int = DEFAULT_MAX_ROWS, overrides: dict[str, Any] | None = None
+) -> BuiltModel:
     """DLRM-DCNv2 with rows per table capped at ``max_rows`` and one step on ``batch`` random samples;
     ``overrides`` replace published values (tests shrink the widths; the report says so)."""
     import torch
@@ -170,18 +201,19 @@ def build_dlrm(*, mode: str, batch: int, device: str, max_rows: int = DEFAULT_MA
     model = DLRMDCNv2(config, rows).to(device)
     dense, indices, offsets = dlrm_inputs(config, rows, batch, device, torch.Generator().manual_seed(0))
     capped = [i for i, (a, b) in enumerate(zip(rows, config["num_embeddings_per_feature"])) if a < b]
-    notes = [f"embedding rows capped at {max_rows:,} per table ({len(capped)} of {len(rows)} tables: "
-             f"{sum(config['num_embeddings_per_feature']):,} published rows -> {sum(rows):,}); embedding dim, "
-             "hotness per feature and all layer widths as published",
-             f"batch {batch} (published global batch {config['global_batch_size']:,}); uniform random ids"]
+    notes = [
+        f"embedding rows capped at {max_rows:,} per table ({len(capped)} of {len(rows)} tables: "
+        f"{sum(config['num_embeddings_per_feature']):,} published rows -> {sum(rows):,}); embedding dim, "
+        "hotness per feature and all layer widths as published",
+        f"batch {batch} (published global batch {config['global_batch_size']:,}); uniform random ids",
+    ]
     if overrides:
         notes.append(f"configuration overridden: {', '.join(f'{k}={v}' for k, v in overrides.items())}")
     if mode == "training":
         model.train()
         sparse = [p for p in model.sparse_arch.parameters()]
         dense_params = [p for n, p in model.named_parameters() if not n.startswith("sparse_arch.")]
-        optimizers = [torch.optim.Adagrad(dense_params, lr=0.005, foreach=True),
-                      torch.optim.SGD(sparse, lr=0.005)]
+        optimizers = [torch.optim.Adagrad(dense_params, lr=0.005, foreach=True), torch.optim.SGD(sparse, lr=0.005)]
         labels = torch.randint(0, 2, (batch, 1), generator=torch.Generator().manual_seed(1)).float().to(device)
 
         class _Both:
@@ -193,17 +225,27 @@ def build_dlrm(*, mode: str, batch: int, device: str, max_rows: int = DEFAULT_MA
                 for o in optimizers:
                     o.step()
 
-        step = training_step(model, (dense, indices, offsets),
-                             lambda logits: torch.nn.functional.binary_cross_entropy_with_logits(logits, labels),
-                             _Both())
-        notes.append("training step: forward, BCE loss, backward (sparse embedding gradients), Adagrad on the "
-                     "dense parameters and SGD on the embedding rows (MLPerf uses row-wise Adagrad fused into the "
-                     "embedding backward, which plain torch lacks)")
+        step = training_step(
+            model,
+            (dense, indices, offsets),
+            lambda logits: torch.nn.functional.binary_cross_entropy_with_logits(logits, labels),
+            _Both(),
+        )
+        notes.append(
+            "training step: forward, BCE loss, backward (sparse embedding gradients), Adagrad on the "
+            "dense parameters and SGD on the embedding rows (MLPerf uses row-wise Adagrad fused into the "
+            "embedding backward, which plain torch lacks)"
+        )
     else:
         model.eval()
         step = inference_step(model, (dense, indices, offsets))
         notes.append("inference step: one forward")
-    return BuiltModel(name=config["name"], kind="dlrm", module=model, step=step, scaling=notes,
-                      config={"rows_per_table": rows, "max_rows": max_rows, "batch": batch,
-                              "embedding_dim": config["embedding_dim"]},
-                      module_families=dict(MODULE_FAMILIES))
+    return BuiltModel(
+        name=config["name"],
+        kind="dlrm",
+        module=model,
+        step=step,
+        scaling=notes,
+        config={"rows_per_table": rows, "max_rows": max_rows, "batch": batch, "embedding_dim": config["embedding_dim"]},
+        module_families=dict(MODULE_FAMILIES),
+    )

@@ -64,8 +64,19 @@ _BY_MODULE: tuple[tuple[str, str], ...] = (
 """Module class globs; ops in attention modules outside the fused attention call are mostly RoPE and
 reshapes around it (the rotary and q/k-norm arithmetic)."""
 
-_LAYOUT = ("aten::copy_", "aten::contiguous", "aten::clone", "aten::to", "aten::_to_copy", "aten::cat",
-           "aten::stack", "aten::transpose", "aten::permute", "aten::view", "aten::reshape")
+_LAYOUT = (
+    "aten::copy_",
+    "aten::contiguous",
+    "aten::clone",
+    "aten::to",
+    "aten::_to_copy",
+    "aten::cat",
+    "aten::stack",
+    "aten::transpose",
+    "aten::permute",
+    "aten::view",
+    "aten::reshape",
+)
 
 
 def pass_of(call: ProfiledOp) -> str:

@@ -77,8 +77,12 @@ def op_types_for(family: str, pass_: str, overrides: Mapping[str, tuple[str, ...
     return tuple(f"{t}_backward" for t in base) if pass_ == "backward" else base
 
 
-def cover(attribution: Attribution, suite: list[SuiteProblem], model_name: str,
-          op_type_overrides: Mapping[str, tuple[str, ...]] | None = None) -> SuiteCoverage:
+def cover(
+    attribution: Attribution,
+    suite: list[SuiteProblem],
+    model_name: str,
+    op_type_overrides: Mapping[str, tuple[str, ...]] | None = None,
+) -> SuiteCoverage:
     coverage = SuiteCoverage()
     steps = len(attribution.step_us)
     problem_us: dict[str, list[float]] = defaultdict(lambda: [0.0] * steps)

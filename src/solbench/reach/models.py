@@ -45,8 +45,13 @@ def build_model(request: ModelRequest) -> BuiltModel:
     if request.model.startswith(PREFIX):
         return build_user_model(request.model, mode=request.mode, device=request.device)
     if request.model.lower() in DLRM_NAMES:
-        return build_dlrm(mode=request.mode, batch=request.batch or 2048, device=request.device,
-                          max_rows=request.max_rows, overrides=request.overrides)
+        return build_dlrm(
+            mode=request.mode,
+            batch=request.batch or 2048,
+            device=request.device,
+            max_rows=request.max_rows,
+            overrides=request.overrides,
+        )
     from solbench.suite.extract.configs import DEFAULT_CONFIGS
 
     record = find_transformer_record(request.model, request.configs or DEFAULT_CONFIGS)
@@ -54,5 +59,13 @@ def build_model(request: ModelRequest) -> BuiltModel:
     if layers is None:
         layers = CPU_DEFAULT_LAYERS if request.device == "cpu" else None
     dtype = request.dtype or ("float32" if request.device == "cpu" else "bfloat16")
-    return build_transformer(record, mode=request.mode, batch=request.batch or 1, seq=request.seq or 512,
-                             layers=layers or None, device=request.device, dtype=dtype, overrides=request.overrides)
+    return build_transformer(
+        record,
+        mode=request.mode,
+        batch=request.batch or 1,
+        seq=request.seq or 512,
+        layers=layers or None,
+        device=request.device,
+        dtype=dtype,
+        overrides=request.overrides,
+    )

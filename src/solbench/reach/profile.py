@@ -82,10 +82,13 @@ def profile_model(built: BuiltModel, *, steps: int = 5, warmup: int = 2, device:
                 wall.append((time.perf_counter() - begin) * 1e6)
     calls, step_us = _calls(prof.events(), device)
     if len(step_us) != steps:
-        raise ReachError(f"the profile holds {len(step_us)} of {steps} step ranges; the model's step may have "
-                         "failed or run on another thread")
-    return Profile(calls=calls, step_us=step_us, wall_us=wall, device=device, warmup=warmup,
-                   seconds=time.perf_counter() - started)
+        raise ReachError(
+            f"the profile holds {len(step_us)} of {steps} step ranges; the model's step may have "
+            "failed or run on another thread"
+        )
+    return Profile(
+        calls=calls, step_us=step_us, wall_us=wall, device=device, warmup=warmup, seconds=time.perf_counter() - started
+    )
 
 
 def _calls(events, device: str) -> tuple[list[ProfiledOp], list[float]]:
@@ -93,7 +96,7 @@ def _calls(events, device: str) -> tuple[list[ProfiledOp], list[float]]:
     ranges: list[tuple[float, float, int]] = []
     for event in events:
         if event.name.startswith(STEP_PREFIX):
-            index = int(event.name[len(STEP_PREFIX):])
+            index = int(event.name[len(STEP_PREFIX) :])
             steps[index] = event.time_range.elapsed_us()
             ranges.append((event.time_range.start, event.time_range.end, index))
     # DeviceType is public in torch.autograd but not re-exported by its stubs.
@@ -113,12 +116,12 @@ def _calls(events, device: str) -> tuple[list[ProfiledOp], list[float]]:
         while parent is not None:
             name = parent.name
             if name.startswith(STEP_PREFIX):
-                step = int(name[len(STEP_PREFIX):])
+                step = int(name[len(STEP_PREFIX) :])
             elif name.startswith(MODULE_PREFIX):
-                modules.append(name[len(MODULE_PREFIX):])
+                modules.append(name[len(MODULE_PREFIX) :])
             else:
                 if name.startswith(BACKWARD_PREFIX) and backward is None:
-                    backward = name[len(BACKWARD_PREFIX):]
+                    backward = name[len(BACKWARD_PREFIX) :]
                 ancestors.append(name)
             parent = parent.cpu_parent
         if step is None:  # another thread (autograd, a data loader): place it by time
@@ -127,10 +130,18 @@ def _calls(events, device: str) -> tuple[list[ProfiledOp], list[float]]:
             if step is None:
                 continue
         if event.name.startswith(BACKWARD_PREFIX):
-            backward = event.name[len(BACKWARD_PREFIX):]
-        calls.append(ProfiledOp(step=step, name=event.name, self_us=float(self_us),
-                            shapes=tuple(tuple(s) if isinstance(s, list) else s for s in (event.input_shapes or ())),
-                            modules=tuple(modules), ancestors=tuple(reversed(ancestors)), backward_of=backward))
+            backward = event.name[len(BACKWARD_PREFIX) :]
+        calls.append(
+            ProfiledOp(
+                step=step,
+                name=event.name,
+                self_us=float(self_us),
+                shapes=tuple(tuple(s) if isinstance(s, list) else s for s in (event.input_shapes or ())),
+                modules=tuple(modules),
+                ancestors=tuple(reversed(ancestors)),
+                backward_of=backward,
+            )
+        )
     return calls, [steps[i] for i in sorted(steps)]
 
 

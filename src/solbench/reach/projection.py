@@ -36,8 +36,13 @@ def _gain(step: float, times: Mapping[str, float], speedups: Mapping[str, float]
     return step / (step - saved) - 1 if step > saved else float("inf")
 
 
-def project(step_us: list[float], problem_us: Mapping[str, list[float]], speedups: Mapping[str, Speedup],
-            source: str, seed: int = 0) -> Projection:
+def project(
+    step_us: list[float],
+    problem_us: Mapping[str, list[float]],
+    speedups: Mapping[str, Speedup],
+    source: str,
+    seed: int = 0,
+) -> Projection:
     used = {p: s for p, s in speedups.items() if p in problem_us}
     steps = len(step_us)
     mean_times = {p: statistics.fmean(v) for p, v in problem_us.items()}
@@ -49,5 +54,12 @@ def project(step_us: list[float], problem_us: Mapping[str, list[float]], speedup
         drawn = {p: s.mean * (2.718281828459045 ** rng.gauss(0.0, s.log_std)) for p, s in used.items()}
         draws.append(_gain(step_us[i], {p: v[i] for p, v in problem_us.items()}, drawn))
     draws.sort()
-    return Projection(gain=point, low=draws[int(0.05 * (DRAWS - 1))], high=draws[int(0.95 * (DRAWS - 1))],
-                      median=draws[DRAWS // 2], speedups=used, covered_problems=len(used), source=source)
+    return Projection(
+        gain=point,
+        low=draws[int(0.05 * (DRAWS - 1))],
+        high=draws[int(0.95 * (DRAWS - 1))],
+        median=draws[DRAWS // 2],
+        speedups=used,
+        covered_problems=len(used),
+        source=source,
+    )

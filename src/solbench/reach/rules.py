@@ -32,13 +32,41 @@ ADDRESSABLE = "addressable"
 FRAMEWORK = "framework"
 
 VENDOR_CLASSES: dict[str, tuple[str, ...]] = {
-    "gemm": ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addbmm", "aten::linear",
-             "aten::matmul", "aten::_addmm_activation", "aten::addmv", "aten::mv", "aten::_scaled_mm",
-             "aten::_int_mm", "aten::_grouped_mm", "aten::_scaled_grouped_mm", "aten::dot"),
-    "convolution": ("aten::convolution", "aten::_convolution", "aten::conv1d", "aten::conv2d", "aten::conv3d",
-                    "aten::conv_transpose*", "aten::*convolution*", "aten::_slow_conv*", "aten::_nnpack*"),
-    "attention": ("aten::scaled_dot_product_attention", "aten::_scaled_dot_product_*attention*",
-                  "aten::_flash_attention_*", "aten::_efficient_attention_*", "aten::_cudnn_attention*"),
+    "gemm": (
+        "aten::mm",
+        "aten::addmm",
+        "aten::bmm",
+        "aten::baddbmm",
+        "aten::addbmm",
+        "aten::linear",
+        "aten::matmul",
+        "aten::_addmm_activation",
+        "aten::addmv",
+        "aten::mv",
+        "aten::_scaled_mm",
+        "aten::_int_mm",
+        "aten::_grouped_mm",
+        "aten::_scaled_grouped_mm",
+        "aten::dot",
+    ),
+    "convolution": (
+        "aten::convolution",
+        "aten::_convolution",
+        "aten::conv1d",
+        "aten::conv2d",
+        "aten::conv3d",
+        "aten::conv_transpose*",
+        "aten::*convolution*",
+        "aten::_slow_conv*",
+        "aten::_nnpack*",
+    ),
+    "attention": (
+        "aten::scaled_dot_product_attention",
+        "aten::_scaled_dot_product_*attention*",
+        "aten::_flash_attention_*",
+        "aten::_efficient_attention_*",
+        "aten::_cudnn_attention*",
+    ),
     "collective": ("c10d::*", "nccl:*", "gloo:*", "aten::_c10d_functional*", "_c10d_functional::*"),
 }
 
@@ -74,8 +102,7 @@ class Rules:
     def as_json(self) -> dict:
         return {"classes": {k: list(v) for k, v in self.classes.items()}, "addressable": list(self.addressable)}
 
-    def merged(self, classes: Mapping[str, list[str]] | None = None,
-               addressable: list[str] | None = None) -> Rules:
+    def merged(self, classes: Mapping[str, list[str]] | None = None, addressable: list[str] | None = None) -> Rules:
         """These rules with the named classes' patterns replaced (an empty list drops a class)."""
         merged = dict(self.classes)
         for cls, patterns in (classes or {}).items():
@@ -83,8 +110,9 @@ class Rules:
                 merged[cls] = tuple(patterns)
             else:
                 merged.pop(cls, None)
-        return replace(self, classes=merged,
-                       addressable=tuple(addressable) if addressable is not None else self.addressable)
+        return replace(
+            self, classes=merged, addressable=tuple(addressable) if addressable is not None else self.addressable
+        )
 
 
 DEFAULT_RULES = Rules()
@@ -96,11 +124,14 @@ def load_rules(path: Path | None) -> Rules:
         return DEFAULT_RULES
     data = read_json_file(path, "rules file", ReachError)
     if not isinstance(data, dict) or set(data) - {"classes", "addressable", "op_types"}:
-        raise ReachError(f"{path}: expected an object with 'classes' (class -> list of op-name globs), "
-                         "'addressable' (list of globs) and/or 'op_types' (family -> list of suite op_types)")
+        raise ReachError(
+            f"{path}: expected an object with 'classes' (class -> list of op-name globs), "
+            "'addressable' (list of globs) and/or 'op_types' (family -> list of suite op_types)"
+        )
     classes = data.get("classes", {})
-    if not isinstance(classes, dict) or not all(isinstance(v, list) and all(isinstance(p, str) for p in v)
-                                                for v in classes.values()):
+    if not isinstance(classes, dict) or not all(
+        isinstance(v, list) and all(isinstance(p, str) for p in v) for v in classes.values()
+    ):
         raise ReachError(f"{path}: 'classes' must map a class name to a list of op-name globs")
     if ADDRESSABLE in classes or FRAMEWORK in classes:
         raise ReachError(f"{path}: 'classes' names vendor classes; '{ADDRESSABLE}' is the 'addressable' list")

@@ -34,8 +34,12 @@ class Speedup:
 
 def _summary(values: list[float], source: str) -> Speedup:
     logs = [math.log(v) for v in values]
-    return Speedup(mean=math.exp(statistics.fmean(logs)), log_std=statistics.stdev(logs) if len(logs) > 1 else 0.0,
-                   count=len(values), source=source)
+    return Speedup(
+        mean=math.exp(statistics.fmean(logs)),
+        log_std=statistics.stdev(logs) if len(logs) > 1 else 0.0,
+        count=len(values),
+        source=source,
+    )
 
 
 def speedups_from_traces(folder: Path) -> dict[str, Speedup]:
@@ -54,7 +58,8 @@ def speedups_from_traces(folder: Path) -> dict[str, Speedup]:
                 continue
             if performance.latency_ms > 0 and performance.reference_latency_ms > 0:
                 per_solution[(trace.definition, trace.solution or "")].append(
-                    performance.reference_latency_ms / performance.latency_ms)
+                    performance.reference_latency_ms / performance.latency_ms
+                )
     best: dict[str, Speedup] = {}
     for (definition, _), values in per_solution.items():
         summary = _summary(values, "traces")
@@ -67,7 +72,7 @@ def speedups_from_export(path: Path) -> dict[str, Speedup]:
     data = read_json_file(path, "speedups file", ReachError)
     table = data.get("speedups") if isinstance(data, dict) else None
     if not isinstance(table, dict):
-        raise ReachError(f"{path}: expected {{\"speedups\": {{\"problem\": x or [x, ...]}}}}")
+        raise ReachError(f'{path}: expected {{"speedups": {{"problem": x or [x, ...]}}}}')
     result = {}
     for name, value in table.items():
         values = value if isinstance(value, list) else [value]

@@ -41,11 +41,18 @@ def load_suite(root: Path) -> list[SuiteProblem]:
         tags = definition.get("tags") or []
         if not isinstance(tags, list):
             raise ReachError(f"{path}: tags: expected a list of strings")
-        sizes = frozenset(int(axis["value"]) for axis in (definition.get("axes") or {}).values()
-                          if isinstance(axis, dict) and axis.get("type") == "const"
-                          and isinstance(axis.get("value"), int))
-        problems.append(SuiteProblem(name=definition.get("name", folder.name),
-                                     set=problem_set(tags, folder, root), op_type=definition.get("op_type") or "",
-                                     models=tuple(t[len("model:"):] for t in tags
-                                                 if isinstance(t, str) and t.startswith("model:")), sizes=sizes))
+        sizes = frozenset(
+            int(axis["value"])
+            for axis in (definition.get("axes") or {}).values()
+            if isinstance(axis, dict) and axis.get("type") == "const" and isinstance(axis.get("value"), int)
+        )
+        problems.append(
+            SuiteProblem(
+                name=definition.get("name", folder.name),
+                set=problem_set(tags, folder, root),
+                op_type=definition.get("op_type") or "",
+                models=tuple(t[len("model:") :] for t in tags if isinstance(t, str) and t.startswith("model:")),
+                sizes=sizes,
+            )
+        )
     return problems

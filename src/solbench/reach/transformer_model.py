@@ -27,8 +27,10 @@ def transformer_config(record: dict[str, Any], layers: int | None, overrides: di
     transformers = require_transformers()
     model_type = record.get("model_type")
     if not model_type or model_type not in transformers.CONFIG_MAPPING:
-        raise ReachError(f"model {record.get('name')!r}: model_type {model_type!r} is not a transformers "
-                         "architecture this install knows; pick a record with a model_type such as llama or qwen3")
+        raise ReachError(
+            f"model {record.get('name')!r}: model_type {model_type!r} is not a transformers "
+            "architecture this install knows; pick a record with a model_type such as llama or qwen3"
+        )
     values = config_values(record)
     values.update(overrides or {})
     notes = []
@@ -38,8 +40,10 @@ def transformer_config(record: dict[str, Any], layers: int | None, overrides: di
         for key in _PER_LAYER_KEYS:
             if isinstance(values.get(key), list):
                 values[key] = values[key][:layers]
-        notes.append(f"depth scaled: {layers} of {published} decoder layers (widths as published); the embedding "
-                     f"and LM head weigh {published / layers:.1f}x more than in the full model")
+        notes.append(
+            f"depth scaled: {layers} of {published} decoder layers (widths as published); the embedding "
+            f"and LM head weigh {published / layers:.1f}x more than in the full model"
+        )
     if overrides:
         notes.append(f"configuration overridden: {', '.join(f'{k}={v}' for k, v in overrides.items())}")
     values.pop("model_type", None)
@@ -52,16 +56,28 @@ def transformer_config(record: dict[str, Any], layers: int | None, overrides: di
     return config, notes
 
 
-def build_transformer(record: dict[str, Any], *, mode: str, batch: int, seq: int, layers: int | None,
-                      device: str, dtype: str, overrides: dict[str, Any] | None = None) -> BuiltModel:
+def build_transformer(
+    record: dict[str, Any],
+    *,
+    mode: str,
+    batch: int,
+    seq: int,
+    layers: int | None,
+    device: str,
+    dtype: str,
+    overrides: dict[str, Any] | None = None,
+) -> BuiltModel:
     """The causal LM of ``record`` and one step of it on ``batch`` sequences of ``seq`` random tokens."""
     import torch
     from transformers import AutoModelForCausalLM
 
     config, notes = transformer_config(record, layers, overrides)
     published = record.get("num_hidden_layers")
-    depth = DepthScaling("*DecoderLayer", config.num_hidden_layers, published) \
-        if published and config.num_hidden_layers < published else None
+    depth = (
+        DepthScaling("*DecoderLayer", config.num_hidden_layers, published)
+        if published and config.num_hidden_layers < published
+        else None
+    )
     torch.manual_seed(0)
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
@@ -69,17 +85,34 @@ def build_transformer(record: dict[str, Any], *, mode: str, batch: int, seq: int
     if mode == "training":
         model.train()
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, foreach=True)
-        step = training_step(model, (tokens,), lambda out: torch.nn.functional.cross_entropy(
-            out.logits.flatten(0, 1).float(), tokens.flatten()), optimizer)
+        step = training_step(
+            model,
+            (tokens,),
+            lambda out: torch.nn.functional.cross_entropy(out.logits.flatten(0, 1).float(), tokens.flatten()),
+            optimizer,
+        )
         notes.append("training step: forward, next-token cross-entropy, backward, AdamW (foreach)")
     else:
         model.eval()
         step = inference_step(model, (tokens,))
         notes.append("inference step: one prefill forward of the whole sequence, no KV cache")
-    return BuiltModel(name=record["name"], kind="transformers", module=model, step=step, scaling=notes,
-                      config={"model_type": config.model_type, "num_hidden_layers": config.num_hidden_layers,
-                              "hidden_size": config.hidden_size, "vocab_size": config.vocab_size,
-                              "batch": batch, "seq": seq, "dtype": dtype}, depth=depth)
+    return BuiltModel(
+        name=record["name"],
+        kind="transformers",
+        module=model,
+        step=step,
+        scaling=notes,
+        config={
+            "model_type": config.model_type,
+            "num_hidden_layers": config.num_hidden_layers,
+            "hidden_size": config.hidden_size,
+            "vocab_size": config.vocab_size,
+            "batch": batch,
+            "seq": seq,
+            "dtype": dtype,
+        },
+        depth=depth,
+    )
 
 
 def find_transformer_record(name: str, configs: Path) -> dict[str, Any]:

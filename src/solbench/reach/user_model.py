@@ -16,7 +16,7 @@ PREFIX = "module:"
 
 
 def parse_spec(spec: str) -> tuple[Path, str]:
-    body = spec[len(PREFIX):]
+    body = spec[len(PREFIX) :]
     path, sep, factory = body.rpartition(":")
     if not sep or not path.endswith(".py") or not factory.isidentifier():
         raise ReachError(f"{spec!r}: expected module:PATH.py:FACTORY (a function returning (module, example_inputs))")
@@ -52,5 +52,11 @@ def build_user_model(spec: str, *, mode: str, device: str) -> BuiltModel:
         model.eval()
         step = inference_step(model, inputs)
         notes = ["inference step: one forward on the factory's example inputs"]
-    return BuiltModel(name=f"{path.stem}:{factory_name}", kind="module", module=model, step=step, scaling=notes,
-                      config={"file": str(path), "factory": factory_name})
+    return BuiltModel(
+        name=f"{path.stem}:{factory_name}",
+        kind="module",
+        module=model,
+        step=step,
+        scaling=notes,
+        config={"file": str(path), "factory": factory_name},
+    )

@@ -29,8 +29,10 @@ def fastest_correct(out: Path, hardware_id: str, candidates: list[str]) -> tuple
         seen.update((trace.definition, trace.workload.uuid) for trace in traces)
         passed += baselines_from_traces(traces, hardware_id, SOURCE_NAMES.get(solution, f"solution {solution}"))
     best = fastest(passed)
-    notes = [f"{definition} workload {workload}: no candidate passed, no baseline"
-             for definition, workload in sorted(seen - {(b.definition, b.workload) for b in best})]
+    notes = [
+        f"{definition} workload {workload}: no candidate passed, no baseline"
+        for definition, workload in sorted(seen - {(b.definition, b.workload) for b in best})
+    ]
     return best, notes
 
 
@@ -41,8 +43,15 @@ def baselines_from_traces(traces: list[Trace], hardware_id: str, source: str) ->
         assert t.evaluation is not None, "baselines are taken from evaluated traces"
         performance = t.evaluation.performance
         if t.evaluation.status is EvaluationStatus.PASSED and performance and performance.latency_ms:
-            found.append(Baseline(definition=t.definition, workload=t.workload.uuid, hardware=hardware_id,
-                                  latency_ms=performance.latency_ms, source=source))
+            found.append(
+                Baseline(
+                    definition=t.definition,
+                    workload=t.workload.uuid,
+                    hardware=hardware_id,
+                    latency_ms=performance.latency_ms,
+                    source=source,
+                )
+            )
     return found
 
 

@@ -30,8 +30,9 @@ from solbench.version import __version__
 class BaselineSearch(Protocol):
     """More T_b candidates, searched per problem once the suite's candidates are timed."""
 
-    def __call__(self, jobs: list[Job], hardware: str, config: EvaluationConfig, work: Path,
-                 progress: Progress) -> tuple[list[Baseline], list[str]]:
+    def __call__(
+        self, jobs: list[Job], hardware: str, config: EvaluationConfig, work: Path, progress: Progress
+    ) -> tuple[list[Baseline], list[str]]:
         """A Baseline per workload the best candidate of a problem PASSED, and a note per problem without one.
 
         `jobs` holds one job per problem (its reference); `hardware` is the id the baselines are for, `config`
@@ -53,12 +54,23 @@ class BaselineMeasurement:
     """Everything `output` holds now: what it held before, with the workloads measured now replaced."""
 
 
-def measure_baselines(suite: Path = DEFAULT_SUITE, *, output: Path, hardware: str | None = None,
-                      categories: Sequence[str] = (), names: Sequence[str] = (), solution_names: Sequence[str] = (),
-                      compile_reference: bool = True, limit: int | None = None,
-                      workers: int = pool.DEFAULT_WORKERS, work: Path | None = None, rerun: bool = False,
-                      config: EvaluationConfig | None = None, search: BaselineSearch | None = None,
-                      progress: Progress | None = None) -> BaselineMeasurement:
+def measure_baselines(
+    suite: Path = DEFAULT_SUITE,
+    *,
+    output: Path,
+    hardware: str | None = None,
+    categories: Sequence[str] = (),
+    names: Sequence[str] = (),
+    solution_names: Sequence[str] = (),
+    compile_reference: bool = True,
+    limit: int | None = None,
+    workers: int = pool.DEFAULT_WORKERS,
+    work: Path | None = None,
+    rerun: bool = False,
+    config: EvaluationConfig | None = None,
+    search: BaselineSearch | None = None,
+    progress: Progress | None = None,
+) -> BaselineMeasurement:
     """T_b per workload of `suite` on `hardware` (default: `local` on the CPU; required on a GPU), merged into the
     baselines file `output` (created, or merged into: entries measured now replace the same workload's).
 
@@ -74,8 +86,9 @@ def measure_baselines(suite: Path = DEFAULT_SUITE, *, output: Path, hardware: st
         raise RunOptionError("hardware", "required on a GPU: name the spec these baselines are for (e.g. H200)")
     existing = load_baselines(output).entries() if output.exists() else []
     candidates = [REFERENCE] + ([COMPILED_REFERENCE] if compile_reference else []) + list(solution_names)
-    jobs, notes = plan_jobs(suite, solutions=candidates, categories=list(categories) or None,
-                            names=list(names) or None, limit=limit)
+    jobs, notes = plan_jobs(
+        suite, solutions=candidates, categories=list(categories) or None, names=list(names) or None, limit=limit
+    )
     if not jobs:
         raise NoProblemsMatch(suite, list(categories), list(names))
     spec = _hardware(hardware, progress)
@@ -84,15 +97,29 @@ def measure_baselines(suite: Path = DEFAULT_SUITE, *, output: Path, hardware: st
     work = work or Path("runs") / f"baseline-{spec.id.lower()}"
     progress(Started(tuple(jobs), tuple(candidates), work, spec.id))
     on_done, on_retry = job_reports(progress, len(jobs))
-    pool.run_jobs(jobs, RunSettings(config=config, out=work, rerun=rerun), workers=workers, on_done=on_done,
-                  on_retry=on_retry)
+    pool.run_jobs(
+        jobs, RunSettings(config=config, out=work, rerun=rerun), workers=workers, on_done=on_done, on_retry=on_retry
+    )
     measured, missing = fastest_correct(work, spec.id, candidates)
     if search is not None:
-        measured, missing = _with_search(search, [job for job in jobs if job.solution == REFERENCE], spec.id,
-                                         config, work, measured, missing, progress)
+        measured, missing = _with_search(
+            search,
+            [job for job in jobs if job.solution == REFERENCE],
+            spec.id,
+            config,
+            work,
+            measured,
+            missing,
+            progress,
+        )
     entries = merge(existing, measured)
-    save_baselines(output, entries, created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   harness_version=__version__, hardware_description=spec.name)
+    save_baselines(
+        output,
+        entries,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        harness_version=__version__,
+        hardware_description=spec.name,
+    )
     return BaselineMeasurement(tuple(measured), tuple(missing), output, Baselines(entries))
 
 
@@ -105,12 +132,19 @@ def _hardware(hardware: str | None, progress: Progress):
     return lookup(hardware or LOCAL_ID)
 
 
-def _with_search(search: BaselineSearch, jobs: list[Job], hardware_id: str, config: EvaluationConfig, work: Path,
-                 measured: list[Baseline], missing: list[str], progress: Progress) -> tuple[list[Baseline], list[str]]:
+def _with_search(
+    search: BaselineSearch,
+    jobs: list[Job],
+    hardware_id: str,
+    config: EvaluationConfig,
+    work: Path,
+    measured: list[Baseline],
+    missing: list[str],
+    progress: Progress,
+) -> tuple[list[Baseline], list[str]]:
     """The search's best candidates join the candidates' latencies (fastest wins); a workload it found is no longer
     missing."""
     found, notes = search(jobs, hardware_id, config, work, progress)
     searched = {(b.definition, b.workload) for b in found}
     still_missing = [note for note in missing if not any(f"{d} workload {w}:" in note for d, w in searched)]
     return fastest(measured, found), still_missing + notes
-

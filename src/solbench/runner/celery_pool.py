@@ -66,11 +66,17 @@ def workers_serving(broker: BrokerSettings, hardware: str, timeout_s: float = 2.
     return sorted(node for node, queues in replies.items() if any(q.get("name") == wanted for q in queues))
 
 
-def run_jobs_on_broker(jobs: list[Job], settings: RunSettings, broker: BrokerSettings, *, hardware: str,
-                       on_start: Callable[[Job], None] | None = None,
-                       on_done: Callable[[JobResult], None] | None = None,
-                       on_retry: Callable[[WorkerDied], None] | None = None,
-                       retries: int = RETRIES_AFTER_WORKER_DEATH) -> list[JobResult]:
+def run_jobs_on_broker(
+    jobs: list[Job],
+    settings: RunSettings,
+    broker: BrokerSettings,
+    *,
+    hardware: str,
+    on_start: Callable[[Job], None] | None = None,
+    on_done: Callable[[JobResult], None] | None = None,
+    on_retry: Callable[[WorkerDied], None] | None = None,
+    retries: int = RETRIES_AFTER_WORKER_DEATH,
+) -> list[JobResult]:
     """Results in completion order, one per job; the jobs run on the workers of `hardware`.
 
     As with the local pool, a job whose worker died (its heartbeat stopped) is sent again, `retries`
@@ -99,8 +105,7 @@ def run_jobs_on_broker(jobs: list[Job], settings: RunSettings, broker: BrokerSet
 class _Dispatch:
     """The jobs in flight on the broker: sending, collecting, and sending again those whose worker died."""
 
-    def __init__(self, app, broker: BrokerSettings, settings: RunSettings, queue: str, on_done, on_retry,
-                 retries: int):
+    def __init__(self, app, broker: BrokerSettings, settings: RunSettings, queue: str, on_done, on_retry, retries: int):
         self.app, self.broker, self.settings, self.queue = app, broker, settings, queue
         self.on_done, self.on_retry, self.retries = on_done, on_retry, retries
         self.store = TraceStore(settings.out)
@@ -120,8 +125,7 @@ class _Dispatch:
 
     def wait(self) -> None:
         while self.sent:
-            for task_id, meta in self.app.backend.get_many(set(self.sent), interval=POLL_INTERVAL_S,
-                                                           max_iterations=1):
+            for task_id, meta in self.app.backend.get_many(set(self.sent), interval=POLL_INTERVAL_S, max_iterations=1):
                 job = self.sent.pop(task_id, None)
                 if job is not None:
                     self.finish(_collect(job, meta, self.settings, self.store))
@@ -141,9 +145,17 @@ class _Dispatch:
                     self.on_retry(death)
                 self.send(job)
             else:
-                self.finish(JobResult(job, worker_died=death.how, error=(
-                    f"the worker running it {death.how}, on each of {self.deaths[job]} attempts; no traces written, "
-                    f"so running the same command again retries it")))
+                self.finish(
+                    JobResult(
+                        job,
+                        worker_died=death.how,
+                        error=(
+                            f"the worker running it {death.how}, on each of {self.deaths[job]} attempts; no "
+                            f"traces written, "
+                            f"so running the same command again retries it"
+                        ),
+                    )
+                )
 
 
 def _skipped_or_unreadable(job: Job, settings: RunSettings, store: TraceStore) -> JobResult | None:

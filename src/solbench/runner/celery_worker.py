@@ -55,11 +55,19 @@ def start_worker(app, queues: list[str], options: WorkerOptions) -> None:
 
 
 def _consume(app, queues: list[str], options: WorkerOptions) -> None:
-    app.worker_main([
-        "worker", f"--hostname={options.node_name}", f"--queues={','.join(queues)}",
-        f"--concurrency={options.concurrency}", "--pool=prefork", f"--loglevel={options.loglevel}",
-        f"--heartbeat-interval={max(1, round(options.heartbeat_s))}", "--without-mingle", "--without-gossip",
-    ])
+    app.worker_main(
+        [
+            "worker",
+            f"--hostname={options.node_name}",
+            f"--queues={','.join(queues)}",
+            f"--concurrency={options.concurrency}",
+            "--pool=prefork",
+            f"--loglevel={options.loglevel}",
+            f"--heartbeat-interval={max(1, round(options.heartbeat_s))}",
+            "--without-mingle",
+            "--without-gossip",
+        ]
+    )
 
 
 def _warm_up(**_) -> None:

@@ -34,8 +34,11 @@ class Job:
 
 def solution_file(problem_dir: Path, solution_name: str) -> Path | None:
     """A problem's named solution: ``solutions/NAME.json``, ``solution_NAME.json`` or ``NAME.json``."""
-    for candidate in (problem_dir / "solutions" / f"{solution_name}.json", problem_dir / f"solution_{solution_name}.json",
-                      problem_dir / f"{solution_name}.json"):
+    for candidate in (
+        problem_dir / "solutions" / f"{solution_name}.json",
+        problem_dir / f"solution_{solution_name}.json",
+        problem_dir / f"{solution_name}.json",
+    ):
         if candidate.is_file():
             return candidate
     return None
@@ -47,8 +50,14 @@ def _set_and_name(folder: Path, suite_root: Path) -> tuple[str, str]:
     return problem_set(definition.get("tags") or [], folder, suite_root), name
 
 
-def plan_jobs(suite_root: Path, *, solutions: list[str], categories: list[str] | None = None,
-              names: list[str] | None = None, limit: int | None = None) -> tuple[list[Job], list[str]]:
+def plan_jobs(
+    suite_root: Path,
+    *,
+    solutions: list[str],
+    categories: list[str] | None = None,
+    names: list[str] | None = None,
+    limit: int | None = None,
+) -> tuple[list[Job], list[str]]:
     """Jobs in suite order, and notes for problems skipped because they lack a named solution.
 
     ``categories`` match a problem's set (`problem_set`: its ``set:`` tag, else its first folder under the suite),
@@ -73,8 +82,10 @@ def plan_jobs(suite_root: Path, *, solutions: list[str], categories: list[str] |
                 continue
             path = solution_file(folder, solution)
             if path is None:
-                notes.append(f"{name}: no solution named {solution!r} (looked for solutions/{solution}.json, "
-                             f"solution_{solution}.json, {solution}.json)")
+                notes.append(
+                    f"{name}: no solution named {solution!r} (looked for solutions/{solution}.json, "
+                    f"solution_{solution}.json, {solution}.json)"
+                )
             else:
                 jobs.append(Job(folder, name, set_name, solution, path))
     return jobs, notes

@@ -31,11 +31,16 @@ DEFAULT_WORKERS = 1
 """Worker processes of a run that names none: everything runs in this process."""
 
 
-def run_jobs(jobs: list[Job], settings: RunSettings, *, workers: int = DEFAULT_WORKERS,
-             on_start: Callable[[Job], None] | None = None,
-             on_done: Callable[[JobResult], None] | None = None,
-             on_retry: Callable[[WorkerDied], None] | None = None,
-             retries: int = RETRIES_AFTER_WORKER_DEATH) -> list[JobResult]:
+def run_jobs(
+    jobs: list[Job],
+    settings: RunSettings,
+    *,
+    workers: int = DEFAULT_WORKERS,
+    on_start: Callable[[Job], None] | None = None,
+    on_done: Callable[[JobResult], None] | None = None,
+    on_retry: Callable[[WorkerDied], None] | None = None,
+    retries: int = RETRIES_AFTER_WORKER_DEATH,
+) -> list[JobResult]:
     """Results in completion order, one per job. With one worker everything runs in this process.
 
     ``on_retry`` hears of each worker death that sends its job back to the queue; a job whose
@@ -114,9 +119,17 @@ class _Pool:
                 self.on_retry(death)
             return
         attempts = self.deaths[death.job]
-        self._finish(JobResult(death.job, worker_died=death.how, error=(
-            f"the worker process running it {death.how}" + (f", on each of {attempts} attempts" if attempts > 1 else "")
-            + "; no traces written, so running the same command again retries it")))
+        self._finish(
+            JobResult(
+                death.job,
+                worker_died=death.how,
+                error=(
+                    f"the worker process running it {death.how}"
+                    + (f", on each of {attempts} attempts" if attempts > 1 else "")
+                    + "; no traces written, so running the same command again retries it"
+                ),
+            )
+        )
 
     def _finish(self, result: JobResult) -> None:
         self.results.append(result)

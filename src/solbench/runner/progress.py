@@ -118,4 +118,5 @@ def job_reports(progress: Progress, total: int) -> tuple[Callable[[JobResult], N
 
     def retried(death: WorkerDied) -> None:
         progress(JobRetried(death.job, death.how))
+
     return done, retried

@@ -62,10 +62,15 @@ class RemoteResult(BaseModel):
 
 def remote_job(job: Job, config: EvaluationConfig) -> RemoteJob:
     folder = Path(job.problem_dir).resolve()
-    return RemoteJob(key=job.key, problem_dir=str(folder), definition_json=(folder / DEFINITION_FILE).read_text(),
-                     workload_jsonl=(folder / WORKLOAD_FILE).read_text(), solution=job.solution,
-                     solution_json=job.solution_path.read_text() if job.solution_path else None,
-                     config=_CONFIG.dump_python(config, mode="json"))
+    return RemoteJob(
+        key=job.key,
+        problem_dir=str(folder),
+        definition_json=(folder / DEFINITION_FILE).read_text(),
+        workload_jsonl=(folder / WORKLOAD_FILE).read_text(),
+        solution=job.solution,
+        solution_json=job.solution_path.read_text() if job.solution_path else None,
+        config=_CONFIG.dump_python(config, mode="json"),
+    )
 
 
 def evaluate_remote(message: RemoteJob, device: str | None, worker: str = "") -> RemoteResult:
@@ -92,18 +97,22 @@ def evaluate_remote(message: RemoteJob, device: str | None, worker: str = "") ->
             resolved = config.resolved()
             traces = evaluate(problem, solution_for(job, problem, resolved.device), resolved)
         except SolbenchError as error:
-            return RemoteResult(key=message.key, error=str(error), seconds=time.perf_counter() - started,
-                                worker=worker)
-    return RemoteResult(key=message.key, traces_jsonl="".join(t.model_dump_json() + "\n" for t in traces),
-                        seconds=time.perf_counter() - started, worker=worker)
+            return RemoteResult(key=message.key, error=str(error), seconds=time.perf_counter() - started, worker=worker)
+    return RemoteResult(
+        key=message.key,
+        traces_jsonl="".join(t.model_dump_json() + "\n" for t in traces),
+        seconds=time.perf_counter() - started,
+        worker=worker,
+    )
 
 
 def _problem_folder(message: RemoteJob, scratch: Path) -> Path:
     """The runner's folder when this machine has it with the same files; else a copy written from the message."""
     shared = Path(message.problem_dir)
     try:
-        if (shared / DEFINITION_FILE).read_text() == message.definition_json \
-                and (shared / WORKLOAD_FILE).read_text() == message.workload_jsonl:
+        if (shared / DEFINITION_FILE).read_text() == message.definition_json and (
+            shared / WORKLOAD_FILE
+        ).read_text() == message.workload_jsonl:
             return shared
     except OSError:
         pass
@@ -123,8 +132,11 @@ def register_run_task(app, *, broker_url: str, device: str | None) -> None:
         worker = task.request.hostname or ""
         deliveries = count_delivery(broker_url, task.request.id)
         if deliveries > MAX_DELIVERIES:
-            return RemoteResult(key=job.key, worker=worker, worker_died=(
-                f"died on each of {MAX_DELIVERIES} workers it was delivered to"),
+            return RemoteResult(
+                key=job.key,
+                worker=worker,
+                worker_died=(f"died on each of {MAX_DELIVERIES} workers it was delivered to"),
                 error=f"the workers running it died on each of {MAX_DELIVERIES} attempts; no traces written, "
-                      f"so running the same command again retries it").model_dump(mode="json")
+                f"so running the same command again retries it",
+            ).model_dump(mode="json")
         return evaluate_remote(job, device, worker).model_dump(mode="json")

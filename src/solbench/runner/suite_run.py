@@ -39,12 +39,24 @@ class SuiteRun:
         return tuple(result for result in self.results if result.error)
 
 
-def run_suite(suite: Path = DEFAULT_SUITE, *, solution_name: str = REFERENCE, categories: Sequence[str] = (),
-              names: Sequence[str] = (), limit: int | None = None, workers: int = pool.DEFAULT_WORKERS,
-              out: Path | None = None, rerun: bool = False, hardware: str | None = None,
-              baselines: Baselines | Path | None = None, config: EvaluationConfig | None = None,
-              broker: str | None = None, warm_sandboxes: bool = False, tier: str | None = None,
-              progress: Progress | None = None) -> SuiteRun:
+def run_suite(
+    suite: Path = DEFAULT_SUITE,
+    *,
+    solution_name: str = REFERENCE,
+    categories: Sequence[str] = (),
+    names: Sequence[str] = (),
+    limit: int | None = None,
+    workers: int = pool.DEFAULT_WORKERS,
+    out: Path | None = None,
+    rerun: bool = False,
+    hardware: str | None = None,
+    baselines: Baselines | Path | None = None,
+    config: EvaluationConfig | None = None,
+    broker: str | None = None,
+    warm_sandboxes: bool = False,
+    tier: str | None = None,
+    progress: Progress | None = None,
+) -> SuiteRun:
     """Evaluate the solution `solution_name` on every problem of `suite` (a suite folder or one problem), write the
     traces and `summary.json` under `out` (default: runs/<suite>-<solution_name>) and return the summary.
 
@@ -60,8 +72,9 @@ def run_suite(suite: Path = DEFAULT_SUITE, *, solution_name: str = REFERENCE, ca
     loaded_baselines = as_baselines(baselines)
     check_counts(workers=workers, limit=limit)
     check_tier(tier)
-    jobs, notes = plan_jobs(suite, solutions=[solution_name], categories=list(categories) or None,
-                            names=list(names) or None, limit=limit)
+    jobs, notes = plan_jobs(
+        suite, solutions=[solution_name], categories=list(categories) or None, names=list(names) or None, limit=limit
+    )
     if not jobs:
         raise NoProblemsMatch(suite, list(categories), list(names))
     _check_broker(broker, warm_sandboxes=warm_sandboxes, tier=tier, hardware=hardware, device=config.device)
@@ -69,8 +82,15 @@ def run_suite(suite: Path = DEFAULT_SUITE, *, solution_name: str = REFERENCE, ca
     for note in notes:
         progress(Skipped(note))
     out = out or Path("runs") / f"{suite.resolve().name}-{solution_name}"
-    settings = RunSettings(config=config, out=out, hardware=sol_hardware, baselines=loaded_baselines, rerun=rerun,
-                           warm_sandboxes=warm_sandboxes, tier=tier)
+    settings = RunSettings(
+        config=config,
+        out=out,
+        hardware=sol_hardware,
+        baselines=loaded_baselines,
+        rerun=rerun,
+        warm_sandboxes=warm_sandboxes,
+        tier=tier,
+    )
     if broker:
         assert sol_hardware is not None, "_check_broker refuses a broker run without --hardware"
         run = _broker_runner(broker, sol_hardware, progress)
@@ -80,26 +100,39 @@ def run_suite(suite: Path = DEFAULT_SUITE, *, solution_name: str = REFERENCE, ca
     on_done, on_retry = job_reports(progress, len(jobs))
     results = run(jobs, settings, on_done=on_done, on_retry=on_retry)
     failed = [result for result in results if result.error]
-    summary = replace(summarize(out, sol_hardware, loaded_baselines),
-                      errors=[f"{result.job.key}: {result.error}" for result in failed],
-                      lost_to_dead_workers=sum(result.worker_died is not None for result in failed))
+    summary = replace(
+        summarize(out, sol_hardware, loaded_baselines),
+        errors=[f"{result.job.key}: {result.error}" for result in failed],
+        lost_to_dead_workers=sum(result.worker_died is not None for result in failed),
+    )
     return SuiteRun(summary, write_summary(out, summary), tuple(results))
 
 
-def _check_broker(broker: str | None, *, warm_sandboxes: bool, tier: str | None, hardware: str | None,
-                  device: str) -> None:
+def _check_broker(
+    broker: str | None, *, warm_sandboxes: bool, tier: str | None, hardware: str | None, device: str
+) -> None:
     """A run on a broker's workers: no spare sandboxes here, the GPU tier only, and the hardware they serve named."""
     if not broker:
         return
     if warm_sandboxes:
-        raise RunOptionError("warm_sandboxes", "spares are kept by local worker processes; on a broker the remote "
-                                               "`solbench worker`s run the jobs", conflicts_with="broker")
+        raise RunOptionError(
+            "warm_sandboxes",
+            "spares are kept by local worker processes; on a broker the remote `solbench worker`s run the jobs",
+            conflicts_with="broker",
+        )
     if tier is not None and tier != "gpu":
-        raise RunOptionError("tier", "remote `solbench worker`s receive workload.jsonl only (the GPU tier); run "
-                                     "without a broker for the CPU tier", conflicts_with="broker")
+        raise RunOptionError(
+            "tier",
+            "remote `solbench worker`s receive workload.jsonl only (the GPU tier); run "
+            "without a broker for the CPU tier",
+            conflicts_with="broker",
+        )
     if hardware is None and device != "cpu":
-        raise RunOptionError("hardware", "a run on a broker needs the hardware whose workers run the jobs "
-                                         "(`solbench hw list`)", conflicts_with="broker")
+        raise RunOptionError(
+            "hardware",
+            "a run on a broker needs the hardware whose workers run the jobs (`solbench hw list`)",
+            conflicts_with="broker",
+        )
 
 
 def _sol_hardware(hardware: str | None, device: str, progress: Progress) -> str | None:
@@ -126,6 +159,8 @@ def _broker_runner(broker: str, hardware: str, progress: Progress) -> Callable[.
     progress(BrokerWorkers(broker, hardware, tuple(workers_serving(broker_settings, hardware))))
 
     def run(jobs, settings, on_done=None, on_retry=None):
-        return run_jobs_on_broker(jobs, settings, broker_settings, hardware=hardware, on_done=on_done,
-                                  on_retry=on_retry)
+        return run_jobs_on_broker(
+            jobs, settings, broker_settings, hardware=hardware, on_done=on_done, on_retry=on_retry
+        )
+
     return run

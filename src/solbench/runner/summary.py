@@ -62,34 +62,53 @@ class RunSummary:
 
     def as_json(self) -> dict:
         """summary.json: the report's policy and set entries, one entry per trace file, the run's errors."""
-        return {"hardware": self.hardware, "unscored_policy": self.unscored_policy,
-                "sets": [entry.model_dump(mode="json") for entry in self.sets],
-                "problems": [entry.as_json() for entry in self.problems],
-                "errors": self.errors, "lost_to_dead_workers": self.lost_to_dead_workers}
+        return {
+            "hardware": self.hardware,
+            "unscored_policy": self.unscored_policy,
+            "sets": [entry.model_dump(mode="json") for entry in self.sets],
+            "problems": [entry.as_json() for entry in self.problems],
+            "errors": self.errors,
+            "lost_to_dead_workers": self.lost_to_dead_workers,
+        }
 
 
 def summarize(out: Path, hardware: str | None, baselines: Baselines | None = None) -> RunSummary:
     """The summary of the traces stored under `out`, scored on `hardware` (None: counts only)."""
     files = [(path, read_traces(path)) for path in TraceStore(out).all_trace_files()]
-    return summarize_traces([(path.parts[-3], path.parts[-2], path.stem, traces) for path, traces in files],
-                            hardware, baselines)
+    return summarize_traces(
+        [(path.parts[-3], path.parts[-2], path.stem, traces) for path, traces in files], hardware, baselines
+    )
 
 
-def summarize_traces(stored: list[tuple[str, str, str, list[Trace]]], hardware: str | None,
-                     baselines: Baselines | None = None) -> RunSummary:
+def summarize_traces(
+    stored: list[tuple[str, str, str, list[Trace]]], hardware: str | None, baselines: Baselines | None = None
+) -> RunSummary:
     """The summary of (set, problem, solution name, traces), one per trace file of a run; T_SOL is what each
     trace records (a run attaches it as it goes)."""
     sets = {trace.definition: set_name for set_name, _, _, traces in stored for trace in traces}
     report = score_traces([t for *_, traces in stored for t in traces], hardware, baselines=baselines, sets=sets)
-    return RunSummary(report=report, problems=[_entry(report, set_name, problem, solution, traces)
-                                               for set_name, problem, solution, traces in stored])
+    return RunSummary(
+        report=report,
+        problems=[
+            _entry(report, set_name, problem, solution, traces) for set_name, problem, solution, traces in stored
+        ],
+    )
 
 
 def _entry(report: ScoreReport, set_name: str, problem: str, solution: str, traces: list[Trace]) -> RunEntry:
     scored = report.problem(traces[0].definition, traces[0].solution) if traces else None
     if scored is None:  # a file without traces: nothing to score
-        scored = ProblemScore(set=set_name, definition=problem, workloads=0, passed=0, scored=0, unscored=0,
-                              score=None, latency_ms=None, statuses={})
+        scored = ProblemScore(
+            set=set_name,
+            definition=problem,
+            workloads=0,
+            passed=0,
+            scored=0,
+            unscored=0,
+            score=None,
+            latency_ms=None,
+            statuses={},
+        )
     return RunEntry(set=set_name, problem=scored.definition, solution=solution, result=scored)
 
 

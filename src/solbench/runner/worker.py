@@ -101,8 +101,14 @@ def attach_sol(traces, problem, settings: RunSettings):
     from solbench.scoring import attach_sol as attach
 
     assert settings.hardware is not None, "T_SOL is attached only for a run that names its hardware"
-    return attach(traces, problem, lookup(settings.hardware), settings.baselines, settings.config.data_roots,
-                  settings.config.precision)
+    return attach(
+        traces,
+        problem,
+        lookup(settings.hardware),
+        settings.baselines,
+        settings.config.data_roots,
+        settings.config.precision,
+    )
 
 
 def sandbox_pool(settings: RunSettings) -> SandboxPool | None:

@@ -60,8 +60,9 @@ def normalize_outputs(returned: Any, names: Sequence[str]) -> list:
         values = [returned[n] for n in names]
     elif isinstance(returned, (tuple, list)):
         if len(returned) != len(names):
-            raise OutputError("output_count", f"returned {len(returned)} values for {len(names)} outputs "
-                              f"({', '.join(names)})")
+            raise OutputError(
+                "output_count", f"returned {len(returned)} values for {len(names)} outputs ({', '.join(names)})"
+            )
         values = list(returned)
     elif len(names) == 1:
         values = [returned]
@@ -69,8 +70,10 @@ def normalize_outputs(returned: Any, names: Sequence[str]) -> list:
         raise OutputError("output_count", f"returned one {type(returned).__name__} for {len(names)} outputs")
     for name, value in zip(names, values):
         if isinstance(value, torch.Tensor) and type(value) is not torch.Tensor:
-            raise OutputError("tensor_subclass", f"output {name!r} is a {type(value).__name__}, "
-                              "a Tensor subclass; return a plain torch.Tensor")
+            raise OutputError(
+                "tensor_subclass",
+                f"output {name!r} is a {type(value).__name__}, a Tensor subclass; return a plain torch.Tensor",
+            )
         if not isinstance(value, torch.Tensor):
             raise OutputError("output_type", f"output {name!r} is a {type(value).__name__}, not a torch.Tensor")
     return values
@@ -94,5 +97,9 @@ def materialized(outputs: list, input_storages: frozenset[int]) -> list:
     """
     import torch
 
-    return [value if value.is_contiguous() and value.untyped_storage().data_ptr() not in input_storages
-            else value.clone(memory_format=torch.contiguous_format) for value in outputs]
+    return [
+        value
+        if value.is_contiguous() and value.untyped_storage().data_ptr() not in input_storages
+        else value.clone(memory_format=torch.contiguous_format)
+        for value in outputs
+    ]

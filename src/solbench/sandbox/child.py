@@ -89,10 +89,12 @@ class SandboxServer:
         return Built(seconds=time.monotonic() - started, state=_confinement_state())
 
     def load(self, request: LoadRequest) -> Loaded:
-        self.output_specs = [OutputSpec(o.name, tuple(o.shape) if o.shape is not None else None, o.dtype)
-                             for o in request.outputs]
-        self.inputs = InputRotation([[_to_device(v, self.device) for v in inputs] for inputs in request.sets],
-                                    list(request.perturbations))
+        self.output_specs = [
+            OutputSpec(o.name, tuple(o.shape) if o.shape is not None else None, o.dtype) for o in request.outputs
+        ]
+        self.inputs = InputRotation(
+            [[_to_device(v, self.device) for v in inputs] for inputs in request.sets], list(request.perturbations)
+        )
         self.outputs = sentinel_outputs(self.output_specs, self.device) if self.dps else None
         return Loaded()
 
@@ -104,8 +106,12 @@ class SandboxServer:
         seconds = time.monotonic() - started
         self._check_tensors_untouched(outputs)
         self.integrity.verify("during a call")
-        return Called(outputs=outputs, devices=[str(o.device) for o in outputs],
-                      mutated_inputs=self.inputs.mutated(index), seconds=seconds)
+        return Called(
+            outputs=outputs,
+            devices=[str(o.device) for o in outputs],
+            mutated_inputs=self.inputs.mutated(index),
+            seconds=seconds,
+        )
 
     def time(self, request: TimeRequest) -> Timed:
         import torch
@@ -117,23 +123,39 @@ class SandboxServer:
         plan = request.plan
         self.inputs.perturb_seed = plan.perturb_seed
         timer = select_timer(request.timer, self.device)
-        flusher = flusher_for(self.device, request.flush, request.cpu_flush, self._operands, self.line_flush,
-                              self.line_flush_missing)
+        flusher = flusher_for(
+            self.device, request.flush, request.cpu_flush, self._operands, self.line_flush, self.line_flush_missing
+        )
         self.threads.settle("before the timed loop")
         if self.device.startswith("cuda"):
             self.threads.adopt_threads_started_by(lambda: timer.time_call(_device_work(self.device)))
         with _no_cyclic_collection():
-            measurement = measure(self._invoke, self._prepare, len(self.inputs), timer, flusher, plan,
-                                  snapshot=lambda outputs: [torch.Tensor.clone(t) for t in outputs],
-                                  between_calls=self._between_calls)
+            measurement = measure(
+                self._invoke,
+                self._prepare,
+                len(self.inputs),
+                timer,
+                flusher,
+                plan,
+                snapshot=lambda outputs: [torch.Tensor.clone(t) for t in outputs],
+                between_calls=self._between_calls,
+            )
         self.inputs.perturb_seed = None
         self.integrity.verify("during the timed loop")
-        return Timed(backend=measurement.backend, samples_s=measurement.samples_s, warmup=measurement.warmup,
-                     flush_bytes=measurement.flush_bytes, flush_mode=measurement.flush_mode,
-                     flush_note=measurement.flush_note, resolution_s=measurement.resolution_s,
-                     captured=[CapturedOutputs(iteration=i, outputs=outs, devices=[str(o.device) for o in outs])
-                               for i, outs in sorted(measurement.captured.items())],
-                     warnings=measurement.warnings)
+        return Timed(
+            backend=measurement.backend,
+            samples_s=measurement.samples_s,
+            warmup=measurement.warmup,
+            flush_bytes=measurement.flush_bytes,
+            flush_mode=measurement.flush_mode,
+            flush_note=measurement.flush_note,
+            resolution_s=measurement.resolution_s,
+            captured=[
+                CapturedOutputs(iteration=i, outputs=outs, devices=[str(o.device) for o in outs])
+                for i, outs in sorted(measurement.captured.items())
+            ],
+            warnings=measurement.warnings,
+        )
 
     # --- helpers ------------------------------------------------------------------------------
     def _prepare(self, index: int) -> None:
@@ -159,8 +181,11 @@ class SandboxServer:
         with self.threads.between_calls("between timed calls"), harness_thread_count(self.thread_count):
             yield
         if gc.isenabled():
-            raise GuardViolation("integrity", "the solution turned cyclic garbage collection back on during the timed "
-                                              "loop, where finalizers would run between calls, untimed")
+            raise GuardViolation(
+                "integrity",
+                "the solution turned cyclic garbage collection back on during the timed "
+                "loop, where finalizers would run between calls, untimed",
+            )
 
     def _check_tensors_untouched(self, outputs) -> None:
         """The tensors the harness works on next must behave as plain tensors: a method set on one (`z.copy_ = f`
@@ -168,24 +193,31 @@ class SandboxServer:
         harness's own work, between timed calls. Other attributes are fine (torch.compile tags its outputs)."""
         import torch
 
-        for role, tensors in (("input", self.inputs.live), ("output buffer", self.outputs or ()),
-                              ("output", outputs or ())):
+        for role, tensors in (
+            ("input", self.inputs.live),
+            ("output buffer", self.outputs or ()),
+            ("output", outputs or ()),
+        ):
             for index, value in enumerate(tensors):
                 if not isinstance(value, torch.Tensor):
                     continue
                 shadowed = [name for name in value.__dict__ if hasattr(torch.Tensor, name)]
                 if type(value) is not torch.Tensor or shadowed:
                     what = f"set {shadowed[0]!r} on" if shadowed else "changed the class of"
-                    raise GuardViolation("integrity", f"the solution {what} {role} {index}, shadowing torch.Tensor's "
-                                                      "own, which the harness uses next")
+                    raise GuardViolation(
+                        "integrity",
+                        f"the solution {what} {role} {index}, shadowing torch.Tensor's "
+                        "own, which the harness uses next",
+                    )
 
     def _invoke(self) -> list:
         """One call, as timed: it ends when the device is done and the solution's threads are idle; a thread it started
         and did not join is refused."""
         self.threads.call_starts()
         try:
-            outputs = call_with_convention(self.function, self.inputs.live, self.outputs,
-                                           [o.name for o in self.output_specs])
+            outputs = call_with_convention(
+                self.function, self.inputs.live, self.outputs, [o.name for o in self.output_specs]
+            )
         except BaseException:
             self.threads.call_raised()  # the solution's failure is the result; its threads die with the sandbox
             raise
@@ -241,8 +273,12 @@ def _confinement_state() -> SandboxState:
         filesystem_confined = False
     except PermissionError:
         filesystem_confined = True
-    return SandboxState(network_namespace=namespace, uid=os.getuid(), filesystem_confined=filesystem_confined,
-                        capabilities=status_field("CapEff"))
+    return SandboxState(
+        network_namespace=namespace,
+        uid=os.getuid(),
+        filesystem_confined=filesystem_confined,
+        capabilities=status_field("CapEff"),
+    )
 
 
 def _failure(error: BaseException) -> GuardTripped | OutputRejected | SolutionFailed:
@@ -257,8 +293,12 @@ def _failure(error: BaseException) -> GuardTripped | OutputRejected | SolutionFa
 
 
 def serve(channel: socket.socket, server: SandboxServer) -> None:
-    handlers = {BuildRequest: server.build, LoadRequest: server.load, CallRequest: server.call,
-                TimeRequest: server.time}
+    handlers = {
+        BuildRequest: server.build,
+        LoadRequest: server.load,
+        CallRequest: server.call,
+        TimeRequest: server.time,
+    }
     while True:
         try:
             request = protocol.parse_request(receive_message(channel))

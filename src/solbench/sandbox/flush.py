@@ -109,8 +109,14 @@ class NoFlush:
         pass
 
 
-def flusher_for(device: str, enabled: bool = True, cpu_mode: str = "operands",
-                operands: Callable[[], Iterable] | None = None, helper=None, missing: str | None = None):
+def flusher_for(
+    device: str,
+    enabled: bool = True,
+    cpu_mode: str = "operands",
+    operands: Callable[[], Iterable] | None = None,
+    helper=None,
+    missing: str | None = None,
+):
     """The flusher a timing loop on `device` uses; NoFlush when flushing is turned off.
 
     On a CPU, `cpu_mode` ``operands`` needs `operands` and the loaded native `helper`; without the
@@ -124,6 +130,7 @@ def flusher_for(device: str, enabled: bool = True, cpu_mode: str = "operands",
     if cpu_mode == "stream":
         return CpuCacheFlusher()
     if helper is None or operands is None:
-        return CpuCacheFlusher(note=f"operand flush unavailable ({missing or 'no native helper'}); "
-                                    "streamed the cache instead")
+        return CpuCacheFlusher(
+            note=f"operand flush unavailable ({missing or 'no native helper'}); streamed the cache instead"
+        )
     return OperandCacheFlusher(operands, helper)

@@ -155,8 +155,9 @@ def build_helper(folder: Path | None = None) -> Path:
         return target
     compiler = _compiler()
     if compiler is None:
-        raise HelperUnavailable(f"no C compiler ({os.environ.get('CC') or 'cc'}) on PATH to build the cache-line "
-                                "flush helper")
+        raise HelperUnavailable(
+            f"no C compiler ({os.environ.get('CC') or 'cc'}) on PATH to build the cache-line flush helper"
+        )
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -166,8 +167,12 @@ def build_helper(folder: Path | None = None) -> Path:
         source.write_text(C_SOURCE)
         built = Path(scratch) / HELPER_FILE_NAME
         try:
-            result = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(built), str(source)],
-                                    capture_output=True, text=True, timeout=120)
+            result = subprocess.run(
+                [compiler, "-O2", "-shared", "-fPIC", "-o", str(built), str(source)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         except (OSError, subprocess.TimeoutExpired) as error:
             raise HelperUnavailable(f"the C compiler {compiler} did not run: {error}") from None
         if result.returncode != 0:
@@ -214,10 +219,20 @@ def load_helper(path: Path | str) -> LineFlushHelper:
         getattr(library, name).restype = ctypes.c_size_t
     library.solbench_uses_clflushopt.restype = ctypes.c_int
     machine = platform.machine()
-    instruction = ("dc civac" if machine in ("aarch64", "arm64") else
-                   "clflushopt" if library.solbench_uses_clflushopt() else "clflush")
-    return LineFlushHelper(path=str(path), line_bytes=int(library.solbench_line_bytes()), instruction=instruction,
-                           _flush=library.solbench_flush_ranges, _count=library.solbench_count_lines)
+    instruction = (
+        "dc civac"
+        if machine in ("aarch64", "arm64")
+        else "clflushopt"
+        if library.solbench_uses_clflushopt()
+        else "clflush"
+    )
+    return LineFlushHelper(
+        path=str(path),
+        line_bytes=int(library.solbench_line_bytes()),
+        instruction=instruction,
+        _flush=library.solbench_flush_ranges,
+        _count=library.solbench_count_lines,
+    )
 
 
 def tensor_ranges(tensors) -> list[tuple[int, int]]:

@@ -69,10 +69,17 @@ def _should_stop(plan: TimingPlan, samples: list[float], elapsed_s: float, captu
     return elapsed_s >= plan.budget_s and count >= plan.min_iterations_over_budget
 
 
-def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: int, timer, flusher,
-            plan: TimingPlan, snapshot: Callable[[Any], Any] = lambda outputs: outputs,
-            clock: Callable[[], float] = time.monotonic,
-            between_calls: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext) -> Measurement:
+def measure(
+    call: Callable[[], Any],
+    prepare: Callable[[int], None],
+    variants: int,
+    timer,
+    flusher,
+    plan: TimingPlan,
+    snapshot: Callable[[Any], Any] = lambda outputs: outputs,
+    clock: Callable[[], float] = time.monotonic,
+    between_calls: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+) -> Measurement:
     """Time `call` under `plan`. `prepare(i)` loads iteration i's inputs; `snapshot` copies outputs to keep.
 
     `between_calls()` wraps the harness's own work outside the timer (the sandbox checks there that
@@ -91,9 +98,15 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
             flusher.flush()
         timer.time_call(invoke)
         warmup += 1
-    measurement = Measurement(backend=timer.name, samples_s=[], warmup=warmup, variants=variants,
-                              flush_bytes=flusher.bytes, flush_mode=getattr(flusher, "mode", "none"),
-                              flush_note=getattr(flusher, "note", None))
+    measurement = Measurement(
+        backend=timer.name,
+        samples_s=[],
+        warmup=warmup,
+        variants=variants,
+        flush_bytes=flusher.bytes,
+        flush_mode=getattr(flusher, "mode", "none"),
+        flush_note=getattr(flusher, "note", None),
+    )
     kept: dict[int, int] = {}
     """Input variant -> the iteration whose output is kept for it."""
     start = clock()
@@ -120,5 +133,6 @@ def measure(call: Callable[[], Any], prepare: Callable[[int], None], variants: i
     if stats.relative_standard_error(measurement.samples_s) > plan.target_rel_std_err:
         measurement.warnings.append(
             f"relative standard error {stats.relative_standard_error(measurement.samples_s):.3f} "
-            f"above target {plan.target_rel_std_err} after {len(measurement.samples_s)} samples")
+            f"above target {plan.target_rel_std_err} after {len(measurement.samples_s)} samples"
+        )
     return measurement

@@ -230,12 +230,30 @@ class RequestRejected(_Reply):
 
 Failure = CompileFailed | GuardTripped | OutputRejected | SolutionFailed | RequestRejected
 FAILURES = (CompileFailed, GuardTripped, OutputRejected, SolutionFailed, RequestRejected)
-Reply = Annotated[Built | Loaded | Called | Timed | CompileFailed | GuardTripped | OutputRejected | SolutionFailed
-                  | RequestRejected, Field(discriminator="kind")]
+Reply = Annotated[
+    Built | Loaded | Called | Timed | CompileFailed | GuardTripped | OutputRejected | SolutionFailed | RequestRejected,
+    Field(discriminator="kind"),
+]
 
-MODELS = (BuildRequest, OutputDescription, LoadRequest, CallRequest, TimeRequest, ExitRequest, SandboxState, Built,
-          Loaded, Called, CapturedOutputs, Timed, CompileFailed, GuardTripped, OutputRejected, SolutionFailed,
-          RequestRejected)
+MODELS = (
+    BuildRequest,
+    OutputDescription,
+    LoadRequest,
+    CallRequest,
+    TimeRequest,
+    ExitRequest,
+    SandboxState,
+    Built,
+    Loaded,
+    Called,
+    CapturedOutputs,
+    Timed,
+    CompileFailed,
+    GuardTripped,
+    OutputRejected,
+    SolutionFailed,
+    RequestRejected,
+)
 """Every model of the protocol."""
 CLASSES = (BaseModel, _Message, _Reply, *MODELS)
 """The classes a message's attributes and methods are looked up in; the sandbox's integrity guard protects each
@@ -247,8 +265,10 @@ _REPLY = TypeAdapter(Reply)
 
 def _described(error: ValidationError, limit: int = 3) -> str:
     """The first few problems, by location; never the offending values (a reply may hold megabytes)."""
-    problems = [f"{'.'.join(str(part) for part in item['loc']) or 'message'}: {item['msg']}"
-                for item in error.errors(include_url=False, include_input=False)[:limit]]
+    problems = [
+        f"{'.'.join(str(part) for part in item['loc']) or 'message'}: {item['msg']}"
+        for item in error.errors(include_url=False, include_input=False)[:limit]
+    ]
     more = error.error_count() - len(problems)
     return "; ".join(problems) + (f" (+{more} more)" if more > 0 else "")
 

@@ -31,8 +31,10 @@ PERTURBATIONS: tuple[Perturbation, ...] = ("keep", "multiply", "flip_signs", "ne
 # Per byte of each sign-flippable format: (sign bit, the magnitude bits that bit belongs to). Zeros keep
 # their encoding, as the fnuz formats have no -0 (0x80 is their NaN). float8_e8m0fnu has no sign bit.
 _SIGN_FIELDS = {
-    "float8_e4m3fn": ((0x80, 0x7F),), "float8_e5m2": ((0x80, 0x7F),),
-    "float8_e4m3fnuz": ((0x80, 0x7F),), "float8_e5m2fnuz": ((0x80, 0x7F),),
+    "float8_e4m3fn": ((0x80, 0x7F),),
+    "float8_e5m2": ((0x80, 0x7F),),
+    "float8_e4m3fnuz": ((0x80, 0x7F),),
+    "float8_e5m2fnuz": ((0x80, 0x7F),),
     "float4_e2m1fn_x2": ((0x08, 0x07), (0x80, 0x70)),  # two values per byte, one sign bit each
 }
 _INTEGER_TYPES = ("int8", "int16", "int32", "int64")
@@ -116,10 +118,14 @@ def _checked_perturbations(perturbations, inputs: list) -> list[str]:
     """The parent's per-input perturbations, refused unless each is known and defined for its input's dtype."""
     import torch
 
-    if not (isinstance(perturbations, (list, tuple)) and len(perturbations) == len(inputs)
-            and all(isinstance(p, str) and p in PERTURBATIONS for p in perturbations)):
-        raise ValueError(f"perturbations must be one of {PERTURBATIONS} per input ({len(inputs)}), "
-                         f"got {perturbations!r}")
+    if not (
+        isinstance(perturbations, (list, tuple))
+        and len(perturbations) == len(inputs)
+        and all(isinstance(p, str) and p in PERTURBATIONS for p in perturbations)
+    ):
+        raise ValueError(
+            f"perturbations must be one of {PERTURBATIONS} per input ({len(inputs)}), got {perturbations!r}"
+        )
     for index, (perturbation, value) in enumerate(zip(perturbations, inputs)):
         if isinstance(value, torch.Tensor):
             name = str(value.dtype).removeprefix("torch.")
@@ -151,8 +157,9 @@ class InputRotation:
         self.perturbations = _checked_perturbations(perturbations, pool[0])
         self.perturb_seed = perturb_seed
         self.live = [v.clone() if isinstance(v, torch.Tensor) else v for v in pool[0]]
-        self.storages = frozenset(v.untyped_storage().data_ptr() for v in self.live
-                                  if isinstance(v, torch.Tensor) and v.numel())
+        self.storages = frozenset(
+            v.untyped_storage().data_ptr() for v in self.live if isinstance(v, torch.Tensor) and v.numel()
+        )
         """Data pointers of the live buffers' storages: fixed, since every iteration copies into the same buffers."""
 
     def __len__(self) -> int:
@@ -172,5 +179,8 @@ class InputRotation:
         """Positions of inputs whose live content no longer equals (unperturbed) variant `index`."""
         import torch
 
-        return [i for i, (live, pristine) in enumerate(zip(self.live, self.pool[index]))
-                if isinstance(live, torch.Tensor) and not same_bits(live, pristine)]
+        return [
+            i
+            for i, (live, pristine) in enumerate(zip(self.live, self.pool[index]))
+            if isinstance(live, torch.Tensor) and not same_bits(live, pristine)
+        ]

@@ -34,8 +34,11 @@ def _encode_value(value: Any, blobs: list[Any]) -> Any:
     if isinstance(value, torch.Tensor):
         flat = value.detach().contiguous().cpu().reshape(-1)
         blobs.append(flat.view(torch.uint8).numpy() if flat.numel() else b"")
-        return {_TENSOR_KEY: len(blobs) - 1, "dtype": str(value.dtype).removeprefix("torch."),
-                "shape": list(value.shape)}
+        return {
+            _TENSOR_KEY: len(blobs) - 1,
+            "dtype": str(value.dtype).removeprefix("torch."),
+            "shape": list(value.shape),
+        }
     if isinstance(value, float) and not math.isfinite(value):
         return {_FLOAT_KEY: repr(value)}
     if isinstance(value, dict):

@@ -79,8 +79,10 @@ def as_baselines(value: Baselines | str | PathLike[str] | None) -> Baselines | N
     raise TypeError(f"baselines: expected a Baselines or the path of a baselines file, not {type(value).__name__}")
 
 
-def save_baselines(path: Path, entries: list[Baseline], created: str, harness_version: str,
-                   hardware_description: str | None = None) -> None:
-    data = BaselineFile(created=created, harness_version=harness_version, hardware_description=hardware_description,
-                        baselines=entries)
+def save_baselines(
+    path: Path, entries: list[Baseline], created: str, harness_version: str, hardware_description: str | None = None
+) -> None:
+    data = BaselineFile(
+        created=created, harness_version=harness_version, hardware_description=hardware_description, baselines=entries
+    )
     Path(path).write_text(data.model_dump_json(indent=1) + "\n")

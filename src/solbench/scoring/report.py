@@ -19,8 +19,7 @@ SET_MISSING_RULES: tuple[SetMissing, ...] = ("zero", "exclude")
 
 
 class _Value(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
-                              ser_json_inf_nan="strings")
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, ser_json_inf_nan="strings")
 
 
 class WorkloadScore(_Value):
@@ -36,8 +35,8 @@ class WorkloadScore(_Value):
     """The trace's evaluation status (PASSED, RUNTIME_ERROR, …); IMPLAUSIBLE for a PASSED trace measured below
     the speed-of-light floor on the report's hardware, which is then a failure."""
     score: float | None
-    """S in [0, 1]; 0 for a workload that did not pass (IMPLAUSIBLE included); None when it PASSED but has no T_SOL or no T_b
-    (unscored: see `ScoreReport.unscored_policy`)."""
+    """S in [0, 1]; 0 for a workload that did not pass (IMPLAUSIBLE included); None when it PASSED but has no T_SOL
+    or no T_b (unscored: see `ScoreReport.unscored_policy`)."""
     t_kernel_ms: float | None
     """T_k, the solution's measured latency; None unless PASSED or IMPLAUSIBLE (where it is the evidence)."""
     t_baseline_ms: float | None
@@ -127,8 +126,10 @@ class ScoreReport(_Value):
 
     def problem(self, definition: str, solution: str | None = None) -> ProblemScore | None:
         """The entry of `definition` (and `solution`, when given), or None."""
-        return next((p for p in self.problems if p.definition == definition
-                     and (solution is None or p.solution == solution)), None)
+        return next(
+            (p for p in self.problems if p.definition == definition and (solution is None or p.solution == solution)),
+            None,
+        )
 
     def as_json(self) -> dict:
         return self.model_dump(mode="json")

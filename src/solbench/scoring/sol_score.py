@@ -35,15 +35,18 @@ def sol_floor_ms(t_sol_ms: float, hardware: str | None, resolution_ms: float | N
     return t_sol_ms * (1 - floor_margin(hardware)) - (resolution_ms or 0.0)
 
 
-def below_floor(t_kernel_ms: float, t_sol_ms: float, hardware: str | None,
-                resolution_ms: float | None = None) -> str | None:
+def below_floor(
+    t_kernel_ms: float, t_sol_ms: float, hardware: str | None, resolution_ms: float | None = None
+) -> str | None:
     """Why `t_kernel_ms` is below the speed-of-light floor, or None when it is not."""
     floor = sol_floor_ms(t_sol_ms, hardware, resolution_ms)
     if t_kernel_ms >= floor:
         return None
     timer = f" less the timer's {resolution_ms:.4g} ms resolution" if resolution_ms else ""
-    return (f"T_k {t_kernel_ms:.4g} ms is below the speed-of-light floor {floor:.4g} ms "
-            f"(T_SOL {t_sol_ms:.4g} ms x (1 - {floor_margin(hardware):g}){timer}) on {hardware}")
+    return (
+        f"T_k {t_kernel_ms:.4g} ms is below the speed-of-light floor {floor:.4g} ms "
+        f"(T_SOL {t_sol_ms:.4g} ms x (1 - {floor_margin(hardware):g}){timer}) on {hardware}"
+    )
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,17 @@ from solbench.spec.trace import EvaluationStatus, SolRecord, Trace
 from solbench.spec.trace_files import read_traces
 
 
-def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *,
-                 problems: Mapping[str, Problem] | Iterable[Problem] | None = None,
-                 baselines: Baselines | PathLike[str] | str | None = None,
-                 sets: Mapping[str, str] | None = None,
-                 data_roots: tuple[Path, ...] = (), precision: str = "auto",
-                 missing: SetMissing = "exclude") -> ScoreReport:
+def score_traces(
+    traces: Iterable[Trace],
+    hardware: str | HardwareSpec | None,
+    *,
+    problems: Mapping[str, Problem] | Iterable[Problem] | None = None,
+    baselines: Baselines | PathLike[str] | str | None = None,
+    sets: Mapping[str, str] | None = None,
+    data_roots: tuple[Path, ...] = (),
+    precision: str = "auto",
+    missing: SetMissing = "exclude",
+) -> ScoreReport:
     """Score `traces` on `hardware` (an id such as ``"H100_SXM"``, ``"local"``, or a HardwareSpec).
 
     T_SOL of a trace is its own ``evaluation.solbench.sol`` record when that is for the same hardware;
@@ -60,8 +65,14 @@ def score_traces(traces: Iterable[Trace], hardware: str | HardwareSpec | None, *
     return aggregate(scores, spec.id if spec else None, all_sets, missing=missing)
 
 
-def score_trace_file(path: Path, hardware: str, *, baselines: Path | None = None,
-                     problem_roots: Iterable[Path] = (), precision: str = "auto") -> ScoreReport:
+def score_trace_file(
+    path: Path,
+    hardware: str,
+    *,
+    baselines: Path | None = None,
+    problem_roots: Iterable[Path] = (),
+    precision: str = "auto",
+) -> ScoreReport:
     """`solbench score`: the traces of a JSONL file, with the problems found under `problem_roots` for
     T_SOL and for sets (a problem's set follows `problem_set`, its root being the suite root)."""
     traces = read_traces(path)
@@ -83,9 +94,14 @@ def recorded_t_sol(trace: Trace, hardware_id: str) -> float | None:
     return None
 
 
-def attach_sol(traces: list[Trace], problem: Problem, hardware: HardwareSpec,
-               baselines: Baselines | None = None, data_roots: tuple[Path, ...] = (),
-               precision: str = "auto") -> list[Trace]:
+def attach_sol(
+    traces: list[Trace],
+    problem: Problem,
+    hardware: HardwareSpec,
+    baselines: Baselines | None = None,
+    data_roots: tuple[Path, ...] = (),
+    precision: str = "auto",
+) -> list[Trace]:
     """Each trace gains `solbench.sol`: T_SOL on `hardware` (under the precision policy `precision`, the
     evaluation's) and, where T_b and T_k are known, the SOL score.
 
@@ -100,20 +116,29 @@ def attach_sol(traces: list[Trace], problem: Problem, hardware: HardwareSpec,
         evaluation = trace.evaluation
         assert evaluation is not None and evaluation.solbench is not None, "attach_sol takes evaluated traces"
         refused = score.status == IMPLAUSIBLE and evaluation.status is not EvaluationStatus.IMPLAUSIBLE
-        record = SolRecord(hardware=hardware.id, t_sol_ms=analysis.t_sol_ms, bound=analysis.bound,
-                           coverage_full=analysis.coverage.full,
-                           score=0.0 if score.status == IMPLAUSIBLE else (
-                               score.score if score.t_baseline_ms and score.t_kernel_ms else None),
-                           baseline_ms=score.t_baseline_ms, baseline_source=score.baseline_source,
-                           implausible=score.implausible, floor_ms=score.floor_ms, precision=analysis.precision)
+        record = SolRecord(
+            hardware=hardware.id,
+            t_sol_ms=analysis.t_sol_ms,
+            bound=analysis.bound,
+            coverage_full=analysis.coverage.full,
+            score=0.0
+            if score.status == IMPLAUSIBLE
+            else (score.score if score.t_baseline_ms and score.t_kernel_ms else None),
+            baseline_ms=score.t_baseline_ms,
+            baseline_source=score.baseline_source,
+            implausible=score.implausible,
+            floor_ms=score.floor_ms,
+            precision=analysis.precision,
+        )
         update: dict[str, object] = {"sol": record}
         if refused:
             update.update(failed_rule=SPEED_OF_LIGHT_RULE, failure=score.note)
         details = evaluation.solbench.model_copy(update=update)
         changes: dict[str, object] = {"solbench": details}
         if refused:
-            changes.update(status=EvaluationStatus.IMPLAUSIBLE,
-                           log=f"[solbench] {IMPLAUSIBLE}: {score.note}\n{evaluation.log}")
+            changes.update(
+                status=EvaluationStatus.IMPLAUSIBLE, log=f"[solbench] {IMPLAUSIBLE}: {score.note}\n{evaluation.log}"
+            )
         updated.append(trace.model_copy(update={"evaluation": evaluation.model_copy(update=changes)}))
     return updated
 
@@ -126,8 +151,9 @@ def _by_name(problems: Mapping[str, Problem] | Iterable[Problem] | None) -> dict
     return {problem.name: problem for problem in problems}
 
 
-def _t_sol(trace: Trace, hardware: HardwareSpec | None,
-           analysed: dict[tuple[str, str], tuple[float, str]]) -> tuple[float | None, str | None]:
+def _t_sol(
+    trace: Trace, hardware: HardwareSpec | None, analysed: dict[tuple[str, str], tuple[float, str]]
+) -> tuple[float | None, str | None]:
     """T_SOL on `hardware` and its binding roof: the trace's own record, else the analysis; (None, None)."""
     if hardware is None:
         return None, None
@@ -137,10 +163,15 @@ def _t_sol(trace: Trace, hardware: HardwareSpec | None,
     return analysed.get((trace.definition, trace.workload.uuid), (None, None))
 
 
-def _analysed_t_sols(traces: list[Trace], hardware: HardwareSpec, problems: Mapping[str, Problem],
-                     data_roots: tuple[Path, ...], precision: str = "auto") -> dict[tuple[str, str], tuple[float, str]]:
-    """T_SOL and its binding roof per (definition, workload uuid) for the traces that record none on `hardware` and whose problem
-    lists their workload; only those workloads are analysed, each problem's reference imported once."""
+def _analysed_t_sols(
+    traces: list[Trace],
+    hardware: HardwareSpec,
+    problems: Mapping[str, Problem],
+    data_roots: tuple[Path, ...],
+    precision: str = "auto",
+) -> dict[tuple[str, str], tuple[float, str]]:
+    """T_SOL and its binding roof per (definition, workload uuid) for the traces that record none on `hardware` and
+    whose problem lists their workload; only those workloads are analysed, each problem's reference imported once."""
     wanted: dict[str, dict[str, Trace]] = {}
     for trace in traces:
         if trace.definition in problems and recorded_t_sol(trace, hardware.id) is None:
@@ -175,5 +206,6 @@ def at_admitted_precision(analysis, trace: Trace, hardware: HardwareSpec):
 def _analyse(problem: Problem, hardware: HardwareSpec, data_roots: tuple[Path, ...], precision: str = "auto") -> list:
     from solbench.sol import analyze_problem  # imports torch: only when a problem is analysed
 
-    return analyze_problem(problem, hardware, make_inputs=partial(inputs_for_analysis, data_roots=data_roots),
-                           precision=precision)
+    return analyze_problem(
+        problem, hardware, make_inputs=partial(inputs_for_analysis, data_roots=data_roots), precision=precision
+    )

@@ -69,11 +69,17 @@ def weighted_score(report: ScoreReport, weights: Mapping[str, float], model: str
             best[problem.definition] = max(problem.score, best.get(problem.definition) or 0.0)
         else:
             best.setdefault(problem.definition, None)
-    rows = [WeightedProblem(definition=name, weight=weight, score=best.get(name))
-            for name, weight in sorted(weights.items(), key=lambda item: -item[1])]
+    rows = [
+        WeightedProblem(definition=name, weight=weight, score=best.get(name))
+        for name, weight in sorted(weights.items(), key=lambda item: -item[1])
+    ]
     scored = [(row.weight, row.score) for row in rows if row.score is not None]
     total = sum(weight for weight, _ in scored)
     return WeightedScore(
-        model=model, weighted=sum(weight * score for weight, score in scored) / total if total else None,
-        unweighted=sum(score for _, score in scored) / len(scored) if scored else None, weight_scored=total,
-        weight_missing=sum(row.weight for row in rows if row.score is None), problems=rows)
+        model=model,
+        weighted=sum(weight * score for weight, score in scored) / total if total else None,
+        unweighted=sum(score for _, score in scored) / len(scored) if scored else None,
+        weight_scored=total,
+        weight_missing=sum(row.weight for row in rows if row.score is None),
+        problems=rows,
+    )

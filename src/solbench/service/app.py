@@ -45,11 +45,13 @@ def prepare(settings: ServiceSettings) -> Service:
     check_sandbox_user(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine, session_factory = open_database(settings.database_url)
-    imported = import_suites(session_factory, settings.suite_folders(), settings.secret(),
-                             settings.held_out_per_problem)
+    imported = import_suites(
+        session_factory, settings.suite_folders(), settings.secret(), settings.held_out_per_problem
+    )
     baselines = import_baselines(session_factory, settings.baseline_files())
-    return Service(settings=settings, engine=engine, session_factory=session_factory, imported=imported,
-                   baselines=baselines)
+    return Service(
+        settings=settings, engine=engine, session_factory=session_factory, imported=imported, baselines=baselines
+    )
 
 
 def check_sandbox_user(settings: ServiceSettings) -> None:
@@ -78,8 +80,14 @@ def create_app(service: Service, *, start_queue: bool = True) -> FastAPI:
                 service.queue.close()
                 service.queue = None
 
-    app = FastAPI(title="solbench leaderboard", version=_version(), lifespan=lifespan,
-                  openapi_url=f"{API_PREFIX}/openapi.json", docs_url=None, redoc_url=None)  # docs: reference_page
+    app = FastAPI(
+        title="solbench leaderboard",
+        version=_version(),
+        lifespan=lifespan,
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+    )  # docs: reference_page
     app.state.service = service
     app.add_middleware(BodyLimit, max_bytes=service.settings.limits.max_body_bytes)
     app.include_router(router, prefix=API_PREFIX)
@@ -93,8 +101,9 @@ def create_app(service: Service, *, start_queue: bool = True) -> FastAPI:
         first = error.errors()[0]
         location = [str(p) for p in first.get("loc", ()) if p != "body"]
         field_name = ".".join(location) or "body"
-        return JSONResponse({"detail": f"{field_name}: {first.get('msg', 'invalid')}", "field": field_name},
-                            status_code=422)
+        return JSONResponse(
+            {"detail": f"{field_name}: {first.get('msg', 'invalid')}", "field": field_name}, status_code=422
+        )
 
     if importlib.util.find_spec(WEB_MODULE) is not None:
         web = importlib.import_module(WEB_MODULE)

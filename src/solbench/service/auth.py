@@ -32,8 +32,9 @@ class NewAccount:
 def add_user(session_factory: sessionmaker[Session], name: str, *, admin: bool = False) -> NewAccount:
     """A new user with a fresh token (an existing user gets another token; `admin` only ever grants)."""
     if not USER_NAME.fullmatch(name):
-        raise ServiceError(f"NAME {name!r}: use letters, digits, '_', '.', '-' (at most 64, starting with a letter "
-                           "or digit)")
+        raise ServiceError(
+            f"NAME {name!r}: use letters, digits, '_', '.', '-' (at most 64, starting with a letter or digit)"
+        )
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with session_factory.begin() as session:
         user = session.scalar(select(User).where(User.name == name))
@@ -65,8 +66,9 @@ def set_banned(session_factory: sessionmaker[Session], name: str, banned: bool =
 
 def authenticate(session: Session, token: str) -> User | None:
     """The user a live token belongs to; None for an unknown or revoked token."""
-    return session.scalar(select(User).join(ApiToken).where(ApiToken.token_hash == hash_token(token),
-                                                            ApiToken.revoked_at.is_(None)))
+    return session.scalar(
+        select(User).join(ApiToken).where(ApiToken.token_hash == hash_token(token), ApiToken.revoked_at.is_(None))
+    )
 
 
 def _user(session: Session, name: str) -> User:

@@ -28,18 +28,34 @@ def make_bundle(submission, result, version) -> dict[str, Any]:
     """The bundle of a submission (models.Submission, its Result or None, the ProblemVersion measured on)."""
     return {
         "format": BUNDLE_FORMAT,
-        "submission": {"id": submission.id, "user": submission.user.name, "mode": submission.mode,
-                       "status": submission.status, "created_at": submission.created_at.isoformat() + "Z",
-                       "code_hash": submission.code_hash},
+        "submission": {
+            "id": submission.id,
+            "user": submission.user.name,
+            "mode": submission.mode,
+            "status": submission.status,
+            "created_at": submission.created_at.isoformat() + "Z",
+            "code_hash": submission.code_hash,
+        },
         "solution": submission.solution,
-        "problem": {"name": version.problem.name, "version": version.version_hash,
-                    "definition": version.definition, "workloads": version.workloads},
-        "result": None if result is None else {
+        "problem": {
+            "name": version.problem.name,
+            "version": version.version_hash,
+            "definition": version.definition,
+            "workloads": version.workloads,
+        },
+        "result": None
+        if result is None
+        else {
             "score": result.public_score if result.held_out_traces else result.score,
-            "verdict": result.verdict, "harness_version": result.harness_version, "hardware": result.hardware,
-            "device": result.device, "environment": result.environment, "clock": result.clock,
+            "verdict": result.verdict,
+            "harness_version": result.harness_version,
+            "hardware": result.hardware,
+            "device": result.device,
+            "environment": result.environment,
+            "clock": result.clock,
             "t_sol_ms": {w["uuid"]: result.t_sol_ms.get(w["uuid"]) for w in version.workloads},
-            "t_b_ms": {w["uuid"]: result.t_b_ms.get(w["uuid"]) for w in version.workloads}},
+            "t_b_ms": {w["uuid"]: result.t_b_ms.get(w["uuid"]) for w in version.workloads},
+        },
         "traces": result.traces if result is not None else [],
     }
 
@@ -84,8 +100,9 @@ def read_bundle(path: str | PathLike) -> dict[str, Any]:
     except (OSError, ValueError) as error:
         raise BundleError(f"{path}: not a readable bundle ({error})") from None
     if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
-        raise BundleError(f"{path}: format: expected {BUNDLE_FORMAT!r} (download one from "
-                          "GET /api/v1/submissions/ID/bundle)")
+        raise BundleError(
+            f"{path}: format: expected {BUNDLE_FORMAT!r} (download one from GET /api/v1/submissions/ID/bundle)"
+        )
     return data
 
 
@@ -112,16 +129,32 @@ def replay_bundle(path: str | PathLike, *, config=None, workdir: str | PathLike 
     for trace in traces:
         before = original.get(trace.workload.uuid)
         before_status = before.evaluation.status.value if before and before.evaluation else None
-        before_ms = before.evaluation.performance.latency_ms if before and before.evaluation and \
-            before.evaluation.performance else None
+        before_ms = (
+            before.evaluation.performance.latency_ms
+            if before and before.evaluation and before.evaluation.performance
+            else None
+        )
         after = trace.evaluation
         assert after is not None, "evaluate returns evaluated traces"
         after_ms = after.performance.latency_ms if after.performance else None
-        rows.append(BundleReplayRow(workload=trace.workload.uuid, original_status=before_status,
-                              replay_status=after.status.value, original_ms=before_ms, replay_ms=after_ms,
-                              ratio=after_ms / before_ms if after_ms and before_ms else None,
-                              same_status=before_status == after.status.value))
+        rows.append(
+            BundleReplayRow(
+                workload=trace.workload.uuid,
+                original_status=before_status,
+                replay_status=after.status.value,
+                original_ms=before_ms,
+                replay_ms=after_ms,
+                ratio=after_ms / before_ms if after_ms and before_ms else None,
+                same_status=before_status == after.status.value,
+            )
+        )
     result = data.get("result") or {}
-    return BundleReplay(bundle=str(path), problem=definition.name, problem_version=problem_data.get("version", ""),
-                        original_hardware=result.get("hardware"), original_harness=result.get("harness_version"),
-                        harness_version=harness_version(), rows=rows)
+    return BundleReplay(
+        bundle=str(path),
+        problem=definition.name,
+        problem_version=problem_data.get("version", ""),
+        original_hardware=result.get("hardware"),
+        original_harness=result.get("harness_version"),
+        harness_version=harness_version(),
+        rows=rows,
+    )

@@ -40,18 +40,24 @@ def version_hash(problem: Problem) -> str:
 def make_held_out(problem: Problem, secret: str, version: str, count: int) -> list[dict]:
     """`count` hidden workloads: public ones with their variable axes moved by up to a quarter, chosen and moved
     by a generator seeded from the server's secret and the version. Workloads that read data files are not
-    varied (their tensors have fixed shapes); custom inputs are made from the axes, so they follow. A variation that breaks a constraint is skipped."""
+    varied (their tensors have fixed shapes); custom inputs are made from the axes, so they follow. A variation
+    that breaks a constraint is skipped."""
     rng = random.Random(hashlib.sha256(f"{secret}:{version}".encode()).digest())
-    candidates = [w for w in problem.workloads if w.axes and all(s.type in ("random", "scalar", "custom")
-                                                                  for s in w.inputs.values())]
+    candidates = [
+        w
+        for w in problem.workloads
+        if w.axes and all(s.type in ("random", "scalar", "custom") for s in w.inputs.values())
+    ]
     made: list[dict] = []
     seen = {tuple(sorted(w.axes.items())) for w in problem.workloads}
     for attempt in range(count * 8):
         if len(made) >= count or not candidates:
             break
         base = rng.choice(candidates)
-        axes = {name: max(1, value + rng.randint(-max(1, value // 4), max(1, value // 4)))
-                for name, value in base.axes.items()}
+        axes = {
+            name: max(1, value + rng.randint(-max(1, value // 4), max(1, value // 4)))
+            for name, value in base.axes.items()
+        }
         if tuple(sorted(axes.items())) in seen:
             continue
         uuid = "held-out-" + hashlib.sha256(f"{secret}:{version}:{attempt}".encode()).hexdigest()[:16]
@@ -74,8 +80,9 @@ def _axes_allowed(problem: Problem, axes: dict[str, int]) -> bool:
     return all(evaluate(c, resolved) for c in problem.definition.constraints if names_in(c) <= set(resolved))
 
 
-def import_suites(session_factory: sessionmaker[Session], suites: tuple[Path, ...], secret: str,
-                  held_out_per_problem: int) -> CatalogImport:
+def import_suites(
+    session_factory: sessionmaker[Session], suites: tuple[Path, ...], secret: str, held_out_per_problem: int
+) -> CatalogImport:
     """Import every problem under `suites`: a new problem, or a new current version of a changed one."""
     from solbench.spec.problem import find_problem_folders, load_problem
     from solbench.spec.problem_set import problem_set
@@ -90,8 +97,9 @@ def import_suites(session_factory: sessionmaker[Session], suites: tuple[Path, ..
     return CatalogImport(problems=count, new_versions=new, suites=tuple(str(s) for s in suites))
 
 
-def import_problem(session_factory: sessionmaker[Session], problem: Problem, set_name: str, secret: str,
-                   held_out_per_problem: int) -> bool:
+def import_problem(
+    session_factory: sessionmaker[Session], problem: Problem, set_name: str, secret: str, held_out_per_problem: int
+) -> bool:
     """Store `problem` as the current version of its name; True when that version is new."""
     digest = version_hash(problem)
     with session_factory.begin() as session:
@@ -108,17 +116,26 @@ def import_problem(session_factory: sessionmaker[Session], problem: Problem, set
         if existing is not None:
             existing.source_dir = str(problem.root.resolve())
             return False
-        session.add(ProblemVersion(
-            problem_id=row.id, version_hash=digest, definition=problem.definition.model_dump(mode="json"),
-            workloads=[w.model_dump(mode="json") for w in problem.workloads],
-            held_out=make_held_out(problem, secret, digest, held_out_per_problem),
-            source_dir=str(problem.root.resolve()), is_current=True))
+        session.add(
+            ProblemVersion(
+                problem_id=row.id,
+                version_hash=digest,
+                definition=problem.definition.model_dump(mode="json"),
+                workloads=[w.model_dump(mode="json") for w in problem.workloads],
+                held_out=make_held_out(problem, secret, digest, held_out_per_problem),
+                source_dir=str(problem.root.resolve()),
+                is_current=True,
+            )
+        )
         return True
 
 
 def current_version(session: Session, name: str) -> ProblemVersion | None:
-    return session.scalar(select(ProblemVersion).join(ServedProblem).where(ServedProblem.name == name,
-                                                                      ProblemVersion.is_current.is_(True)))
+    return session.scalar(
+        select(ProblemVersion)
+        .join(ServedProblem)
+        .where(ServedProblem.name == name, ProblemVersion.is_current.is_(True))
+    )
 
 
 def spec_problem(version: ProblemVersion, *, held_out: bool = False) -> Problem:
@@ -140,9 +157,13 @@ def t_sol_for(session_factory: sessionmaker[Session], version_id: int, hardware:
     """T_SOL (ms) per workload uuid, public and held-out, of a version on `hardware`: analysed once, then stored."""
     analyzer = analyzer_version(hardware)
     with session_factory() as session:
-        stored = session.scalar(select(SolAnalysis).where(SolAnalysis.problem_version_id == version_id,
-                                                          SolAnalysis.hardware == hardware,
-                                                          SolAnalysis.analyzer_version == analyzer))
+        stored = session.scalar(
+            select(SolAnalysis).where(
+                SolAnalysis.problem_version_id == version_id,
+                SolAnalysis.hardware == hardware,
+                SolAnalysis.analyzer_version == analyzer,
+            )
+        )
         if stored is not None:
             return dict(stored.t_sol_ms)
         version = session.get(ProblemVersion, version_id)
@@ -153,15 +174,28 @@ def t_sol_for(session_factory: sessionmaker[Session], version_id: int, hardware:
 
     analysis = analyze(problem, hardware)
     values = {result.workload.uuid: result.t_sol_ms for result in analysis}
-    costs = {result.workload.uuid: {"flops": result.flops, "bytes": result.bytes, "memory_ms": result.t_memory_ms,
-                                    "compute_ms": max(result.t_compute_ms.values(), default=0.0)}
-             for result in analysis}
+    costs = {
+        result.workload.uuid: {
+            "flops": result.flops,
+            "bytes": result.bytes,
+            "memory_ms": result.t_memory_ms,
+            "compute_ms": max(result.t_compute_ms.values(), default=0.0),
+        }
+        for result in analysis
+    }
     from sqlalchemy.exc import IntegrityError
 
     try:
         with session_factory.begin() as session:
-            session.add(SolAnalysis(problem_version_id=version_id, hardware=hardware, analyzer_version=analyzer,
-                                    t_sol_ms=values, costs=costs))
+            session.add(
+                SolAnalysis(
+                    problem_version_id=version_id,
+                    hardware=hardware,
+                    analyzer_version=analyzer,
+                    t_sol_ms=values,
+                    costs=costs,
+                )
+            )
     except IntegrityError:  # another process stored the same analysis first
         pass
     return values
@@ -179,8 +213,13 @@ def import_baselines(session_factory: sessionmaker[Session], files: tuple[Path, 
                 key = (entry.definition, entry.workload, entry.hardware)
                 row = existing.get(key)
                 if row is None:
-                    row = ImportedBaseline(definition=entry.definition, workload=entry.workload,
-                                           hardware=entry.hardware, latency_ms=entry.latency_ms, source=entry.source)
+                    row = ImportedBaseline(
+                        definition=entry.definition,
+                        workload=entry.workload,
+                        hardware=entry.hardware,
+                        latency_ms=entry.latency_ms,
+                        source=entry.source,
+                    )
                     session.add(row)
                     existing[key] = row
                 elif row.latency_ms != entry.latency_ms or row.source != entry.source:
@@ -191,6 +230,9 @@ def import_baselines(session_factory: sessionmaker[Session], files: tuple[Path, 
 
 def baselines_for(session: Session, definition: str, hardware: str) -> dict[str, float]:
     """T_b (ms) per workload uuid of `definition` on `hardware` from imported baselines."""
-    rows = session.scalars(select(ImportedBaseline).where(ImportedBaseline.definition == definition,
-                                                          func.upper(ImportedBaseline.hardware) == hardware.upper()))
+    rows = session.scalars(
+        select(ImportedBaseline).where(
+            ImportedBaseline.definition == definition, func.upper(ImportedBaseline.hardware) == hardware.upper()
+        )
+    )
     return {row.workload: row.latency_ms for row in rows}

@@ -86,8 +86,9 @@ class CeleryQueue:
     def submit(self, submission_id: int) -> None:
         """Called from the API's request threads and the sweeper: one send at a time through the app's producer."""
         with self._lock:
-            self.app.send_task(SUBMISSION_TASK, args=[submission_id, self.message_settings], queue=self.queue,
-                               ignore_result=True)
+            self.app.send_task(
+                SUBMISSION_TASK, args=[submission_id, self.message_settings], queue=self.queue, ignore_result=True
+            )
             self._sent_at[submission_id] = time.monotonic()
 
     def close(self) -> None:
@@ -99,8 +100,9 @@ class CeleryQueue:
         """Requeue jobs of dead workers; send again what has been queued unsent (or long ago)."""
         requeue_stale(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
         with self.session_factory() as session:
-            queued = session.scalars(select(Submission.id).where(Submission.status == "queued",
-                                                                 Submission.deleted_at.is_(None))).all()
+            queued = session.scalars(
+                select(Submission.id).where(Submission.status == "queued", Submission.deleted_at.is_(None))
+            ).all()
         now = time.monotonic()
         still_queued = set(queued)
         with self._lock:
@@ -143,26 +145,43 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
     """Add the submission task to `app`, run with the server's settings and this worker's overrides."""
     databases = _Databases()
 
-    @app.task(name=SUBMISSION_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True,
-              max_retries=None)
+    @app.task(
+        name=SUBMISSION_TASK,
+        bind=True,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        ignore_result=True,
+        max_retries=None,
+    )
     def execute(task, submission_id: int, settings_json: str) -> None:
         from solbench.evaluation.config import resolve_device
 
         settings = ServiceSettings.model_validate_json(settings_json)
-        settings = settings.model_copy(update={k: v for k, v in (("db_url", database_url), ("data_dir", data_dir))
-                                               if v is not None})
+        settings = settings.model_copy(
+            update={k: v for k, v in (("db_url", database_url), ("data_dir", data_dir)) if v is not None}
+        )
         if settings.db_url is None:
-            log.error("submission %s: the server's database URL has a password, so it is not sent over the broker: "
-                      "start this worker with --db URL", submission_id)
+            log.error(
+                "submission %s: the server's database URL has a password, so it is not sent over the broker: "
+                "start this worker with --db URL",
+                submission_id,
+            )
             raise task.retry(countdown=MAX_BACKOFF_S, max_retries=MAX_WAITS)
         attempt = task.request.retries
         if count_delivery(options.broker.url, f"{task.request.id}:{attempt}") > MAX_DELIVERIES:
-            log.error("submission %s: its workers died on each of %d deliveries; not run again (the server marks it "
-                      "failed)", submission_id, MAX_DELIVERIES)
+            log.error(
+                "submission %s: its workers died on each of %d deliveries; not run again (the server marks it failed)",
+                submission_id,
+                MAX_DELIVERIES,
+            )
             return
-        worker = WorkerInfo(name=task.request.hostname or "", hardware=options.hardware,
-                            device=resolve_device(options.device or settings.evaluation.device),
-                            heartbeat_s=settings.heartbeat_s, figures=hardware_figures(options.hardware))
+        worker = WorkerInfo(
+            name=task.request.hostname or "",
+            hardware=options.hardware,
+            device=resolve_device(options.device or settings.evaluation.device),
+            heartbeat_s=settings.heartbeat_s,
+            figures=hardware_figures(options.hardware),
+        )
         try:
             factory = databases.session_factory(settings.db_url)
             execute_submission(factory, submission_id, worker, settings=settings)
@@ -171,7 +190,7 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
             log.warning("submission %s: infrastructure failure on try %d: %s", submission_id, attempt + 1, error)
             if attempt >= settings.max_attempts + MAX_WAITS:
                 raise
-            raise task.retry(exc=error, countdown=min(MAX_BACKOFF_S, RETRY_BACKOFF_S * 2 ** attempt)) from error
+            raise task.retry(exc=error, countdown=min(MAX_BACKOFF_S, RETRY_BACKOFF_S * 2**attempt)) from error
         if elsewhere and attempt < MAX_WAITS:
             raise task.retry(countdown=max(1.0, settings.stale_after_s / 2))
 

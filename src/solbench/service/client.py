@@ -16,8 +16,7 @@ FINISHED = ("done", "failed", "cancelled")
 
 
 class ServiceClient:
-    def __init__(self, server: str, token: str | None = None, *, timeout_s: float = 30.0,
-                 connect_wait_s: float = 0.0):
+    def __init__(self, server: str, token: str | None = None, *, timeout_s: float = 30.0, connect_wait_s: float = 0.0):
         import httpx
 
         self.server = server.rstrip("/")
@@ -35,18 +34,21 @@ class ServiceClient:
     def __exit__(self, *_) -> None:
         self.close()
 
-    def submit(self, problem: str, solution: dict[str, Any], *, mode: str = "private",
-               idempotency_key: str | None = None) -> dict[str, Any]:
+    def submit(
+        self, problem: str, solution: dict[str, Any], *, mode: str = "private", idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         """Queue `solution`; a fresh idempotency key is sent (so a retried request cannot submit twice). A body over
         the server's published size limit raises BodyTooLarge, and nothing is sent."""
         key = idempotency_key or uuid.uuid4().hex
-        body = json.dumps({"problem": problem, "solution": solution, "mode": mode}, ensure_ascii=False,
-                          separators=(",", ":")).encode()
+        body = json.dumps(
+            {"problem": problem, "solution": solution, "mode": mode}, ensure_ascii=False, separators=(",", ":")
+        ).encode()
         limit = self.max_body_bytes()
         if limit is not None and len(body) > limit:
             raise BodyTooLarge(len(body), limit, self.server)
-        return self._request("POST", "/submissions", content=body,
-                             headers={"Idempotency-Key": key, "Content-Type": "application/json"})
+        return self._request(
+            "POST", "/submissions", content=body, headers={"Idempotency-Key": key, "Content-Type": "application/json"}
+        )
 
     def max_body_bytes(self) -> int | None:
         """The largest request body the server accepts (GET /limits); None from a server too old to say."""
@@ -66,8 +68,9 @@ class ServiceClient:
     def bundle(self, submission_id: int) -> dict[str, Any]:
         return self._request("GET", f"/submissions/{submission_id}/bundle")
 
-    def wait(self, submission_id: int, *, timeout_s: float = 3600.0, poll_s: float = 1.0,
-             progress=None) -> dict[str, Any]:
+    def wait(
+        self, submission_id: int, *, timeout_s: float = 3600.0, poll_s: float = 1.0, progress=None
+    ) -> dict[str, Any]:
         """Poll until the submission finished (done, failed or cancelled); ServiceError after `timeout_s`."""
         deadline = time.monotonic() + timeout_s
         while True:

@@ -52,8 +52,10 @@ def check_static(solution: Solution) -> None:
     blocked = blocking(check_solution(solution))
     if blocked:
         index = next((i for i, s in enumerate(solution.sources) if s.path == blocked[0].file), 0)
-        raise Refused(f"solution.sources[{index}].content",
-                      "blocked by the static check: " + "; ".join(f.one_line() for f in blocked[:3]))
+        raise Refused(
+            f"solution.sources[{index}].content",
+            "blocked by the static check: " + "; ".join(f.one_line() for f in blocked[:3]),
+        )
 
 
 def code_hash(solution: Solution) -> str:

@@ -85,8 +85,7 @@ class EmbeddedQueue:
 
     def _spawn(self, index: int) -> subprocess.Popen:
         env = {**os.environ, **self.settings.to_env(), PARENT_VARIABLE: str(os.getpid()), INDEX_VARIABLE: str(index)}
-        return subprocess.Popen([sys.executable, "-m", "solbench.service.embedded"], env=env,
-                                stdin=subprocess.DEVNULL)
+        return subprocess.Popen([sys.executable, "-m", "solbench.service.embedded"], env=env, stdin=subprocess.DEVNULL)
 
     def _watch(self) -> None:
         reap_every = max(WATCH_S, min(5.0, self.settings.stale_after_s / 4))
@@ -113,8 +112,14 @@ class EmbeddedQueue:
             self._children[index] = None
 
 
-def run_worker(settings: ServiceSettings, worker: WorkerInfo, *, should_stop, parent_pid: int | None = None,
-               busy: threading.Event | None = None) -> None:
+def run_worker(
+    settings: ServiceSettings,
+    worker: WorkerInfo,
+    *,
+    should_stop,
+    parent_pid: int | None = None,
+    busy: threading.Event | None = None,
+) -> None:
     """The loop of one embedded worker: take the oldest queued job, run it, repeat until `should_stop()`.
     `busy` is set while a job runs."""
     busy = busy or threading.Event()
@@ -128,8 +133,14 @@ def run_worker(settings: ServiceSettings, worker: WorkerInfo, *, should_stop, pa
         record_worker_stopped(session_factory, worker.name)
 
 
-def _take_jobs(settings: ServiceSettings, session_factory, worker: WorkerInfo, should_stop, parent_pid: int | None,
-               busy: threading.Event) -> None:
+def _take_jobs(
+    settings: ServiceSettings,
+    session_factory,
+    worker: WorkerInfo,
+    should_stop,
+    parent_pid: int | None,
+    busy: threading.Event,
+) -> None:
     last_seen = time.monotonic()
     while not should_stop():
         if parent_pid is not None and os.getppid() != parent_pid:
@@ -169,9 +180,14 @@ def _main() -> None:
     signal.signal(signal.SIGINT, stop)
     index = os.environ.get(INDEX_VARIABLE, "0")
     device = resolve_device(settings.evaluation.device)
-    worker = WorkerInfo(name=worker_name(os.getpid(), int(index)), hardware=settings.hardware, device=device,
-                        heartbeat_s=settings.heartbeat_s, beats_when_idle=True,
-                        figures=hardware_figures(settings.hardware))
+    worker = WorkerInfo(
+        name=worker_name(os.getpid(), int(index)),
+        hardware=settings.hardware,
+        device=device,
+        heartbeat_s=settings.heartbeat_s,
+        beats_when_idle=True,
+        figures=hardware_figures(settings.hardware),
+    )
     parent = os.environ.get(PARENT_VARIABLE)
     run_worker(settings, worker, should_stop=stopping.is_set, parent_pid=int(parent) if parent else None, busy=busy)
 

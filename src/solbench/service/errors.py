@@ -26,5 +26,6 @@ class BodyTooLarge(ServiceError):
         self.size_bytes = size_bytes
         self.limit_bytes = limit_bytes
         self.server = server
-        super().__init__(f"{size_bytes} bytes to send, over the limit of {limit_bytes} bytes of {server}; "
-                         "nothing was sent")
+        super().__init__(
+            f"{size_bytes} bytes to send, over the limit of {limit_bytes} bytes of {server}; nothing was sent"
+        )

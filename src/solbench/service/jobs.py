@@ -63,8 +63,9 @@ class WorkerInfo:
     """Its hardware as it resolves it itself (`local` is its own CPU)."""
 
 
-def claim(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo,
-          stale_after_s: float) -> str | None:
+def claim(
+    session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo, stale_after_s: float
+) -> str | None:
     """Take the job for `worker`: a claim token, or None when it is not queued (done, running elsewhere,
     deleted). A running job whose heartbeat is older than `stale_after_s` is taken over."""
     token = secrets.token_hex(16)
@@ -73,26 +74,47 @@ def claim(session_factory: sessionmaker[Session], submission_id: int, worker: Wo
         # An UPDATE returns a CursorResult, which has rowcount; the stubs type execute() as Result.
         claimed = session.execute(
             update(Submission)
-            .where(Submission.id == submission_id, Submission.deleted_at.is_(None),
-                   or_(Submission.status == "queued",
-                       and_(Submission.status == "running",
-                            Submission.heartbeat_at < now - timedelta(seconds=stale_after_s))))
-            .values(status="running", claim_token=token, worker=worker.name, started_at=now, heartbeat_at=now,
-                    attempts=Submission.attempts + 1)
-            .execution_options(synchronize_session=False)).rowcount  # pyright: ignore[reportAttributeAccessIssue]
+            .where(
+                Submission.id == submission_id,
+                Submission.deleted_at.is_(None),
+                or_(
+                    Submission.status == "queued",
+                    and_(
+                        Submission.status == "running", Submission.heartbeat_at < now - timedelta(seconds=stale_after_s)
+                    ),
+                ),
+            )
+            .values(
+                status="running",
+                claim_token=token,
+                worker=worker.name,
+                started_at=now,
+                heartbeat_at=now,
+                attempts=Submission.attempts + 1,
+            )
+            .execution_options(synchronize_session=False)
+        ).rowcount  # pyright: ignore[reportAttributeAccessIssue]
     return token if claimed == 1 else None
 
 
 def next_queued(session_factory: sessionmaker[Session]) -> int | None:
     """The oldest queued submission's id (a candidate for `claim`; another worker may take it first)."""
     with session_factory() as session:
-        return session.scalar(select(Submission.id).where(Submission.status == "queued",
-                                                          Submission.deleted_at.is_(None))
-                              .order_by(Submission.id).limit(1))
+        return session.scalar(
+            select(Submission.id)
+            .where(Submission.status == "queued", Submission.deleted_at.is_(None))
+            .order_by(Submission.id)
+            .limit(1)
+        )
 
 
-def execute_submission(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo, *,
-                       settings: ServiceSettings | None = None) -> None:
+def execute_submission(
+    session_factory: sessionmaker[Session],
+    submission_id: int,
+    worker: WorkerInfo,
+    *,
+    settings: ServiceSettings | None = None,
+) -> None:
     """Claim, evaluate and store one submission; see the module docstring for what is guaranteed.
 
     `settings` (evaluation knobs, the result cache, retry limits) default to those handed down in the
@@ -138,8 +160,13 @@ class _Outcome:
     scored: bool
 
 
-def _evaluate(session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo,
-              settings: ServiceSettings, check_cancelled: Callable[[], None] = lambda: None) -> _Outcome:
+def _evaluate(
+    session_factory: sessionmaker[Session],
+    submission_id: int,
+    worker: WorkerInfo,
+    settings: ServiceSettings,
+    check_cancelled: Callable[[], None] = lambda: None,
+) -> _Outcome:
     from solbench.api import evaluate
     from solbench.service.catalog import baselines_for, current_version, spec_problem, t_sol_for
     from solbench.spec import Solution
@@ -163,52 +190,81 @@ def _evaluate(session_factory: sessionmaker[Session], submission_id: int, worker
         check_cancelled()
 
     traces = evaluate(problem, solution, config=config, cache=settings.cache_dir, progress=progress)
-    held_out = evaluate(hidden, solution, config=config, progress=progress) \
-        if mode == "ranked" and hidden.workloads else []
+    held_out = (
+        evaluate(hidden, solution, config=config, progress=progress) if mode == "ranked" and hidden.workloads else []
+    )
     t_sol = t_sol_for(session_factory, version_id, worker.hardware) if scored else {}
     return _Outcome(version_id, traces, held_out, t_sol, t_b, scored)
 
 
-def _store(session_factory: sessionmaker[Session], submission_id: int, token: str, worker: WorkerInfo,
-           outcome: _Outcome) -> None:
+def _store(
+    session_factory: sessionmaker[Session], submission_id: int, token: str, worker: WorkerInfo, outcome: _Outcome
+) -> None:
     from solbench.evaluation.result_cache import harness_version
     from solbench.service.scoring import score_result
 
-    scores = score_result(outcome.traces, outcome.held_out, outcome.t_sol_ms, outcome.t_b_ms, worker.hardware,
-                          scored=outcome.scored)
+    scores = score_result(
+        outcome.traces, outcome.held_out, outcome.t_sol_ms, outcome.t_b_ms, worker.hardware, scored=outcome.scored
+    )
     first = (outcome.traces or outcome.held_out or [None])[0]
     evaluation = first.evaluation if first is not None else None
     details = evaluation.solbench if evaluation is not None else None
     values = dict(
-        problem_version_id=outcome.version_id, score=scores.score, public_score=scores.public_score,
-        held_out_score=scores.held_out_score, verdict=scores.verdict, harness_version=harness_version(),
-        hardware=worker.hardware, device=details.device_name if details else worker.device, worker=worker.name,
+        problem_version_id=outcome.version_id,
+        score=scores.score,
+        public_score=scores.public_score,
+        held_out_score=scores.held_out_score,
+        verdict=scores.verdict,
+        harness_version=harness_version(),
+        hardware=worker.hardware,
+        device=details.device_name if details else worker.device,
+        worker=worker.name,
         environment=evaluation.environment.model_dump(mode="json") if evaluation else {},
         clock=dict(details.clock) if details else {},
-        traces=[_as_json(t) for t in outcome.traces], held_out_traces=[_as_json(t) for t in outcome.held_out],
-        t_sol_ms=outcome.t_sol_ms, t_b_ms=scores.t_b_ms,
-        cache_hit=bool(details and details.cache and details.cache.hit))
+        traces=[_as_json(t) for t in outcome.traces],
+        held_out_traces=[_as_json(t) for t in outcome.held_out],
+        t_sol_ms=outcome.t_sol_ms,
+        t_b_ms=scores.t_b_ms,
+        cache_hit=bool(details and details.cache and details.cache.hit),
+    )
     with session_factory.begin() as session:
         # An UPDATE returns a CursorResult, which has rowcount; the stubs type execute() as Result.
         released = session.execute(
-            update(Submission).where(Submission.id == submission_id, Submission.claim_token == token,
-                                     Submission.status == "running", Submission.deleted_at.is_(None))
+            update(Submission)
+            .where(
+                Submission.id == submission_id,
+                Submission.claim_token == token,
+                Submission.status == "running",
+                Submission.deleted_at.is_(None),
+            )
             .values(status="done", finished_at=utcnow(), claim_token=None, error=None, rescore_reason=None)
-            .execution_options(synchronize_session=False)).rowcount  # pyright: ignore[reportAttributeAccessIssue]
+            .execution_options(synchronize_session=False)
+        ).rowcount  # pyright: ignore[reportAttributeAccessIssue]
         if released != 1:  # the claim was lost (taken over, or the submission deleted): store nothing
-            session.execute(update(Submission).where(Submission.id == submission_id, Submission.claim_token == token,
-                                                     Submission.deleted_at.is_not(None))
-                            .values(status="cancelled", claim_token=None, finished_at=utcnow())
-                            .execution_options(synchronize_session=False))
+            session.execute(
+                update(Submission)
+                .where(
+                    Submission.id == submission_id, Submission.claim_token == token, Submission.deleted_at.is_not(None)
+                )
+                .values(status="cancelled", claim_token=None, finished_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
             return
         existing = session.scalar(select(Result).where(Result.submission_id == submission_id))
         if existing is None:
             session.add(Result(submission_id=submission_id, **values))
             return
         if existing.score != values["score"] or existing.harness_version != values["harness_version"]:
-            session.add(ScoreChange(submission_id=submission_id, old_score=existing.score, new_score=values["score"],
-                                    old_harness=existing.harness_version, new_harness=values["harness_version"],
-                                    reason="re-evaluated"))
+            session.add(
+                ScoreChange(
+                    submission_id=submission_id,
+                    old_score=existing.score,
+                    new_score=values["score"],
+                    old_harness=existing.harness_version,
+                    new_harness=values["harness_version"],
+                    reason="re-evaluated",
+                )
+            )
         for name, value in values.items():
             setattr(existing, name, value)
         existing.rescored_at = utcnow()
@@ -220,8 +276,9 @@ def _as_json(trace: Trace) -> dict:
     return json.loads(trace.model_dump_json())
 
 
-def _give_back(session_factory: sessionmaker[Session], submission_id: int, token: str, max_attempts: int,
-               message: str | None) -> None:
+def _give_back(
+    session_factory: sessionmaker[Session], submission_id: int, token: str, max_attempts: int, message: str | None
+) -> None:
     """After an infrastructure failure: queued again for another try, or failed once the tries are used up.
     Without a message (the worker was stopped) it is queued again and the try is not counted."""
     with session_factory.begin() as session:
@@ -257,8 +314,9 @@ def requeue_stale(session_factory: sessionmaker[Session], stale_after_s: float, 
     `max_attempts` tries. Returns how many were requeued or failed."""
     cutoff = utcnow() - timedelta(seconds=stale_after_s)
     with session_factory.begin() as session:
-        stale = session.scalars(select(Submission).where(Submission.status == "running",
-                                                         Submission.heartbeat_at < cutoff)).all()
+        stale = session.scalars(
+            select(Submission).where(Submission.status == "running", Submission.heartbeat_at < cutoff)
+        ).all()
         for submission in stale:
             _retry_or_fail(submission, f"worker {submission.worker} stopped answering", max_attempts)
         return len(stale)
@@ -268,23 +326,29 @@ def requeue_dead_worker(session_factory: sessionmaker[Session], worker_name: str
     """Running jobs of a worker whose process is known to have exited: queued again (or failed after
     `max_attempts` tries) at once, not after `stale_after_s` without a heartbeat."""
     with session_factory.begin() as session:
-        orphaned = session.scalars(select(Submission).where(Submission.status == "running",
-                                                            Submission.worker == worker_name)).all()
+        orphaned = session.scalars(
+            select(Submission).where(Submission.status == "running", Submission.worker == worker_name)
+        ).all()
         for submission in orphaned:
             _retry_or_fail(submission, f"worker {worker_name} died", max_attempts)
         return len(orphaned)
 
 
-def record_worker(session_factory: sessionmaker[Session], worker: WorkerInfo, *, current: int | None = None,
-                  finished: bool = False) -> None:
+def record_worker(
+    session_factory: sessionmaker[Session], worker: WorkerInfo, *, current: int | None = None, finished: bool = False
+) -> None:
     """The worker's row for the status page: its hardware, when it was last seen, what it is running."""
     with session_factory.begin() as session:
         row = session.get(Worker, worker.name)
         if row is None:
             row = Worker(name=worker.name, hardware=worker.hardware, device=worker.device, evaluations=0)
             session.add(row)
-        row.hardware, row.device, row.last_seen, row.current_submission_id = (worker.hardware, worker.device,
-                                                                              utcnow(), current)
+        row.hardware, row.device, row.last_seen, row.current_submission_id = (
+            worker.hardware,
+            worker.device,
+            utcnow(),
+            current,
+        )
         row.heartbeat_s, row.beats_when_idle, row.stopped_at = worker.heartbeat_s, worker.beats_when_idle, None
         if worker.figures is not None:
             row.hardware_figures = worker.figures.model_dump()
@@ -295,8 +359,9 @@ def record_worker(session_factory: sessionmaker[Session], worker: WorkerInfo, *,
 def record_worker_stopped(session_factory: sessionmaker[Session], worker_name: str) -> None:
     """The worker exited (or its parent saw it die): the status page shows it gone at once."""
     with session_factory.begin() as session:
-        session.execute(update(Worker).where(Worker.name == worker_name).values(stopped_at=utcnow(),
-                                                                                current_submission_id=None))
+        session.execute(
+            update(Worker).where(Worker.name == worker_name).values(stopped_at=utcnow(), current_submission_id=None)
+        )
 
 
 class _Heartbeat:
@@ -326,12 +391,14 @@ class _Heartbeat:
         while not self._stop.wait(self._interval):
             try:
                 with session_factory.begin() as session:
-                    session.execute(update(Submission).where(Submission.id == submission_id,
-                                                             Submission.claim_token == token)
-                                    .values(heartbeat_at=utcnow()).execution_options(synchronize_session=False))
+                    session.execute(
+                        update(Submission)
+                        .where(Submission.id == submission_id, Submission.claim_token == token)
+                        .values(heartbeat_at=utcnow())
+                        .execution_options(synchronize_session=False)
+                    )
                     session.execute(update(Worker).where(Worker.name == worker.name).values(last_seen=utcnow()))
                     if session.scalar(select(Submission.deleted_at).where(Submission.id == submission_id)):
                         self._deleted.set()
             except Exception:
                 continue
-

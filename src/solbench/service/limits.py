@@ -43,21 +43,39 @@ def check_limits(session: Session, user: User, mode: str, limits: Limits, now: d
         return
     _hold_user(session, user)
     now = now or utcnow()
-    for window, allowed, label in ((timedelta(hours=1), limits.per_hour.get(mode), "hour"),
-                                   (timedelta(days=1), limits.per_day.get(mode), "day")):
+    for window, allowed, label in (
+        (timedelta(hours=1), limits.per_hour.get(mode), "hour"),
+        (timedelta(days=1), limits.per_day.get(mode), "day"),
+    ):
         if allowed is None:
             continue
         since = now - window
-        times = list(session.scalars(select(Submission.created_at).where(
-            Submission.user_id == user.id, Submission.mode == mode, Submission.created_at > since)
-            .order_by(Submission.created_at)))
+        times = list(
+            session.scalars(
+                select(Submission.created_at)
+                .where(Submission.user_id == user.id, Submission.mode == mode, Submission.created_at > since)
+                .order_by(Submission.created_at)
+            )
+        )
         if len(times) >= allowed:
             frees_at = times[len(times) - allowed] + window
             wait = max(1, math.ceil((frees_at - now).total_seconds()))
             raise LimitReached(f"mode: {allowed} {mode} submissions per {label} reached; retry in {wait} s", wait)
-    waiting = session.scalar(select(func.count()).select_from(Submission).where(
-        Submission.user_id == user.id, Submission.status.in_(("queued", "running")),
-        Submission.deleted_at.is_(None))) or 0
+    waiting = (
+        session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .where(
+                Submission.user_id == user.id,
+                Submission.status.in_(("queued", "running")),
+                Submission.deleted_at.is_(None),
+            )
+        )
+        or 0
+    )
     if waiting >= limits.max_queued:
-        raise LimitReached(f"queue: {waiting} of your submissions are waiting or running (at most "
-                           f"{limits.max_queued}); retry when one finishes", QUEUE_RETRY_S)
+        raise LimitReached(
+            f"queue: {waiting} of your submissions are waiting or running (at most "
+            f"{limits.max_queued}); retry when one finishes",
+            QUEUE_RETRY_S,
+        )

@@ -134,8 +134,11 @@ class Submission(Base):
     """
 
     __tablename__ = "submissions"
-    __table_args__ = (UniqueConstraint("user_id", "idempotency_key"), Index("ix_submissions_status_id", "status", "id"),
-                      Index("ix_submissions_user_created", "user_id", "created_at"))
+    __table_args__ = (
+        UniqueConstraint("user_id", "idempotency_key"),
+        Index("ix_submissions_status_id", "status", "id"),
+        Index("ix_submissions_user_created", "user_id", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))

@@ -162,20 +162,36 @@ class StatusData(_Data):
     users: int
 
 
-def _scored_rows(session: Session, *, problem: str | None = None, set_name: str | None = None,
-                 user: str | None = None) -> list[tuple]:
+def _scored_rows(
+    session: Session, *, problem: str | None = None, set_name: str | None = None, user: str | None = None
+) -> list[tuple]:
     """(problem, set, user, score, submission id, created_at, harness, hardware) of every counting result, in
     submission order."""
-    query = (select(ServedProblem.name, ServedProblem.set_name, User.name, Result.score, Submission.id,
-                    Submission.created_at, Result.harness_version, Result.hardware)
-             .select_from(Submission)
-             .join(Result, Result.submission_id == Submission.id)
-             .join(User, User.id == Submission.user_id)
-             .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-             .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
-             .where(Submission.mode == "ranked", Submission.status == "done", Submission.deleted_at.is_(None),
-                    User.banned.is_(False), Result.score.is_not(None))
-             .order_by(Submission.created_at, Submission.id))
+    query = (
+        select(
+            ServedProblem.name,
+            ServedProblem.set_name,
+            User.name,
+            Result.score,
+            Submission.id,
+            Submission.created_at,
+            Result.harness_version,
+            Result.hardware,
+        )
+        .select_from(Submission)
+        .join(Result, Result.submission_id == Submission.id)
+        .join(User, User.id == Submission.user_id)
+        .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+        .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
+        .where(
+            Submission.mode == "ranked",
+            Submission.status == "done",
+            Submission.deleted_at.is_(None),
+            User.banned.is_(False),
+            Result.score.is_not(None),
+        )
+        .order_by(Submission.created_at, Submission.id)
+    )
     if problem is not None:
         query = query.where(ServedProblem.name == problem)
     if set_name is not None:
@@ -198,8 +214,19 @@ def _best_per_user(rows: list[tuple]) -> dict[tuple[str, str], tuple]:
 def _ranked(rows: list[tuple]) -> list[RankedScore]:
     """Best rows of one problem, ranked: higher score first, then the earlier submission."""
     ordered = sorted(rows, key=lambda r: (-r[3], r[5], r[4]))
-    return [RankedScore(rank=i + 1, problem=r[0], user=r[2], score=r[3], submission_id=r[4], submitted_at=r[5],
-                        harness_version=r[6], hardware=r[7]) for i, r in enumerate(ordered)]
+    return [
+        RankedScore(
+            rank=i + 1,
+            problem=r[0],
+            user=r[2],
+            score=r[3],
+            submission_id=r[4],
+            submitted_at=r[5],
+            harness_version=r[6],
+            hardware=r[7],
+        )
+        for i, r in enumerate(ordered)
+    ]
 
 
 def problem_leaderboard(session: Session, name: str) -> ProblemBoard | None:
@@ -212,13 +239,17 @@ def problem_leaderboard(session: Session, name: str) -> ProblemBoard | None:
     for row in rows:
         if not firsts or row[3] > firsts[-1].score:
             firsts.append(FirstPlace(at=row[5], user=row[2], score=row[3], submission_id=row[4]))
-    return ProblemBoard(problem=name, set=problem.set_name, entries=_ranked(list(_best_per_user(rows).values())),
-                        firsts=firsts)
+    return ProblemBoard(
+        problem=name, set=problem.set_name, entries=_ranked(list(_best_per_user(rows).values())), firsts=firsts
+    )
 
 
 def set_problems(session: Session, set_name: str) -> list[str]:
-    return list(session.scalars(select(ServedProblem.name).where(ServedProblem.set_name == set_name)
-                                .order_by(ServedProblem.name)))
+    return list(
+        session.scalars(
+            select(ServedProblem.name).where(ServedProblem.set_name == set_name).order_by(ServedProblem.name)
+        )
+    )
 
 
 def set_names(session: Session) -> list[str]:
@@ -230,8 +261,11 @@ def set_leaderboard(session: Session, set_name: str) -> SetBoard | None:
     problems = set_problems(session, set_name)
     if not problems:
         return None
-    return SetBoard(set=set_name, problems=problems,
-                    rows=_set_rows(problems, _best_per_user(_scored_rows(session, set_name=set_name))))
+    return SetBoard(
+        set=set_name,
+        problems=problems,
+        rows=_set_rows(problems, _best_per_user(_scored_rows(session, set_name=set_name))),
+    )
 
 
 def _set_rows(problems: list[str], best: dict[tuple[str, str], tuple]) -> list[SetRow]:
@@ -245,9 +279,16 @@ def _set_rows(problems: list[str], best: dict[tuple[str, str], tuple]) -> list[S
         reached = max(row[5] for row in scores.values())  # when the user's standing was complete
         totals.append((user, total, reached, scores))
     totals.sort(key=lambda t: (-t[1], t[2], t[0]))
-    return [SetRow(rank=i + 1, user=user, total=total, problems_scored=len(scores),
-                   scores={p: row[3] for p, row in sorted(scores.items())})
-            for i, (user, total, _, scores) in enumerate(totals)]
+    return [
+        SetRow(
+            rank=i + 1,
+            user=user,
+            total=total,
+            problems_scored=len(scores),
+            scores={p: row[3] for p, row in sorted(scores.items())},
+        )
+        for i, (user, total, _, scores) in enumerate(totals)
+    ]
 
 
 def list_problems(session: Session) -> list[ProblemSummary]:
@@ -256,14 +297,25 @@ def list_problems(session: Session) -> list[ProblemSummary]:
     for (problem, _), row in best.items():
         by_problem[problem].append(row)
     summaries = []
-    query = (select(ServedProblem, ProblemVersion).join(ProblemVersion, ProblemVersion.problem_id == ServedProblem.id)
-             .where(ProblemVersion.is_current.is_(True)).order_by(ServedProblem.set_name, ServedProblem.name))
+    query = (
+        select(ServedProblem, ProblemVersion)
+        .join(ProblemVersion, ProblemVersion.problem_id == ServedProblem.id)
+        .where(ProblemVersion.is_current.is_(True))
+        .order_by(ServedProblem.set_name, ServedProblem.name)
+    )
     for problem, version in session.execute(query).all():
         ranked = _ranked(by_problem.get(problem.name, []))
-        summaries.append(ProblemSummary(name=problem.name, set=problem.set_name, version=version.version_hash[:16],
-                                        workloads=len(version.workloads), ranked_users=len(ranked),
-                                        best_score=ranked[0].score if ranked else None,
-                                        best_user=ranked[0].user if ranked else None))
+        summaries.append(
+            ProblemSummary(
+                name=problem.name,
+                set=problem.set_name,
+                version=version.version_hash[:16],
+                workloads=len(version.workloads),
+                ranked_users=len(ranked),
+                best_score=ranked[0].score if ranked else None,
+                best_user=ranked[0].user if ranked else None,
+            )
+        )
     return summaries
 
 
@@ -280,26 +332,48 @@ def user_page(session: Session, name: str, *, viewer: User | None = None) -> Use
     for row in sorted(best_rows, key=lambda r: r[0]):
         entries = _ranked([r for (problem, _), r in everyone.items() if problem == row[0]])
         rank = next((e.rank for e in entries if e.user == name), 0)
-        best.append(RankedScore(rank=rank, problem=row[0], user=name, score=row[3], submission_id=row[4],
-                                submitted_at=row[5], harness_version=row[6], hardware=row[7]))
+        best.append(
+            RankedScore(
+                rank=rank,
+                problem=row[0],
+                user=name,
+                score=row[3],
+                submission_id=row[4],
+                submitted_at=row[5],
+                harness_version=row[6],
+                hardware=row[7],
+            )
+        )
     sets = []
     for set_name in sorted({row[1] for row in best_rows}):
-        rows = _set_rows(set_problems(session, set_name),
-                         {key: r for key, r in everyone.items() if r[1] == set_name})
+        rows = _set_rows(set_problems(session, set_name), {key: r for key, r in everyone.items() if r[1] == set_name})
         row = next((r for r in rows if r.user == name), None)
         if row is not None:
             sets.append(SetStanding(set=set_name, rank=row.rank, total=row.total, users=len(rows)))
-    query = (select(Submission, ServedProblem.name, Result.score, Result.verdict).select_from(Submission)
-             .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-             .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
-             .outerjoin(Result, Result.submission_id == Submission.id)
-             .where(Submission.user_id == user.id, Submission.deleted_at.is_(None))
-             .order_by(Submission.id.desc()).limit(100))
+    query = (
+        select(Submission, ServedProblem.name, Result.score, Result.verdict)
+        .select_from(Submission)
+        .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+        .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
+        .outerjoin(Result, Result.submission_id == Submission.id)
+        .where(Submission.user_id == user.id, Submission.deleted_at.is_(None))
+        .order_by(Submission.id.desc())
+        .limit(100)
+    )
     if not privileged:
         query = query.where(Submission.mode == "ranked")
-    submissions = [UserSubmission(id=s.id, problem=problem, mode=s.mode, status=s.status, score=score,
-                                  verdict=verdict, submitted_at=s.created_at)
-                   for s, problem, score, verdict in session.execute(query).all()]
+    submissions = [
+        UserSubmission(
+            id=s.id,
+            problem=problem,
+            mode=s.mode,
+            status=s.status,
+            score=score,
+            verdict=verdict,
+            submitted_at=s.created_at,
+        )
+        for s, problem, score, verdict in session.execute(query).all()
+    ]
     return UserPage(name=user.name, joined=user.created_at, sets=sets, best=best, submissions=submissions)
 
 
@@ -307,8 +381,14 @@ def queue_position(session: Session, submission: Submission) -> int:
     """1 for the next job to run; 0 when the submission is not waiting."""
     if submission.status != "queued":
         return 0
-    return session.scalar(select(func.count()).select_from(Submission).where(
-        Submission.status == "queued", Submission.deleted_at.is_(None), Submission.id <= submission.id)) or 0
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .where(Submission.status == "queued", Submission.deleted_at.is_(None), Submission.id <= submission.id)
+        )
+        or 0
+    )
 
 
 def worker_alive(worker: Worker, now: datetime) -> bool:
@@ -331,16 +411,28 @@ def status(session: Session) -> StatusData:
     finished = select(func.count()).select_from(Result)
     last_hour = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=1))) or 0
     last_day = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=24))) or 0
-    workers = [WorkerStatus(name=w.name, hardware=w.hardware, device=w.device, last_seen=w.last_seen,
-                            alive=worker_alive(w, now), running=w.current_submission_id if worker_alive(w, now) else None,
-                            evaluations=w.evaluations or 0,
-                            figures=HardwareFigures.model_validate(w.hardware_figures) if w.hardware_figures else None)
-               for w in session.scalars(select(Worker).order_by(Worker.name))]
-    return StatusData(queue_depth=count(Submission.status == "queued", Submission.deleted_at.is_(None)),
-                      running=count(Submission.status == "running", Submission.deleted_at.is_(None)),
-                      workers=workers, evaluations_last_hour=last_hour, evaluations_last_day=last_day,
-                      problems=session.scalar(select(func.count()).select_from(ServedProblem)) or 0,
-                      users=session.scalar(select(func.count()).select_from(User)) or 0)
+    workers = [
+        WorkerStatus(
+            name=w.name,
+            hardware=w.hardware,
+            device=w.device,
+            last_seen=w.last_seen,
+            alive=worker_alive(w, now),
+            running=w.current_submission_id if worker_alive(w, now) else None,
+            evaluations=w.evaluations or 0,
+            figures=HardwareFigures.model_validate(w.hardware_figures) if w.hardware_figures else None,
+        )
+        for w in session.scalars(select(Worker).order_by(Worker.name))
+    ]
+    return StatusData(
+        queue_depth=count(Submission.status == "queued", Submission.deleted_at.is_(None)),
+        running=count(Submission.status == "running", Submission.deleted_at.is_(None)),
+        workers=workers,
+        evaluations_last_hour=last_hour,
+        evaluations_last_day=last_day,
+        problems=session.scalar(select(func.count()).select_from(ServedProblem)) or 0,
+        users=session.scalar(select(func.count()).select_from(User)) or 0,
+    )
 
 
 # --- for the web pages: sets and their freeze date, recent firsts, paginated submissions, activity ---------------
@@ -358,21 +450,35 @@ class SetInfo(_Data):
 
 def problem_sets(session: Session) -> list[SetInfo]:
     """Every set that has problems, with its problem and submission counts and its freeze date."""
-    problems = dict(session.execute(select(ServedProblem.set_name, func.count())
-                                    .group_by(ServedProblem.set_name)).all())
-    submissions = dict(session.execute(
-        select(ServedProblem.set_name, func.count()).select_from(Submission)
-        .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-        .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
-        .where(Submission.deleted_at.is_(None)).group_by(ServedProblem.set_name)).all())
+    problems = dict(
+        session.execute(select(ServedProblem.set_name, func.count()).group_by(ServedProblem.set_name)).all()
+    )
+    submissions = dict(
+        session.execute(
+            select(ServedProblem.set_name, func.count())
+            .select_from(Submission)
+            .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+            .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
+            .where(Submission.deleted_at.is_(None))
+            .group_by(ServedProblem.set_name)
+        ).all()
+    )
     described = {row.name: row for row in session.scalars(select(ProblemSet))}
     now = utcnow()
     infos = []
     for name, count in sorted(problems.items()):
         row = described.get(name)
         frozen = row.frozen_at if row is not None and row.frozen_at is not None and row.frozen_at <= now else None
-        infos.append(SetInfo(name=name, title=row.title if row else "", description=row.description if row else "",
-                             frozen_at=frozen, problems=count, submissions=submissions.get(name, 0)))
+        infos.append(
+            SetInfo(
+                name=name,
+                title=row.title if row else "",
+                description=row.description if row else "",
+                frozen_at=frozen,
+                problems=count,
+                submissions=submissions.get(name, 0),
+            )
+        )
     return infos
 
 
@@ -438,27 +544,50 @@ def recent_firsts(session: Session, *, limit: int = 10) -> list[RecentFirst]:
         previous = best.get(row[0])
         if previous is None or row[3] > previous:
             best[row[0]] = row[3]
-            found.append(RecentFirst(problem=row[0], set=row[1], at=row[5], user=row[2], score=row[3],
-                                     previous=previous, submission_id=row[4]))
+            found.append(
+                RecentFirst(
+                    problem=row[0],
+                    set=row[1],
+                    at=row[5],
+                    user=row[2],
+                    score=row[3],
+                    previous=previous,
+                    submission_id=row[4],
+                )
+            )
     return sorted(found, key=lambda f: (f.at, f.submission_id), reverse=True)[:limit]
 
 
-def user_submissions(session: Session, name: str, *, include_private: bool, offset: int = 0,
-                     limit: int = 50) -> tuple[list[UserSubmission], int]:
+def user_submissions(
+    session: Session, name: str, *, include_private: bool, offset: int = 0, limit: int = 50
+) -> tuple[list[UserSubmission], int]:
     """One page of a user's submissions, newest first, and how many there are; their private and test ones only
     when `include_private` (the user themself, or an admin)."""
-    query = (select(Submission, ServedProblem.name, Result.score, Result.verdict).select_from(Submission)
-             .join(User, User.id == Submission.user_id)
-             .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-             .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
-             .outerjoin(Result, Result.submission_id == Submission.id)
-             .where(User.name == name, Submission.deleted_at.is_(None)))
+    query = (
+        select(Submission, ServedProblem.name, Result.score, Result.verdict)
+        .select_from(Submission)
+        .join(User, User.id == Submission.user_id)
+        .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+        .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
+        .outerjoin(Result, Result.submission_id == Submission.id)
+        .where(User.name == name, Submission.deleted_at.is_(None))
+    )
     if not include_private:
         query = query.where(Submission.mode == "ranked")
     total = session.scalar(select(func.count()).select_from(query.with_only_columns(Submission.id).subquery())) or 0
     rows = session.execute(query.order_by(Submission.id.desc()).offset(offset).limit(limit)).all()
-    return [UserSubmission(id=s.id, problem=problem, mode=s.mode, status=s.status, score=score, verdict=verdict,
-                           submitted_at=s.created_at) for s, problem, score, verdict in rows], total
+    return [
+        UserSubmission(
+            id=s.id,
+            problem=problem,
+            mode=s.mode,
+            status=s.status,
+            score=score,
+            verdict=verdict,
+            submitted_at=s.created_at,
+        )
+        for s, problem, score, verdict in rows
+    ], total
 
 
 def per_hour(session: Session, *, hours: int = 48, finished: bool = True) -> list[tuple[datetime, int]]:
@@ -474,12 +603,20 @@ def per_hour(session: Session, *, hours: int = 48, finished: bool = True) -> lis
 
 def sol_analysis(session: Session, version_id: int, hardware: str) -> SolAnalysis | None:
     """The newest stored SOL analysis of a problem version on `hardware` (T_SOL, and costs where it kept them)."""
-    return session.scalar(select(SolAnalysis).where(SolAnalysis.problem_version_id == version_id,
-                                                    func.upper(SolAnalysis.hardware) == hardware.upper())
-                          .order_by(SolAnalysis.id.desc()).limit(1))
+    return session.scalar(
+        select(SolAnalysis)
+        .where(SolAnalysis.problem_version_id == version_id, func.upper(SolAnalysis.hardware) == hardware.upper())
+        .order_by(SolAnalysis.id.desc())
+        .limit(1)
+    )
 
 
 def score_changes(session: Session, submission_id: int) -> list[ScoreChange]:
     """Rescores that changed a submission's result, oldest first."""
-    return list(session.scalars(select(ScoreChange).where(ScoreChange.submission_id == submission_id)
-                                .order_by(ScoreChange.at, ScoreChange.id)))
+    return list(
+        session.scalars(
+            select(ScoreChange)
+            .where(ScoreChange.submission_id == submission_id)
+            .order_by(ScoreChange.at, ScoreChange.id)
+        )
+    )

@@ -37,8 +37,13 @@ def _release(version: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in release.split("."))
 
 
-def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...] = (),
-            since_version: str | None = None, rerun: bool = True) -> RescoreReport:
+def rescore(
+    session_factory: sessionmaker[Session],
+    *,
+    problems: tuple[str, ...] = (),
+    since_version: str | None = None,
+    rerun: bool = True,
+) -> RescoreReport:
     """Rescore the results of `problems` (default all) measured with harness release `since_version` or later
     (default all). `rerun=False` never queues a re-evaluation (only re-scores stored traces)."""
     from solbench.evaluation.result_cache import harness_version
@@ -47,15 +52,22 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
     from solbench.spec import Trace
 
     current_harness = harness_version()
-    query = (select(Result.id, Result.harness_version).join(Submission, Submission.id == Result.submission_id)
-             .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
-             .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
-             .where(Submission.deleted_at.is_(None), Submission.status == "done").order_by(Result.id))
+    query = (
+        select(Result.id, Result.harness_version)
+        .join(Submission, Submission.id == Result.submission_id)
+        .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+        .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
+        .where(Submission.deleted_at.is_(None), Submission.status == "done")
+        .order_by(Result.id)
+    )
     if problems:
         query = query.where(ServedProblem.name.in_(problems))
     with session_factory() as session:
-        selected = [rid for rid, harness in session.execute(query).all()
-                    if since_version is None or _release(harness) >= _release(since_version)]
+        selected = [
+            rid
+            for rid, harness in session.execute(query).all()
+            if since_version is None or _release(harness) >= _release(since_version)
+        ]
     requeued = rescored = unchanged = 0
     requeued_ids: list[int] = []
     for result_id in selected:
@@ -65,8 +77,11 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
             submission = session.get(Submission, result.submission_id)
             measured_on = session.get(ProblemVersion, result.problem_version_id)
             assert submission is not None and measured_on is not None, "a result's foreign keys"
-            current = session.scalar(select(ProblemVersion).where(ProblemVersion.problem_id == measured_on.problem_id,
-                                                                  ProblemVersion.is_current.is_(True)))
+            current = session.scalar(
+                select(ProblemVersion).where(
+                    ProblemVersion.problem_id == measured_on.problem_id, ProblemVersion.is_current.is_(True)
+                )
+            )
             reasons = []
             if result.harness_version != current_harness:
                 reasons.append(f"harness {result.harness_version} -> {current_harness}")
@@ -97,15 +112,30 @@ def rescore(session_factory: sessionmaker[Session], *, problems: tuple[str, ...]
             if scores.score == result.score and not why:
                 unchanged += 1
                 continue
-            session.add(ScoreChange(submission_id=result.submission_id, old_score=result.score, new_score=scores.score,
-                                    old_harness=result.harness_version, new_harness=result.harness_version,
-                                    reason="re-scored without running: " + (why or "scores recomputed")))
-            result.score, result.public_score, result.held_out_score = (scores.score, scores.public_score,
-                                                                        scores.held_out_score)
+            session.add(
+                ScoreChange(
+                    submission_id=result.submission_id,
+                    old_score=result.score,
+                    new_score=scores.score,
+                    old_harness=result.harness_version,
+                    new_harness=result.harness_version,
+                    reason="re-scored without running: " + (why or "scores recomputed"),
+                )
+            )
+            result.score, result.public_score, result.held_out_score = (
+                scores.score,
+                scores.public_score,
+                scores.held_out_score,
+            )
             result.t_sol_ms, result.t_b_ms, result.rescored_at = t_sol, scores.t_b_ms, utcnow()
             rescored += 1
-    return RescoreReport(selected=len(selected), requeued=requeued, rescored=rescored, unchanged=unchanged,
-                         requeued_ids=tuple(requeued_ids))
+    return RescoreReport(
+        selected=len(selected),
+        requeued=requeued,
+        rescored=rescored,
+        unchanged=unchanged,
+        requeued_ids=tuple(requeued_ids),
+    )
 
 
 def _what_moved(result: Result, t_sol: dict, t_b: dict) -> str:

@@ -32,8 +32,15 @@ def verdict_of(traces: list[Trace]) -> str:
     return next((s for s in statuses if s != "PASSED"), "PASSED")
 
 
-def score_result(traces: list[Trace], held_out: list[Trace], t_sol_ms: dict[str, float], t_b_ms: dict[str, float],
-                 hardware: str, *, scored: bool = True) -> ResultScores:
+def score_result(
+    traces: list[Trace],
+    held_out: list[Trace],
+    t_sol_ms: dict[str, float],
+    t_b_ms: dict[str, float],
+    hardware: str,
+    *,
+    scored: bool = True,
+) -> ResultScores:
     """Scores of one submission; `scored=False` (mode test) keeps only the verdict.
 
     A submission with a workload measured below the speed-of-light floor (IMPLAUSIBLE, public or held out) has
@@ -43,8 +50,12 @@ def score_result(traces: list[Trace], held_out: list[Trace], t_sol_ms: dict[str,
     if not scored:
         return ResultScores(None, None, None, verdict, {})
     definition = traces[0].definition if traces else ""
-    baselines = Baselines([Baseline(definition=definition, workload=uuid, hardware=hardware, latency_ms=ms,
-                                    source=BASELINE_SOURCE) for uuid, ms in t_b_ms.items()])
+    baselines = Baselines(
+        [
+            Baseline(definition=definition, workload=uuid, hardware=hardware, latency_ms=ms, source=BASELINE_SOURCE)
+            for uuid, ms in t_b_ms.items()
+        ]
+    )
     public = [score_trace(t, t_sol_ms.get(t.workload.uuid), baselines, hardware) for t in traces]
     hidden = [score_trace(t, t_sol_ms.get(t.workload.uuid), baselines, hardware) for t in held_out]
     t_b = {s.workload: s.t_baseline_ms for s in public + hidden}
@@ -57,6 +68,10 @@ def score_result(traces: list[Trace], held_out: list[Trace], t_sol_ms: dict[str,
         problems = aggregate(items, hardware).problems
         return problems[0].score if problems else None
 
-    return ResultScores(score=problem_score(public + hidden), public_score=problem_score(public),
-                        held_out_score=problem_score(hidden), verdict=verdict,
-                        t_b_ms=t_b)
+    return ResultScores(
+        score=problem_score(public + hidden),
+        public_score=problem_score(public),
+        held_out_score=problem_score(hidden),
+        verdict=verdict,
+        t_b_ms=t_b,
+    )

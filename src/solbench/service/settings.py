@@ -58,18 +58,31 @@ class EvaluationSettings(_Settings):
 
         base = LIBRARY_EVALUATION
         memory = int(self.memory_limit_gb * 2**30) if self.memory_limit_gb is not None else base.memory_limit_bytes
-        timing = replace(base.timing, budget_s=self.budget_s, warmup_s=self.warmup_s, min_warmup=self.min_warmup,
-                         min_iterations=self.min_iterations)
-        return replace(base, device=device or self.device, rounds=self.rounds, timing=timing,
-                       timeout_s=self.timeout_s, memory_limit_bytes=memory, time_reference=self.time_reference)
+        timing = replace(
+            base.timing,
+            budget_s=self.budget_s,
+            warmup_s=self.warmup_s,
+            min_warmup=self.min_warmup,
+            min_iterations=self.min_iterations,
+        )
+        return replace(
+            base,
+            device=device or self.device,
+            rounds=self.rounds,
+            timing=timing,
+            timeout_s=self.timeout_s,
+            memory_limit_bytes=memory,
+            time_reference=self.time_reference,
+        )
 
     def test_config(self, device: str | None = None) -> EvaluationConfig:
         """Mode `test`: correctness only, one round, the shortest timing, no reference timing; never scored."""
         from dataclasses import replace
 
         config = self.config(device)
-        timing = replace(config.timing, budget_s=0.0, warmup_s=0.0, min_warmup=0, min_iterations=1,
-                         min_iterations_over_budget=1)
+        timing = replace(
+            config.timing, budget_s=0.0, warmup_s=0.0, min_warmup=0, min_iterations=1, min_iterations_over_budget=1
+        )
         return replace(config, rounds=1, timing=timing, time_reference=False)
 
 

@@ -30,6 +30,9 @@ def hardware_figures(hardware_id: str) -> HardwareFigures | None:
         spec = lookup(hardware_id)
     except SolbenchError:
         return None
-    return HardwareFigures(name=spec.name, memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s,
-                           bfloat16_flops_per_s=spec.matrix_rate("bfloat16")[0],
-                           float32_flops_per_s=spec.vector_rate("float32"))
+    return HardwareFigures(
+        name=spec.name,
+        memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s,
+        bfloat16_flops_per_s=spec.matrix_rate("bfloat16")[0],
+        float32_flops_per_s=spec.vector_rate("float32"),
+    )

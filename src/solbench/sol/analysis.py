@@ -107,9 +107,15 @@ class WorkloadSol(_Result):
     """The precision policy T_SOL followed and the rate fp32 matrix work was charged at (sol/precision.py)."""
 
 
-def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool = False,
-                    make_inputs: InputFactory | None = None, draws: int = INPUT_DRAWS,
-                    precision: str = "auto") -> list[WorkloadSol]:
+def analyze_problem(
+    problem: Problem,
+    hardware: HardwareSpec,
+    *,
+    explain: bool = False,
+    make_inputs: InputFactory | None = None,
+    draws: int = INPUT_DRAWS,
+    precision: str = "auto",
+) -> list[WorkloadSol]:
     """T_SOL of every workload; `draws` bounds the input draws analysed where the work depends on values.
 
     `precision` is the policy (sol/precision.py): ``strict`` charges fp32 matrix work at the fp32-accurate
@@ -126,9 +132,20 @@ def analyze_problem(problem: Problem, hardware: HardwareSpec, *, explain: bool =
     try:
         recorded = _with_loop_shortcuts(definition, folders) or module
         plan = RecordingPlan()
-        results = [analyze_workload(problem, workload, hardware, recorded, explain=explain, make_inputs=make_inputs,
-                                    draws=draws, fallback_module=module, plan=plan)
-                   for workload in problem.workloads]
+        results = [
+            analyze_workload(
+                problem,
+                workload,
+                hardware,
+                recorded,
+                explain=explain,
+                make_inputs=make_inputs,
+                draws=draws,
+                fallback_module=module,
+                plan=plan,
+            )
+            for workload in problem.workloads
+        ]
         results = with_precision(problem, results, hardware, policy, module, make_inputs)
         return with_published(problem, results, hardware)
     finally:
@@ -158,8 +175,14 @@ def _with_loop_shortcuts(definition, folders: list):
     return module
 
 
-def with_precision(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec, policy: str, module,
-                   make_inputs: InputFactory | None) -> list[WorkloadSol]:
+def with_precision(
+    problem: Problem,
+    results: list[WorkloadSol],
+    hardware: HardwareSpec,
+    policy: str,
+    module,
+    make_inputs: InputFactory | None,
+) -> list[WorkloadSol]:
     """Each result under the precision policy: strict keeps the fp32-accurate rate; tolerance charges fp32
     matrix work at the admissible precision's rate."""
     from solbench.sol.precision import problem_records, strict_record
@@ -176,16 +199,24 @@ def apply_precision(result: WorkloadSol, hardware: HardwareSpec, record: Precisi
     from solbench.sol.precision import RATE_PRECISION
     from solbench.sol.roofline import matrix_seconds
 
-    matrix_ms = matrix_seconds(result.flops_by_class.get("matrix", {}), hardware,
-                               RATE_PRECISION[record.matrix_precision]) * 1e3
+    matrix_ms = (
+        matrix_seconds(result.flops_by_class.get("matrix", {}), hardware, RATE_PRECISION[record.matrix_precision]) * 1e3
+    )
     times = {"memory": result.t_memory_ms, **{**result.t_compute_ms, "matrix": matrix_ms}}
     bound = max(times, key=lambda roof: times[roof])
-    return result.model_copy(update={"precision": record, "t_compute_ms": {**result.t_compute_ms, "matrix": matrix_ms},
-                                     "t_sol_ms": times[bound], "bound": bound})
+    return result.model_copy(
+        update={
+            "precision": record,
+            "t_compute_ms": {**result.t_compute_ms, "matrix": matrix_ms},
+            "t_sol_ms": times[bound],
+            "bound": bound,
+        }
+    )
 
 
-def with_published(problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec,
-                   baselines=None) -> list[WorkloadSol]:
+def with_published(
+    problem: Problem, results: list[WorkloadSol], hardware: HardwareSpec, baselines=None
+) -> list[WorkloadSol]:
     """Each result with the published figure beside it, where the folder (metadata.json) or `baselines` (a
     baselines file whose entries give `sol_ms`, see sol.published) carries one for this hardware."""
     from solbench.sol.published import disagreement, published_sol
@@ -200,14 +231,30 @@ def with_published(problem: Problem, results: list[WorkloadSol], hardware: Hardw
             updated.append(result)
             continue
         ratio = result.t_sol_ms / value if value > 0 else None
-        updated.append(result.model_copy(update={"published": Published(
-            sol_ms=value, ratio=ratio, disagreement=disagreement(result, value, hardware))}))
+        updated.append(
+            result.model_copy(
+                update={
+                    "published": Published(
+                        sol_ms=value, ratio=ratio, disagreement=disagreement(result, value, hardware)
+                    )
+                }
+            )
+        )
     return updated
 
 
-def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpec, module, *,
-                     explain: bool = False, make_inputs: InputFactory | None = None,
-                     draws: int = INPUT_DRAWS, fallback_module=None, plan: RecordingPlan | None = None) -> WorkloadSol:
+def analyze_workload(
+    problem: Problem,
+    workload: Workload,
+    hardware: HardwareSpec,
+    module,
+    *,
+    explain: bool = False,
+    make_inputs: InputFactory | None = None,
+    draws: int = INPUT_DRAWS,
+    fallback_module=None,
+    plan: RecordingPlan | None = None,
+) -> WorkloadSol:
     """`fallback_module`: the plain reference, where `module` is one with loop shortcuts (sol/loops.py); it runs
     when a shortcut loop's last iteration does not repeat the probed one. `plan`: shared by a problem's workloads,
     so that each starts recording where the one before succeeded."""
@@ -221,34 +268,63 @@ def analyze_workload(problem: Problem, workload: Workload, hardware: HardwareSpe
         # report: it runs again, and only its error reaches the user
         if fallback_module is None or fallback_module is module:
             if isinstance(failure, LoopShortcutMismatch):
-                raise AnalysisError(f"{problem.name}, workload {workload.uuid}: a loop shortcut failed ({failure}) "
-                                    "and no plain reference module was given") from None
+                raise AnalysisError(
+                    f"{problem.name}, workload {workload.uuid}: a loop shortcut failed ({failure}) "
+                    "and no plain reference module was given"
+                ) from None
             raise
         recordings, execution = _record(problem, workload, fallback_module, make_inputs, draws, plan)
     # each recording's total once: a loop recorded thousands of times makes a long list to add up
     totals = [(total_cost(r), compulsory_bytes(r), r) for r in recordings]
-    cost, needed, recording = min(totals, key=lambda t: roofline(t[0], t[1], hardware).t_sol_s) \
-        if len(totals) > 1 else totals[0]
+    cost, needed, recording = (
+        min(totals, key=lambda t: roofline(t[0], t[1], hardware).t_sol_s) if len(totals) > 1 else totals[0]
+    )
     roof = roofline(cost, needed, hardware)
     uncovered = Counter(op.name for op in recording.ops if not op.covered)
-    coverage = Coverage(full=not uncovered and not recording.opaque_outputs, execution=execution,
-                        aten_calls=len(recording.ops),
-                        uncovered=[UncoveredOp(op=name, count=count, reason="no cost rule: bounded by memory only")
-                                   for name, count in sorted(uncovered.items())]
-                        + [UncoveredOp(op="<custom kernel>", count=1, reason=reason)
-                           for reason in recording.opaque_outputs])
-    rows = [OpRow(op=op.name, shapes=op.shapes, matrix_flops=sum(op.cost.matrix_flops.values()),
-                  vector_flops=sum(op.cost.vector_flops.values()), special_ops=op.cost.special_ops,
-                  bytes=op.cost.bytes_read + op.cost.bytes_written, formula=op.cost.formula, covered=op.covered)
-             for op in recording.ops if op.cost.flops or op.cost.special_ops or not op.covered] if explain else None
+    coverage = Coverage(
+        full=not uncovered and not recording.opaque_outputs,
+        execution=execution,
+        aten_calls=len(recording.ops),
+        uncovered=[
+            UncoveredOp(op=name, count=count, reason="no cost rule: bounded by memory only")
+            for name, count in sorted(uncovered.items())
+        ]
+        + [UncoveredOp(op="<custom kernel>", count=1, reason=reason) for reason in recording.opaque_outputs],
+    )
+    rows = (
+        [
+            OpRow(
+                op=op.name,
+                shapes=op.shapes,
+                matrix_flops=sum(op.cost.matrix_flops.values()),
+                vector_flops=sum(op.cost.vector_flops.values()),
+                special_ops=op.cost.special_ops,
+                bytes=op.cost.bytes_read + op.cost.bytes_written,
+                formula=op.cost.formula,
+                covered=op.covered,
+            )
+            for op in recording.ops
+            if op.cost.flops or op.cost.special_ops or not op.covered
+        ]
+        if explain
+        else None
+    )
     return WorkloadSol(
-        workload=WorkloadRef(uuid=workload.uuid, axes=dict(workload.axes)), hardware=hardware.id,
+        workload=WorkloadRef(uuid=workload.uuid, axes=dict(workload.axes)),
+        hardware=hardware.id,
         flops=cost.flops,
         flops_by_class={"matrix": cost.matrix_flops, "vector": cost.vector_flops, "special": cost.special_ops},
-        bytes=needed, output_bytes=recording.output_bytes, unfused_bytes=cost.bytes_read + cost.bytes_written,
-        arithmetic_intensity=arithmetic_intensity(cost.flops, needed), t_sol_ms=roof.t_sol_s * 1e3,
+        bytes=needed,
+        output_bytes=recording.output_bytes,
+        unfused_bytes=cost.bytes_read + cost.bytes_written,
+        arithmetic_intensity=arithmetic_intensity(cost.flops, needed),
+        t_sol_ms=roof.t_sol_s * 1e3,
         t_compute_ms={"matrix": roof.matrix_s * 1e3, "vector": roof.vector_s * 1e3, "special": roof.special_s * 1e3},
-        t_memory_ms=roof.memory_s * 1e3, bound=roof.bound, coverage=coverage, ops=rows)
+        t_memory_ms=roof.memory_s * 1e3,
+        bound=roof.bound,
+        coverage=coverage,
+        ops=rows,
+    )
 
 
 REAL_RUN_BUDGET_BYTES = 256 << 20
@@ -278,8 +354,9 @@ class RecordingPlan:
         self.stage, self.reason = next_stage, reason
 
 
-def _record(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
-            draws: int, plan: RecordingPlan) -> tuple[list[Recording], str]:
+def _record(
+    problem: Problem, workload: Workload, module, make_inputs: InputFactory | None, draws: int, plan: RecordingPlan
+) -> tuple[list[Recording], str]:
     """Run the reference on fake tensors; where it needs values, on hybrid inputs from `make_inputs`
     (fake floating-point tensors, real small integer ones), `draws` draws of them (one when the
     inputs are fixed data, two when the first two give the same T_SOL); where even that is not
@@ -298,8 +375,9 @@ def _record(problem: Problem, workload: Workload, module, make_inputs: InputFact
     return _record_real(problem, workload, module, make_inputs, draws, plan.reason)
 
 
-def _record_without_real_floats(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
-                                draws: int, plan: RecordingPlan) -> tuple[list[Recording], str]:
+def _record_without_real_floats(
+    problem: Problem, workload: Workload, module, make_inputs: InputFactory | None, draws: int, plan: RecordingPlan
+) -> tuple[list[Recording], str]:
     """Shapes only (meta, then fake tensors), then hybrid values; `ValuesNeeded` (its message the reason) where
     floating-point values steer the work."""
     if plan.stage == META:
@@ -315,8 +393,9 @@ def _record_without_real_floats(problem: Problem, workload: Workload, module, ma
         except Exception as error:  # data-dependent ops: retry with the values that steer the work
             plan.failed(HYBRID_SMALL_FLOATS, _reason(error))
     if make_inputs is None:
-        raise AnalysisError(f"{problem.name}: the reference needs real input values ({plan.reason}) and no input "
-                            "generator was given")
+        raise AnalysisError(
+            f"{problem.name}: the reference needs real input values ({plan.reason}) and no input generator was given"
+        )
     from solbench.sol.hybrid import REAL_INPUT_LIMIT, REAL_LIMIT
 
     if plan.stage == HYBRID_SMALL_FLOATS:
@@ -334,8 +413,9 @@ def _reason(error: Exception) -> str:
     return f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
 
 
-def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: InputFactory,
-                   draws: int, reason: str, input_limit: int) -> tuple[list[Recording], str]:
+def _record_hybrid(
+    problem: Problem, workload: Workload, module, make_inputs: InputFactory, draws: int, reason: str, input_limit: int
+) -> tuple[list[Recording], str]:
     """`input_limit`: the most elements a floating-point input keeps its values with (larger ones are shape-only)."""
     from solbench.sol.hybrid import cuda_not_initialised, hybrid_values
 
@@ -351,12 +431,15 @@ def _record_hybrid(problem: Problem, workload: Workload, module, make_inputs: In
             except ValuesNeeded:
                 raise
             except Exception as error:
-                raise AnalysisError(f"{problem.name}, workload {workload.uuid}: the reference failed on hybrid "
-                                    f"inputs (fake floating-point tensors, real small ones): {_reason(error)}") from None
+                raise AnalysisError(
+                    f"{problem.name}, workload {workload.uuid}: the reference failed on hybrid "
+                    f"inputs (fake floating-point tensors, real small ones): {_reason(error)}"
+                ) from None
         recordings.append(recording)
         if mode.assumed and "taken as nonzero" not in reason:
-            reason += (f"; {len(mode.assumed)} branch(es) on floating-point scalars without values taken as "
-                       "nonzero / false")
+            reason += (
+                f"; {len(mode.assumed)} branch(es) on floating-point scalars without values taken as nonzero / false"
+            )
         if draw == 0:
             first_inputs = inputs
             if all(not _is_real(v) for v in inputs):
@@ -392,20 +475,27 @@ def _same_real(a, b) -> bool:
 def _same_work(first: Recording, second: Recording) -> bool:
     """Two draws with the same FLOPs per class and the same compulsory bytes: the values do not change the work."""
     a, b = total_cost(first), total_cost(second)
-    return (a.matrix_flops, a.vector_flops, a.special_ops) == (b.matrix_flops, b.vector_flops, b.special_ops) \
-        and compulsory_bytes(first) == compulsory_bytes(second)
+    return (a.matrix_flops, a.vector_flops, a.special_ops) == (
+        b.matrix_flops,
+        b.vector_flops,
+        b.special_ops,
+    ) and compulsory_bytes(first) == compulsory_bytes(second)
 
 
-def _record_real(problem: Problem, workload: Workload, module, make_inputs: InputFactory | None,
-                 draws: int, reason: str) -> tuple[list[Recording], str]:
+def _record_real(
+    problem: Problem, workload: Workload, module, make_inputs: InputFactory | None, draws: int, reason: str
+) -> tuple[list[Recording], str]:
     if make_inputs is None:
-        raise AnalysisError(f"{problem.name}: the reference needs real input values ({reason}) and no input "
-                            "generator was given")
+        raise AnalysisError(
+            f"{problem.name}: the reference needs real input values ({reason}) and no input generator was given"
+        )
     size = _input_bytes(problem, workload)
     if size > REAL_RUN_BUDGET_BYTES:
-        raise AnalysisError(f"{problem.name}, workload {workload.uuid}: cannot be analysed without running its "
-                            f"floating-point work ({reason}); its inputs hold {size / 2**30:.1f} GiB, above the "
-                            f"{REAL_RUN_BUDGET_BYTES >> 20} MiB the analysis runs for real on the CPU")
+        raise AnalysisError(
+            f"{problem.name}, workload {workload.uuid}: cannot be analysed without running its "
+            f"floating-point work ({reason}); its inputs hold {size / 2**30:.1f} GiB, above the "
+            f"{REAL_RUN_BUDGET_BYTES >> 20} MiB the analysis runs for real on the CPU"
+        )
     inputs = _make_inputs(make_inputs, problem, workload, module, 0)
     recordings = [_run_recorded_real(problem, workload, module, inputs)]
     for draw in range(1, draws):
@@ -437,16 +527,19 @@ def _make_inputs(make_inputs: InputFactory, problem: Problem, workload: Workload
     except SolbenchError:
         raise
     except Exception as error:
-        raise AnalysisError(f"{problem.name}, workload {workload.uuid}: making real inputs failed: "
-                            f"{type(error).__name__}: {error}") from None
+        raise AnalysisError(
+            f"{problem.name}, workload {workload.uuid}: making real inputs failed: {type(error).__name__}: {error}"
+        ) from None
 
 
 def _run_recorded_real(problem: Problem, workload: Workload, module, inputs: list) -> Recording:
     try:
         return _run_recorded(module, inputs)
     except Exception as error:
-        raise AnalysisError(f"{problem.name}, workload {workload.uuid}: the reference failed on real inputs: "
-                            f"{type(error).__name__}: {error}") from None
+        raise AnalysisError(
+            f"{problem.name}, workload {workload.uuid}: the reference failed on real inputs: "
+            f"{type(error).__name__}: {error}"
+        ) from None
 
 
 def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recording:
@@ -494,8 +587,13 @@ def _run_recorded(module, inputs: list, values=None) -> Recording:
     recorder = OpRecorder(inputs, values=values)
     with torch.no_grad(), _no_cycle_collection(), recorder, FusedAttention(recorder):
         returned = module.run(*inputs)
-    outputs = list(returned.values()) if isinstance(returned, dict) else \
-        list(returned) if isinstance(returned, (tuple, list)) else [returned]
+    outputs = (
+        list(returned.values())
+        if isinstance(returned, dict)
+        else list(returned)
+        if isinstance(returned, (tuple, list))
+        else [returned]
+    )
     return recorder.finish([o for o in outputs if isinstance(o, torch.Tensor)])
 
 
@@ -527,8 +625,9 @@ def _fake_inputs(problem: Problem, workload: Workload, device: str | None = None
         dtype = lookup_dtype(tensor.dtype)
         shape = problem.definition.shape_of(tensor, axes)  # None exactly when the input is a scalar
         if shape is None:
-            values.append(descriptor.value if isinstance(descriptor, ScalarInput) else
-                          (1.0 if dtype.is_floating else 1))
+            values.append(
+                descriptor.value if isinstance(descriptor, ScalarInput) else (1.0 if dtype.is_floating else 1)
+            )
         else:
             values.append(torch.empty(shape, dtype=dtype.torch_dtype(), device=device))
     return values

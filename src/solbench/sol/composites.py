@@ -33,8 +33,9 @@ class FusedAttention(TorchFunctionMode):
         given = dict(zip(names, args)) | kwargs
         tensors = (given["query"], given["key"], given["value"])
         options = {k: given[k] for k in ("attn_mask", "is_causal", "scale") if given.get(k) is not None}
-        self._recorder.record_composite(torch.ops.aten._scaled_dot_product_attention_math.default, tensors,
-                                        options, result)
+        self._recorder.record_composite(
+            torch.ops.aten._scaled_dot_product_attention_math.default, tensors, options, result
+        )
         return result
 
 

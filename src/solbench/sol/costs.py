@@ -5,8 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-PRECISION_RANK = {"float4": 0, "float8": 1, "int8": 1, "bfloat16": 2, "float16": 2, "tf32": 3, "float32": 3,
-                  "int": 3, "bool": 3, "float64": 4}
+PRECISION_RANK = {
+    "float4": 0,
+    "float8": 1,
+    "int8": 1,
+    "bfloat16": 2,
+    "float16": 2,
+    "tf32": 3,
+    "float32": 3,
+    "int": 3,
+    "bool": 3,
+    "float64": 4,
+}
 
 
 @cache
@@ -45,11 +55,13 @@ class OpCost:
         return sum(self.matrix_flops.values()) + sum(self.vector_flops.values())
 
     def __add__(self, other: OpCost) -> OpCost:
-        return OpCost(matrix_flops=_merge(self.matrix_flops, other.matrix_flops),
-                      vector_flops=_merge(self.vector_flops, other.vector_flops),
-                      special_ops=self.special_ops + other.special_ops,
-                      bytes_read=self.bytes_read + other.bytes_read,
-                      bytes_written=self.bytes_written + other.bytes_written)
+        return OpCost(
+            matrix_flops=_merge(self.matrix_flops, other.matrix_flops),
+            vector_flops=_merge(self.vector_flops, other.vector_flops),
+            special_ops=self.special_ops + other.special_ops,
+            bytes_read=self.bytes_read + other.bytes_read,
+            bytes_written=self.bytes_written + other.bytes_written,
+        )
 
 
 def _merge(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:

@@ -101,8 +101,13 @@ class HybridMode(_mode_base()):
             size = _factory_size(func, args, kwargs)
             if size is not None and size <= _limit(kwargs.get("dtype")):
                 return self._factory(func(*args, **kwargs))  # a small factory (randperm, arange, a small zeros)
-        if name == "_local_scalar_dense" and tensors and tensors[0].is_meta \
-                and tensors[0].numel() == 1 and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool):
+        if (
+            name == "_local_scalar_dense"
+            and tensors
+            and tensors[0].is_meta
+            and tensors[0].numel() == 1
+            and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool)
+        ):
             self.assumed.append(f"{tensors[0].dtype} scalar")
             if self.shape_only:  # the values-free attempt fails here, not after running the rest for nothing
                 raise ValuesNeeded("a branch on a floating-point value")
@@ -127,8 +132,10 @@ class HybridMode(_mode_base()):
             elif all_real and tensors and sum(t.numel() for t in tensors) <= REAL_INDEX_LIMIT:
                 return _computed(func, args, kwargs)  # data-dependent (nonzero, item) on small real values: compute
             else:
-                raise ValuesNeeded(f"{name} on a tensor without values (computed from "
-                                   f"floating-point data): {str(error).splitlines()[0][:120]}") from error
+                raise ValuesNeeded(
+                    f"{name} on a tensor without values (computed from "
+                    f"floating-point data): {str(error).splitlines()[0][:120]}"
+                ) from error
         results = _tensors_in((meta_result,), {}, torch.Tensor)
         small = all(r.numel() <= _limit(r.dtype) for r in results)
         if all_real and small:
@@ -149,8 +156,11 @@ class HybridMode(_mode_base()):
         the integer tensors the generator draws next, stay what the evaluator's generator makes at that seed."""
         import torch
 
-        if isinstance(result, torch.Tensor) and result.dtype.is_floating_point \
-                and result.numel() > self.float_factory_limit:
+        if (
+            isinstance(result, torch.Tensor)
+            and result.dtype.is_floating_point
+            and result.numel() > self.float_factory_limit
+        ):
             return result.to("meta")
         return result
 
@@ -166,8 +176,13 @@ def _computed(func, args, kwargs):
     on a permuted one-hot mask of 256 experts) is taken of the view compared with zero: one strided pass over
     memory instead of nonzero's two, 2-3x faster where they miss the cache (below STRIDED_NONZERO_ELEMENTS the
     passes hit it, and the extra tensor costs more), the same indices (NaN and -0.0 compare as nonzero does)."""
-    if func.__name__ == "nonzero.default" and not kwargs and len(args) == 1 and not args[0].is_contiguous() \
-            and args[0].numel() >= STRIDED_NONZERO_ELEMENTS:
+    if (
+        func.__name__ == "nonzero.default"
+        and not kwargs
+        and len(args) == 1
+        and not args[0].is_contiguous()
+        and args[0].numel() >= STRIDED_NONZERO_ELEMENTS
+    ):
         return func(args[0].ne(0))
     return func(*args, **kwargs)
 
@@ -209,11 +224,49 @@ class _Nested(Exception):
 
 
 _POINTWISE_BINARY = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "rsub", "atan2", "fmod", "remainder"}
-_POINTWISE_UNARY = {"exp", "neg", "log", "sigmoid", "tanh", "rsqrt", "sqrt", "abs", "sin", "cos", "exp2", "log1p",
-                    "expm1", "reciprocal", "relu", "silu", "gelu", "erf", "square", "sign", "floor", "ceil", "round"}
+_POINTWISE_UNARY = {
+    "exp",
+    "neg",
+    "log",
+    "sigmoid",
+    "tanh",
+    "rsqrt",
+    "sqrt",
+    "abs",
+    "sin",
+    "cos",
+    "exp2",
+    "log1p",
+    "expm1",
+    "reciprocal",
+    "relu",
+    "silu",
+    "gelu",
+    "erf",
+    "square",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+}
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
-_TO_FLOAT = {"exp", "log", "sigmoid", "tanh", "rsqrt", "sqrt", "sin", "cos", "exp2", "log1p", "expm1", "reciprocal",
-             "silu", "gelu", "erf"}
+_TO_FLOAT = {
+    "exp",
+    "log",
+    "sigmoid",
+    "tanh",
+    "rsqrt",
+    "sqrt",
+    "sin",
+    "cos",
+    "exp2",
+    "log1p",
+    "expm1",
+    "reciprocal",
+    "silu",
+    "gelu",
+    "erf",
+}
 
 
 def _pointwise_shape(func, args, kwargs, tensors):
@@ -222,8 +275,13 @@ def _pointwise_shape(func, args, kwargs, tensors):
     import torch
 
     name = func.overloadpacket.__name__
-    if name in _IN_PLACE_SCATTERS and args and isinstance(args[0], torch.Tensor) and args[0].is_meta \
-            and not kwargs.get("out"):
+    if (
+        name in _IN_PLACE_SCATTERS
+        and args
+        and isinstance(args[0], torch.Tensor)
+        and args[0].is_meta
+        and not kwargs.get("out")
+    ):
         return args[0]  # an in-place scatter into a shape-only tensor: its shape and dtype do not change
     if func._schema.is_mutable or (kwargs and set(kwargs) - {"alpha", "beta"}):
         return None
@@ -253,8 +311,14 @@ def _contiguous_elementwise_dtype(name, args, tensors):
     kernel would make it): the masks and clamps of block quantization, whose meta kernels are Python."""
     import torch
 
-    if name == "clamp" and len(tensors) == 1 and args[0] is tensors[0] and _row_major(args[0]) \
-            and args[0].dtype.is_floating_point and all(a is None or type(a) in (int, float) for a in args[1:]):
+    if (
+        name == "clamp"
+        and len(tensors) == 1
+        and args[0] is tensors[0]
+        and _row_major(args[0])
+        and args[0].dtype.is_floating_point
+        and all(a is None or type(a) in (int, float) for a in args[1:])
+    ):
         return args[0].dtype  # contiguous, or strided (every other column: `gate_up[..., ::2]`): contiguous result
     if not tensors or not all(t.is_contiguous() for t in tensors):
         return None
@@ -276,8 +340,18 @@ def _row_major(tensor) -> bool:
 
 
 _BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"}
-_IN_PLACE_SCATTERS = {"index_add_", "index_put_", "index_copy_", "index_fill_", "scatter_", "scatter_add_",
-                      "masked_fill_", "copy_", "zero_", "fill_"}
+_IN_PLACE_SCATTERS = {
+    "index_add_",
+    "index_put_",
+    "index_copy_",
+    "index_fill_",
+    "scatter_",
+    "scatter_add_",
+    "masked_fill_",
+    "copy_",
+    "zero_",
+    "fill_",
+}
 
 
 def _matrix_shape(name, args, tensors):
@@ -290,8 +364,14 @@ def _matrix_shape(name, args, tensors):
         return (args[1].shape[0], args[2].shape[1]), args[1].dtype
     if name == "bmm" and len(args) == 2 and len(tensors) == 2 and args[0].dim() == args[1].dim() == 3:
         return (args[0].shape[0], args[0].shape[1], args[1].shape[2]), args[0].dtype
-    if name == "index" and len(args) == 2 and len(args[1]) == 1 and isinstance(args[1][0], torch.Tensor) \
-            and args[1][0].dtype in (torch.int64, torch.int32) and args[0].dim() >= 1:
+    if (
+        name == "index"
+        and len(args) == 2
+        and len(args[1]) == 1
+        and isinstance(args[1][0], torch.Tensor)
+        and args[1][0].dtype in (torch.int64, torch.int32)
+        and args[0].dim() >= 1
+    ):
         return tuple(args[1][0].shape) + tuple(args[0].shape[1:]), args[0].dtype
     return None
 
@@ -304,8 +384,13 @@ def _reduction_shape(name, args, tensors):
     kernel makes it), or None: the max and sum of block quantisation's scales, whose meta kernels are Python."""
     import torch
 
-    if name not in _REDUCTIONS or len(tensors) != 1 or args[0] is not tensors[0] or not args[0].is_contiguous() \
-            or not 1 <= len(args) <= 3:
+    if (
+        name not in _REDUCTIONS
+        or len(tensors) != 1
+        or args[0] is not tensors[0]
+        or not args[0].is_contiguous()
+        or not 1 <= len(args) <= 3
+    ):
         return None
     source = args[0]
     dims = args[1] if len(args) > 1 else ([] if name in ("amax", "amin") else None)
@@ -317,8 +402,11 @@ def _reduction_shape(name, args, tensors):
     rank = source.dim()
     reduced = {d % rank for d in dims} if dims and rank else set(range(rank))
     shape = tuple(1 if d in reduced else size for d, size in enumerate(source.shape) if keep or d not in reduced)
-    dtype = torch.int64 if name == "sum" and not (source.dtype.is_floating_point or source.dtype.is_complex) \
+    dtype = (
+        torch.int64
+        if name == "sum" and not (source.dtype.is_floating_point or source.dtype.is_complex)
         else source.dtype
+    )
     return shape, dtype
 
 
@@ -349,13 +437,70 @@ _SHAPE_RULES = {"_scaled_mm": _scaled_mm_shape}
 """Results by shape alone for ops whose meta kernel refuses configurations the GPU accepts."""
 
 
-_SIZE_PRESERVING = {"view", "_unsafe_view", "reshape", "select", "slice", "squeeze", "unsqueeze", "permute",
-                    "transpose", "t", "alias", "detach", "_to_copy", "clone", "contiguous", "copy_", "copy",
-                    "sum", "cumsum", "add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
-                    "bitwise_or", "logical_and", "logical_or", "logical_not", "sort", "argsort", "bincount",
-                    "nonzero", "unique", "_unique2", "where", "index", "index_select", "gather", "fill_", "zero_",
-                    "index_put", "index_put_", "max", "min", "amax", "amin", "topk", "lift_fresh", "item",
-                    "_local_scalar_dense", "masked_select", "clamp", "remainder", "floor_divide", "abs", "neg"}
+_SIZE_PRESERVING = {
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "select",
+    "slice",
+    "squeeze",
+    "unsqueeze",
+    "permute",
+    "transpose",
+    "t",
+    "alias",
+    "detach",
+    "_to_copy",
+    "clone",
+    "contiguous",
+    "copy_",
+    "copy",
+    "sum",
+    "cumsum",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "bitwise_and",
+    "bitwise_or",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "sort",
+    "argsort",
+    "bincount",
+    "nonzero",
+    "unique",
+    "_unique2",
+    "where",
+    "index",
+    "index_select",
+    "gather",
+    "fill_",
+    "zero_",
+    "index_put",
+    "index_put_",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "topk",
+    "lift_fresh",
+    "item",
+    "_local_scalar_dense",
+    "masked_select",
+    "clamp",
+    "remainder",
+    "floor_divide",
+    "abs",
+    "neg",
+}
 """Ops whose result is no larger than their arguments (or a small table): safe to compute directly."""
 
 
@@ -442,18 +587,25 @@ def _native_call_allowed(func, args, kwargs, mode: HybridMode) -> bool:
     if func is torch.randperm:
         device = kwargs.get("device")
         dtype = kwargs.get("dtype")
-        return len(args) == 1 and type(args[0]) is int and 0 <= args[0] <= REAL_INDEX_LIMIT \
-            and set(kwargs) <= {"device", "dtype", "generator"} \
-            and (device is None or torch.device(device).type == "cpu") \
+        return (
+            len(args) == 1
+            and type(args[0]) is int
+            and 0 <= args[0] <= REAL_INDEX_LIMIT
+            and set(kwargs) <= {"device", "dtype", "generator"}
+            and (device is None or torch.device(device).type == "cpu")
             and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
+        )
     if kwargs or not args or not _up_to_date(args[0], mode):
         return False
     if func is torch.Tensor.__getitem__:
         return len(args) == 2 and _basic_index(args[1])
     if func is torch.Tensor.__setitem__:
         value = args[2] if len(args) == 3 else None
-        return len(args) == 3 and _basic_index(args[1]) and \
-            (type(value) in (int, float, bool) or (isinstance(value, torch.Tensor) and _up_to_date(value, mode)))
+        return (
+            len(args) == 3
+            and _basic_index(args[1])
+            and (type(value) in (int, float, bool) or (isinstance(value, torch.Tensor) and _up_to_date(value, mode)))
+        )
     return len(args) == 1  # item, tolist: values read out of a real tensor
 
 
@@ -481,8 +633,9 @@ def _basic_index(index) -> bool:
 def _native_calls() -> frozenset:
     import torch
 
-    return frozenset({torch.randperm, torch.Tensor.__getitem__, torch.Tensor.__setitem__, torch.Tensor.item,
-                      torch.Tensor.tolist})
+    return frozenset(
+        {torch.randperm, torch.Tensor.__getitem__, torch.Tensor.__setitem__, torch.Tensor.item, torch.Tensor.tolist}
+    )
 
 
 _NATIVE_CALLS = _native_calls()

@@ -52,9 +52,23 @@ class LoopShortcutMismatch(BaseException):
 
 # --- the source transformation ------------------------------------------------------------------------------
 
-_REFUSED_NODES = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global,
-                  ast.Nonlocal, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-                  ast.AsyncFor, ast.AsyncWith)
+_REFUSED_NODES = (
+    ast.Break,
+    ast.Continue,
+    ast.Return,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Await,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.AsyncFor,
+    ast.AsyncWith,
+)
 if hasattr(ast, "TryStar"):
     _REFUSED_NODES += (ast.TryStar,)
 
@@ -72,8 +86,12 @@ def with_loop_shortcuts(source: str) -> str | None:
         return None
     position = 0
     body = tree.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(getattr(body[0], "value", None), ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         position = 1  # the module docstring stays first
     while position < len(body) and isinstance(body[position], ast.ImportFrom) and body[position].module == "__future__":
         position += 1
@@ -94,10 +112,14 @@ class _Rewriter(ast.NodeTransformer):
         loop_name = f"{LOOP_PREFIX}{self.count}"
         self.count += 1
         node.body = [_GuardIndexing(target.id, loop_name).visit(statement) for statement in node.body]
-        make = ast.Assign(targets=[ast.Name(id=loop_name, ctx=ast.Store())],
-                          value=ast.Call(func=ast.Attribute(value=ast.Name(id=MODULE_ALIAS, ctx=ast.Load()),
-                                                            attr="Loop", ctx=ast.Load()),
-                                         args=[node.iter, ast.Constant(target.id)], keywords=[]))
+        make = ast.Assign(
+            targets=[ast.Name(id=loop_name, ctx=ast.Store())],
+            value=ast.Call(
+                func=ast.Attribute(value=ast.Name(id=MODULE_ALIAS, ctx=ast.Load()), attr="Loop", ctx=ast.Load()),
+                args=[node.iter, ast.Constant(target.id)],
+                keywords=[],
+            ),
+        )
         node.iter = ast.Name(id=loop_name, ctx=ast.Load())
         return [ast.copy_location(make, node), node]
 
@@ -106,8 +128,13 @@ def _eligible(node: ast.For) -> bool:
     if not isinstance(node.target, ast.Name) or node.orelse:
         return False
     call = node.iter
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range"
-            and not call.keywords and 1 <= len(call.args) <= 3):
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "range"
+        and not call.keywords
+        and 1 <= len(call.args) <= 3
+    ):
         return False
     name = node.target.id
     allowed: set[int] = set()  # ids of the Name nodes that are plain indices
@@ -117,13 +144,16 @@ def _eligible(node: ast.For) -> bool:
                 return False
             if isinstance(child, ast.Subscript):
                 index = child.slice
-                for element in (index.elts if isinstance(index, ast.Tuple) else [index]):
+                for element in index.elts if isinstance(index, ast.Tuple) else [index]:
                     if isinstance(element, ast.Name) and element.id == name:
                         allowed.add(id(element))
     for statement in node.body:
         for child in ast.walk(statement):
-            if isinstance(child, ast.Name) and child.id == name and \
-                    (not isinstance(child.ctx, ast.Load) or id(child) not in allowed):
+            if (
+                isinstance(child, ast.Name)
+                and child.id == name
+                and (not isinstance(child.ctx, ast.Load) or id(child) not in allowed)
+            ):
                 return False
             if isinstance(child, (ast.Name, ast.arg)) and str(getattr(child, "id", "")).startswith(LOOP_PREFIX):
                 return False
@@ -154,9 +184,11 @@ class _GuardIndexing(ast.NodeTransformer):
         index = node.slice
         elements = index.elts if isinstance(index, ast.Tuple) else [index]
         if any(isinstance(e, ast.Name) and e.id == self.name for e in elements):
-            node.value = ast.Call(func=ast.Attribute(value=ast.Name(id=self.loop_name, ctx=ast.Load()),
-                                                     attr="tensor", ctx=ast.Load()),
-                                  args=[node.value], keywords=[])
+            node.value = ast.Call(
+                func=ast.Attribute(value=ast.Name(id=self.loop_name, ctx=ast.Load()), attr="tensor", ctx=ast.Load()),
+                args=[node.value],
+                keywords=[],
+            )
         return node
 
 
@@ -185,8 +217,12 @@ class Loop:
         import torch
 
         recorder = _active_recorder()
-        if recorder is None or not isinstance(self._values, range) or len(self._values) < MIN_ITERATIONS \
-                or torch.is_grad_enabled():  # a later backward would replay only the iterations that ran
+        if (
+            recorder is None
+            or not isinstance(self._values, range)
+            or len(self._values) < MIN_ITERATIONS
+            or torch.is_grad_enabled()
+        ):  # a later backward would replay only the iterations that ran
             return iter(self._values)
         return self._iterate(recorder)
 
@@ -210,18 +246,27 @@ class Loop:
                 if not pure:
                     break
                 state = _fingerprint(frame, recorder, before, start, self._variable)
-                if previous_ops is not None and state == previous_state and iteration_ops == previous_ops \
-                        and index + 2 < count:
+                if (
+                    previous_ops is not None
+                    and state == previous_state
+                    and iteration_ops == previous_ops
+                    and index + 2 < count
+                ):
                     skipped = count - index - 2
                     ops.extend(iteration_ops * skipped)
                     start, events = len(ops), recorder.loop_events
                     recorder.loop_floor = start
                     yield values[count - 1]
                     frame = sys._getframe(1)
-                    if recorder.loop_events != events or self._refused or ops[start:] != iteration_ops \
-                            or _fingerprint(frame, recorder, before, start, self._variable) != state:
+                    if (
+                        recorder.loop_events != events
+                        or self._refused
+                        or ops[start:] != iteration_ops
+                        or _fingerprint(frame, recorder, before, start, self._variable) != state
+                    ):
                         raise LoopShortcutMismatch(
-                            f"the last of {count} iterations did not repeat the one recorded {skipped} times")
+                            f"the last of {count} iterations did not repeat the one recorded {skipped} times"
+                        )
                     return
                 previous_state, previous_ops = state, iteration_ops
                 if index + 1 >= MAX_PROBES:  # not settling (a growing list, a counter): stop comparing states
@@ -230,7 +275,7 @@ class Loop:
                 return
         finally:
             recorder.loop_probe_end(outer)
-        yield from values[index + 1:]  # not shown to repeat: the rest runs in full
+        yield from values[index + 1 :]  # not shown to repeat: the rest runs in full
 
 
 def _active_recorder():
@@ -258,8 +303,14 @@ def _state_objects(frame) -> set[int]:
     return found
 
 
-_CONSTANT_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, types.MethodWrapperType,
-                   types.BuiltinMethodType)
+_CONSTANT_TYPES = (
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    type,
+    types.MethodWrapperType,
+    types.BuiltinMethodType,
+)
 
 
 class _Unknown:
@@ -275,11 +326,13 @@ def _fingerprint(frame, recorder, before: set[int], start: int, variable: str):
     """The loop's state as far as the rest of the recording can tell: every local (the loop's own helper and
     variable excepted) and global, tensors by their recorded properties, and the defaults, closures and class
     attributes of the functions and classes the reference defines (where hidden state can live)."""
-    local_items = sorted((k, v) for k, v in frame.f_locals.items()
-                         if k != variable and not k.startswith(LOOP_PREFIX))
-    global_items = sorted((k, v) for k, v in frame.f_globals.items()
-                          if not (k.startswith("__") or k == MODULE_ALIAS)
-                          and (not isinstance(v, _CONSTANT_TYPES) or _defined_in(v, frame.f_globals)))
+    local_items = sorted((k, v) for k, v in frame.f_locals.items() if k != variable and not k.startswith(LOOP_PREFIX))
+    global_items = sorted(
+        (k, v)
+        for k, v in frame.f_globals.items()
+        if not (k.startswith("__") or k == MODULE_ALIAS)
+        and (not isinstance(v, _CONSTANT_TYPES) or _defined_in(v, frame.f_globals))
+    )
     walk = _Walk(recorder, before, start, frame.f_globals.get("__name__"), frame.f_code.co_filename)
     try:
         return tuple((k, walk.value(v)) for k, v in local_items + global_items)
@@ -292,8 +345,9 @@ class _Unsupported(Exception):
 
 
 def _defined_in(value, module_globals: dict) -> bool:
-    return isinstance(value, (types.FunctionType, type)) and \
-        getattr(value, "__module__", None) == module_globals.get("__name__")
+    return isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) == module_globals.get(
+        "__name__"
+    )
 
 
 class _Walk:
@@ -313,14 +367,35 @@ class _Walk:
             raise _Unsupported
         if isinstance(value, torch.Tensor):
             return self.recorder.loop_fingerprint(value, self.before, self.labels, self.start)
-        if value is None or value is Ellipsis or isinstance(value, (bool, int, float, complex, str, bytes,
-                                                                    torch.dtype, torch.device, torch.layout,
-                                                                    torch.memory_format, range, slice)):
+        if (
+            value is None
+            or value is Ellipsis
+            or isinstance(
+                value,
+                (
+                    bool,
+                    int,
+                    float,
+                    complex,
+                    str,
+                    bytes,
+                    torch.dtype,
+                    torch.device,
+                    torch.layout,
+                    torch.memory_format,
+                    range,
+                    slice,
+                ),
+            )
+        ):
             return type(value), value
         if isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) == self.module:
             wrapped = getattr(value, "__wrapped__", None)
-            if wrapped is not None and isinstance(value, types.FunctionType) \
-                    and value.__code__.co_filename != self.file:
+            if (
+                wrapped is not None
+                and isinstance(value, types.FunctionType)
+                and value.__code__.co_filename != self.file
+            ):
                 # a library decorator's wrapper (`@torch.no_grad()`), named after the reference's function by
                 # functools.wraps: its own closure holds the decorator's machinery, the state is the wrapped one's
                 return "wrapper", id(value), self.value(wrapped)
@@ -341,12 +416,13 @@ class _Walk:
             return "seen", id(value)
         self.seen.add(id(value))
         if isinstance(value, type):
-            attributes = tuple((k, self.value(v.__func__ if isinstance(v, (staticmethod, classmethod)) else v))
-                               for k, v in sorted(vars(value).items())
-                               if not k.startswith("__") and not isinstance(v, property))
+            attributes = tuple(
+                (k, self.value(v.__func__ if isinstance(v, (staticmethod, classmethod)) else v))
+                for k, v in sorted(vars(value).items())
+                if not k.startswith("__") and not isinstance(v, property)
+            )
             return "class", id(value), attributes
-        cells = tuple(self.value(cell.cell_contents) for cell in value.__closure__ or ()
-                      if _cell_is_set(cell))
+        cells = tuple(self.value(cell.cell_contents) for cell in value.__closure__ or () if _cell_is_set(cell))
         return ("function", id(value), self.value(value.__defaults__), self.value(value.__kwdefaults__), cells)
 
 

@@ -11,10 +11,38 @@ from __future__ import annotations
 
 import math
 
-_FOLLOW = {"_to_copy", "to", "clone", "contiguous", "expand", "view", "_unsafe_view", "reshape", "unsqueeze",
-           "squeeze", "permute", "transpose", "alias", "detach", "slice", "select", "repeat", "lift_fresh_copy"}
-_KEEPS_PAIRS = _FOLLOW | {"_softmax", "_log_softmax", "mul", "div", "exp", "sub", "add", "native_dropout", "dropout",
-                          "_safe_softmax"}
+_FOLLOW = {
+    "_to_copy",
+    "to",
+    "clone",
+    "contiguous",
+    "expand",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "unsqueeze",
+    "squeeze",
+    "permute",
+    "transpose",
+    "alias",
+    "detach",
+    "slice",
+    "select",
+    "repeat",
+    "lift_fresh_copy",
+}
+_KEEPS_PAIRS = _FOLLOW | {
+    "_softmax",
+    "_log_softmax",
+    "mul",
+    "div",
+    "exp",
+    "sub",
+    "add",
+    "native_dropout",
+    "dropout",
+    "_safe_softmax",
+}
 _MATRIX = {"mm", "bmm", "baddbmm", "addmm", "matmul"}
 _STARTS = {"tril", "triu"} | _MATRIX
 """Ops that start tracking; every other branch needs a tensor tracked already."""

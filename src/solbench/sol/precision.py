@@ -92,8 +92,11 @@ def resolve_policy(problem: Problem, policy: str) -> str:
 
 
 def strict_record() -> PrecisionRecord:
-    return PrecisionRecord(policy="strict", matrix_precision="fp32",
-                           basis="strict: fp32 matrix work is fp32-accurate (3xTF32 or CUDA cores)")
+    return PrecisionRecord(
+        policy="strict",
+        matrix_precision="fp32",
+        basis="strict: fp32 matrix work is fp32-accurate (3xTF32 or CUDA cores)",
+    )
 
 
 # --- emulating low-precision matrix products ----------------------------------------------------
@@ -127,10 +130,24 @@ def _matrix_ops():
     import torch
 
     aten = torch.ops.aten
-    names = ("mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "_addmm_activation",
-             "convolution", "_convolution", "_scaled_dot_product_flash_attention_for_cpu",
-             "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
-             "_scaled_dot_product_cudnn_attention")
+    names = (
+        "mm",
+        "bmm",
+        "addmm",
+        "baddbmm",
+        "addbmm",
+        "mv",
+        "addmv",
+        "dot",
+        "vdot",
+        "_addmm_activation",
+        "convolution",
+        "_convolution",
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention",
+    )
     return {getattr(aten, name) for name in names if hasattr(aten, name)}
 
 
@@ -215,8 +232,9 @@ def _finite_tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, float
     return _verdict(matched, reference_norm, error_norm, difference, tolerance)
 
 
-def _verdict(matched: float, reference_norm: float, error_norm: float, difference, tolerance: Tolerance
-             ) -> tuple[bool, float]:
+def _verdict(
+    matched: float, reference_norm: float, error_norm: float, difference, tolerance: Tolerance
+) -> tuple[bool, float]:
     """The tolerance rules on a comparison's summary: the matched share, the error cap and the relative norm
     (skipped where the reference's norm is zero or overflowed, as a float64 output's may)."""
     relative = error_norm / reference_norm if reference_norm > 0 else (0.0 if error_norm == 0 else math.inf)
@@ -228,8 +246,9 @@ def _verdict(matched: float, reference_norm: float, error_norm: float, differenc
     return bool(passed), relative
 
 
-def check_admissible(run: Callable[[list], Any], inputs: list, reference_outputs, tolerance: Tolerance
-                     ) -> tuple[MatrixPrecision, dict[str, list[float]]]:
+def check_admissible(
+    run: Callable[[list], Any], inputs: list, reference_outputs, tolerance: Tolerance
+) -> tuple[MatrixPrecision, dict[str, list[float]]]:
     """The lowest precision whose emulated run of `run(inputs)` meets `tolerance` against `reference_outputs`,
     and the relative error norms (one per output) of every precision tried."""
     import torch
@@ -268,10 +287,14 @@ def _key(problem: Problem, workload: Workload, origin: str) -> str:
     """What decides a record: the problem, the workload and its tolerance, this module's code, torch's version,
     and `origin` (the analysis's inputs on the CPU, or an evaluation's on its device), whose inputs the record's
     per-output errors were measured on."""
-    material = {"format": CACHE_FORMAT, **_code_identity(), "origin": origin,
-                "definition": problem.definition.model_dump(mode="json"),
-                "workload": workload.model_dump(mode="json"),
-                "tolerance": workload.effective_tolerance.model_dump(mode="json")}
+    material = {
+        "format": CACHE_FORMAT,
+        **_code_identity(),
+        "origin": origin,
+        "definition": problem.definition.model_dump(mode="json"),
+        "workload": workload.model_dump(mode="json"),
+        "tolerance": workload.effective_tolerance.model_dump(mode="json"),
+    }
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -287,8 +310,7 @@ def load_cached(problem: Problem, workload: Workload, origin: str = ANALYSIS_ORI
         return None
 
 
-def store_cached(problem: Problem, workload: Workload, record: PrecisionRecord,
-                 origin: str = ANALYSIS_ORIGIN) -> None:
+def store_cached(problem: Problem, workload: Workload, record: PrecisionRecord, origin: str = ANALYSIS_ORIGIN) -> None:
     """Atomically (temporary file and rename); a cache that cannot be written costs a recheck, nothing else."""
     path = _cache_path(_key(problem, workload, origin))
     try:
@@ -303,12 +325,22 @@ def store_cached(problem: Problem, workload: Workload, record: PrecisionRecord,
 
 def checked_record(precision: MatrixPrecision, tried: dict[str, list[float]], where: str) -> PrecisionRecord:
     errors = ", ".join(f"{p} {max(e, default=0.0):.2g}" for p, e in tried.items())
-    return PrecisionRecord(policy="tolerance", matrix_precision=precision, admitted_error=tried.get(precision),
-                           basis=f"tolerance: checked {where} (relative error by precision: {errors or 'none run'})")
+    return PrecisionRecord(
+        policy="tolerance",
+        matrix_precision=precision,
+        admitted_error=tried.get(precision),
+        basis=f"tolerance: checked {where} (relative error by precision: {errors or 'none run'})",
+    )
 
 
-def workload_record(problem: Problem, workload: Workload, run: Callable[[list], Any], inputs: list,
-                    reference_outputs, origin: str = ANALYSIS_ORIGIN) -> PrecisionRecord:
+def workload_record(
+    problem: Problem,
+    workload: Workload,
+    run: Callable[[list], Any],
+    inputs: list,
+    reference_outputs,
+    origin: str = ANALYSIS_ORIGIN,
+) -> PrecisionRecord:
     """The admissible precision of one workload, from the cache or checked now on these real inputs; `origin`
     names where the inputs come from (``analysis``, or ``evaluation <device>``)."""
     cached = load_cached(problem, workload, origin)
@@ -320,8 +352,9 @@ def workload_record(problem: Problem, workload: Workload, run: Callable[[list], 
     return record
 
 
-def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[str, float]
-                    ) -> dict[str, PrecisionRecord]:
+def problem_records(
+    problem: Problem, module, make_inputs, matrix_flops: dict[str, float]
+) -> dict[str, PrecisionRecord]:
     """Under the tolerance policy, a record per workload uuid: checked where the workload's matrix work
     (`matrix_flops`, from the analysis) fits this CPU's budget, else inferred from the checked workloads
     whose tolerance is at least as strict, else fp32 with the reason."""
@@ -337,11 +370,16 @@ def problem_records(problem: Problem, module, make_inputs, matrix_flops: dict[st
             checks_left -= 1
             continue
         if matrix_flops.get(workload.uuid, 0.0) == 0.0:
-            records[workload.uuid] = PrecisionRecord(policy="tolerance", matrix_precision="fp32",
-                                                     basis="tolerance: no fp32 matrix work to lower")
+            records[workload.uuid] = PrecisionRecord(
+                policy="tolerance", matrix_precision="fp32", basis="tolerance: no fp32 matrix work to lower"
+            )
             continue
-        if (matrix_flops[workload.uuid] > CHECK_BUDGET_FLOPS or make_inputs is None or checks_left <= 0
-                or time.monotonic() > deadline):
+        if (
+            matrix_flops[workload.uuid] > CHECK_BUDGET_FLOPS
+            or make_inputs is None
+            or checks_left <= 0
+            or time.monotonic() > deadline
+        ):
             continue
         checks_left -= 1
         threads = 1 if matrix_flops[workload.uuid] <= ONE_THREAD_FLOPS else None
@@ -378,29 +416,46 @@ def _checked_record(problem: Problem, workload: Workload, module, make_inputs):
 
 def at_least_as_strict(tighter: Tolerance, looser: Tolerance) -> bool:
     """Whether meeting `tighter` implies meeting `looser` elementwise (atol, rtol, ratio and cap)."""
-    cap_ok = looser.max_error_cap is None or (tighter.max_error_cap is not None and
-                                             tighter.max_error_cap <= looser.max_error_cap)
-    return (tighter.max_atol <= looser.max_atol and tighter.max_rtol <= looser.max_rtol and
-            tighter.required_matched_ratio >= looser.required_matched_ratio and cap_ok and
-            (looser.allow_negative_inf or not tighter.allow_negative_inf))
+    cap_ok = looser.max_error_cap is None or (
+        tighter.max_error_cap is not None and tighter.max_error_cap <= looser.max_error_cap
+    )
+    return (
+        tighter.max_atol <= looser.max_atol
+        and tighter.max_rtol <= looser.max_rtol
+        and tighter.required_matched_ratio >= looser.required_matched_ratio
+        and cap_ok
+        and (looser.allow_negative_inf or not tighter.allow_negative_inf)
+    )
 
 
-def _inferred(workload: Workload, workloads: Iterable[Workload], records: dict[str, PrecisionRecord]
-              ) -> PrecisionRecord:
+def _inferred(
+    workload: Workload, workloads: Iterable[Workload], records: dict[str, PrecisionRecord]
+) -> PrecisionRecord:
     """A precision admitted on a checked workload whose tolerance is at least as strict as this one's is
     admitted here too (the error of low-precision products relative to the result barely depends on size)."""
     tolerance = workload.effective_tolerance
-    checked = [(w.uuid, records[w.uuid]) for w in workloads
-               if w.uuid in records and at_least_as_strict(w.effective_tolerance, tolerance) and
-               records[w.uuid].basis.startswith("tolerance: checked")]
+    checked = [
+        (w.uuid, records[w.uuid])
+        for w in workloads
+        if w.uuid in records
+        and at_least_as_strict(w.effective_tolerance, tolerance)
+        and records[w.uuid].basis.startswith("tolerance: checked")
+    ]
     if not checked:
-        return PrecisionRecord(policy="tolerance", matrix_precision="fp32",
-                               basis="tolerance: not determined (too large to check on this CPU and no smaller "
-                                     "workload with a tolerance as strict checked): fp32-accurate")
+        return PrecisionRecord(
+            policy="tolerance",
+            matrix_precision="fp32",
+            basis="tolerance: not determined (too large to check on this CPU and no smaller "
+            "workload with a tolerance as strict checked): fp32-accurate",
+        )
     lowest = MATRIX_PRECISIONS[min(MATRIX_PRECISIONS.index(record.matrix_precision) for _, record in checked)]
-    errors = [record.admitted_error for _, record in checked if record.matrix_precision == lowest and
-              record.admitted_error]
-    return PrecisionRecord(policy="tolerance", matrix_precision=lowest,
-                           admitted_error=[max(column) for column in zip(*errors)] if errors else None,
-                           basis=f"tolerance: inferred from {len(checked)} smaller workload(s) with a tolerance as "
-                                 f"strict (too large to check on this CPU)")
+    errors = [
+        record.admitted_error for _, record in checked if record.matrix_precision == lowest and record.admitted_error
+    ]
+    return PrecisionRecord(
+        policy="tolerance",
+        matrix_precision=lowest,
+        admitted_error=[max(column) for column in zip(*errors)] if errors else None,
+        basis=f"tolerance: inferred from {len(checked)} smaller workload(s) with a tolerance as "
+        f"strict (too large to check on this CPU)",
+    )

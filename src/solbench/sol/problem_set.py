@@ -50,9 +50,16 @@ class ProblemSol(BaseModel):
         return sum(1 for r in self.ratios if low <= r <= high)
 
 
-def analyze_set(folders: list[Path], root: Path, hardware: HardwareSpec, *, precision: str = "auto",
-                tier: str | None = None, data_roots: tuple[Path, ...] = (),
-                baselines: ReferenceFigures | None = None) -> Iterator[ProblemSol]:
+def analyze_set(
+    folders: list[Path],
+    root: Path,
+    hardware: HardwareSpec,
+    *,
+    precision: str = "auto",
+    tier: str | None = None,
+    data_roots: tuple[Path, ...] = (),
+    baselines: ReferenceFigures | None = None,
+) -> Iterator[ProblemSol]:
     """Each folder's analysis in turn (see `analyze_problem`), as it finishes; `tier` as `load_problem` takes it."""
     from solbench.spec import load_problem
     from solbench.spec.inputs import inputs_for_analysis
@@ -69,10 +76,17 @@ def analyze_set(folders: list[Path], root: Path, hardware: HardwareSpec, *, prec
             if baselines is not None:
                 results = with_published(problem, results, hardware, baselines)
         except Exception as error:  # a solbench bug on one problem must not end the whole set either
-            message = str(error) if isinstance(error, SolbenchError) else \
-                f"internal error, please report it: {type(error).__name__}: {error}"
-            yield ProblemSol(folder=name, problem=problem.name if problem else None,
-                             seconds=time.perf_counter() - started, error=message)
+            message = (
+                str(error)
+                if isinstance(error, SolbenchError)
+                else f"internal error, please report it: {type(error).__name__}: {error}"
+            )
+            yield ProblemSol(
+                folder=name,
+                problem=problem.name if problem else None,
+                seconds=time.perf_counter() - started,
+                error=message,
+            )
             continue
         yield ProblemSol(folder=name, problem=problem.name, seconds=time.perf_counter() - started, workloads=results)
 
@@ -118,18 +132,27 @@ def summarize(analyses: list[ProblemSol]) -> SetSolSummary:
     seconds = sorted(a.seconds for a in analyses)
     done = [a for a in analyses if a.error is None]
     ratios = [r for a in done for r in a.ratios]
-    classes = Counter(r.published.disagreement.split(":")[0].split(";")[0] for a in done for r in a.workloads
-                      if r.published is not None and r.published.disagreement)
+    classes = Counter(
+        r.published.disagreement.split(":")[0].split(";")[0]
+        for a in done
+        for r in a.workloads
+        if r.published is not None and r.published.disagreement
+    )
     return SetSolSummary(
-        problems=len(analyses), analysed=len(done), failed=[f"{a.folder}: {a.error}" for a in analyses if a.error],
+        problems=len(analyses),
+        analysed=len(done),
+        failed=[f"{a.folder}: {a.error}" for a in analyses if a.error],
         partial_coverage=sum(1 for a in done if not all(r.coverage.full for r in a.workloads)),
-        workloads=sum(len(a.workloads) for a in done), seconds_total=sum(seconds),
+        workloads=sum(len(a.workloads) for a in done),
+        seconds_total=sum(seconds),
         seconds_median=statistics.median(seconds) if seconds else 0.0,
         seconds_p90=percentile(seconds, 0.9) if seconds else 0.0,
         slowest=sorted(((a.folder, a.seconds) for a in analyses if a.seconds > SLOW_S), key=lambda t: -t[1]),
-        published_workloads=len(ratios), ratio_median=statistics.median(ratios) if ratios else None,
+        published_workloads=len(ratios),
+        ratio_median=statistics.median(ratios) if ratios else None,
         within_agreement=sum(a.agreeing for a in done) / len(ratios) if ratios else None,
-        disagreements=dict(classes.most_common()))
+        disagreements=dict(classes.most_common()),
+    )
 
 
 def percentile(values: list[float], share: float) -> float:

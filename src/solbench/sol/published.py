@@ -40,8 +40,9 @@ class ReferenceFigures(Protocol):
     def get(self, definition: str, workload: str, hardware: str) -> Any: ...
 
 
-def published_sol(problem: Problem, baselines: ReferenceFigures | None = None,
-                  hardware_id: str = PUBLISHED_HARDWARE) -> dict[str, float]:
+def published_sol(
+    problem: Problem, baselines: ReferenceFigures | None = None, hardware_id: str = PUBLISHED_HARDWARE
+) -> dict[str, float]:
     """Workload uuid -> published sol_ms on `hardware_id`: from the folder's metadata.json (whose figures
     are for PUBLISHED_HARDWARE), then from `baselines` entries that give `sol_ms`, which take precedence;
     {} where neither has any."""
@@ -103,8 +104,12 @@ def disagreement(result, published_ms: float, hardware) -> str | None:
     return f"{why}; {op}" if op else why
 
 
-_BOUND_COUNT = {"matrix": ("matrix_flops", "matrix FLOPs"), "vector": ("vector_flops", "vector FLOPs"),
-                "special": ("special_ops", "special ops"), "memory": ("bytes", "bytes moved one by one")}
+_BOUND_COUNT = {
+    "matrix": ("matrix_flops", "matrix FLOPs"),
+    "vector": ("vector_flops", "vector FLOPs"),
+    "special": ("special_ops", "special ops"),
+    "memory": ("bytes", "bytes moved one by one"),
+}
 
 
 def dominant_op(result) -> str | None:
@@ -124,8 +129,7 @@ def dominant_op(result) -> str | None:
         return None
     (op, shapes), (amount, calls, formula) = max(totals.items(), key=lambda item: item[1][0])
     times = f" x {calls} calls" if calls > 1 else ""
-    return (f"op {op} ({shapes}){times} carries {amount / total:.0%} of the {total:.3g} {label} "
-            f"({formula})")
+    return f"op {op} ({shapes}){times} carries {amount / total:.0%} of the {total:.3g} {label} ({formula})"
 
 
 def _class_of_disagreement(result, published_ms: float, hardware) -> str | None:
@@ -136,8 +140,10 @@ def _class_of_disagreement(result, published_ms: float, hardware) -> str | None:
         return "rounding: the published figure is 0 at its 0.0001 ms resolution"
     assert ratio is not None  # published_ms > 0 past the rounding case
     if published_ms <= _FLOOR_MS and result.t_sol_ms < published_ms:
-        return (f"published floor: the published figures do not go below about 0.0004 ms ({published_ms:g} ms here); "
-                f"solbench's {result.bound}-bound work takes {result.t_sol_ms:.3g} ms")
+        return (
+            f"published floor: the published figures do not go below about 0.0004 ms ({published_ms:g} ms here); "
+            f"solbench's {result.bound}-bound work takes {result.t_sol_ms:.3g} ms"
+        )
     matrix = result.flops_by_class.get("matrix", {})
     fp32 = matrix.get("float32", 0.0)
     record = getattr(result, "precision", None)
@@ -154,34 +160,51 @@ def _class_of_disagreement(result, published_ms: float, hardware) -> str | None:
         else:
             why = "the workload's tolerance does not admit bf16 products"
         what = "fp32-accurate" if applied == "fp32" else applied
-        return (f"peak used: {fp32:.3g} fp32 matrix FLOPs at the {what} rate ({unit}, {rate / 1e12:.0f} "
-                f"TFLOP/s: {why}); at the bf16 tensor rate the published figure uses they take {as_bf16:.3g} ms "
-                f"(ratio {as_bf16 / published_ms:.2g})")
+        return (
+            f"peak used: {fp32:.3g} fp32 matrix FLOPs at the {what} rate ({unit}, {rate / 1e12:.0f} "
+            f"TFLOP/s: {why}); at the bf16 tensor rate the published figure uses they take {as_bf16:.3g} ms "
+            f"(ratio {as_bf16 / published_ms:.2g})"
+        )
     output_bytes = getattr(result, "output_bytes", 0) or 0
     if ratio > AGREEMENT[1] and result.bound == "memory" and output_bytes:
         without = (result.bytes - output_bytes) / hardware.memory_bandwidth_bytes_per_s * 1e3
         share = output_bytes / result.bytes
         if share >= 0.4:  # an updated cache handed back is read and written whole: half the bytes each
-            rest = (f"without them {without:.3g} ms (ratio {without / published_ms:.2g})" if without > 0
-                    else "they are the only compulsory traffic")
-            return (f"bytes counted as compulsory: outputs are {share:.0%} of the {result.bytes / 1e6:.3g} MB charged, "
-                    f"written whole (the protocol materialises expanded views and returned inputs inside the timed "
-                    f"region); {rest}")
+            rest = (
+                f"without them {without:.3g} ms (ratio {without / published_ms:.2g})"
+                if without > 0
+                else "they are the only compulsory traffic"
+            )
+            return (
+                f"bytes counted as compulsory: outputs are {share:.0%} of the {result.bytes / 1e6:.3g} MB charged, "
+                f"written whole (the protocol materialises expanded views and returned inputs inside the timed "
+                f"region); {rest}"
+            )
     if ratio > AGREEMENT[1] and result.bound == "memory":
         cache = getattr(hardware, "cache_bytes", 0.0)
-        where = (f"; they would fit in the {cache / 2**20:.0f} MiB L2, but the protocol flushes it"
-                 if cache and result.bytes <= cache else "")
-        return (f"bytes counted as compulsory: {result.bytes / 1e6:.3g} MB at DRAM bandwidth "
-                f"({hardware.memory_bandwidth_bytes_per_s / 1e12:.1f} TB/s{where}); "
-                f"the published figure implies {published_ms * hardware.memory_bandwidth_bytes_per_s / 1e9:.3g} MB "
-                f"at that bandwidth")
+        where = (
+            f"; they would fit in the {cache / 2**20:.0f} MiB L2, but the protocol flushes it"
+            if cache and result.bytes <= cache
+            else ""
+        )
+        return (
+            f"bytes counted as compulsory: {result.bytes / 1e6:.3g} MB at DRAM bandwidth "
+            f"({hardware.memory_bandwidth_bytes_per_s / 1e12:.1f} TB/s{where}); "
+            f"the published figure implies {published_ms * hardware.memory_bandwidth_bytes_per_s / 1e9:.3g} MB "
+            f"at that bandwidth"
+        )
     if ratio > AGREEMENT[1] and result.bound in ("vector", "special"):
-        return (f"FLOPs of decomposed ops: {result.bound}-bound, {sum(result.flops_by_class.get('vector', {}).values()):.3g} "
-                f"vector FLOPs and {result.flops_by_class.get('special', 0):.3g} special ops counted per element "
-                "(the published figure counts these ops' FLOPs differently)")
+        vector_flops = sum(result.flops_by_class.get("vector", {}).values())
+        return (
+            f"FLOPs of decomposed ops: {result.bound}-bound, {vector_flops:.3g} "
+            f"vector FLOPs and {result.flops_by_class.get('special', 0):.3g} special ops counted per element "
+            "(the published figure counts these ops' FLOPs differently)"
+        )
     if ratio < AGREEMENT[0]:
-        return (f"published counts more: solbench's {result.bound} bound is {result.t_sol_ms:.3g} ms; the published "
-                f"{published_ms:g} ms implies {published_ms * hardware.memory_bandwidth_bytes_per_s / 1e9:.3g} MB at "
-                "DRAM bandwidth or more FLOPs than the reference's ops need (unfused intermediates, dense work "
-                "where solbench counts only the rows or pairs used)")
+        return (
+            f"published counts more: solbench's {result.bound} bound is {result.t_sol_ms:.3g} ms; the published "
+            f"{published_ms:g} ms implies {published_ms * hardware.memory_bandwidth_bytes_per_s / 1e9:.3g} MB at "
+            "DRAM bandwidth or more FLOPs than the reference's ops need (unfused intermediates, dense work "
+            "where solbench counts only the rows or pairs used)"
+        )
     return f"{result.bound}-bound; the published figure counts other work"

@@ -24,14 +24,58 @@ from solbench.sol.rows import InputRows, RowSet, gathered_rows, view_rows
 from solbench.sol.rules import GATHER_OPS, MATRIX_RULES, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
 
 # Ops whose output carries the precision its main input came from.
-_PASS_THROUGH = {"_to_copy", "copy", "clone", "contiguous", "expand", "repeat", "repeat_interleave", "cat",
-                 "stack", "index_select", "gather", "embedding", "index", "_unsafe_index", "view", "_unsafe_view",
-                 "reshape", "permute", "transpose", "t", "squeeze", "unsqueeze", "slice", "select", "flatten",
-                 "unflatten", "as_strided", "alias", "detach", "tile", "narrow", "unfold"}
+_PASS_THROUGH = {
+    "_to_copy",
+    "copy",
+    "clone",
+    "contiguous",
+    "expand",
+    "repeat",
+    "repeat_interleave",
+    "cat",
+    "stack",
+    "index_select",
+    "gather",
+    "embedding",
+    "index",
+    "_unsafe_index",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "permute",
+    "transpose",
+    "t",
+    "squeeze",
+    "unsqueeze",
+    "slice",
+    "select",
+    "flatten",
+    "unflatten",
+    "as_strided",
+    "alias",
+    "detach",
+    "tile",
+    "narrow",
+    "unfold",
+}
 _GROUPED = {"_grouped_mm": (2, (1,)), "_scaled_grouped_mm": (4, (1, 3))}
 """Grouped GEMMs: argument position of the offsets, and positions of the per-group operands."""
-_CREATION = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
-             "new_zeros", "full", "full_like", "new_full", "ones", "ones_like", "new_ones"}
+_CREATION = {
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "new_empty",
+    "new_empty_strided",
+    "zeros",
+    "zeros_like",
+    "new_zeros",
+    "full",
+    "full_like",
+    "new_full",
+    "ones",
+    "ones_like",
+    "new_ones",
+}
 
 
 class RecordedOp(NamedTuple):
@@ -85,11 +129,17 @@ class _OpInfo:
 @cache
 def _op_info(func) -> _OpInfo:
     name = func.overloadpacket.__name__
-    return _OpInfo(name=name, recorded=func.namespace != "prim", is_view=func.is_view,
-                   is_mutable=func._schema.is_mutable,
-                   carries_precision=name in _PASS_THROUGH or torch.Tag.pointwise in func.tags
-                   or name in POINTWISE_COST,
-                   rule=rule_for(name, func.tags), matrix=name in MATRIX_RULES, gather_position=GATHER_OPS.get(name), grouped=name in _GROUPED)
+    return _OpInfo(
+        name=name,
+        recorded=func.namespace != "prim",
+        is_view=func.is_view,
+        is_mutable=func._schema.is_mutable,
+        carries_precision=name in _PASS_THROUGH or torch.Tag.pointwise in func.tags or name in POINTWISE_COST,
+        rule=rule_for(name, func.tags),
+        matrix=name in MATRIX_RULES,
+        gather_position=GATHER_OPS.get(name),
+        grouped=name in _GROUPED,
+    )
 
 
 _precision = precision_of
@@ -197,9 +247,20 @@ class OpRecorder(_dispatch_mode_base()):
             producer = ("in", producer - start) if producer >= start else ("at", producer)
         kind = "meta" if tensor.is_meta else "fake" if is_fake(tensor) else "real"
         stale = self._values is not None and self._values.is_stale(tensor)
-        return (kind, tuple(tensor.shape), tensor.stride(), tensor.dtype, alias, self.origin_of(tensor),
-                self._rows.get(key), self._producer.get(root, self._producer.get(key)), self.masks.nonzero.get(key),
-                self.masks.kept.get(key), producer, stale)
+        return (
+            kind,
+            tuple(tensor.shape),
+            tensor.stride(),
+            tensor.dtype,
+            alias,
+            self.origin_of(tensor),
+            self._rows.get(key),
+            self._producer.get(root, self._producer.get(key)),
+            self.masks.nonzero.get(key),
+            self.masks.kept.get(key),
+            producer,
+            stale,
+        )
 
     @contextmanager
     def paused(self):
@@ -264,8 +325,11 @@ class OpRecorder(_dispatch_mode_base()):
     def _scale_op(self, index: int, kept: float, why: str) -> None:
         op = self.recording.ops[index]
         cost = op.cost
-        scaled = replace(cost, matrix_flops={p: f * kept for p, f in cost.matrix_flops.items()},
-                         formula=f"{cost.formula}; x {kept:.4f} of the pairs: {why}")
+        scaled = replace(
+            cost,
+            matrix_flops={p: f * kept for p, f in cost.matrix_flops.items()},
+            formula=f"{cost.formula}; x {kept:.4f} of the pairs: {why}",
+        )
         self.recording.ops[index] = op._replace(cost=scaled)
 
     def _note_input_uses(self, info: _OpInfo, args, kwargs, outputs) -> None:
@@ -296,8 +360,9 @@ class OpRecorder(_dispatch_mode_base()):
                     read.add_indices(where.rows[row] for row in rows)
                 else:
                     touched = outputs[0].numel() * tensor.element_size()
-                    self.recording.gathered_bytes[where.root] = \
+                    self.recording.gathered_bytes[where.root] = (
                         self.recording.gathered_bytes.get(where.root, 0) + touched
+                    )
             else:
                 if len(where.rows) != read.total:
                     self.loop_events += 1  # some rows only: which ones may depend on the loop variable
@@ -349,15 +414,30 @@ class OpRecorder(_dispatch_mode_base()):
         first = id(sources[0]) if sources else None
         source_rows = self._rows.get(first) if is_view and first is not None else None
         for piece, out in enumerate(outputs):
-            rows = None if source_rows is None else view_rows(
-                name, args, sources[0], source_rows, out, piece, outputs,
-                self.recording.rows_read[source_rows.root].total)
+            rows = (
+                None
+                if source_rows is None
+                else view_rows(
+                    name,
+                    args,
+                    sources[0],
+                    source_rows,
+                    out,
+                    piece,
+                    outputs,
+                    self.recording.rows_read[source_rows.root].total,
+                )
+            )
             out_precision = _precision(out.dtype)
             origin = self._carried_origin(sources, out, out_precision) if info.carries_precision else out_precision
             if is_view and first is not None:
                 self._base[id(out)] = self._base.get(first, first)
-            self._track(out, origin, rows=rows, producer=name if not is_view else
-                        self._producer.get(first) if first is not None else name)
+            self._track(
+                out,
+                origin,
+                rows=rows,
+                producer=name if not is_view else self._producer.get(first) if first is not None else name,
+            )
 
     def _carried_origin(self, sources, out, out_precision: str) -> str:
         """The least precision among the same-sized sources (all sources when none is), ignoring integers
@@ -388,13 +468,29 @@ class OpRecorder(_dispatch_mode_base()):
             self.recording.output_bytes += out.numel() * out.element_size()
             producer = self._producer.get(self._base.get(id(out), id(out)), self._producer.get(id(out)))
             if producer in _CREATION:
-                self.recording.opaque_outputs.append(f"output {index} was allocated by {producer} and written "
-                                                     "outside ATen (a custom kernel): its work is not counted")
+                self.recording.opaque_outputs.append(
+                    f"output {index} was allocated by {producer} and written "
+                    "outside ATen (a custom kernel): its work is not counted"
+                )
         return self.recording
 
 
-_VALUE_READS = {"_local_scalar_dense", "item", "nonzero", "unique", "_unique2", "unique_dim", "unique_consecutive",
-                "masked_select", "bincount", "equal", "is_nonzero", "allclose", "repeat_interleave", "argwhere"}
+_VALUE_READS = {
+    "_local_scalar_dense",
+    "item",
+    "nonzero",
+    "unique",
+    "_unique2",
+    "unique_dim",
+    "unique_consecutive",
+    "masked_select",
+    "bincount",
+    "equal",
+    "is_nonzero",
+    "allclose",
+    "repeat_interleave",
+    "argwhere",
+}
 """Ops whose result depends on their arguments' values (a Python number, a data-dependent shape)."""
 
 
@@ -423,9 +519,12 @@ def _signature(func, call: OpCall) -> tuple | None:
     """What a non-matrix cost rule reads: the overload, each argument (tensors as shape and dtype, other
     values with their type), the outputs' shapes and dtypes. None where an argument is not hashable."""
     try:
-        key = (id(func), tuple(_argument_signature(a) for a in call.args),
-               tuple((name, _argument_signature(a)) for name, a in call.kwargs.items()),
-               tuple((o.shape, o.dtype) for o in call.outputs))
+        key = (
+            id(func),
+            tuple(_argument_signature(a) for a in call.args),
+            tuple((name, _argument_signature(a)) for name, a in call.kwargs.items()),
+            tuple((o.shape, o.dtype) for o in call.outputs),
+        )
         hash(key)
     except TypeError:
         return None
@@ -481,8 +580,7 @@ def total_cost(recording: Recording) -> OpCost:
         special = special + cost.special_ops
         read += cost.bytes_read
         written += cost.bytes_written
-    return OpCost(matrix_flops=matrix, vector_flops=vector, special_ops=special, bytes_read=read,
-                  bytes_written=written)
+    return OpCost(matrix_flops=matrix, vector_flops=vector, special_ops=special, bytes_read=read, bytes_written=written)
 
 
 def arithmetic_intensity(flops: float, bytes_moved: int) -> float:

@@ -29,8 +29,10 @@ class Roofline:
 def matrix_seconds(matrix_flops: dict[str, float], hardware: HardwareSpec, fp32_as: str = "float32") -> float:
     """Matrix time; fp32 matrix work runs at `fp32_as`'s rate (float32: fp32-accurate; lower where the precision
     policy admits it, see sol/precision.py)."""
-    return sum(flops / hardware.matrix_rate(fp32_as if precision == "float32" else precision)[0]
-               for precision, flops in matrix_flops.items())
+    return sum(
+        flops / hardware.matrix_rate(fp32_as if precision == "float32" else precision)[0]
+        for precision, flops in matrix_flops.items()
+    )
 
 
 def roofline(cost: OpCost, compulsory_bytes: int, hardware: HardwareSpec, fp32_as: str = "float32") -> Roofline:

@@ -16,8 +16,20 @@ from typing import Any
 
 # Views whose row i is row i of their source when both have the same leading size: they keep the
 # flat order of the elements, so equal leading sizes mean equal blocks.
-_ORDER_KEEPING_VIEWS = {"view", "_unsafe_view", "reshape", "_reshape_alias", "alias", "detach", "unsqueeze",
-                        "squeeze", "unflatten", "view_as_real", "view_as_complex", "lift_fresh"}
+_ORDER_KEEPING_VIEWS = {
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "_reshape_alias",
+    "alias",
+    "detach",
+    "unsqueeze",
+    "squeeze",
+    "unflatten",
+    "view_as_real",
+    "view_as_complex",
+    "lift_fresh",
+}
 _SPLITS = {"unbind": 1, "split": 2, "split_with_sizes": 2, "chunk": 2}
 """Views returning several pieces, with the argument position of their dim."""
 
@@ -33,8 +45,7 @@ class InputRows:
     """The tensor's dim 0 is the input's dim 0 (restricted to `rows`): a select or slice on it narrows."""
 
 
-def view_rows(name: str, args: tuple, source, where: InputRows, out, piece: int, pieces: list,
-              total: int) -> InputRows:
+def view_rows(name: str, args: tuple, source, where: InputRows, out, piece: int, pieces: list, total: int) -> InputRows:
     """The rows a view (output `piece` of `pieces`) of `source` covers, given the rows `source` covers
     and the input's `total` rows."""
     if name == "as_strided":  # may reach anywhere in the input's storage
@@ -59,7 +70,7 @@ def view_rows(name: str, args: tuple, source, where: InputRows, out, piece: int,
         if name == "unbind":
             return InputRows(where.root, range(where.rows[piece], where.rows[piece] + 1), False)
         start = sum(p.shape[0] for p in pieces[:piece])
-        return InputRows(where.root, where.rows[start:start + out.shape[0]], True)
+        return InputRows(where.root, where.rows[start : start + out.shape[0]], True)
     return InputRows(where.root, where.rows, _keeps_leading(name, args, source, out))
 
 
@@ -91,8 +102,13 @@ def gathered_rows(name: str, args: Sequence[Any]) -> list[int] | None:
         index = args[2]
     elif name in ("index", "_unsafe_index") and len(args) > 1 and args[1]:
         index = args[1][0]
-    if not isinstance(index, torch.Tensor) or is_fake(index) or index.is_meta or index.dtype.is_floating_point \
-            or index.dtype == torch.bool:
+    if (
+        not isinstance(index, torch.Tensor)
+        or is_fake(index)
+        or index.is_meta
+        or index.dtype.is_floating_point
+        or index.dtype == torch.bool
+    ):
         return None
     return sorted(set(index.reshape(-1).tolist()))
 
@@ -123,6 +139,7 @@ class RowSet:
             else:
                 merged.append((start, stop))
         starts = [start for start, _ in merged]
-        outside = sum(1 for i in self._indices
-                      if not (position := bisect_right(starts, i)) or i >= merged[position - 1][1])
+        outside = sum(
+            1 for i in self._indices if not (position := bisect_right(starts, i)) or i >= merged[position - 1][1]
+        )
         return sum(stop - start for start, stop in merged) + outside

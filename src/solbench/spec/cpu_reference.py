@@ -33,7 +33,7 @@ def cpu_reference_source(source: str) -> str:
     for the GPU is not taken on the CPU."""
 
     def replace(match: re.Match) -> str:
-        before, after = source[max(0, match.start() - 8):match.start()], source[match.end():match.end() + 8]
+        before, after = source[max(0, match.start() - 8) : match.start()], source[match.end() : match.end() + 8]
         if _COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after):
             return match.group(0)
         return f"{match.group(1)}cpu{match.group(1)}"
@@ -67,6 +67,9 @@ def _after_future_imports(source: str) -> int:
         body = ast.parse(source).body
     except SyntaxError:
         return 0  # the reference's own import reports the error
-    ends = [node.end_lineno for node in body if isinstance(node, ast.ImportFrom) and node.module == "__future__"
-            and node.end_lineno is not None]  # ast.parse sets every end position
+    ends = [
+        node.end_lineno
+        for node in body
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__" and node.end_lineno is not None
+    ]  # ast.parse sets every end position
     return max(ends, default=0)

@@ -99,7 +99,8 @@ class Definition(_Upstream):
                 for i, dim in enumerate(tensor.shape or []):
                     if isinstance(dim, str) and not dim.isdigit() and dim not in self.axes:
                         raise ValueError(
-                            f"{kind}.{tensor_name}.shape[{i}]: unknown axis {dim!r} (known: {', '.join(self.axes)})")
+                            f"{kind}.{tensor_name}.shape[{i}]: unknown axis {dim!r} (known: {', '.join(self.axes)})"
+                        )
         shadowed = set(self.inputs) & set(self.axes)
         if shadowed:
             raise ValueError(f"inputs: names also used as axes: {', '.join(sorted(shadowed))}")
@@ -110,8 +111,10 @@ class Definition(_Upstream):
             if isinstance(axis, ExprAxis):
                 unknown = names_in(axis.expression) - set(self.axes)
                 if unknown:
-                    raise ValueError(f"axes.{axis_name}.expression: unknown axis {sorted(unknown)[0]!r} "
-                                     f"(known: {', '.join(self.axes)})")
+                    raise ValueError(
+                        f"axes.{axis_name}.expression: unknown axis {sorted(unknown)[0]!r} "
+                        f"(known: {', '.join(self.axes)})"
+                    )
         for i, constraint in enumerate(self.constraints):
             try:
                 parse_expression(constraint)
@@ -132,11 +135,13 @@ class Definition(_Upstream):
         run = next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "run")
         parameters = [a.arg for a in run.args.posonlyargs + run.args.args]
         if parameters != list(self.inputs):
-            raise ValueError(f"reference: run({', '.join(parameters)}) must take the inputs in order: "
-                             f"run({', '.join(self.inputs)})")
+            raise ValueError(
+                f"reference: run({', '.join(parameters)}) must take the inputs in order: run({', '.join(self.inputs)})"
+            )
         if self.custom_inputs_entrypoint and self.custom_inputs_entrypoint not in functions:
-            raise ValueError(f"custom_inputs_entrypoint: no top-level function {self.custom_inputs_entrypoint!r} "
-                             "in reference")
+            raise ValueError(
+                f"custom_inputs_entrypoint: no top-level function {self.custom_inputs_entrypoint!r} in reference"
+            )
 
     def axis_order(self) -> list[str]:
         """Axes sorted so that each expression comes after the axes it reads."""
@@ -182,8 +187,10 @@ class Definition(_Upstream):
             axis = self.axes[name]
             if isinstance(axis, ConstAxis):
                 if name in values and values[name] != axis.value and not const_overrides:
-                    raise ValueError(f"axes.{name}: {values[name]} given for a const axis of size {axis.value} "
-                                     "(only a CPU-tier workload, in workload.cpu.jsonl, may override a const axis)")
+                    raise ValueError(
+                        f"axes.{name}: {values[name]} given for a const axis of size {axis.value} "
+                        "(only a CPU-tier workload, in workload.cpu.jsonl, may override a const axis)"
+                    )
                 resolved[name] = values[name] if const_overrides and name in values else axis.value
             elif isinstance(axis, VarAxis):
                 if name not in values:

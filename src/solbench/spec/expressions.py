@@ -39,8 +39,15 @@ _COMPARE = {
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
-_FUNCTIONS = {"min": min, "max": max, "abs": abs, "len": len, "ceil": math.ceil, "floor": math.floor,
-              "cdiv": lambda a, b: -(-a // b)}
+_FUNCTIONS = {
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "len": len,
+    "ceil": math.ceil,
+    "floor": math.floor,
+    "cdiv": lambda a, b: -(-a // b),
+}
 # Methods a constraint may call on a tensor input; all are read-only and return numbers.
 _TENSOR_METHODS = {"item", "numel", "sum", "min", "max", "dim", "size"}
 _TENSOR_ATTRIBUTES = {"shape", "ndim"}
@@ -154,5 +161,7 @@ class _Interpreter(ast.NodeVisitor):
             args = [self.visit(a) for a in node.args]
             result = getattr(self.visit(node.func.value), node.func.attr)(*args)
             return result.item() if hasattr(result, "item") and node.func.attr != "item" else result
-        raise ExpressionError("call not allowed: only min/max/abs/len/ceil/floor/cdiv and tensor "
-                              ".item()/.numel()/.sum()/.min()/.max()/.dim()/.size()")
+        raise ExpressionError(
+            "call not allowed: only min/max/abs/len/ceil/floor/cdiv and tensor "
+            ".item()/.numel()/.sum()/.min()/.max()/.dim()/.size()"
+        )

@@ -53,9 +53,14 @@ def bound_constants(definition: Definition) -> list[BoundConstant]:
     argument = function.args.args[0].arg
     found = []
     for statement in function.body:
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Constant)
-                and type(statement.value.value) is int and statement.value.lineno == statement.value.end_lineno):
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.Constant)
+            and type(statement.value.value) is int
+            and statement.value.lineno == statement.value.end_lineno
+        ):
             continue
         name, value = statement.targets[0].id, statement.value.value
         axis = definition.axes.get(name)
@@ -77,5 +82,5 @@ def bind_generator_constants(definition: Definition) -> str:
         # ast's columns count UTF-8 bytes; generator lines with such literals are ASCII in practice, but be exact
         raw = line.encode("utf-8")
         lookup = f"{constant.argument}.get({constant.axis!r}, {constant.value})".encode()
-        lines[constant.line - 1] = (raw[:constant.start] + lookup + raw[constant.end:]).decode("utf-8")
+        lines[constant.line - 1] = (raw[: constant.start] + lookup + raw[constant.end :]).decode("utf-8")
     return "".join(lines)

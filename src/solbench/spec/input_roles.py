@@ -12,11 +12,38 @@ from dataclasses import dataclass
 
 from solbench.spec.definition import Definition, TensorSpec
 
-_INDEX_WORDS = ("idx", "index", "indices", "ids", "token", "position", "positions", "label", "labels",
-                "expert", "slot", "page", "block_table", "mapping", "topk")
+_INDEX_WORDS = (
+    "idx",
+    "index",
+    "indices",
+    "ids",
+    "token",
+    "position",
+    "positions",
+    "label",
+    "labels",
+    "expert",
+    "slot",
+    "page",
+    "block_table",
+    "mapping",
+    "topk",
+)
 _OFFSET_WORDS = ("indptr", "offsets", "cu_seqlens", "seq_starts", "seqlens_cumsum")
-_POSITIVE_WORDS = ("var", "variance", "std", "rstd", "sigma", "scale", "scales", "temperature", "eps",
-                   "lengths", "seqlen", "seq_lens")
+_POSITIVE_WORDS = (
+    "var",
+    "variance",
+    "std",
+    "rstd",
+    "sigma",
+    "scale",
+    "scales",
+    "temperature",
+    "eps",
+    "lengths",
+    "seqlen",
+    "seq_lens",
+)
 _PROBABILITY_WORDS = ("probs", "prob", "probabilities")
 # Which axis bounds an index input, tried in order when the description names none.
 _BOUND_AXES = (

@@ -43,8 +43,11 @@ def generate_inputs(context: InputContext, seed: int, reference_module: Any) -> 
     generator = torch.Generator().manual_seed(seed)
     definition = context.problem.definition
     descriptors = context.workload.inputs
-    custom = _custom_inputs(context, seed, reference_module) if any(
-        isinstance(d, CustomInput) for d in descriptors.values()) else {}
+    custom = (
+        _custom_inputs(context, seed, reference_module)
+        if any(isinstance(d, CustomInput) for d in descriptors.values())
+        else {}
+    )
     values = []
     for name, tensor in definition.inputs.items():
         descriptor = descriptors[name]
@@ -122,9 +125,15 @@ def _random_offsets(shape, total: int | None, dtype, generator):
 
 def _fallback_index_bound(name: str, definition: Definition, axes: dict[str, int]) -> int:
     """The smallest leading dimension of a rank >= 2 floating input (the table being indexed)."""
-    leading = [shape[0] for n, t in definition.inputs.items()
-               if n != name and t.shape and len(t.shape) >= 2 and lookup_dtype(t.dtype).is_floating
-               and (shape := definition.shape_of(t, axes)) is not None]  # not None: t.shape is given
+    leading = [
+        shape[0]
+        for n, t in definition.inputs.items()
+        if n != name
+        and t.shape
+        and len(t.shape) >= 2
+        and lookup_dtype(t.dtype).is_floating
+        and (shape := definition.shape_of(t, axes)) is not None
+    ]  # not None: t.shape is given
     positive = [d for d in leading if d > 0]
     return min(positive) if positive else max(min((v for v in axes.values() if v > 0), default=1), 1)
 
@@ -135,21 +144,29 @@ def _custom_inputs(context: InputContext, seed: int, reference_module: Any) -> d
 
     name = context.problem.definition.custom_inputs_entrypoint
     if name is None:
-        raise SpecError(context.problem.root / "definition.json", "custom_inputs_entrypoint",
-                        f"workload {context.workload.uuid}: 'custom' inputs need the definition's "
-                        "custom_inputs_entrypoint")
+        raise SpecError(
+            context.problem.root / "definition.json",
+            "custom_inputs_entrypoint",
+            f"workload {context.workload.uuid}: 'custom' inputs need the definition's custom_inputs_entrypoint",
+        )
     function = getattr(reference_module, name)
     arguments = {**context.axes, **context.workload.scalar_inputs}
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         produced = function(arguments, torch.device(context.device))
     if not isinstance(produced, dict):
-        raise SpecError(context.problem.root / "definition.json", "custom_inputs_entrypoint",
-                        f"{name} returned {type(produced).__name__}, expected a dict of inputs")
+        raise SpecError(
+            context.problem.root / "definition.json",
+            "custom_inputs_entrypoint",
+            f"{name} returned {type(produced).__name__}, expected a dict of inputs",
+        )
     missing = [n for n, d in context.workload.inputs.items() if isinstance(d, CustomInput) and n not in produced]
     if missing:
-        raise SpecError(context.problem.root / "definition.json", "custom_inputs_entrypoint",
-                        f"{name} did not produce input {missing[0]!r}")
+        raise SpecError(
+            context.problem.root / "definition.json",
+            "custom_inputs_entrypoint",
+            f"{name} did not produce input {missing[0]!r}",
+        )
     return produced
 
 
@@ -160,18 +177,21 @@ def _load_safetensor(context: InputContext, name: str, tensor: TensorSpec, descr
     where = context.problem.root / WORKLOAD_FILE
     contents = load_file(str(path))
     if descriptor.tensor_key not in contents:
-        raise SpecError(where, f"inputs.{name}.tensor_key",
-                        f"{descriptor.tensor_key!r} not in {path} (has: {', '.join(sorted(contents))})")
+        raise SpecError(
+            where,
+            f"inputs.{name}.tensor_key",
+            f"{descriptor.tensor_key!r} not in {path} (has: {', '.join(sorted(contents))})",
+        )
     value = contents[descriptor.tensor_key]
     expected_shape = context.problem.definition.shape_of(tensor, context.axes)
     if expected_shape is not None and tuple(value.shape) != expected_shape:
-        raise SpecError(where, f"inputs.{name}", f"{path} holds shape {tuple(value.shape)}, "
-                        f"definition says {expected_shape}")
+        raise SpecError(
+            where, f"inputs.{name}", f"{path} holds shape {tuple(value.shape)}, definition says {expected_shape}"
+        )
     return value.to(lookup_dtype(tensor.dtype).torch_dtype()).contiguous()
 
 
-def check_constraints(definition: Definition, axes: dict[str, int], inputs: dict[str, Any],
-                      workload: Workload) -> None:
+def check_constraints(definition: Definition, axes: dict[str, int], inputs: dict[str, Any], workload: Workload) -> None:
     names = {**axes, **inputs}
     for index, constraint in enumerate(definition.constraints):
         try:
@@ -179,17 +199,20 @@ def check_constraints(definition: Definition, axes: dict[str, int], inputs: dict
         except (ExpressionError, IndexError, RuntimeError, TypeError) as error:
             raise ConstraintError(None, f"constraints[{index}]", f"{constraint!r} cannot be checked: {error}") from None
         if not holds:
-            raise ConstraintError(None, f"constraints[{index}]",
-                                  f"{constraint!r} does not hold for workload {workload.uuid}")
+            raise ConstraintError(
+                None, f"constraints[{index}]", f"{constraint!r} does not hold for workload {workload.uuid}"
+            )
 
 
 ANALYSIS_SEED = 0
 """Analysis inputs are fixed: T_SOL must not change from one run to the next. Draw d uses seed ANALYSIS_SEED + d."""
 
 
-def inputs_for_analysis(problem: Problem, workload: Workload, reference_module: Any,
-                        data_roots: tuple[Path, ...] = (), draw: int = 0) -> list[Any]:
+def inputs_for_analysis(
+    problem: Problem, workload: Workload, reference_module: Any, data_roots: tuple[Path, ...] = (), draw: int = 0
+) -> list[Any]:
     """Real CPU inputs for the speed-of-light analyzer, for references whose work depends on values."""
     axes = problem.axes_of(workload)
-    return generate_inputs(InputContext(problem, workload, axes, "cpu", data_roots), ANALYSIS_SEED + draw,
-                           reference_module)
+    return generate_inputs(
+        InputContext(problem, workload, axes, "cpu", data_roots), ANALYSIS_SEED + draw, reference_module
+    )

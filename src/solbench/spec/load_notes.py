@@ -27,8 +27,12 @@ IGNORED_FIELD = "ignored-field"
 KEPT_UPSTREAM_FIELDS = {"hf_id"}
 """Fields of SOL-ExecBench's definition that solbench keeps (model_extra) without reading: no warning."""
 
-MISSPELLED = {"required_match_ratio": "required_matched_ratio", "match_ratio": "required_matched_ratio",
-              "atol": "max_atol", "rtol": "max_rtol"}
+MISSPELLED = {
+    "required_match_ratio": "required_matched_ratio",
+    "match_ratio": "required_matched_ratio",
+    "atol": "max_atol",
+    "rtol": "max_rtol",
+}
 """Spellings of tolerance fields that upstream's schema does not read, and the field it does read."""
 
 
@@ -52,12 +56,28 @@ def workload_notes(definition, workload, path: Path, line: int) -> list[LoadNote
     notes = []
     for name in workload.axes:
         if name not in definition.axes:
-            notes.append(LoadNote(UNKNOWN_AXIS, path, f"axes.{name}", f"not an axis of {definition.name} (known: "
-                                  f"{', '.join(definition.axes)}); ignored, as upstream does", (line,)))
+            notes.append(
+                LoadNote(
+                    UNKNOWN_AXIS,
+                    path,
+                    f"axes.{name}",
+                    f"not an axis of {definition.name} (known: "
+                    f"{', '.join(definition.axes)}); ignored, as upstream does",
+                    (line,),
+                )
+            )
     for name in workload.inputs:
         if name not in definition.inputs:
-            notes.append(LoadNote(UNKNOWN_INPUT, path, f"inputs.{name}", f"not an input of {definition.name} "
-                                  f"(inputs: {', '.join(definition.inputs)}); ignored, as upstream does", (line,)))
+            notes.append(
+                LoadNote(
+                    UNKNOWN_INPUT,
+                    path,
+                    f"inputs.{name}",
+                    f"not an input of {definition.name} "
+                    f"(inputs: {', '.join(definition.inputs)}); ignored, as upstream does",
+                    (line,),
+                )
+            )
     for field, value in extra_fields(workload):
         notes.append(LoadNote(IGNORED_FIELD, path, field, _ignored_reason(field, value), (line,)))
     return notes
@@ -78,8 +98,9 @@ def grouped(notes: Iterable[LoadNote]) -> list[LoadNote]:
     for note in notes:
         key = (note.kind, note.path, note.field, note.reason)
         known = merged.get(key)
-        merged[key] = note if known is None else LoadNote(note.kind, note.path, note.field, note.reason,
-                                                          known.lines + note.lines)
+        merged[key] = (
+            note if known is None else LoadNote(note.kind, note.path, note.field, note.reason, known.lines + note.lines)
+        )
     return list(merged.values())
 
 
@@ -98,8 +119,10 @@ def _ignored_reason(field: str, value: object) -> str:
     last = field.rsplit(".", 1)[-1]
     read = MISSPELLED.get(last)
     if read and field.startswith(("tolerance.", "correctness.")):
-        return (f"not a field of upstream's tolerance (it reads {read}): upstream ignores it, so {read}'s own value "
-                f"(default {_tolerance_default(read)}) applies; solbench follows upstream")
+        return (
+            f"not a field of upstream's tolerance (it reads {read}): upstream ignores it, so {read}'s own value "
+            f"(default {_tolerance_default(read)}) applies; solbench follows upstream"
+        )
     return "unknown field, ignored"
 
 

@@ -47,8 +47,10 @@ def unswizzle_scales(blocked: torch.Tensor, rows: int, cols: int) -> torch.Tenso
     row_tiles, col_tiles = -(-rows // 128), -(-cols // 4)
     expected = row_tiles * col_tiles * 512
     if blocked.numel() != expected:
-        raise ValueError(f"NVFP4 scales: {blocked.numel()} values for a {rows}x{cols} scale matrix in the blocked "
-                         f"layout (expected {expected})")
+        raise ValueError(
+            f"NVFP4 scales: {blocked.numel()} values for a {rows}x{cols} scale matrix in the blocked "
+            f"layout (expected {expected})"
+        )
     tiles = blocked.reshape(row_tiles, col_tiles, 32, 4, 4)  # (tile row, tile col, j, i, c)
     matrix = tiles.permute(0, 3, 2, 1, 4).reshape(row_tiles * 128, col_tiles * 4)  # (tile row, i, j, tile col, c)
     return matrix[:rows, :cols]
@@ -64,15 +66,21 @@ def dequantize(packed: torch.Tensor, blocked_scales: torch.Tensor, dtype: torch.
     return (values.reshape(rows, k // BLOCK, BLOCK) * scales.unsqueeze(-1)).reshape(rows, k)
 
 
-def nvfp4_scaled_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
-                    bias: torch.Tensor | None = None, out_dtype: torch.dtype | None = None,
-                    scale_result: torch.Tensor | None = None) -> torch.Tensor:
+def nvfp4_scaled_mm(
+    mat_a: torch.Tensor,
+    mat_b: torch.Tensor,
+    scale_a: torch.Tensor,
+    scale_b: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    out_dtype: torch.dtype | None = None,
+    scale_result: torch.Tensor | None = None,
+) -> torch.Tensor:
     """`torch._scaled_mm` for NVFP4 operands: A (M, K/2) and B (K/2, N) packed (B usually a transposed (N, K/2)
     view), each with its blocked E4M3 scales; the product accumulated in fp32 (fp64 for fp64 output)."""
     out_dtype = out_dtype or torch.bfloat16
     wide = torch.float64 if out_dtype == torch.float64 else torch.float32
-    a = dequantize(mat_a, scale_a, wide)                         # (M, K)
-    b = dequantize(mat_b.transpose(0, 1), scale_b, wide)         # (N, K): packing runs along K
+    a = dequantize(mat_a, scale_a, wide)  # (M, K)
+    b = dequantize(mat_b.transpose(0, 1), scale_b, wide)  # (N, K): packing runs along K
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"NVFP4: inner dimensions differ ({a.shape[1]} and {b.shape[1]})")
     result = a @ b.transpose(0, 1)
@@ -83,15 +91,30 @@ def nvfp4_scaled_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, scale_a: torch.Ten
     return result.to(out_dtype)
 
 
-def scaled_mm(mat_a: torch.Tensor, mat_b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
-              bias: torch.Tensor | None = None, scale_result: torch.Tensor | None = None,
-              out_dtype: torch.dtype | None = None, use_fast_accum: bool = False) -> torch.Tensor:
+def scaled_mm(
+    mat_a: torch.Tensor,
+    mat_b: torch.Tensor,
+    scale_a: torch.Tensor,
+    scale_b: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    scale_result: torch.Tensor | None = None,
+    out_dtype: torch.dtype | None = None,
+    use_fast_accum: bool = False,
+) -> torch.Tensor:
     """A drop-in for `torch._scaled_mm` (same parameters): NVFP4 operands on the CPU are emulated exactly,
     every other call goes to torch unchanged."""
     if mat_a.device.type == "cpu" and is_nvfp4_call(mat_a, mat_b):
-        return nvfp4_scaled_mm(mat_a, mat_b, scale_a, scale_b, bias=bias, out_dtype=out_dtype,
-                               scale_result=scale_result)
+        return nvfp4_scaled_mm(
+            mat_a, mat_b, scale_a, scale_b, bias=bias, out_dtype=out_dtype, scale_result=scale_result
+        )
     # torch binds _scaled_mm at import (from torch._C._VariableFunctions) but its __all__ lists no private ops
     return torch._scaled_mm(  # pyright: ignore[reportPrivateImportUsage]  # torch's __all__ omits private ops
-        mat_a, mat_b, scale_a, scale_b, bias=bias, scale_result=scale_result, out_dtype=out_dtype,
-        use_fast_accum=use_fast_accum)
+        mat_a,
+        mat_b,
+        scale_a,
+        scale_b,
+        bias=bias,
+        scale_result=scale_result,
+        out_dtype=out_dtype,
+        use_fast_accum=use_fast_accum,
+    )

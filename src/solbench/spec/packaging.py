@@ -20,9 +20,15 @@ def reference_solution(definition: Definition, device: str | None = None) -> Sol
     if device is not None and device.startswith("cpu"):
         content = cpu_runnable_source(definition.reference, SOLUTION_EMULATION_MODULE)
         if content != definition.reference:
-            description = ("The definition's reference program as it runs on the CPU: CUDA device names replaced"
-                           + (", NVFP4 torch._scaled_mm calls routed to nvfp4_emulation.scaled_mm"
-                              if uses_scaled_mm(definition.reference) else "") + ".")
+            description = (
+                "The definition's reference program as it runs on the CPU: CUDA device names replaced"
+                + (
+                    ", NVFP4 torch._scaled_mm calls routed to nvfp4_emulation.scaled_mm"
+                    if uses_scaled_mm(definition.reference)
+                    else ""
+                )
+                + "."
+            )
         if uses_scaled_mm(definition.reference):
             sources.append(SourceFile(path=f"{SOLUTION_EMULATION_MODULE}.py", content=emulation_source()))
     return Solution(
@@ -30,8 +36,12 @@ def reference_solution(definition: Definition, device: str | None = None) -> Sol
         definition=definition.name,
         author="reference",
         description=description,
-        spec=BuildSpec(languages=[language], target_hardware=["LOCAL"], entry_point="reference.py::run",
-                       destination_passing_style=False),
+        spec=BuildSpec(
+            languages=[language],
+            target_hardware=["LOCAL"],
+            entry_point="reference.py::run",
+            destination_passing_style=False,
+        ),
         sources=[SourceFile(path="reference.py", content=content), *sources],
     )
 
@@ -49,7 +59,10 @@ def compiled_reference_solution(definition: Definition, mode: str | None = None,
     main = eager.sources[0]
     source = main.content + f"\n\nimport torch as _torch\n\n_eager_run = run\nrun = _torch.compile({arguments})\n"
     suffix = f"_{mode.replace('-', '_')}" if mode else ""
-    return eager.model_copy(update={
-        "name": f"{definition.name}__reference_compiled{suffix}",
-        "description": f"The definition's reference program under torch.compile ({mode or 'default'} mode).",
-        "sources": [main.model_copy(update={"content": source}), *eager.sources[1:]]})
+    return eager.model_copy(
+        update={
+            "name": f"{definition.name}__reference_compiled{suffix}",
+            "description": f"The definition's reference program under torch.compile ({mode or 'default'} mode).",
+            "sources": [main.model_copy(update={"content": source}), *eager.sources[1:]],
+        }
+    )

@@ -93,8 +93,11 @@ def load_problem(path: Path | str, tier: str | None = None, *, device: str | Non
         raise SpecError(root, None, "not a problem directory (expected a folder with definition.json)")
     definition_path = root / DEFINITION_FILE
     definition = validate_model(Definition, read_json(definition_path), definition_path)
-    notes = [LoadNote(IGNORED_FIELD, definition_path, field, "unknown field, ignored")
-             for field, _ in extra_fields(definition) if field not in KEPT_UPSTREAM_FIELDS]
+    notes = [
+        LoadNote(IGNORED_FIELD, definition_path, field, "unknown field, ignored")
+        for field, _ in extra_fields(definition)
+        if field not in KEPT_UPSTREAM_FIELDS
+    ]
     chosen = tier or default_tier(root, device)
     workloads: list[Workload] = []
     tiers: list[str] = []
@@ -116,9 +119,15 @@ def load_problem(path: Path | str, tier: str | None = None, *, device: str | Non
         if len(workloads) == count:
             raise SpecError(workload_path, None, "no workloads")
     notes = grouped(notes)
-    return Problem(root=root, definition=definition, workloads=tuple(workloads),
-                   warnings=tuple(str(note) for note in notes), notes=tuple(notes),
-                   tier=chosen, workload_tiers=tuple(tiers) if chosen == "all" else ())
+    return Problem(
+        root=root,
+        definition=definition,
+        workloads=tuple(workloads),
+        warnings=tuple(str(note) for note in notes),
+        notes=tuple(notes),
+        tier=chosen,
+        workload_tiers=tuple(tiers) if chosen == "all" else (),
+    )
 
 
 def const_overrides_of(definition: Definition, axes: Mapping[str, int]) -> dict[str, int]:
@@ -144,24 +153,32 @@ def find_problem_folders(root: Path | str) -> list[Path]:
     return folders
 
 
-def _check_workload(definition: Definition, workload: Workload, path: Path, line: int, *,
-                    const_overrides: bool = False) -> None:
+def _check_workload(
+    definition: Definition, workload: Workload, path: Path, line: int, *, const_overrides: bool = False
+) -> None:
     try:
         axes = definition.resolve_axes(dict(workload.axes), const_overrides=const_overrides)
     except ValueError as error:
         raise SpecError(path, None, f"workload {workload.uuid}: {error}", line=line) from None
     for index, constraint in enumerate(definition.constraints):
         if names_in(constraint) <= set(axes) and not evaluate(constraint, axes):
-            raise ConstraintError(path, f"constraints[{index}]",
-                                  f"workload {workload.uuid}: {constraint!r} does not hold for axes {workload.axes}",
-                                  line=line)
+            raise ConstraintError(
+                path,
+                f"constraints[{index}]",
+                f"workload {workload.uuid}: {constraint!r} does not hold for axes {workload.axes}",
+                line=line,
+            )
     missing = [name for name in definition.inputs if name not in workload.inputs]
     if missing:
         raise SpecError(path, f"inputs.{missing[0]}", f"workload {workload.uuid}: no descriptor for input", line=line)
     uses_custom = any(spec.type == "custom" for spec in workload.inputs.values())
     if uses_custom and not definition.custom_inputs_entrypoint:
-        raise SpecError(path, "inputs", f"workload {workload.uuid}: 'custom' inputs need the definition's "
-                        "custom_inputs_entrypoint", line=line)
+        raise SpecError(
+            path,
+            "inputs",
+            f"workload {workload.uuid}: 'custom' inputs need the definition's custom_inputs_entrypoint",
+            line=line,
+        )
 
 
 def find_data_file(problem: Problem, relative: str, data_roots: tuple[Path, ...] = ()) -> Path:
@@ -172,9 +189,12 @@ def find_data_file(problem: Problem, relative: str, data_roots: tuple[Path, ...]
         if candidate.is_file():
             return candidate
     looked = ", ".join(str(root) for root in data_roots) or "no --data-root given"
-    raise MissingDataError(problem.root / WORKLOAD_FILE, "path",
-                           f"safetensors file not found: {relative} (searched the problem folder, its parents, "
-                           f"and data roots: {looked}); download the data set or pass --data-root")
+    raise MissingDataError(
+        problem.root / WORKLOAD_FILE,
+        "path",
+        f"safetensors file not found: {relative} (searched the problem folder, its parents, "
+        f"and data roots: {looked}); download the data set or pass --data-root",
+    )
 
 
 def check_data_files(problem: Problem, data_roots: tuple[Path, ...] = ()) -> None:
@@ -185,8 +205,9 @@ def check_data_files(problem: Problem, data_roots: tuple[Path, ...] = ()) -> Non
                 try:
                     find_data_file(problem, spec.path, data_roots)
                 except MissingDataError as error:
-                    raise MissingDataError(error.path, f"inputs.{name}.path",
-                                           f"workload {workload.uuid}: {error.reason}") from None
+                    raise MissingDataError(
+                        error.path, f"inputs.{name}.path", f"workload {workload.uuid}: {error.reason}"
+                    ) from None
 
 
 def load_solution(path: Path | str) -> Solution:

@@ -28,10 +28,21 @@ class Language(str, Enum):
 
 
 # Python-hosted languages run as an imported module; the others are compiled with the torch binding.
-PYTHON_LANGUAGES = frozenset({Language.PYTORCH, Language.TRITON, Language.TLX, Language.CUTE_DSL,
-                              Language.CUTILE, Language.CUDNN_FRONTEND})
-CUDA_LANGUAGES = frozenset({Language.CUDA_CPP, Language.CUTLASS, Language.CUDNN, Language.CUBLAS,
-                            Language.TLX, Language.CUTE_DSL, Language.CUTILE, Language.CUDNN_FRONTEND})
+PYTHON_LANGUAGES = frozenset(
+    {Language.PYTORCH, Language.TRITON, Language.TLX, Language.CUTE_DSL, Language.CUTILE, Language.CUDNN_FRONTEND}
+)
+CUDA_LANGUAGES = frozenset(
+    {
+        Language.CUDA_CPP,
+        Language.CUTLASS,
+        Language.CUDNN,
+        Language.CUBLAS,
+        Language.TLX,
+        Language.CUTE_DSL,
+        Language.CUTILE,
+        Language.CUDNN_FRONTEND,
+    }
+)
 _OLD_NAMES = {"python": Language.PYTORCH, "cuda": Language.CUDA_CPP}
 
 
@@ -138,6 +149,7 @@ class Solution(_Upstream):
         if duplicates:
             raise ValueError(f"sources: duplicate path {sorted(duplicates)[0]!r}")
         if self.spec.entry_file not in paths:
-            raise ValueError(f"spec.entry_point: file {self.spec.entry_file!r} is not among sources "
-                             f"({', '.join(paths)})")
+            raise ValueError(
+                f"spec.entry_point: file {self.spec.entry_file!r} is not among sources ({', '.join(paths)})"
+            )
         return self

@@ -54,8 +54,12 @@ def tier_files(folder: Path | str, tier: str) -> list[tuple[str, Path]]:
     cpu = folder / CPU_WORKLOAD_FILE
     if tier == "cpu":
         if not cpu.is_file():
-            raise SpecError(cpu, None, "no CPU tier for this problem (write one with `solbench suite cpu-tier "
-                            f"{folder}`, or choose --tier gpu)")
+            raise SpecError(
+                cpu,
+                None,
+                "no CPU tier for this problem (write one with `solbench suite cpu-tier "
+                f"{folder}`, or choose --tier gpu)",
+            )
         return [("cpu", cpu)]
     files = [("gpu", folder / GPU_WORKLOAD_FILE)]
     return files + [("cpu", cpu)] if cpu.is_file() else files

@@ -35,8 +35,7 @@ MEASURED_STATUSES = (EvaluationStatus.PASSED, EvaluationStatus.IMPLAUSIBLE)
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True,
-                              ser_json_inf_nan="strings")
+    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True, ser_json_inf_nan="strings")
 
 
 class Correctness(_Record):
@@ -205,11 +204,16 @@ class Evaluation(_Record):
     def _sections_match_status(self) -> Evaluation:
         wants_correctness = self.status in (*MEASURED_STATUSES, EvaluationStatus.INCORRECT_NUMERICAL)
         wants_performance = self.status in MEASURED_STATUSES and not (
-            self.solbench is not None and self.solbench.correctness_only)
+            self.solbench is not None and self.solbench.correctness_only
+        )
         if (self.correctness is not None) != wants_correctness:
-            raise ValueError(f"correctness must {'' if wants_correctness else 'not '}be present for {self.status.value}")
+            raise ValueError(
+                f"correctness must {'' if wants_correctness else 'not '}be present for {self.status.value}"
+            )
         if (self.performance is not None) != wants_performance:
-            raise ValueError(f"performance must {'' if wants_performance else 'not '}be present for {self.status.value}")
+            raise ValueError(
+                f"performance must {'' if wants_performance else 'not '}be present for {self.status.value}"
+            )
         return self
 
 

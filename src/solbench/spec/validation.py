@@ -30,8 +30,9 @@ def validate_model(model: type[Model], data: Any, path: Path | str, *, line: int
         first = error.errors(include_url=False)[0]
         location = tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         # Discriminated unions put the tag in the location; it adds nothing for the reader.
-        location = tuple(p for p in location if p not in ("random", "scalar", "safetensors", "custom",
-                                                           "const", "var", "expr"))
+        location = tuple(
+            p for p in location if p not in ("random", "scalar", "safetensors", "custom", "const", "var", "expr")
+        )
         message = first["msg"].removeprefix("Value error, ")
         field = field_path(location)
         # Cross-field validators name their field at the start of the message: move it into the location.

@@ -17,8 +17,17 @@ from pathlib import Path
 from solbench.suite.extract.configs import DEFAULT_CONFIGS, load_records
 
 _VARIANT_SUFFIX = re.compile(r"[- ](Instruct|it|Chat|Base|Thinking|v\d+(\.\d+)*|preview)\b.*$")
-_NOT_CONFIGURATION = {"name", "hf_id", "source", "source_kind", "notes", "derived_note", "model_version",
-                      "published_quantization", "torch_dtype"}
+_NOT_CONFIGURATION = {
+    "name",
+    "hf_id",
+    "source",
+    "source_kind",
+    "notes",
+    "derived_note",
+    "model_version",
+    "published_quantization",
+    "torch_dtype",
+}
 
 
 def base_name(model: str) -> str:
@@ -34,8 +43,9 @@ def _architecture_table(configs: Path) -> dict[str, str]:
     table: dict[str, str] = {}
     for name in sorted(records):
         record = records[name]
-        configuration = json.dumps({k: v for k, v in record.items() if k not in _NOT_CONFIGURATION},
-                                   sort_keys=True, default=str)
+        configuration = json.dumps(
+            {k: v for k, v in record.items() if k not in _NOT_CONFIGURATION}, sort_keys=True, default=str
+        )
         table[name] = by_configuration.setdefault(configuration, base_name(name))
     return table
 

@@ -81,8 +81,11 @@ class ProblemDraft:
     def tags(self) -> list[str]:
         tags = [f"set:{self.set}", f"model:{self.model.name}"]
         tags += [f"hf:{self.model.hf_id}"] if self.model.hf_id else []
-        tags += [f"domain:{self.model.domain}", f"pass:{'backward' if self.backward else 'forward'}",
-                f"origin:{self.origin}"]
+        tags += [
+            f"domain:{self.model.domain}",
+            f"pass:{'backward' if self.backward else 'forward'}",
+            f"origin:{self.origin}",
+        ]
         tags += [f"config:{key}={_config_text(value)}" for key, value in self.model.config.items()]
         return tags + list(self.extra_tags)
 
@@ -117,8 +120,11 @@ class ProblemDraft:
                 else:
                     inputs[input_name] = {"type": "random"}
             key = json.dumps(values, sort_keys=True)
-            record: dict[str, Any] = {"uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{salt}{self.name}:{key}")),
-                                      "axes": values, "inputs": inputs}
+            record: dict[str, Any] = {
+                "uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{salt}{self.name}:{key}")),
+                "axes": values,
+                "inputs": inputs,
+            }
             if self.tolerance:
                 record["tolerance"] = self.tolerance
             records.append(record)

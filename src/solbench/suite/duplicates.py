@@ -41,9 +41,14 @@ def _shape(problem: Problem, shape) -> tuple:
 
 def signature(problem: Problem, with_dtypes: bool = True) -> tuple:
     definition = problem.definition
-    tensors = [(str(t.dtype) if with_dtypes else "", _shape(problem, t.shape))
-               for t in definition.inputs.values() if t.shape is not None]
-    outputs = [(str(t.dtype) if with_dtypes else "", _shape(problem, t.shape or ())) for t in definition.outputs.values()]
+    tensors = [
+        (str(t.dtype) if with_dtypes else "", _shape(problem, t.shape))
+        for t in definition.inputs.values()
+        if t.shape is not None
+    ]
+    outputs = [
+        (str(t.dtype) if with_dtypes else "", _shape(problem, t.shape or ())) for t in definition.outputs.values()
+    ]
     return tuple(tensors), tuple(outputs)
 
 
@@ -100,6 +105,8 @@ def _agree(first: Problem, second: Problem) -> bool:
             program.close()
     loosest = max((workload.effective_tolerance, own.effective_tolerance), key=lambda t: t.max_atol + t.max_rtol)
     return len(outputs) == len(truth) and all(
-        within_tolerance(out.float() if out.is_floating_point() else out,
-                         ref.float() if ref.is_floating_point() else ref, loosest)
-        for out, ref in zip(outputs, truth))
+        within_tolerance(
+            out.float() if out.is_floating_point() else out, ref.float() if ref.is_floating_point() else ref, loosest
+        )
+        for out, ref in zip(outputs, truth)
+    )

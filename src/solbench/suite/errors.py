@@ -20,14 +20,17 @@ class BuildRefused(SolbenchError):
 
     def __init__(self, reasons: list[str]):
         self.reasons = list(reasons)
-        super().__init__(f"refusing to write {len(self.reasons)} problem folder(s), nothing written:\n"
-                         + "\n".join(f"  {r}" for r in self.reasons))
+        super().__init__(
+            f"refusing to write {len(self.reasons)} problem folder(s), nothing written:\n"
+            + "\n".join(f"  {r}" for r in self.reasons)
+        )
 
 
 class RecipesMissing(SolbenchError):
     """The build was asked for recipes where there are none: they live in a checkout, not in the installed package."""
 
     def __init__(self, folder: Path):
-        super().__init__(f"{folder}: no recipes folder (suite_recipes/ of a checkout of the repository holds them); "
-                         "run from the checkout or pass --recipes DIR")
-
+        super().__init__(
+            f"{folder}: no recipes folder (suite_recipes/ of a checkout of the repository holds them); "
+            "run from the checkout or pass --recipes DIR"
+        )

@@ -99,5 +99,8 @@ def write_provenance(folder: Path, provenance: Provenance) -> Path:
 def edited_files(folder: Path, provenance: Provenance) -> list[str]:
     """The generated files of `folder` that differ from (or are missing since) what its recipe wrote."""
     folder = Path(folder)
-    return [name for name, digest in (provenance.generated or {}).items()
-            if not (folder / name).is_file() or file_sha256(folder / name) != digest]
+    return [
+        name
+        for name, digest in (provenance.generated or {}).items()
+        if not (folder / name).is_file() or file_sha256(folder / name) != digest
+    ]

@@ -32,9 +32,11 @@ def reference_mismatch(folder: Path, reference: str | None = None) -> str | None
         reference = json.loads((Path(folder) / "definition.json").read_text(encoding="utf-8")).get("reference")
     if reference == path.read_text(encoding="utf-8"):
         return None
-    return (f"{path} differs from the 'reference' of {path.parent / 'definition.json'}: run "
-            f"`solbench suite sync-references {path.parent}` after editing reference.py (recipe problems: edit "
-            "the recipe and run scripts/build-suite)")
+    return (
+        f"{path} differs from the 'reference' of {path.parent / 'definition.json'}: run "
+        f"`solbench suite sync-references {path.parent}` after editing reference.py (recipe problems: edit "
+        "the recipe and run scripts/build-suite)"
+    )
 
 
 def sync_reference(folder: Path) -> bool:

@@ -24,25 +24,127 @@ import re
 from solbench.spec.definition import ConstAxis, Definition
 
 SHARD_TAG = "shard"
-_CONTRACTIONS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "linear", "_grouped_mm", "_scaled_mm",
-                 "_scaled_grouped_mm", "dot", "mv", "addmv"}
-_LINEAR = {"view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "unsqueeze", "squeeze",
-           "select", "slice", "as_strided", "clone", "contiguous", "_to_copy", "to", "copy", "detach", "alias",
-           "index", "index_select", "gather", "cat", "stack", "split", "split_with_sizes", "chunk", "unbind",
-           "neg", "sum", "mean", "index_put", "index_add", "scatter", "scatter_add", "scatter_reduce",
-           "narrow", "flatten", "unflatten", "movedim", "_reshape_alias", "lift_fresh", "repeat",
-           "new_empty_strided", "unsafe_split", "view_as", "expand_as", "masked_fill", "where", "zero",
-           "fill", "flip", "roll", "index_copy", "embedding_dense_backward", "_unsafe_index"}
+_CONTRACTIONS = {
+    "mm",
+    "bmm",
+    "addmm",
+    "baddbmm",
+    "addbmm",
+    "matmul",
+    "linear",
+    "_grouped_mm",
+    "_scaled_mm",
+    "_scaled_grouped_mm",
+    "dot",
+    "mv",
+    "addmv",
+}
+_LINEAR = {
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "expand",
+    "permute",
+    "transpose",
+    "t",
+    "unsqueeze",
+    "squeeze",
+    "select",
+    "slice",
+    "as_strided",
+    "clone",
+    "contiguous",
+    "_to_copy",
+    "to",
+    "copy",
+    "detach",
+    "alias",
+    "index",
+    "index_select",
+    "gather",
+    "cat",
+    "stack",
+    "split",
+    "split_with_sizes",
+    "chunk",
+    "unbind",
+    "neg",
+    "sum",
+    "mean",
+    "index_put",
+    "index_add",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "narrow",
+    "flatten",
+    "unflatten",
+    "movedim",
+    "_reshape_alias",
+    "lift_fresh",
+    "repeat",
+    "new_empty_strided",
+    "unsafe_split",
+    "view_as",
+    "expand_as",
+    "masked_fill",
+    "where",
+    "zero",
+    "fill",
+    "flip",
+    "roll",
+    "index_copy",
+    "embedding_dense_backward",
+    "_unsafe_index",
+}
 """Ops that commute with the all-reduce when a partial sum passes through them (with operands every
 rank holds: an index, a mask, a per-row routing weight)."""
 _SCALING = {"mul", "div"}
 _ADDING = {"add", "sub"}
-_SHAPE_ONLY = {"empty_like", "zeros_like", "ones_like", "full_like", "new_zeros", "new_empty", "new_ones",
-               "new_full", "sym_size", "sym_numel", "sym_stride", "is_same_size", "_local_scalar_dense"}
-_REDUCTIONS = {"sum", "mean", "var", "var_mean", "std", "std_mean", "amax", "amin", "logsumexp", "_softmax",
-               "_log_softmax", "softmax", "log_softmax", "norm", "linalg_vector_norm", "prod", "max", "min",
-               "native_layer_norm", "native_group_norm", "rms_norm", "_fused_rms_norm", "cumsum", "topk",
-               "argmax", "argmin", "sort"}
+_SHAPE_ONLY = {
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "new_zeros",
+    "new_empty",
+    "new_ones",
+    "new_full",
+    "sym_size",
+    "sym_numel",
+    "sym_stride",
+    "is_same_size",
+    "_local_scalar_dense",
+}
+_REDUCTIONS = {
+    "sum",
+    "mean",
+    "var",
+    "var_mean",
+    "std",
+    "std_mean",
+    "amax",
+    "amin",
+    "logsumexp",
+    "_softmax",
+    "_log_softmax",
+    "softmax",
+    "log_softmax",
+    "norm",
+    "linalg_vector_norm",
+    "prod",
+    "max",
+    "min",
+    "native_layer_norm",
+    "native_group_norm",
+    "rms_norm",
+    "_fused_rms_norm",
+    "cumsum",
+    "topk",
+    "argmax",
+    "argmin",
+    "sort",
+}
 
 _DEFAULT_DIM = {"sort": -1, "topk": -1, "_softmax": -1, "_log_softmax": -1}
 
@@ -53,9 +155,11 @@ def sharded_axes(definition: Definition) -> list[str]:
         return [a for a in named if a in definition.axes]
     if definition.tag("tp") is None:
         return []
-    return [name for name, axis in definition.axes.items()
-            if isinstance(axis, ConstAxis) and re.search(r"\bTP\s*=\s*\d+\s+shard|\bshard\b",
-                                                         axis.description or "")]
+    return [
+        name
+        for name, axis in definition.axes.items()
+        if isinstance(axis, ConstAxis) and re.search(r"\bTP\s*=\s*\d+\s+shard|\bshard\b", axis.description or "")
+    ]
 
 
 def shard_sizes(definition: Definition, axes: dict[str, int]) -> dict[int, str]:
@@ -132,17 +236,26 @@ def shard_findings(call, sizes: dict[int, str]) -> list[str]:
                     for dim in reduced_dims(func, name, args, kwargs):
                         size = int(tensor.shape[dim])
                         if size in sizes:
-                            note(f"reduce:{name}:{size}",
-                                 f"{name} reduces over a sharded dim ({sizes[size]} = {size}): its statistic needs "
-                                 "every rank's share, which one rank does not hold")
+                            note(
+                                f"reduce:{name}:{size}",
+                                f"{name} reduces over a sharded dim ({sizes[size]} = {size}): its statistic needs "
+                                "every rank's share, which one rank does not hold",
+                            )
             if name in _CONTRACTIONS:
                 size = contraction_size(name, args)
                 if partial_in or (size is not None and size in sizes):
-                    if name in ("addmm", "baddbmm", "addbmm", "addmv") and not partial_in and \
-                            isinstance(args[0], torch.Tensor) and bool(args[0].ne(0).any()):
+                    if (
+                        name in ("addmm", "baddbmm", "addbmm", "addmv")
+                        and not partial_in
+                        and isinstance(args[0], torch.Tensor)
+                        and bool(args[0].ne(0).any())
+                    ):
                         assert size is not None  # without partial inputs, only a sharded size gets here
-                        note(f"bias:{name}", f"{name} adds a bias to the partial sum of a row-parallel "
-                             f"projection over {sizes[size]}: every rank would add it, TP times in all")
+                        note(
+                            f"bias:{name}",
+                            f"{name} adds a bias to the partial sum of a row-parallel "
+                            f"projection over {sizes[size]}: every rank would add it, TP times in all",
+                        )
                     mark(out)
                 return out
             if not partial_in:
@@ -159,11 +272,17 @@ def shard_findings(call, sizes: dict[int, str]) -> list[str]:
                 if not others:
                     mark(out)
                     return out
-                note(f"add:{name}", f"{name} adds a value every rank holds (a residual or a bias) to this rank's "
-                     "partial sum before the all-reduce: it would be counted once per rank")
+                note(
+                    f"add:{name}",
+                    f"{name} adds a value every rank holds (a residual or a bias) to this rank's "
+                    "partial sum before the all-reduce: it would be counted once per rank",
+                )
                 return out
-            note(f"use:{name}", f"{name} is applied to this rank's partial sum (the output of a row-parallel "
-                 "projection) before the all-reduce that completes it")
+            note(
+                f"use:{name}",
+                f"{name} is applied to this rank's partial sum (the output of a row-parallel "
+                "projection) before the all-reduce that completes it",
+            )
             return out
 
     with Tracer():

@@ -20,8 +20,11 @@ DIMENSIONS = ("set", "op_type", "dtype", "domain", "model", "pass", "origin")
 
 def primary_dtype(problem: Problem) -> str:
     """The narrowest floating dtype among the inputs: what the kernel's main work runs in."""
-    floating = [lookup_dtype(t.dtype) for t in problem.definition.inputs.values()
-                if t.shape is not None and lookup_dtype(t.dtype).is_floating]
+    floating = [
+        lookup_dtype(t.dtype)
+        for t in problem.definition.inputs.values()
+        if t.shape is not None and lookup_dtype(t.dtype).is_floating
+    ]
     if not floating:
         floating = [lookup_dtype(t.dtype) for t in problem.definition.outputs.values()]
     return min(floating, key=lambda d: d.bits).name if floating else UNKNOWN
@@ -54,16 +57,27 @@ class TierStats:
     def as_json(self) -> dict:
         n = self.problems or 1
         return {
-            "tier": self.tier, "problems": self.problems, "problems_with_own_file": self.own_files,
-            "workloads": self.workloads, "workloads_per_problem": round(self.workloads / n, 2),
+            "tier": self.tier,
+            "problems": self.problems,
+            "problems_with_own_file": self.own_files,
+            "workloads": self.workloads,
+            "workloads_per_problem": round(self.workloads / n, 2),
             "fewest_workloads": min(self.workload_counts) if self.workload_counts else 0,
             "median_largest_workload_bytes": int(median(self.largest_bytes)) if self.largest_bytes else 0,
             "problems_largest_at_least_400MB": sum(b >= LARGE_BYTES for b in self.largest_bytes),
             "problems_largest_at_most_40MB": sum(b <= SMALL_BYTES for b in self.largest_bytes),
-            "total_bytes": self.total_bytes, "bytes_estimate": "size-based (inputs + outputs)",
-            **({"median_largest_workload_flops": median(self.flops), "total_flops": self.total_flops,
-                "flops_estimate": "analyzer (sol.analyze_problem)", "problems_not_analysed": self.unanalysed}
-               if self.flops or self.unanalysed else {}),
+            "total_bytes": self.total_bytes,
+            "bytes_estimate": "size-based (inputs + outputs)",
+            **(
+                {
+                    "median_largest_workload_flops": median(self.flops),
+                    "total_flops": self.total_flops,
+                    "flops_estimate": "analyzer (sol.analyze_problem)",
+                    "problems_not_analysed": self.unanalysed,
+                }
+                if self.flops or self.unanalysed
+                else {}
+            ),
         }
 
 
@@ -90,12 +104,17 @@ class SuiteStats:
         return self.counts["pass"]["backward"] / self.problems if self.problems else 0.0
 
     def as_json(self) -> dict:
-        return {"problems": self.problems, "workloads": self.workloads, "models": self.models,
-                "architectures": len(self.architectures), "families": dict(self.families),
-                "backward_share": round(self.backward_share, 4),
-                "counts": {d: dict(c.most_common()) for d, c in self.counts.items()},
-                "set_by_domain": {s: dict(c) for s, c in self.set_by_domain.items()},
-                "tiers": {t: stats.as_json() for t, stats in self.tiers.items()}}
+        return {
+            "problems": self.problems,
+            "workloads": self.workloads,
+            "models": self.models,
+            "architectures": len(self.architectures),
+            "families": dict(self.families),
+            "backward_share": round(self.backward_share, 4),
+            "counts": {d: dict(c.most_common()) for d, c in self.counts.items()},
+            "set_by_domain": {s: dict(c) for s, c in self.set_by_domain.items()},
+            "tiers": {t: stats.as_json() for t, stats in self.tiers.items()},
+        }
 
 
 def suite_stats(root: Path, *, flops: bool = False) -> SuiteStats:
@@ -106,15 +125,20 @@ def suite_stats(root: Path, *, flops: bool = False) -> SuiteStats:
         problem = load_problem(folder, "gpu")
         _add_tier(stats.tiers["gpu"], problem, own_file=True, flops=flops)
         own_cpu = has_cpu_tier(folder)
-        _add_tier(stats.tiers["cpu"], load_problem(folder, "cpu") if own_cpu else problem, own_file=own_cpu,
-                  flops=flops)
+        _add_tier(
+            stats.tiers["cpu"], load_problem(folder, "cpu") if own_cpu else problem, own_file=own_cpu, flops=flops
+        )
         definition = problem.definition
         stats.problems += 1
         stats.workloads += len(problem.workloads)
         values = {
-            "set": definition.tag("set"), "op_type": definition.op_type, "dtype": primary_dtype(problem),
-            "domain": definition.tag("domain"), "model": definition.tag("model"),
-            "pass": definition.tag("pass") or "forward", "origin": definition.tag("origin"),
+            "set": definition.tag("set"),
+            "op_type": definition.op_type,
+            "dtype": primary_dtype(problem),
+            "domain": definition.tag("domain"),
+            "model": definition.tag("model"),
+            "pass": definition.tag("pass") or "forward",
+            "origin": definition.tag("origin"),
         }
         for dimension, value in values.items():
             stats.counts[dimension][value or UNKNOWN] += 1

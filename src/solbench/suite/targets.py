@@ -64,5 +64,13 @@ TARGETS: tuple[Target, ...] = (
 
 
 def target_report(stats: SuiteStats) -> list[dict]:
-    return [{"target": t.name, "wanted": t.wanted, "value": t.measure(stats), "met": t.met(stats),
-             **({"unit": t.unit} if t.unit else {})} for t in TARGETS]
+    return [
+        {
+            "target": t.name,
+            "wanted": t.wanted,
+            "value": t.measure(stats),
+            "met": t.met(stats),
+            **({"unit": t.unit} if t.unit else {}),
+        }
+        for t in TARGETS
+    ]

@@ -75,15 +75,26 @@ def workload_bytes(problem: Problem, workload: Workload | dict[str, int]) -> int
     return problem.tensor_bytes(dict(workload.axes if isinstance(workload, Workload) else workload))
 
 
-def write_cpu_tier(folder: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_flops: float = DEFAULT_MAX_FLOPS,
-                   analyze: bool = True) -> Path | None:
+def write_cpu_tier(
+    folder: Path | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_flops: float = DEFAULT_MAX_FLOPS,
+    analyze: bool = True,
+) -> Path | None:
     """Write ``workload.cpu.jsonl`` for the problem in `folder`; its path, or None when the problem needs none
     (its published workloads fit) or cannot have one (safetensors inputs: `derive_cpu_tier` says why)."""
     return derive_cpu_tier(folder, max_bytes=max_bytes, max_flops=max_flops, analyze=analyze, write=True).path
 
 
-def write_cpu_tiers(root: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_flops: float = DEFAULT_MAX_FLOPS,
-                    analyze: bool = True, progress=None) -> list[CpuTierResult]:
+def write_cpu_tiers(
+    root: Path | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_flops: float = DEFAULT_MAX_FLOPS,
+    analyze: bool = True,
+    progress=None,
+) -> list[CpuTierResult]:
     """`derive_cpu_tier(write=True)` for every problem folder under `root`; a folder that fails to load is
     reported as skipped with the error, the others go on."""
     results = []
@@ -98,8 +109,14 @@ def write_cpu_tiers(root: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max
     return results
 
 
-def derive_cpu_tier(folder: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_flops: float = DEFAULT_MAX_FLOPS,
-                    analyze: bool = True, write: bool = False) -> CpuTierResult:
+def derive_cpu_tier(
+    folder: Path | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_flops: float = DEFAULT_MAX_FLOPS,
+    analyze: bool = True,
+    write: bool = False,
+) -> CpuTierResult:
     """The CPU-tier workloads for a problem (written to ``workload.cpu.jsonl`` when `write`; with `write`, a CPU
     tier left from earlier is removed where none is derived now, so the folder never keeps a stale one)."""
     folder = Path(folder)
@@ -122,14 +139,23 @@ def _derive(folder: Path, max_bytes: int, max_flops: float, analyze: bool) -> Cp
         return CpuTierResult(folder, "skipped", reason=str(error))
     deriver = _Deriver(problem, max_bytes, max_flops, analyze)
     if deriver.floor_bytes > MAX_FLOOR_BYTES:
-        return CpuTierResult(folder, "skipped", reason=(
-            f"its tensors take {deriver.floor_bytes / 1e9:.1f} GB even at the smallest published axis values "
-            f"{deriver.floor} (constant axes: {_largest_tensor(problem, deriver.floor)}); no const axis could be "
-            f"sized down far enough (see shrunk_constants), and more than {MAX_FLOOR_BYTES / 1e9:g} GB does not "
-            "evaluate on a CPU"))
+        return CpuTierResult(
+            folder,
+            "skipped",
+            reason=(
+                f"its tensors take {deriver.floor_bytes / 1e9:.1f} GB even at the smallest published axis values "
+                f"{deriver.floor} (constant axes: {_largest_tensor(problem, deriver.floor)}); no const axis could be "
+                f"sized down far enough (see shrunk_constants), and more than {MAX_FLOOR_BYTES / 1e9:g} GB does not "
+                "evaluate on a CPU"
+            ),
+        )
     if deriver.published_fit():
-        return CpuTierResult(folder, "not needed", reason=f"every published workload fits ({deriver.budget_text()})",
-                             cost=deriver.cost_name)
+        return CpuTierResult(
+            folder,
+            "not needed",
+            reason=f"every published workload fits ({deriver.budget_text()})",
+            cost=deriver.cost_name,
+        )
     workloads = deriver.derive()
     checked = ""
     bound = {c.axis for c in bound_constants(problem.definition)}
@@ -142,15 +168,25 @@ def _derive(folder: Path, max_bytes: int, max_flops: float, analyze: bool) -> Cp
             checked = "; the reference ran on each with its generator's constants bound to the overrides"
             break
         if target * 2 > MAX_FLOOR_BYTES:
-            return CpuTierResult(folder, "skipped", reason=(
-                f"with its const axes sized down ({deriver.overrides}) the reference fails: {failure}; and larger "
-                f"constants exceed {MAX_FLOOR_BYTES / 1e9:g} GB"))
+            return CpuTierResult(
+                folder,
+                "skipped",
+                reason=(
+                    f"with its const axes sized down ({deriver.overrides}) the reference fails: {failure}; and larger "
+                    f"constants exceed {MAX_FLOOR_BYTES / 1e9:g} GB"
+                ),
+            )
         target *= 2
         deriver = _Deriver(problem, max_bytes, max_flops, analyze, const_target=target)
         workloads = deriver.derive()
-    return CpuTierResult(folder, "written", workloads=workloads, cost=deriver.cost_name,
-                         reason=f"{len(workloads)} workloads from {len(problem.workloads)} published "
-                                f"({deriver.budget_text()}){deriver.note()}{checked}")
+    return CpuTierResult(
+        folder,
+        "written",
+        workloads=workloads,
+        cost=deriver.cost_name,
+        reason=f"{len(workloads)} workloads from {len(problem.workloads)} published "
+        f"({deriver.budget_text()}){deriver.note()}{checked}",
+    )
 
 
 def _reference_failure(problem: Problem, workloads: list[Workload]) -> str | None:
@@ -212,9 +248,14 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
     reference where a generator constant is bound, see `_reference_failure`). Empty when nothing shrinks."""
     definition = problem.definition
     literals = _int_literals(definition.reference, skip=bound_constants(definition))
-    candidates = {name: axis.value for name, axis in definition.axes.items()  # const axis -> its declared size
-                  if isinstance(axis, ConstAxis) and axis.value >= 2 and axis.value not in literals
-                  and _in_a_shape(definition, name)}
+    candidates = {
+        name: axis.value
+        for name, axis in definition.axes.items()  # const axis -> its declared size
+        if isinstance(axis, ConstAxis)
+        and axis.value >= 2
+        and axis.value not in literals
+        and _in_a_shape(definition, name)
+    }
     overrides: dict[str, int] = {}
     while workload_bytes(problem, {**axes, **overrides}) > target_bytes:
         options = []
@@ -237,8 +278,9 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
         # Of the halvings that save at least half the most, the outermost dimension of the largest tensor first:
         # fewer experts (or layers, or stacked heads) also means fewer iterations of a reference looping over
         # them, where each iteration's small CPU products cost milliseconds whatever their size.
-        _, name, smaller = min((o for o in options if o[0] >= most / 2),
-                               key=lambda o: (leading.get(o[1], len(leading)), -o[0]))
+        _, name, smaller = min(
+            (o for o in options if o[0] >= most / 2), key=lambda o: (leading.get(o[1], len(leading)), -o[0])
+        )
         overrides[name] = smaller
     return overrides
 
@@ -246,8 +288,10 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
 def _stacking_order(definition, axes: dict[str, int]) -> dict[str, int]:
     """Axis -> its position in the shape of the largest tensor at `axes` (0: the outermost)."""
     resolved = definition.resolve_axes(axes, const_overrides=True)
-    largest = max((t for t in (*definition.inputs.values(), *definition.outputs.values()) if t.shape),
-                  key=lambda t: math.prod(definition.shape_of(t, resolved)) * lookup_dtype(t.dtype).bits)
+    largest = max(
+        (t for t in (*definition.inputs.values(), *definition.outputs.values()) if t.shape),
+        key=lambda t: math.prod(definition.shape_of(t, resolved)) * lookup_dtype(t.dtype).bits,
+    )
     order: dict[str, int] = {}
     for position, dimension in enumerate(largest.shape):
         if isinstance(dimension, str):
@@ -265,9 +309,11 @@ def _int_literals(source: str, skip: Sequence[BoundConstant] = ()) -> set[int]:
     except SyntaxError:
         return set()
     bound = {(c.line, c.start) for c in skip}
-    return {node.value for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and type(node.value) is int
-            and (node.lineno, node.col_offset) not in bound}
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and type(node.value) is int and (node.lineno, node.col_offset) not in bound
+    }
 
 
 def _const_size(definition: Definition, name: str) -> int:
@@ -280,13 +326,17 @@ def _const_size(definition: Definition, name: str) -> int:
 def _scalar_is_axis(workload: Workload, name: str, axis: str) -> bool:
     """Whether `workload`'s input `name` is an integer scalar equal to its var axis `axis`."""
     descriptor = workload.inputs.get(name)
-    return (isinstance(descriptor, ScalarInput) and not isinstance(descriptor.value, bool)
-            and descriptor.value == workload.axes.get(axis))
+    return (
+        isinstance(descriptor, ScalarInput)
+        and not isinstance(descriptor.value, bool)
+        and descriptor.value == workload.axes.get(axis)
+    )
 
 
 def _in_a_shape(definition, axis: str) -> bool:
-    return any(tensor.shape and axis in tensor.shape
-               for tensor in (*definition.inputs.values(), *definition.outputs.values()))
+    return any(
+        tensor.shape and axis in tensor.shape for tensor in (*definition.inputs.values(), *definition.outputs.values())
+    )
 
 
 def _constraints_hold(definition, axes: dict[str, int]) -> bool:
@@ -301,14 +351,17 @@ def _check_scalable(problem: Problem) -> None:
     for workload in problem.workloads:
         for name, spec in workload.inputs.items():
             if isinstance(spec, SafetensorsInput):
-                raise CpuTierSkipped(f"workload {workload.uuid} input {name!r} is read from the safetensors file "
-                                     f"{spec.path} (key {spec.tensor_key}): a file's tensors cannot be scaled down, "
-                                     "so this problem has no CPU tier")
+                raise CpuTierSkipped(
+                    f"workload {workload.uuid} input {name!r} is read from the safetensors file "
+                    f"{spec.path} (key {spec.tensor_key}): a file's tensors cannot be scaled down, "
+                    "so this problem has no CPU tier"
+                )
 
 
 class _Deriver:
-    def __init__(self, problem: Problem, max_bytes: int, max_flops: float, analyze: bool,
-                 const_target: int | None = None):
+    def __init__(
+        self, problem: Problem, max_bytes: int, max_flops: float, analyze: bool, const_target: int | None = None
+    ):
         self.problem = problem
         self.definition = problem.definition
         self.max_bytes, self.max_flops = max_bytes, max_flops
@@ -347,8 +400,10 @@ class _Deriver:
         notes = []
         if self.overrides:
             declared = {a: _const_size(self.definition, a) for a in self.overrides}
-            notes.append("; const axes sized down for the CPU: " + ", ".join(
-                f"{a} {declared[a]} -> {v}" for a, v in self.overrides.items()))
+            notes.append(
+                "; const axes sized down for the CPU: "
+                + ", ".join(f"{a} {declared[a]} -> {v}" for a, v in self.overrides.items())
+            )
         if self.unanalysed:
             notes.append(f"; FLOPs of {len(self.unanalysed)} workload(s) not counted: {self.unanalysed[0]}")
         return "".join(notes)
@@ -402,8 +457,10 @@ class _Deriver:
     def derive(self) -> list[Workload]:
         shrunk: dict[str, tuple[dict[str, int], Workload]] = {}
         for workload in self.problem.workloads:
-            axes = self._shrink({**{a: workload.axes[a] for a in self.var_axes}, **self.overrides},
-                                lambda ax: workload_bytes(self.problem, ax) <= self.byte_budget)
+            axes = self._shrink(
+                {**{a: workload.axes[a] for a in self.var_axes}, **self.overrides},
+                lambda ax: workload_bytes(self.problem, ax) <= self.byte_budget,
+            )
             shrunk.setdefault(_key(axes), (axes, workload))
         candidates = list(shrunk.values())
         if len(candidates) < MIN_WORKLOADS:
@@ -522,8 +579,11 @@ class _Deriver:
             inputs[name] = ScalarInput(value=axes[axis])
         label = f"{self.definition.name}/cpu/{_key(axes)}"
         data = source.model_dump(mode="json", exclude_none=True)
-        data.update(uuid=str(uuid.uuid5(_UUID_NAMESPACE, label)), axes=dict(axes),
-                    inputs={n: s.model_dump(mode="json") for n, s in inputs.items()})
+        data.update(
+            uuid=str(uuid.uuid5(_UUID_NAMESPACE, label)),
+            axes=dict(axes),
+            inputs={n: s.model_dump(mode="json") for n, s in inputs.items()},
+        )
         return Workload.model_validate(data)
 
 

@@ -45,8 +45,7 @@ def unknown_symmetric_axes(definition: Definition) -> list[str]:
 
 def permuted_inputs(definition: Definition, inputs: list, axis: str, permutation) -> list:
     """Every tensor input permuted along each of its dims named ``axis``."""
-    return [_permute(value, spec.shape, axis, permutation)
-            for value, spec in zip(inputs, definition.inputs.values())]
+    return [_permute(value, spec.shape, axis, permutation) for value, spec in zip(inputs, definition.inputs.values())]
 
 
 def unpermuted_outputs(definition: Definition, outputs: list, axis: str, permutation) -> list:
@@ -76,11 +75,16 @@ def one_ulp_apart(inputs: list, seed: int = 7) -> list:
     generator = torch.Generator().manual_seed(seed)
     moved = []
     for value in inputs:
-        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.element_size() >= 2 \
-                and value.numel():
+        if (
+            isinstance(value, torch.Tensor)
+            and value.is_floating_point()
+            and value.element_size() >= 2
+            and value.numel()
+        ):
             up = torch.rand(value.shape, generator=generator) < 0.5
-            target = torch.where(up.to(value.device), torch.full_like(value, float("inf")),
-                                 torch.full_like(value, float("-inf")))
+            target = torch.where(
+                up.to(value.device), torch.full_like(value, float("inf")), torch.full_like(value, float("-inf"))
+            )
             value = torch.nextafter(value, target)
         moved.append(value)
     return moved
@@ -112,9 +116,14 @@ def recorded_selections(call: Callable[[], _Result], measure: bool = True) -> tu
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             name = func.overloadpacket.__name__
-            if (name in _SELECTIONS or (name, func._overloadname) in _SELECTING_OVERLOADS) and name not in \
-                    ("sort", "argsort", "msort", "mode") and args and isinstance(args[0], torch.Tensor) and \
-                    args[0].is_floating_point() and args[0].numel():
+            if (
+                (name in _SELECTIONS or (name, func._overloadname) in _SELECTING_OVERLOADS)
+                and name not in ("sort", "argsort", "msort", "mode")
+                and args
+                and isinstance(args[0], torch.Tensor)
+                and args[0].is_floating_point()
+                and args[0].numel()
+            ):
                 dtype = str(args[0].dtype).removeprefix("torch.")
                 calls[(name, dtype)] = calls.get((name, dtype), 0) + 1
                 tied = _tied_share(name, args, kwargs) if measure and calls[(name, dtype)] <= MEASURED_CALLS else 0.0

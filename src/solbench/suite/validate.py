@@ -99,8 +99,14 @@ def validate_problem(folder: Path, hardware: HardwareSpec, tier: str = "all") ->
 def _check_duplicate_workloads(problem: Problem, report: ProblemValidation) -> None:
     seen: dict[str, str] = {}
     for workload in problem.workloads:
-        key = json.dumps({"axes": workload.axes, "inputs": {n: d.model_dump() for n, d in workload.inputs.items()},
-                          "tier": problem.tier_of(workload)}, sort_keys=True)  # a CPU tier may repeat a GPU size
+        key = json.dumps(
+            {
+                "axes": workload.axes,
+                "inputs": {n: d.model_dump() for n, d in workload.inputs.items()},
+                "tier": problem.tier_of(workload),
+            },
+            sort_keys=True,
+        )  # a CPU tier may repeat a GPU size
         if key in seen:
             report.add("workloads", f"workload {workload.uuid} duplicates {seen[key]} (same axes and inputs)")
         seen.setdefault(key, workload.uuid)
@@ -111,8 +117,10 @@ def _check_pass_and_op_type(problem: Problem, report: ProblemValidation) -> None
     backward pass is a different kernel (about twice the forward's work) from the forward of the same op."""
     direction, op_type = problem.definition.tag("pass"), problem.definition.op_type or ""
     if direction == "backward" and "backward" not in op_type:
-        report.add("definition", f"pass:backward but op_type {op_type!r} does not say backward "
-                   f"(e.g. {op_type + '_backward'!r})")
+        report.add(
+            "definition",
+            f"pass:backward but op_type {op_type!r} does not say backward (e.g. {op_type + '_backward'!r})",
+        )
     elif direction == "forward" and "backward" in op_type:
         report.add("definition", f"pass:forward but op_type {op_type!r} says backward")
 
@@ -144,8 +152,10 @@ class _ReferenceChecks:
         self.tolerance = workload.effective_tolerance
         self.axes = problem.axes_of(workload)
         # a scalar output has shape (), as in the evaluator
-        self.expected = [ExpectedOutput(name, problem.definition.shape_of(spec, self.axes) or (), spec.dtype, "cpu")
-                         for name, spec in problem.definition.outputs.items()]
+        self.expected = [
+            ExpectedOutput(name, problem.definition.shape_of(spec, self.axes) or (), spec.dtype, "cpu")
+            for name, spec in problem.definition.outputs.items()
+        ]
 
     def _inputs(self, seed: int) -> list:
         context = InputContext(self.problem, self.workload, self.axes, "cpu")
@@ -181,8 +191,12 @@ class _ReferenceChecks:
             return
         sizes = shard_sizes(definition, self.axes)
         if not sizes:
-            self.report.add("shards", f"sharded axes {', '.join(axes)} not checked: each has the size of another "
-                            "axis at the smallest workload", "warning")
+            self.report.add(
+                "shards",
+                f"sharded axes {', '.join(axes)} not checked: each has the size of another "
+                "axis at the smallest workload",
+                "warning",
+            )
             return
         for message in shard_findings(lambda: self.reference.run(first), sizes):
             self.report.add("shards", message)
@@ -207,10 +221,14 @@ class _ReferenceChecks:
         chosen = ", ".join(f"{s.op} on {s.dtype} ({s.tied:.1%} of rows tied at the cut)" for s in tied)
         for name, out, ref in zip(names, outputs, truth):
             if not within_tolerance(out, ref, self.tolerance):
-                self.report.add("ties", f"workload {self.workload.uuid}: output {name!r} leaves the tolerance when the "
-                                f"inputs move by one ulp (matches {_matched_ratio(out, ref, self.tolerance):.1%}); the "
-                                f"reference selects among tied values ({chosen}); declare the axis whose order is "
-                                "arbitrary (tag symmetric:AXIS) to check it", "warning")
+                self.report.add(
+                    "ties",
+                    f"workload {self.workload.uuid}: output {name!r} leaves the tolerance when the "
+                    f"inputs move by one ulp (matches {_matched_ratio(out, ref, self.tolerance):.1%}); the "
+                    f"reference selects among tied values ({chosen}); declare the axis whose order is "
+                    "arbitrary (tag symmetric:AXIS) to check it",
+                    "warning",
+                )
 
     def _check_symmetric_axes(self, axes: list[str], names: list[str]) -> None:
         """Reverse each declared axis at a workload large enough for rare ties to show."""
@@ -221,21 +239,26 @@ class _ReferenceChecks:
         definition = self.problem.definition
         workload = tie_check_workload(self.problem)
         values = self.problem.axes_of(workload)
-        inputs = generate_inputs(InputContext(self.problem, workload, values, "cpu"), VALIDATION_SEEDS[0],
-                                 self.reference.module)
+        inputs = generate_inputs(
+            InputContext(self.problem, workload, values, "cpu"), VALIDATION_SEEDS[0], self.reference.module
+        )
         truth = self.reference.run(inputs)
         tolerance = workload.effective_tolerance
         for axis in axes:
             order = torch.arange(values[axis] - 1, -1, -1)
-            outputs = unpermuted_outputs(definition, self.reference.run(permuted_inputs(definition, inputs, axis,
-                                                                                        order)), axis, order)
+            outputs = unpermuted_outputs(
+                definition, self.reference.run(permuted_inputs(definition, inputs, axis, order)), axis, order
+            )
             for name, out, ref in zip(names, outputs, truth):
                 if not within_tolerance(out, ref, tolerance):
-                    self.report.add("ties", f"workload {workload.uuid}: output {name!r} with the {axis} axis in "
-                                    "reverse order (the same computation) matches "
-                                    f"{_matched_ratio(out, ref, tolerance):.1%} of the reference, "
-                                    f"{tolerance.required_matched_ratio:.0%} required: ties decide it (select on "
-                                    "float32 scores, or on scores separated by a margin)")
+                    self.report.add(
+                        "ties",
+                        f"workload {workload.uuid}: output {name!r} with the {axis} axis in "
+                        "reverse order (the same computation) matches "
+                        f"{_matched_ratio(out, ref, tolerance):.1%} of the reference, "
+                        f"{tolerance.required_matched_ratio:.0%} required: ties decide it (select on "
+                        "float32 scores, or on scores separated by a margin)",
+                    )
 
     def _check_thread_count(self, first: list, truth: list) -> None:
         """The reference must agree with itself whatever the number of CPU threads.
@@ -255,9 +278,12 @@ class _ReferenceChecks:
             torch.set_num_threads(default)
         for spec, out, ref in zip(self.expected, other, truth):
             if not within_tolerance(out, ref, self.tolerance):
-                self.report.add("reference", f"output {spec.name!r} with {other_count} CPU thread(s) differs from "
-                                f"the one with {default} beyond the tolerance: its sums depend on how the work is "
-                                "split (accumulate low-precision reductions in float32)")
+                self.report.add(
+                    "reference",
+                    f"output {spec.name!r} with {other_count} CPU thread(s) differs from "
+                    f"the one with {default} beyond the tolerance: its sums depend on how the work is "
+                    "split (accumulate low-precision reductions in float32)",
+                )
 
     def _check_degenerate(self, name: str, truth, other) -> None:
         import torch
@@ -270,34 +296,48 @@ class _ReferenceChecks:
             return
         values = as_comparable(truth)
         if values.numel() > 1:  # one value is its own constant; the check on other inputs below still applies
-            constant = torch.full_like(values, float(values[torch.isfinite(values)].float().mean())
-                                       if bool(torch.isfinite(values).any()) else 0.0)
+            constant = torch.full_like(
+                values,
+                float(values[torch.isfinite(values)].float().mean()) if bool(torch.isfinite(values).any()) else 0.0,
+            )
             if within_tolerance(constant, values, self.tolerance):
                 self.report.add("degenerate", f"output {name!r}: a constant would pass the tolerance")
                 return
         if within_tolerance(other, truth, self.tolerance):
-            self.report.add("degenerate", f"output {name!r}: the outputs for other inputs pass as this one's "
-                            "(the output does not depend on the inputs)")
+            self.report.add(
+                "degenerate",
+                f"output {name!r}: the outputs for other inputs pass as this one's "
+                "(the output does not depend on the inputs)",
+            )
 
     def _check_sensitivity(self, first: list, second: list, truth: list) -> None:
         for index, name in enumerate(self.problem.definition.inputs):
             if isinstance(self.workload.inputs[name], ScalarInput):
                 continue
             if _equal(first[index], second[index]):
-                self.report.add("sensitivity", f"input {name!r} is the same in every input set, so its "
-                                "effect cannot be checked", "warning")
+                self.report.add(
+                    "sensitivity",
+                    f"input {name!r} is the same in every input set, so its effect cannot be checked",
+                    "warning",
+                )
                 continue
             mixed = list(first)
             mixed[index] = second[index]
             try:
                 outputs = self.reference.run(mixed)
             except ReferenceFailure as error:
-                self.report.add("sensitivity", f"input {name!r}: not checked, the reference rejects one input "
-                                f"set's {name} combined with another's other inputs ({error})", "warning")
+                self.report.add(
+                    "sensitivity",
+                    f"input {name!r}: not checked, the reference rejects one input "
+                    f"set's {name} combined with another's other inputs ({error})",
+                    "warning",
+                )
                 continue
             if all(within_tolerance(out, ref, self.tolerance) for out, ref in zip(outputs, truth)):
-                self.report.add("sensitivity", f"no output depends on input {name!r} "
-                                "(replacing it leaves every output within tolerance)")
+                self.report.add(
+                    "sensitivity",
+                    f"no output depends on input {name!r} (replacing it leaves every output within tolerance)",
+                )
 
 
 def _same_outputs(a: list, b: list) -> bool:
@@ -356,11 +396,15 @@ def _check_golden_memory(problem: Problem, results, report: ProblemValidation) -
             over.append((copies + scores, workload, copies, scores))
     if over:
         needed, workload, copies, scores = max(over, key=lambda o: o[0])
-        report.add("golden_memory", f"{len(over)} GPU-tier workload(s) need more than "
-                   f"{GOLDEN_MEMORY_LIMIT / 1e9:g} GB for the float64 golden run, the largest {workload.uuid} "
-                   f"{dict(workload.axes)}: about {needed / 1e9:.0f} GB ({copies / 1e9:.1f} GB of float64 inputs and "
-                   f"outputs, {scores / 1e9:.1f} GB of attention scores and softmax); where it does not fit, the "
-                   "evaluator uses a float32 golden result or none (docs/evaluate.md)", severity="warning")
+        report.add(
+            "golden_memory",
+            f"{len(over)} GPU-tier workload(s) need more than "
+            f"{GOLDEN_MEMORY_LIMIT / 1e9:g} GB for the float64 golden run, the largest {workload.uuid} "
+            f"{dict(workload.axes)}: about {needed / 1e9:.0f} GB ({copies / 1e9:.1f} GB of float64 inputs and "
+            f"outputs, {scores / 1e9:.1f} GB of attention scores and softmax); where it does not fit, the "
+            "evaluator uses a float32 golden result or none (docs/evaluate.md)",
+            severity="warning",
+        )
 
 
 def _described(error: Exception) -> str:
@@ -368,9 +412,14 @@ def _described(error: Exception) -> str:
     return f"{type(error).__name__}: {error} ({Path(last.filename).name}:{last.lineno})"
 
 
-def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
-                  progress: Callable[[ProblemValidation, int, int], None] | None = None,
-                  tier: str = "all") -> list[ProblemValidation]:
+def validate_path(
+    root: Path,
+    hardware: HardwareSpec,
+    *,
+    workers: int = 1,
+    progress: Callable[[ProblemValidation, int, int], None] | None = None,
+    tier: str = "all",
+) -> list[ProblemValidation]:
     """Every problem folder under ``root``, plus checks across problems (names used twice)."""
     folders = find_problem_folders(root)
     reports: list[ProblemValidation] = []
@@ -379,8 +428,9 @@ def validate_path(root: Path, hardware: HardwareSpec, *, workers: int = 1,
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(validate_problem, folder, hardware, tier): index
-                       for index, folder in enumerate(folders)}
+            futures = {
+                pool.submit(validate_problem, folder, hardware, tier): index for index, folder in enumerate(folders)
+            }
             done: dict[int, ProblemValidation] = {}
             for future in as_completed(futures):
                 done[futures[future]] = future.result()
@@ -413,11 +463,18 @@ def _check_duplicates(reports: list[ProblemValidation]) -> None:
     for duplicate in find_duplicates(loaded):
         first = by_name[duplicate.first]
         if duplicate.exact:
-            by_name[duplicate.second].add("suite", f"computes the same as {duplicate.first} ({first.path}): same "
-                                          "inputs and outputs, the same results on the same inputs")
+            by_name[duplicate.second].add(
+                "suite",
+                f"computes the same as {duplicate.first} ({first.path}): same "
+                "inputs and outputs, the same results on the same inputs",
+            )
         else:
-            by_name[duplicate.second].add("suite", f"near duplicate of {duplicate.first} ({first.path}): the same "
-                                          "results once the inputs are cast to its dtypes", "warning")
+            by_name[duplicate.second].add(
+                "suite",
+                f"near duplicate of {duplicate.first} ({first.path}): the same "
+                "results once the inputs are cast to its dtypes",
+                "warning",
+            )
 
 
 def _check_names_unique(reports: list[ProblemValidation]) -> None:

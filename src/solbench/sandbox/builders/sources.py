@@ -23,5 +23,7 @@ def require_cuda(spec, device: str) -> None:
 
     if spec.needs_cuda and not device.startswith("cuda"):
         languages = ", ".join(language.value for language in spec.normalized_languages)
-        raise BuildError(f"language {languages} needs a CUDA device, but this evaluation runs on {device}; "
-                         "run on a machine with an NVIDIA GPU (--device cuda)")
+        raise BuildError(
+            f"language {languages} needs a CUDA device, but this evaluation runs on {device}; "
+            "run on a machine with an NVIDIA GPU (--device cuda)"
+        )

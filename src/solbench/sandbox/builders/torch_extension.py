@@ -56,6 +56,8 @@ class TorchExtensionBuilder:
         sys.stdout.write(log.getvalue())
         function = getattr(module, spec.entry_symbol, None)
         if function is None:
-            raise BuildError(f"the built extension exports no {spec.entry_symbol!r}; bind it with "
-                             "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(...); }")
+            raise BuildError(
+                f"the built extension exports no {spec.entry_symbol!r}; bind it with "
+                "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(...); }"
+            )
         return function

@@ -33,8 +33,10 @@ def check_timer(name: str | None, device: str | None) -> None:
         return
     kind = device.split(":")[0]
     if TIMERS[name].device_kind != kind:
-        raise TimerUnavailable(f"needs a {TIMERS[name].device_kind} device, not {kind} (timers for {kind}: "
-                               f"{', '.join(n for n, t in TIMERS.items() if t.device_kind == kind)})")
+        raise TimerUnavailable(
+            f"needs a {TIMERS[name].device_kind} device, not {kind} (timers for {kind}: "
+            f"{', '.join(n for n, t in TIMERS.items() if t.device_kind == kind)})"
+        )
 
 
 def select_timer(name: str | None, device: str):

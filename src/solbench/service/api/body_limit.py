@@ -40,8 +40,9 @@ class BodyLimit:
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
             # A client waiting for "100 Continue" sends no body after a final answer: nothing to drain.
             waits = headers.get(b"expect", b"").lower() == b"100-continue"
-            await self._refuse(receive, send, f"{int(length)} bytes is over the limit of {self.max_bytes} bytes",
-                               body_left=not waits)
+            await self._refuse(
+                receive, send, f"{int(length)} bytes is over the limit of {self.max_bytes} bytes", body_left=not waits
+            )
             return
         chunks, size = [], 0
         while True:
@@ -53,8 +54,11 @@ class BodyLimit:
             size += len(chunks[-1])
             more = message.get("more_body", False)
             if size > self.max_bytes:
-                told = (f"over the limit of {self.max_bytes} bytes (refused after {size} bytes)" if more
-                        else f"{size} bytes is over the limit of {self.max_bytes} bytes")
+                told = (
+                    f"over the limit of {self.max_bytes} bytes (refused after {size} bytes)"
+                    if more
+                    else f"{size} bytes is over the limit of {self.max_bytes} bytes"
+                )
                 await self._refuse(receive, send, told, body_left=more)
                 return
             if not more:
@@ -74,10 +78,17 @@ class BodyLimit:
     async def _refuse(self, receive, send, told: str, *, body_left: bool) -> None:
         """Send the 413 whole, drain what is left of the body (bounded), then end the response, which closes."""
         payload = json.dumps({"detail": f"body: {told}", "field": "body"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(payload)).encode()),
-                                (b"connection", b"close")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": payload, "more_body": True})
         if body_left:
             await self._drain(receive)

@@ -38,8 +38,11 @@ def optional_user(request: Request, db: Session = Depends(session)) -> User | No
 def current_user(request: Request, db: Session = Depends(session)) -> User:
     token = _bearer(request)
     if token is None:
-        raise HTTPException(401, "Authorization: send 'Authorization: Bearer TOKEN' (solbench admin add-user "
-                                 "prints a token)", headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            401,
+            "Authorization: send 'Authorization: Bearer TOKEN' (solbench admin add-user prints a token)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     return _check(authenticate(db, token))
 
 

@@ -33,8 +33,17 @@ def get_problem(name: str, db: Session = Depends(session), svc=Depends(service))
     except Exception as failure:
         error = f"{type(failure).__name__}: {failure}"
     t_b = baselines_for(db, name, hardware)
-    rows = [WorkloadInfo(uuid=w["uuid"], axes=w.get("axes", {}), t_sol_ms=t_sol.get(w["uuid"]),
-                         t_b_ms=t_b.get(w["uuid"])) for w in version.workloads]
-    return ProblemDetail(name=name, set=version.problem.set_name, version=version.version_hash, hardware=hardware,
-                         definition=version.definition, workloads=version.workloads, per_workload=rows,
-                         t_sol_error=error)
+    rows = [
+        WorkloadInfo(uuid=w["uuid"], axes=w.get("axes", {}), t_sol_ms=t_sol.get(w["uuid"]), t_b_ms=t_b.get(w["uuid"]))
+        for w in version.workloads
+    ]
+    return ProblemDetail(
+        name=name,
+        set=version.problem.set_name,
+        version=version.version_hash,
+        hardware=hardware,
+        definition=version.definition,
+        workloads=version.workloads,
+        per_workload=rows,
+        t_sol_error=error,
+    )

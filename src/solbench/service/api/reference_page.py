@@ -30,10 +30,12 @@ def api_reference(request: Request) -> HTMLResponse:
 def reference_html(document: dict) -> str:
     info = document.get("info", {})
     title = escape(f"{info.get('title', 'API')} {info.get('version', '')}".strip())
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>{STYLE}</style>"
-             f"</head><body><h1>{title}</h1><p class='muted'>The machine-readable document: "
-             f"<a href='openapi.json'>openapi.json</a>. Authenticate with <code>Authorization: Bearer TOKEN</code>."
-             "</p><h2>Endpoints</h2>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>{STYLE}</style>"
+        f"</head><body><h1>{title}</h1><p class='muted'>The machine-readable document: "
+        f"<a href='openapi.json'>openapi.json</a>. Authenticate with <code>Authorization: Bearer TOKEN</code>."
+        "</p><h2>Endpoints</h2>"
+    ]
     for path, operations in document.get("paths", {}).items():
         for method in METHODS:
             if method in operations:
@@ -54,25 +56,31 @@ def _operation(method: str, path: str, operation: dict) -> str:
         html.append(f"<p>{escape(operation['description'])}</p>")
     parameters = operation.get("parameters", [])
     if parameters:
-        rows = "".join(f"<tr><td><code>{escape(p['name'])}</code></td><td>{escape(p.get('in', ''))}</td>"
-                       f"<td>{_type(p.get('schema', {}))}</td><td>{'required' if p.get('required') else ''}</td>"
-                       f"<td>{escape(p.get('description', ''))}</td></tr>" for p in parameters)
+        rows = "".join(
+            f"<tr><td><code>{escape(p['name'])}</code></td><td>{escape(p.get('in', ''))}</td>"
+            f"<td>{_type(p.get('schema', {}))}</td><td>{'required' if p.get('required') else ''}</td>"
+            f"<td>{escape(p.get('description', ''))}</td></tr>"
+            for p in parameters
+        )
         html.append(f"<table><tr><th>parameter</th><th>in</th><th>type</th><th></th><th></th></tr>{rows}</table>")
     body = operation.get("requestBody", {}).get("content", {})
     for media, content in body.items():
         html.append(f"<p>Body ({escape(media)}): {_type(content.get('schema', {}))}</p>")
-    answers = ", ".join(f"{escape(code)} {escape(r.get('description', ''))}"
-                        for code, r in operation.get("responses", {}).items())
+    answers = ", ".join(
+        f"{escape(code)} {escape(r.get('description', ''))}" for code, r in operation.get("responses", {}).items()
+    )
     html.append(f"<p class='muted'>Answers: {answers}</p></div>")
     return "".join(html)
 
 
 def _schema(name: str, schema: dict) -> str:
     required = set(schema.get("required", ()))
-    rows = "".join(f"<tr><td><code>{escape(field)}</code></td><td>{_type(spec)}</td>"
-                   f"<td>{'required' if field in required else ''}</td>"
-                   f"<td>{escape(spec.get('description', ''))}</td></tr>"
-                   for field, spec in schema.get("properties", {}).items())
+    rows = "".join(
+        f"<tr><td><code>{escape(field)}</code></td><td>{_type(spec)}</td>"
+        f"<td>{'required' if field in required else ''}</td>"
+        f"<td>{escape(spec.get('description', ''))}</td></tr>"
+        for field, spec in schema.get("properties", {}).items()
+    )
     description = f"<p>{escape(schema['description'])}</p>" if schema.get("description") else ""
     values = f"<p>One of: {escape(', '.join(map(str, schema['enum'])))}</p>" if schema.get("enum") else ""
     table = f"<table>{rows}</table>" if rows else ""

@@ -28,9 +28,13 @@ def server_status(db: Session = Depends(session), svc=Depends(service)) -> Serve
     from solbench.evaluation.result_cache import harness_version
     from solbench.version import __version__
 
-    return ServerStatus(version=__version__, harness_version=harness_version(),
-                        hardware=svc.settings.hardware, queue="celery" if svc.settings.broker_url else "embedded",
-                        status=queries.status(db))
+    return ServerStatus(
+        version=__version__,
+        harness_version=harness_version(),
+        hardware=svc.settings.hardware,
+        queue="celery" if svc.settings.broker_url else "embedded",
+        status=queries.status(db),
+    )
 
 
 class ServerLimits(BaseModel):
@@ -47,5 +51,9 @@ class ServerLimits(BaseModel):
 @router.get("/limits", response_model=ServerLimits)
 def server_limits(svc=Depends(service)) -> ServerLimits:
     limits = svc.settings.limits
-    return ServerLimits(max_body_bytes=limits.max_body_bytes, per_hour=limits.per_hour, per_day=limits.per_day,
-                        max_queued=limits.max_queued)
+    return ServerLimits(
+        max_body_bytes=limits.max_body_bytes,
+        per_hour=limits.per_hour,
+        per_day=limits.per_day,
+        max_queued=limits.max_queued,
+    )

@@ -27,11 +27,17 @@ router = APIRouter(tags=["submissions"])
 PUBLIC_MODES = ("ranked",)
 
 
-@router.post("/submissions", status_code=202, response_model=SubmissionAccepted,
-             responses={401: {}, 413: {}, 422: {}, 429: {}})
-def submit(body: SubmissionRequest, response: Response, user: User = Depends(current_user),
-           db: Session = Depends(session), svc=Depends(service),
-           idempotency_key: str | None = Header(default=None, max_length=200)) -> SubmissionAccepted:
+@router.post(
+    "/submissions", status_code=202, response_model=SubmissionAccepted, responses={401: {}, 413: {}, 422: {}, 429: {}}
+)
+def submit(
+    body: SubmissionRequest,
+    response: Response,
+    user: User = Depends(current_user),
+    db: Session = Depends(session),
+    svc=Depends(service),
+    idempotency_key: str | None = Header(default=None, max_length=200),
+) -> SubmissionAccepted:
     """Queue a solution for evaluation. With an `Idempotency-Key` header, a repeated request returns the
     submission the first one made instead of a second one."""
     if idempotency_key:
@@ -48,9 +54,16 @@ def submit(body: SubmissionRequest, response: Response, user: User = Depends(cur
         check_limits(db, user, body.mode, svc.settings.limits)
     except LimitReached as error:
         raise HTTPException(429, str(error), headers={"Retry-After": str(error.retry_after_s)}) from None
-    submission = Submission(user_id=user.id, problem_version_id=version.id, mode=body.mode, status="queued",
-                            solution=solution.model_dump(mode="json", exclude_none=True),
-                            code_hash=code_hash(solution), idempotency_key=idempotency_key or None, attempts=0)
+    submission = Submission(
+        user_id=user.id,
+        problem_version_id=version.id,
+        mode=body.mode,
+        status="queued",
+        solution=solution.model_dump(mode="json", exclude_none=True),
+        code_hash=code_hash(solution),
+        idempotency_key=idempotency_key or None,
+        attempts=0,
+    )
     db.add(submission)
     try:
         db.commit()
@@ -68,8 +81,9 @@ def submit(body: SubmissionRequest, response: Response, user: User = Depends(cur
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionView, responses={404: {}})
-def get_submission(submission_id: int, user: User | None = Depends(optional_user),
-                   db: Session = Depends(session)) -> SubmissionView:
+def get_submission(
+    submission_id: int, user: User | None = Depends(optional_user), db: Session = Depends(session)
+) -> SubmissionView:
     """A submission with its result. Test and private submissions are readable by their owner and admins only
     (404 to others, as for a submission that does not exist);
     of a ranked one, until its problem set is frozen, others see neither the solution's code nor the text it
@@ -102,28 +116,36 @@ def bundle(submission_id: int, user: User | None = Depends(optional_user), db: S
 
     submission = readable(db, submission_id, user)
     if not _code_visible(db, user, submission):
-        raise HTTPException(403, f"submission {submission_id}: the bundle holds the code; until its problem set "
-                                 "is frozen only its owner or an admin may download it")
+        raise HTTPException(
+            403,
+            f"submission {submission_id}: the bundle holds the code; until its problem set "
+            "is frozen only its owner or an admin may download it",
+        )
     result = submission.result
-    version = submission.problem_version if result is None else db.get(type(submission.problem_version),
-                                                                        result.problem_version_id)
-    return JSONResponse(make_bundle(submission, result, version), headers={
-        "Content-Disposition": f'attachment; filename="submission-{submission_id}.bundle.json"'})
+    version = (
+        submission.problem_version
+        if result is None
+        else db.get(type(submission.problem_version), result.problem_version_id)
+    )
+    return JSONResponse(
+        make_bundle(submission, result, version),
+        headers={"Content-Disposition": f'attachment; filename="submission-{submission_id}.bundle.json"'},
+    )
 
 
 def readable(db: Session, submission_id: int, user: User | None) -> Submission:
     """The submission if `user` may read it: ranked ones are public, the rest their owner's and admins' (to
     anyone else they do not exist: 404)."""
     submission = _live(db, submission_id)
-    if submission.mode not in PUBLIC_MODES and (user is None or (user.id != submission.user_id
-                                                                  and not user.is_admin)):
+    if submission.mode not in PUBLIC_MODES and (user is None or (user.id != submission.user_id and not user.is_admin)):
         raise _missing(submission_id)
     return submission
 
 
 def _code_visible(db: Session, user: User | None, submission: Submission) -> bool:
-    return queries.code_visible(db, submission, user.name if user is not None else None,
-                                user is not None and user.is_admin)
+    return queries.code_visible(
+        db, submission, user.name if user is not None else None, user is not None and user.is_admin
+    )
 
 
 def submission_view(db: Session, submission: Submission, *, with_code: bool = True) -> SubmissionView:
@@ -133,31 +155,62 @@ def submission_view(db: Session, submission: Submission, *, with_code: bool = Tr
     result_view = None
     if result is not None:
         public = {w["uuid"] for w in submission.problem_version.workloads} | {
-            t["workload"]["uuid"] for t in result.traces}
-        history = db.scalars(select(ScoreChange).where(ScoreChange.submission_id == submission.id)
-                             .order_by(ScoreChange.id)).all()
+            t["workload"]["uuid"] for t in result.traces
+        }
+        history = db.scalars(
+            select(ScoreChange).where(ScoreChange.submission_id == submission.id).order_by(ScoreChange.id)
+        ).all()
         version = db.get(type(submission.problem_version), result.problem_version_id)
         assert version is not None, "a result's problem_version_id is a foreign key"
         result_view = ResultView(
-            score=result.score, public_score=result.public_score, held_out_score=result.held_out_score,
-            held_out_workloads=len(result.held_out_traces), verdict=result.verdict,
-            harness_version=result.harness_version, problem_version=version.version_hash, hardware=result.hardware,
-            device=result.device, worker=result.worker, environment=result.environment, clock=result.clock,
-            cache_hit=result.cache_hit, t_sol_ms={k: v for k, v in result.t_sol_ms.items() if k in public},
+            score=result.score,
+            public_score=result.public_score,
+            held_out_score=result.held_out_score,
+            held_out_workloads=len(result.held_out_traces),
+            verdict=result.verdict,
+            harness_version=result.harness_version,
+            problem_version=version.version_hash,
+            hardware=result.hardware,
+            device=result.device,
+            worker=result.worker,
+            environment=result.environment,
+            clock=result.clock,
+            cache_hit=result.cache_hit,
+            t_sol_ms={k: v for k, v in result.t_sol_ms.items() if k in public},
             t_b_ms={k: v for k, v in result.t_b_ms.items() if k in public},
             traces=visible_traces(result.traces, with_code),
-            created_at=result.created_at, rescored_at=result.rescored_at,
-            history=[ScoreChangeView(at=c.at, old_score=c.old_score, new_score=c.new_score, old_harness=c.old_harness,
-                                     new_harness=c.new_harness, reason=c.reason) for c in history])
+            created_at=result.created_at,
+            rescored_at=result.rescored_at,
+            history=[
+                ScoreChangeView(
+                    at=c.at,
+                    old_score=c.old_score,
+                    new_score=c.new_score,
+                    old_harness=c.old_harness,
+                    new_harness=c.new_harness,
+                    reason=c.reason,
+                )
+                for c in history
+            ],
+        )
     version = submission.problem_version
-    return SubmissionView(id=submission.id, user=submission.user.name, problem=version.problem.name,
-                          problem_version=version.version_hash, mode=submission.mode, status=submission.status,
-                          queue_position=queries.queue_position(db, submission), created_at=submission.created_at,
-                          started_at=submission.started_at, finished_at=submission.finished_at,
-                          attempts=submission.attempts,
-                          error=visible_error(submission.error, with_code),
-                          code_hash=submission.code_hash if with_code else None,
-                          solution=submission.solution if with_code else None, result=result_view)
+    return SubmissionView(
+        id=submission.id,
+        user=submission.user.name,
+        problem=version.problem.name,
+        problem_version=version.version_hash,
+        mode=submission.mode,
+        status=submission.status,
+        queue_position=queries.queue_position(db, submission),
+        created_at=submission.created_at,
+        started_at=submission.started_at,
+        finished_at=submission.finished_at,
+        attempts=submission.attempts,
+        error=visible_error(submission.error, with_code),
+        code_hash=submission.code_hash if with_code else None,
+        solution=submission.solution if with_code else None,
+        result=result_view,
+    )
 
 
 def _live(db: Session, submission_id: int) -> Submission:
@@ -179,7 +232,12 @@ def _by_key(db: Session, user: User, key: str) -> Submission | None:
 
 def _accepted(db: Session, submission: Submission) -> SubmissionAccepted:
     version = submission.problem_version
-    return SubmissionAccepted(id=submission.id, status=submission.status,
-                              queue_position=queries.queue_position(db, submission), problem=version.problem.name,
-                              problem_version=version.version_hash, mode=submission.mode,
-                              url=f"/api/v1/submissions/{submission.id}")
+    return SubmissionAccepted(
+        id=submission.id,
+        status=submission.status,
+        queue_position=queries.queue_position(db, submission),
+        problem=version.problem.name,
+        problem_version=version.version_hash,
+        mode=submission.mode,
+        url=f"/api/v1/submissions/{submission.id}",
+    )

@@ -27,8 +27,9 @@ def run_migrations() -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=context.config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
-                      literal_binds=True)
+    context.configure(
+        url=context.config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata, literal_binds=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 else:

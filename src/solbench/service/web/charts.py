@@ -50,8 +50,15 @@ class RooflinePoint:
     href: str | None = None
 
 
-def roofline_chart(points: list[RooflinePoint], *, memory_bandwidth_bytes_per_s: float, peak_flops_per_s: float,
-                   hardware: str, width: int = 640, height: int = 360) -> str:
+def roofline_chart(
+    points: list[RooflinePoint],
+    *,
+    memory_bandwidth_bytes_per_s: float,
+    peak_flops_per_s: float,
+    hardware: str,
+    width: int = 640,
+    height: int = 360,
+) -> str:
     """Achieved FLOP/s against arithmetic intensity on log-log axes, under the memory roof (bandwidth ×
     intensity) and the compute roof (peak); the ridge where they meet is marked. A point above the roofs
     is faster than the hardware allows and is drawn in red."""
@@ -68,23 +75,49 @@ def roofline_chart(points: list[RooflinePoint], *, memory_bandwidth_bytes_per_s:
     drawing = Drawing(width, height, title)
     _log_axes(drawing, x, y, margin, width, height, x_label="arithmetic intensity (FLOP/byte)", y_unit="FLOP/s")
     memory_start = max(x_lo, y_lo / memory_bandwidth_bytes_per_s)
-    drawing.add("polyline", class_="roof", points=(
-        f"{x(memory_start):.1f},{y(memory_bandwidth_bytes_per_s * memory_start):.1f} "
-        f"{x(ridge):.1f},{y(peak_flops_per_s):.1f} {x(x_hi):.1f},{y(peak_flops_per_s):.1f}"), **ROOF)
-    drawing.text(x(ridge), y(peak_flops_per_s) - 6, f"ridge {ridge:.3g} FLOP/B", text_anchor="middle",
-                 class_="note", font_size=11)
-    drawing.text(x(x_hi) - 4, y(peak_flops_per_s) + 14, f"compute roof {si(peak_flops_per_s, 'FLOP/s')}",
-                 text_anchor="end", class_="note", font_size=11)
-    drawing.text(x(memory_start) + 4, y(memory_bandwidth_bytes_per_s * memory_start) - 6,
-                 f"memory roof {si(memory_bandwidth_bytes_per_s, 'B/s')}", class_="note", font_size=11)
+    drawing.add(
+        "polyline",
+        class_="roof",
+        points=(
+            f"{x(memory_start):.1f},{y(memory_bandwidth_bytes_per_s * memory_start):.1f} "
+            f"{x(ridge):.1f},{y(peak_flops_per_s):.1f} {x(x_hi):.1f},{y(peak_flops_per_s):.1f}"
+        ),
+        **ROOF,
+    )
+    drawing.text(
+        x(ridge),
+        y(peak_flops_per_s) - 6,
+        f"ridge {ridge:.3g} FLOP/B",
+        text_anchor="middle",
+        class_="note",
+        font_size=11,
+    )
+    drawing.text(
+        x(x_hi) - 4,
+        y(peak_flops_per_s) + 14,
+        f"compute roof {si(peak_flops_per_s, 'FLOP/s')}",
+        text_anchor="end",
+        class_="note",
+        font_size=11,
+    )
+    drawing.text(
+        x(memory_start) + 4,
+        y(memory_bandwidth_bytes_per_s * memory_start) - 6,
+        f"memory roof {si(memory_bandwidth_bytes_per_s, 'B/s')}",
+        class_="note",
+        font_size=11,
+    )
     for point in points:
         roof = min(peak_flops_per_s, memory_bandwidth_bytes_per_s * point.intensity_flops_per_byte)
         fraction = point.achieved_flops_per_s / roof if roof > 0 else 0.0
         colour = "#dc2626" if fraction > 1.0 else PALETTE[0]
-        tooltip = (f"{point.label}: {si(point.achieved_flops_per_s, 'FLOP/s')} at "
-                   f"{point.intensity_flops_per_byte:.3g} FLOP/B, {fraction:.0%} of the roof")
-        drawing.raw(marker(x(point.intensity_flops_per_byte), y(point.achieved_flops_per_s), colour, tooltip,
-                           point.href))
+        tooltip = (
+            f"{point.label}: {si(point.achieved_flops_per_s, 'FLOP/s')} at "
+            f"{point.intensity_flops_per_byte:.3g} FLOP/B, {fraction:.0%} of the roof"
+        )
+        drawing.raw(
+            marker(x(point.intensity_flops_per_byte), y(point.achieved_flops_per_s), colour, tooltip, point.href)
+        )
     if not points:
         drawing.text(width / 2, height / 2, "no passing submission yet", text_anchor="middle", class_="empty")
     return drawing.render()
@@ -100,8 +133,9 @@ class TimelineEvent:
     href: str | None = None
 
 
-def firsts_timeline(events: list[TimelineEvent], *, now: datetime | None = None, width: int = 640,
-                    height: int = 240) -> str:
+def firsts_timeline(
+    events: list[TimelineEvent], *, now: datetime | None = None, width: int = 640, height: int = 240
+) -> str:
     """The best score as a step line over time, one marker per first, labelled with who took it."""
     title = "Firsts over time"
     if not events:
@@ -125,11 +159,17 @@ def firsts_timeline(events: list[TimelineEvent], *, now: datetime | None = None,
     drawing.add("polyline", points=" ".join(steps), class_="step", fill="none", stroke=PALETTE[0], stroke_width=2)
     for index, event in enumerate(events):
         tooltip = f"{event.label}: S = {event.score:.3f} on {event.when:%Y-%m-%d %H:%M}"
-        drawing.raw(marker(x(event.when.timestamp()), y(event.score), PALETTE[index % len(PALETTE)], tooltip,
-                           event.href))
+        drawing.raw(
+            marker(x(event.when.timestamp()), y(event.score), PALETTE[index % len(PALETTE)], tooltip, event.href)
+        )
     last = events[-1]
-    drawing.text(min(x(last.when.timestamp()) + 6, width - margin.right - 80), y(last.score) - 8, last.label,
-                 class_="note", font_size=11)
+    drawing.text(
+        min(x(last.when.timestamp()) + 6, width - margin.right - 80),
+        y(last.score) - 8,
+        last.label,
+        class_="note",
+        font_size=11,
+    )
     return drawing.render()
 
 
@@ -141,8 +181,9 @@ class Bar:
     note: str = ""
 
 
-def bar_chart(bars: list[Bar], *, title: str, maximum: float | None = 1.0, unit: str = "", width: int = 640,
-              row_height: int = 22) -> str:
+def bar_chart(
+    bars: list[Bar], *, title: str, maximum: float | None = 1.0, unit: str = "", width: int = 640, row_height: int = 22
+) -> str:
     """Horizontal bars, one row per item in the given order (a ranking reads top to bottom)."""
     if not bars:
         return empty_chart(title, "nothing to show yet", width)
@@ -156,8 +197,14 @@ def bar_chart(bars: list[Bar], *, title: str, maximum: float | None = 1.0, unit:
         label = bar.label if len(bar.label) <= 26 else bar.label[:25] + "…"
         drawing.text(label_width - 6, y + row_height * 0.65, label, text_anchor="end", font_size=12)
         tooltip = f"{bar.label}: {bar.value:.4g}{unit}" + (f" ({bar.note})" if bar.note else "")
-        box = attrs(x=float(label_width), y=float(y + 3), width=max(x(bar.value) - label_width, 1.0),
-                    height=row_height - 6, fill=PALETTE[0], class_="bar")
+        box = attrs(
+            x=float(label_width),
+            y=float(y + 3),
+            width=max(x(bar.value) - label_width, 1.0),
+            height=row_height - 6,
+            fill=PALETTE[0],
+            class_="bar",
+        )
         rect = f"<rect {box}><title>{escape(tooltip)}</title></rect>"
         drawing.raw(f'<a href="{escape(bar.href, quote=True)}">{rect}</a>' if bar.href else rect)
         drawing.text(width - value_width + 6, y + row_height * 0.65, f"{bar.value:.3g}{unit}", font_size=12)
@@ -186,15 +233,33 @@ def trend_chart(points: list[TrendPoint], *, title: str, y_label: str, width: in
     for tick in y.ticks(4):
         drawing.line(margin.left, y(tick), width - margin.right, y(tick), **GRID)
         drawing.text(margin.left - 6, y(tick) + 4, f"{tick:g}", text_anchor="end", font_size=11)
-    drawing.text(14, margin.top + (height - margin.top - margin.bottom) / 2, y_label, font_size=11,
-                 transform=f"rotate(-90 14 {margin.top + (height - margin.top - margin.bottom) / 2:.0f})",
-                 text_anchor="middle")
+    drawing.text(
+        14,
+        margin.top + (height - margin.top - margin.bottom) / 2,
+        y_label,
+        font_size=11,
+        transform=f"rotate(-90 14 {margin.top + (height - margin.top - margin.bottom) / 2:.0f})",
+        text_anchor="middle",
+    )
     _time_axis(drawing, x, height - margin.bottom, [p.when for p in points])
-    drawing.add("polyline", points=" ".join(f"{x(p.when.timestamp()):.1f},{y(p.value):.1f}" for p in points),
-                fill="none", stroke=PALETTE[0], stroke_width=2, class_="trend")
+    drawing.add(
+        "polyline",
+        points=" ".join(f"{x(p.when.timestamp()):.1f},{y(p.value):.1f}" for p in points),
+        fill="none",
+        stroke=PALETTE[0],
+        stroke_width=2,
+        class_="trend",
+    )
     for point in points:
-        drawing.raw(marker(x(point.when.timestamp()), y(point.value), PALETTE[0],
-                           f"{point.when:%Y-%m-%d %H:%M}: {point.value:g}", radius=3))
+        drawing.raw(
+            marker(
+                x(point.when.timestamp()),
+                y(point.value),
+                PALETTE[0],
+                f"{point.when:%Y-%m-%d %H:%M}: {point.value:g}",
+                radius=3,
+            )
+        )
     return drawing.render()
 
 
@@ -226,25 +291,43 @@ def timing_spread_chart(rows: list[TimingSpread], *, width: int = 640, row_heigh
     for tick in x.ticks():
         drawing.line(x(tick), 4, x(tick), axis_y, **GRID)
         drawing.text(x(tick), axis_y + 14, milliseconds(tick), text_anchor="middle", font_size=11)
-    drawing.text(width - margin_right, axis_y + 30, "● median  ▮ min–max  | T_SOL (green)  | T_b (orange)",
-                 text_anchor="end", font_size=10, class_="note")
+    drawing.text(
+        width - margin_right,
+        axis_y + 30,
+        "● median  ▮ min–max  | T_SOL (green)  | T_b (orange)",
+        text_anchor="end",
+        font_size=10,
+        class_="note",
+    )
     for index, row in enumerate(rows):
         y = 4 + index * row_height + row_height / 2
         name = row.workload if len(row.workload) <= 20 else row.workload[:19] + "…"
         drawing.text(label_width - 6, y + 4, name, text_anchor="end", font_size=12)
-        drawing.line(x(row.min_ms), y, x(row.max_ms), y, stroke=PALETTE[0], stroke_width=6, stroke_linecap="round",
-                     class_="spread", opacity=0.45)
+        drawing.line(
+            x(row.min_ms),
+            y,
+            x(row.max_ms),
+            y,
+            stroke=PALETTE[0],
+            stroke_width=6,
+            stroke_linecap="round",
+            class_="spread",
+            opacity=0.45,
+        )
         for value, colour in ((row.t_sol_ms, PALETTE[2]), (row.t_baseline_ms, PALETTE[1])):
             if value:
                 drawing.line(x(value), y - 9, x(value), y + 9, stroke=colour, stroke_width=2)
-        tooltip = (f"{row.workload}: min {milliseconds(row.min_ms)}, median {milliseconds(row.median_ms)}, "
-                   f"max {milliseconds(row.max_ms)}")
+        tooltip = (
+            f"{row.workload}: min {milliseconds(row.min_ms)}, median {milliseconds(row.median_ms)}, "
+            f"max {milliseconds(row.max_ms)}"
+        )
         drawing.raw(marker(x(row.median_ms), y, "#111827", tooltip, radius=4))
     return drawing.render()
 
 
-def _log_axes(drawing: Drawing, x: LogScale, y: LogScale, margin: Margins, width: int, height: int, *,
-              x_label: str, y_unit: str) -> None:
+def _log_axes(
+    drawing: Drawing, x: LogScale, y: LogScale, margin: Margins, width: int, height: int, *, x_label: str, y_unit: str
+) -> None:
     for tick in x.ticks():
         drawing.line(x(tick), margin.top, x(tick), height - margin.bottom, **GRID)
         drawing.text(x(tick), height - margin.bottom + 16, f"{tick:g}", text_anchor="middle", font_size=11)
@@ -274,5 +357,10 @@ def _time_axis(drawing: Drawing, x: LinearScale, baseline_y: float, moments: lis
     for tick in (first + i * step_s for i in range(int((x.hi - first) // step_s) + 1)):
         if x.lo <= tick <= x.hi:
             drawing.line(x(tick), baseline_y, x(tick), baseline_y + 4, **AXIS)
-            drawing.text(x(tick), baseline_y + 16, datetime.fromtimestamp(tick, zone).strftime(fmt),
-                         text_anchor="middle", font_size=11)
+            drawing.text(
+                x(tick),
+                baseline_y + 16,
+                datetime.fromtimestamp(tick, zone).strftime(fmt),
+                text_anchor="middle",
+                font_size=11,
+            )

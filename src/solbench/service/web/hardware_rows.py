@@ -26,12 +26,27 @@ def hardware_rows(scored: str, workers: list[views.WorkerRow]) -> list[views.Har
             figures, source = hardware_figures(hardware_id), "the hardware database"
         count = sum(1 for w in workers if w.hardware == hardware_id and w.state != "gone")
         if figures is None:
-            rows.append(views.HardwareRow(id=hardware_id, workers=count, name=(
-                "each worker's own CPU: figures appear when one reports" if hardware_id == SERVER_LOCAL
-                else "not in the hardware database")))
+            rows.append(
+                views.HardwareRow(
+                    id=hardware_id,
+                    workers=count,
+                    name=(
+                        "each worker's own CPU: figures appear when one reports"
+                        if hardware_id == SERVER_LOCAL
+                        else "not in the hardware database"
+                    ),
+                )
+            )
             continue
-        rows.append(views.HardwareRow(id=hardware_id, name=figures.name, workers=count, source=source,
-                                      memory_bandwidth_bytes_per_s=figures.memory_bandwidth_bytes_per_s,
-                                      bfloat16_flops_per_s=figures.bfloat16_flops_per_s,
-                                      float32_flops_per_s=figures.float32_flops_per_s))
+        rows.append(
+            views.HardwareRow(
+                id=hardware_id,
+                name=figures.name,
+                workers=count,
+                source=source,
+                memory_bandwidth_bytes_per_s=figures.memory_bandwidth_bytes_per_s,
+                bfloat16_flops_per_s=figures.bfloat16_flops_per_s,
+                float32_flops_per_s=figures.float32_flops_per_s,
+            )
+        )
     return rows

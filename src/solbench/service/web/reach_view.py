@@ -49,9 +49,15 @@ def reach_section(folder: Path | None, problems: set[str]) -> ReachSection | Non
         if not covering:
             continue
         shown.append(report)
-        rows.append(ReachRow(model=report.model, mode=report.mode, addressable_fraction=report.addressable_fraction,
-                             share_of_addressable=sum(p.share_of_addressable for p in covering),
-                             share_of_step=sum(p.share_of_step for p in covering)))
+        rows.append(
+            ReachRow(
+                model=report.model,
+                mode=report.mode,
+                addressable_fraction=report.addressable_fraction,
+                share_of_addressable=sum(p.share_of_addressable for p in covering),
+                share_of_step=sum(p.share_of_step for p in covering),
+            )
+        )
     if not rows:
         return None
     from solbench.reach import ReachError

@@ -48,16 +48,23 @@ def chart(svg_text: str) -> Markup:
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters.update(score=format_score, ms=format_ms, si=format_si, when=format_when, day=format_day)
     return env
 
 
 def render(template: str, **context: object) -> str:
     """A page as HTML text; chart values (names ending in ``_chart`` or ``chart``) are SVG markup."""
-    values = {key: chart(value) if key.endswith("chart") and isinstance(value, str) else value
-              for key, value in context.items()}
+    values = {
+        key: chart(value) if key.endswith("chart") and isinstance(value, str) else value
+        for key, value in context.items()
+    }
     values.setdefault("harness_version", _harness_version())
     values.setdefault("viewer", None)  # the routes name the reader; a template rendered alone has none
     values.setdefault("here", "/")

@@ -21,8 +21,11 @@ from solbench.service.web.sign_in import COOKIE_MAX_AGE_S, local_path, same_orig
 router = APIRouter(include_in_schema=False)
 TOKEN_COOKIE = "solbench_token"
 STYLESHEET = "style.css"
-SIGN_IN_HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY",
-                   "Content-Security-Policy": "frame-ancestors 'none'"}
+SIGN_IN_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+}
 """The sign-in page is never cached (a shared cache would show one reader's name to the next) nor framed."""
 
 
@@ -63,46 +66,75 @@ def _html(template: str, build: Callable[[], dict], request: Request, viewer: pa
     try:
         context = build()
     except pages.PageNotFound as missing:
-        return HTMLResponse(render("not_found.html", title="Not found", nav="", message=str(missing), viewer=viewer,
-                                   here=here), status_code=404)
+        return HTMLResponse(
+            render("not_found.html", title="Not found", nav="", message=str(missing), viewer=viewer, here=here),
+            status_code=404,
+        )
     return HTMLResponse(render(template, viewer=viewer, here=here, **context))
 
 
 @router.get("/", response_class=HTMLResponse)
-def home_page(request: Request, session: Session = Depends(_session),
-              viewer: pages.Viewer = Depends(_viewer)) -> HTMLResponse:
+def home_page(
+    request: Request, session: Session = Depends(_session), viewer: pages.Viewer = Depends(_viewer)
+) -> HTMLResponse:
     return _html("home.html", lambda: pages.home(session, _hardware(request)), request, viewer)
 
 
 @router.get("/sets/{name}", response_class=HTMLResponse)
-def set_page(request: Request, name: str, page: int = Query(1), session: Session = Depends(_session),
-             viewer: pages.Viewer = Depends(_viewer)) -> HTMLResponse:
-    return _html("set.html", lambda: pages.problem_set(session, name, page, _hardware(request), _reach_dir(request)),
-                 request, viewer)
+def set_page(
+    request: Request,
+    name: str,
+    page: int = Query(1),
+    session: Session = Depends(_session),
+    viewer: pages.Viewer = Depends(_viewer),
+) -> HTMLResponse:
+    return _html(
+        "set.html",
+        lambda: pages.problem_set(session, name, page, _hardware(request), _reach_dir(request)),
+        request,
+        viewer,
+    )
 
 
 @router.get("/sets/{set_name}/problems/{name}", response_class=HTMLResponse)
-def problem_page(request: Request, set_name: str, name: str, page: int = Query(1),
-                 session: Session = Depends(_session), viewer: pages.Viewer = Depends(_viewer)) -> HTMLResponse:
-    return _html("problem.html", lambda: pages.problem(session, set_name, name, page, _hardware(request),
-                                                       _reach_dir(request)), request, viewer)
+def problem_page(
+    request: Request,
+    set_name: str,
+    name: str,
+    page: int = Query(1),
+    session: Session = Depends(_session),
+    viewer: pages.Viewer = Depends(_viewer),
+) -> HTMLResponse:
+    return _html(
+        "problem.html",
+        lambda: pages.problem(session, set_name, name, page, _hardware(request), _reach_dir(request)),
+        request,
+        viewer,
+    )
 
 
 @router.get("/submissions/{submission_id}", response_class=HTMLResponse)
-def submission_page(request: Request, submission_id: int, session: Session = Depends(_session),
-                    viewer: pages.Viewer = Depends(_viewer)) -> HTMLResponse:
+def submission_page(
+    request: Request, submission_id: int, session: Session = Depends(_session), viewer: pages.Viewer = Depends(_viewer)
+) -> HTMLResponse:
     return _html("submission.html", lambda: pages.submission(session, submission_id, viewer), request, viewer)
 
 
 @router.get("/users/{name}", response_class=HTMLResponse)
-def user_page(request: Request, name: str, page: int = Query(1), session: Session = Depends(_session),
-              viewer: pages.Viewer = Depends(_viewer)) -> HTMLResponse:
+def user_page(
+    request: Request,
+    name: str,
+    page: int = Query(1),
+    session: Session = Depends(_session),
+    viewer: pages.Viewer = Depends(_viewer),
+) -> HTMLResponse:
     return _html("user.html", lambda: pages.user(session, name, page, viewer), request, viewer)
 
 
 @router.get("/status", response_class=HTMLResponse)
-def status_page(request: Request, session: Session = Depends(_session),
-                viewer: pages.Viewer = Depends(_viewer)) -> HTMLResponse:
+def status_page(
+    request: Request, session: Session = Depends(_session), viewer: pages.Viewer = Depends(_viewer)
+) -> HTMLResponse:
     return _html("status.html", lambda: pages.status(session, _hardware(request)), request, viewer)
 
 
@@ -115,12 +147,23 @@ async def _form(request: Request) -> dict[str, str]:
         return {}
 
 
-def _sign_in_form(viewer: pages.Viewer, next_path: str | None, message: str = "",
-                  status_code: int = 200) -> HTMLResponse:
+def _sign_in_form(
+    viewer: pages.Viewer, next_path: str | None, message: str = "", status_code: int = 200
+) -> HTMLResponse:
     """The sign-in page; never with the token that was sent (it would sit in the page, and in caches of it)."""
-    return HTMLResponse(render("sign_in.html", title="Sign in", nav="sign-in", viewer=viewer, here="/",
-                               next=next_path or "", message=message), status_code=status_code,
-                        headers=SIGN_IN_HEADERS)
+    return HTMLResponse(
+        render(
+            "sign_in.html",
+            title="Sign in",
+            nav="sign-in",
+            viewer=viewer,
+            here="/",
+            next=next_path or "",
+            message=message,
+        ),
+        status_code=status_code,
+        headers=SIGN_IN_HEADERS,
+    )
 
 
 @router.get("/sign-in", response_class=HTMLResponse)
@@ -129,24 +172,37 @@ def sign_in_page(next: str = Query(""), viewer: pages.Viewer = Depends(_viewer))
 
 
 @router.post("/sign-in", response_class=HTMLResponse)
-def sign_in(request: Request, form: dict[str, str] = Depends(_form), session: Session = Depends(_session),
-            viewer: pages.Viewer = Depends(_viewer)) -> Response:
+def sign_in(
+    request: Request,
+    form: dict[str, str] = Depends(_form),
+    session: Session = Depends(_session),
+    viewer: pages.Viewer = Depends(_viewer),
+) -> Response:
     """A live token of a user who is not banned sets the cookie and goes on (303) to `next` when that is a path on
     this site, else to the user's page; anything else shows the form again with why, and sets nothing."""
     next_path = local_path(form.get("next") or request.query_params.get("next"))
     if not same_origin(request):
-        return _sign_in_form(viewer, next_path, "Refused: this form was posted from another site. Sign in from this "
-                                                "page.", 403)
+        return _sign_in_form(
+            viewer, next_path, "Refused: this form was posted from another site. Sign in from this page.", 403
+        )
     token = form.get("token", "").strip()
     if not token:
         return _sign_in_form(viewer, next_path, "Paste your API token (solbench admin add-user prints one).", 400)
     reader = _viewer_of(session, token)
     if reader.name is None:
-        return _sign_in_form(viewer, next_path, "That token signs nobody in: it is unknown or revoked, or its user "
-                                                "is banned.", 401)
+        return _sign_in_form(
+            viewer, next_path, "That token signs nobody in: it is unknown or revoked, or its user is banned.", 401
+        )
     response = RedirectResponse(next_path or f"/users/{quote(reader.name)}", status_code=303)
-    response.set_cookie(TOKEN_COOKIE, token, max_age=COOKIE_MAX_AGE_S, path="/", httponly=True, samesite="lax",
-                        secure=request.url.scheme == "https")
+    response.set_cookie(
+        TOKEN_COOKIE,
+        token,
+        max_age=COOKIE_MAX_AGE_S,
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
     return response
 
 
@@ -154,15 +210,16 @@ def sign_in(request: Request, form: dict[str, str] = Depends(_form), session: Se
 def sign_out(request: Request, viewer: pages.Viewer = Depends(_viewer)) -> Response:
     """Forget the cookie (the token itself stays valid: `solbench admin revoke-token` ends it)."""
     if not same_origin(request):
-        return _sign_in_form(viewer, None, "Refused: signing out was posted from another site. Sign out from this "
-                                           "page.", 403)
+        return _sign_in_form(
+            viewer, None, "Refused: signing out was posted from another site. Sign out from this page.", 403
+        )
     response = RedirectResponse("/", status_code=303)
-    response.delete_cookie(TOKEN_COOKIE, path="/", httponly=True, samesite="lax",
-                           secure=request.url.scheme == "https")
+    response.delete_cookie(TOKEN_COOKIE, path="/", httponly=True, samesite="lax", secure=request.url.scheme == "https")
     return response
 
 
 @router.get("/static/style.css")
 def stylesheet() -> Response:
-    return Response((STATIC / STYLESHEET).read_text(), media_type="text/css",
-                    headers={"Cache-Control": "public, max-age=3600"})
+    return Response(
+        (STATIC / STYLESHEET).read_text(), media_type="text/css", headers={"Cache-Control": "public, max-age=3600"}
+    )

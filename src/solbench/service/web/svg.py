@@ -13,8 +13,17 @@ from html import escape
 PALETTE = ("#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f")
 """Marker colours, chosen to stay distinct on white and when printed in grey."""
 
-SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
-               (1e-6, "µ"), (1e-9, "n"))
+SI_PREFIXES = (
+    (1e15, "P"),
+    (1e12, "T"),
+    (1e9, "G"),
+    (1e6, "M"),
+    (1e3, "k"),
+    (1.0, ""),
+    (1e-3, "m"),
+    (1e-6, "µ"),
+    (1e-9, "n"),
+)
 
 
 def si(value: float, unit: str = "") -> str:
@@ -67,7 +76,7 @@ class LogScale:
     def ticks(self, count: int = 6) -> list[float]:
         first, last = math.floor(math.log10(self.lo)), math.ceil(math.log10(self.hi))
         step = max(1, math.ceil((last - first) / count))
-        return [10.0 ** power for power in range(first, last + 1, step) if self.lo <= 10.0 ** power <= self.hi]
+        return [10.0**power for power in range(first, last + 1, step) if self.lo <= 10.0**power <= self.hi]
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -117,8 +126,9 @@ class Drawing:
 
     def add(self, tag: str, text: str | None = None, /, **values: object) -> None:
         inner = "" if text is None else escape(text)
-        self.elements.append(f"<{tag} {attrs(**values)}>{inner}</{tag}>" if text is not None
-                             else f"<{tag} {attrs(**values)}/>")
+        self.elements.append(
+            f"<{tag} {attrs(**values)}>{inner}</{tag}>" if text is not None else f"<{tag} {attrs(**values)}/>"
+        )
 
     def raw(self, markup: str) -> None:
         """Markup the caller built from escaped parts (a group, a link around a marker)."""
@@ -132,15 +142,18 @@ class Drawing:
 
     def render(self, css_class: str = "chart") -> str:
         body = "".join(self.elements)
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" {attrs(class_=css_class, role="img")} '
-                f'viewBox="0 0 {self.width} {self.height}" width="{self.width}" height="{self.height}" '
-                f'aria-label="{escape(self.title, quote=True)}"><title>{escape(self.title)}</title>{body}</svg>')
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" {attrs(class_=css_class, role="img")} '
+            f'viewBox="0 0 {self.width} {self.height}" width="{self.width}" height="{self.height}" '
+            f'aria-label="{escape(self.title, quote=True)}"><title>{escape(self.title)}</title>{body}</svg>'
+        )
 
 
 def marker(x: float, y: float, colour: str, tooltip: str, href: str | None = None, radius: float = 4.5) -> str:
     """A dot with a hover title, wrapped in a link when it has somewhere to go."""
-    dot = (f"<circle {attrs(cx=x, cy=y, r=radius, fill=colour, class_='marker')}>"
-           f"<title>{escape(tooltip)}</title></circle>")
+    dot = (
+        f"<circle {attrs(cx=x, cy=y, r=radius, fill=colour, class_='marker')}><title>{escape(tooltip)}</title></circle>"
+    )
     return f'<a href="{escape(href, quote=True)}">{dot}</a>' if href else dot
 
 

@@ -27,12 +27,22 @@ def workload_rows(result, traces: list[dict]) -> list[views.WorkloadResultRow]:
         failure = details.failure if details is not None else None
         if scored is not None and scored.status == "IMPLAUSIBLE":  # below the speed-of-light floor: the evidence
             status, failure = scored.status, scored.note
-        rows.append(views.WorkloadResultRow(
-            uuid=uuid, status=status, score=scored.score if scored is not None and t_b is not None else None,
-            latency_ms=evaluation.performance.latency_ms if evaluation is not None and evaluation.performance
-            else None, t_sol_ms=t_sol, t_baseline_ms=t_b,
-            min_ms=samples[0] if samples else None, median_ms=timing.median_ms if timing is not None and samples else None,
-            max_ms=samples[-1] if samples else None, failure=failure))
+        rows.append(
+            views.WorkloadResultRow(
+                uuid=uuid,
+                status=status,
+                score=scored.score if scored is not None and t_b is not None else None,
+                latency_ms=evaluation.performance.latency_ms
+                if evaluation is not None and evaluation.performance
+                else None,
+                t_sol_ms=t_sol,
+                t_baseline_ms=t_b,
+                min_ms=samples[0] if samples else None,
+                median_ms=timing.median_ms if timing is not None and samples else None,
+                max_ms=samples[-1] if samples else None,
+                failure=failure,
+            )
+        )
     return rows
 
 
@@ -41,8 +51,21 @@ def _score(trace, t_sol_ms: float, t_b_ms: float | None, hardware: str):
     formula, the speed-of-light floor included)."""
     from solbench.scoring import Baseline, Baselines, score_trace
 
-    baselines = Baselines([Baseline(definition=trace.definition, workload=trace.workload.uuid, hardware=hardware,
-                                    latency_ms=t_b_ms, source="result")]) if t_b_ms is not None else None
+    baselines = (
+        Baselines(
+            [
+                Baseline(
+                    definition=trace.definition,
+                    workload=trace.workload.uuid,
+                    hardware=hardware,
+                    latency_ms=t_b_ms,
+                    source="result",
+                )
+            ]
+        )
+        if t_b_ms is not None
+        else None
+    )
     return score_trace(trace, t_sol_ms, baselines, hardware)
 
 

@@ -21,12 +21,29 @@ from solbench.suite.extract.errors import ExtractError
 MAX_EMBEDDED_ELEMENTS = 4096
 """Largest buffer written into the source as a literal."""
 
-_DROPPED = {"aten._assert_tensor_metadata.default", "aten._assert_scalar.default",
-            "aten.sym_constrain_range_for_size.default", "aten.sym_constrain_range.default",
-            "aten._assert_async.msg", "aten._assert_async.default"}
-_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.floordiv: "//",
-          operator.truediv: "/", operator.mod: "%", operator.pow: "**", operator.eq: "==", operator.ne: "!=",
-          operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+_DROPPED = {
+    "aten._assert_tensor_metadata.default",
+    "aten._assert_scalar.default",
+    "aten.sym_constrain_range_for_size.default",
+    "aten.sym_constrain_range.default",
+    "aten._assert_async.msg",
+    "aten._assert_async.default",
+}
+_INFIX = {
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.floordiv: "//",
+    operator.truediv: "/",
+    operator.mod: "%",
+    operator.pow: "**",
+    operator.eq: "==",
+    operator.ne: "!=",
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+}
 _RESERVED = {"torch", "math", "run", "make_inputs", "_forward", "_device", "_dtype", "_acc", "leaves", "output"}
 
 
@@ -85,7 +102,7 @@ def generate(program, activation_name: str = "hidden_states", strip_prefix: str 
         spec = specs[node.name]
         kind = spec.kind.name
         target = spec.target or ""
-        short = target[len(strip_prefix):] if target.startswith(strip_prefix) else target
+        short = target[len(strip_prefix) :] if target.startswith(strip_prefix) else target
         if kind == "USER_INPUT":
             names[node] = unique(activation_name)
             compute_dtype = node.meta["val"].dtype
@@ -100,14 +117,15 @@ def generate(program, activation_name: str = "hidden_states", strip_prefix: str 
         elif kind in ("BUFFER", "CONSTANT_TENSOR"):
             value = program.constants[target] if target in program.constants else program.state_dict[target]
             if value.numel() > MAX_EMBEDDED_ELEMENTS:
-                raise ExtractError(f"buffer {short!r} has {value.numel()} elements; solbench extract embeds "
-                                   f"constants of at most {MAX_EMBEDDED_ELEMENTS} in the reference source and will "
-                                   "not write a larger one")
+                raise ExtractError(
+                    f"buffer {short!r} has {value.numel()} elements; solbench extract embeds "
+                    f"constants of at most {MAX_EMBEDDED_ELEMENTS} in the reference source and will "
+                    "not write a larger one"
+                )
             names[node] = unique(identifier(short))
             literal = f"_{names[node].upper()}"
             constant_lines.append(f"{literal} = {_literal_list(value)}")
-            constant_loads.append(f"    {names[node]} = torch.tensor({literal}, dtype={value.dtype}, "
-                                  f"device=_device)")
+            constant_loads.append(f"    {names[node]} = torch.tensor({literal}, dtype={value.dtype}, device=_device)")
             notes.append(f"{short} ({tuple(value.shape)}, {value.dtype}) embedded as a literal")
         else:
             raise ExtractError(f"unsupported exported input kind {kind} ({target})")
@@ -161,15 +179,20 @@ def generate(program, activation_name: str = "hidden_states", strip_prefix: str 
             output_values = [o.meta["val"] for o in outputs]
             continue
         if node.op != "call_function":
-            raise ExtractError(f"the exported graph holds a {node.op} node ({node.target}); only plain ATen "
-                               "calls can be written out (control flow or a submodule was captured)")
+            raise ExtractError(
+                f"the exported graph holds a {node.op} node ({node.target}); only plain ATen "
+                "calls can be written out (control flow or a submodule was captured)"
+            )
         expression = _call(node, render)
         if expression is None:
             continue
         names[node] = unique(identifier(node.name))
         body.append(f"    {names[node]} = {expression}")
-    prelude = [f"    _device = {first}.device", f"    _dtype = {first}.dtype",
-               "    _acc = torch.float64 if _dtype == torch.float64 else torch.float32"]
+    prelude = [
+        f"    _device = {first}.device",
+        f"    _dtype = {first}.dtype",
+        "    _acc = torch.float64 if _dtype == torch.float64 else torch.float32",
+    ]
     text = "\n".join(body)
     used = [line for line in prelude if re.search(rf"\b{line.split()[0]}\b", text)]
     if any("_acc" in line for line in used) and not any(line.split()[0] == "_dtype" for line in used):
@@ -193,8 +216,9 @@ def _call(node, render) -> str | None:
             return f"{args[0]}.numel()"
         return f"torch.ops.{qualified}({', '.join(args + kwargs)})"
     if isinstance(target, torch._ops.HigherOrderOperator):
-        raise ExtractError(f"the exported graph uses the higher-order op {target.name()}; it cannot be written "
-                           "as plain ATen calls")
+        raise ExtractError(
+            f"the exported graph uses the higher-order op {target.name()}; it cannot be written as plain ATen calls"
+        )
     if target is operator.getitem:
         return f"{args[0]}[{args[1]}]"
     if target in _INFIX:

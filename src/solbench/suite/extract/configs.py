@@ -19,8 +19,22 @@ record names the file it was read from (``source``, a commit-pinned URL or the m
 kind of source (``source_kind``); the file's ``notes`` say how it was compiled."""
 
 # Keys of a record that describe it rather than configure the model.
-_METADATA = {"name", "hf_id", "domain", "family", "source", "source_kind", "notes", "derived", "norm_type",
-             "rope_scaling_type", "architectures", "torch_dtype", "layer_types_counts", "published_quantization"}
+_METADATA = {
+    "name",
+    "hf_id",
+    "domain",
+    "family",
+    "source",
+    "source_kind",
+    "notes",
+    "derived",
+    "norm_type",
+    "rope_scaling_type",
+    "architectures",
+    "torch_dtype",
+    "layer_types_counts",
+    "published_quantization",
+}
 
 
 def load_records(path: Path) -> dict[str, dict[str, Any]]:

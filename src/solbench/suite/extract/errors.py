@@ -12,6 +12,7 @@ def require_transformers():
     try:
         import transformers
     except ImportError as error:
-        raise ExtractError("solbench extract needs Hugging Face transformers: "
-                           "pip install 'solbench[extract]'") from error
+        raise ExtractError(
+            "solbench extract needs Hugging Face transformers: pip install 'solbench[extract]'"
+        ) from error
     return transformers

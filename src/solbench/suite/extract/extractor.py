@@ -72,8 +72,10 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
     progress(f"capturing with torch.export ({kind.layout} layout, hidden {hidden}, {request.dtype})")
     captured = capture(module, kind.layout, hidden, dtype)
     generated = generate(captured.program)
-    progress(f"generated a reference over {sum(1 for line in generated.body.splitlines() if 'torch.ops' in line)} "
-             "ATen calls" + (f"; {'; '.join(generated.notes)}" if generated.notes else ""))
+    progress(
+        f"generated a reference over {sum(1 for line in generated.body.splitlines() if 'torch.ops' in line)} "
+        "ATen calls" + (f"; {'; '.join(generated.notes)}" if generated.notes else "")
+    )
 
     activation_shape = generated.arguments[0].value.shape
     var_axes = {str(activation_shape[dim]): name for dim, name in captured.var_axes.items()}
@@ -82,40 +84,83 @@ def extract(request: Request, progress: Callable[[str], None] = lambda text: Non
     tp_note = ""
     if request.tp > 1:
         sharded = [k for k in kind.shard if k in values]
-        tp_note = (f" Tensor-parallel shard for TP={request.tp}: " +
-                   ", ".join(f"{k} {values[k]} / {request.tp} = {values[k] // request.tp}" for k in sharded) +
-                   " (the output is this rank's partial sum before the all-reduce where the module ends in a "
-                   "row-parallel projection).")
-    router_note = (" The router computes its logits, softmax and top-k in float32 (in bfloat16, ties at the top-k "
-                   "cut would let the expert order decide the routing)." if kind.call == "moe" else "")
+        tp_note = (
+            f" Tensor-parallel shard for TP={request.tp}: "
+            + ", ".join(f"{k} {values[k]} / {request.tp} = {values[k] // request.tp}" for k in sharded)
+            + " (the output is this rank's partial sum before the all-reduce where the module ends in a "
+            "row-parallel projection)."
+        )
+    router_note = (
+        " The router computes its logits, softmax and top-k in float32 (in bfloat16, ties at the top-k "
+        "cut would let the expert order decide the routing)."
+        if kind.call == "moe"
+        else ""
+    )
     namer = AxisNamer(_axis_candidates(config, kind, request.tp))
     workloads = _workloads(kind.layout, request)
-    pass_text = ("backward: the gradients of the output with respect to the input and every weight, given "
-                 "grad_output" if request.backward else "forward")
-    layout_text = ("hidden_states are [num_tokens, hidden]" if kind.layout == "tokens" else
-                   "hidden_states are [batch_size, seq_len, hidden]; " +
-                   ("causal self-attention over the sequence (prefill, no KV cache), rotary cos/sin for positions "
-                    "0..seq_len-1 computed in the reference" if arch.decoder else
-                    "bidirectional self-attention over the sequence"))
-    description = (f"{model.name}: {arch.layer_class}{'.' + kind.path if kind.path else ''} ({kind.name}), "
-                   f"{pass_text}. Extracted by `solbench extract` from transformers {versions['transformers']} with "
-                   f"torch.export; {layout_text}.{tp_note}{router_note} Config: "
-                   + ", ".join(f"{k}={v}" for k, v in cited.items() if not isinstance(v, (dict, list))) + ".")
-    name = request.name or "_".join(filter(None, [model_slug(model.name), "hf", kind.name,
-                                                   f"tp{request.tp}" if request.tp > 1 else "",
-                                                   "bwd" if request.backward else ""]))
+    pass_text = (
+        "backward: the gradients of the output with respect to the input and every weight, given grad_output"
+        if request.backward
+        else "forward"
+    )
+    layout_text = (
+        "hidden_states are [num_tokens, hidden]"
+        if kind.layout == "tokens"
+        else "hidden_states are [batch_size, seq_len, hidden]; "
+        + (
+            "causal self-attention over the sequence (prefill, no KV cache), rotary cos/sin for positions "
+            "0..seq_len-1 computed in the reference"
+            if arch.decoder
+            else "bidirectional self-attention over the sequence"
+        )
+    )
+    description = (
+        f"{model.name}: {arch.layer_class}{'.' + kind.path if kind.path else ''} ({kind.name}), "
+        f"{pass_text}. Extracted by `solbench extract` from transformers {versions['transformers']} with "
+        f"torch.export; {layout_text}.{tp_note}{router_note} Config: "
+        + ", ".join(f"{k}={v}" for k, v in cited.items() if not isinstance(v, (dict, list)))
+        + "."
+    )
+    name = request.name or "_".join(
+        filter(
+            None,
+            [
+                model_slug(model.name),
+                "hf",
+                kind.name,
+                f"tp{request.tp}" if request.tp > 1 else "",
+                "bwd" if request.backward else "",
+            ],
+        )
+    )
     frozen, zero_grads = gradient_plan(module, captured.example, generated, request.backward)
     if frozen or zero_grads:
-        progress(f"no {'gradient' if request.backward else 'output'} depends on {', '.join(sorted(frozen)) or 'nothing'}"
-                 f" (held at zero); identically zero gradients left out: {', '.join(sorted(zero_grads)) or 'none'}")
+        progress(
+            f"no {'gradient' if request.backward else 'output'} depends on {', '.join(sorted(frozen)) or 'nothing'}"
+            f" (held at zero); identically zero gradients left out: {', '.join(sorted(zero_grads)) or 'none'}"
+        )
     op_type = kind.op_type + ("_backward" if request.backward else "")  # backward problems say so in op_type
-    draft = build_draft(generated, model=model, set_name=request.set or kind.set, name=name, op_type=op_type,
-                        description=description, namer=namer, var_axes=var_axes, workloads=workloads,
-                        backward=request.backward, dtype_name=request.dtype,
-                        extra_tags=[f"module:{arch.layer_class}{'.' + kind.path if kind.path else ''}",
-                                    *([f"tp:{request.tp}"] if request.tp > 1 else []),
-                                    *provenance_tags(versions), *request.extra_tags],
-                        frozen=frozenset(frozen), zero_grads=frozenset(zero_grads))
+    draft = build_draft(
+        generated,
+        model=model,
+        set_name=request.set or kind.set,
+        name=name,
+        op_type=op_type,
+        description=description,
+        namer=namer,
+        var_axes=var_axes,
+        workloads=workloads,
+        backward=request.backward,
+        dtype_name=request.dtype,
+        extra_tags=[
+            f"module:{arch.layer_class}{'.' + kind.path if kind.path else ''}",
+            *([f"tp:{request.tp}"] if request.tp > 1 else []),
+            *provenance_tags(versions),
+            *request.extra_tags,
+        ],
+        frozen=frozenset(frozen),
+        zero_grads=frozenset(zero_grads),
+    )
     if not arch.decoder and "seq_len" in draft.axes:  # encoders attend both ways over their patches or frames
         draft.axes["seq_len"]["description"] = "Tokens per sequence (bidirectional: patches or frames)"
     expert_axis = next((a for a in ("num_experts", "num_local_experts") if a in draft.axes), None)
@@ -141,8 +186,16 @@ def _axis_candidates(config, kind, tp: int) -> list[tuple[str, int, str]]:
         return f" (published / {tp}: TP={tp} shard)" if tp > 1 and key in kind.shard else ""
 
     found: list[tuple[str, int, str]] = []
-    keys = ("hidden_size", "d_model", "intermediate_size", "moe_intermediate_size", "encoder_ffn_dim",
-            "head_dim", "num_local_experts", "num_experts")
+    keys = (
+        "hidden_size",
+        "d_model",
+        "intermediate_size",
+        "moe_intermediate_size",
+        "encoder_ffn_dim",
+        "head_dim",
+        "num_local_experts",
+        "num_experts",
+    )
     for key in sorted(keys, key=lambda k: (k not in ("hidden_size", "d_model"), k not in kind.cites)):
         value = get(key)
         if value:
@@ -151,11 +204,13 @@ def _axis_candidates(config, kind, tp: int) -> list[tuple[str, int, str]]:
     if heads and head_dim:
         found.append(("q_size", heads * head_dim, "num_attention_heads x head_dim" + shard_note("num_attention_heads")))
     if kv_heads and head_dim:
-        found.append(("kv_size", kv_heads * head_dim,
-                      "num_key_value_heads x head_dim" + shard_note("num_key_value_heads")))
+        found.append(
+            ("kv_size", kv_heads * head_dim, "num_key_value_heads x head_dim" + shard_note("num_key_value_heads"))
+        )
     if heads and head_dim and kv_heads:
-        found.append(("qkv_size", (heads + 2 * kv_heads) * head_dim, "(num_attention_heads + 2 num_key_value_heads) "
-                      "x head_dim"))
+        found.append(
+            ("qkv_size", (heads + 2 * kv_heads) * head_dim, "(num_attention_heads + 2 num_key_value_heads) x head_dim")
+        )
     for key in ("intermediate_size", "moe_intermediate_size"):
         value = get(key)
         if value:
@@ -225,8 +280,11 @@ def _plan(module, example, generated, backward: bool, dtype_name: str, rtol: flo
 
     reference = gradients(base)
     largest = max(float(g.abs().max()) for g in reference)
-    zero = {a.name for a, g in zip(arguments, reference) if float(g.abs().max()) <= rtol * 1e-3 * largest} \
-        if backward else set()
+    zero = (
+        {a.name for a, g in zip(arguments, reference) if float(g.abs().max()) <= rtol * 1e-3 * largest}
+        if backward
+        else set()
+    )
     frozen = set()
     for index in range(1, len(arguments)):
         values = list(base)
@@ -237,8 +295,15 @@ def _plan(module, example, generated, backward: bool, dtype_name: str, rtol: flo
     return frozen, zero
 
 
-def check_reference(source: str, module, example, generated, backward: bool,
-                    frozen: frozenset | set = frozenset(), zero_grads: frozenset | set = frozenset()) -> None:
+def check_reference(
+    source: str,
+    module,
+    example,
+    generated,
+    backward: bool,
+    frozen: frozenset | set = frozenset(),
+    zero_grads: frozenset | set = frozenset(),
+) -> None:
     """The generated reference must reproduce the module (or autograd through it) on its own weights."""
     import torch
 
@@ -263,6 +328,9 @@ def check_reference(source: str, module, example, generated, backward: bool,
         pairs = list(zip(got, expected))
     for got_tensor, expected_tensor in pairs:
         if got_tensor.shape != expected_tensor.shape or not torch.allclose(
-                got_tensor.float(), expected_tensor.float(), atol=atol, rtol=rtol):
-            raise ExtractError("internal check failed: the generated reference does not reproduce the "
-                               "transformers module; please report this module and configuration")
+            got_tensor.float(), expected_tensor.float(), atol=atol, rtol=rtol
+        ):
+            raise ExtractError(
+                "internal check failed: the generated reference does not reproduce the "
+                "transformers module; please report this module and configuration"
+            )

@@ -63,110 +63,249 @@ class Architecture:
     """Record key -> config class keyword, where they differ."""
 
 
-_LM_ATTENTION_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "rope_theta",
-                      "attention_bias", "max_position_embeddings")
+_LM_ATTENTION_KEYS = (
+    "hidden_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "rope_theta",
+    "attention_bias",
+    "max_position_embeddings",
+)
 _LM_MLP_KEYS = ("hidden_size", "intermediate_size", "hidden_act")
 
 
-_LAYER_NO_SHARD = ("a TP rank's attention and MLP outputs are partial sums that the all-reduce completes before "
-                   "the residual add and the next norm; a rank's layer is not a function of its own inputs "
-                   "(extract the attention or the MLP shard instead)")
-_FULL_QK_NORM_NO_SHARD = ("q_norm/k_norm normalise over the full num_heads x head_dim projection; a rank holds "
-                          "1/TP of its columns, so its statistic needs the all-gathered projection")
+_LAYER_NO_SHARD = (
+    "a TP rank's attention and MLP outputs are partial sums that the all-reduce completes before "
+    "the residual add and the next norm; a rank's layer is not a function of its own inputs "
+    "(extract the attention or the MLP shard instead)"
+)
+_FULL_QK_NORM_NO_SHARD = (
+    "q_norm/k_norm normalise over the full num_heads x head_dim projection; a rank holds "
+    "1/TP of its columns, so its statistic needs the all-gathered projection"
+)
 
 
-def _decoder_kinds(*, norm_path: str = "input_layernorm", qk_norm: bool = False, qk_norm_full: bool = False,
-                   moe: bool = False, extra_attention: tuple[str, ...] = ()) -> dict[str, Kind]:
+def _decoder_kinds(
+    *,
+    norm_path: str = "input_layernorm",
+    qk_norm: bool = False,
+    qk_norm_full: bool = False,
+    moe: bool = False,
+    extra_attention: tuple[str, ...] = (),
+) -> dict[str, Kind]:
     """``qk_norm``: per-head q/k RMSNorm (Qwen3); ``qk_norm_full``: over the whole projection (OLMo-2)."""
     qk_norm = qk_norm or qk_norm_full
     attention = _LM_ATTENTION_KEYS + extra_attention + (("rms_norm_eps",) if qk_norm else ())
     heads = ("num_attention_heads", "num_key_value_heads")
     if moe:
-        mlp_keys = ("hidden_size", "moe_intermediate_size", "intermediate_size", "num_experts",
-                    "num_experts_per_tok", "norm_topk_prob", "hidden_act")
-        ffn = Kind("moe", "mlp", "tokens", "moe", "L2", mlp_keys, ("moe_intermediate_size", "intermediate_size"),
-                   call="moe")
+        mlp_keys = (
+            "hidden_size",
+            "moe_intermediate_size",
+            "intermediate_size",
+            "num_experts",
+            "num_experts_per_tok",
+            "norm_topk_prob",
+            "hidden_act",
+        )
+        ffn = Kind(
+            "moe", "mlp", "tokens", "moe", "L2", mlp_keys, ("moe_intermediate_size", "intermediate_size"), call="moe"
+        )
     else:
         ffn = Kind("mlp", "mlp", "tokens", "mlp", "L2", _LM_MLP_KEYS, ("intermediate_size",))
     layer_keys = tuple(dict.fromkeys(attention + ffn.cites + ("rms_norm_eps",)))
     return {
         "norm": Kind("norm", norm_path, "tokens", "rmsnorm", "L1", ("hidden_size", "rms_norm_eps")),
         ffn.name: ffn,
-        "attention": Kind("attention", "self_attn", "sequence", "attention", "L2", attention,
-                          () if qk_norm_full else heads, call="attention",
-                          no_shard=_FULL_QK_NORM_NO_SHARD if qk_norm_full else ""),
-        "decoder_layer": Kind("decoder_layer", "", "sequence", "decoder_layer", "L2", layer_keys, (),
-                              call="layer", no_shard=_LAYER_NO_SHARD),
+        "attention": Kind(
+            "attention",
+            "self_attn",
+            "sequence",
+            "attention",
+            "L2",
+            attention,
+            () if qk_norm_full else heads,
+            call="attention",
+            no_shard=_FULL_QK_NORM_NO_SHARD if qk_norm_full else "",
+        ),
+        "decoder_layer": Kind(
+            "decoder_layer",
+            "",
+            "sequence",
+            "decoder_layer",
+            "L2",
+            layer_keys,
+            (),
+            call="layer",
+            no_shard=_LAYER_NO_SHARD,
+        ),
     }
 
 
 def _lm(name: str, package: str, prefix: str, **options) -> Architecture:
-    kind_options = {k: options.pop(k) for k in ("norm_path", "qk_norm", "qk_norm_full", "moe",
-                                                        "extra_attention") if k in options}
-    return Architecture(name, f"transformers.models.{package}.modeling_{package}", f"{prefix}Config",
-                        f"{prefix}DecoderLayer", _decoder_kinds(**kind_options), **options)
+    kind_options = {
+        k: options.pop(k) for k in ("norm_path", "qk_norm", "qk_norm_full", "moe", "extra_attention") if k in options
+    }
+    return Architecture(
+        name,
+        f"transformers.models.{package}.modeling_{package}",
+        f"{prefix}Config",
+        f"{prefix}DecoderLayer",
+        _decoder_kinds(**kind_options),
+        **options,
+    )
 
 
-def _encoder(name: str, package: str, prefix: str, layer_class: str, *, hidden: str, heads: str, ffn: str,
-             act: str, eps: str | None, attention: str, mlp: str | None, norm: str,
-             section: str | None = None, extra: tuple[str, ...] = ()) -> Architecture:
+def _encoder(
+    name: str,
+    package: str,
+    prefix: str,
+    layer_class: str,
+    *,
+    hidden: str,
+    heads: str,
+    ffn: str,
+    act: str,
+    eps: str | None,
+    attention: str,
+    mlp: str | None,
+    norm: str,
+    section: str | None = None,
+    extra: tuple[str, ...] = (),
+) -> Architecture:
     eps_keys = (eps,) if eps else ()
     kinds = {
         "norm": Kind("norm", norm, "tokens", "layernorm", "L1", (hidden,) + eps_keys),
         "attention": Kind("attention", attention, "sequence", "attention", "L2", (hidden, heads) + extra),
-        "encoder_layer": Kind("encoder_layer", "", "sequence", "encoder_layer", "L2",
-                              (hidden, heads, ffn, act) + eps_keys + extra),
+        "encoder_layer": Kind(
+            "encoder_layer", "", "sequence", "encoder_layer", "L2", (hidden, heads, ffn, act) + eps_keys + extra
+        ),
     }
     if mlp:
         kinds["mlp"] = Kind("mlp", mlp, "tokens", "mlp", "L2", (hidden, ffn, act))
-    return Architecture(name, f"transformers.models.{package}.modeling_{package}", f"{prefix}Config", layer_class,
-                        kinds, section=section, decoder=False, layer_args="config")
+    return Architecture(
+        name,
+        f"transformers.models.{package}.modeling_{package}",
+        f"{prefix}Config",
+        layer_class,
+        kinds,
+        section=section,
+        decoder=False,
+        layer_args="config",
+    )
 
 
-ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in [
-    _lm("llama", "llama", "Llama", extra_attention=("rope_scaling",)),
-    _lm("mistral", "mistral", "Mistral"),
-    _lm("qwen2", "qwen2", "Qwen2"),
-    _lm("qwen3", "qwen3", "Qwen3", qk_norm=True),
-    _lm("gemma2", "gemma2", "Gemma2", attention="eager",
-        extra_attention=("query_pre_attn_scalar", "attn_logit_softcapping")),
-    _lm("phi3", "phi3", "Phi3"),
-    _lm("olmo2", "olmo2", "Olmo2", norm_path="post_attention_layernorm", qk_norm_full=True),
-    _lm("granite", "granite", "Granite", extra_attention=("attention_multiplier", "residual_multiplier")),
-    _lm("mixtral", "mixtral", "Mixtral", moe=True, config_renames={"num_experts": "num_local_experts"},
-        config_defaults={"experts_implementation": "grouped_mm"}),
-    _lm("qwen3_moe", "qwen3_moe", "Qwen3Moe", moe=True, qk_norm=True,
-        config_defaults={"experts_implementation": "grouped_mm"}),
-    _encoder("vit", "vit", "ViT", "ViTLayer", hidden="hidden_size", heads="num_attention_heads",
-             ffn="intermediate_size", act="hidden_act", eps="layer_norm_eps", attention="attention",
-             mlp="mlp", norm="layernorm_before", extra=("qkv_bias",)),
-    _encoder("clip", "clip", "CLIPVision", "CLIPEncoderLayer", hidden="hidden_size", heads="num_attention_heads",
-             ffn="intermediate_size", act="hidden_act", eps="layer_norm_eps", attention="self_attn", mlp="mlp",
-             norm="layer_norm1", section="vision_config"),
-    _encoder("wav2vec2", "wav2vec2", "Wav2Vec2", "Wav2Vec2EncoderLayer", hidden="hidden_size",
-             heads="num_attention_heads", ffn="intermediate_size", act="hidden_act", eps="layer_norm_eps",
-             attention="attention", mlp="feed_forward", norm="layer_norm"),
-    _encoder("whisper", "whisper", "Whisper", "WhisperEncoderLayer", hidden="d_model", heads="encoder_attention_heads",
-             ffn="encoder_ffn_dim", act="activation_function", eps=None, attention="self_attn", mlp=None,
-             norm="self_attn_layer_norm"),
-]}
+ARCHITECTURES: dict[str, Architecture] = {
+    a.name: a
+    for a in [
+        _lm("llama", "llama", "Llama", extra_attention=("rope_scaling",)),
+        _lm("mistral", "mistral", "Mistral"),
+        _lm("qwen2", "qwen2", "Qwen2"),
+        _lm("qwen3", "qwen3", "Qwen3", qk_norm=True),
+        _lm(
+            "gemma2",
+            "gemma2",
+            "Gemma2",
+            attention="eager",
+            extra_attention=("query_pre_attn_scalar", "attn_logit_softcapping"),
+        ),
+        _lm("phi3", "phi3", "Phi3"),
+        _lm("olmo2", "olmo2", "Olmo2", norm_path="post_attention_layernorm", qk_norm_full=True),
+        _lm("granite", "granite", "Granite", extra_attention=("attention_multiplier", "residual_multiplier")),
+        _lm(
+            "mixtral",
+            "mixtral",
+            "Mixtral",
+            moe=True,
+            config_renames={"num_experts": "num_local_experts"},
+            config_defaults={"experts_implementation": "grouped_mm"},
+        ),
+        _lm(
+            "qwen3_moe",
+            "qwen3_moe",
+            "Qwen3Moe",
+            moe=True,
+            qk_norm=True,
+            config_defaults={"experts_implementation": "grouped_mm"},
+        ),
+        _encoder(
+            "vit",
+            "vit",
+            "ViT",
+            "ViTLayer",
+            hidden="hidden_size",
+            heads="num_attention_heads",
+            ffn="intermediate_size",
+            act="hidden_act",
+            eps="layer_norm_eps",
+            attention="attention",
+            mlp="mlp",
+            norm="layernorm_before",
+            extra=("qkv_bias",),
+        ),
+        _encoder(
+            "clip",
+            "clip",
+            "CLIPVision",
+            "CLIPEncoderLayer",
+            hidden="hidden_size",
+            heads="num_attention_heads",
+            ffn="intermediate_size",
+            act="hidden_act",
+            eps="layer_norm_eps",
+            attention="self_attn",
+            mlp="mlp",
+            norm="layer_norm1",
+            section="vision_config",
+        ),
+        _encoder(
+            "wav2vec2",
+            "wav2vec2",
+            "Wav2Vec2",
+            "Wav2Vec2EncoderLayer",
+            hidden="hidden_size",
+            heads="num_attention_heads",
+            ffn="intermediate_size",
+            act="hidden_act",
+            eps="layer_norm_eps",
+            attention="attention",
+            mlp="feed_forward",
+            norm="layer_norm",
+        ),
+        _encoder(
+            "whisper",
+            "whisper",
+            "Whisper",
+            "WhisperEncoderLayer",
+            hidden="d_model",
+            heads="encoder_attention_heads",
+            ffn="encoder_ffn_dim",
+            act="activation_function",
+            eps=None,
+            attention="self_attn",
+            mlp=None,
+            norm="self_attn_layer_norm",
+        ),
+    ]
+}
 _CLIP_CONFIG = "CLIPVisionConfig"
 
 
 def architecture(name: str | None) -> Architecture:
     if not name:
-        raise ExtractError("the record has no model_type; name the architecture with --architecture "
-                           f"({', '.join(ARCHITECTURES)})")
+        raise ExtractError(
+            f"the record has no model_type; name the architecture with --architecture ({', '.join(ARCHITECTURES)})"
+        )
     if name not in ARCHITECTURES:
-        raise ExtractError(f"architecture {name!r} is not supported by solbench extract "
-                           f"(supported: {', '.join(ARCHITECTURES)})")
+        raise ExtractError(
+            f"architecture {name!r} is not supported by solbench extract (supported: {', '.join(ARCHITECTURES)})"
+        )
     return ARCHITECTURES[name]
 
 
 def kind_of(arch: Architecture, module: str) -> Kind:
     if module not in arch.kinds:
-        raise ExtractError(f"architecture {arch.name} has no module kind {module!r} "
-                           f"(it has: {', '.join(arch.kinds)})")
+        raise ExtractError(f"architecture {arch.name} has no module kind {module!r} (it has: {', '.join(arch.kinds)})")
     return arch.kinds[module]
 
 
@@ -184,8 +323,9 @@ def hf_config(arch: Architecture, kind: Kind, values: dict[str, Any], tp: int = 
         values["head_dim"] = values["hidden_size"] // values["num_attention_heads"]
     if tp > 1:
         if kind.no_shard:
-            raise ExtractError(f"--tp {tp}: {arch.name} {kind.name} has no tensor-parallel shard: {kind.no_shard}; "
-                               "drop --tp")
+            raise ExtractError(
+                f"--tp {tp}: {arch.name} {kind.name} has no tensor-parallel shard: {kind.no_shard}; drop --tp"
+            )
         for key in kind.shard:
             key = arch.config_renames.get(key, key)
             if key not in values:
@@ -208,8 +348,10 @@ def hf_config(arch: Architecture, kind: Kind, values: dict[str, Any], tp: int = 
 
 def _lacks(name: str) -> ExtractError:
     """The installed transformers has no `name`: renamed or removed since the versions the suite was made with."""
-    return ExtractError(f"transformers {installed_versions().get('transformers')} has no {name}; the problems "
-                        "shipped were extracted with the versions in requirements/lock.txt")
+    return ExtractError(
+        f"transformers {installed_versions().get('transformers')} has no {name}; the problems "
+        "shipped were extracted with the versions in requirements/lock.txt"
+    )
 
 
 def _modeling(arch: Architecture):
@@ -248,8 +390,14 @@ def build_module(arch: Architecture, kind: Kind, config):
         route_in_float32(module)
     rotary = None
     if arch.decoder and kind.call in ("attention", "layer"):
-        rotary_class = next((getattr(modeling, n) for n in dir(modeling)
-                             if n.endswith("RotaryEmbedding") and n.startswith(arch.config_class[:-6])), None)
+        rotary_class = next(
+            (
+                getattr(modeling, n)
+                for n in dir(modeling)
+                if n.endswith("RotaryEmbedding") and n.startswith(arch.config_class[:-6])
+            ),
+            None,
+        )
         if rotary_class is None:
             raise ExtractError(f"{arch.modeling} has no rotary embedding class")
         rotary = rotary_class(config)
@@ -267,11 +415,14 @@ def _init_parameters(module, generator) -> dict[str, float]:
         for name, parameter in module.named_parameters():
             if parameter.dim() >= 2:
                 fan_in = parameter.shape[-1]  # [out, in] or stacked experts [E, out, in]
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * fan_in ** -0.5)
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * fan_in**-0.5)
             else:
                 values = parameter.detach()
-                constant = bool(torch.isfinite(values).all()) and values.numel() > 1 and \
-                    float(values.min()) == float(values.max())
+                constant = (
+                    bool(torch.isfinite(values).all())
+                    and values.numel() > 1
+                    and float(values.min()) == float(values.max())
+                )
                 centre = float(values[0]) if constant else 0.0
                 centres[name] = centre
                 parameter.copy_(centre + 0.1 * torch.randn(parameter.shape, generator=generator))
@@ -314,8 +465,12 @@ class Wrapped(_base()):
             kwargs["attention_mask"] = None
             if self.causal and self.eager and hidden_states.dim() == 3:
                 seq_len = hidden_states.shape[1]
-                mask = torch.full((seq_len, seq_len), torch.finfo(hidden_states.dtype).min,
-                                  dtype=hidden_states.dtype, device=hidden_states.device)
+                mask = torch.full(
+                    (seq_len, seq_len),
+                    torch.finfo(hidden_states.dtype).min,
+                    dtype=hidden_states.dtype,
+                    device=hidden_states.device,
+                )
                 kwargs["attention_mask"] = mask.triu(1)[None, None]
         return _first(self.module(hidden_states, **kwargs))
 

@@ -1,8 +1,8 @@
 """A captured, generated module -> a `ProblemDraft` (``origin="extract"``) -> a problem folder.
 
 The reference is the generated program plus a ``make_inputs`` generator that draws weights like a
-trained layer's (``randn / sqrt(fan_in)`` for [out, in] matrices and stacked experts, ``gain + 0.1 randn`` for norm gains and
-biases), so attention scores, activations and routing stay in a realistic range.
+trained layer's (``randn / sqrt(fan_in)`` for [out, in] matrices and stacked experts, ``gain + 0.1 randn`` for
+norm gains and biases), so attention scores, activations and routing stay in a realistic range.
 """
 
 from __future__ import annotations
@@ -34,12 +34,23 @@ class AxisNamer:
         return name
 
 
-
-
-def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: str, op_type: str,
-                description: str, namer: AxisNamer, var_axes: dict[str, str], workloads: list[dict[str, int]],
-                backward: bool, dtype_name: str, extra_tags: list[str] | None = None,
-                frozen: frozenset[str] = frozenset(), zero_grads: frozenset[str] = frozenset()) -> ProblemDraft:
+def build_draft(
+    generated: Generated,
+    *,
+    model: ModelRef,
+    set_name: str,
+    name: str,
+    op_type: str,
+    description: str,
+    namer: AxisNamer,
+    var_axes: dict[str, str],
+    workloads: list[dict[str, int]],
+    backward: bool,
+    dtype_name: str,
+    extra_tags: list[str] | None = None,
+    frozen: frozenset[str] = frozenset(),
+    zero_grads: frozenset[str] = frozenset(),
+) -> ProblemDraft:
     """``var_axes``: symbol text of the activation's dynamic dims (``s77``) -> axis name.
 
     ``frozen`` weights are ones no output depends on (a key bias under softmax; in a backward problem
@@ -95,15 +106,29 @@ def build_draft(generated: Generated, *, model: ModelRef, set_name: str, name: s
             outputs[key] = {"shape": shape_of(output.shape), "dtype": str(output.dtype).removeprefix("torch.")}
     reference = reference_source(generated, makers, backward, frozen, zero_grads)
     return ProblemDraft(
-        set=set_name, name=name, op_type=op_type, description=description, model=model, axes=axes,
-        inputs=inputs, outputs=outputs, reference=reference, workloads=workloads,
-        tolerance=tolerance_for(loosest(o["dtype"] for o in outputs.values())), backward=backward,
+        set=set_name,
+        name=name,
+        op_type=op_type,
+        description=description,
+        model=model,
+        axes=axes,
+        inputs=inputs,
+        outputs=outputs,
+        reference=reference,
+        workloads=workloads,
+        tolerance=tolerance_for(loosest(o["dtype"] for o in outputs.values())),
+        backward=backward,
         custom_inputs_entrypoint="make_inputs",
-        origin="extract", extra_tags=list(extra_tags or []))
+        origin="extract",
+        extra_tags=list(extra_tags or []),
+    )
 
 
-_VAR_DESCRIPTIONS = {"num_tokens": "Tokens in the batch (batch x sequence, flattened)",
-                     "batch_size": "Sequences in the batch", "seq_len": "Tokens per sequence (prefill, causal)"}
+_VAR_DESCRIPTIONS = {
+    "num_tokens": "Tokens in the batch (batch x sequence, flattened)",
+    "batch_size": "Sequences in the batch",
+    "seq_len": "Tokens per sequence (prefill, causal)",
+}
 
 
 def _maker(name: str, role: str, value, shape: list[str], dtype: str) -> str:
@@ -112,7 +137,7 @@ def _maker(name: str, role: str, value, shape: list[str], dtype: str) -> str:
     if role == "weight":
         if value.dim() >= 2:
             fan_in = value.shape[-1]  # [out, in] or stacked experts [E, out, in]
-            draw = f"{draw} * {fan_in ** -0.5!r}"
+            draw = f"{draw} * {fan_in**-0.5!r}"
         else:
             centre = _centre(value)
             draw = f"{centre!r} + 0.1 * {draw}" if centre else f"0.1 * {draw}"
@@ -125,19 +150,30 @@ def _centre(value) -> float:
     return float(round(mean))
 
 
-def reference_source(generated: Generated, makers: list[str], backward: bool,
-                     frozen: frozenset[str] = frozenset(), zero_grads: frozenset[str] = frozenset()) -> str:
+def reference_source(
+    generated: Generated,
+    makers: list[str],
+    backward: bool,
+    frozen: frozenset[str] = frozenset(),
+    zero_grads: frozenset[str] = frozenset(),
+) -> str:
     names = [a.name for a in generated.arguments]
     parts = ["import math\n" if "math." in generated.body else "", "import torch\n\n"]
     if generated.constants:
         parts.append(generated.constants + "\n\n")
-    parts.append("\ndef make_inputs(axes_and_scalars, device):\n    a = axes_and_scalars\n    return {\n"
-                 + "\n".join(makers) + "\n    }\n\n\n")
+    parts.append(
+        "\ndef make_inputs(axes_and_scalars, device):\n    a = axes_and_scalars\n    return {\n"
+        + "\n".join(makers)
+        + "\n    }\n\n\n"
+    )
     signature = ", ".join(names)
     first = names[0]
-    zeros = [f"    {a.name} = torch.zeros({tuple(a.value.shape)!r}, dtype={first}.dtype, device={first}.device)"
-             f"  # {'no gradient depends' if backward else 'the output does not depend'} on it"
-             for a in generated.arguments if a.name in frozen]
+    zeros = [
+        f"    {a.name} = torch.zeros({tuple(a.value.shape)!r}, dtype={first}.dtype, device={first}.device)"
+        f"  # {'no gradient depends' if backward else 'the output does not depend'} on it"
+        for a in generated.arguments
+        if a.name in frozen
+    ]
     if not backward:
         given = ", ".join(n for n in names if n not in frozen)
         body = "\n".join(zeros + [generated.body])
@@ -147,9 +183,11 @@ def reference_source(generated: Generated, makers: list[str], backward: bool,
         given = ", ".join(n for n in names if n not in frozen)
         lines = [f"def run({given}, grad_output):"] + zeros
         wanted = [i for i, n in enumerate(names) if n not in zero_grads]
-        lines += ["    with torch.enable_grad():",
-                  f"        leaves = [t.detach().requires_grad_() for t in ({signature},)]",
-                  "        output = _forward(*leaves)"]
+        lines += [
+            "    with torch.enable_grad():",
+            f"        leaves = [t.detach().requires_grad_() for t in ({signature},)]",
+            "        output = _forward(*leaves)",
+        ]
         if len(wanted) == len(names):
             lines.append("        return tuple(torch.autograd.grad(output, leaves, grad_output))")
         else:

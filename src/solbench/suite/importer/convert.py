@@ -27,9 +27,15 @@ from solbench.suite.importer.writer import SET_NAMES, folder_name, set_name, wri
 HARNESS = "solbench suite import"
 
 
-def import_benchmark(source: Path | str, output: Path | str, *, revision: str | None = None,
-                     data_roots: tuple[Path, ...] = (), cpu_tier: bool = True,
-                     progress: Callable[[int, int, str], None] | None = None) -> ImportReport:
+def import_benchmark(
+    source: Path | str,
+    output: Path | str,
+    *,
+    revision: str | None = None,
+    data_roots: tuple[Path, ...] = (),
+    cpu_tier: bool = True,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ImportReport:
     """Convert the data set at `source` into problem folders under `output`; write baselines.json (where
     published figures exist) and import-report.json; return the report.
 
@@ -57,8 +63,9 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
         if progress:
             progress(index, len(upstream), f"{set_}/{folder.name}")
         if folder in places:
-            raise ImportSourceError(f"{problem.source}: writes the same folder {folder} as {places[folder]} "
-                                    "(same subset and name)")
+            raise ImportSourceError(
+                f"{problem.source}: writes the same folder {folder} as {places[folder]} (same subset and name)"
+            )
         places[folder] = problem.source
         write_problem(problem, folder, set_)
         found, entries, loaded = _check_imported(problem, folder, set_, roots, names, revision)
@@ -74,39 +81,80 @@ def import_benchmark(source: Path | str, output: Path | str, *, revision: str | 
     if not baselines and baselines_path.exists():
         baselines_path.unlink()  # an earlier import's figures would be read as this one's
     if baselines:
-        save_baselines(baselines_path, baselines, created=_now(), harness_version=HARNESS,
-                       hardware_description="B200 at 1500 MHz (SOL-ExecBench's published figures)")
+        save_baselines(
+            baselines_path,
+            baselines,
+            created=_now(),
+            harness_version=HARNESS,
+            hardware_description="B200 at 1500 MHz (SOL-ExecBench's published figures)",
+        )
     report = ImportReport(
-        source=str(source), output=str(output), revision=revision or _revision(upstream),
-        sets=[SetCount(set=s, subset=u, problems=p, workloads=w, published_workloads=b)
-              for (s, u), (p, w, b) in counts.items()],
-        problems=len(upstream), workloads=sum(w for _, w, _ in counts.values()),
-        baselines_file=str(baselines_path) if baselines else None, notes=notes)
+        source=str(source),
+        output=str(output),
+        revision=revision or _revision(upstream),
+        sets=[
+            SetCount(set=s, subset=u, problems=p, workloads=w, published_workloads=b)
+            for (s, u), (p, w, b) in counts.items()
+        ],
+        problems=len(upstream),
+        workloads=sum(w for _, w, _ in counts.values()),
+        baselines_file=str(baselines_path) if baselines else None,
+        notes=notes,
+    )
     (output / REPORT_FILE).write_text(json.dumps(report.as_json(), indent=1) + "\n", encoding="utf-8")
     return report
 
 
-def _check_imported(problem: UpstreamProblem, folder: Path, set_: str, roots: tuple[Path, ...],
-                    names: dict[str, str], revision: str | None
-                    ) -> tuple[list[ImportNote], list[Baseline], Problem | None]:
+def _check_imported(
+    problem: UpstreamProblem,
+    folder: Path,
+    set_: str,
+    roots: tuple[Path, ...],
+    names: dict[str, str],
+    revision: str | None,
+) -> tuple[list[ImportNote], list[Baseline], Problem | None]:
     """Load a written folder as every command will: its notes, its published baselines entries, and the
     loaded problem (None, with a load-error note, where solbench refuses it). `names` collects definition
     names already imported, for name clashes."""
     label = f"{set_}/{folder.name}"
     notes = []
     if problem.subset not in SET_NAMES and problem.subset not in SET_NAMES.values():
-        notes.append(_note("unknown-subset", label, problem, folder / "definition.json",
-                           f"subset {problem.subset!r} is not one of {', '.join(SET_NAMES)}; set {set_!r}"))
+        notes.append(
+            _note(
+                "unknown-subset",
+                label,
+                problem,
+                folder / "definition.json",
+                f"subset {problem.subset!r} is not one of {', '.join(SET_NAMES)}; set {set_!r}",
+            )
+        )
     try:
         loaded = load_problem(folder, "gpu")  # the published workloads, whatever this machine is
     except SolbenchError as error:
-        notes.append(_note("load-error", label, problem, getattr(error, "path", None) or folder, str(error),
-                           field=getattr(error, "field", None), lines=_lines(error)))
+        notes.append(
+            _note(
+                "load-error",
+                label,
+                problem,
+                getattr(error, "path", None) or folder,
+                str(error),
+                field=getattr(error, "field", None),
+                lines=_lines(error),
+            )
+        )
         return notes, [], None
     notes += _load_notes(loaded, label, problem) + _missing_data(loaded, label, problem, roots)
     if loaded.name in names:
-        notes.append(_note("name-clash", label, problem, folder / "definition.json",
-                           f"definition name {loaded.name!r} is also {names[loaded.name]}'s", field="name"))
+        notes.append(
+            _note(
+                "name-clash",
+                label,
+                problem,
+                folder / "definition.json",
+                f"definition name {loaded.name!r} is also {names[loaded.name]}'s",
+                field="name",
+            )
+        )
     names.setdefault(loaded.name, label)
     entries, why_not = published_baselines(loaded, problem.metadata, revision)
     if why_not:
@@ -115,12 +163,21 @@ def _check_imported(problem: UpstreamProblem, folder: Path, set_: str, roots: tu
 
 
 def _load_notes(problem: Problem, label: str, upstream: UpstreamProblem) -> list[ImportNote]:
-    return [ImportNote(kind=note.kind, problem=label, file=str(note.path), lines=list(note.lines), field=note.field,
-                       message=note.reason, source=upstream.source) for note in problem.notes]
+    return [
+        ImportNote(
+            kind=note.kind,
+            problem=label,
+            file=str(note.path),
+            lines=list(note.lines),
+            field=note.field,
+            message=note.reason,
+            source=upstream.source,
+        )
+        for note in problem.notes
+    ]
 
 
-def _missing_data(problem: Problem, label: str, upstream: UpstreamProblem,
-                  roots: tuple[Path, ...]) -> list[ImportNote]:
+def _missing_data(problem: Problem, label: str, upstream: UpstreamProblem, roots: tuple[Path, ...]) -> list[ImportNote]:
     """One note per input whose safetensors files are missing: the lines, how many files, the first one."""
     missing: dict[str, tuple[list[int], set[str]]] = {}
     for line, workload in enumerate(problem.workloads, start=1):
@@ -132,11 +189,19 @@ def _missing_data(problem: Problem, label: str, upstream: UpstreamProblem,
                     lines, files = missing.setdefault(name, ([], set()))
                     lines.append(line)
                     files.add(spec.path)
-    return [_note("missing-data", label, upstream, problem.root / "workload.jsonl",
-                  f"{len(files)} safetensors file(s) not found, e.g. {sorted(files)[0]}; `solbench suite fetch "
-                  "sol-execbench` downloads them (FlashInfer trace data set), or pass --data-root",
-                  field=f"inputs.{name}.path", lines=lines)
-            for name, (lines, files) in missing.items()]
+    return [
+        _note(
+            "missing-data",
+            label,
+            upstream,
+            problem.root / "workload.jsonl",
+            f"{len(files)} safetensors file(s) not found, e.g. {sorted(files)[0]}; `solbench suite fetch "
+            "sol-execbench` downloads them (FlashInfer trace data set), or pass --data-root",
+            field=f"inputs.{name}.path",
+            lines=lines,
+        )
+        for name, (lines, files) in missing.items()
+    ]
 
 
 def _cpu_tier(problem: UpstreamProblem, folder: Path, label: str) -> list[ImportNote]:
@@ -151,10 +216,19 @@ def _cpu_tier(problem: UpstreamProblem, folder: Path, label: str) -> list[Import
     return []
 
 
-def _note(kind: str, label: str, problem: UpstreamProblem, file: Path | str, message: str, *,
-          field: str | None = None, lines: list[int] | None = None) -> ImportNote:
-    return ImportNote(kind=kind, problem=label, file=str(file), lines=lines or [], field=field, message=message,
-                      source=problem.source)
+def _note(
+    kind: str,
+    label: str,
+    problem: UpstreamProblem,
+    file: Path | str,
+    message: str,
+    *,
+    field: str | None = None,
+    lines: list[int] | None = None,
+) -> ImportNote:
+    return ImportNote(
+        kind=kind, problem=label, file=str(file), lines=lines or [], field=field, message=message, source=problem.source
+    )
 
 
 def _lines(error: Exception) -> list[int]:

@@ -25,8 +25,9 @@ DEFAULT_ENDPOINT = "https://huggingface.co"
 DOWNLOAD_FOLDER = ".download"
 
 
-def fetch_benchmark(name: str, output: Path | str, *, revision: str | None = None,
-                    timeout_s: float = 10.0) -> ImportReport:
+def fetch_benchmark(
+    name: str, output: Path | str, *, revision: str | None = None, timeout_s: float = 10.0
+) -> ImportReport:
     """Download benchmark `name` into OUTPUT/.download, its FlashInfer trace files into OUTPUT/data/flashinfer-trace
     (where the imported FIB problems find them), and import it into `output`."""
     if name not in DATASETS:
@@ -34,8 +35,10 @@ def fetch_benchmark(name: str, output: Path | str, *, revision: str | None = Non
     try:
         import huggingface_hub
     except ImportError:
-        raise FetchError("suite fetch needs huggingface_hub: pip install 'solbench[import]', or download the data set "
-                         "yourself and run `solbench suite import`") from None
+        raise FetchError(
+            "suite fetch needs huggingface_hub: pip install 'solbench[import]', or download the data set "
+            "yourself and run `solbench suite import`"
+        ) from None
     repo = DATASETS[name]
     endpoint = os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT
     api = huggingface_hub.HfApi(endpoint=endpoint)
@@ -47,14 +50,25 @@ def fetch_benchmark(name: str, output: Path | str, *, revision: str | None = Non
     sha = getattr(info, "sha", None) or revision
     download = output / DOWNLOAD_FOLDER / name
     try:
-        huggingface_hub.snapshot_download(repo, repo_type="dataset", revision=sha, local_dir=download,
-                                          allow_patterns=["data/*.parquet", "README.md"], endpoint=endpoint,
-                                          etag_timeout=timeout_s)
+        huggingface_hub.snapshot_download(
+            repo,
+            repo_type="dataset",
+            revision=sha,
+            local_dir=download,
+            allow_patterns=["data/*.parquet", "README.md"],
+            endpoint=endpoint,
+            etag_timeout=timeout_s,
+        )
         traces = trace_files(download)
         if traces:
-            huggingface_hub.snapshot_download(TRACE_DATASET, repo_type="dataset", local_dir=output / TRACE_PREFIX,
-                                              allow_patterns=sorted(traces), endpoint=endpoint,
-                                              etag_timeout=timeout_s)
+            huggingface_hub.snapshot_download(
+                TRACE_DATASET,
+                repo_type="dataset",
+                local_dir=output / TRACE_PREFIX,
+                allow_patterns=sorted(traces),
+                endpoint=endpoint,
+                etag_timeout=timeout_s,
+            )
     except _network_errors() as error:  # failed half-way: say how to finish it by hand
         raise FetchError(_offline_advice(repo, endpoint, sha, output, error)) from None
     return import_benchmark(download, output, revision=sha)
@@ -93,7 +107,9 @@ def _network_errors() -> tuple[type[Exception], ...]:
 def _offline_advice(repo: str, endpoint: str, revision: str | None, output: Path, error: Exception) -> str:
     reason = " ".join(str(error).split())[:200] or type(error).__name__
     at = f" --revision {revision}" if revision else ""
-    return (f"cannot download {repo} from {endpoint} ({type(error).__name__}: {reason}); where there is no network, "
-            f"download it on a machine with one (`hf download {repo}{at} --repo-type dataset --local-dir "
-            f"SOL-ExecBench`, and the files under blob/workloads of {TRACE_DATASET} into {output / TRACE_PREFIX}), "
-            f"copy it here and run `solbench suite import SOL-ExecBench -o {output}`")
+    return (
+        f"cannot download {repo} from {endpoint} ({type(error).__name__}: {reason}); where there is no network, "
+        f"download it on a machine with one (`hf download {repo}{at} --repo-type dataset --local-dir "
+        f"SOL-ExecBench`, and the files under blob/workloads of {TRACE_DATASET} into {output / TRACE_PREFIX}), "
+        f"copy it here and run `solbench suite import SOL-ExecBench -o {output}`"
+    )

@@ -10,8 +10,9 @@ PUBLISHED_HARDWARE = "B200_1500MHz"
 """sol.published's PUBLISHED_HARDWARE (not imported: the sol package imports torch); a test checks they agree."""
 
 
-def published_baselines(problem: Problem, metadata: dict | None, revision: str | None
-                        ) -> tuple[list[Baseline], str | None]:
+def published_baselines(
+    problem: Problem, metadata: dict | None, revision: str | None
+) -> tuple[list[Baseline], str | None]:
     """The baselines entries of one problem, and why there are none where the metadata has figures
     that cannot be paired with the workloads (None when all paired, or when there are no figures)."""
     if metadata is None:
@@ -24,8 +25,10 @@ def published_baselines(problem: Problem, metadata: dict | None, revision: str |
     entries = sol.get("per_workload")
     if not isinstance(entries, list) or len(entries) != len(problem.workloads):
         count = len(entries) if isinstance(entries, list) else 0
-        return [], (f"sol.per_workload: {count} figures for {len(problem.workloads)} workloads; "
-                    "they cannot be paired, none used")
+        return [], (
+            f"sol.per_workload: {count} figures for {len(problem.workloads)} workloads; "
+            "they cannot be paired, none used"
+        )
     revision = revision or (metadata.get("source") or {}).get("resolved_sha") or ""
     source = f"published: SOL-ExecBench {revision}".strip()
     baselines = []
@@ -36,12 +39,21 @@ def published_baselines(problem: Problem, metadata: dict | None, revision: str |
         differing = [k for k, v in workload.axes.items() if k in axes and axes[k] != v]
         if differing:
             axis = differing[0]
-            return [], (f"sol.per_workload[{index}].axes.{axis}: {axes[axis]} where workload line {index + 1} has "
-                        f"{workload.axes[axis]}; the figures are for other workloads, none used")
+            return [], (
+                f"sol.per_workload[{index}].axes.{axis}: {axes[axis]} where workload line {index + 1} has "
+                f"{workload.axes[axis]}; the figures are for other workloads, none used"
+            )
         latency, sol_ms = entry.get("baseline_latency_ms"), entry.get("sol_ms")
         if not isinstance(latency, (int, float)) or latency <= 0:
             continue  # no published T_b for this workload: nothing to pair
-        baselines.append(Baseline(definition=problem.name, workload=workload.uuid, hardware=PUBLISHED_HARDWARE,
-                                  latency_ms=float(latency), source=source,
-                                  sol_ms=float(sol_ms) if isinstance(sol_ms, (int, float)) and sol_ms >= 0 else None))
+        baselines.append(
+            Baseline(
+                definition=problem.name,
+                workload=workload.uuid,
+                hardware=PUBLISHED_HARDWARE,
+                latency_ms=float(latency),
+                source=source,
+                sol_ms=float(sol_ms) if isinstance(sol_ms, (int, float)) and sol_ms >= 0 else None,
+            )
+        )
     return baselines, None

@@ -17,8 +17,17 @@ from typing import Any
 
 from solbench.suite.importer.errors import ImportSourceError
 
-COLUMNS = ("name", "description", "hf_id", "axes", "inputs", "outputs", "reference", "workloads",
-           "custom_inputs_entrypoint")
+COLUMNS = (
+    "name",
+    "description",
+    "hf_id",
+    "axes",
+    "inputs",
+    "outputs",
+    "reference",
+    "workloads",
+    "custom_inputs_entrypoint",
+)
 JSON_COLUMNS = ("axes", "inputs", "outputs", "workloads")
 SUBSETS = ("L1", "L2", "Quant", "FlashInfer-Bench")
 _INDEXED = re.compile(r"^(\d+)_")
@@ -55,15 +64,18 @@ def read_source(path: Path) -> list[UpstreamProblem]:
     if path.is_file() and path.suffix == ".parquet":
         return read_parquet(path)
     if not path.is_dir():
-        raise ImportSourceError(f"{path}: no such file or folder (expected SOL-ExecBench's data set: a .parquet "
-                                "file, a folder with data/*.parquet, or problem folders)")
+        raise ImportSourceError(
+            f"{path}: no such file or folder (expected SOL-ExecBench's data set: a .parquet "
+            "file, a folder with data/*.parquet, or problem folders)"
+        )
     parquets = sorted(path.glob("data/*.parquet")) or sorted(path.glob("*.parquet"))
     if parquets:
         return [problem for file in _subset_order(parquets) for problem in read_parquet(file)]
     folders = sorted(p.parent for p in path.glob("**/definition.json"))
     if not folders:
-        raise ImportSourceError(f"{path}: no parquet files (data/*.parquet) and no problem folders "
-                                "(definition.json) here")
+        raise ImportSourceError(
+            f"{path}: no parquet files (data/*.parquet) and no problem folders (definition.json) here"
+        )
     return [read_folder(folder, path) for folder in folders]
 
 
@@ -72,16 +84,18 @@ def read_parquet(path: Path) -> list[UpstreamProblem]:
     try:
         import pyarrow.parquet as parquet
     except ImportError:
-        raise ImportSourceError(f"{path}: reading parquet files needs pyarrow: pip install 'solbench[import]'") \
-            from None
+        raise ImportSourceError(
+            f"{path}: reading parquet files needs pyarrow: pip install 'solbench[import]'"
+        ) from None
     try:
         table = parquet.read_table(path)
     except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
         raise ImportSourceError(f"{path}: not a readable parquet file: {error}") from None
     missing = [c for c in COLUMNS if c not in table.column_names and c not in ("hf_id", "custom_inputs_entrypoint")]
     if missing:
-        raise ImportSourceError(f"{path}: column {missing[0]!r} missing (SOL-ExecBench's columns: "
-                                f"{', '.join(COLUMNS)})")
+        raise ImportSourceError(
+            f"{path}: column {missing[0]!r} missing (SOL-ExecBench's columns: {', '.join(COLUMNS)})"
+        )
     problems = []
     for row_number, row in enumerate(table.to_pylist()):
         problems.append(_from_row(path, row_number, row))
@@ -105,12 +119,18 @@ def _from_row(path: Path, row_number: int, row: dict[str, Any]) -> UpstreamProbl
     definition: dict[str, Any] = {"name": name}
     if row.get("hf_id"):
         definition["hf_id"] = row["hf_id"]
-    definition.update(description=row.get("description"), axes=cells["axes"],
-                      custom_inputs_entrypoint=row.get("custom_inputs_entrypoint"), inputs=cells["inputs"],
-                      outputs=cells["outputs"], reference=row.get("reference"))
+    definition.update(
+        description=row.get("description"),
+        axes=cells["axes"],
+        custom_inputs_entrypoint=row.get("custom_inputs_entrypoint"),
+        inputs=cells["inputs"],
+        outputs=cells["outputs"],
+        reference=row.get("reference"),
+    )
     lines = tuple(json.dumps(workload) for workload in cells["workloads"])
-    return UpstreamProblem(subset=path.stem, index=_index(name, row_number + 1), source=where,
-                           definition=definition, workload_lines=lines)
+    return UpstreamProblem(
+        subset=path.stem, index=_index(name, row_number + 1), source=where, definition=definition, workload_lines=lines
+    )
 
 
 def read_folder(folder: Path, root: Path) -> UpstreamProblem:
@@ -127,10 +147,15 @@ def read_folder(folder: Path, root: Path) -> UpstreamProblem:
     subset = (metadata or {}).get("subset") or (folder.parent.name if folder != root else "")
     index = (metadata or {}).get("collection_index")
     name = str(definition.get("name") or folder.name)
-    return UpstreamProblem(subset=str(subset or "all"),
-                           index=index if isinstance(index, int) else _index(folder.name, _index(name, 0)),
-                           source=str(folder), definition=definition, workload_lines=lines, metadata=metadata,
-                           metadata_text=_read_text(metadata_path) if metadata else None)
+    return UpstreamProblem(
+        subset=str(subset or "all"),
+        index=index if isinstance(index, int) else _index(folder.name, _index(name, 0)),
+        source=str(folder),
+        definition=definition,
+        workload_lines=lines,
+        metadata=metadata,
+        metadata_text=_read_text(metadata_path) if metadata else None,
+    )
 
 
 def _read_text(path: Path) -> str:

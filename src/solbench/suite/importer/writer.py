@@ -49,10 +49,10 @@ def write_problem(problem: UpstreamProblem, folder: Path, set_: str) -> Path:
     """Write definition.json (with tags), workload.jsonl and, where the source has it, metadata.json."""
     folder.mkdir(parents=True, exist_ok=True)
     definition = {**problem.definition, "tags": imported_tags(problem, set_)}
-    (folder / "definition.json").write_text(json.dumps(definition, indent=4, ensure_ascii=False) + "\n",
-                                            encoding="utf-8")
-    (folder / "workload.jsonl").write_text("".join(line + "\n" for line in problem.workload_lines),
-                                           encoding="utf-8")
+    (folder / "definition.json").write_text(
+        json.dumps(definition, indent=4, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    (folder / "workload.jsonl").write_text("".join(line + "\n" for line in problem.workload_lines), encoding="utf-8")
     metadata = folder / "metadata.json"
     if problem.metadata_text is not None:
         metadata.write_text(problem.metadata_text, encoding="utf-8")
