@@ -144,10 +144,7 @@ def test_llama4_rope_and_qk_l2norm_match_transformers():
 
 @pytest.mark.parametrize(
     "name,experts,groups,topk_group",
-    [
-        ("glm-4-7_router_sigmoid_noaux_top8_e160", 160, 1, 1),
-        ("deepseek-v3-2_router_group_top8_e256_g8", 256, 8, 4),
-    ],
+    [("glm-4-7_router_sigmoid_noaux_top8_e160", 160, 1, 1), ("deepseek-v3-2_router_group_top8_e256_g8", 256, 8, 4)],
 )
 def test_sigmoid_routers_match_glm4_moe_router(name, experts, groups, topk_group):
     from transformers.models.glm4_moe.modeling_glm4_moe import Glm4MoeTopkRouter

@@ -13,7 +13,7 @@ from solbench.runner import baseline_measurement
 BASELINE = library_defaults(baseline_measurement.measure_baselines)
 SEARCH = library_defaults(AgentSearch)
 FLAG_MESSAGES: dict[tuple[str, str | None], str] = {  # the runner's option errors, told with this command's flags
-    ("hardware", None): "--hardware is required on a GPU: name the spec these baselines are for (e.g. H200)",
+    ("hardware", None): "--hardware is required on a GPU: name the spec these baselines are for (e.g. H200)"
 }
 
 

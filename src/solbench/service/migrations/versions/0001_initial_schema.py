@@ -67,10 +67,7 @@ def upgrade() -> None:
         sa.Column("token_hash", sa.String(length=64), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.Column("revoked_at", sa.DateTime(), nullable=True),
-        sa.ForeignKeyConstraint(
-            ["user_id"],
-            ["users.id"],
-        ),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"]),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("token_hash"),
     )
@@ -88,10 +85,7 @@ def upgrade() -> None:
         sa.Column("source_dir", sa.Text(), nullable=False),
         sa.Column("is_current", sa.Boolean(), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["problem_id"],
-            ["problems.id"],
-        ),
+        sa.ForeignKeyConstraint(["problem_id"], ["problems.id"]),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("problem_id", "version_hash"),
     )
@@ -106,10 +100,7 @@ def upgrade() -> None:
         sa.Column("analyzer_version", sa.String(length=64), nullable=False),
         sa.Column("t_sol_ms", sa.JSON(), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["problem_version_id"],
-            ["problem_versions.id"],
-        ),
+        sa.ForeignKeyConstraint(["problem_version_id"], ["problem_versions.id"]),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("problem_version_id", "hardware", "analyzer_version"),
     )
@@ -133,14 +124,8 @@ def upgrade() -> None:
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("rescore_reason", sa.Text(), nullable=True),
-        sa.ForeignKeyConstraint(
-            ["problem_version_id"],
-            ["problem_versions.id"],
-        ),
-        sa.ForeignKeyConstraint(
-            ["user_id"],
-            ["users.id"],
-        ),
+        sa.ForeignKeyConstraint(["problem_version_id"], ["problem_versions.id"]),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"]),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("user_id", "idempotency_key"),
     )
@@ -172,14 +157,8 @@ def upgrade() -> None:
         sa.Column("cache_hit", sa.Boolean(), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.Column("rescored_at", sa.DateTime(), nullable=True),
-        sa.ForeignKeyConstraint(
-            ["problem_version_id"],
-            ["problem_versions.id"],
-        ),
-        sa.ForeignKeyConstraint(
-            ["submission_id"],
-            ["submissions.id"],
-        ),
+        sa.ForeignKeyConstraint(["problem_version_id"], ["problem_versions.id"]),
+        sa.ForeignKeyConstraint(["submission_id"], ["submissions.id"]),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("submission_id"),
     )
@@ -193,10 +172,7 @@ def upgrade() -> None:
         sa.Column("old_harness", sa.String(length=64), nullable=False),
         sa.Column("new_harness", sa.String(length=64), nullable=False),
         sa.Column("reason", sa.Text(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["submission_id"],
-            ["submissions.id"],
-        ),
+        sa.ForeignKeyConstraint(["submission_id"], ["submissions.id"]),
         sa.PrimaryKeyConstraint("id"),
     )
     with op.batch_alter_table("score_changes", schema=None) as batch_op:
