@@ -164,7 +164,7 @@ def test_run_suite_returns_the_summary_solbench_run_writes_and_reports_progress(
         str(one_problem_suite), out=tmp_path / "api", config=_fast_config(), progress=events.append
     )
     assert run.summary.hardware == "local" and not run.failed and run.summary_path == tmp_path / "api" / "summary.json"
-    assert [(p.set, p.problem, p.solution, p.passed, p.workloads) for p in run.summary.problems] == [
+    assert [(p.set, p.problem, p.solution, p.result.passed, p.result.workloads) for p in run.summary.problems] == [
         ("L1", "vector_add", "reference", 2, 2)
     ]
     assert json.loads(run.summary_path.read_text()) == run.summary.as_json()

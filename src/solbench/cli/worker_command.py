@@ -82,7 +82,8 @@ def run_worker(
     )
     from rich.console import Console
 
-    from solbench.evaluation.confinement import describe_sandboxes
+    from solbench.evaluation.confinement import describe_sandboxes, require_unprivileged_sandbox
 
+    require_unprivileged_sandbox(allow_root_sandbox)  # refused in one line, before anything is printed
     Console(stderr=True).print(f"sandboxes     {describe_sandboxes()}", highlight=False, markup=False)
     serve_jobs(options, database_url=db, data_dir=data)

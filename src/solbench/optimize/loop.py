@@ -117,13 +117,18 @@ class OptimizeLoop:
         self.journal = Journal(self.workspace.root / JOURNAL_FILE)
         self.memory = StrategyMemory(settings.memory or self.workspace.root / MEMORY_FILE)
         self.agent: Agent = agent_from_spec(settings.agent)  # a bad --agent fails before anything is made
+        self._env: Env | None = None
         # set by run(), before anything reads them
-        self.env: Env
         self.problem: Problem
         self.ledger: BudgetLedger
         self.env_ids: dict[int, str] = {}
         """env's candidate_id -> this run's ``<round>-<k>``."""
         self.last_feedback: list[dict[str, Any]] = []
+
+    @property
+    def env(self) -> Env:
+        assert self._env is not None, "run() makes the env before anything reads it"
+        return self._env
 
     # -- the run ------------------------------------------------------------------------------------------------
     def run(self) -> OptimizeResult:
@@ -139,7 +144,7 @@ class OptimizeLoop:
                     f"left running when the loop was killed"
                 )
         self.ledger = self._ledger()
-        self.env = make(
+        self._env = make(
             self.problem,
             hardware=self.settings.hardware,
             budget=self.ledger,
@@ -489,8 +494,8 @@ def run_optimize(
     try:
         return loop.run()
     finally:
-        if loop.env is not None:
-            loop.env.close()  # the spare sandbox kept warm for a next candidate
+        if loop._env is not None:  # None where run() failed before making it
+            loop._env.close()  # the spare sandbox kept warm for a next candidate
 
 
 def _summary(record: CandidateRecord) -> CandidateSummary:
