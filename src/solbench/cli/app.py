@@ -1,7 +1,9 @@
 """`solbench` command line. Results go to stdout, progress and errors to stderr.
 
-Bad input (SolbenchError) ends with one line on stderr and exit status 2; an interrupted run
-with 130; a bug with a short traceback and a request to report it, exit 1.
+Exit statuses, the same for every command and what the process returns: 0 success; 1 a failed check
+(a blocking finding, a failed tested workload, a replay that differs, a problem that could not be
+evaluated) or a bug, the latter with a short traceback and a request to report it; 2 bad input
+(SolbenchError or a usage error), one line on stderr; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -103,7 +105,9 @@ def main() -> None:
         traceback.print_exception(type(error), error, error.__traceback__, limit=-3)
         print("solbench: internal error; please report it with the command you ran", file=sys.stderr)
         sys.exit(1)
-    # Typer turns Ctrl-C into Exit(130), whose code it returns rather than raises outside standalone mode.
+    # Outside standalone mode Typer returns the code of an Exit (`typer.Exit(1)`, and Ctrl-C as Exit(130)) rather
+    # than raising it. No command returns a value, so a number here is the status the command asked for.
     if status == 130:
         print("solbench: interrupted", file=sys.stderr)
-        sys.exit(130)
+    if isinstance(status, int) and status != 0:
+        sys.exit(status)
