@@ -114,5 +114,6 @@ def _entry(report: ScoreReport, set_name: str, problem: str, solution: str, trac
 
 def write_summary(out: Path, summary: RunSummary) -> Path:
     path = Path(out) / "summary.json"
+    path.parent.mkdir(parents=True, exist_ok=True)  # a run whose every job failed wrote no traces there
     path.write_text(json.dumps(summary.as_json(), indent=1) + "\n")
     return path
