@@ -92,6 +92,15 @@ def test_rewards_score_correct_candidates_and_give_cheats_the_failing_value():
     assert reward_of("log_speedup", [_workload(speedup=1e-6)]) == LOG_SPEEDUP_FLOOR
 
 
+def test_gated_sol_is_0_unless_every_public_workload_passed_else_s():
+    good = [_workload(score=0.6), _workload(score=0.8)]
+    assert reward_of("gated_sol", good) == pytest.approx(0.7) == reward_of("sol", good)
+    one_failed = [_workload(score=0.6), _workload(score=0.8), _workload(status="RUNTIME_ERROR")]
+    assert reward_of("sol", one_failed) > 0 and reward_of("gated_sol", one_failed) == 0
+    assert reward_of("gated_sol", []) == 0
+    assert reward_of("gated_sol", [_workload(score=1.0), _workload(status="REWARD_HACK")]) == 0
+
+
 def test_long_errors_keep_their_head_and_tail_within_the_bound():
     text = "first line\n" + "x" * 10_000 + "\nlast line"
     cut = truncate(text)

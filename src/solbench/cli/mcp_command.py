@@ -26,7 +26,7 @@ def serve_mcp(
     baselines: Path | None = typer.Option(
         None, "--baselines", help="Baselines JSON for T_b (else the reference is timed once per problem)."
     ),
-    reward: str = typer.Option("sol", "--reward", help="sol, speedup or log_speedup."),
+    reward: str = typer.Option("sol", "--reward", help="sol, speedup, log_speedup or gated_sol."),
     device: Device | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda when present)."),
     rounds: int = typer.Option(DEFAULTS.rounds, "--rounds", help="Correctness rounds, each on fresh inputs."),
     timing_budget: float = typer.Option(

@@ -60,7 +60,7 @@ class ProblemCard(_Card):
     languages: list[str]
     """Solution languages that can run on this device."""
     reward: str
-    """The reward `env.step` returns: sol, speedup or log_speedup."""
+    """The reward `env.step` returns: sol, speedup, log_speedup or gated_sol."""
     budget_left: BudgetLeft
     seed: int | None = None
     """The seed given to `reset`; it seeds nothing the evaluator uses (its input seeds are secret)."""

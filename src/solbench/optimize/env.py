@@ -77,7 +77,7 @@ class Env:
 
     - `hardware`: T_SOL is computed for it (`"local"` is this CPU's stored probe).
     - `budget`: a Budget, or a BudgetLedger shared with other environments (the MCP server's).
-    - `reward`: ``sol`` (default), ``speedup`` or ``log_speedup`` (see rewards.py).
+    - `reward`: ``sol`` (default), ``speedup``, ``log_speedup`` or ``gated_sol`` (see rewards.py).
     - `cache`: a result-cache folder; a candidate evaluated before is answered from it for free.
       Without one, ``<workspace>/cache`` when `workspace` is given, else no cache.
     - `config`: the EvaluationConfig candidates run under (default: the CLI's). The reference is

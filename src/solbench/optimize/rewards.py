@@ -6,6 +6,8 @@
   workload PASSED.
 - ``log_speedup``: the natural log of ``speedup``, floored at ln(1/100); a candidate that failed
   anywhere gets the floor, so a correct candidate never earns less than a failing one.
+- ``gated_sol``: ``sol`` gated on correctness: 0 unless every workload PASSED, else S, so a candidate
+  that fails one workload earns nothing for the others.
 
 A candidate flagged as a cheat (any REWARD_HACK), or with a workload measured below the speed-of-light floor
 (IMPLAUSIBLE: faster than the hardware allows), earns the failing value of each reward.
@@ -40,10 +42,17 @@ def log_speedup_reward(feedback: list[WorkloadFeedback]) -> float:
     return max(math.log(speedup), LOG_SPEEDUP_FLOOR) if speedup > 0 else LOG_SPEEDUP_FLOOR
 
 
+def gated_sol_reward(feedback: list[WorkloadFeedback]) -> float:
+    if not feedback or any(item.status != PASSED for item in feedback):
+        return 0.0
+    return sol_reward(feedback)
+
+
 REWARDS: dict[str, Callable[[list[WorkloadFeedback]], float]] = {
     "sol": sol_reward,
     "speedup": speedup_reward,
     "log_speedup": log_speedup_reward,
+    "gated_sol": gated_sol_reward,
 }
 
 
