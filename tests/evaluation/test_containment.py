@@ -21,7 +21,7 @@ import pytest
 from conftest import VECTOR_ADD, make_solution, process_alive, vector_workloads, write_problem
 from solbench.evaluation import evaluate
 from solbench.evaluation.confinement import root_sandbox_reason
-from solbench.evaluation.containment import ProcessContainment
+from solbench.evaluation.containment import ProcessContainment, can_make_cgroup, can_make_pid_namespace
 from solbench.evaluation.landlock import SCOPE_ABI, abi_version
 from solbench.spec import load_problem
 
@@ -39,16 +39,8 @@ def victim():
     process.wait()
 
 
-def _can_make_cgroup() -> bool:
-    probe = ProcessContainment(f"probe-{os.getpid()}")
-    try:
-        return probe._cgroup is not None
-    finally:
-        probe.release()
-
-
-_CGROUP = _can_make_cgroup()
-_PID_NAMESPACE = os.geteuid() == 0  # CAP_SYS_ADMIN, as for the network namespace
+_CGROUP = can_make_cgroup()
+_PID_NAMESPACE = can_make_pid_namespace()
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 """The probes run in a CUDA sandbox too where a GPU is lent (scripts/device-check runs the gpu marker)."""
 

@@ -202,7 +202,7 @@ ALLOW_ROOT_FLAG = "--allow-root-sandbox"
 def describe_sandboxes() -> str:
     """What sandboxes started by this process would get, in one line, without starting one: for `solbench serve`
     and `solbench worker` to say plainly, before any submission runs, where the machine lacks a means."""
-    from solbench.evaluation.containment import can_make_cgroup
+    from solbench.evaluation.containment import can_make_cgroup, can_make_pid_namespace
 
     keeps_root = root_sandbox_reason() is not None
     user = (
@@ -212,7 +212,7 @@ def describe_sandboxes() -> str:
         if os.geteuid() == 0
         else "this user (not root)"
     )
-    namespace = os.geteuid() == 0  # CAP_SYS_ADMIN, as for the network namespace
+    namespace = can_make_pid_namespace()
     abi = landlock.abi_version()
     processes = (
         "a cgroup each"

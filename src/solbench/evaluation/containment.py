@@ -217,6 +217,12 @@ def _mount_own_proc() -> None:
             raise OSError(error, f"cannot mount the sandbox's own /proc: {os.strerror(error)}")
 
 
+def can_make_pid_namespace() -> bool:
+    """Whether this process may make a sandbox's PID namespace: root's CAP_SYS_ADMIN, as for its network namespace
+    (`spawning` still falls back, and says so, where the unshare is refused)."""
+    return os.geteuid() == 0
+
+
 def can_make_cgroup() -> bool:
     """Whether this process may make a sandbox's cgroup: tried with an empty one, removed at once."""
     probe = _make_cgroup(f"solbench-probe-{os.getpid()}")

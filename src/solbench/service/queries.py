@@ -402,6 +402,19 @@ def worker_alive(worker: Worker, now: datetime) -> bool:
     return age < WORKER_ALIVE_S
 
 
+def _worker_status(worker: Worker, alive: bool) -> WorkerStatus:
+    return WorkerStatus(
+        name=worker.name,
+        hardware=worker.hardware,
+        device=worker.device,
+        last_seen=worker.last_seen,
+        alive=alive,
+        running=worker.current_submission_id if alive else None,  # a dead worker runs nothing
+        evaluations=worker.evaluations or 0,
+        figures=HardwareFigures.model_validate(worker.hardware_figures) if worker.hardware_figures else None,
+    )
+
+
 def status(session: Session) -> StatusData:
     now = utcnow()
 
@@ -411,19 +424,7 @@ def status(session: Session) -> StatusData:
     finished = select(func.count()).select_from(Result)
     last_hour = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=1))) or 0
     last_day = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=24))) or 0
-    workers = [
-        WorkerStatus(
-            name=w.name,
-            hardware=w.hardware,
-            device=w.device,
-            last_seen=w.last_seen,
-            alive=worker_alive(w, now),
-            running=w.current_submission_id if worker_alive(w, now) else None,
-            evaluations=w.evaluations or 0,
-            figures=HardwareFigures.model_validate(w.hardware_figures) if w.hardware_figures else None,
-        )
-        for w in session.scalars(select(Worker).order_by(Worker.name))
-    ]
+    workers = [_worker_status(w, worker_alive(w, now)) for w in session.scalars(select(Worker).order_by(Worker.name))]
     return StatusData(
         queue_depth=count(Submission.status == "queued", Submission.deleted_at.is_(None)),
         running=count(Submission.status == "running", Submission.deleted_at.is_(None)),
