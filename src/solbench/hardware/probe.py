@@ -77,14 +77,19 @@ def max_clock_mhz() -> tuple[float, str]:
     return 5000.0, "no clock reported: 5 GHz assumed"
 
 
+def _x86_simd_lanes(flags: set[str]) -> int | None:
+    """fp32 lanes of the widest x86 FMA vectors these flags name; None where none is known."""
+    return 16 if "avx512f" in flags else 8 if {"avx2", "fma"} <= flags else None
+
+
 def isa_is_ceiling(flags: set[str]) -> bool:
     """Whether `isa_peaks` of a CPU with these flags bounds what it can compute: x86 SIMD whose width is known."""
-    return "avx512f" in flags or {"avx2", "fma"} <= flags
+    return _x86_simd_lanes(flags) is not None
 
 
 def isa_peaks(flags: set[str], cores: int, clock_mhz: float) -> dict[str, tuple[float, str]]:
     """Peak FLOP/s per dtype from the instruction set: matrix engines (AMX) where present, else SIMD FMAs."""
-    lanes = 16 if "avx512f" in flags else 8 if {"avx2", "fma"} <= flags else 4
+    lanes = _x86_simd_lanes(flags) or 4
     simd = lanes * 2 * FMA_PORTS  # fp32 FLOPs per cycle per core
     per_cycle = {
         "float32": (simd, f"{FMA_PORTS} FMA ports x {lanes} fp32 lanes x 2"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,7 +15,7 @@ of the mean (a failed workload still counts 0). The policy is recorded in every 
 SetMissing = Literal["zero", "exclude"]
 """How a set total counts a problem of the set that has no score (`aggregate.set_total`): ``exclude`` leaves it out
 (the library's reports), ``zero`` counts it 0 (the service's leaderboards)."""
-SET_MISSING_RULES: tuple[SetMissing, ...] = ("zero", "exclude")
+SET_MISSING_RULES: tuple[SetMissing, ...] = get_args(SetMissing)
 
 
 class _Value(BaseModel):

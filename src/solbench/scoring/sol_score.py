@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solbench.hardware import LOCAL_ID
+
 DATASHEET_MARGIN = 0.05
 """Relative margin under T_SOL on a datasheet device. Its figures are already the upper ones the sources give
 (peak clocks, theoretical DRAM bandwidth), which no kernel reaches; the margin covers their rounding (three
@@ -17,7 +19,6 @@ significant figures: at most 0.5%) and boards whose clocks or memory run a few p
 MEASURED_MARGIN = 0.25
 """Relative margin under T_SOL on ``local``, whose memory bandwidth is measured by `solbench hw probe`, not
 quoted: the best STREAM kernel of one probe, which a kernel run at another time, under another load, can beat."""
-MEASURED_HARDWARE = ("local",)
 SPEED_OF_LIGHT_RULE = "speed_of_light"
 """`failed_rule` of an IMPLAUSIBLE trace: T_k below the speed-of-light floor."""
 
@@ -25,7 +26,7 @@ SPEED_OF_LIGHT_RULE = "speed_of_light"
 def floor_margin(hardware: str | None) -> float:
     """The relative margin under T_SOL on `hardware` (an id): MEASURED_MARGIN for a probed spec, else
     DATASHEET_MARGIN."""
-    return MEASURED_MARGIN if (hardware or "").lower() in MEASURED_HARDWARE else DATASHEET_MARGIN
+    return MEASURED_MARGIN if (hardware or "").lower() == LOCAL_ID else DATASHEET_MARGIN
 
 
 def sol_floor_ms(t_sol_ms: float, hardware: str | None, resolution_ms: float | None = None) -> float:
