@@ -26,12 +26,15 @@ class SandboxPool:
     gets a fresh sandbox instead. `close()` (or leaving a ``with`` block) stops the spares.
     """
 
-    def __init__(self, device: str = "cpu", memory_limit_bytes: int | None = None, spares: int = 1):
+    def __init__(
+        self, device: str = "cpu", memory_limit_bytes: int | None = None, spares: int = 1, containment: str = "auto"
+    ):
         from solbench.evaluation.config import default_memory_limit_bytes
 
         self.device = device
         self.limits = SandboxLimits(
-            memory_bytes=default_memory_limit_bytes() if memory_limit_bytes is None else memory_limit_bytes
+            memory_bytes=default_memory_limit_bytes() if memory_limit_bytes is None else memory_limit_bytes,
+            containment=containment,
         )
         self.spares = spares
         self._ready: list[SandboxSession] = []
@@ -45,7 +48,7 @@ class SandboxPool:
     def for_config(cls, config, spares: int = 1) -> SandboxPool:
         """A pool whose spares suit evaluations under `config` (an EvaluationConfig; `auto` resolved now)."""
         resolved = config.resolved()
-        return cls(resolved.device, resolved.memory_limit_bytes, spares)
+        return cls(resolved.device, resolved.memory_limit_bytes, spares, resolved.containment)
 
     def suits(self, device: str, limits: SandboxLimits) -> bool:
         return device == self.device and limits == self.limits

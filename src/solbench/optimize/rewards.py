@@ -25,13 +25,17 @@ from solbench.scoring import geometric_mean, mean_score
 LOG_SPEEDUP_FLOOR = math.log(1 / 100)
 
 
+def _all_passed(feedback: list[WorkloadFeedback]) -> bool:
+    return bool(feedback) and all(item.status == PASSED for item in feedback)
+
+
 def sol_reward(feedback: list[WorkloadFeedback]) -> float:
     scores = [item.score for item in feedback if item.score is not None]
     return mean_score(scores)
 
 
 def speedup_reward(feedback: list[WorkloadFeedback]) -> float:
-    if not feedback or any(item.status != PASSED for item in feedback):
+    if not _all_passed(feedback):
         return 0.0
     speedups = [item.speedup for item in feedback if item.speedup]  # a workload without T_b is left out
     return geometric_mean(speedups) or 0.0
@@ -43,9 +47,7 @@ def log_speedup_reward(feedback: list[WorkloadFeedback]) -> float:
 
 
 def gated_sol_reward(feedback: list[WorkloadFeedback]) -> float:
-    if not feedback or any(item.status != PASSED for item in feedback):
-        return 0.0
-    return sol_reward(feedback)
+    return sol_reward(feedback) if _all_passed(feedback) else 0.0
 
 
 REWARDS: dict[str, Callable[[list[WorkloadFeedback]], float]] = {
