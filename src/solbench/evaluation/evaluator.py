@@ -18,6 +18,7 @@ from solbench.evaluation.config import EvaluationConfig, check_device_available
 from solbench.evaluation.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
 from solbench.evaluation.environment import clock_state, device_name, library_versions
 from solbench.evaluation.errors import EvaluationError, MemoryLimitError
+from solbench.evaluation.orders import half_plan, in_both_orders
 from solbench.evaluation.outcome import RunContext, make_trace, timing_summary
 from solbench.evaluation.pool import SandboxPool
 from solbench.evaluation.reference import ReferenceFailure, ReferenceProgram
@@ -426,29 +427,27 @@ class _WorkloadEvaluation:
                 correctness_only=True,
                 precision=self.precision,
             )
-        timing = self._time_solution(sets, verdict)
-        self._check_processes(verdict, "timing")
         reference_timing = None
         known, key = self.run_state.warm.reference_timings, None
         if self.config.time_reference and known is not None:
             key = workload_timing_key(self.run_state.reference_timing_base, self.workload)
             reference_timing = known.get(key)
+        both_orders = self.config.time_reference and reference_timing is None  # see orders.py
+        plan = half_plan(self._timing_plan()) if both_orders else self._timing_plan()
+        timing = self._time_solution(sets, verdict, plan)
+        self._check_processes(verdict, "timing")
         measured_now = False
         if self.config.time_reference:
             with self.session.paused():  # nothing the solution left behind may compete with the reference
                 if reference_timing is None:
                     reference_timing, measured_now = self._time_reference(sets), True
-            # Checked when T_b is reused too: a changed scheduling would slow the evaluator's later work.
-            if self.session.scheduling_changes:
-                raise self._refuse(
-                    "scheduling",
-                    "the evaluator's CPU scheduling was changed while the sandbox ran "
-                    f"({'; '.join(self.session.scheduling_changes[:3])}); it was restored before the "
-                    "reference was timed",
-                )
+            self._check_scheduling()  # when T_b is reused too: a changed scheduling would slow later work
             # Only from a workload that passed, scheduling intact (key is set exactly when known is).
             if known is not None and key is not None and measured_now:
                 known.put(key, reference_timing)
+        if both_orders:
+            timing = in_both_orders(timing, self._time_solution(sets, verdict, half_plan(self._timing_plan())))
+            self._check_processes(verdict, "timing")
         log = self.session.log.take()
         return make_trace(
             self.run_state.context,
@@ -463,6 +462,15 @@ class _WorkloadEvaluation:
             timer=timing.backend,
             precision=self.precision,
         )
+
+    def _check_scheduling(self) -> None:
+        if self.session.scheduling_changes:
+            raise self._refuse(
+                "scheduling",
+                "the evaluator's CPU scheduling was changed while the sandbox ran "
+                f"({'; '.join(self.session.scheduling_changes[:3])}); it was restored before the "
+                "reference was timed",
+            )
 
     def _check_processes(self, verdict: Verdict, phase: str) -> None:
         """A process the solution detached from the sandbox's group (setsid, setpgid) and left running past its calls
@@ -575,10 +583,9 @@ class _WorkloadEvaluation:
         after each call returns (see measure.py), and a fresh perturbation seed."""
         return replace(self.config.timing, capture=True, perturb_seed=secrets.randbits(48))
 
-    def _time_solution(self, sets: list, verdict: Verdict):
+    def _time_solution(self, sets: list, verdict: Verdict, plan: TimingPlan):
         from solbench.sandbox.flush import CPU_FLUSH_MODES
 
-        plan = self._timing_plan()
         seed = plan.perturb_seed
         assert seed is not None, "_timing_plan draws a seed"
         cpu_flush = self.config.cpu_flush
@@ -641,6 +648,7 @@ class _WorkloadEvaluation:
         from solbench.sandbox.timers import select_timer
 
         rotation = InputRotation(sets, self.perturbations, perturb_seed=secrets.randbits(48))
+        rotation.reserve(self.config.timing.max_iterations)
         timer = select_timer(self.config.timer, self.config.device)
         last_outputs: list = []
 

@@ -25,6 +25,7 @@ from solbench.guard.threads import (
     start_runtime_threads,
 )
 from solbench.sandbox import protocol
+from solbench.sandbox.addresses import ReturnedStorages, ShiftingSlab
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
 from solbench.sandbox.protected import integrity_list
 from solbench.sandbox.protocol import (
@@ -63,6 +64,12 @@ class SandboxServer:
         self.output_specs: list[OutputSpec] = []
         self.inputs: InputRotation  # set by load(), the request that comes before any call or timing
         self.outputs: list | None = None
+        """The DPS output buffers the next call gets, at new addresses each call (None: value-returning)."""
+        self._output_slab: ShiftingSlab | None = None
+        self._sentinels: list = []
+        self._returned = ReturnedStorages()
+        self._unchecked_outputs: list | None = None
+        """What the last value-returning call returned, until the harness has checked it against earlier calls'."""
         import torch
 
         self.thread_count = torch.get_num_threads()
@@ -95,7 +102,10 @@ class SandboxServer:
         self.inputs = InputRotation(
             [[_to_device(v, self.device) for v in inputs] for inputs in request.sets], list(request.perturbations)
         )
-        self.outputs = sentinel_outputs(self.output_specs, self.device) if self.dps else None
+        self._sentinels = sentinel_outputs(self.output_specs, self.device) if self.dps else []
+        self._output_slab = ShiftingSlab(self._sentinels) if self.dps else None
+        self.outputs = self._output_slab.warmup() if self._output_slab is not None else None
+        self._returned, self._unchecked_outputs = ReturnedStorages(), None
         return Loaded()
 
     def call(self, request: CallRequest) -> Called:
@@ -105,6 +115,7 @@ class SandboxServer:
         outputs = self._invoke()
         seconds = time.monotonic() - started
         self._check_tensors_untouched(outputs)
+        self._check_returned()
         self.integrity.verify("during a call")
         return Called(
             outputs=outputs,
@@ -126,6 +137,9 @@ class SandboxServer:
         flusher = flusher_for(
             self.device, request.flush, request.cpu_flush, self._operands, self.line_flush, self.line_flush_missing
         )
+        self.inputs.reserve(plan.max_iterations)
+        if self._output_slab is not None:
+            self._output_slab.reserve(plan.max_iterations)
         self.threads.settle("before the timed loop")
         if self.device.startswith("cuda"):
             self.threads.adopt_threads_started_by(lambda: timer.time_call(_device_work(self.device)))
@@ -141,6 +155,7 @@ class SandboxServer:
                 between_calls=self._between_calls,
             )
         self.inputs.perturb_seed = None
+        self._check_returned()
         self.integrity.verify("during the timed loop")
         return Timed(
             backend=measurement.backend,
@@ -159,16 +174,24 @@ class SandboxServer:
 
     # --- helpers ------------------------------------------------------------------------------
     def _prepare(self, index: int) -> None:
-        """Load input variant `index` into the live buffers and re-arm the output sentinels."""
+        """Load input variant `index` into the live buffers and arm the output sentinels, both at new addresses."""
         self.inputs.prepare(index)
-        if self.outputs is not None:
-            for buffer, fresh in zip(self.outputs, sentinel_outputs(self.output_specs, self.device)):
-                buffer.copy_(fresh)
+        if self._output_slab is not None:
+            self.outputs = self._output_slab.warmup() if index < 0 else self._output_slab.fresh()
+            for buffer, sentinel in zip(self.outputs, self._sentinels):
+                buffer.copy_(sentinel)
+
+    def _check_returned(self) -> None:
+        """The last call's outputs, checked once against what earlier calls returned (outside any timed region)."""
+        if self._unchecked_outputs is not None:
+            outputs, self._unchecked_outputs = self._unchecked_outputs, None
+            self._returned.check(outputs)
 
     def _operands(self) -> list:
-        """What the timed call reads and writes and exists before it runs: the live inputs, the DPS output buffers
-        and the previous call's outputs (the allocator tends to hand their memory to the next call's)."""
-        return [*self.inputs.live, *(self.outputs or ()), *self._last_outputs]
+        """What the timed call reads and writes and exists before it runs: the live inputs and the DPS output buffers,
+        or, for a value-returning call, the previous call's outputs (the allocator tends to hand their memory to the
+        next call's)."""
+        return [*self.inputs.live, *(self._last_outputs if self.outputs is None else self.outputs)]
 
     @contextlib.contextmanager
     def _between_calls(self):
@@ -178,6 +201,7 @@ class SandboxServer:
         sys.setprofile(None)
         sys.settrace(None)
         self._check_tensors_untouched(self._last_outputs)
+        self._check_returned()
         with self.threads.between_calls("between timed calls"), harness_thread_count(self.thread_count):
             yield
         if gc.isenabled():
@@ -224,6 +248,7 @@ class SandboxServer:
         self.threads.call_returned()
         if self.outputs is None:
             outputs = materialized(outputs, self.inputs.storages)
+            self._unchecked_outputs = outputs
         self._last_outputs = outputs
         if self.device.startswith("cuda"):
             import torch

@@ -236,20 +236,22 @@ def load_helper(path: Path | str) -> LineFlushHelper:
 
 
 def tensor_ranges(tensors) -> list[tuple[int, int]]:
-    """The byte ranges of the storages behind `tensors` (non-tensors skipped), merged where they overlap or touch.
+    """The byte ranges the views `tensors` span (non-tensors skipped), merged where they overlap or touch.
 
-    A storage's whole range, not only the elements a view shows: the call may read any of it, and
-    two views of one storage give one range.
+    What a view spans, not its whole storage: the live inputs and DPS buffers are views into a slab
+    that moves them on every call (addresses.py), and a call reads its own slot, not the slab.
     """
     import torch
+
+    from solbench.sandbox.addresses import span_bytes
 
     spans = []
     for value in tensors:
         if not isinstance(value, torch.Tensor) or value.device.type != "cpu":
             continue
-        storage = value.untyped_storage()
-        if storage.nbytes():
-            spans.append((storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
+        length = span_bytes(value.shape, value.stride(), value.element_size())
+        if length:
+            spans.append((value.data_ptr(), value.data_ptr() + length))
     return [(start, end - start) for start, end in merge_spans(spans)]
 
 

@@ -22,12 +22,21 @@ import time
 from solbench import torch_threads
 from solbench.guard import runtime, threads
 from solbench.guard.runtime import IntegrityList, OptionalProtected, Protected
-from solbench.sandbox import calling, flush, line_flush, protocol, rotation, wire
+from solbench.sandbox import addresses, calling, flush, line_flush, protocol, rotation, wire
 from solbench.sandbox.timers import cpu, cuda_events, cuda_profiler
 
 measure = importlib.import_module("solbench.sandbox.measure")  # the package's `measure` is the function
 
-_SERVER_METHODS = ("call", "time", "_invoke", "_prepare", "_between_calls", "_check_tensors_untouched", "_operands")
+_SERVER_METHODS = (
+    "call",
+    "time",
+    "_invoke",
+    "_prepare",
+    "_between_calls",
+    "_check_tensors_untouched",
+    "_check_returned",
+    "_operands",
+)
 """The methods of the sandbox's request server that run in or around the timed region."""
 
 
@@ -95,7 +104,9 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(calling, "call_with_convention", "normalize_outputs", "sentinel_outputs", "materialized"),
             *_entries(wire, "send_message", "_encode_value"),
             *_entries(protocol, "encode", "parse_request"),
-            *_entries(rotation.InputRotation, "prepare", "mutated"),
+            *_entries(rotation.InputRotation, "prepare", "mutated", "reserve"),
+            *_entries(addresses.ShiftingSlab, "fresh", "warmup", "reserve", "_grow", "_views"),
+            *_entries(addresses.ReturnedStorages, "check"),
             *_entries(rotation, "_perturb", "_flip_signs", "_negate_codes", "_complement_nibbles"),
             *_entries(cpu.CpuTimer, "time_call"),
             *_entries(cuda_events.CudaEventTimer, "time_call"),

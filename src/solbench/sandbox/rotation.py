@@ -1,7 +1,8 @@
-"""Input rotation for timing: every timed call sees content no earlier call saw, in the same buffers.
+"""Input rotation for timing: every timed call sees content and addresses no earlier call saw.
 
-Iteration i copies input set i mod N into the live buffers (pointers stay fixed) and, with a
-perturbation seed, makes the content unique to (seed, i). The parent names one perturbation per
+Iteration i copies input set i mod N into the live buffers, which every correctness or timed call
+finds at new addresses (addresses.py), and, with a perturbation seed, makes the content unique to
+(seed, i). The parent names one perturbation per
 input (it knows from the names which inputs are data, see evaluation/roles.py); all but `multiply`
 are bit-exact and map the format's domain onto itself, so every variant is a valid input:
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from solbench.sandbox.addresses import ShiftingSlab
 from solbench.spec.dtypes import same_bits
 
 PERTURBATION = 0.25
@@ -151,24 +153,34 @@ def perturbed_inputs(inputs: list, iteration: int, seed: int, perturbations: Seq
 
 class InputRotation:
     def __init__(self, pool: list[list], perturbations: Sequence[Perturbation], perturb_seed: int | None = None):
-        import torch
-
         self.pool = pool
         self.perturbations = _checked_perturbations(perturbations, pool[0])
         self.perturb_seed = perturb_seed
-        self.live = [v.clone() if isinstance(v, torch.Tensor) else v for v in pool[0]]
-        self.storages = frozenset(
-            v.untyped_storage().data_ptr() for v in self.live if isinstance(v, torch.Tensor) and v.numel()
-        )
-        """Data pointers of the live buffers' storages: fixed, since every iteration copies into the same buffers."""
+        self.slab = ShiftingSlab(pool[0])
+        self.live = self.slab.warmup()
+        """The inputs the next call gets: views that `prepare` moves to new addresses."""
+        for live, pristine in zip(self.live, pool[0]):
+            if live is not pristine:
+                live.copy_(pristine)
 
     def __len__(self) -> int:
         return len(self.pool)
 
+    @property
+    def storages(self) -> frozenset[int]:
+        """Data pointers of the live buffers' storages: a returned tensor with one of them is a view of an input."""
+        return self.slab.storages
+
+    def reserve(self, calls: int) -> None:
+        """Room for `calls` more calls at fresh addresses without allocating between them."""
+        self.slab.reserve(calls)
+
     def prepare(self, iteration: int) -> None:
-        """Load set `iteration mod N`; for timed loops (a perturbation seed given) make it unique to `iteration`."""
+        """Load set `iteration mod N` at fresh addresses (negative iterations, warm-up calls, at recycled ones); for
+        timed loops (a perturbation seed given) make the content unique to `iteration`."""
         import torch
 
+        self.live = self.slab.warmup() if iteration < 0 else self.slab.fresh()
         for index, (live, pristine) in enumerate(zip(self.live, self.pool[iteration % len(self.pool)])):
             if isinstance(live, torch.Tensor):
                 live.copy_(pristine)

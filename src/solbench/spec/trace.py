@@ -104,6 +104,8 @@ class TimingSummary(_Record):
     """The timer's resolution, where it states one."""
     below_resolution: bool = False
     """The median is below the timer's resolution: no time can be trusted (a measurement problem or a cheat)."""
+    both_orders: bool = False
+    """The solution was timed in two halves, one before and one after the reference (evaluation/orders.py)."""
     warnings: list[str] = Field(default_factory=list)
 
 
