@@ -27,6 +27,7 @@ from solbench.guard.threads import (
 from solbench.sandbox import protocol
 from solbench.sandbox.addresses import ReturnedStorages, ShiftingSlab
 from solbench.sandbox.calling import OutputError, OutputSpec, call_with_convention, materialized, sentinel_outputs
+from solbench.sandbox.channel_guard import ChannelGuard
 from solbench.sandbox.protected import integrity_list
 from solbench.sandbox.protocol import (
     BuildRequest,
@@ -318,6 +319,8 @@ def _failure(error: BaseException) -> GuardTripped | OutputRejected | SolutionFa
 
 
 def serve(channel: socket.socket, server: SandboxServer) -> None:
+    guard = ChannelGuard(channel)  # before any solution code runs: the build request imports it
+    check_channel = _check_channel  # bound now: the module's globals are the solution's to rebind
     handlers = {
         BuildRequest: server.build,
         LoadRequest: server.load,
@@ -340,10 +343,25 @@ def serve(channel: socket.socket, server: SandboxServer) -> None:
             reply = _failure(error)
         sys.stdout.flush()
         sys.stderr.flush()
+        check_channel(guard)
         try:
             send_message(channel, protocol.encode(reply))
         except TypeError as error:
             send_message(channel, protocol.encode(SolutionFailed(error=f"unsendable result: {error}")))
+        check_channel(guard)
+
+
+def _check_channel(guard: ChannelGuard) -> None:
+    if not guard.intact():
+        guard.refuse_and_exit(
+            lambda: protocol.encode(
+                GuardTripped(
+                    rule="channel",
+                    error="the solution replaced the sandbox's private channel to the evaluator "
+                    "(a proxy can rewrite what the harness reports)",
+                )
+            )
+        )
 
 
 def main(argv: list[str] | None = None) -> None:

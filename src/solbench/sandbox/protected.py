@@ -22,7 +22,7 @@ import time
 from solbench import torch_threads
 from solbench.guard import runtime, threads
 from solbench.guard.runtime import IntegrityList, OptionalProtected, Protected
-from solbench.sandbox import addresses, calling, flush, line_flush, protocol, rotation, wire
+from solbench.sandbox import addresses, calling, channel_guard, flush, line_flush, protocol, rotation, wire
 from solbench.sandbox.timers import cpu, cuda_events, cuda_profiler
 
 measure = importlib.import_module("solbench.sandbox.measure")  # the package's `measure` is the function
@@ -107,6 +107,8 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(rotation.InputRotation, "prepare", "mutated", "reserve"),
             *_entries(addresses.ShiftingSlab, "fresh", "warmup", "reserve", "_grow", "_views"),
             *_entries(addresses.ReturnedStorages, "check"),
+            *_entries(channel_guard.ChannelGuard, "intact", "refuse_and_exit"),
+            *_entries(channel_guard, "_identity"),
             *_entries(rotation, "_perturb", "_flip_signs", "_negate_codes", "_complement_nibbles"),
             *_entries(cpu.CpuTimer, "time_call"),
             *_entries(cuda_events.CudaEventTimer, "time_call"),
