@@ -155,6 +155,8 @@ class _Outcome:
     version_id: int
     traces: list[Trace]
     held_out: list[Trace]
+    held_out_workloads: tuple[str, ...]
+    """The uuids of the version's held-out workloads: the run passes only when each of them PASSED."""
     t_sol_ms: dict[str, float]
     t_b_ms: dict[str, float]
     scored: bool
@@ -194,7 +196,8 @@ def _evaluate(
         evaluate(hidden, solution, config=config, progress=progress) if mode == "ranked" and hidden.workloads else []
     )
     t_sol = t_sol_for(session_factory, version_id, worker.hardware) if scored else {}
-    return _Outcome(version_id, traces, held_out, t_sol, t_b, scored)
+    held_out_workloads = tuple(w.uuid for w in hidden.workloads)
+    return _Outcome(version_id, traces, held_out, held_out_workloads, t_sol, t_b, scored)
 
 
 def _store(
@@ -204,7 +207,13 @@ def _store(
     from solbench.service.scoring import score_result
 
     scores = score_result(
-        outcome.traces, outcome.held_out, outcome.t_sol_ms, outcome.t_b_ms, worker.hardware, scored=outcome.scored
+        outcome.traces,
+        outcome.held_out,
+        outcome.t_sol_ms,
+        outcome.t_b_ms,
+        worker.hardware,
+        held_out_workloads=outcome.held_out_workloads,
+        scored=outcome.scored,
     )
     first = (outcome.traces or outcome.held_out or [None])[0]
     evaluation = first.evaluation if first is not None else None
@@ -214,6 +223,7 @@ def _store(
         score=scores.score,
         public_score=scores.public_score,
         held_out_score=scores.held_out_score,
+        held_out_passed=scores.held_out_passed,
         verdict=scores.verdict,
         harness_version=harness_version(),
         hardware=worker.hardware,

@@ -178,6 +178,9 @@ class Result(Base):
     """S of the problem: public workloads, and for ranked submissions the held-out ones too."""
     public_score: Mapped[float | None] = mapped_column(Float, nullable=True)
     held_out_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    held_out_passed: Mapped[bool] = mapped_column(Boolean, default=False)
+    """The secret held-out run passed: every held-out workload of the version it was measured on ran and PASSED
+    (true where the version holds none out). A ranked score counts only then (scoring.held_out_run_passed)."""
     verdict: Mapped[str] = mapped_column(String(32))
     harness_version: Mapped[str] = mapped_column(String(64))
     hardware: Mapped[str] = mapped_column(String(100))
@@ -196,6 +199,18 @@ class Result(Base):
     rescored_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
     submission: Mapped[Submission] = relationship(back_populates="result")
+
+
+class SubmissionFlag(Base):
+    """An admin's word that a submission is hacked (`solbench admin flag`): it leaves every ranking and its author
+    is told why. At most one per submission; `solbench admin unflag` deletes it."""
+
+    __tablename__ = "submission_flags"
+
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), primary_key=True)
+    reason: Mapped[str] = mapped_column(Text)
+    flagged_by: Mapped[str] = mapped_column(String(200))
+    flagged_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class ScoreChange(Base):

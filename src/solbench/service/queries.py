@@ -1,7 +1,8 @@
 """Every ranking the service shows comes from here: the API and the web pages both call these functions.
 
-Only ranked submissions that finished with a score count, from users who are not banned and
-submissions not deleted. The rules:
+What counts is decided once, in `counts_on_board`: a ranked submission that finished with a score, not deleted,
+from a user who is not banned, whose secret held-out run has passed, and that is not hacked (`is_hacked`: flagged
+by a guard, by the speed-of-light floor or by an admin). The rules:
 
 - a user's S on a problem is their best score on it; ties between users are broken by the earlier
   submission (the one that reached the score first);
@@ -18,7 +19,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from solbench.scoring import SetMissing, set_total
@@ -30,10 +31,12 @@ from solbench.service.models import (
     ServedProblem,
     SolAnalysis,
     Submission,
+    SubmissionFlag,
     User,
     Worker,
     utcnow,
 )
+from solbench.service.scoring import HACKED_VERDICTS
 from solbench.service.times import UtcDateTime
 from solbench.service.worker_hardware import HardwareFigures
 
@@ -135,7 +138,7 @@ class UserPage(_Data):
     best: list[RankedScore]
     """The user's best score per problem, with its rank on that problem."""
     submissions: list[UserSubmission]
-    """Newest first; other viewers see only ranked submissions."""
+    """Newest first; other viewers see only ranked submissions that are not hacked."""
 
 
 class WorkerStatus(_Data):
@@ -162,6 +165,32 @@ class StatusData(_Data):
     users: int
 
 
+RANKED = "ranked"
+
+
+def is_hacked() -> ColumnElement[bool]:
+    """SQL over Submission (and Result, which may be outer-joined and absent): a ranked submission that a guard
+    (verdict REWARD_HACK), the speed-of-light floor (IMPLAUSIBLE) or an admin (a SubmissionFlag) marked hacked.
+    False, never NULL, where no result exists yet, so its negation keeps such submissions."""
+    flagged = exists(select(SubmissionFlag.submission_id).where(SubmissionFlag.submission_id == Submission.id))
+    by_verdict = and_(Result.verdict.is_not(None), Result.verdict.in_(HACKED_VERDICTS))
+    return and_(Submission.mode == RANKED, or_(by_verdict, flagged))
+
+
+def counts_on_board() -> tuple[ColumnElement[bool], ...]:
+    """THE rule of what a ranking counts, over Submission, Result and User: every board, total, first place and
+    best score of this module filters by it."""
+    return (
+        Submission.mode == RANKED,
+        Submission.status == "done",
+        Submission.deleted_at.is_(None),
+        User.banned.is_(False),
+        Result.score.is_not(None),
+        Result.held_out_passed.is_(True),  # only once the secret held-out run passed (scoring.held_out_run_passed)
+        ~is_hacked(),
+    )
+
+
 def _scored_rows(
     session: Session, *, problem: str | None = None, set_name: str | None = None, user: str | None = None
 ) -> list[tuple]:
@@ -183,13 +212,7 @@ def _scored_rows(
         .join(User, User.id == Submission.user_id)
         .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
         .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
-        .where(
-            Submission.mode == "ranked",
-            Submission.status == "done",
-            Submission.deleted_at.is_(None),
-            User.banned.is_(False),
-            Result.score.is_not(None),
-        )
+        .where(*counts_on_board())
         .order_by(Submission.created_at, Submission.id)
     )
     if problem is not None:
@@ -361,7 +384,7 @@ def user_page(session: Session, name: str, *, viewer: User | None = None) -> Use
         .limit(100)
     )
     if not privileged:
-        query = query.where(Submission.mode == "ranked")
+        query = query.where(Submission.mode == RANKED, ~is_hacked())
     submissions = [
         UserSubmission(
             id=s.id,
@@ -562,8 +585,8 @@ def recent_firsts(session: Session, *, limit: int = 10) -> list[RecentFirst]:
 def user_submissions(
     session: Session, name: str, *, include_private: bool, offset: int = 0, limit: int = 50
 ) -> tuple[list[UserSubmission], int]:
-    """One page of a user's submissions, newest first, and how many there are; their private and test ones only
-    when `include_private` (the user themself, or an admin)."""
+    """One page of a user's submissions, newest first, and how many there are; their private, test and hacked ones
+    only when `include_private` (the user themself, or an admin)."""
     query = (
         select(Submission, ServedProblem.name, Result.score, Result.verdict)
         .select_from(Submission)
@@ -574,7 +597,7 @@ def user_submissions(
         .where(User.name == name, Submission.deleted_at.is_(None))
     )
     if not include_private:
-        query = query.where(Submission.mode == "ranked")
+        query = query.where(Submission.mode == RANKED, ~is_hacked())
     total = session.scalar(select(func.count()).select_from(query.with_only_columns(Submission.id).subquery())) or 0
     rows = session.execute(query.order_by(Submission.id.desc()).offset(offset).limit(limit)).all()
     return [

@@ -100,6 +100,7 @@ def rescore(
                 unchanged += 1
                 continue
             name, hardware, version_id = measured_on.problem.name, result.hardware, measured_on.id
+            held_out_workloads = [w["uuid"] for w in measured_on.held_out]
             t_b = baselines_for(session, name, hardware)
         t_sol = t_sol_for(session_factory, version_id, hardware)
         with session_factory.begin() as session:
@@ -107,8 +108,9 @@ def rescore(
             assert result is not None, "selected above"
             traces = [Trace.model_validate(t) for t in result.traces]
             held_out = [Trace.model_validate(t) for t in result.held_out_traces]
-            scores = score_result(traces, held_out, t_sol, t_b, hardware)
+            scores = score_result(traces, held_out, t_sol, t_b, hardware, held_out_workloads=held_out_workloads)
             why = _what_moved(result, t_sol, scores.t_b_ms)
+            result.verdict, result.held_out_passed = scores.verdict, scores.held_out_passed  # the rules may have moved
             if scores.score == result.score and not why:
                 unchanged += 1
                 continue

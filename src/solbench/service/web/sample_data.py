@@ -297,13 +297,22 @@ class _Builder:
                 )
                 for workload in version.held_out
             ]
-        scores = score_result(traces, held_out, t_sol, t_b, HARDWARE, scored=mode != "test")
+        scores = score_result(
+            traces,
+            held_out,
+            t_sol,
+            t_b,
+            HARDWARE,
+            held_out_workloads=[w["uuid"] for w in version.held_out],
+            scored=mode != "test",
+        )
         row.result = Result(
             submission_id=row.id,
             problem_version_id=version.id,
             score=scores.score,
             public_score=scores.public_score,
             held_out_score=scores.held_out_score,
+            held_out_passed=scores.held_out_passed,
             verdict=scores.verdict,
             harness_version=self.harness,
             hardware=HARDWARE,
