@@ -74,6 +74,8 @@ def broken_set(tmp_path) -> Path:
         ["admin", "revoke-token", "bob", "--settings", "/nonexistent.json"],
         ["admin", "ban", "bob", "--settings", "/nonexistent.json"],
         ["admin", "freeze", "--settings", "/nonexistent.json"],
+        ["admin", "flag", "1", "--reason", "x", "--settings", "/nonexistent.json"],
+        ["admin", "unflag", "1", "--settings", "/nonexistent.json"],
         ["admin", "rescore", "--settings", "/nonexistent.json"],
         [],
     ],

@@ -11,13 +11,14 @@ only ranked submissions / private or test ones too), `public` (the public worklo
 The rules it encodes (api/deps.py, api/submissions.py, queries.user_page): routes that name a caller answer a bad
 token 401 and a banned user 403; writes need a token (401 without one); a test or private submission is its owner's
 and admins' and to anyone else answers 404 as if it did not exist; a deleted one is 404 to everyone; a ranked one is
-public, its code hidden from others until its set is frozen (bundle: 403); only the owner or an admin deletes one; a
-banned user's page is the admins'. Routes that never name a caller (problems, leaderboards, status) ignore the
-Authorization header, so a bad token or a banned user still reads them; the OpenAPI schema and its docs page are
-public by design (they describe the API, hold no data). A route missing from ACCESS, or an entry whose route is
-gone, fails `test_every_api_route_has_access_rules`. Writes run on a service of their own (`mutable`, with tight
-limits), each case on a fresh copy of its target; the reads only add a banned user and two copies of a submission to
-the module's shared sample (`prepare_targets`).
+public, its code hidden from others until its set is frozen (bundle: 403), unless it is hacked (then it is its
+owner's and admins' as a private one is); only the owner or an admin deletes one; a banned user's page is the
+admins'; the /admin routes are the admins' (403 to other users). Routes that never name a caller (problems,
+leaderboards, status) ignore the Authorization header, so a bad token or a banned user still reads them; the OpenAPI
+schema and its docs page are public by design (they describe the API, hold no data). A route missing from ACCESS,
+or an entry whose route is gone, fails `test_every_api_route_has_access_rules`. Writes run on a service of their own
+(`mutable`, with tight limits), each case on a fresh copy of its target; the reads only add a banned user and three
+copies of a submission (one of them flagged hacked) to the module's shared sample (`prepare_targets`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ ACCESS: dict[tuple[str, str], tuple[Rule, ...]] = {
         Rule("test submission", "404 hidden", "401", "403", "404 hidden", "200 code", "200 code"),
         Rule("open ranked submission", "200 no code", "401", "403", "200 no code", "200 code", "200 code"),
         Rule("frozen ranked submission", "200 code", "401", "403", "200 code", "200 code", "200 code"),
+        Rule("hacked ranked submission", "404 hidden", "401", "403", "404 hidden", "200 code", "200 code"),
         Rule("deleted submission", "404", "401", "403", "404", "404", "404"),
         Rule("no submission", "404", "401", "403", "404", None, "404"),
     ),
@@ -72,6 +74,7 @@ ACCESS: dict[tuple[str, str], tuple[Rule, ...]] = {
         Rule("test submission", "404 hidden", "401", "403", "404 hidden", "200 code", "200 code"),
         Rule("open ranked submission", "403", "401", "403", "403", "200 code", "200 code"),
         Rule("frozen ranked submission", "200 code", "401", "403", "200 code", "200 code", "200 code"),
+        Rule("hacked ranked submission", "404 hidden", "401", "403", "404 hidden", "200 code", "200 code"),
         Rule("deleted submission", "404", "401", "403", "404", "404", "404"),
         Rule("no submission", "404", "401", "403", "404", None, "404"),
     ),
@@ -108,6 +111,7 @@ ACCESS: dict[tuple[str, str], tuple[Rule, ...]] = {
     ),
     ("GET", "/status"): (Rule("none", "200", "200", "200", "200", None, "200"),),
     ("GET", "/limits"): (Rule("none", "200", "200", "200", "200", None, "200"),),
+    ("GET", "/admin/flagged"): (Rule("none", "401", "401", "403", "403", None, "200"),),
     ("GET", "/openapi.json"): (Rule("none", "200", "200", "200", "200", None, "200"),),
     ("GET", "/docs"): (Rule("none", "200", "200", "200", "200", None, "200"),),
 }
@@ -161,9 +165,18 @@ def add_submission(app: InProcessService, like: int, *, mode: str | None = None,
         return row.id
 
 
+def hacked_copy(app: InProcessService, like: int) -> int:
+    """A copy of the ranked submission `like` that an admin flagged hacked."""
+    from solbench.service.hacked import flag
+
+    copy = add_submission(app, like)
+    flag(app.service.session_factory, copy, "replays its output", "root")
+    return copy
+
+
 def prepare_targets(app: InProcessService) -> dict[str, Target]:
     """The targets of ACCESS in `app`'s sample, adding what the sample lacks: a banned user (mallory), a test and a
-    deleted submission of alice's (copies of her private one)."""
+    deleted submission of alice's (copies of her private one), a hacked copy of bob's open ranked one."""
     from solbench.service.auth import add_user, set_banned
 
     sample = app.sample
@@ -180,6 +193,7 @@ def prepare_targets(app: InProcessService) -> dict[str, Target]:
         "test submission": submission(add_submission(app, sample.private_submission, mode="test")),
         "open ranked submission": submission(sample.open_set_submission),
         "frozen ranked submission": submission(sample.frozen_set_submission),
+        "hacked ranked submission": submission(hacked_copy(app, sample.open_set_submission)),
         "deleted submission": submission(add_submission(app, sample.private_submission, deleted=True)),
         "no submission": Target({"submission_id": str(MISSING_ID)}),
         "a problem": Target({}),

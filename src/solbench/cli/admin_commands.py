@@ -1,4 +1,4 @@
-"""`solbench admin`: accounts, tokens, bans and rescoring, straight on the service's database."""
+"""`solbench admin`: accounts, tokens, bans, hacked flags and rescoring, straight on the service's database."""
 
 from __future__ import annotations
 
@@ -78,6 +78,50 @@ def freeze(
 
     freeze_problem_set(_factory(db, data, settings_file), set_name, title=title)
     print(f"set {set_name} frozen: the code of its submissions is now shown on the pages")
+
+
+@app.command("flag")
+def flag(
+    submission_id: int = typer.Argument(..., metavar="ID", help="Submission id."),
+    reason: str = typer.Option(..., "--reason", help="Why it is hacked: its author is shown it."),
+    by: str = typer.Option(None, "--by", help="Who flags it (default: your login name)."),
+    db: str = DB,
+    data: Path = DATA,
+    settings_file: Path = SETTINGS,
+) -> None:
+    """Mark a ranked submission hacked: it leaves every board and first place, and only its author and admins
+    can read it, with the reason. Flagging it again replaces the reason."""
+    from solbench.service.hacked import flag as mark
+
+    mark(_factory(db, data, settings_file), submission_id, reason, by or _login_name())
+    print(f"submission {submission_id} flagged hacked: off every board")
+
+
+@app.command("unflag")
+def unflag(
+    submission_id: int = typer.Argument(..., metavar="ID", help="Submission id."),
+    db: str = DB,
+    data: Path = DATA,
+    settings_file: Path = SETTINGS,
+) -> None:
+    """Lift an admin's hacked flag. A submission a guard or the speed-of-light floor flagged stays off the boards
+    (only a new evaluation changes that: `solbench admin rescore`)."""
+    from solbench.service.hacked import unflag as lift
+
+    still = lift(_factory(db, data, settings_file), submission_id)
+    if still is None:
+        print(f"submission {submission_id} unflagged: back on the boards")
+    else:
+        print(f"submission {submission_id} unflagged, still off the boards: {still.source} ({still.reason})")
+
+
+def _login_name() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in this environment (a container without a passwd entry)
+        return "admin"
 
 
 @app.command("rescore")

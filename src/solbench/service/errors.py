@@ -29,3 +29,11 @@ class BodyTooLarge(ServiceError):
         super().__init__(
             f"{size_bytes} bytes to send, over the limit of {limit_bytes} bytes of {server}; nothing was sent"
         )
+
+
+class UnknownSubmission(ServiceError):
+    """No live submission has this id (never made, or deleted)."""
+
+    def __init__(self, submission_id: int):
+        self.submission_id = submission_id
+        super().__init__(f"ID {submission_id}: no such submission (deleted ones cannot be flagged either)")

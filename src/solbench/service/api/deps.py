@@ -52,3 +52,10 @@ def _check(user: User | None) -> User:
     if user.banned:
         raise HTTPException(403, f"Authorization: user {user.name} is banned")
     return user
+
+
+def admin_user(user: User = Depends(current_user)) -> User:
+    """The caller, when an admin: anyone else is refused (403; 401 without a valid token)."""
+    if not user.is_admin:
+        raise HTTPException(403, f"Authorization: user {user.name} is not an admin")
+    return user

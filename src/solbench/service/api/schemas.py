@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from solbench.service.hacked import Hacked
 from solbench.service.settings import Mode
 from solbench.service.times import UtcDateTime
 
@@ -92,6 +93,9 @@ class SubmissionView(_Body):
     solution: dict[str, Any] | None
     """The solution as submitted; None for readers other than its owner and admins."""
     result: ResultView | None
+    hacked: Hacked | None = None
+    """Why the submission is hacked and off the boards (a guard, the speed-of-light floor or an admin flagged it);
+    None when it is not. Only its owner and admins can read a hacked submission: to others it does not exist."""
 
 
 class Deleted(_Body):

@@ -20,6 +20,7 @@ from solbench.service.api.schemas import (
 from solbench.service.catalog import current_version
 from solbench.service.disclosure import visible_error, visible_traces
 from solbench.service.door import Refused, check_static, code_hash, parse_solution
+from solbench.service.hacked import hacked_state
 from solbench.service.limits import LimitReached, check_limits
 from solbench.service.models import ScoreChange, Submission, User, utcnow
 
@@ -84,8 +85,8 @@ def submit(
 def get_submission(
     submission_id: int, user: User | None = Depends(optional_user), db: Session = Depends(session)
 ) -> SubmissionView:
-    """A submission with its result. Test and private submissions are readable by their owner and admins only
-    (404 to others, as for a submission that does not exist);
+    """A submission with its result. Test, private and hacked submissions are readable by their owner and admins
+    only (404 to others, as for a submission that does not exist; `hacked` tells them why it is off the boards);
     of a ranked one, until its problem set is frozen, others see neither the solution's code nor the text it
     produced (logs, failure lines, guard findings' details, the code hash)."""
     submission = readable(db, submission_id, user)
@@ -134,10 +135,12 @@ def bundle(submission_id: int, user: User | None = Depends(optional_user), db: S
 
 
 def readable(db: Session, submission_id: int, user: User | None) -> Submission:
-    """The submission if `user` may read it: ranked ones are public, the rest their owner's and admins' (to
-    anyone else they do not exist: 404)."""
+    """The submission if `user` may read it: ranked ones are public unless hacked, the rest and hacked ones their
+    owner's and admins' (to anyone else they do not exist: 404)."""
     submission = _live(db, submission_id)
-    if submission.mode not in PUBLIC_MODES and (user is None or (user.id != submission.user_id and not user.is_admin)):
+    if user is not None and (user.id == submission.user_id or user.is_admin):
+        return submission
+    if submission.mode not in PUBLIC_MODES or hacked_state(db, submission) is not None:
         raise _missing(submission_id)
     return submission
 
@@ -210,6 +213,7 @@ def submission_view(db: Session, submission: Submission, *, with_code: bool = Tr
         code_hash=submission.code_hash if with_code else None,
         solution=submission.solution if with_code else None,
         result=result_view,
+        hacked=hacked_state(db, submission),
     )
 
 

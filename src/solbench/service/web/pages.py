@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from solbench.service import queries
 from solbench.service.catalog import current_version
 from solbench.service.disclosure import visible_error, visible_traces
+from solbench.service.hacked import flagged_submissions, hacked_state
 from solbench.service.models import Result, Submission, User, utcnow
 from solbench.service.web import views
 from solbench.service.web.charts import (
@@ -39,6 +40,8 @@ CHART_ROWS = 20
 ROOFLINE_POINTS = 100
 """Users' best submissions drawn on a problem's roofline (the top of the ranking)."""
 RANKED_MODE = "ranked"
+FLAGGED_ROWS = 50
+"""Hacked submissions listed on the status page for admins (the newest; the API lists more)."""
 
 
 class PageNotFound(LookupError):
@@ -229,7 +232,8 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
         raise PageNotFound(f"There is no submission #{submission_id}.")
     owner = row.user.name
     privileged = viewer.name == owner or viewer.is_admin
-    if (row.mode != RANKED_MODE or row.user.banned) and not privileged:
+    hacked = hacked_state(session, row)
+    if (row.mode != RANKED_MODE or row.user.banned or hacked is not None) and not privileged:
         raise PageNotFound(f"There is no submission #{submission_id}.")
     problem_row = row.problem_version.problem
     result = row.result
@@ -269,6 +273,7 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
         public_score=result.public_score if result is not None else None,
         held_out_score=result.held_out_score if result is not None else None,
         held_out_workloads=len(result.held_out_traces or []) if result is not None else 0,
+        hacked=hacked,
     )
     spread = timing_spread_chart(
         [
@@ -320,7 +325,8 @@ def user(session: Session, name: str, page: int, viewer: Viewer) -> dict:
     )
 
 
-def status(session: Session, hardware: str) -> dict:
+def status(session: Session, hardware: str, viewer: Viewer) -> dict:
+    """The queue, workers and hardware for everyone; for admins also the hacked submissions."""
     from solbench.service.web.hardware_rows import hardware_rows
 
     state = queries.status(session)
@@ -352,6 +358,8 @@ def status(session: Session, hardware: str) -> dict:
         hardware_rows=hardware_rows(hardware, worker_rows),
         hours=ACTIVITY_HOURS,
         per_hour_chart=trend_chart(per_hour, title="Evaluations per hour", y_label="evaluations"),
+        flagged=flagged_submissions(session, limit=FLAGGED_ROWS) if viewer.is_admin else None,
+        flagged_rows=FLAGGED_ROWS,
     )
 
 

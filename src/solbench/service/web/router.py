@@ -135,7 +135,7 @@ def user_page(
 def status_page(
     request: Request, session: Session = Depends(_session), viewer: pages.Viewer = Depends(_viewer)
 ) -> HTMLResponse:
-    return _html("status.html", lambda: pages.status(session, _hardware(request)), request, viewer)
+    return _html("status.html", lambda: pages.status(session, _hardware(request), viewer), request, viewer)
 
 
 async def _form(request: Request) -> dict[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from solbench.service.hacked import Hacked
 from solbench.service.worker_hardware import HardwareFigures
 from solbench.spec.solution import SourceFile
 
@@ -212,3 +213,5 @@ class SubmissionDetail:
     held_out_score: float | None = None
     """S over the held-out workloads, whose rows no reader sees (they would reveal the hidden workloads)."""
     held_out_workloads: int = 0
+    hacked: Hacked | None = None
+    """Why it is off the boards; only its author and admins reach a hacked submission's page."""
