@@ -29,3 +29,57 @@ def _head(engine) -> str:
     from solbench.service.db import alembic_config
 
     return ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+
+
+def test_0004_keeps_stored_ranked_scores_whose_held_out_run_passed(tmp_path):
+    """Results stored before `held_out_passed` existed get it from their held-out traces: a passed run stays on the
+    boards, a failed or missing one leaves them, and a version that holds nothing out passes."""
+    import sqlalchemy as sa
+    from alembic import command
+
+    from solbench.service.db import alembic_config, make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    config = alembic_config(engine)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0003_workers")
+        connection.execute(
+            sa.text("INSERT INTO users (id, name, is_admin, banned, created_at) VALUES (1, 'ann', 0, 0, '2026-01-01')")
+        )
+        connection.execute(
+            sa.text("INSERT INTO problems (id, name, set_name, created_at) VALUES (1, 'add', 'L1', '2026-01-01')")
+        )
+        versions = {1: '[{"uuid": "h1"}]', 2: "[]"}
+        for version, held_out in versions.items():
+            connection.execute(
+                sa.text(
+                    "INSERT INTO problem_versions (id, problem_id, version_hash, definition, workloads, held_out,"
+                    " source_dir, is_current, created_at) VALUES (:id, 1, :hash, '{}', '[]', :held_out, '/', 1,"
+                    " '2026-01-01')"
+                ),
+                {"id": version, "hash": str(version) * 64, "held_out": held_out},
+            )
+        held_out_runs = {1: (1, "PASSED"), 2: (1, "TIMEOUT"), 3: (1, None), 4: (2, None)}  # result -> version, status
+        for result, (version, status) in held_out_runs.items():
+            traces = f'[{{"workload": {{"uuid": "h1"}}, "evaluation": {{"status": "{status}"}}}}]' if status else "[]"
+            connection.execute(
+                sa.text(
+                    "INSERT INTO submissions (id, user_id, problem_version_id, mode, status, solution, code_hash,"
+                    " created_at, attempts) VALUES (:id, 1, :version, 'ranked', 'done', '{}', '0', '2026-01-01', 1)"
+                ),
+                {"id": result, "version": version},
+            )
+            connection.execute(
+                sa.text(
+                    "INSERT INTO results (id, submission_id, problem_version_id, score, verdict, harness_version,"
+                    " hardware, device, worker, environment, clock, traces, held_out_traces, t_sol_ms, t_b_ms,"
+                    " cache_hit, created_at) VALUES (:id, :id, :version, 0.5, 'PASSED', '0', 'H100_SXM', 'cpu', 'w',"
+                    " '{}', '{}', '[]', :traces, '{}', '{}', 0, '2026-01-01')"
+                ),
+                {"id": result, "version": version, "traces": traces},
+            )
+        command.upgrade(config, "head")
+        passed = dict(connection.execute(sa.text("SELECT id, held_out_passed FROM results")).all())
+    assert passed == {1: True, 2: False, 3: False, 4: True}
+    engine.dispose()
