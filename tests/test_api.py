@@ -34,6 +34,7 @@ def test_import_solbench_is_light_and_exposes_the_api():
                 "EvaluationConfig",
                 "analyze",
                 "baseline",
+                "connect",
                 "evaluate",
                 "load_problem",
                 "load_solution",
@@ -260,4 +261,4 @@ def test_the_cli_tells_the_runner_option_errors_with_its_flags(one_problem_suite
 def test_the_facades_all_lists_exactly_the_lazily_imported_names():
     import solbench
 
-    assert solbench.__all__ == ["__version__", *solbench._API, *solbench._OPTIMIZE]
+    assert solbench.__all__ == ["__version__", *solbench._API, *solbench._OPTIMIZE, *solbench._SERVICE]

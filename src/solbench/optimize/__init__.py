@@ -4,6 +4,7 @@ from solbench.optimize.baseline_search import AgentSearch
 from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, WorkloadCard
 from solbench.optimize.env import Env, make, solution_from_text
+from solbench.optimize.env_state import EnvState, WorkloadTimes
 from solbench.optimize.errors import (
     BudgetExhausted,
     InvalidBudget,
@@ -12,6 +13,7 @@ from solbench.optimize.errors import (
     InvalidReward,
     OptimizeError,
     RestoreMismatch,
+    StateMismatch,
 )
 from solbench.optimize.feedback import WorkloadFeedback
 from solbench.optimize.held_out import split_workloads
@@ -27,6 +29,7 @@ __all__ = [
     "BudgetLedger",
     "Candidate",
     "Env",
+    "EnvState",
     "FinalResult",
     "InvalidBudget",
     "InvalidCandidate",
@@ -35,12 +38,14 @@ __all__ = [
     "OptimizeError",
     "ProblemCard",
     "RestoreMismatch",
+    "StateMismatch",
     "StepInfo",
     "StepResult",
     "TestResult",
     "TestStatus",
     "WorkloadCard",
     "WorkloadFeedback",
+    "WorkloadTimes",
     "check_reward",
     "make",
     "solution_from_text",

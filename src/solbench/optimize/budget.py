@@ -78,6 +78,11 @@ class BudgetLedger:
         if self.budget.seconds is not None and self.seconds_used >= self.budget.seconds:
             raise BudgetExhausted(noun, f"{self.seconds_used:.1f} s of {self.budget.seconds:g} s measuring used")
 
+    def resume(self, spent: BudgetLeft) -> None:
+        """Continue from what another ledger of the same Budget used (an environment restored from a store)."""
+        self.evals_used, self.tests_used = spent.evals_used, spent.tests_used
+        self.seconds_used, self.cache_hits = spent.seconds_used, spent.cache_hits
+
     def charge(self, kind: Spend, seconds: float, cache_hit: bool) -> None:
         if cache_hit:
             self.cache_hits += 1

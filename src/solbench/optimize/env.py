@@ -25,7 +25,8 @@ from solbench.evaluation.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
 from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, languages_for, workload_card
-from solbench.optimize.errors import InvalidCandidate, RestoreMismatch
+from solbench.optimize.env_state import EnvState, WorkloadTimes
+from solbench.optimize.errors import InvalidCandidate, RestoreMismatch, StateMismatch
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
 from solbench.optimize.held_out import HeldOut, split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
@@ -304,6 +305,30 @@ class Env:
             self._ledger.charge("eval", result.info.seconds, result.info.cache_hit)
             info = result.info.model_copy(update={"candidate_id": len(self._results) + 1})
             self._results.append(result.model_copy(update={"info": info}))
+
+    def snapshot(self) -> EnvState:
+        """What this environment has learnt and spent, for a store to keep between calls (env_state.py)."""
+        return EnvState(
+            problem=self.problem,
+            reward=self.reward,
+            results=list(self._results),
+            spent=self.budget_left,
+            times={
+                uuid: WorkloadTimes(t_sol_ms=t_sol, bound=bound, t_b_ms=t_b, t_b_source=source)
+                for uuid, (t_sol, bound, t_b, source) in self._times.items()
+            },
+            seed=self._seed,
+        )
+
+    def resume(self, state: EnvState) -> None:
+        """Continue from a `snapshot()` of an environment with this problem, reward and budget: history, best,
+        spending, T_SOL, T_b and seed are the snapshot's; nothing is evaluated."""
+        if state.problem != self.problem or state.reward != self.reward:
+            raise StateMismatch(f"{state.problem}/{state.reward}", f"{self.problem}/{self.reward}")
+        self._results = list(state.results)
+        self._ledger.resume(state.spent)
+        self._times = {uuid: (t.t_sol_ms, t.bound, t.t_b_ms, t.t_b_source) for uuid, t in state.times.items()}
+        self._seed = state.seed
 
     def close(self) -> None:
         """Stop the spare sandbox kept warm for the next candidate (the environment still works: later

@@ -52,3 +52,11 @@ class RestoreMismatch(OptimizeError):
     def __init__(self, index: int, reason: str):
         self.index, self.reason = index, reason
         super().__init__(f"restore: record {index}: {reason}")
+
+
+class StateMismatch(OptimizeError):
+    """A snapshot handed to `Env.resume` was taken of an environment with another problem or reward."""
+
+    def __init__(self, snapshot: str, env: str):
+        self.snapshot, self.env = snapshot, env
+        super().__init__(f"resume: the snapshot is of {snapshot} (problem/reward), this environment is {env}")

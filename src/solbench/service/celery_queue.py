@@ -16,6 +16,8 @@ database; the broker only has to deliver each id at least once:
 - An `InfrastructureError` (not the solution's fault) is retried with backoff; the database counts
   the tries and marks the job failed after `max_attempts`. A solution's own failure (a crash, a
   wrong answer, a timeout) is a result, stored once, never retried.
+
+An agent env's call (`env_jobs.py`) travels the same way, as ENV_CALL_TASK on the same queue.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import select
@@ -43,12 +46,14 @@ from solbench.runner.celery_app import (
 from solbench.runner.celery_pool import check_reachable
 from solbench.runner.celery_worker import WorkerOptions, start_worker
 from solbench.runner.remote_jobs import register_run_task
+from solbench.service.env_jobs import execute_env_call, queued_env_calls, requeue_stale_env_calls
 from solbench.service.jobs import InfrastructureError, WorkerInfo, execute_submission, requeue_stale
-from solbench.service.models import Submission
+from solbench.service.models import EnvCall, Submission
 from solbench.service.settings import ServiceSettings
 from solbench.service.worker_hardware import hardware_figures
 
 SUBMISSION_TASK = "solbench.service.execute_submission"
+ENV_CALL_TASK = "solbench.service.execute_env_call"
 RETRY_BACKOFF_S = 2.0
 MAX_BACKOFF_S = 60.0
 MAX_WAITS = 50
@@ -78,6 +83,7 @@ class CeleryQueue:
         self.message_settings = settings_for_workers(settings)
         self.resend_after_s = max(30.0, 4 * settings.stale_after_s)
         self._sent_at: dict[int, float] = {}
+        self._calls_sent_at: dict[int, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep_until_closed, daemon=True, name="celery-queue-sweeper")
@@ -90,6 +96,14 @@ class CeleryQueue:
                 SUBMISSION_TASK, args=[submission_id, self.message_settings], queue=self.queue, ignore_result=True
             )
             self._sent_at[submission_id] = time.monotonic()
+
+    def submit_env_call(self, call_id: int) -> None:
+        """An agent env's call goes to the same queue: the workers of this hardware run it."""
+        with self._lock:
+            self.app.send_task(
+                ENV_CALL_TASK, args=[call_id, self.message_settings], queue=self.queue, ignore_result=True
+            )
+            self._calls_sent_at[call_id] = time.monotonic()
 
     def close(self) -> None:
         self._stop.set()
@@ -110,6 +124,17 @@ class CeleryQueue:
             self._sent_at = {i: t for i, t in self._sent_at.items() if i in still_queued}
         for submission_id in due:
             self.submit(submission_id)
+        self._sweep_env_calls()
+
+    def _sweep_env_calls(self) -> None:
+        requeue_stale_env_calls(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
+        queued = queued_env_calls(self.session_factory)
+        now = time.monotonic()
+        with self._lock:
+            due = [i for i in queued if now - self._calls_sent_at.get(i, -1e18) > self.resend_after_s]
+            self._calls_sent_at = {i: t for i, t in self._calls_sent_at.items() if i in set(queued)}
+        for call_id in due:
+            self.submit_env_call(call_id)
 
     def _sweep_until_closed(self) -> None:
         interval = max(0.5, min(10.0, self.settings.stale_after_s / 2))
@@ -142,18 +167,29 @@ class _Databases:
 
 
 def register_submission_task(app, options: WorkerOptions, *, database_url: str | None, data_dir: Path | None) -> None:
-    """Add the submission task to `app`, run with the server's settings and this worker's overrides."""
+    """Add the submission task and the env-call task to `app`, run with the server's settings and this worker's
+    overrides. Both jobs are claimed in the database, so both tasks deliver and retry alike."""
     databases = _Databases()
+    for name, execute_job, table in (
+        (SUBMISSION_TASK, execute_submission, Submission),
+        (ENV_CALL_TASK, execute_env_call, EnvCall),
+    ):
+        _register_job_task(app, name, options, databases, (database_url, data_dir), execute_job, table)
 
-    @app.task(
-        name=SUBMISSION_TASK,
-        bind=True,
-        acks_late=True,
-        reject_on_worker_lost=True,
-        ignore_result=True,
-        max_retries=None,
-    )
-    def execute(task, submission_id: int, settings_json: str) -> None:
+
+def _register_job_task(
+    app,
+    name: str,
+    options: WorkerOptions,
+    databases: _Databases,
+    overrides: tuple[str | None, Path | None],
+    execute_job: Callable[..., None],
+    table: type[Submission] | type[EnvCall],
+) -> None:
+    database_url, data_dir = overrides
+
+    @app.task(name=name, bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True, max_retries=None)
+    def execute(task, job_id: int, settings_json: str) -> None:
         from solbench.evaluation.config import resolve_device
 
         settings = ServiceSettings.model_validate_json(settings_json)
@@ -162,16 +198,18 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
         )
         if settings.db_url is None:
             log.error(
-                "submission %s: the server's database URL has a password, so it is not sent over the broker: "
+                "%s %s: the server's database URL has a password, so it is not sent over the broker: "
                 "start this worker with --db URL",
-                submission_id,
+                table.__tablename__,
+                job_id,
             )
             raise task.retry(countdown=MAX_BACKOFF_S, max_retries=MAX_WAITS)
         attempt = task.request.retries
         if count_delivery(options.broker.url, f"{task.request.id}:{attempt}") > MAX_DELIVERIES:
             log.error(
-                "submission %s: its workers died on each of %d deliveries; not run again (the server marks it failed)",
-                submission_id,
+                "%s %s: its workers died on each of %d deliveries; not run again (the server marks it failed)",
+                table.__tablename__,
+                job_id,
                 MAX_DELIVERIES,
             )
             return
@@ -184,10 +222,10 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
         )
         try:
             factory = databases.session_factory(settings.db_url)
-            execute_submission(factory, submission_id, worker, settings=settings)
-            elsewhere = _running_elsewhere(factory, submission_id)
+            execute_job(factory, job_id, worker, settings=settings)
+            elsewhere = _running_elsewhere(factory, table, job_id)
         except (InfrastructureError, DBAPIError) as error:  # the database unreachable is the infrastructure's too
-            log.warning("submission %s: infrastructure failure on try %d: %s", submission_id, attempt + 1, error)
+            log.warning("%s %s: infrastructure failure on try %d: %s", table.__tablename__, job_id, attempt + 1, error)
             if attempt >= settings.max_attempts + MAX_WAITS:
                 raise
             raise task.retry(exc=error, countdown=min(MAX_BACKOFF_S, RETRY_BACKOFF_S * 2**attempt)) from error
@@ -195,10 +233,10 @@ def register_submission_task(app, options: WorkerOptions, *, database_url: str |
             raise task.retry(countdown=max(1.0, settings.stale_after_s / 2))
 
 
-def _running_elsewhere(factory: sessionmaker[Session], submission_id: int) -> bool:
+def _running_elsewhere(factory: sessionmaker[Session], table: type[Submission] | type[EnvCall], job_id: int) -> bool:
     """True when another worker holds the job's claim: this delivery must come back, not vanish."""
     with factory() as session:
-        return session.scalar(select(Submission.status).where(Submission.id == submission_id)) == "running"
+        return session.scalar(select(table.status).where(table.id == job_id)) == "running"
 
 
 def run_worker(options: WorkerOptions, *, database_url: str | None = None, data_dir: Path | None = None) -> None:

@@ -1,9 +1,10 @@
 """EmbeddedQueue: N evaluation workers as local child processes, fed from the database.
 
 Each child (`python -m solbench.service.embedded`, settings handed down as JSON in the environment)
-polls for the oldest queued submission and runs it through `jobs.execute_submission`, whose claim is
-one conditional UPDATE: safe across processes on SQLite and PostgreSQL alike. The parent keeps the
-children alive (a dead one is restarted) and requeues jobs whose worker stopped sending heartbeats.
+polls for the oldest queued job, a submission or an agent env's call, and runs it through
+`jobs.execute_submission` or `env_jobs.execute_env_call`; each claim is one conditional UPDATE: safe
+across processes on SQLite and PostgreSQL alike. The parent keeps the children alive (a dead one is
+restarted) and requeues jobs whose worker stopped sending heartbeats.
 A child exits when its parent is gone.
 """
 
@@ -19,11 +20,11 @@ import time
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from solbench.service.env_jobs import execute_env_call, oldest_queued_job, requeue_stale_env_calls
 from solbench.service.jobs import (
     InfrastructureError,
     WorkerInfo,
     execute_submission,
-    next_queued,
     record_worker,
     record_worker_stopped,
     requeue_dead_worker,
@@ -67,6 +68,9 @@ class EmbeddedQueue:
     def submit(self, submission_id: int) -> None:
         """Nothing to hand over: the workers take queued submissions from the database."""
 
+    def submit_env_call(self, call_id: int) -> None:
+        """Nothing to hand over: the workers take queued env calls from the database too."""
+
     def close(self) -> None:
         self._stop.set()
         self._watcher.join(timeout=10)
@@ -94,6 +98,9 @@ class EmbeddedQueue:
             try:
                 if time.monotonic() >= next_reap:  # jobs of workers elsewhere that stopped sending heartbeats
                     requeue_stale(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
+                    requeue_stale_env_calls(
+                        self.session_factory, self.settings.stale_after_s, self.settings.max_attempts
+                    )
                     next_reap = time.monotonic() + reap_every
                 for index, child in enumerate(self._children):
                     if child is not None and child.poll() is not None and not self._stop.is_set():
@@ -103,8 +110,10 @@ class EmbeddedQueue:
 
     def _replace(self, index: int, dead: subprocess.Popen) -> None:
         """A child died (killed, crashed): its job goes back to the queue now, and a new child takes its place."""
-        requeue_dead_worker(self.session_factory, worker_name(dead.pid, index), self.settings.max_attempts)
-        record_worker_stopped(self.session_factory, worker_name(dead.pid, index))
+        name = worker_name(dead.pid, index)
+        requeue_dead_worker(self.session_factory, name, self.settings.max_attempts)
+        requeue_stale_env_calls(self.session_factory, 0, self.settings.max_attempts, worker_name=name)
+        record_worker_stopped(self.session_factory, name)
         if self._restarts < MAX_RESTARTS:
             self._restarts += 1
             self._children[index] = self._spawn(index)
@@ -120,8 +129,8 @@ def run_worker(
     parent_pid: int | None = None,
     busy: threading.Event | None = None,
 ) -> None:
-    """The loop of one embedded worker: take the oldest queued job, run it, repeat until `should_stop()`.
-    `busy` is set while a job runs."""
+    """The loop of one embedded worker: take the oldest queued job (a submission or an env call), run it, repeat
+    until `should_stop()`. `busy` is set while a job runs."""
     busy = busy or threading.Event()
     from solbench.service.db import open_database
 
@@ -145,8 +154,8 @@ def _take_jobs(
     while not should_stop():
         if parent_pid is not None and os.getppid() != parent_pid:
             return  # the server is gone
-        submission_id = next_queued(session_factory)
-        if submission_id is None:
+        job = oldest_queued_job(session_factory)
+        if job is None:
             time.sleep(settings.poll_s)
             if time.monotonic() - last_seen > settings.heartbeat_s:
                 record_worker(session_factory, worker)
@@ -154,7 +163,10 @@ def _take_jobs(
             continue
         busy.set()
         try:
-            execute_submission(session_factory, submission_id, worker, settings=settings)
+            if job.kind == "env_call":
+                execute_env_call(session_factory, job.id, worker, settings=settings)
+            else:
+                execute_submission(session_factory, job.id, worker, settings=settings)
         except InfrastructureError as error:
             print(f"solbench worker {worker.name}: {error}", file=sys.stderr)
             time.sleep(settings.poll_s)

@@ -45,6 +45,10 @@ class Cancelled(Exception):
 class JobQueue(Protocol):
     def submit(self, submission_id: int) -> None: ...
 
+    def submit_env_call(self, call_id: int) -> None:
+        """An agent env's call (env_jobs.py), run by the same workers."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -1,4 +1,5 @@
-"""Per-user limits: submissions per mode per hour and per day, and how many may wait at once.
+"""Per-user limits: submissions per mode per hour and per day, and how many may wait at once; agent env calls
+per hour and per day, and how many envs a user may make.
 
 Counted from the submissions table (deleted ones included), so every server process sees the same
 counts. A burst cannot race past a limit: `check_limits` first holds the user's row, which serialises
@@ -15,7 +16,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from solbench.service.errors import ServiceError
-from solbench.service.models import Submission, User, utcnow
+from solbench.service.models import AgentEnv, EnvCall, Submission, User, utcnow
 from solbench.service.settings import Limits
 
 QUEUE_RETRY_S = 30
@@ -79,3 +80,32 @@ def check_limits(session: Session, user: User, mode: str, limits: Limits, now: d
             f"{limits.max_queued}); retry when one finishes",
             QUEUE_RETRY_S,
         )
+
+
+def check_env_limits(
+    session: Session, user: User, limits: Limits, *, new_env: bool, now: datetime | None = None
+) -> None:
+    """Raise LimitReached when `user` may not call an agent env now (or, with `new_env`, make one). Admins have no
+    limits. Holds the user's row until the transaction ends, as `check_limits` does."""
+    if user.is_admin:
+        return
+    _hold_user(session, user)
+    now = now or utcnow()
+    for window, allowed, label in (
+        (timedelta(hours=1), limits.env_calls_per_hour, "hour"),
+        (timedelta(days=1), limits.env_calls_per_day, "day"),
+    ):
+        times = list(
+            session.scalars(
+                select(EnvCall.created_at)
+                .where(EnvCall.user_id == user.id, EnvCall.created_at > now - window)
+                .order_by(EnvCall.created_at)
+            )
+        )
+        if len(times) >= allowed:
+            wait = max(1, math.ceil((times[len(times) - allowed] + window - now).total_seconds()))
+            raise LimitReached(f"env: {allowed} env calls per {label} reached; retry in {wait} s", wait)
+    if new_env:
+        made = session.scalar(select(func.count()).select_from(AgentEnv).where(AgentEnv.user_id == user.id)) or 0
+        if made >= limits.max_envs:
+            raise LimitReached(f"env: you made {made} environments, the most allowed; use one of them", 3600)

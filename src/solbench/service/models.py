@@ -247,3 +247,66 @@ class Worker(Base):
     """When the worker was seen to exit (by itself, or by the server that started it)."""
     hardware_figures: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     """The worker's own view of its hardware (HardwareFigures as JSON): the status page's peaks."""
+
+
+class AgentEnv(Base):
+    """An optimisation environment served over HTTP (`POST /envs`): one user's, on one problem version.
+
+    Its settings are the `solbench.make` arguments the service lets a user choose; `state` is the library's
+    `EnvState` after the last call (None until the first call, the card's, is done). Every decision is the
+    library's: a worker resumes an `Env` from these columns, runs the call, and writes the new state back.
+    """
+
+    __tablename__ = "agent_envs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    problem_version_id: Mapped[int] = mapped_column(ForeignKey("problem_versions.id"))
+    hardware: Mapped[str] = mapped_column(String(100))
+    reward: Mapped[str] = mapped_column(String(32))
+    budget: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """{"evals": int | None, "tests": int | None, "seconds": float | None}: solbench.Budget's fields."""
+    state: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    card: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """The ProblemCard the first call made (T_SOL and T_b are worked out once)."""
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+    user: Mapped[User] = relationship()
+    problem_version: Mapped[ProblemVersion] = relationship()
+
+
+class EnvCall(Base):
+    """One call on an AgentEnv (reset, step, test, finalize): a job the submissions' workers run.
+
+    status: queued -> running -> done | refused (the library refused it: budget, candidate) | failed (its tries
+    used up by infrastructure errors). Claimed and kept alive as a submission is (`claim_token`, heartbeat).
+    """
+
+    __tablename__ = "env_calls"
+    __table_args__ = (
+        Index("ix_env_calls_status_id", "status", "id"),
+        Index("ix_env_calls_user_created", "user_id", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    env_id: Mapped[int] = mapped_column(ForeignKey("agent_envs.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    """The env's owner, here too so that rate limits count calls without a join."""
+    kind: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    solution: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """The library's answer as JSON: a ProblemCard, StepResult, TestResult or FinalResult."""
+    refusal: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """Why the library refused the call: {"error": class name, "detail": message, "arguments": {...}}."""
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    claim_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    worker: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+
+    env: Mapped[AgentEnv] = relationship()

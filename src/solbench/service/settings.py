@@ -96,6 +96,11 @@ class Limits(_Settings):
     per_day: dict[str, int] = Field(default_factory=lambda: {"test": 500, "private": 200, "ranked": 50})
     max_queued: int = 10
     """Submissions of one user that may wait or run at once."""
+    env_calls_per_hour: int = 600
+    """Calls on a user's agent environments (POST /envs and each reset, step, test, finalize) per hour."""
+    env_calls_per_day: int = 5000
+    max_envs: int = 1000
+    """Agent environments one user may have made in all."""
 
 
 class ServiceSettings(_Settings):

@@ -1,0 +1,162 @@
+"""Agent environments in the database: making one, queueing a call on it, and the library `Env` a row stands for.
+
+The service decides nothing about budgets, rewards or the best candidate: `open_env` resumes a
+`solbench.optimize.Env` from a row's settings and stored `EnvState`, and the library answers. What the
+service adds is ownership, one call at a time per environment (a second one waits its turn as a 409),
+and the queue: every call that evaluates runs on the submissions' workers (env_jobs.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from solbench.evaluation.config import EvaluationConfig
+from solbench.optimize import Budget, BudgetLedger, Env, EnvState, OptimizeError
+from solbench.scoring import Baseline, Baselines
+from solbench.service.catalog import spec_problem
+from solbench.service.errors import ServiceError
+from solbench.service.models import AgentEnv, EnvCall, ImportedBaseline, ProblemVersion, User, utcnow
+
+CallKind = Literal["reset", "step", "test", "finalize"]
+ACTIVE = ("queued", "running")
+FINISHED = ("done", "refused", "failed")
+
+
+class CallInProgress(ServiceError):
+    """An environment runs one call at a time: another is queued or running (HTTP 409)."""
+
+    def __init__(self, env_id: int, call_id: int):
+        self.env_id, self.call_id = env_id, call_id
+        super().__init__(
+            f"env {env_id}: call {call_id} is still queued or running; wait for it "
+            f"(GET /api/v1/envs/{env_id}/calls/{call_id}) before the next one"
+        )
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The library's refusal of a call (budget spent, not a candidate of this problem), as stored and served."""
+
+    error: str
+    """The exception's class name: BudgetExhausted, InvalidCandidate, ..."""
+    detail: str
+    arguments: dict[str, Any]
+    """What the client needs to raise the same exception (its constructor's arguments)."""
+
+    @classmethod
+    def of(cls, error: OptimizeError) -> Refusal:
+        names = {"BudgetExhausted": ("kind", "used"), "InvalidCandidate": ("where", "reason")}
+        wanted = names.get(type(error).__name__, ())
+        return cls(type(error).__name__, str(error), {name: getattr(error, name) for name in wanted})
+
+    def as_json(self) -> dict[str, Any]:
+        return {"error": self.error, "detail": self.detail, "arguments": self.arguments}
+
+
+def open_env(
+    row: AgentEnv, config: EvaluationConfig, *, cache: Path | None = None, session: Session | None = None
+) -> Env:
+    """The library environment `row` stands for, resumed from its stored state; nothing is evaluated.
+
+    With `session`, the service's imported baselines of the env's hardware are its T_b (else the reference is
+    timed once, by the first call, and kept in the state). Call inside the session that loaded `row`."""
+    problem = spec_problem(row.problem_version)
+    baselines = _baselines(session, problem.name, row.hardware) if session is not None else None
+    env = Env(
+        problem,
+        hardware=row.hardware,
+        budget=Budget(**row.budget),
+        reward=row.reward,
+        cache=cache,
+        config=config,
+        baselines=baselines,
+        warm_sandboxes=False,  # each call resumes a fresh Env, possibly on another worker: no spare to reuse
+    )
+    if row.state is not None:
+        env.resume(EnvState.model_validate(row.state))
+    return env
+
+
+def ledger_of(row: AgentEnv) -> BudgetLedger:
+    """The env's budget ledger as its last call left it."""
+    ledger = BudgetLedger(Budget(**row.budget))
+    if row.state is not None:
+        ledger.resume(EnvState.model_validate(row.state).spent)
+    return ledger
+
+
+def _baselines(session: Session, definition: str, hardware: str) -> Baselines:
+    rows = session.scalars(
+        select(ImportedBaseline).where(
+            ImportedBaseline.definition == definition, func.upper(ImportedBaseline.hardware) == hardware.upper()
+        )
+    )
+    return Baselines(
+        [
+            Baseline(
+                definition=r.definition,
+                workload=r.workload,
+                hardware=hardware,
+                latency_ms=r.latency_ms,
+                source=r.source,
+            )
+            for r in rows
+        ]
+    )
+
+
+def create_env(
+    session: Session, user: User, version: ProblemVersion, *, hardware: str, reward: str, budget: Budget
+) -> tuple[AgentEnv, EnvCall]:
+    """A new environment of `user` and its first call (the card: T_SOL and T_b worked out by a worker)."""
+    row = AgentEnv(
+        user_id=user.id,
+        problem_version_id=version.id,
+        hardware=hardware,
+        reward=reward,
+        budget={"evals": budget.evals, "tests": budget.tests, "seconds": budget.seconds},
+    )
+    session.add(row)
+    session.flush()
+    call = EnvCall(env_id=row.id, user_id=user.id, kind="reset", status="queued", attempts=0)
+    session.add(call)
+    session.flush()
+    return row, call
+
+
+def owned_env(session: Session, env_id: int, user: User) -> AgentEnv | None:
+    """The env if `user` made it; None otherwise, so that another user's env and no env look the same (404)."""
+    row = session.get(AgentEnv, env_id)
+    return row if row is not None and row.user_id == user.id else None
+
+
+def queue_call(session: Session, row: AgentEnv, kind: CallKind, solution: dict[str, Any] | None = None) -> EnvCall:
+    """A new call on `row`, queued in the caller's transaction. Raises CallInProgress while another call is
+    active, and OptimizeError (BudgetExhausted) when the library's ledger allows no such call now."""
+    # Hold the env's row until the caller commits: two requests at once are counted one after the other.
+    session.execute(update(AgentEnv).where(AgentEnv.id == row.id).values(updated_at=utcnow()))
+    active = session.scalar(select(EnvCall.id).where(EnvCall.env_id == row.id, EnvCall.status.in_(ACTIVE)).limit(1))
+    if active is not None:
+        raise CallInProgress(row.id, active)
+    if kind in ("step", "test"):
+        ledger_of(row).check("eval" if kind == "step" else "test")
+    call = EnvCall(env_id=row.id, user_id=row.user_id, kind=kind, status="queued", solution=solution, attempts=0)
+    session.add(call)
+    session.flush()
+    return call
+
+
+def reset_card(row: AgentEnv, seed: int | None) -> dict[str, Any] | None:
+    """`env.reset(seed)` of a prepared env, answered by the library here: its T_SOL and T_b are in the state, so
+    nothing is evaluated. The seed is kept in the state. None while the env's first call has not finished."""
+    if row.card is None or row.state is None:
+        return None
+    env = open_env(row, EvaluationConfig(device=row.card["device"]))
+    card = env.reset(seed).model_dump(mode="json")
+    row.state = env.snapshot().model_dump(mode="json")
+    return card

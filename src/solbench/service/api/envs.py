@@ -1,0 +1,275 @@
+"""/envs: the optimisation environment over HTTP, one user's envs, their calls run by the submissions' workers.
+
+A call that evaluates (the env's first, which makes its card; step; test; finalize) is queued as a job and
+the request waits for it: up to `?wait=` seconds (default 30, at most 120), then 200 with the library's
+answer, or 202 with the call's URL, which waits again the same way. A client loops on the 202s and feels
+one synchronous call; the waiting holds no server thread (it polls the database from the event loop).
+Another user's env answers 404, as one that does not exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from solbench.evaluation.config import EvaluationConfig
+from solbench.optimize import (
+    Budget,
+    FinalResult,
+    InvalidBudget,
+    InvalidReward,
+    OptimizeError,
+    ProblemCard,
+    StepResult,
+    TestResult,
+)
+from solbench.optimize.rewards import check_reward
+from solbench.service.agent_envs import (
+    ACTIVE,
+    FINISHED,
+    CallInProgress,
+    CallKind,
+    Refusal,
+    create_env,
+    open_env,
+    owned_env,
+    queue_call,
+    reset_card,
+)
+from solbench.service.api.deps import current_user, service, session
+from solbench.service.api.env_schemas import CallView, CandidateRequest, EnvCreated, EnvRequest, EnvView, ResetRequest
+from solbench.service.catalog import current_version
+from solbench.service.door import Refused, check_static, parse_solution
+from solbench.service.limits import LimitReached, check_env_limits
+from solbench.service.models import AgentEnv, EnvCall, User
+from solbench.service.settings import Limits
+
+router = APIRouter(tags=["envs"])
+DEFAULT_WAIT_S = 30.0
+MAX_WAIT_S = 120.0
+WAIT = Query(DEFAULT_WAIT_S, ge=0, le=MAX_WAIT_S, description="Seconds to wait for the call's answer before a 202.")
+PENDING = {202: {"model": CallView, "description": "still queued or running: ask its url"}}
+REFUSED = {404: {}, 409: {"description": "budget spent, or another call of this env running"}, 422: {}, 429: {}}
+
+
+@router.post("/envs", status_code=201, response_model=EnvCreated, responses={**PENDING, **REFUSED})
+async def make_env(
+    body: EnvRequest, wait: float = WAIT, user: User = Depends(current_user), svc=Depends(service)
+) -> JSONResponse:
+    """`solbench.make` on the server: a new env of yours (201 with its id and card; T_SOL and T_b are worked out
+    once, by a worker, on the server's hardware)."""
+    _, call_id = await run_in_threadpool(_make, svc, user, body)
+    if svc.queue is not None:
+        svc.queue.submit_env_call(call_id)
+    return await _answer(svc, call_id, wait)
+
+
+@router.get("/envs/{env_id}", response_model=EnvView, responses={404: {}})
+def get_env(
+    env_id: int, user: User = Depends(current_user), db: Session = Depends(session), svc=Depends(service)
+) -> EnvView:
+    """History, best, budget left and card: what `env.history`, `env.best` and `env.budget_left` say."""
+    row = _owned(db, env_id, user)
+    device = row.card["device"] if row.card else svc.settings.evaluation.device
+    env = open_env(row, EvaluationConfig(device=device))
+    active = db.scalar(select(EnvCall).where(EnvCall.env_id == row.id, EnvCall.status.in_(ACTIVE)).limit(1))
+    left = env.budget_left
+    return EnvView(
+        id=row.id,
+        problem=env.problem,
+        problem_version=row.problem_version.version_hash,
+        hardware=row.hardware,
+        reward=row.reward,
+        budget=row.budget,
+        budget_left=left,
+        done=left.exhausted,
+        card=ProblemCard.model_validate(row.card) if row.card is not None else None,
+        history=env.history,
+        best=env.best,
+        active_call=_view(active) if active is not None else None,
+        created_at=row.created_at,
+    )
+
+
+@router.post("/envs/{env_id}/reset", responses={200: {"model": dict}, **REFUSED})
+def reset_env(
+    env_id: int, body: ResetRequest | None = None, user: User = Depends(current_user), db: Session = Depends(session)
+) -> JSONResponse:
+    """`env.reset(seed)`: the card, with the budget left; history, best and budget stay the env's. Nothing is
+    evaluated (409 while the env's first call still makes its card)."""
+    row = _owned(db, env_id, user)
+    card = reset_card(row, body.seed if body is not None else None)
+    if card is None:
+        raise HTTPException(
+            409, f"env {env_id}: its card is still being made; GET /api/v1/envs/{env_id} shows the call"
+        )
+    db.commit()
+    return JSONResponse(card)
+
+
+@router.post("/envs/{env_id}/step", response_model=StepResult, responses={**PENDING, **REFUSED})
+async def step(
+    env_id: int, body: CandidateRequest, wait: float = WAIT, user: User = Depends(current_user), svc=Depends(service)
+) -> JSONResponse:
+    """`env.step(solution)`: the candidate measured on the public workloads; the StepResult."""
+    return await _call(svc, user, env_id, "step", body.solution, wait)
+
+
+@router.post("/envs/{env_id}/test", response_model=TestResult, responses={**PENDING, **REFUSED})
+async def test(
+    env_id: int, body: CandidateRequest, wait: float = WAIT, user: User = Depends(current_user), svc=Depends(service)
+) -> JSONResponse:
+    """`env.test(solution)`: correctness only, on the smallest public workloads; the TestResult."""
+    return await _call(svc, user, env_id, "test", body.solution, wait)
+
+
+@router.post("/envs/{env_id}/finalize", response_model=FinalResult, responses={**PENDING, **REFUSED})
+async def finalize(
+    env_id: int, wait: float = WAIT, user: User = Depends(current_user), svc=Depends(service)
+) -> JSONResponse:
+    """`env.finalize()`: the best candidate re-measured on every workload, held-out ones included; the FinalResult."""
+    return await _call(svc, user, env_id, "finalize", None, wait)
+
+
+@router.get("/envs/{env_id}/calls/{call_id}", responses={200: {"model": dict}, **PENDING, **REFUSED})
+async def get_call(
+    env_id: int, call_id: int, wait: float = WAIT, user: User = Depends(current_user), svc=Depends(service)
+) -> JSONResponse:
+    """A call's answer, as its POST would have given it: waits up to `wait` seconds, then 202 again."""
+
+    def check() -> None:
+        with svc.session_factory() as db:
+            call = db.get(EnvCall, call_id)
+            if call is None or call.env_id != env_id or owned_env(db, env_id, user) is None:
+                raise HTTPException(404, f"env {env_id}: no call {call_id}")
+
+    await run_in_threadpool(check)
+    return await _answer(svc, call_id, wait)
+
+
+async def _call(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any] | None, wait: float):
+    try:
+        call_id = await run_in_threadpool(_queue, svc, user, env_id, kind, solution)
+    except OptimizeError as error:  # the library's ledger allows no such call: nothing queued
+        return _refusal_response(Refusal.of(error).as_json())
+    if svc.queue is not None:
+        svc.queue.submit_env_call(call_id)
+    return await _answer(svc, call_id, wait)
+
+
+def _make(svc, user: User, body: EnvRequest) -> tuple[int, int]:
+    settings = svc.settings
+    hardware = body.hardware or settings.hardware
+    if hardware.upper() != settings.hardware.upper():
+        raise Refused("hardware", f"{hardware!r}: this server's workers measure on {settings.hardware!r}")
+    try:
+        reward = check_reward(body.reward)
+        budget = Budget(evals=body.budget_evals, tests=body.budget_tests, seconds=body.budget_seconds)
+    except InvalidReward as error:
+        raise Refused("reward", str(error).removeprefix("reward: ")) from None
+    except InvalidBudget as error:
+        raise Refused(f"budget_{error.field}", str(error)) from None
+    with svc.session_factory() as db:
+        version = current_version(db, body.problem)
+        if version is None:
+            raise Refused("problem", f"unknown problem {body.problem!r} (GET /api/v1/problems lists them)")
+        _check_limits(db, user, settings.limits, new_env=True)
+        row, call = create_env(db, user, version, hardware=settings.hardware, reward=reward, budget=budget)
+        db.commit()
+        return row.id, call.id
+
+
+def _queue(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any] | None) -> int:
+    with svc.session_factory() as db:
+        row = _owned(db, env_id, user)
+        if solution is not None:
+            parsed = parse_solution(solution, row.problem_version.problem.name)
+            check_static(parsed)
+            solution = parsed.model_dump(mode="json", exclude_none=True)
+        _check_limits(db, user, svc.settings.limits, new_env=False)
+        try:
+            call = queue_call(db, row, kind, solution)
+        except CallInProgress as error:
+            raise HTTPException(409, str(error)) from None
+        db.commit()
+        return call.id
+
+
+def _check_limits(db: Session, user: User, limits: Limits, *, new_env: bool) -> None:
+    try:
+        check_env_limits(db, user, limits, new_env=new_env)
+    except LimitReached as error:
+        raise HTTPException(429, str(error), headers={"Retry-After": str(error.retry_after_s)}) from None
+
+
+def _owned(db: Session, env_id: int, user: User) -> AgentEnv:
+    row = owned_env(db, env_id, user)
+    if row is None:
+        raise HTTPException(404, f"env {env_id}: no such env")
+    return row
+
+
+@dataclass(frozen=True)
+class _CallState:
+    call: CallView
+    result: dict[str, Any] | None
+    refusal: dict[str, Any] | None
+    error: str | None
+
+
+def _read(session_factory, call_id: int) -> _CallState:
+    with session_factory() as db:
+        call = db.get(EnvCall, call_id)
+        assert call is not None, "the call was made or checked before"
+        return _CallState(_view(call), call.result, call.refusal, call.error)
+
+
+def _view(call: EnvCall) -> CallView:
+    return CallView(
+        id=call.id,
+        env=call.env_id,
+        kind=call.kind,
+        status=call.status,
+        attempts=call.attempts,
+        url=f"/api/v1/envs/{call.env_id}/calls/{call.id}",
+    )
+
+
+async def _answer(svc, call_id: int, wait_s: float) -> JSONResponse:
+    """Wait for the call (polling the database) up to `wait_s`, then answer as its endpoint does."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        state = await run_in_threadpool(_read, svc.session_factory, call_id)
+        if state.call.status in FINISHED or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(svc.settings.poll_s)
+    call = state.call
+    if call.status == "done":
+        assert state.result is not None, "a done call has its answer"
+        if call.kind == "reset":
+            return JSONResponse({"id": call.env, "card": state.result}, status_code=201)
+        return JSONResponse(state.result)
+    if call.status == "refused":
+        assert state.refusal is not None, "a refused call has its reason"
+        return _refusal_response(state.refusal)
+    if call.status == "failed":
+        return JSONResponse(
+            {"detail": f"call: env call {call.id} could not run: {state.error}", "field": "call"}, status_code=502
+        )
+    return JSONResponse(call.model_dump(mode="json"), status_code=202, headers={"Location": call.url})
+
+
+def _refusal_response(refusal: dict[str, Any]) -> JSONResponse:
+    """The library's refusal with what a client needs to raise the same exception: 409 for a spent budget, 422
+    for a candidate that is not one."""
+    spent = refusal["error"] == "BudgetExhausted"
+    field = "budget" if spent else refusal["arguments"].get("where", "solution")
+    return JSONResponse({**refusal, "field": field}, status_code=409 if spent else 422)
