@@ -170,3 +170,46 @@ def test_an_env_over_http_runs_on_celery_workers(tmp_path, redis_server):
             service.close()
         finally:
             worker.stop()
+
+
+@pytest.mark.slow
+def test_solbench_mcp_serves_a_remote_env_with_the_same_tools(embedded, tmp_path):
+    import os
+    import sys
+    from pathlib import Path
+
+    from mcp import Client, StdioServerParameters
+
+    source = Path(__file__).resolve().parents[2] / "src"
+    server = StdioServerParameters(
+        command=sys.executable,
+        cwd=str(tmp_path),
+        args=[
+            "-m",
+            "solbench",
+            "mcp",
+            "--server",
+            embedded.url,
+            "--token",
+            embedded.tokens["ann"],
+            "--budget-evals",
+            "1",
+        ],
+        env={"PYTHONPATH": os.pathsep.join([str(source), os.environ.get("PYTHONPATH", "")])},
+    )
+
+    async def session():
+        async with Client(server, read_timeout_seconds=300) as client:
+            listed = (await client.call_tool("list_problems", {})).structured_content
+            card = (await client.call_tool("get_problem_card", {"problem": "vector_add"})).structured_content
+            step = await client.call_tool("evaluate", {"problem": "vector_add", "solution": tagged("mcp")})
+            over = await client.call_tool("evaluate", {"problem": "vector_add", "solution": tagged("mcp-2")})
+            best = (await client.call_tool("best", {"problem": "vector_add"})).structured_content
+            return listed, card, step, over, best
+
+    listed, card, step, over, best = asyncio.run(asyncio.wait_for(session(), 300))
+    assert listed == {"result": ["vector_add"]} and card["problem"] == "vector_add"
+    assert not step.is_error, step.content
+    assert step.structured_content["info"]["correct"] and step.structured_content["done"]
+    assert over.is_error and "budget exhausted: 1 of 1 evaluations used" in over.content[0].text
+    assert best["result"]["solution"]["name"] == "mcp"

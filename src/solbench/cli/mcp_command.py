@@ -11,6 +11,13 @@ from solbench.cli.common import DEFAULTS, Device, ensure_local_probe, evaluation
 
 def serve_mcp(
     problems: Path = typer.Option(Path("problems"), "--problems", help="Folder of problems (or one problem) to offer."),
+    server: str | None = typer.Option(
+        None,
+        "--server",
+        help="A leaderboard service's URL: serve its environments (its problems, workers and cache) instead of "
+        "local ones; the budget flags then hold per problem.",
+    ),
+    token: str | None = typer.Option(None, "--token", help="API token for --server (default $SOLBENCH_TOKEN)."),
     hardware: str | None = typer.Option(
         None,
         "--hardware",
@@ -38,6 +45,9 @@ def serve_mcp(
 
     stdout carries the MCP protocol only; everything else goes to stderr. See docs/agent-env.md.
     """
+    if server is not None:
+        _serve_remote(server, token, hardware, budget_evals, budget_tests, budget_seconds, reward)
+        return
     from rich.console import Console
 
     from solbench.optimize import Budget, check_reward
@@ -62,3 +72,24 @@ def serve_mcp(
 
     lookup(hardware)  # an unknown id: exit 2 now, not on the first tool call
     serve_stdio(ProblemsSession(settings))
+
+
+def _serve_remote(
+    server: str,
+    token: str | None,
+    hardware: str | None,
+    evals: int | None,
+    tests: int | None,
+    seconds: float | None,
+    reward: str,
+) -> None:
+    """The same tools over the service's envs: one per problem, made on first use (docs/agent-env.md)."""
+    from solbench.optimize import Budget, check_reward
+    from solbench.optimize.mcp_server import serve_stdio
+    from solbench.service.env_client import connect
+    from solbench.service.env_mcp import RemoteProblemsSession
+
+    envs = connect(server, token)
+    envs.request("GET", "/problems")  # an unreachable server or a bad token: exit 2 now, not on the first tool call
+    budget = Budget(evals=evals, tests=tests, seconds=seconds)
+    serve_stdio(RemoteProblemsSession(envs, budget=budget, reward=check_reward(reward), hardware=hardware))

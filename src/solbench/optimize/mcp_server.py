@@ -11,17 +11,21 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from solbench.errors import SolbenchError
 from solbench.evaluation.config import EvaluationConfig
 from solbench.optimize.budget import Budget, BudgetLedger
+from solbench.optimize.card import ProblemCard
 from solbench.optimize.env import Env, solution_from_text
 from solbench.optimize.errors import InvalidCandidate
+from solbench.optimize.results import Candidate, StepResult, TestResult
 from solbench.scoring import Baselines
 from solbench.spec.problem import find_problem_folders
+from solbench.spec.solution import Solution
 
 SERVER_NAME = "solbench"
 TOOLS = ("list_problems", "get_problem_card", "test", "evaluate", "history", "best")
@@ -37,6 +41,32 @@ class ServerSettings:
     cache: Path | None = None
     config: EvaluationConfig | None = None
     baselines: Baselines | None = None
+
+
+class ServedEnv(Protocol):
+    """What the tools call on an environment: a local `Env`, or a service's (solbench.service.env_client)."""
+
+    def reset(self) -> ProblemCard: ...
+
+    def test(self, solution: Solution | dict) -> TestResult: ...
+
+    def step(self, solution: Solution | dict) -> StepResult: ...
+
+    @property
+    def history(self) -> list[Candidate]: ...
+
+    @property
+    def best(self) -> Candidate | None: ...
+
+
+class EnvSession(Protocol):
+    """The problems a server offers and their environments: `ProblemsSession` here, or a service's."""
+
+    def list_problems(self) -> list[str]: ...
+
+    def env(self, problem: str) -> ServedEnv: ...
+
+    def call(self, action: Callable[[], Any]) -> Any: ...
 
 
 class ProblemsSession:
@@ -83,7 +113,7 @@ def _solution(solution: dict[str, Any] | str):
     return solution_from_text(solution) if isinstance(solution, str) else solution
 
 
-def build_server(session: ProblemsSession):
+def build_server(session: EnvSession):
     """An MCPServer whose tools call `session`; a SolbenchError becomes a tool error with its message."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -159,7 +189,7 @@ def _dump(candidate) -> dict[str, Any] | None:
     return candidate.model_dump(mode="json") if candidate else None
 
 
-def serve_stdio(session: ProblemsSession) -> None:
+def serve_stdio(session: EnvSession) -> None:
     """Serve until the client closes stdin. Only the protocol writes to stdout: anything else written to file
     descriptor 1 (a sandbox, a C library) is sent to stderr instead, where it cannot corrupt a message."""
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
