@@ -1,0 +1,85 @@
+"""The env API's door without workers (fast): ownership, validation, one call at a time, limits, and the state a
+worker would resume from."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.conftest import add_solution, fast_settings, settings_model
+
+
+@pytest.fixture
+def app(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from solbench.service.app import create_app, prepare
+    from solbench.service.auth import add_user
+
+    limits = {"env_calls_per_hour": 4, "max_envs": 2}
+    service = prepare(settings_model(fast_settings(tmp_path, workers=0, limits=limits)))
+    tokens = {name: add_user(service.session_factory, name).token for name in ("ann", "bob")}
+    with TestClient(create_app(service, start_queue=False)) as client:
+        yield client, {name: {"Authorization": f"Bearer {token}"} for name, token in tokens.items()}, service
+    service.engine.dispose()
+
+
+def test_an_env_is_its_makers_one_call_runs_at_a_time_and_bad_input_is_named(app):
+    client, users, _ = app
+    made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add", "budget_evals": 3}, headers=users["ann"])
+    assert made.status_code == 202 and made.json()["kind"] == "reset"  # no worker: the card's call waits
+    env = made.json()["env"]
+    for method, path in (
+        ("GET", f"/api/v1/envs/{env}"),
+        ("POST", f"/api/v1/envs/{env}/finalize?wait=0"),
+        ("POST", f"/api/v1/envs/{env}/reset"),
+        ("GET", made.json()["url"] + "?wait=0"),
+    ):
+        assert client.request(method, path, headers=users["bob"]).status_code == 404, path
+    assert client.get(f"/api/v1/envs/{env}", headers=users["bob"]).status_code == 404
+    assert client.get(f"/api/v1/envs/{env}").status_code == 401
+    view = client.get(f"/api/v1/envs/{env}", headers=users["ann"]).json()
+    assert view["card"] is None and view["active_call"]["kind"] == "reset" and view["budget_left"]["evals"] == 3
+
+    busy = client.post(f"/api/v1/envs/{env}/step?wait=0", json={"solution": add_solution()}, headers=users["ann"])
+    assert busy.status_code == 409 and "is still queued or running" in busy.json()["detail"]
+    other = client.post(
+        f"/api/v1/envs/{env}/step", json={"solution": add_solution(definition="rmsnorm")}, headers=users["ann"]
+    )
+    assert other.status_code == 422 and other.json()["field"] == "solution.definition"
+    for body, field in (
+        ({"problem": "nope"}, "problem"),
+        ({"problem": "vector_add", "reward": "fastest"}, "reward"),
+        ({"problem": "vector_add", "hardware": "B200"}, "hardware"),
+        ({"problem": "vector_add", "budget_evals": -1}, "budget_evals"),
+    ):
+        refused = client.post("/api/v1/envs", json=body, headers=users["ann"])
+        assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
+
+
+def test_env_calls_and_envs_are_rate_limited_per_user(app):
+    client, users, _ = app
+    for _ in range(2):
+        assert (
+            client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"]).status_code == 202
+        )
+    third = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"])
+    assert third.status_code == 429 and "2 environments" in third.json()["detail"]
+    assert client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["bob"]).status_code == 202
+
+
+def test_a_spent_budget_is_refused_at_the_door_with_what_the_client_needs(app):
+    from solbench.optimize import BudgetLeft, EnvState
+    from solbench.service.models import AgentEnv, EnvCall
+
+    client, users, service = app
+    env = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add", "budget_evals": 1}, headers=users["ann"])
+    env_id = env.json()["env"]
+    with service.session_factory.begin() as session:  # as if the card's call and one step had run
+        session.get(EnvCall, env.json()["id"]).status = "done"
+        spent = EnvState(problem="vector_add", reward="sol", spent=BudgetLeft(evals_used=1))
+        session.get(AgentEnv, env_id).state = spent.model_dump(mode="json")
+    refused = client.post(f"/api/v1/envs/{env_id}/step", json={"solution": add_solution()}, headers=users["ann"])
+    assert refused.status_code == 409 and refused.json()["error"] == "BudgetExhausted"
+    assert refused.json()["arguments"] == {"kind": "evaluation", "used": "1 of 1 evaluations used"}
+    tested = client.post(f"/api/v1/envs/{env_id}/test?wait=0", json={"solution": add_solution()}, headers=users["ann"])
+    assert tested.status_code == 202  # tests are unlimited: queued for a worker
