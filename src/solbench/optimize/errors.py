@@ -60,3 +60,11 @@ class StateMismatch(OptimizeError):
     def __init__(self, snapshot: str, env: str):
         self.snapshot, self.env = snapshot, env
         super().__init__(f"resume: the snapshot is of {snapshot} (problem/reward), this environment is {env}")
+
+
+class UnknownTemplate(OptimizeError):
+    """A template was asked for in a language or calling style none is written for."""
+
+    def __init__(self, what: str, name: str, known: tuple[str, ...]):
+        self.what, self.name = what, name
+        super().__init__(f"no template for {what} {name!r} (templates: {', '.join(known)})")

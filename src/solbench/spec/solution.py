@@ -60,7 +60,9 @@ class _Upstream(BaseModel):
 
 class SourceFile(_Upstream):
     path: str = Field(min_length=1)
+    """Relative to the solution's folder, e.g. ``kernel.py``; the entry point's file is one of these."""
     content: str = Field(min_length=1)
+    """The file's full text."""
 
     @model_validator(mode="after")
     def _relative(self) -> SourceFile:
@@ -72,22 +74,31 @@ class SourceFile(_Upstream):
 
 class CompileOptions(_Upstream):
     cflags: list[str] = Field(default_factory=list)
+    """Extra flags for the C++ compiler, after the builder's own; compiled languages only."""
     cuda_cflags: list[str] = Field(default_factory=list)
+    """Extra flags for nvcc (CUDA languages)."""
     ld_flags: list[str] = Field(default_factory=list)
+    """Extra linker flags, e.g. -lcublas."""
 
 
 class BuildSpec(_Upstream):
     language: str | None = None
     """Older upstream form: one of python, triton, cpp, cuda."""
     languages: list[str] | None = None
-    """Newer upstream form: a list such as ["triton"] or ["cuda_cpp"]."""
+    """Newer upstream form: a list such as ["pytorch"], ["triton"] or ["cuda_cpp"] (the names of `Language`)."""
     target_hardware: list[str] = Field(default_factory=lambda: ["LOCAL"])
+    """Recorded, not checked."""
     entry_point: str = Field(min_length=1)
-    """``file::function``."""
+    """``file::function``: the function the harness calls, in one of the sources."""
     dependencies: list[str] = Field(default_factory=list)
+    """Recorded, not installed: only what the evaluation environment has can be imported."""
     destination_passing_style: bool = True
+    """True: ``run(*inputs, *outputs)`` writes into the output buffers it is given; false: ``run(*inputs)``
+    returns the outputs."""
     binding: str | None = None
+    """Compiled languages: only ``torch`` (the sources bind the entry with PYBIND11_MODULE)."""
     compile_options: CompileOptions | None = None
+    """Compiled languages only."""
 
     @model_validator(mode="after")
     def _valid(self) -> BuildSpec:
@@ -136,11 +147,15 @@ class BuildSpec(_Upstream):
 
 class Solution(_Upstream):
     name: str = Field(min_length=1)
+    """Any name for this candidate."""
     definition: str = Field(min_length=1)
+    """The name of the problem's definition it solves."""
     author: str = Field(min_length=1)
     spec: BuildSpec
+    """How to build and call it."""
     sources: list[SourceFile] = Field(min_length=1)
     description: str | None = None
+    """Free text; its first line names the technique in an optimisation run's strategy memory."""
 
     @model_validator(mode="after")
     def _entry_present(self) -> Solution:

@@ -16,6 +16,8 @@ from solbench.sandbox.builders.errors import BuildError
 from solbench.sandbox.builders.sources import require_cuda, write_sources
 
 COMPILED_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
+BASE_CFLAGS = ("-O3",)
+"""Passed to the C++ compiler before a solution's own `compile_options.cflags`."""
 
 
 class TorchExtensionBuilder:
@@ -43,7 +45,7 @@ class TorchExtensionBuilder:
                     name=f"solbench_ext_{digest}",
                     sources=compiled,
                     extra_include_paths=[str(source_dir)],
-                    extra_cflags=["-O3", *(options.cflags if options else [])],
+                    extra_cflags=[*BASE_CFLAGS, *(options.cflags if options else [])],
                     extra_cuda_cflags=list(options.cuda_cflags) if options else [],
                     extra_ldflags=list(options.ld_flags) if options else [],
                     with_cuda=spec.needs_cuda,
