@@ -8,13 +8,15 @@ from optimize.candidates import vector_add
 from solbench.hardware import lookup
 from solbench.hardware.spec import HardwareSpec
 from solbench.optimize import BudgetLeft, ProblemCard
+from solbench.optimize.contract import solution_contract
 from solbench.spec import load_problem
 
 
 @pytest.mark.parametrize("hardware", ["H100_SXM", "B200_1500MHz"])
 def test_every_field_of_the_hardware_spec_reaches_the_cards_output(tmp_path, hardware):
     spec = lookup(hardware)
-    definition = load_problem(vector_add(tmp_path / "vector_add", 1000)).definition
+    problem = load_problem(vector_add(tmp_path / "vector_add", 1000))
+    definition = problem.definition
     card = ProblemCard(
         problem=definition.name,
         definition=definition,
@@ -25,6 +27,7 @@ def test_every_field_of_the_hardware_spec_reaches_the_cards_output(tmp_path, har
         device="cpu",
         languages=["python"],
         reward="sol",
+        contract=solution_contract(problem, problem.workloads, "cpu"),
         budget_left=BudgetLeft(),
     )
     shown = card.model_dump(mode="json")["hardware"]

@@ -168,3 +168,64 @@ def test_the_instructions_say_the_contract_and_the_round_folder_gets_them_with_e
         assert f"`{template.file}`" in text
         solution = Solution.model_validate(json.loads(files[template.file]))
         assert solution == solution_template(problem.definition, template.language, template.style, "cpu")
+
+
+TEMPLATE_AGENT = """
+import shutil
+seen = {"files": sorted(str(p) for p in Path(".").rglob("*") if ".solbench" not in p.parts)}
+Path(os.environ["SEEN_DIR"], "round.json").write_text(json.dumps(seen))
+shutil.copy("templates/pytorch-value.json", "solution.json")  # only what the round folder holds
+Path("solutions").mkdir()
+for name in ("pytorch-dps", "triton-value", "triton-dps"):
+    shutil.copy(f"templates/{name}.json", f"solutions/{name}.json")
+"""
+
+
+@pytest.mark.slow
+def test_an_agent_given_only_a_round_folder_writes_a_passing_solution_in_each_calling_style(
+    tmp_path, probed_home, monkeypatch
+):
+    from optimize.loop_fixtures import agent_command, fast_settings, loop_config, vector_add_problem
+    from solbench.optimize.loop import run_optimize
+
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    monkeypatch.setenv("SEEN_DIR", str(seen))
+    rounds = []
+    run_optimize(
+        fast_settings(
+            vector_add_problem(tmp_path),
+            agent_command(tmp_path, TEMPLATE_AGENT),
+            tmp_path / "run",
+            loop_config(),
+            rounds=1,
+            candidates=4,
+            budget_evals=4,
+        ),
+        on_round=rounds.append,
+    )
+
+    files = set(json.loads((seen / "round.json").read_text())["files"])
+    assert {"INSTRUCTIONS.md", "templates/pytorch-value.json", "templates/cpp-dps.json"} <= files
+    assert not any(name.startswith("templates/cuda") for name in files)  # a CPU run offers what runs on it
+    candidates = rounds[0].candidates
+    assert [c.file for c in candidates] == [
+        "solution.json",
+        "solutions/pytorch-dps.json",
+        "solutions/triton-dps.json",
+        "solutions/triton-value.json",
+    ]
+    assert [c.statuses for c in candidates] == [{"PASSED": 3}] * 4, [c.error for c in candidates]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("style", STYLES)
+def test_a_cpp_template_builds_binds_the_problems_signature_and_raises_until_written(tmp_path, fast_config, style):
+    from conftest import VECTOR_ADD, vector_workloads, write_problem
+    from solbench import api
+
+    problem = load_problem(write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000)))
+    template = solution_template(problem.definition, "cpp", style, "cpu")
+    (trace,) = api.evaluate(problem, template, config=fast_config)
+    assert trace.evaluation.status.value == "RUNTIME_ERROR"  # built and called: a build failure is COMPILE_ERROR
+    assert "run: write the kernel that computes z" in trace.evaluation.log  # raised by the body, not a bad call

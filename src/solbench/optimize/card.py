@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict
 
 from solbench.hardware.spec import HardwareSpec
 from solbench.optimize.budget import BudgetLeft
+from solbench.optimize.contract import SolutionContract, usable_languages
 from solbench.spec.definition import Definition
-from solbench.spec.solution import CUDA_LANGUAGES, Language
 from solbench.spec.workload import Workload
 
 
@@ -61,6 +61,9 @@ class ProblemCard(_Card):
     """Solution languages that can run on this device."""
     reward: str
     """The reward `env.step` returns: sol, speedup, log_speedup or gated_sol."""
+    contract: SolutionContract
+    """How to write a solution: the schema, the entry point and calling styles in this problem's names, the
+    languages and how each is built, the tolerances and precision rule, the static rules, how to test."""
     budget_left: BudgetLeft
     seed: int | None = None
     """The seed given to `reset`; it seeds nothing the evaluator uses (its input seeds are secret)."""
@@ -83,6 +86,4 @@ def workload_card(
 
 def languages_for(device: str) -> list[str]:
     """Every language on CUDA; on a CPU the ones that need no CUDA device (Triton runs by its interpreter)."""
-    if device.startswith("cuda"):
-        return [language.value for language in Language]
-    return [language.value for language in Language if language not in CUDA_LANGUAGES]
+    return [language.value for language in usable_languages(device)]

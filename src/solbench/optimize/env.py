@@ -25,12 +25,14 @@ from solbench.evaluation.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
 from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, languages_for, workload_card
+from solbench.optimize.contract import solution_contract
 from solbench.optimize.env_state import EnvState, WorkloadTimes
 from solbench.optimize.errors import InvalidCandidate, RestoreMismatch, StateMismatch
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
 from solbench.optimize.held_out import HeldOut, split_workloads
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
 from solbench.optimize.rewards import check_reward, reward_of
+from solbench.optimize.solution_templates import solution_template
 from solbench.optimize.workloads import restricted, smallest
 from solbench.scoring import Baseline, Baselines, as_baselines, score_trace
 from solbench.spec.packaging import reference_solution
@@ -148,9 +150,15 @@ class Env:
             device=self._device,
             languages=languages_for(self._device),
             reward=self.reward,
+            contract=solution_contract(self._problem, self._public, self._device, self._config.precision),
             budget_left=self.budget_left,
             seed=self._seed,
         )
+
+    def solution_template(self, language: str = "pytorch", style: str = "value") -> Solution:
+        """A valid solution to start from, in `language` (pytorch, triton, cpp, cuda) and `style` (value, dps):
+        the Python ones call the reference and pass as written (solution_templates.py). Costs nothing."""
+        return solution_template(self._problem.definition, language, style, self._device)
 
     @property
     def budget_left(self) -> BudgetLeft:

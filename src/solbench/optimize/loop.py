@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from solbench.evaluation.config import EvaluationConfig
 from solbench.optimize.agents import Agent, AgentOutcome, agent_from_spec, end_orphaned_group, process_start_ticks
 from solbench.optimize.channel import WORKSPACE_VARIABLE, ChannelServer
+from solbench.optimize.instructions import guide_files
 from solbench.optimize.journal import (
     JOURNAL_FILE,
     AgentFinished,
@@ -481,6 +482,7 @@ class OptimizeLoop:
                 "device": card.device,
                 "languages": card.languages,
             },
+            guide=guide_files(card.contract, card.definition),
         )
 
 

@@ -9,6 +9,7 @@
 
 A round folder holds only what the agent may see:
 
+    INSTRUCTIONS.md, templates/   how to write a solution, and one valid to start from per language and style
     problem/definition.json, workload.jsonl (public workloads), reference.py, sol.json, hardware.json
     history/<r>-<k>/solution.json + feedback.json, history/best/
     feedback.json              the previous round's candidates and their feedback
@@ -26,7 +27,7 @@ import hashlib
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,8 @@ class ProblemFiles:
     sol: dict[str, Any]
     """T_SOL (and T_b where known) per public workload."""
     hardware: dict[str, Any]
+    guide: dict[str, str] = field(default_factory=dict)
+    """Relative path -> text of the solution contract's files (INSTRUCTIONS.md, templates/), see instructions.py."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,9 @@ class Workspace:
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         hashes = write_problem_files(folder / PROBLEM_DIR, problem)
+        for path, text in problem.guide.items():
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_text(text)
         if (self.root / HISTORY_DIR).is_dir():
             shutil.copytree(self.root / HISTORY_DIR, folder / HISTORY_DIR)
         else:
