@@ -15,8 +15,8 @@ from solbench.optimize.contract import (
     ENTRY_FUNCTION,
     STYLES,
     TEMPLATE_LANGUAGES,
-    EntryArgument,
     CallingStyle,
+    EntryArgument,
     arguments,
     calling_style,
 )
