@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -64,7 +65,15 @@ def test_an_mcp_client_lists_the_tools_and_evaluates_a_candidate_over_stdio(tmp_
             return tools, listed, card, step, over, best, history
 
     tools, listed, card, step, over, best, history = asyncio.run(asyncio.wait_for(session(), 300))
-    assert tools == {"list_problems", "get_problem_card", "test", "evaluate", "history", "best"}
+    assert tools == {
+        "list_problems",
+        "get_problem_card",
+        "get_solution_template",
+        "test",
+        "evaluate",
+        "history",
+        "best",
+    }
     assert listed == {"result": ["L1/vector_add"]} and card["problem"] == "vector_add"
     assert not step.is_error, step.content
     result = step.structured_content
@@ -84,3 +93,52 @@ def test_an_mcp_client_lists_the_tools_and_evaluates_a_candidate_over_stdio(tmp_
             }
         ]
     }
+
+
+def test_the_solution_parameter_is_typed_by_the_solution_schema_and_its_json_text_still_works(tmp_path):
+    """In process, through the SDK's client: the schemas the tools publish, and the template tool."""
+    from mcp import Client
+
+    from solbench.evaluation import EvaluationConfig
+    from solbench.optimize.mcp_server import ProblemsSession, ServerSettings, build_server
+    from solbench.spec import Solution
+
+    problems = tmp_path / "problems"
+    vector_add(problems / "vector_add", 1000)
+    session = ProblemsSession(
+        ServerSettings(problems=problems, hardware="H100_SXM", config=EvaluationConfig(device="cpu"))
+    )
+    other = solution_dict(FAST, definition="another_problem")
+
+    async def calls():
+        async with Client(build_server(session)) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            arguments = {"problem": "vector_add", "language": "pytorch", "style": "dps"}
+            template = await client.call_tool("get_solution_template", arguments)
+            unknown = await client.call_tool("get_solution_template", {**arguments, "language": "cutlass"})
+            as_object = await client.call_tool("test", {"problem": "vector_add", "solution": other})
+            as_text = await client.call_tool("test", {"problem": "vector_add", "solution": json.dumps(other)})
+            incomplete = await client.call_tool("test", {"problem": "vector_add", "solution": {"name": "x"}})
+            return tools, template, unknown, as_object, as_text, incomplete
+
+    tools, template, unknown, as_object, as_text, incomplete = asyncio.run(asyncio.wait_for(calls(), 60))
+    for name in ("test", "evaluate"):
+        schema = tools[name].input_schema
+        assert {"$ref": "#/$defs/Solution"} in schema["properties"]["solution"]["anyOf"]
+        assert schema["$defs"]["Solution"]["properties"] == Solution.model_json_schema()["properties"]
+    assert set(tools) == {
+        "list_problems",
+        "get_problem_card",
+        "get_solution_template",
+        "test",
+        "evaluate",
+        "history",
+        "best",
+    }
+    solution = Solution.model_validate(template.structured_content)
+    assert solution.definition == "vector_add" and solution.spec.destination_passing_style is True
+    assert unknown.is_error and "no template for language 'cutlass'" in unknown.content[0].text
+    # nothing runs for another problem's solution, whichever form it came in
+    assert as_object.is_error and as_text.is_error
+    assert as_object.content[0].text == as_text.content[0].text and "another_problem" in as_text.content[0].text
+    assert incomplete.is_error and "spec" in incomplete.content[0].text, incomplete.content[0].text

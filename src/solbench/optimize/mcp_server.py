@@ -28,7 +28,7 @@ from solbench.spec.problem import find_problem_folders
 from solbench.spec.solution import Solution
 
 SERVER_NAME = "solbench"
-TOOLS = ("list_problems", "get_problem_card", "test", "evaluate", "history", "best")
+TOOLS = ("list_problems", "get_problem_card", "get_solution_template", "test", "evaluate", "history", "best")
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,11 @@ class ProblemsSession:
             return action()
 
 
-def _solution(solution: dict[str, Any] | str):
+SolutionArgument = Solution | str
+"""A tool's `solution`: a solution object, typed by the Solution schema, or (as before) its JSON text."""
+
+
+def _solution(solution: SolutionArgument) -> Solution:
     return solution_from_text(solution) if isinstance(solution, str) else solution
 
 
@@ -122,10 +126,12 @@ def build_server(session: EnvSession):
         SERVER_NAME,
         instructions=(
             "Optimise compute kernels. list_problems, then get_problem_card(problem) for the definition, the "
-            "reference, "
-            "the public workloads with T_SOL and T_b; test(problem, solution) checks correctness cheaply; "
-            "evaluate(problem, solution) measures and scores a candidate against the shared budget; history and best "
-            "report what was tried. A solution is a solbench solution JSON object."
+            "reference, the public workloads with T_SOL and T_b, and the card's `contract`: how to write a solution "
+            "(its schema, the entry point in the problem's own argument names, shapes and dtypes, both calling "
+            "styles, the languages and how each is built, the tolerances and precision rule, the static rules). "
+            "get_solution_template(problem, language, style) gives a valid solution to start from. "
+            "test(problem, solution) checks correctness cheaply; evaluate(problem, solution) measures and scores a "
+            "candidate against the shared budget; history and best report what was tried."
         ),
     )
 
@@ -146,12 +152,21 @@ def build_server(session: EnvSession):
         return run(lambda: session.env(problem).reset().model_dump(mode="json"))
 
     @server.tool()
-    def test(problem: str, solution: dict[str, Any] | str) -> dict[str, Any]:
+    def get_solution_template(problem: str, language: str = "pytorch", style: str = "value") -> dict[str, Any]:
+        """A valid solution of the problem to start from: language pytorch, triton, cpp or cuda; style value
+        (run returns the outputs) or dps (run writes into output buffers). The Python ones call the reference, so
+        they pass as written; the compiled ones build and raise until their body is written."""
+        return run(
+            lambda: session.env(problem).solution_template(language, style).model_dump(mode="json", exclude_none=True)
+        )
+
+    @server.tool()
+    def test(problem: str, solution: SolutionArgument) -> dict[str, Any]:
         """Correctness only, on the smallest public workloads: cheap, never scored. Costs one test of the budget."""
         return run(lambda: session.env(problem).test(_solution(solution)).model_dump(mode="json"))
 
     @server.tool()
-    def evaluate(problem: str, solution: dict[str, Any] | str) -> dict[str, Any]:
+    def evaluate(problem: str, solution: SolutionArgument) -> dict[str, Any]:
         """Measure and score a candidate on the public workloads: reward, per-workload feedback, budget left.
         A cache hit (a candidate measured before) costs nothing."""
         return run(lambda: _step_summary(session.env(problem).step(_solution(solution))))
