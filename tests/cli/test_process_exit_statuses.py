@@ -55,6 +55,7 @@ def broken_set(tmp_path) -> Path:
         ["mcp", "--no-such-option"],
         ["optimize", "/nonexistent"],
         ["test", "/nonexistent.json"],
+        ["template", "/nonexistent", "--device", "cpu"],
         ["replay", "/nonexistent"],
         ["serve", "--no-such-option"],
         ["submit", "/nonexistent.json", "--server", "ftp://nowhere", "--token", "t"],
