@@ -55,8 +55,9 @@ def solution_template(definition: Definition, language: str, style: str, device:
         write = _pytorch_source if chosen == Language.PYTORCH else _triton_source
         sources = [SourceFile(path=entry, content=write(definition, convention, header)), *reference.sources]
         # a reference that launches Triton needs its interpreter on a CPU, which the language turns on
-        launches_triton = Language.TRITON in reference.spec.normalized_languages
-        languages = list(dict.fromkeys([chosen.value, *([Language.TRITON.value] if launches_triton else [])]))
+        languages = [chosen.value]
+        if chosen != Language.TRITON and Language.TRITON in reference.spec.normalized_languages:
+            languages.append(Language.TRITON.value)
         dependencies, options = (["torch", "triton"] if Language.TRITON.value in languages else ["torch"]), None
     works = "builds, and raises until its body is written" if chosen in NATIVE else "passes as written"
     return Solution(
