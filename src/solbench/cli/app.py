@@ -18,12 +18,14 @@ from solbench.cli import (
     baseline_command,
     check_command,
     eval_command,
+    export_commands,
     extract_command,
     hardware_commands,
     mcp_command,
     optimize_command,
     reach_command,
     replay_command,
+    report_command,
     run_command,
     score_command,
     serve_command,
@@ -65,6 +67,7 @@ for name, command in (
     ("test", test_command.test_solution),
     ("template", template_command.print_template),
     ("replay", replay_command.replay),
+    ("report", report_command.report_runs),
     ("serve", serve_command.serve),
     ("submit", submit_command.submit),
     ("status", submit_command.status),
@@ -75,6 +78,7 @@ for name, command in (
 app.add_typer(hardware_commands.app, name="hw")
 app.add_typer(suite_commands.app, name="suite")
 app.add_typer(admin_commands.app, name="admin")
+app.add_typer(export_commands.app, name="export")
 
 
 @app.callback()

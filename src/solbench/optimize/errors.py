@@ -68,3 +68,26 @@ class UnknownTemplate(OptimizeError):
     def __init__(self, what: str, name: str, known: tuple[str, ...]):
         self.what, self.name = what, name
         super().__init__(f"no template for {what} {name!r} (templates: {', '.join(known)})")
+
+
+class InvalidRunSource(OptimizeError):
+    """A path given to `solbench report` or `solbench export trajectories` holds no run this version reads."""
+
+    def __init__(self, path: object, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
+
+
+class InvalidEnvHistory(InvalidRunSource):
+    """A file is not an env history (`solbench.optimize.env_history`)."""
+
+    def __init__(self, path: object, reason: str):
+        super().__init__(path, f"not a solbench env history ({reason})")
+
+
+class InvalidMetricOption(OptimizeError):
+    """A metric asked for with a value it is not defined for (pass@k with k < 1, fast_p with p <= 0)."""
+
+    def __init__(self, option: str, value: object, reason: str):
+        self.option, self.value = option, value
+        super().__init__(f"{option} {value!r}: {reason}")

@@ -1,6 +1,6 @@
 """The run's journal: DIR/journal.jsonl, one typed record per line, appended atomically as things happen.
 
-Everything a run does goes here (the run's settings, each round, the agent's exit, edits it made to
+Everything a run does goes here (the run's settings, the problem card, each round, the agent's exit, edits it made to
 `problem/`, every candidate with its step result, every `solbench test`, the final result), so that
 `--resume` after a kill continues without evaluating a finished candidate again and `solbench replay`
 can re-evaluate any candidate. A line is written with one `write` on a file opened for appending, then
@@ -47,6 +47,12 @@ class RunRecord(_Record):
     agent_timeout_s: float
     settings: dict[str, Any] = Field(default_factory=dict)
     """Evaluation settings (hardware, device, timing), for replay."""
+
+
+class CardRecord(_Record):
+    type: Literal["card"] = "card"
+    card: dict[str, Any]
+    """The problem card `env.reset()` gave at the run's start (ProblemCard as JSON), for exported trajectories."""
 
 
 class RoundStarted(_Record):
@@ -133,6 +139,7 @@ class FinalRecord(_Record):
 
 JournalRecord = Annotated[
     RunRecord
+    | CardRecord
     | RoundStarted
     | AgentStarted
     | AgentFinished

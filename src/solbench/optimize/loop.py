@@ -27,6 +27,7 @@ from solbench.optimize.journal import (
     AgentFinished,
     AgentStarted,
     CandidateRecord,
+    CardRecord,
     FinalRecord,
     Journal,
     ProblemEdited,
@@ -156,6 +157,9 @@ class OptimizeLoop:
             baselines=self.settings.baselines,
         )
         card = self.env.reset()
+        if state.card is None:  # a resumed run keeps the card its agent started from
+            state.card = CardRecord(card=to_json(card))
+            self.journal.append(state.card)
         problem_files = self._problem_files(card)
         resumed = self._restore(state)
         reports: list[RoundReport] = []

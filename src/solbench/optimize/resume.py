@@ -8,6 +8,7 @@ from solbench.optimize.journal import (
     AgentFinished,
     AgentStarted,
     CandidateRecord,
+    CardRecord,
     FinalRecord,
     RoundFinished,
     RoundStarted,
@@ -20,6 +21,7 @@ from solbench.optimize.loop_errors import WorkspaceError
 @dataclass
 class RunState:
     run: RunRecord | None = None
+    card: CardRecord | None = None
     candidates: dict[str, CandidateRecord] = field(default_factory=dict)
     """Every candidate journaled (evaluated, or refused before evaluation), by ``<round>-<k>``."""
     rounds_started: set[int] = field(default_factory=set)
@@ -59,6 +61,8 @@ def run_state(records: list) -> RunState:
             if state.run is not None:
                 raise WorkspaceError("journal: a second run record; the journal mixes two runs")
             state.run = record
+        elif isinstance(record, CardRecord):
+            state.card = record
         elif isinstance(record, RoundStarted):
             state.rounds_started.add(record.round)
             state.rounds_finished.discard(record.round)
