@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from solbench.optimize.card import ProblemCard
 from solbench.optimize.env_history import load_env_history
@@ -26,6 +26,8 @@ from solbench.optimize.resume import RunState, run_state
 from solbench.optimize.trajectory import Trajectory, TrajectoryStep, read_trajectories
 from solbench.spec.problem_set import problem_set
 from solbench.spec.solution import Solution
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def load_trajectories(paths: Iterable[str | Path]) -> list[Trajectory]:
@@ -85,6 +87,7 @@ def trajectory_of_journal(path: Path) -> Trajectory:
     results = {
         record.candidate_id: _parsed(path, f"candidate {record.candidate_id} result", StepResult, record.result)
         for record in state.evaluated
+        if record.result is not None  # always, for an evaluated one: said again for the type checker
     }
     steps = [_journal_step(path, record, results.get(record.candidate_id)) for record in state.candidates.values()]
     final = _journal_final(path, state)
@@ -152,7 +155,7 @@ def _journal_final(path: Path, state: RunState) -> FinalResult | None:
     return _parsed(path, "final result", FinalResult, {**state.final.result, "traces": []})
 
 
-def _parsed(path: Path, what: str, model: Any, value: dict[str, Any]) -> Any:
+def _parsed(path: Path, what: str, model: type[ModelT], value: dict[str, Any]) -> ModelT:
     try:
         return model.model_validate(value)
     except ValidationError as error:
