@@ -25,7 +25,7 @@ def report_runs(
     """Agent metrics over optimize runs and env histories, per problem and per set: fast_p (the share of
     rollouts whose final, held-out-checked solution is correct and faster than T_b by more than p), pass@k
     (unbiased, over every evaluated candidate) and mean S over every workload, held-out included (0 when the
-    final solution is not correct). Definitions: docs/optimize.md#agent-metrics."""
+    final solution is not correct). Definitions: docs/optimize.md#agent-metrics-solbench-report."""
     from solbench.optimize.metrics import agent_metrics
     from solbench.optimize.trajectory_sources import load_trajectories
 

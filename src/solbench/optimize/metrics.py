@@ -1,6 +1,6 @@
 """Agent metrics over rollouts: fast_p, pass@k and mean S with held-out workloads, per problem and per set.
 
-The definitions (docs/optimize.md#agent-metrics), for a rollout (one optimize run or env history):
+The definitions (docs/optimize.md#agent-metrics-solbench-report), for a rollout (one optimize run or env history):
 
 - Its final solution is the candidate `env.finalize` re-measured on every workload, held-out ones included.
   It is *correct* when that re-measurement passed every workload and flagged nothing. A rollout without a
