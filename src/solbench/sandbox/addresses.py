@@ -102,13 +102,13 @@ class ShiftingSlab:
         if self._fresh_slots - self._next_fresh < calls:
             self._grow(max(calls, FRESH_SLOTS))
 
-    def fresh(self) -> list:
+    def fresh(self) -> list[Any]:
         """The set at addresses no earlier placement of it used."""
         self.reserve(1)
         self._next_fresh += 1
         return self._views(WARMUP_SLOTS + self._next_fresh - 1)
 
-    def warmup(self) -> list:
+    def warmup(self) -> list[Any]:
         """The set at one of the warm-up slots, which fresh placements never use."""
         self._warmups += 1
         return self._views((self._warmups - 1) % WARMUP_SLOTS)
@@ -118,9 +118,9 @@ class ShiftingSlab:
         """Data pointers of the slabs' storages: a tensor whose storage starts at one of them is a view of the set."""
         return frozenset(slab.untyped_storage().data_ptr() for slabs in self._slabs for slab, _ in slabs.values())
 
-    def _views(self, slot: int) -> list:
+    def _views(self, slot: int) -> list[Any]:
         slabs = self._slabs[-1]
-        views = []
+        views: list[Any] = []
         for template, placement in zip(self._templates, self._placements):
             if placement is None:
                 views.append(template)

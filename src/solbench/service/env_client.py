@@ -159,6 +159,14 @@ class RemoteEnv:
             self._card = self.reset()
         return self._card
 
+    def solution_template(self, language: str = "pytorch", style: str = "value") -> Solution:
+        """A valid solution to start from, as `Env.solution_template` gives it: made here from the card's definition
+        and the server's device, so it costs no request once the card is known."""
+        from solbench.optimize.solution_templates import solution_template
+
+        card = self.problem_card
+        return solution_template(card.definition, language, style, card.device)
+
     def reset(self, seed: int | None = None) -> ProblemCard:
         """The card; history, best and budget stay the env's (as locally)."""
         self._card = ProblemCard.model_validate(self.service.request("POST", self._path("reset"), {"seed": seed}))
