@@ -57,6 +57,8 @@ def broken_set(tmp_path) -> Path:
         ["test", "/nonexistent.json"],
         ["template", "/nonexistent", "--device", "cpu"],
         ["replay", "/nonexistent"],
+        ["report", "/nonexistent"],
+        ["export", "trajectories", "/nonexistent", "-o", "out.jsonl"],
         ["serve", "--no-such-option"],
         ["submit", "/nonexistent.json", "--server", "ftp://nowhere", "--token", "t"],
         ["status", "1", "--server", "ftp://nowhere", "--token", "t"],
@@ -98,7 +100,8 @@ def test_every_command_has_a_bad_input_case():
             yield from names(command, f"{prefix}{name} ") if hasattr(command, "commands") else [prefix + name]
 
     parameters = test_bad_input_exits_2.pytestmark[0].args[1]
-    covered = {" ".join(a[:2]) if a[:1] in (["hw"], ["suite"], ["admin"]) else a[0] for a in parameters if a}
+    groups = (["hw"], ["suite"], ["admin"], ["export"])
+    covered = {" ".join(a[:2]) if a[:1] in groups else a[0] for a in parameters if a}
     assert set(names(get_command(app))) == covered
 
 

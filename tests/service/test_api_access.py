@@ -16,7 +16,8 @@ owner's and admins' as a private one is); only the owner or an admin deletes one
 admins'; the /admin routes are the admins' (403 to other users). Routes that never name a caller (problems,
 leaderboards, status) ignore the Authorization header, so a bad token or a banned user still reads them; the OpenAPI
 schema and its docs page are public by design (they describe the API, hold no data). A route missing from ACCESS,
-or an entry whose route is gone, fails `test_every_api_route_has_access_rules`. Writes run on a service of their own
+or an entry whose route is gone, fails `test_every_api_route_has_access_rules`; the agent-env routes have their
+table beside their other door tests (test_envs_door.ENV_ACCESS), counted here. Writes run on a service of their own
 (`mutable`, with tight limits), each case on a fresh copy of its target; the reads only add a banned user and three
 copies of a submission (one of them flagged hacked) to the module's shared sample (`prepare_targets`).
 """
@@ -31,6 +32,7 @@ from sqlalchemy import func, select
 
 from conftest import solution_dict
 from service.conftest import InProcessService
+from service.test_envs_door import ENV_ACCESS
 from solbench.service.app import API_PREFIX
 from solbench.service.models import ProblemVersion, Submission, utcnow
 
@@ -320,9 +322,9 @@ def mutable(tmp_path_factory):
 def test_every_api_route_has_access_rules(in_process_service):
     served = api_routes(in_process_service.client.app)
     assert ("GET", SUBMISSION) in served and ("POST", "/submissions") in served, served  # the walk found them
-    unruled = sorted(served - ACCESS.keys())
+    unruled = sorted(served - ACCESS.keys() - ENV_ACCESS.keys())
     assert not unruled, f"routes under {API_PREFIX} without access rules: add them to ACCESS here: {unruled}"
-    gone = sorted(ACCESS.keys() - served)
+    gone = sorted((ACCESS.keys() | ENV_ACCESS.keys()) - served)
     assert not gone, f"ACCESS names routes the app no longer serves: {gone}"
     assert {method for method, _ in ACCESS} <= {"GET", "POST", "DELETE"}, "a method no test below calls"
 

@@ -83,3 +83,64 @@ def test_a_spent_budget_is_refused_at_the_door_with_what_the_client_needs(app):
     assert refused.json()["arguments"] == {"kind": "evaluation", "used": "1 of 1 evaluations used"}
     tested = client.post(f"/api/v1/envs/{env_id}/test?wait=0", json={"solution": add_solution()}, headers=users["ann"])
     assert tested.status_code == 202  # tests are unlimited: queued for a worker
+
+
+CALLERS = ("anonymous", "bad_token", "banned", "other", "owner", "admin")
+ENV_ACCESS: dict[tuple[str, str], tuple[str, str, str, str, str, str]] = {
+    #                                               anonymous bad   banned other  owner  admin
+    ("POST", "/envs"): ("401", "401", "403", "202", "202", "202"),
+    ("GET", "/envs/{env_id}"): ("401", "401", "403", "404", "200", "404"),
+    ("POST", "/envs/{env_id}/reset"): ("401", "401", "403", "404", "409", "404"),
+    ("POST", "/envs/{env_id}/step"): ("401", "401", "403", "404", "202", "404"),
+    ("POST", "/envs/{env_id}/test"): ("401", "401", "403", "404", "202", "404"),
+    ("POST", "/envs/{env_id}/finalize"): ("401", "401", "403", "404", "202", "404"),
+    ("GET", "/envs/{env_id}/calls/{call_id}"): ("401", "401", "403", "404", "202", "404"),
+}
+"""Who may call each env route (tests/service/test_api_access.py's table counts these as ruled): an env is its
+maker's alone, admins included, and another caller's or a missing one answers 404 alike. Owner calls that evaluate
+answer 202 here only because no worker runs (`?wait=0`), and a reset 409 because no worker made the card."""
+
+
+@pytest.fixture(scope="module")
+def callers(tmp_path_factory):
+    """A service without workers or tight limits, and a token per kind of caller."""
+    from fastapi.testclient import TestClient
+
+    from solbench.service.app import create_app, prepare
+    from solbench.service.auth import add_user, set_banned
+
+    service = prepare(settings_model(fast_settings(tmp_path_factory.mktemp("callers"), workers=0)))
+    tokens = {name: add_user(service.session_factory, name).token for name in ("ann", "bob", "mallory")}
+    set_banned(service.session_factory, "mallory")
+    headers = {
+        "anonymous": {},
+        "bad_token": {"Authorization": "Bearer sb_not-a-token"},
+        "banned": {"Authorization": f"Bearer {tokens['mallory']}"},
+        "other": {"Authorization": f"Bearer {tokens['bob']}"},
+        "owner": {"Authorization": f"Bearer {tokens['ann']}"},
+        "admin": {"Authorization": f"Bearer {add_user(service.session_factory, 'root', admin=True).token}"},
+    }
+    with TestClient(create_app(service, start_queue=False)) as client:
+        yield client, headers, service
+    service.engine.dispose()
+
+
+@pytest.mark.parametrize("route", list(ENV_ACCESS), ids=" ".join)
+def test_each_caller_gets_what_the_env_table_says(callers, route):
+    from solbench.service.models import EnvCall
+
+    client, headers, service = callers
+    for caller, expected in zip(CALLERS, ENV_ACCESS[route]):
+        made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=headers["owner"]).json()
+        with service.session_factory.begin() as session:  # the card's call done, so that the next one may start
+            session.get(EnvCall, made["id"]).status = "done"
+        body = {"/envs": {"problem": "vector_add"}, "step": {"solution": add_solution()}, "reset": {}}.get(
+            route[1].rsplit("/", 1)[-1] if route[1] != "/envs" else "/envs", {"solution": add_solution()}
+        )
+        path = route[1].format(env_id=made["env"], call_id=made["id"])
+        if route[1].endswith("{call_id}"):  # a queued call, whose answer is still pending
+            queued = client.post(f"/api/v1/envs/{made['env']}/test?wait=0", json=body, headers=headers["owner"])
+            path = queued.json()["url"].removeprefix("/api/v1")
+        sent = body if route[0] == "POST" and not route[1].endswith("finalize") else None
+        answer = client.request(route[0], f"/api/v1{path}?wait=0", json=sent, headers=headers[caller])
+        assert str(answer.status_code) == expected, (caller, answer.text[:300])
