@@ -16,6 +16,7 @@ from pathlib import Path
 
 from solbench.evaluation.config import EvaluationConfig, check_device_available
 from solbench.evaluation.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
+from solbench.evaluation.device_turn import timing_turn
 from solbench.evaluation.environment import clock_state, device_name, library_versions
 from solbench.evaluation.errors import EvaluationError, MemoryLimitError
 from solbench.evaluation.orders import half_plan, in_both_orders
@@ -427,27 +428,9 @@ class _WorkloadEvaluation:
                 correctness_only=True,
                 precision=self.precision,
             )
-        reference_timing = None
-        known, key = self.run_state.warm.reference_timings, None
-        if self.config.time_reference and known is not None:
-            key = workload_timing_key(self.run_state.reference_timing_base, self.workload)
-            reference_timing = known.get(key)
-        both_orders = self.config.time_reference and reference_timing is None  # see orders.py
-        plan = half_plan(self._timing_plan()) if both_orders else self._timing_plan()
-        timing = self._time_solution(sets, verdict, plan)
-        self._check_processes(verdict, "timing")
-        measured_now = False
-        if self.config.time_reference:
-            with self.session.paused():  # nothing the solution left behind may compete with the reference
-                if reference_timing is None:
-                    reference_timing, measured_now = self._time_reference(sets), True
-            self._check_scheduling()  # when T_b is reused too: a changed scheduling would slow later work
-            # Only from a workload that passed, scheduling intact (key is set exactly when known is).
-            if known is not None and key is not None and measured_now:
-                known.put(key, reference_timing)
-        if both_orders:
-            timing = in_both_orders(timing, self._time_solution(sets, verdict, half_plan(self._timing_plan())))
-            self._check_processes(verdict, "timing")
+        with timing_turn(self.config.device) as turn:
+            timing, reference_timing = self._timings(sets, verdict)
+        timing = timing.model_copy(update={"device_wait_s": turn.waited_s, "load_average": turn.load_average})
         log = self.session.log.take()
         return make_trace(
             self.run_state.context,
@@ -462,6 +445,31 @@ class _WorkloadEvaluation:
             timer=timing.backend,
             precision=self.precision,
         )
+
+    def _timings(self, sets: list, verdict: Verdict):
+        """The solution's timing and the reference's (None when not asked for): with the reference timed now, in
+        both orders (orders.py); a reused one is taken as it is."""
+        reference_timing = None
+        known, key = self.run_state.warm.reference_timings, None
+        if self.config.time_reference and known is not None:
+            key = workload_timing_key(self.run_state.reference_timing_base, self.workload)
+            reference_timing = known.get(key)
+        both_orders = self.config.time_reference and reference_timing is None
+        plan = half_plan(self._timing_plan()) if both_orders else self._timing_plan()
+        timing = self._time_solution(sets, verdict, plan)
+        self._check_processes(verdict, "timing")
+        if self.config.time_reference:
+            with self.session.paused():  # nothing the solution left behind may compete with the reference
+                if reference_timing is None:
+                    reference_timing = self._time_reference(sets)
+            self._check_scheduling()  # when T_b is reused too: a changed scheduling would slow later work
+        if both_orders:
+            timing = in_both_orders(timing, self._time_solution(sets, verdict, half_plan(self._timing_plan())))
+            self._check_processes(verdict, "timing")
+            # Only from a workload that passed, scheduling intact (key is set exactly when known is).
+            if known is not None and key is not None and reference_timing is not None:
+                known.put(key, reference_timing)
+        return timing, reference_timing
 
     def _check_scheduling(self) -> None:
         if self.session.scheduling_changes:

@@ -106,6 +106,10 @@ class TimingSummary(_Record):
     """The median is below the timer's resolution: no time can be trusted (a measurement problem or a cheat)."""
     both_orders: bool = False
     """The solution was timed in two halves, one before and one after the reference (evaluation/orders.py)."""
+    device_wait_s: float | None = None
+    """Seconds this evaluation waited for another one's timing on the device to end (evaluation/device_turn.py)."""
+    load_average: float | None = None
+    """The machine's 1-minute load average when the timing began: the load it ran under."""
     warnings: list[str] = Field(default_factory=list)
 
 
