@@ -61,5 +61,5 @@ def test_merged_halves_pool_their_samples_and_warn_of_drift(after_ms, drifted):
     after = timing_summary("cpu", [after_ms * 1e-3] * 5, 3, 100, 2, ["noisy"])
     merged = in_both_orders(before, after)
     assert merged.both_orders and merged.warmup == 6 and len(merged.samples_ms) == 10
-    assert merged.warnings[0] == "noisy" and len(merged.warnings) == 1 + drifted
-    assert ("drifted" in merged.warnings[-1]) is drifted
+    assert merged.warnings[-1] == "noisy" and len(merged.warnings) == 1 + drifted
+    assert ("drifted" in merged.warnings[0]) is drifted

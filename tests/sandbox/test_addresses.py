@@ -104,3 +104,13 @@ def test_a_new_view_of_the_last_calls_output_is_refused():
     del first  # only the solution's workspace keeps that memory; the check holds the last call's outputs
     with pytest.raises(GuardViolation, match="earlier call"):
         returned.check([workspace[16:].view(4, 4)])
+
+
+def test_buffers_kept_and_returned_in_turn_are_refused_through_any_view():
+    """Two kept buffers handed back alternately, as new views each time: the second return of either is refused."""
+    returned = ReturnedStorages()
+    first, second = torch.zeros(16), torch.zeros(16)
+    returned.check([first.view(4, 4)])
+    returned.check([second.view(4, 4)])
+    with pytest.raises(GuardViolation, match="earlier call"):
+        returned.check([first[:8]])

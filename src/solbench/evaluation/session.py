@@ -28,6 +28,7 @@ from solbench.evaluation import scheduling
 from solbench.evaluation.capture import BoundedLog
 from solbench.evaluation.confinement import SANDBOX_MARK, Confinement, SandboxLimits
 from solbench.sandbox import protocol
+from solbench.sandbox.channel_guard import CHANNEL_TAMPERED_EXIT
 from solbench.sandbox.protocol import ExitRequest, ProtocolError, SandboxState
 from solbench.sandbox.wire import WireError, receive_message, send_message
 
@@ -197,6 +198,8 @@ class SandboxSession:
             name = signal.Signals(-code).name
             hint = " (likely out of memory)" if -code == signal.SIGKILL else ""
             return f"the sandbox was killed by {name}{hint}"
+        if code == CHANNEL_TAMPERED_EXIT:
+            return f"the sandbox exited with status {code}: it found its private channel replaced by the solution"
         return f"the sandbox exited with status {code}"
 
     def _fail(self, kind: str, message: str) -> SandboxFailure:

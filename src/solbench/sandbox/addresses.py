@@ -96,6 +96,9 @@ class ShiftingSlab:
             slabs[device] = (slab, starts)
         self._slabs.append(slabs)
         self._fresh_slots, self._next_fresh = fresh_slots, 0
+        self._storages = frozenset(
+            slab.untyped_storage().data_ptr() for slabs in self._slabs for slab, _ in slabs.values()
+        )
 
     def reserve(self, calls: int) -> None:
         """Make sure the next `calls` fresh placements come from one slab (call it outside timed regions)."""
@@ -116,7 +119,7 @@ class ShiftingSlab:
     @property
     def storages(self) -> frozenset[int]:
         """Data pointers of the slabs' storages: a tensor whose storage starts at one of them is a view of the set."""
-        return frozenset(slab.untyped_storage().data_ptr() for slabs in self._slabs for slab, _ in slabs.values())
+        return self._storages  # made when a slab is, as it is read inside timed calls (calling.materialized)
 
     def _views(self, slot: int) -> list[Any]:
         slabs = self._slabs[-1]
@@ -133,25 +136,23 @@ class ShiftingSlab:
 
 
 class ReturnedStorages:
-    """The storages of the outputs earlier calls returned, to spot an output handed back again.
+    """The storages of the outputs earlier calls returned, held weakly, to spot an output handed back again.
 
-    The last call's outputs are held until the next call's are checked, so any reuse of their memory shows,
-    through whatever view; older ones are held weakly and count while they are alive, which only the
-    solution can make them. Memory the allocator freed and handed out again is an honest new output."""
+    A storage's Python object lives exactly as long as its memory (torch keeps it for every view), so an earlier
+    output's storage that is still alive when the next call's outputs are checked is one something kept: the harness
+    drops the last call's outputs when the next call returns, so only the solution can keep one (through any view,
+    in any rotation of buffers). Memory the allocator freed and handed out again is an honest new output."""
 
     def __init__(self) -> None:
-        self._previous: list = []
         self._earlier: dict[int, weakref.ref] = {}
 
     def check(self, outputs: Sequence) -> None:
         """Refuse `outputs` (one call's, checked once) if one lives in an earlier call's output; then remember them."""
-        previous = {value.untyped_storage().data_ptr() for value in self._previous if value.numel()}
         for index, value in enumerate(outputs):
             if value.numel() == 0:
                 continue
-            pointer = value.untyped_storage().data_ptr()
-            earlier = self._earlier.get(pointer)
-            if pointer in previous or (earlier is not None and earlier() is not None):
+            earlier = self._earlier.get(value.untyped_storage().data_ptr())
+            if earlier is not None and earlier() is not None:
                 raise GuardViolation(
                     "output_replay",
                     f"output {index} lives in the memory of an output an earlier call returned, which is still "
@@ -161,5 +162,5 @@ class ReturnedStorages:
             self._earlier = {key: ref for key, ref in self._earlier.items() if ref() is not None}
         for value in outputs:
             if value.numel():
-                self._earlier[value.untyped_storage().data_ptr()] = weakref.ref(value)
-        self._previous = list(outputs)
+                storage = value.untyped_storage()
+                self._earlier[storage.data_ptr()] = weakref.ref(storage)

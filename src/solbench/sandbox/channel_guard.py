@@ -5,7 +5,9 @@ can `dup2` a proxy over it and rewrite every reply on its way to the parent (pyg
 signature bypass, corpus entry `channel_proxy_rewrites_samples_runtime`). The channel's identity
 (device and inode) is taken before any solution code runs and compared right before and right after
 every reply is sent. A swap is answered once, over a private duplicate taken at the same time, with
-the refusal (rule ``channel``), and the sandbox exits: nothing it says later can be trusted.
+the refusal (rule ``channel``), and the sandbox exits: nothing it says later can be trusted. The guard's
+methods and its attributes on the running server are on the integrity list (protected.py), so a
+solution can neither rebind them nor point the guard at its proxy.
 
 What this cannot see: a proxy put in place between the check and the send and taken away again right
 after it. Closing that needs the timing in a process the solution does not run in.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 
 CHANNEL_TAMPERED_EXIT = 86
 """The sandbox's exit status after a swap was found (a refusal was sent first, where the duplicate still works)."""
@@ -35,10 +38,21 @@ class ChannelGuard:
         self._private = socket.socket(fileno=os.dup(self._fd))
         """A duplicate of the untouched channel, to answer a swap on."""
 
+    def __enter__(self) -> ChannelGuard:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._private.close()
+
     def intact(self) -> bool:
         return _identity(self._fd) == self._identity
 
-    def refuse_and_exit(self, encode_refusal) -> None:
+    def check(self, encode_refusal: Callable[[], bytes]) -> None:
+        """Return if the channel is the one handed over; else refuse and exit (`refuse_and_exit`)."""
+        if not self.intact():
+            self.refuse_and_exit(encode_refusal)
+
+    def refuse_and_exit(self, encode_refusal: Callable[[], bytes]) -> None:
         """Send `encode_refusal()` (a GuardTripped's bytes) over the private duplicate, if it is still the channel,
         then exit at once: the solution's threads, its proxy among them, die with the process."""
         from solbench.sandbox.wire import send_message

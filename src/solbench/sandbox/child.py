@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gc
 import socket
 import sys
@@ -53,8 +54,17 @@ from solbench.sandbox.wire import WireError, receive_message, send_message
 
 
 class SandboxServer:
-    def __init__(self, device: str, workdir: Path, line_flush=None, line_flush_missing: str | None = None):
+    def __init__(
+        self,
+        device: str,
+        workdir: Path,
+        line_flush=None,
+        line_flush_missing: str | None = None,
+        channel_guard: ChannelGuard | None = None,
+    ):
         self.device = device
+        self.channel_guard = channel_guard
+        """The private channel's guard (channel_guard.py), made before any solution code, as this server is."""
         self.workdir = workdir
         self.line_flush = line_flush
         """The native cache-line flush helper (line_flush.LineFlushHelper), loaded before any solution code; None
@@ -319,8 +329,21 @@ def _failure(error: BaseException) -> GuardTripped | OutputRejected | SolutionFa
 
 
 def serve(channel: socket.socket, server: SandboxServer) -> None:
-    guard = ChannelGuard(channel)  # before any solution code runs: the build request imports it
-    check_channel = _check_channel  # bound now: the module's globals are the solution's to rebind
+    guard = getattr(server, "channel_guard", None)
+    if guard is None:  # a server made without one (tests): guarded from here, before any solution code
+        with ChannelGuard(channel) as guard:
+            _serve(channel, server, guard)
+    else:
+        _serve(channel, server, guard)
+
+
+def _serve(channel: socket.socket, server: SandboxServer, guard: ChannelGuard) -> None:
+    refusal = GuardTripped(
+        rule="channel",
+        error="the solution replaced the sandbox's private channel to the evaluator (a proxy can rewrite what the "
+        "harness reports)",
+    )
+    encoded_refusal = functools.partial(protocol.encode, refusal)  # bound now: module globals are the solution's
     handlers = {
         BuildRequest: server.build,
         LoadRequest: server.load,
@@ -343,25 +366,12 @@ def serve(channel: socket.socket, server: SandboxServer) -> None:
             reply = _failure(error)
         sys.stdout.flush()
         sys.stderr.flush()
-        check_channel(guard)
+        guard.check(encoded_refusal)
         try:
             send_message(channel, protocol.encode(reply))
         except TypeError as error:
             send_message(channel, protocol.encode(SolutionFailed(error=f"unsendable result: {error}")))
-        check_channel(guard)
-
-
-def _check_channel(guard: ChannelGuard) -> None:
-    if not guard.intact():
-        guard.refuse_and_exit(
-            lambda: protocol.encode(
-                GuardTripped(
-                    rule="channel",
-                    error="the solution replaced the sandbox's private channel to the evaluator "
-                    "(a proxy can rewrite what the harness reports)",
-                )
-            )
-        )
+        guard.check(encoded_refusal)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -379,7 +389,7 @@ def main(argv: list[str] | None = None) -> None:
     quiet_later_openmp_runtimes()
     quiet_library_monitors()
     helper, missing = _load_line_flush(args.line_flush, args.line_flush_missing)
-    serve(channel, SandboxServer(args.device, args.workdir, helper, missing))
+    serve(channel, SandboxServer(args.device, args.workdir, helper, missing, ChannelGuard(channel)))
 
 
 def _load_line_flush(path: Path | None, missing: str | None):

@@ -18,6 +18,7 @@ import socket
 import sys
 import threading
 import time
+import weakref
 
 from solbench import torch_threads
 from solbench.guard import runtime, threads
@@ -42,6 +43,15 @@ _SERVER_METHODS = (
 
 def _entries(owner: object, *names: str) -> list[Protected]:
     return [Protected(owner, name) for name in names]
+
+
+def _channel_guard_entries(server: object | None) -> list[Protected]:
+    """The running server's channel guard and what it compares (a solution that pointed the guard at its own proxy
+    would pass every check), where there is one."""
+    guard = getattr(server, "channel_guard", None)
+    if server is None or guard is None:
+        return []
+    return [Protected(server, "channel_guard"), *_entries(guard, "_fd", "_identity", "_private")]
 
 
 def _line_flush_entries(server: object | None) -> list[Protected]:
@@ -82,6 +92,19 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(_thread, "start_new_thread"),
             *_entries(socket.socket, "sendall", "recv_into"),
             *_entries(torch.Tensor, "clone", "copy_", "cpu", "contiguous", "view", "numel", "detach"),
+            # What the fresh-address slab and the returned-output check use between calls (addresses.py).
+            *_entries(
+                torch.Tensor,
+                "as_strided",
+                "__getitem__",
+                "untyped_storage",
+                "data_ptr",
+                "element_size",
+                "stride",
+                "is_contiguous",
+            ),
+            *_entries(torch.UntypedStorage, "data_ptr"),
+            *_entries(weakref, "ref"),
             *_entries(
                 torch,
                 "equal",
@@ -90,6 +113,7 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
                 "randint",
                 "zeros_like",
                 "empty",
+                "empty_like",
                 "ones",
                 "where",
                 "Generator",
@@ -107,7 +131,7 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(rotation.InputRotation, "prepare", "mutated", "reserve"),
             *_entries(addresses.ShiftingSlab, "fresh", "warmup", "reserve", "_grow", "_views"),
             *_entries(addresses.ReturnedStorages, "check"),
-            *_entries(channel_guard.ChannelGuard, "intact", "refuse_and_exit"),
+            *_entries(channel_guard.ChannelGuard, "intact", "check", "refuse_and_exit"),
             *_entries(channel_guard, "_identity"),
             *_entries(rotation, "_perturb", "_flip_signs", "_negate_codes", "_complement_nibbles"),
             *_entries(cpu.CpuTimer, "time_call"),
@@ -120,6 +144,7 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(line_flush.LineFlushHelper, "flush_ranges", "count_lines"),
             *_entries(line_flush, "tensor_ranges", "merge_spans", "_arrays"),
             *_line_flush_entries(server_instance),
+            *_channel_guard_entries(server_instance),
             *_entries(server, *_SERVER_METHODS),
             *_entries(runtime.IntegrityGuard, "verify"),
             *_entries(
