@@ -53,6 +53,7 @@ def broken_set(tmp_path) -> Path:
         ["baseline", "/nonexistent", "-o", "baselines.json"],
         ["extract", "--module", "attention"],
         ["mcp", "--no-such-option"],
+        ["openenv-serve", "rmsnorm", "--server", "http://127.0.0.1:9", "--cache", "cache"],
         ["optimize", "/nonexistent"],
         ["test", "/nonexistent.json"],
         ["template", "/nonexistent", "--device", "cpu"],
