@@ -42,7 +42,7 @@ class EnvSettings(BaseModel):
 
     server: str | None = None
     """A leaderboard service's URL: its workers evaluate, with its cache and T_b. None: evaluate on this machine."""
-    token: str | None = Field(None, exclude=True, repr=False)
+    token: str | None = Field(default=None, exclude=True, repr=False)
     """The service's API token (default $SOLBENCH_TOKEN); never written out with the settings."""
     hardware: str | None = None
     """Hardware id T_SOL is computed for. Locally None means `local` (this CPU's probe); a service's is its workers'."""
@@ -58,9 +58,9 @@ class EnvSettings(BaseModel):
     """Local only: a baselines JSON for T_b (else the reference is timed once, and cached with `cache`)."""
     device: str = LIBRARY.device
     """Local only: cpu, cuda or auto."""
-    rounds: int = Field(LIBRARY.rounds, ge=1)
+    rounds: int = Field(default=LIBRARY.rounds, ge=1)
     """Local only: correctness rounds, each on fresh inputs."""
-    timing_budget_s: float = Field(LIBRARY.timing.budget_s, gt=0)
+    timing_budget_s: float = Field(default=LIBRARY.timing.budget_s, gt=0)
     """Local only: seconds of timing per workload."""
 
     @field_validator("reward")

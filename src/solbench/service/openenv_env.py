@@ -1,3 +1,5 @@
+# pyright: reportMissingImports=false
+# (the rl extra is not in dev: CI's type check runs without it; checked with it installed, docs/agent-env.md)
 """The optimisation environment as an OpenEnv environment (`openenv-core`), so OpenEnv clients and the trainers built
 on them use it unchanged: reset, step and state over HTTP, with a typed action, observation and state.
 
@@ -41,19 +43,25 @@ class SolutionAction(Action):
 class KernelObservation(Observation):
     """What `reset` and `step` answer; `reward` and `done` are OpenEnv's own fields."""
 
-    card: ProblemCard | None = Field(None, description="The problem card and solution contract (after reset).")
+    card: ProblemCard | None = Field(default=None, description="The problem card and solution contract (after reset).")
     feedback: list[WorkloadFeedback] = Field(default_factory=list, description="One entry per public workload.")
-    info: StepInfo | None = Field(None, description="candidate_id, correct, is_best, cache_hit, budget_left, ...")
-    invalid_action: str | None = Field(None, description="Why the action is not a solution of this problem.")
+    info: StepInfo | None = Field(
+        default=None, description="candidate_id, correct, is_best, cache_hit, budget_left, ..."
+    )
+    invalid_action: str | None = Field(default=None, description="Why the action is not a solution of this problem.")
 
 
 class KernelState(State):
     """The environment behind the session: `episode_id` and `step_count` are OpenEnv's own fields."""
 
     problem: str | None = None
-    env_id: int | None = Field(None, description="The service's env id (GET /api/v1/envs/{id}); None when local.")
+    env_id: int | None = Field(
+        default=None, description="The service's env id (GET /api/v1/envs/{id}); None when local."
+    )
     budget_left: BudgetLeft | None = None
-    best: Candidate | None = Field(None, description="The correct, unflagged candidate with the highest reward.")
+    best: Candidate | None = Field(
+        default=None, description="The correct, unflagged candidate with the highest reward."
+    )
 
 
 class SolbenchOpenEnv(Environment[SolutionAction, KernelObservation, KernelState]):

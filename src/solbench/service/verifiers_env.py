@@ -1,3 +1,5 @@
+# pyright: reportMissingImports=false
+# (the rl extra is not in dev: CI's type check runs without it; checked with it installed, docs/agent-env.md)
 """The optimisation environment as a `verifiers` (v1) taskset: one rollout is one kernel, written in one reply.
 
 The model gets the problem's instructions (the solution contract) and card as its prompt and replies with a
@@ -53,8 +55,9 @@ class KernelTaskData(vf.TaskData):
     """The reward the task gives (the settings'), kept on the trace."""
 
 
-class KernelTask(vf.Task[KernelTaskData, vf.State, KernelTaskConfig]):
-    """One problem; its reward evaluates the model's last reply."""
+class KernelTask(vf.Task[KernelTaskData]):
+    """One problem; its reward evaluates the model's last reply. Its config is a `KernelTaskConfig` (typed as the
+    base: verifiers' Taskset bound holds a task's config type invariant)."""
 
     @vf.reward
     async def kernel_reward(self, task: KernelTaskData, trace: vf.Trace) -> float:
@@ -65,7 +68,10 @@ class KernelTask(vf.Task[KernelTaskData, vf.State, KernelTaskConfig]):
         except InvalidCandidate:
             trace.record_metrics({"correct": 0.0, "invalid": 1.0})
             return reward_of(task.reward_kind, [])
-        opener = EnvOpener(task.problem, self.config.env)
+        config = self.config
+        if not isinstance(config, KernelTaskConfig):
+            raise TypeError(f"{type(self).__name__} needs a KernelTaskConfig, not a {type(config).__name__}")
+        opener = EnvOpener(task.problem, config.env)
         try:
             try:
                 result = await opener.astep_once(solution)
@@ -97,8 +103,8 @@ class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
             finally:
                 env.close()
                 opener.close()
-            data = KernelTaskData(
-                name=card.problem, prompt=kernel_prompt(card), problem=problem, reward_kind=card.reward
+            data = KernelTaskData.model_validate(  # validated: verifiers' TaskData defaults escape the type checker
+                {"name": card.problem, "prompt": kernel_prompt(card), "problem": problem, "reward_kind": card.reward}
             )
             yield KernelTask(data, self.config.task)
 
