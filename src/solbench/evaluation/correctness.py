@@ -296,18 +296,42 @@ def _check_one(
             keep,
         )
 
+    if not _check_structure(value, device, spec, outcome):
+        return False
+    if tolerance.distribution is not None:  # samples: their values are judged by their distribution instead
+        return True
+    return _check_values(
+        as_comparable(value), as_comparable(truth), spec, tolerance, verdict, outcome, golden, admitted_error
+    )
+
+
+def check_structure(
+    outputs: list, devices: list[str], expected: list[ExpectedOutput], verdict: Verdict, round_index: int, phase: str
+) -> Verdict:
+    """The shape, dtype and device rules alone, for outputs whose values another rule judges (a statistical
+    check's draws); stops at the first failure."""
+    for value, device, spec in zip(outputs, devices, expected):
+
+        def outcome(rule, passed, detail="", spec=spec) -> bool:
+            return verdict.record(
+                CheckOutcome(rule=rule, passed=passed, detail=detail, output=spec.name, round=round_index, phase=phase),
+                False,
+            )
+
+        if not _check_structure(value, device, spec, outcome):
+            break
+    return verdict
+
+
+def _check_structure(value, device, spec: ExpectedOutput, outcome) -> bool:
     shape = tuple(value.shape)
     if not outcome("shape", shape == spec.shape, f"shape {list(shape)}, expected {list(spec.shape)}"):
         return False
     dtype = str(value.dtype).removeprefix("torch.")
     if not outcome("dtype", dtype == lookup_dtype(spec.dtype).torch_name, f"dtype {dtype}, expected {spec.dtype}"):
         return False
-    if not outcome(
+    return outcome(
         "device", device.split(":")[0] == spec.device.split(":")[0], f"on device {device}, expected {spec.device}"
-    ):
-        return False
-    return _check_values(
-        as_comparable(value), as_comparable(truth), spec, tolerance, verdict, outcome, golden, admitted_error
     )
 
 

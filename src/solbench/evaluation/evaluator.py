@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solbench.evaluation.config import EvaluationConfig, check_device_available
-from solbench.evaluation.correctness import ExpectedOutput, Verdict, check_outputs, reference_problem
+from solbench.evaluation.correctness import ExpectedOutput, Verdict, check_outputs, check_structure, reference_problem
 from solbench.evaluation.device_turn import timing_turn
 from solbench.evaluation.environment import clock_state, device_name, library_versions
 from solbench.evaluation.errors import EvaluationError, MemoryLimitError
@@ -33,6 +33,7 @@ from solbench.sandbox.protocol import (
     BuildRequest,
     Called,
     CallRequest,
+    FreshInput,
     GuardTripped,
     LoadRequest,
     OutputDescription,
@@ -42,6 +43,7 @@ from solbench.sandbox.protocol import (
     TimeRequest,
 )
 from solbench.sandbox.rotation import perturbed_inputs
+from solbench.spec.distribution import DistributionCheck
 from solbench.spec.errors import MissingDataError, SpecError
 from solbench.spec.inputs import InputContext, generate_inputs
 from solbench.spec.problem import Problem, check_data_files
@@ -367,7 +369,7 @@ class _WorkloadEvaluation:
         ]
         self.perturbations = timing_perturbations(definition)
         self.slowest_call_s = 0.0
-        self.golden_available = self.config.check_precision
+        self.golden_available = self.config.check_precision and self.tolerance.distribution is None
         self.precision = None
 
     def _stop(
@@ -391,13 +393,7 @@ class _WorkloadEvaluation:
     def run(self) -> Trace:
         sets, references = self._prepare_truth()
         self.precision = self._precision_record(sets[0], references[0])
-        self._request(
-            LoadRequest(
-                sets=sets,
-                perturbations=self.perturbations,
-                outputs=[OutputDescription(name=e.name, shape=list(e.shape), dtype=e.dtype) for e in self.expected],
-            )
-        )
+        self._load(sets, self.expected)
         verdict = Verdict(checks=list(self.run_state.static_checks))
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
@@ -415,6 +411,8 @@ class _WorkloadEvaluation:
             )
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
+        if self.tolerance.distribution is not None:
+            self._check_distribution(self.tolerance.distribution, sets, verdict)
         self._check_processes(verdict, "correctness")
         if not self.config.time_solution:  # correctness only
             return make_trace(
@@ -572,8 +570,71 @@ class _WorkloadEvaluation:
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, f"the sandbox rejected a request: {reply.error}")
         raise self._stop(EvaluationStatus.RUNTIME_ERROR, reply.error)
 
-    def _call(self, round_index: int) -> Called:
-        reply = self._request(CallRequest(input_set=round_index))
+    def _load(self, sets: list, expected: list[ExpectedOutput]) -> None:
+        self._request(
+            LoadRequest(
+                sets=sets,
+                perturbations=self.perturbations,
+                outputs=[OutputDescription(name=e.name, shape=list(e.shape), dtype=e.dtype) for e in expected],
+            )
+        )
+
+    def _check_distribution(self, check: DistributionCheck, sets: list, verdict: Verdict) -> None:
+        """Outputs that are samples: N draws from each side, compared row by row (distribution_check.py). The
+        sandbox holds the draw set meanwhile, each call sending only fresh random numbers, and gets the workload's
+        own sets back after. Draws come from the workload's seed, so the trace's seed reproduces them."""
+        import torch
+
+        from solbench.evaluation.distribution_check import compare_samples
+        from solbench.evaluation.draws import DrawSetError, make_draw_set
+
+        definition = self.run_state.problem.definition
+        generator = torch.Generator().manual_seed(self.seed)
+        try:
+            draw_set = make_draw_set(definition, self.axes, sets[0], check, generator)
+        except DrawSetError as error:
+            raise self._stop(EvaluationStatus.INVALID_REFERENCE, str(error)) from None
+        if draw_set is None:
+            return
+        expected = [
+            replace(e, shape=definition.shape_of(definition.outputs[e.name], draw_set.axes) or ())
+            for e in self.expected
+        ]
+        self._load([draw_set.inputs], expected)
+
+        def reference(inputs: list) -> list:
+            try:
+                return self.reference.run(inputs)
+            except ReferenceFailure as error:
+                raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"drawing samples: {error}") from None
+
+        def candidate(fresh: list) -> list:
+            reply = self._call(0, [FreshInput(index=i, value=v) for i, v in fresh])
+            check_structure(reply.outputs, reply.devices, expected, verdict, 0, "distribution")
+            if verdict.failure is not None:
+                raise self._stop(verdict.status, verdict=verdict)
+            return reply.outputs
+
+        result = compare_samples(check, draw_set, reference, candidate, generator)
+        worst = result.worst
+        verdict.record(
+            CheckOutcome(
+                rule="distribution",
+                passed=result.passed,
+                detail=result.detail(),
+                value=worst.distance,
+                limit=worst.bound,
+                output="+".join(e.name for e in self.expected),
+                round=0,
+            ),
+            keep=True,
+        )
+        if verdict.failure is not None:
+            raise self._stop(verdict.status, verdict=verdict)
+        self._load(sets, self.expected)
+
+    def _call(self, round_index: int, fresh: list[FreshInput] | None = None) -> Called:
+        reply = self._request(CallRequest(input_set=round_index, fresh_inputs=fresh or []))
         if not (len(reply.outputs) == len(self.expected) and len(reply.devices) == len(reply.outputs)):
             raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned a malformed result")
         mutated = reply.mutated_inputs

@@ -51,6 +51,7 @@ from solbench.sandbox.protocol import (
 )
 from solbench.sandbox.rotation import InputRotation
 from solbench.sandbox.wire import WireError, receive_message, send_message
+from solbench.spec.dtypes import same_bits
 
 
 class SandboxServer:
@@ -122,18 +123,31 @@ class SandboxServer:
     def call(self, request: CallRequest) -> Called:
         index = request.input_set
         self._prepare(index)
+        fresh = self._place_fresh_inputs(request)
         started = time.monotonic()
         outputs = self._invoke()
         seconds = time.monotonic() - started
         self._check_tensors_untouched(outputs)
         self._check_returned()
         self.integrity.verify("during a call")
+        mutated = [i for i in self.inputs.mutated(index) if i not in fresh]
+        mutated += [i for i, value in fresh.items() if not same_bits(self.inputs.live[i], value)]
         return Called(
-            outputs=outputs,
-            devices=[str(o.device) for o in outputs],
-            mutated_inputs=self.inputs.mutated(index),
-            seconds=seconds,
+            outputs=outputs, devices=[str(o.device) for o in outputs], mutated_inputs=sorted(mutated), seconds=seconds
         )
+
+    def _place_fresh_inputs(self, request: CallRequest) -> dict:
+        """Copy a call's fresh inputs into the live buffers; {position: value} for the mutation check. A value that
+        does not fit its buffer is a harness bug: ProtocolError, which the parent reads as a rejected request."""
+        fresh = {}
+        for item in request.fresh_inputs:
+            live = self.inputs.live[item.index] if item.index < len(self.inputs.live) else None
+            value = _to_device(item.value, self.device)
+            if live is None or live.shape != value.shape or live.dtype != value.dtype:
+                raise ProtocolError(f"fresh input {item.index} does not fit the loaded set")
+            live.copy_(value)
+            fresh[item.index] = value
+        return fresh
 
     def time(self, request: TimeRequest) -> Timed:
         import torch
@@ -317,7 +331,9 @@ def _confinement_state() -> SandboxState:
     )
 
 
-def _failure(error: BaseException) -> GuardTripped | OutputRejected | SolutionFailed:
+def _failure(error: BaseException) -> GuardTripped | OutputRejected | RequestRejected | SolutionFailed:
+    if isinstance(error, ProtocolError):  # a request that validated but does not fit the sandbox's state
+        return RequestRejected(error=str(error))
     if isinstance(error, GuardViolation):
         return GuardTripped(rule=error.rule, error=str(error))
     if isinstance(error, OutputError):

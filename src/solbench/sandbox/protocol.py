@@ -103,11 +103,22 @@ class LoadRequest(_Message):
     reply: ClassVar[str] = "loaded"
 
 
+class FreshInput(_Message):
+    """A value that replaces one input of the loaded set for one call: the random numbers of one statistical draw
+    (evaluation/draws.py), so that a draw sends a few bytes a row, never the set again."""
+
+    index: Count
+    """The input's position in the definition."""
+    value: Tensor
+    """Of that input's shape and dtype in the loaded set."""
+
+
 class CallRequest(_Message):
-    """Call the solution once on input set `input_set`; answered by `Called`."""
+    """Call the solution once on input set `input_set`, with `fresh_inputs` in place; answered by `Called`."""
 
     kind: Literal["call"] = "call"
     input_set: Count
+    fresh_inputs: list[FreshInput] = []
     reply: ClassVar[str] = "called"
 
 
@@ -239,6 +250,7 @@ MODELS = (
     BuildRequest,
     OutputDescription,
     LoadRequest,
+    FreshInput,
     CallRequest,
     TimeRequest,
     ExitRequest,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solbench.spec.definition import ConstAxis, Definition, TensorSpec
+from solbench.spec.distribution import declaration_problem
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.errors import ConstraintError, MissingDataError, SpecError
 from solbench.spec.expressions import evaluate, names_in
@@ -171,6 +172,7 @@ def _check_workload(
     missing = [name for name in definition.inputs if name not in workload.inputs]
     if missing:
         raise SpecError(path, f"inputs.{missing[0]}", f"workload {workload.uuid}: no descriptor for input", line=line)
+    _check_distribution(definition, workload, path, line)
     uses_custom = any(spec.type == "custom" for spec in workload.inputs.values())
     if uses_custom and not definition.custom_inputs_entrypoint:
         raise SpecError(
@@ -179,6 +181,16 @@ def _check_workload(
             f"workload {workload.uuid}: 'custom' inputs need the definition's custom_inputs_entrypoint",
             line=line,
         )
+
+
+def _check_distribution(definition: Definition, workload: Workload, path: Path, line: int) -> None:
+    """A statistical check must fit the definition: its draw axis leads every output, its random inputs are floats."""
+    field = "tolerance" if workload.tolerance is not None else "correctness"
+    check = workload.effective_tolerance.distribution
+    problem = declaration_problem(check, definition) if check is not None else None
+    if problem is not None:
+        where, reason = problem
+        raise SpecError(path, f"{field}.distribution.{where}", f"workload {workload.uuid}: {reason}", line=line)
 
 
 def find_data_file(problem: Problem, relative: str, data_roots: tuple[Path, ...] = ()) -> Path:

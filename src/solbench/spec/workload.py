@@ -6,6 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from solbench.spec.distribution import DistributionCheck
+
 
 class _Upstream(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
@@ -54,6 +56,9 @@ class Tolerance(_Upstream):
     allow_negative_inf: bool = False
     """Positions where both output and reference are -inf agree: they are left out of the matched ratio
     (evaluation/correctness.py, `measure_tolerance`). Without it, an infinity in either fails."""
+    distribution: DistributionCheck | None = None
+    """For outputs that are samples: judged by the distribution of many draws instead of element by element
+    (solbench's own field; spec/distribution.py)."""
 
 
 class Workload(_Upstream):
