@@ -64,7 +64,11 @@ SHARPENED = "    return torch.multinomial(probs ** 1.5, 1).squeeze(-1)\n"  # ske
 ARGMAX = "    return probs.argmax(-1)\n"
 
 
-@pytest.mark.parametrize("body", [FAIR_BY_MULTINOMIAL, FAIR_BY_SORTED_CDF], ids=["multinomial", "sorted_cdf"])
+@pytest.mark.parametrize(
+    "body",
+    [FAIR_BY_MULTINOMIAL, pytest.param(FAIR_BY_SORTED_CDF, marks=pytest.mark.slow)],
+    ids=["multinomial", "sorted_cdf"],
+)
 def test_a_correct_sampler_that_draws_differently_passes(tmp_path, fast_config, body):
     trace = _trace(_problem(tmp_path), body, fast_config)
     assert trace.evaluation.status == S.PASSED, trace.evaluation.log
@@ -73,13 +77,16 @@ def test_a_correct_sampler_that_draws_differently_passes(tmp_path, fast_config, 
     assert "20000 draws" in check.detail
 
 
+@pytest.mark.slow
 def test_without_the_declaration_the_same_sampler_fails_elementwise(tmp_path, fast_config):
     trace = _trace(_problem(tmp_path, check=None), FAIR_BY_MULTINOMIAL, fast_config)
     assert trace.evaluation.status == S.INCORRECT_NUMERICAL
 
 
 @pytest.mark.parametrize(
-    "body", [DROPS_LEAST_LIKELY, SHARPENED, ARGMAX], ids=["drops_least_likely", "sharpened", "argmax"]
+    "body",
+    [DROPS_LEAST_LIKELY, pytest.param(SHARPENED, marks=pytest.mark.slow), pytest.param(ARGMAX, marks=pytest.mark.slow)],
+    ids=["drops_least_likely", "sharpened", "argmax"],
 )
 def test_a_biased_sampler_fails_with_the_distance_the_bound_and_the_row(tmp_path, fast_config, body):
     trace = _trace(_problem(tmp_path), body, fast_config)
@@ -89,15 +96,24 @@ def test_a_biased_sampler_fails_with_the_distance_the_bound_and_the_row(tmp_path
     assert "above the bound" in details.failure and "20000 draws" in details.failure and "at row" in details.failure
 
 
+@pytest.mark.slow
 def test_the_older_correctness_field_declares_it_too(tmp_path, fast_config):
     trace = _trace(_problem(tmp_path, field="correctness"), ARGMAX, fast_config)
     assert trace.evaluation.solbench.failed_rule == "distribution"
 
 
+@pytest.mark.slow
 def test_a_sampler_that_returns_the_wrong_shape_on_the_draws_fails_on_shape(tmp_path, fast_config):
     body = "    out = torch.multinomial(probs, 1).squeeze(-1)\n    return out if len(out) == 3 else out[:1]\n"
     trace = _trace(_problem(tmp_path), body, fast_config)
     assert trace.evaluation.status == S.INCORRECT_SHAPE
+
+
+@pytest.mark.slow
+def test_a_sampler_that_writes_to_its_fresh_random_numbers_is_refused(tmp_path, fast_config):
+    body = "    if len(uniform) != 3:\n        uniform.zero_()\n" + FAIR_BY_MULTINOMIAL  # on the draws only
+    trace = _trace(_problem(tmp_path), body, fast_config)
+    assert trace.evaluation.status == S.REWARD_HACK and trace.evaluation.solbench.failed_rule == "input_mutation"
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from solbench.sandbox.protocol import (
     CallRequest,
     CapturedOutputs,
     ExitRequest,
+    FreshInput,
     GuardTripped,
     Loaded,
     LoadRequest,
@@ -64,6 +65,15 @@ def test_every_request_survives_the_channel(request_):
         assert received.outputs == request_.outputs
     else:
         assert received == request_
+
+
+def test_a_call_with_fresh_inputs_survives_the_channel():
+    request = CallRequest(input_set=0, fresh_inputs=[FreshInput(index=1, value=torch.rand(4))])
+    received = protocol.parse_request(_through_channel(request))
+    assert isinstance(received, CallRequest) and received.fresh_inputs[0].index == 1
+    assert torch.equal(received.fresh_inputs[0].value, request.fresh_inputs[0].value)
+    with pytest.raises(protocol.ProtocolError, match="fresh_inputs"):
+        protocol.parse_request({"kind": "call", "input_set": 0, "fresh_inputs": [{"index": 1, "value": [0.5]}]})
 
 
 def test_a_reply_survives_the_channel_with_its_tensors():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from solbench.evaluation.draws import DrawSet
 from solbench.evaluation.sample_distance import RowDistance, distance_bound, row_distance
@@ -19,7 +20,7 @@ from solbench.spec.distribution import DistributionCheck
 PILOT_SHARE = 0.25
 """The pilot sample's size as a share of N: it only has to find the frequent outcomes."""
 
-Fresh = list[tuple[int, object]]
+Fresh = list[tuple[int, Any]]
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from solbench.spec.definition import Definition
 from solbench.spec.distribution import DistributionCheck
 
-DRAW_CALL_BYTES = 64 << 20
+DRAW_CALL_BYTES = 256 << 20
 """Input bytes of one draw call, at most (unless a single copy of the checked rows is larger): calls stay few
 while the draw set stays small next to a sandbox's memory."""
 
@@ -43,7 +44,7 @@ class DrawSet:
     def draws(self) -> int:
         return self.calls * self.copies
 
-    def fresh(self, generator) -> list[tuple[int, object]]:
+    def fresh(self, generator) -> list[tuple[int, Any]]:
         """New uniform numbers in [0, 1) for every random input, made on the CPU: (position, tensor) pairs."""
         import torch
 
@@ -52,11 +53,11 @@ class DrawSet:
             for index in self.random
         ]
 
-    def with_values(self, fresh: list[tuple[int, object]]) -> list:
+    def with_values(self, fresh: list[tuple[int, Any]]) -> list:
         """The inputs with `fresh`'s values in place, on the inputs' device (for the reference)."""
         values = list(self.inputs)
         for index, value in fresh:
-            values[index] = value.to(self.inputs[index].device)  # type: ignore[union-attr]
+            values[index] = value.to(self.inputs[index].device)
         return values
 
     def outcomes(self, outputs: list):

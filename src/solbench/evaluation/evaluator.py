@@ -582,14 +582,15 @@ class _WorkloadEvaluation:
     def _check_distribution(self, check: DistributionCheck, sets: list, verdict: Verdict) -> None:
         """Outputs that are samples: N draws from each side, compared row by row (distribution_check.py). The
         sandbox holds the draw set meanwhile, each call sending only fresh random numbers, and gets the workload's
-        own sets back after. Draws come from the workload's seed, so the trace's seed reproduces them."""
+        own sets back after. The draws' random numbers come from the seed after the rounds' (seed + rounds), so the
+        trace's seed reproduces them, and no round's input stream is drawn again."""
         import torch
 
         from solbench.evaluation.distribution_check import compare_samples
         from solbench.evaluation.draws import DrawSetError, make_draw_set
 
         definition = self.run_state.problem.definition
-        generator = torch.Generator().manual_seed(self.seed)
+        generator = torch.Generator().manual_seed(self.seed + self.config.rounds)
         try:
             draw_set = make_draw_set(definition, self.axes, sets[0], check, generator)
         except DrawSetError as error:
