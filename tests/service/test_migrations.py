@@ -83,3 +83,15 @@ def test_0004_keeps_stored_ranked_scores_whose_held_out_run_passed(tmp_path):
         passed = dict(connection.execute(sa.text("SELECT id, held_out_passed FROM results")).all())
     assert passed == {1: True, 2: False, 3: False, 4: True}
     engine.dispose()
+
+
+def test_each_migrations_docstring_names_the_revision_it_follows():
+    """`Revises:` in a migration's docstring is what a reader follows; it must agree with its down_revision."""
+    from alembic.script import ScriptDirectory
+
+    from solbench.service.db import alembic_config, make_engine
+
+    scripts = ScriptDirectory.from_config(alembic_config(make_engine("sqlite://")))
+    for script in scripts.walk_revisions():
+        named = (script.module.__doc__ or "").split("Revises:", 1)[-1].splitlines()[0].strip()
+        assert named == (script.down_revision or ""), f"{script.revision}: docstring says {named!r}"

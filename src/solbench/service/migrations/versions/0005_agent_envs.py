@@ -1,7 +1,7 @@
 """agent environments served over HTTP: agent_envs (settings and library state) and env_calls (their jobs)
 
 Revision ID: 0005_agent_envs
-Revises: 0003_workers
+Revises: 0004_submission_flags
 Create Date: 2026-12-10 09:00:00
 """
 
