@@ -144,3 +144,20 @@ def test_each_caller_gets_what_the_env_table_says(callers, route):
         sent = body if route[0] == "POST" and not route[1].endswith("finalize") else None
         answer = client.request(route[0], f"/api/v1{path}?wait=0", json=sent, headers=headers[caller])
         assert str(answer.status_code) == expected, (caller, answer.text[:300])
+
+
+def test_a_stale_running_call_is_taken_over_only_while_it_has_tries_left(app):
+    from datetime import timedelta
+
+    from solbench.service.env_jobs import claim_env_call
+    from solbench.service.jobs import WorkerInfo
+    from solbench.service.models import EnvCall, utcnow
+
+    client, users, service = app
+    call = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"]).json()["id"]
+    worker, tries = WorkerInfo(name="w", hardware="local", device="cpu"), service.settings.max_attempts
+    for attempts, claimed in ((tries - 1, True), (tries, False)):
+        with service.session_factory.begin() as session:  # its worker stopped beating mid-call
+            row = session.get(EnvCall, call)
+            row.status, row.attempts, row.heartbeat_at = "running", attempts, utcnow() - timedelta(seconds=120)
+        assert (claim_env_call(service.session_factory, call, worker, 60, tries) is not None) == claimed, attempts

@@ -63,10 +63,11 @@ def queued_env_calls(session_factory: sessionmaker[Session]) -> list[int]:
 
 
 def claim_env_call(
-    session_factory: sessionmaker[Session], call_id: int, worker: WorkerInfo, stale_after_s: float
+    session_factory: sessionmaker[Session], call_id: int, worker: WorkerInfo, stale_after_s: float, max_attempts: int
 ) -> str | None:
     """Take the call for `worker`: a claim token, or None when it is not queued (done, or running elsewhere with a
-    live heartbeat)."""
+    live heartbeat). A stale running call is taken over only while it has tries left: past `max_attempts` the
+    reaper marks it failed, so a call that kills its workers is not run without end."""
     token, now = secrets.token_hex(16), utcnow()
     with session_factory.begin() as session:
         claimed = session.execute(
@@ -75,7 +76,11 @@ def claim_env_call(
                 EnvCall.id == call_id,
                 or_(
                     EnvCall.status == "queued",
-                    and_(EnvCall.status == "running", EnvCall.heartbeat_at < now - timedelta(seconds=stale_after_s)),
+                    and_(
+                        EnvCall.status == "running",
+                        EnvCall.heartbeat_at < now - timedelta(seconds=stale_after_s),
+                        EnvCall.attempts < max_attempts,
+                    ),
                 ),
             )
             .values(
@@ -105,7 +110,7 @@ def execute_env_call(
     session_factory: sessionmaker[Session], call_id: int, worker: WorkerInfo, *, settings: ServiceSettings
 ) -> None:
     """Claim, run and store one env call; see the module docstring. Returns at once when it is not queued."""
-    token = claim_env_call(session_factory, call_id, worker, settings.stale_after_s)
+    token = claim_env_call(session_factory, call_id, worker, settings.stale_after_s, settings.max_attempts)
     if token is None:
         return
     beat = _CallHeartbeat(session_factory, call_id, token, settings.heartbeat_s)
