@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ from solbench.spec import Solution
 
 DEFAULT_WAIT_S = 30.0
 """How long the server holds each request for a call's answer before answering 202."""
+CALL_URL = re.compile(r"/api/v1(/envs/[0-9]+/calls/[0-9]+)")
+"""The only URL a 202 may send the client to: the token goes with the request, so never another host."""
 CandidateArg = Solution | dict | str | PathLike[str]
 
 
@@ -253,8 +256,13 @@ def _candidate(solution: CandidateArg) -> dict[str, Any]:
 
 
 def _call_path(response) -> str:
-    """The call's own URL from a 202 (relative to /api/v1)."""
-    return response.json()["url"].removeprefix("/api/v1")
+    """The call's own path from a 202, relative to /api/v1; a URL of any other form (another host, another path,
+    which the bearer token would follow) is refused."""
+    url = response.json().get("url")
+    matched = CALL_URL.fullmatch(url) if isinstance(url, str) else None
+    if matched is None:
+        raise ServiceError(f"{response.request.url}: the server's 202 names {url!r}, not a call of /api/v1/envs")
+    return matched.group(1)
 
 
 def _answer(response) -> Any:
