@@ -229,3 +229,32 @@ def test_a_cpp_template_builds_binds_the_problems_signature_and_raises_until_wri
     (trace,) = api.evaluate(problem, template, config=fast_config)
     assert trace.evaluation.status.value == "RUNTIME_ERROR"  # built and called: a build failure is COMPILE_ERROR
     assert "run: write the kernel that computes z" in trace.evaluation.log  # raised by the body, not a bad call
+
+
+@pytest.mark.parametrize("returned", ["(x + y,)", '{"z": x + y}', "x + y"], ids=["one-tuple", "dict", "bare"])
+def test_a_python_template_runs_whatever_form_the_reference_returns_and_keeps_descriptions_exactly(tmp_path, returned):
+    import subprocess
+    import sys
+
+    described = 'from C:\\x\\users\\N, \\u00e9 and """quotes""" and """"'
+    definition = Definition.model_validate(
+        {
+            "name": "add_one_output",
+            "op_type": "elementwise",
+            "axes": {"N": {"type": "var"}},
+            "inputs": {
+                "x": {"shape": ["N"], "dtype": "float32", "description": described},
+                "y": {"shape": ["N"], "dtype": "float32"},
+            },
+            "outputs": {"z": {"shape": ["N"], "dtype": "float32"}},
+            "reference": f"import torch\n\ndef run(x, y):\n    return {returned}\n",
+        }
+    )
+    template = solution_template(definition, "pytorch", "dps", "cpu")
+    for source in template.sources:
+        (tmp_path / source.path).write_text(source.content)
+    entry = (tmp_path / "kernel.py").read_text()
+    assert described in ast.get_docstring(ast.parse(entry))  # the text as written, not a SyntaxError
+    check = "import torch, kernel; z = torch.empty(3); kernel.run(torch.ones(3), torch.ones(3), z); print(z.tolist())"
+    ran = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0 and ran.stdout.strip() == "[2.0, 2.0, 2.0]", ran.stderr

@@ -120,8 +120,10 @@ def _rows(described: list[EntryArgument], native: bool) -> list[str]:
 
 
 def _docstring(header: list[str], note: str) -> str:
+    """The module docstring, its text kept exactly: a definition's descriptions may hold backslashes (a Windows
+    path, `\\N`) or triple quotes, which would break or end the literal unescaped."""
     text = "\n".join([*header, "", textwrap.fill(note, NOTE_WIDTH)])
-    return '"""' + text.replace('"""', "'''") + '\n"""\n'
+    return '"""' + text.replace("\\", "\\\\").replace('"""', '""\\"') + '\n"""\n'
 
 
 def _python_parameters(definition: Definition, dps: bool) -> str:
@@ -141,13 +143,12 @@ def _reference_call(definition: Definition) -> str:
 
 def _results_as_list(definition: Definition) -> list[str]:
     """Lines that bind `results` to the reference's outputs as a list, whichever of its forms it returns."""
-    outputs = list(definition.outputs)
-    if len(outputs) == 1:
-        return [f"    results = [{_reference_call(definition)}]"]
     return [
         f"    results = {_reference_call(definition)}",
         "    if isinstance(results, dict):  # the reference may return its outputs by name",
-        f"        results = [results[name] for name in {tuple(outputs)!r}]",
+        f"        results = [results[name] for name in {tuple(definition.outputs)!r}]",
+        "    elif isinstance(results, torch.Tensor):  # one output, returned bare rather than in a tuple",
+        "        results = [results]",
     ]
 
 
