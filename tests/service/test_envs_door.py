@@ -161,3 +161,23 @@ def test_a_stale_running_call_is_taken_over_only_while_it_has_tries_left(app):
             row = session.get(EnvCall, call)
             row.status, row.attempts, row.heartbeat_at = "running", attempts, utcnow() - timedelta(seconds=120)
         assert (claim_env_call(service.session_factory, call, worker, 60, tries) is not None) == claimed, attempts
+
+
+def test_a_library_error_that_is_not_the_candidates_fault_keeps_its_own_name_and_status(app):
+    import httpx
+
+    from solbench.optimize import StateMismatch
+    from solbench.service.agent_envs import Refusal
+    from solbench.service.env_client import _answer
+    from solbench.service.errors import ServerRefused
+    from solbench.service.models import EnvCall
+
+    client, users, service = app
+    made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"]).json()
+    with service.session_factory.begin() as session:  # as a worker stores it when the stored state is not the env's
+        call = session.get(EnvCall, made["id"])
+        call.status, call.refusal = "refused", Refusal.of(StateMismatch("rmsnorm/sol", "vector_add/sol")).as_json()
+    answer = client.get(made["url"], headers=users["ann"])
+    assert answer.status_code == 500 and (answer.json()["error"], answer.json()["field"]) == ("StateMismatch", "env")
+    with pytest.raises(ServerRefused, match="resume: the snapshot is of rmsnorm/sol"):  # not InvalidCandidate
+        _answer(httpx.Response(answer.status_code, json=answer.json()))

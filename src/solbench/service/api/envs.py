@@ -269,7 +269,11 @@ async def _answer(svc, call_id: int, wait_s: float) -> JSONResponse:
 
 def _refusal_response(refusal: dict[str, Any]) -> JSONResponse:
     """The library's refusal with what a client needs to raise the same exception: 409 for a spent budget, 422
-    for a candidate that is not one."""
-    spent = refusal["error"] == "BudgetExhausted"
-    field = "budget" if spent else refusal["arguments"].get("where", "solution")
-    return JSONResponse({**refusal, "field": field}, status_code=409 if spent else 422)
+    naming the field for a candidate that is not one. Any other OptimizeError says the env's stored state and the
+    library disagree, which no candidate causes: a 500 under its own name, so no client takes it for the
+    candidate's fault."""
+    if refusal["error"] == "BudgetExhausted":
+        return JSONResponse({**refusal, "field": "budget"}, status_code=409)
+    if refusal["error"] == "InvalidCandidate":
+        return JSONResponse({**refusal, "field": refusal["arguments"]["where"]}, status_code=422)
+    return JSONResponse({**refusal, "field": "env"}, status_code=500)
