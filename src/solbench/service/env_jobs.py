@@ -11,6 +11,7 @@ retried up to `max_attempts` tries, then `failed`.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import threading
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from solbench.service.settings import ServiceSettings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -205,8 +208,9 @@ def _give_back(
 
 def _retry_or_fail(call: EnvCall, message: str, max_attempts: int) -> None:
     call.claim_token, call.error = None, message[:2000]
-    if call.attempts >= max_attempts:
+    if call.attempts >= max_attempts:  # its caller is told only the call's id: the reason is for the operator
         call.status, call.finished_at = "failed", utcnow()
+        log.warning("env call %s failed after %s tries: %s", call.id, call.attempts, call.error)
     else:
         call.status = "queued"
 

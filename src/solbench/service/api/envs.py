@@ -222,14 +222,13 @@ class _CallState:
     call: CallView
     result: dict[str, Any] | None
     refusal: dict[str, Any] | None
-    error: str | None
 
 
 def _read(session_factory, call_id: int) -> _CallState:
     with session_factory() as db:
         call = db.get(EnvCall, call_id)
         assert call is not None, "the call was made or checked before"
-        return _CallState(_view(call), call.result, call.refusal, call.error)
+        return _CallState(_view(call), call.result, call.refusal)
 
 
 def _view(call: EnvCall) -> CallView:
@@ -260,10 +259,12 @@ async def _answer(svc, call_id: int, wait_s: float) -> JSONResponse:
     if call.status == "refused":
         assert state.refusal is not None, "a refused call has its reason"
         return _refusal_response(state.refusal)
-    if call.status == "failed":
-        return JSONResponse(
-            {"detail": f"call: env call {call.id} could not run: {state.error}", "field": "call"}, status_code=502
+    if call.status == "failed":  # the reason (paths, hosts, SQL) is the operator's: env_calls.error and the log
+        detail = (
+            f"call: env call {call.id} could not run on the server's workers after {call.attempts} tries; "
+            f"the operator's records name the reason under call {call.id}"
         )
+        return JSONResponse({"detail": detail, "field": "call"}, status_code=502)
     return JSONResponse(call.model_dump(mode="json"), status_code=202, headers={"Location": call.url})
 
 
