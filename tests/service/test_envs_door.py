@@ -15,7 +15,7 @@ def app(tmp_path):
     from solbench.service.app import create_app, prepare
     from solbench.service.auth import add_user
 
-    limits = {"env_calls_per_hour": 4, "max_envs": 2}
+    limits = {"env_calls_per_hour": 6, "max_envs": 3, "max_queued_env_calls": 2}
     service = prepare(settings_model(fast_settings(tmp_path, workers=0, limits=limits)))
     tokens = {name: add_user(service.session_factory, name).token for name in ("ann", "bob")}
     with TestClient(create_app(service, start_queue=False)) as client:
@@ -56,15 +56,41 @@ def test_an_env_is_its_makers_one_call_runs_at_a_time_and_bad_input_is_named(app
         assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
 
 
-def test_env_calls_and_envs_are_rate_limited_per_user(app):
-    client, users, _ = app
-    for _ in range(2):
-        assert (
-            client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"]).status_code == 202
-        )
-    third = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"])
-    assert third.status_code == 429 and "2 environments" in third.json()["detail"]
-    assert client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["bob"]).status_code == 202
+def test_env_calls_and_envs_are_rate_limited_per_user_and_the_limits_and_queue_are_published(app):
+    from solbench.service.models import EnvCall
+
+    client, users, service = app
+
+    def make(user: str):
+        return client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users[user])
+
+    def finish(call: int) -> None:
+        with service.session_factory.begin() as session:  # as a worker leaves it
+            session.get(EnvCall, call).status = "done"
+
+    first, second = make("ann"), make("ann")
+    assert (first.status_code, second.status_code) == (202, 202)
+    status = client.get("/api/v1/status").json()["status"]
+    assert (status["env_calls_queued"], status["env_calls_running"]) == (2, 0)
+    flooding = make("ann")  # no more queued work than the cap, whichever env it is on
+    assert flooding.status_code == 429 and flooding.headers["Retry-After"] == "30"
+    assert flooding.json()["detail"] == (
+        "env: 2 of your env calls are waiting or running (at most 2); retry when one finishes"
+    )
+    finish(first.json()["id"])
+    third = make("ann")
+    assert third.status_code == 202
+    for call in (second, third):
+        finish(call.json()["id"])
+    fourth = make("ann")
+    assert fourth.status_code == 429 and "3 environments" in fourth.json()["detail"]
+    assert make("bob").status_code == 202
+    published = client.get("/api/v1/limits").json()
+    assert {k: published[k] for k in ("env_calls_per_hour", "max_envs", "max_queued_env_calls")} == {
+        "env_calls_per_hour": 6,
+        "max_envs": 3,
+        "max_queued_env_calls": 2,
+    }
 
 
 def test_a_spent_budget_is_refused_at_the_door_with_what_the_client_needs(app):
@@ -109,7 +135,8 @@ def callers(tmp_path_factory):
     from solbench.service.app import create_app, prepare
     from solbench.service.auth import add_user, set_banned
 
-    service = prepare(settings_model(fast_settings(tmp_path_factory.mktemp("callers"), workers=0)))
+    limits = {"max_queued_env_calls": 1000}  # the owner's calls stay queued: no worker runs them
+    service = prepare(settings_model(fast_settings(tmp_path_factory.mktemp("callers"), workers=0, limits=limits)))
     tokens = {name: add_user(service.session_factory, name).token for name in ("ann", "bob", "mallory")}
     set_banned(service.session_factory, "mallory")
     headers = {

@@ -1,5 +1,5 @@
 """Per-user limits: submissions per mode per hour and per day, and how many may wait at once; agent env calls
-per hour and per day, and how many envs a user may make.
+per hour and per day, how many may wait at once, and how many envs a user may make.
 
 Counted from the submissions table (deleted ones included), so every server process sees the same
 counts. A burst cannot race past a limit: `check_limits` first holds the user's row, which serialises
@@ -109,3 +109,17 @@ def check_env_limits(
         made = session.scalar(select(func.count()).select_from(AgentEnv).where(AgentEnv.user_id == user.id)) or 0
         if made >= limits.max_envs:
             raise LimitReached(f"env: you made {made} environments, the most allowed; use one of them", 3600)
+    waiting = (
+        session.scalar(
+            select(func.count())
+            .select_from(EnvCall)
+            .where(EnvCall.user_id == user.id, EnvCall.status.in_(("queued", "running")))
+        )
+        or 0
+    )
+    if waiting >= limits.max_queued_env_calls:
+        raise LimitReached(
+            f"env: {waiting} of your env calls are waiting or running (at most {limits.max_queued_env_calls}); "
+            "retry when one finishes",
+            QUEUE_RETRY_S,
+        )

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from solbench.scoring import SetMissing, set_total
 from solbench.service.models import (
+    EnvCall,
     ProblemSet,
     ProblemVersion,
     Result,
@@ -157,6 +158,9 @@ class StatusData(_Data):
     queue_depth: int
     """Submissions waiting for a worker."""
     running: int
+    env_calls_queued: int
+    """Agent env calls waiting for a worker (the same workers run them)."""
+    env_calls_running: int
     workers: list[WorkerStatus]
     evaluations_last_hour: int
     evaluations_last_day: int
@@ -448,9 +452,19 @@ def status(session: Session) -> StatusData:
     last_hour = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=1))) or 0
     last_day = session.scalar(finished.where(Result.created_at >= now - timedelta(hours=24))) or 0
     workers = [_worker_status(w, worker_alive(w, now)) for w in session.scalars(select(Worker).order_by(Worker.name))]
+    calls = {
+        status: n
+        for status, n in session.execute(
+            select(EnvCall.status, func.count())
+            .where(EnvCall.status.in_(("queued", "running")))
+            .group_by(EnvCall.status)
+        )
+    }
     return StatusData(
         queue_depth=count(Submission.status == "queued", Submission.deleted_at.is_(None)),
         running=count(Submission.status == "running", Submission.deleted_at.is_(None)),
+        env_calls_queued=calls.get("queued", 0),
+        env_calls_running=calls.get("running", 0),
         workers=workers,
         evaluations_last_hour=last_hour,
         evaluations_last_day=last_day,

@@ -99,6 +99,8 @@ class Limits(_Settings):
     env_calls_per_hour: int = 600
     """Calls on a user's agent environments (POST /envs and each reset, step, test, finalize) per hour."""
     env_calls_per_day: int = 5000
+    max_queued_env_calls: int = 8
+    """Calls on one user's agent environments that may wait or run at once (each env runs one at a time)."""
     max_envs: int = 1000
     """Agent environments one user may have made in all."""
 

@@ -46,6 +46,13 @@ class ServerLimits(BaseModel):
     """Submissions per user and mode in any 24 hours."""
     max_queued: int
     """Submissions of one user that may wait or run at once."""
+    env_calls_per_hour: int
+    """Calls on one user's agent environments (making one, reset, step, test, finalize) in any hour."""
+    env_calls_per_day: int
+    max_queued_env_calls: int
+    """Calls on one user's agent environments that may wait or run at once."""
+    max_envs: int
+    """Agent environments one user may have."""
 
 
 @router.get("/limits", response_model=ServerLimits)
@@ -56,4 +63,8 @@ def server_limits(svc=Depends(service)) -> ServerLimits:
         per_hour=limits.per_hour,
         per_day=limits.per_day,
         max_queued=limits.max_queued,
+        env_calls_per_hour=limits.env_calls_per_hour,
+        env_calls_per_day=limits.env_calls_per_day,
+        max_queued_env_calls=limits.max_queued_env_calls,
+        max_envs=limits.max_envs,
     )

@@ -92,7 +92,7 @@ def home(session: Session, hardware: str) -> dict:
         "submissions": sum(s.submissions for s in sets),
         "users": state.users,
         "last_24h": state.evaluations_last_day,
-        "queued": state.queue_depth + state.running,
+        "queued": state.queue_depth + state.running + state.env_calls_queued + state.env_calls_running,
     }
     return dict(
         title="Sets",
@@ -347,6 +347,8 @@ def status(session: Session, hardware: str, viewer: Viewer) -> dict:
     queue = {
         "queued": state.queue_depth,
         "running": state.running,
+        "agent env calls queued": state.env_calls_queued,
+        "agent env calls running": state.env_calls_running,
         "evaluations in the last hour": state.evaluations_last_hour,
         "evaluations in the last 24 hours": state.evaluations_last_day,
     }
