@@ -228,3 +228,43 @@ def test_a_failed_call_tells_its_caller_its_id_and_the_operator_the_infrastructu
     answer = client.get(made["url"], headers=users["ann"])
     assert answer.status_code == 502 and f"env call {made['id']} could not run" in answer.json()["detail"]
     assert "gpu-7" not in answer.text
+
+
+def _run_queued_call(service, call_id: int) -> None:
+    """The call run here by the workers' own code, as an embedded worker would."""
+    from solbench.service.env_jobs import execute_env_call
+    from solbench.service.jobs import WorkerInfo
+
+    worker = WorkerInfo(name="door-test", hardware=service.settings.hardware, device="cpu")
+    execute_env_call(service.session_factory, call_id, worker, settings=service.settings)
+
+
+def test_a_reset_waits_for_the_envs_call_keeps_what_it_wrote_and_counts_as_a_call(app):
+    from solbench.optimize import BudgetLeft, EnvState
+    from solbench.service.agent_envs import owned_env, reset_card
+    from solbench.service.models import AgentEnv, User
+
+    client, users, service = app
+    made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"]).json()
+    env = made["env"]
+    busy = client.post(f"/api/v1/envs/{env}/reset", json={"seed": 1}, headers=users["ann"])
+    assert busy.status_code == 409 and f"call {made['id']} is still queued or running" in busy.json()["detail"]
+    _run_queued_call(service, made["id"])
+
+    with service.session_factory() as session:  # a reset that read the env just before a step's worker stored it
+        ann = session.query(User).filter_by(name="ann").one()
+        row = owned_env(session, env, ann)
+        assert row is not None and row.state is not None
+        with service.session_factory.begin() as worker:
+            stored = EnvState.model_validate(worker.get(AgentEnv, env).state)
+            stepped = stored.model_copy(update={"spent": BudgetLeft(evals_used=1, seconds_used=0.5)})
+            worker.get(AgentEnv, env).state = stepped.model_dump(mode="json")
+        reset_card(session, row, seed=3)
+        session.commit()
+    with service.session_factory() as session:
+        kept = EnvState.model_validate(session.get(AgentEnv, env).state)
+    assert kept.spent.evals_used == 1 and kept.seed == 3  # the step's spending kept, the seed set
+
+    answers = [client.post(f"/api/v1/envs/{env}/reset", json={}, headers=users["ann"]) for _ in range(5)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 200, 429]  # the make, the reset above, 4 more: 6 an hour
+    assert "6 env calls per hour reached" in answers[-1].json()["detail"]

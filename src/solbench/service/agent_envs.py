@@ -135,14 +135,21 @@ def owned_env(session: Session, env_id: int, user: User) -> AgentEnv | None:
     return row if row is not None and row.user_id == user.id else None
 
 
-def queue_call(session: Session, row: AgentEnv, kind: CallKind, solution: dict[str, Any] | None = None) -> EnvCall:
-    """A new call on `row`, queued in the caller's transaction. Raises CallInProgress while another call is
-    active, and OptimizeError (BudgetExhausted) when the library's ledger allows no such call now."""
-    # Hold the env's row until the caller commits: two requests at once are counted one after the other.
+def _hold_idle_env(session: Session, row: AgentEnv) -> None:
+    """Hold the env's row until the caller commits, so two requests at once are counted one after the other, and
+    re-read it under the hold (a call that finished meanwhile wrote its state). Raises CallInProgress while a call
+    is queued or running: its worker will write the whole state when it finishes."""
     session.execute(update(AgentEnv).where(AgentEnv.id == row.id).values(updated_at=utcnow()))
+    session.refresh(row)
     active = session.scalar(select(EnvCall.id).where(EnvCall.env_id == row.id, EnvCall.status.in_(ACTIVE)).limit(1))
     if active is not None:
         raise CallInProgress(row.id, active)
+
+
+def queue_call(session: Session, row: AgentEnv, kind: CallKind, solution: dict[str, Any] | None = None) -> EnvCall:
+    """A new call on `row`, queued in the caller's transaction. Raises CallInProgress while another call is
+    active, and OptimizeError (BudgetExhausted) when the library's ledger allows no such call now."""
+    _hold_idle_env(session, row)
     if kind in ("step", "test"):
         ledger_of(row).check("eval" if kind == "step" else "test")
     call = EnvCall(env_id=row.id, user_id=row.user_id, kind=kind, status="queued", solution=solution, attempts=0)
@@ -151,12 +158,28 @@ def queue_call(session: Session, row: AgentEnv, kind: CallKind, solution: dict[s
     return call
 
 
-def reset_card(row: AgentEnv, seed: int | None) -> dict[str, Any] | None:
+def reset_card(session: Session, row: AgentEnv, seed: int | None) -> dict[str, Any] | None:
     """`env.reset(seed)` of a prepared env, answered by the library here: its T_SOL and T_b are in the state, so
-    nothing is evaluated. The seed is kept in the state. None while the env's first call has not finished."""
+    nothing is evaluated. The seed is kept in the state, and the call is recorded as a done one (the rate limits
+    count it). Raises CallInProgress while a call is active, as `queue_call`; None when the env has no card (its
+    first call failed)."""
+    _hold_idle_env(session, row)
     if row.card is None or row.state is None:
         return None
     env = open_env(row, EvaluationConfig(device=row.card["device"]))
     card = env.reset(seed).model_dump(mode="json")
     row.state = env.snapshot().model_dump(mode="json")
+    now = utcnow()
+    session.add(
+        EnvCall(
+            env_id=row.id,
+            user_id=row.user_id,
+            kind="reset",
+            status="done",
+            result=card,
+            attempts=0,
+            started_at=now,
+            finished_at=now,
+        )
+    )
     return card

@@ -83,10 +83,11 @@ def check_limits(session: Session, user: User, mode: str, limits: Limits, now: d
 
 
 def check_env_limits(
-    session: Session, user: User, limits: Limits, *, new_env: bool, now: datetime | None = None
+    session: Session, user: User, limits: Limits, *, new_env: bool, queues: bool = True, now: datetime | None = None
 ) -> None:
-    """Raise LimitReached when `user` may not call an agent env now (or, with `new_env`, make one). Admins have no
-    limits. Holds the user's row until the transaction ends, as `check_limits` does."""
+    """Raise LimitReached when `user` may not call an agent env now (or, with `new_env`, make one; without `queues`,
+    a call answered at once, which the queue cap leaves alone). Admins have no limits. Holds the user's row until
+    the transaction ends, as `check_limits` does."""
     if user.is_admin:
         return
     _hold_user(session, user)
@@ -109,6 +110,8 @@ def check_env_limits(
         made = session.scalar(select(func.count()).select_from(AgentEnv).where(AgentEnv.user_id == user.id)) or 0
         if made >= limits.max_envs:
             raise LimitReached(f"env: you made {made} environments, the most allowed; use one of them", 3600)
+    if not queues:
+        return
     waiting = (
         session.scalar(
             select(func.count())

@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from solbench.evaluation.config import EvaluationConfig
@@ -101,16 +101,23 @@ def get_env(
 
 @router.post("/envs/{env_id}/reset", responses={200: {"model": dict}, **REFUSED})
 def reset_env(
-    env_id: int, body: ResetRequest | None = None, user: User = Depends(current_user), db: Session = Depends(session)
+    env_id: int,
+    body: ResetRequest | None = None,
+    user: User = Depends(current_user),
+    db: Session = Depends(session),
+    svc=Depends(service),
 ) -> JSONResponse:
     """`env.reset(seed)`: the card, with the budget left; history, best and budget stay the env's. Nothing is
-    evaluated (409 while the env's first call still makes its card)."""
+    evaluated, but it counts as a call in the rate limits (409 while another call of the env is queued or
+    running, the env's first one, which makes its card, included)."""
     row = _owned(db, env_id, user)
-    card = reset_card(row, body.seed if body is not None else None)
+    _check_limits(db, user, svc.settings.limits, new_env=False, queues=False)
+    try:
+        card = reset_card(db, row, body.seed if body is not None else None)
+    except CallInProgress as error:
+        raise HTTPException(409, str(error)) from None
     if card is None:
-        raise HTTPException(
-            409, f"env {env_id}: its card is still being made; GET /api/v1/envs/{env_id} shows the call"
-        )
+        raise HTTPException(409, f"env {env_id}: its first call made no card (GET /api/v1/envs/{env_id}); make another")
     db.commit()
     return JSONResponse(card)
 
@@ -203,9 +210,9 @@ def _queue(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any
         return call.id
 
 
-def _check_limits(db: Session, user: User, limits: Limits, *, new_env: bool) -> None:
+def _check_limits(db: Session, user: User, limits: Limits, *, new_env: bool, queues: bool = True) -> None:
     try:
-        check_env_limits(db, user, limits, new_env=new_env)
+        check_env_limits(db, user, limits, new_env=new_env, queues=queues)
     except LimitReached as error:
         raise HTTPException(429, str(error), headers={"Retry-After": str(error.retry_after_s)}) from None
 
@@ -222,13 +229,16 @@ class _CallState:
     call: CallView
     result: dict[str, Any] | None
     refusal: dict[str, Any] | None
+    makes_env: bool
+    """The env's first call, which made its card: its answer is POST /envs's."""
 
 
 def _read(session_factory, call_id: int) -> _CallState:
     with session_factory() as db:
         call = db.get(EnvCall, call_id)
         assert call is not None, "the call was made or checked before"
-        return _CallState(_view(call), call.result, call.refusal)
+        first = db.scalar(select(func.min(EnvCall.id)).where(EnvCall.env_id == call.env_id))
+        return _CallState(_view(call), call.result, call.refusal, call.id == first)
 
 
 def _view(call: EnvCall) -> CallView:
@@ -253,7 +263,7 @@ async def _answer(svc, call_id: int, wait_s: float) -> JSONResponse:
     call = state.call
     if call.status == "done":
         assert state.result is not None, "a done call has its answer"
-        if call.kind == "reset":
+        if state.makes_env:
             return JSONResponse({"id": call.env, "card": state.result}, status_code=201)
         return JSONResponse(state.result)
     if call.status == "refused":
