@@ -268,3 +268,37 @@ def test_a_reset_waits_for_the_envs_call_keeps_what_it_wrote_and_counts_as_a_cal
     answers = [client.post(f"/api/v1/envs/{env}/reset", json={}, headers=users["ann"]) for _ in range(5)]
     assert [a.status_code for a in answers] == [200, 200, 200, 200, 429]  # the make, the reset above, 4 more: 6 an hour
     assert "6 env calls per hour reached" in answers[-1].json()["detail"]
+
+
+def test_an_env_is_finalized_once_and_its_answer_shows_nothing_of_the_held_out_inputs(app):
+    from solbench.service.agent_envs import final_as_served
+    from solbench.service.models import EnvCall
+
+    client, users, service = app
+    ann = users["ann"]
+    made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=ann).json()
+    env = made["env"]
+    _run_queued_call(service, made["id"])
+    stepped = client.post(f"/api/v1/envs/{env}/step?wait=0", json={"solution": add_solution()}, headers=ann).json()
+    _run_queued_call(service, stepped["id"])
+    queued = client.post(f"/api/v1/envs/{env}/finalize?wait=0", headers=ann).json()
+    _run_queued_call(service, queued["id"])
+
+    final = client.get(queued["url"], headers=ann).json()
+    assert final["candidate_id"] == 1 and final["correct"] and final["traces"] == []
+    with service.session_factory() as session:
+        stored = session.get(EnvCall, queued["id"]).result
+        assert stored["traces"]  # the service keeps them
+        calls = session.query(EnvCall).filter_by(env_id=env).count()
+    printed = {"workload": "n4099", "status": "INCORRECT_NUMERICAL", "error": "x = tensor([0.37, -1.2, ...])"}
+    held_out = final_as_served({**stored, "held_out": ["n4099"], "feedback": [printed]})  # with 2, none held out
+    assert held_out["feedback"] == [{**printed, "error": None}] and held_out["traces"] == []
+    again = client.post(f"/api/v1/envs/{env}/finalize?wait=0", headers=ann)
+    assert again.status_code == 200 and again.json() == final  # the first one's result: nothing measured again
+    for call in ("step", "test"):
+        refused = client.post(f"/api/v1/envs/{env}/{call}?wait=0", json={"solution": add_solution()}, headers=ann)
+        assert refused.status_code == 409 and f"env {env}: finalized (call {queued['id']})" in refused.text
+    with service.session_factory() as session:
+        assert session.query(EnvCall).filter_by(env_id=env).count() == calls  # nothing queued
+    view = client.get(f"/api/v1/envs/{env}", headers=ann).json()
+    assert view["finalized"] and view["done"]

@@ -3,7 +3,8 @@
 The service decides nothing about budgets, rewards or the best candidate: `open_env` resumes a
 `solbench.optimize.Env` from a row's settings and stored `EnvState`, and the library answers. What the
 service adds is ownership, one call at a time per environment (a second one waits its turn as a 409),
-and the queue: every call that evaluates runs on the submissions' workers (env_jobs.py).
+one finalize per environment (its answer is stored, and the env takes no step or test after it), and
+the queue: every call that evaluates runs on the submissions' workers (env_jobs.py).
 """
 
 from __future__ import annotations
@@ -35,6 +36,17 @@ class CallInProgress(ServiceError):
         super().__init__(
             f"env {env_id}: call {call_id} is still queued or running; wait for it "
             f"(GET /api/v1/envs/{env_id}/calls/{call_id}) before the next one"
+        )
+
+
+class EnvFinalized(ServiceError):
+    """An environment is finalized once, and then takes no more candidates (HTTP 409)."""
+
+    def __init__(self, env_id: int, call_id: int):
+        self.env_id, self.call_id = env_id, call_id
+        super().__init__(
+            f"env {env_id}: finalized (call {call_id}); it takes no more candidates. POST "
+            f"/api/v1/envs/{env_id}/finalize answers its final result again; make a new env to go on"
         )
 
 
@@ -146,16 +158,38 @@ def _hold_idle_env(session: Session, row: AgentEnv) -> None:
         raise CallInProgress(row.id, active)
 
 
+def finalize_call(session: Session, env_id: int) -> EnvCall | None:
+    """The env's finalize that answered, if it was finalized."""
+    return session.scalar(
+        select(EnvCall).where(EnvCall.env_id == env_id, EnvCall.kind == "finalize", EnvCall.status == "done").limit(1)
+    )
+
+
 def queue_call(session: Session, row: AgentEnv, kind: CallKind, solution: dict[str, Any] | None = None) -> EnvCall:
     """A new call on `row`, queued in the caller's transaction. Raises CallInProgress while another call is
-    active, and OptimizeError (BudgetExhausted) when the library's ledger allows no such call now."""
+    active, EnvFinalized for a step or test of a finalized env, and OptimizeError (BudgetExhausted) when the
+    library's ledger allows no such call now. A finalize of a finalized env is its first finalize, done: nothing is
+    queued and nothing re-measured."""
     _hold_idle_env(session, row)
+    finalized = finalize_call(session, row.id)
+    if finalized is not None:
+        if kind == "finalize":
+            return finalized
+        raise EnvFinalized(row.id, finalized.id)
     if kind in ("step", "test"):
         ledger_of(row).check("eval" if kind == "step" else "test")
     call = EnvCall(env_id=row.id, user_id=row.user_id, kind=kind, status="queued", solution=solution, attempts=0)
     session.add(call)
     session.flush()
     return call
+
+
+def final_as_served(result: dict[str, Any]) -> dict[str, Any]:
+    """A stored FinalResult as its env's owner gets it: without the traces (inputs, raw samples, logs) and the
+    error text of the held-out workloads, which would show what they were. The stored result keeps them."""
+    held_out = set(result.get("held_out") or ())
+    feedback = [{**f, "error": None} if f.get("workload") in held_out else f for f in result.get("feedback") or ()]
+    return {**result, "feedback": feedback, "traces": []}
 
 
 def reset_card(session: Session, row: AgentEnv, seed: int | None) -> dict[str, Any] | None:

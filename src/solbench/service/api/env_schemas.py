@@ -75,7 +75,9 @@ class EnvView(BaseModel):
     """The limits it was made with (evals, tests, seconds; null: unlimited)."""
     budget_left: BudgetLeft
     done: bool
-    """No evaluation may run any more (a step would be refused)."""
+    """No evaluation may run any more (a step would be refused): the budget is spent or the env finalized."""
+    finalized: bool
+    """Finalized: POST /finalize answers its stored result, and no step or test is taken."""
     card: ProblemCard | None
     """None until its first call has made it."""
     history: list[Candidate]

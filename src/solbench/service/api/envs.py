@@ -37,8 +37,11 @@ from solbench.service.agent_envs import (
     FINISHED,
     CallInProgress,
     CallKind,
+    EnvFinalized,
     Refusal,
     create_env,
+    final_as_served,
+    finalize_call,
     open_env,
     owned_env,
     queue_call,
@@ -57,7 +60,12 @@ DEFAULT_WAIT_S = 30.0
 MAX_WAIT_S = 120.0
 WAIT = Query(DEFAULT_WAIT_S, ge=0, le=MAX_WAIT_S, description="Seconds to wait for the call's answer before a 202.")
 PENDING = {202: {"model": CallView, "description": "still queued or running: ask its url"}}
-REFUSED = {404: {}, 409: {"description": "budget spent, or another call of this env running"}, 422: {}, 429: {}}
+REFUSED = {
+    404: {},
+    409: {"description": "budget spent, another call of this env running, or the env finalized"},
+    422: {},
+    429: {},
+}
 
 
 @router.post("/envs", status_code=201, response_model=EnvCreated, responses={**PENDING, **REFUSED})
@@ -82,6 +90,7 @@ def get_env(
     env = open_env(row, EvaluationConfig(device=device))
     active = db.scalar(select(EnvCall).where(EnvCall.env_id == row.id, EnvCall.status.in_(ACTIVE)).limit(1))
     left = env.budget_left
+    finalized = finalize_call(db, row.id) is not None
     return EnvView(
         id=row.id,
         problem=env.problem,
@@ -90,7 +99,8 @@ def get_env(
         reward=row.reward,
         budget=row.budget,
         budget_left=left,
-        done=left.exhausted,
+        done=left.exhausted or finalized,
+        finalized=finalized,
         card=ProblemCard.model_validate(row.card) if row.card is not None else None,
         history=env.history,
         best=env.best,
@@ -142,7 +152,11 @@ async def test(
 async def finalize(
     env_id: int, wait: float = WAIT, user: User = Depends(current_user), svc=Depends(service)
 ) -> JSONResponse:
-    """`env.finalize()`: the best candidate re-measured on every workload, held-out ones included; the FinalResult."""
+    """`env.finalize()`, once per env: the best candidate re-measured on every workload of the env, its held-out
+    ones included. Those are the env's own split of the problem's public workloads (the library's rule), never
+    the service's secret held-out set that ranked submissions meet. The FinalResult, without traces and without
+    the held-out workloads' error text; after it the env takes no step or test (409), and a second finalize
+    answers the first's result without measuring again."""
     return await _call(svc, user, env_id, "finalize", None, wait)
 
 
@@ -164,10 +178,10 @@ async def get_call(
 
 async def _call(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any] | None, wait: float):
     try:
-        call_id = await run_in_threadpool(_queue, svc, user, env_id, kind, solution)
+        call_id, queued = await run_in_threadpool(_queue, svc, user, env_id, kind, solution)
     except OptimizeError as error:  # the library's ledger allows no such call: nothing queued
         return _refusal_response(Refusal.of(error).as_json())
-    if svc.queue is not None:
+    if queued and svc.queue is not None:
         svc.queue.submit_env_call(call_id)
     return await _answer(svc, call_id, wait)
 
@@ -194,7 +208,8 @@ def _make(svc, user: User, body: EnvRequest) -> tuple[int, int]:
         return row.id, call.id
 
 
-def _queue(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any] | None) -> int:
+def _queue(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any] | None) -> tuple[int, bool]:
+    """The call's id, and whether it was queued now (a finalized env's finalize is its first, answered)."""
     with svc.session_factory() as db:
         row = _owned(db, env_id, user)
         if solution is not None:
@@ -204,10 +219,10 @@ def _queue(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any
         _check_limits(db, user, svc.settings.limits, new_env=False)
         try:
             call = queue_call(db, row, kind, solution)
-        except CallInProgress as error:
+        except (CallInProgress, EnvFinalized) as error:
             raise HTTPException(409, str(error)) from None
         db.commit()
-        return call.id
+        return call.id, call.status == "queued"
 
 
 def _check_limits(db: Session, user: User, limits: Limits, *, new_env: bool, queues: bool = True) -> None:
@@ -265,6 +280,8 @@ async def _answer(svc, call_id: int, wait_s: float) -> JSONResponse:
         assert state.result is not None, "a done call has its answer"
         if state.makes_env:
             return JSONResponse({"id": call.env, "card": state.result}, status_code=201)
+        if call.kind == "finalize":
+            return JSONResponse(final_as_served(state.result))
         return JSONResponse(state.result)
     if call.status == "refused":
         assert state.refusal is not None, "a refused call has its reason"
