@@ -15,7 +15,7 @@ def app(tmp_path):
     from solbench.service.app import create_app, prepare
     from solbench.service.auth import add_user
 
-    limits = {"env_calls_per_hour": 6, "max_envs": 3, "max_queued_env_calls": 2}
+    limits = {"env_calls_per_hour": 7, "max_envs": 3, "max_queued_env_calls": 2}
     service = prepare(settings_model(fast_settings(tmp_path, workers=0, limits=limits)))
     tokens = {name: add_user(service.session_factory, name).token for name in ("ann", "bob")}
     with TestClient(create_app(service, start_queue=False)) as client:
@@ -83,11 +83,18 @@ def test_env_calls_and_envs_are_rate_limited_per_user_and_the_limits_and_queue_a
     for call in (second, third):
         finish(call.json()["id"])
     fourth = make("ann")
-    assert fourth.status_code == 429 and "3 environments" in fourth.json()["detail"]
+    assert fourth.status_code == 429 and "Retry-After" not in fourth.headers  # no time frees one: finalizing does
+    assert fourth.json()["detail"].startswith("env: 3 of your environments are not finalized (at most 3)")
+    with service.session_factory.begin() as session:  # as the first env's finalize leaves it
+        card_call = session.get(EnvCall, first.json()["id"])
+        session.add(
+            EnvCall(env_id=card_call.env_id, user_id=card_call.user_id, kind="finalize", status="done", attempts=1)
+        )
+    assert make("ann").status_code == 202
     assert make("bob").status_code == 202
     published = client.get("/api/v1/limits").json()
     assert {k: published[k] for k in ("env_calls_per_hour", "max_envs", "max_queued_env_calls")} == {
-        "env_calls_per_hour": 6,
+        "env_calls_per_hour": 7,
         "max_envs": 3,
         "max_queued_env_calls": 2,
     }
@@ -265,9 +272,9 @@ def test_a_reset_waits_for_the_envs_call_keeps_what_it_wrote_and_counts_as_a_cal
         kept = EnvState.model_validate(session.get(AgentEnv, env).state)
     assert kept.spent.evals_used == 1 and kept.seed == 3  # the step's spending kept, the seed set
 
-    answers = [client.post(f"/api/v1/envs/{env}/reset", json={}, headers=users["ann"]) for _ in range(5)]
-    assert [a.status_code for a in answers] == [200, 200, 200, 200, 429]  # the make, the reset above, 4 more: 6 an hour
-    assert "6 env calls per hour reached" in answers[-1].json()["detail"]
+    answers = [client.post(f"/api/v1/envs/{env}/reset", json={}, headers=users["ann"]) for _ in range(6)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 200, 200, 429]  # the make, the reset above, 5 more
+    assert "7 env calls per hour reached" in answers[-1].json()["detail"]
 
 
 def test_an_env_is_finalized_once_and_its_answer_shows_nothing_of_the_held_out_inputs(app):

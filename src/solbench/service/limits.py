@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.orm import Session
 
 from solbench.service.errors import ServiceError
@@ -24,9 +24,10 @@ QUEUE_RETRY_S = 30
 
 
 class LimitReached(ServiceError):
-    """A request over a limit; `retry_after_s` is when the first slot frees (HTTP 429 + Retry-After)."""
+    """A request over a limit; `retry_after_s` is when the first slot frees (HTTP 429 + Retry-After), None where no
+    time frees one (the message says what does)."""
 
-    def __init__(self, message: str, retry_after_s: int):
+    def __init__(self, message: str, retry_after_s: int | None):
         self.retry_after_s = retry_after_s
         super().__init__(message)
 
@@ -107,9 +108,17 @@ def check_env_limits(
             wait = max(1, math.ceil((times[len(times) - allowed] + window - now).total_seconds()))
             raise LimitReached(f"env: {allowed} env calls per {label} reached; retry in {wait} s", wait)
     if new_env:
-        made = session.scalar(select(func.count()).select_from(AgentEnv).where(AgentEnv.user_id == user.id)) or 0
-        if made >= limits.max_envs:
-            raise LimitReached(f"env: you made {made} environments, the most allowed; use one of them", 3600)
+        finalized = exists().where(EnvCall.env_id == AgentEnv.id, EnvCall.kind == "finalize", EnvCall.status == "done")
+        open_envs = (
+            session.scalar(select(func.count()).select_from(AgentEnv).where(AgentEnv.user_id == user.id, ~finalized))
+            or 0
+        )
+        if open_envs >= limits.max_envs:
+            raise LimitReached(
+                f"env: {open_envs} of your environments are not finalized (at most {limits.max_envs}); use one, or "
+                "finalize one (POST /api/v1/envs/{id}/finalize) to make another",
+                None,
+            )
     if not queues:
         return
     waiting = (

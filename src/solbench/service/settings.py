@@ -102,7 +102,7 @@ class Limits(_Settings):
     max_queued_env_calls: int = 8
     """Calls on one user's agent environments that may wait or run at once (each env runs one at a time)."""
     max_envs: int = 1000
-    """Agent environments one user may have made in all."""
+    """Agent environments one user may have that are not finalized."""
 
 
 class ServiceSettings(_Settings):

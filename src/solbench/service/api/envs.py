@@ -229,7 +229,8 @@ def _check_limits(db: Session, user: User, limits: Limits, *, new_env: bool, que
     try:
         check_env_limits(db, user, limits, new_env=new_env, queues=queues)
     except LimitReached as error:
-        raise HTTPException(429, str(error), headers={"Retry-After": str(error.retry_after_s)}) from None
+        retry = {"Retry-After": str(error.retry_after_s)} if error.retry_after_s is not None else None
+        raise HTTPException(429, str(error), headers=retry) from None
 
 
 def _owned(db: Session, env_id: int, user: User) -> AgentEnv:

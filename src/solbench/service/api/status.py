@@ -52,7 +52,7 @@ class ServerLimits(BaseModel):
     max_queued_env_calls: int
     """Calls on one user's agent environments that may wait or run at once."""
     max_envs: int
-    """Agent environments one user may have."""
+    """Agent environments one user may have that are not finalized."""
 
 
 @router.get("/limits", response_model=ServerLimits)
