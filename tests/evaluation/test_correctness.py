@@ -108,6 +108,29 @@ def test_scale_invariant_error_catches_what_atol_hides(reference):
     assert verdict.failure.value > 1 and verdict.failure.limit == 0.02
 
 
+def test_rounding_noise_is_judged_by_the_tolerance_alone_as_upstream_judges_it():
+    """A gradient zero in exact arithmetic, computed in bf16: the reference is noise around the float64 result's
+    zero. An honest kernel summing in another order gives other noise, or exact zeros: both pass by atol."""
+    generator = torch.Generator().manual_seed(1)
+    golden = torch.randn(64, 32, generator=generator, dtype=torch.float64) * 1e-12  # zero but for fp64 rounding
+    noise = torch.randn(64, 32, generator=generator) * 1e-3  # the reference's rounding noise, below atol=1e-2
+    other_order = torch.randn(64, 32, generator=generator) * 1e-3
+    for honest in (other_order, torch.zeros_like(noise)):
+        verdict = _check(honest, noise, golden=golden)
+        assert verdict.status is EvaluationStatus.PASSED, verdict.failure
+        norm_rule = next(c for c in verdict.checks if c.rule == "relative_error_norm")
+        assert norm_rule.passed and "not applied" in norm_rule.detail and "rounding noise" in norm_rule.detail
+    assert _check(noise + 0.05, noise, golden=golden).failure.rule == "tolerance"  # atol still holds
+
+
+def test_small_outputs_the_golden_result_confirms_keep_the_relative_norm_rule(reference):
+    small = reference * 1e-3
+    wrong = small + 2e-3 * torch.randn_like(small)  # within atol nearly everywhere
+    verdict = _check(wrong, small, golden=small.double())
+    assert verdict.failure.rule == "relative_error_norm"
+    assert _check(torch.zeros_like(small), small, golden=small.double()).failure.rule == "zero_output"
+
+
 def test_precision_downgrade_against_float64_golden():
     a, b = torch.randn(64, 256, dtype=torch.float64), torch.randn(256, 32, dtype=torch.float64)
     golden = a @ b

@@ -372,11 +372,34 @@ def _check_values(
         tolerance.max_error_cap,
     ):
         return False
-    if not _check_not_degenerate(out, ref, measured.difference_norm, tolerance, verdict, outcome):
+    golden_distance = _distance_to_golden(ref, golden) if golden is not None else None
+    if not _check_not_degenerate(out, ref, measured.difference_norm, tolerance, verdict, outcome, golden_distance):
         return False
     if golden is not None:
-        return _check_precision(out, ref, golden, spec, verdict, outcome, admitted_error)
+        assert golden_distance is not None, "measured above with the golden result"
+        return _check_precision(out, golden, spec, verdict, outcome, golden_distance, admitted_error)
     return True
+
+
+@dataclass(frozen=True)
+class _GoldenDistance:
+    """How far the reference's output lies from the float64 golden result (norms over the compared elements)."""
+
+    golden_norm: float
+    reference_error_norm: float
+
+    @property
+    def reference_error(self) -> float:
+        """||ref - golden|| / ||golden||: the reference's own relative error (inf where the golden result is 0)."""
+        if self.golden_norm == 0:
+            return math.inf if self.reference_error_norm > 0 else 0.0
+        return self.reference_error_norm / self.golden_norm
+
+
+def _distance_to_golden(ref, golden) -> _GoldenDistance:
+    import torch
+
+    return _GoldenDistance(golden_norm=_norm(golden), reference_error_norm=_norm(torch.sub(golden, ref)))
 
 
 def _exclude_matching_negative_infinity(out, ref, golden, tolerance: Tolerance, verdict: Verdict, outcome):
@@ -404,12 +427,37 @@ def _exclude_matching_negative_infinity(out, ref, golden, tolerance: Tolerance, 
     return out[keep], ref[keep], (golden[keep] if golden is not None else None)
 
 
-def _check_not_degenerate(out, ref, difference_norm: float, tolerance: Tolerance, verdict: Verdict, outcome) -> bool:
+def _check_not_degenerate(
+    out,
+    ref,
+    difference_norm: float,
+    tolerance: Tolerance,
+    verdict: Verdict,
+    outcome,
+    golden_distance: _GoldenDistance | None = None,
+) -> bool:
+    """The zero, constant and relative-norm rules, which hold a solution to the reference's scale.
+
+    Not applied where the float64 golden result shows the reference's output is rounding noise (a gradient zero
+    in exact arithmetic, computed in bf16): the reference is itself farther from the exact result than the
+    relative-norm rule allows, so the rule cannot tell an honest change of accumulation order from an error, and
+    exact zeros are the right answer. Such an output is judged as upstream judges every output, by the format's
+    tolerance alone (its atol), and the trace says so.
+    """
     import torch
 
     reference_norm = _norm(ref)
     if reference_norm == 0 or not math.isfinite(reference_norm):
         return True
+    limit = max(RELATIVE_NORM_FLOOR, 2 * tolerance.max_rtol)
+    if golden_distance is not None and golden_distance.reference_error > limit:
+        return outcome(
+            "relative_error_norm",
+            True,
+            f"not applied: the reference itself is {golden_distance.reference_error:.3g} from the float64 result "
+            f"in relative norm (above {limit:g}), so its values are rounding noise (zero in exact arithmetic); "
+            "judged by the tolerance's atol alone, as upstream judges it",
+        )
     low, high = (float(v) for v in torch.aminmax(out))
     if not outcome("zero_output", low != 0 or high != 0, "output is all zeros, the reference is not"):
         return False
@@ -418,7 +466,6 @@ def _check_not_degenerate(out, ref, difference_norm: float, tolerance: Tolerance
     if not outcome("constant_output", not constant, f"output is constant ({low:g}), the reference is not"):
         return False
     relative_norm_error = difference_norm / reference_norm
-    limit = max(RELATIVE_NORM_FLOOR, 2 * tolerance.max_rtol)
     verdict.max_relative_norm_error = max(verdict.max_relative_norm_error, relative_norm_error)
     return outcome(
         "relative_error_norm",
@@ -430,18 +477,22 @@ def _check_not_degenerate(out, ref, difference_norm: float, tolerance: Tolerance
 
 
 def _check_precision(
-    out, ref, golden, spec: ExpectedOutput, verdict: Verdict, outcome, admitted_error: float = 0.0
+    out,
+    golden,
+    spec: ExpectedOutput,
+    verdict: Verdict,
+    outcome,
+    golden_distance: _GoldenDistance,
+    admitted_error: float = 0.0,
 ) -> bool:
     import torch
 
-    golden_norm = _norm(golden)
+    golden_norm = golden_distance.golden_norm
     if golden_norm == 0 or not math.isfinite(golden_norm):
         verdict.golden.setdefault(spec.name, "not checked: golden result is zero or not finite")
         return True
-    scratch = torch.sub(golden, out)  # float64
-    solution_error = _norm(scratch) / golden_norm
-    reference_error = _norm(torch.sub(golden, ref, out=scratch)) / golden_norm
-    del scratch
+    solution_error = _norm(torch.sub(golden, out)) / golden_norm  # float64
+    reference_error = golden_distance.reference_error
     allowed = max(
         PRECISION_FACTOR * reference_error,
         PRECISION_FLOOR_ROUNDOFFS * UNIT_ROUNDOFF[spec.dtype],
