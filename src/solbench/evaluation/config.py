@@ -74,6 +74,10 @@ class EvaluationConfig:
     """How the sandbox's processes are held (docs/sandbox.md): ``auto``, the strongest this machine offers, or a
     weaker one to try a fallback: ``pid-namespace`` (no cgroup), ``subreaper`` (neither)."""
     data_roots: tuple[Path, ...] = ()
+    threads: int | None = None
+    """torch's intra-op CPU threads for the solution's sandbox and for the reference alike, so the reference's
+    outputs and T_b are computed as the candidate runs (torch_settings.py); None: the evaluating thread's count
+    when the evaluation starts (`with_threads`). A run of N workers gives each its share of the CPUs."""
 
     def __post_init__(self) -> None:
         check_harness_options(self)
@@ -81,6 +85,15 @@ class EvaluationConfig:
     def resolved(self) -> EvaluationConfig:
         """This config with `auto` replaced by the device this machine has (its timer is checked again)."""
         return replace(self, device=resolve_device(self.device))
+
+    def with_threads(self) -> EvaluationConfig:
+        """This config with `threads` decided: the calling thread's torch count where it names none. Decided where
+        the evaluation runs (a worker, a remote machine), never where the config was built."""
+        if self.threads is not None:
+            return self
+        from solbench.evaluation.torch_settings import current_threads
+
+        return replace(self, threads=current_threads())
 
 
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
@@ -117,6 +130,8 @@ def check_harness_options(config: EvaluationConfig) -> None:
     if config.cpu_flush not in CPU_FLUSH_MODES:
         raise HarnessOptionError("cpu_flush", config.cpu_flush, f"unknown flush (known: {', '.join(CPU_FLUSH_MODES)})")
     _check_count("rounds", config.rounds, least=1)
+    if config.threads is not None:
+        _check_count("threads", config.threads, least=1)
     _check_seconds("timeout_s", config.timeout_s, positive=True)
     _check_seconds("build_timeout_s", config.build_timeout_s, positive=True)
     if config.memory_limit_bytes is not None:

@@ -36,6 +36,9 @@ class SandboxLimits:
     max_reply_bytes: int = 1 << 36
     containment: str = "auto"
     """The strongest process containment allowed (containment.CONTAINMENTS); weaker ones are for trying fallbacks."""
+    threads: int | None = None
+    """torch's intra-op threads in the sandbox (its OMP_NUM_THREADS and MKL_NUM_THREADS): the count the evaluator
+    computes the reference at (torch_settings.py); None: the evaluator's environment's, as it is."""
 
 
 class Confinement:
@@ -161,6 +164,8 @@ class Confinement:
             "CXX",
         )
         environment = {k: os.environ[k] for k in keep if k in os.environ}
+        if self.limits.threads is not None:  # torch reads them when it loads: its pool's size from the start
+            environment.update(OMP_NUM_THREADS=str(self.limits.threads), MKL_NUM_THREADS=str(self.limits.threads))
         source_root = str(Path(__file__).resolve().parents[2])  # where solbench is imported from (src/)
         environment.update(
             HOME=str(self.workdir),

@@ -26,6 +26,7 @@ from solbench.evaluation.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluation.reference_timing import ReferenceTimings, problem_timing_key, workload_timing_key
 from solbench.evaluation.roles import timing_perturbations
 from solbench.evaluation.session import SandboxFailure, SandboxLimits, SandboxSession
+from solbench.evaluation.torch_settings import running_as, sandbox_settings
 from solbench.guard import Severity, blocking, check_solution
 from solbench.sandbox.measure import TimingPlan
 from solbench.sandbox.protocol import (
@@ -103,7 +104,7 @@ def evaluate(
     SpecError for problems with missing data files or a solution written for another definition;
     everything the solution does becomes a status.
     """
-    config = (config or EvaluationConfig()).resolved()
+    config = (config or EvaluationConfig()).resolved().with_threads()
     check_device_available(config.device)
     check_data_files(problem, config.data_roots)
     check_memory(problem, config)
@@ -226,7 +227,9 @@ class _Run:
     ):
         self.problem, self.solution, self.config, self.progress = problem, solution, config, progress
         self.warm = warm
-        self.limits = SandboxLimits(memory_bytes=config.memory_limit_bytes, containment=config.containment)
+        self.limits = SandboxLimits(
+            memory_bytes=config.memory_limit_bytes, containment=config.containment, threads=config.threads
+        )
         name = device_name(config.device)
         self.context = RunContext(
             definition=problem.name,
@@ -241,6 +244,12 @@ class _Run:
         self._line_flush = None
 
     def execute(self) -> list[Trace]:
+        """Every workload's trace, the reference run the way the sandbox runs the solution (torch_settings.py)."""
+        assert self.config.threads is not None, "evaluate decides the thread count"
+        with running_as(sandbox_settings(self.config.threads)):
+            return self._execute()
+
+    def _execute(self) -> list[Trace]:
         total = len(self.problem.workloads)
         session = self._start_session()  # the child imports torch while the reference loads here
         try:

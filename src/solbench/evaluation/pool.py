@@ -27,7 +27,12 @@ class SandboxPool:
     """
 
     def __init__(
-        self, device: str = "cpu", memory_limit_bytes: int | None = None, spares: int = 1, containment: str = "auto"
+        self,
+        device: str = "cpu",
+        memory_limit_bytes: int | None = None,
+        spares: int = 1,
+        containment: str = "auto",
+        threads: int | None = None,
     ):
         from solbench.evaluation.config import default_memory_limit_bytes
 
@@ -35,6 +40,7 @@ class SandboxPool:
         self.limits = SandboxLimits(
             memory_bytes=default_memory_limit_bytes() if memory_limit_bytes is None else memory_limit_bytes,
             containment=containment,
+            threads=threads,
         )
         self.spares = spares
         self._ready: list[SandboxSession] = []
@@ -46,9 +52,10 @@ class SandboxPool:
 
     @classmethod
     def for_config(cls, config, spares: int = 1) -> SandboxPool:
-        """A pool whose spares suit evaluations under `config` (an EvaluationConfig; `auto` resolved now)."""
-        resolved = config.resolved()
-        return cls(resolved.device, resolved.memory_limit_bytes, spares, resolved.containment)
+        """A pool whose spares suit evaluations under `config` (an EvaluationConfig; `auto` and the thread count
+        resolved now, so evaluations from this thread at the same count take them)."""
+        resolved = config.resolved().with_threads()
+        return cls(resolved.device, resolved.memory_limit_bytes, spares, resolved.containment, resolved.threads)
 
     def suits(self, device: str, limits: SandboxLimits) -> bool:
         return device == self.device and limits == self.limits

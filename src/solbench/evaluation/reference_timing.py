@@ -31,7 +31,7 @@ from solbench.spec.problem import Problem
 from solbench.spec.trace import TimingSummary
 from solbench.spec.workload import Workload
 
-_TIMING_FIELDS = ("device", "timer", "flush_cache", "cpu_flush", "rounds")
+_TIMING_FIELDS = ("device", "timer", "flush_cache", "cpu_flush", "rounds", "threads")
 
 
 def problem_timing_key(problem: Problem, config: EvaluationConfig) -> str:
@@ -39,7 +39,7 @@ def problem_timing_key(problem: Problem, config: EvaluationConfig) -> str:
     data files included) is the costly step, so an evaluation computes this once."""
     from solbench.evaluation.result_cache import device_identity, harness_version, problem_material
 
-    config = config.resolved()
+    config = config.resolved().with_threads()
     plan = asdict(config.timing)
     plan.pop("capture", None)
     plan.pop("perturb_seed", None)

@@ -146,7 +146,7 @@ def config_material(config: EvaluationConfig) -> dict:
 
 def cache_key(problem: Problem, solution: Solution, config: EvaluationConfig) -> str:
     """The sha256 hex key of evaluating `solution` on `problem` under `config` here, with this harness."""
-    config = config.resolved()
+    config = config.resolved().with_threads()
     material = {
         "format": CACHE_FORMAT,
         "solution": solution_material(solution),

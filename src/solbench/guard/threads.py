@@ -149,10 +149,25 @@ def start_runtime_threads(device: str) -> None:
     """
     import torch
 
+    size_runtime_pool()
     torch.ones(1 << 20).add_(1)  # above the grain size: wakes the whole pool
     if device.startswith("cuda"):
         torch.ones(1, device=device).add_(1)
         torch.cuda.synchronize(device)
+
+
+def size_runtime_pool() -> None:
+    """Give torch's pool exactly the OMP_NUM_THREADS the evaluator set, the count it computes the reference at.
+
+    torch reads the variable when it loads, but a build with MKL takes MKL's count instead, which MKL caps at the
+    physical cores: asked for 16 on 8 cores with SMT, the sandbox ran at 8 while the evaluator ran at 16, and
+    low-precision sums split differently. Set before the pool starts, so no worker is started for a solution.
+    """
+    import torch
+
+    requested = os.environ.get("OMP_NUM_THREADS", "")
+    if requested.isdigit() and int(requested) > 0 and torch.get_num_threads() != int(requested):
+        torch.set_num_threads(int(requested))
 
 
 def quiet_later_openmp_runtimes() -> None:

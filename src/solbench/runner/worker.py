@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,10 +29,19 @@ class RunSettings:
     """T_b for the SOL scores, loaded once by the run; None: the reference timed in the same evaluation."""
     rerun: bool = False
     threads_per_worker: int | None = None
+    """torch threads each worker, and so each solution's sandbox, runs at (run_jobs gives each its share of the
+    CPUs); a config that names its own `threads` wins."""
     warm_sandboxes: bool = False
     """Keep a spare sandbox started in each worker (evaluation/pool.py), so a job skips the sandbox's start-up."""
     tier: str | None = None
     """Workload tier to evaluate (``gpu``, ``cpu``, ``all``); None: by device (spec.tiers.default_tier)."""
+
+    @property
+    def evaluation_config(self) -> EvaluationConfig:
+        """The config each job is evaluated under: the reference and the solution at the worker's thread count."""
+        if self.config.threads is not None or not self.threads_per_worker:
+            return self.config
+        return replace(self.config, threads=self.threads_per_worker)
 
 
 @dataclass
@@ -63,7 +72,7 @@ def run_job(job: Job, settings: RunSettings, sandboxes: SandboxPool | None = Non
             result.skipped = True
             return result
         solution = solution_for(job, problem, settings.config.device)
-        traces = evaluate(problem, solution, settings.config, sandboxes=sandboxes)
+        traces = evaluate(problem, solution, settings.evaluation_config, sandboxes=sandboxes)
         if settings.hardware:
             traces = attach_sol(traces, problem, settings)
         result.trace_path = str(store.write(job, traces))
@@ -113,4 +122,4 @@ def attach_sol(traces, problem, settings: RunSettings):
 
 def sandbox_pool(settings: RunSettings) -> SandboxPool | None:
     """The worker's pool of warm spare sandboxes when the run asks for one (close it when the worker ends)."""
-    return SandboxPool.for_config(settings.config) if settings.warm_sandboxes else None
+    return SandboxPool.for_config(settings.evaluation_config) if settings.warm_sandboxes else None
