@@ -438,11 +438,10 @@ def _check_not_degenerate(
 ) -> bool:
     """The zero, constant and relative-norm rules, which hold a solution to the reference's scale.
 
-    Not applied where the float64 golden result shows the reference's output is rounding noise (a gradient zero
-    in exact arithmetic, computed in bf16): the reference is itself farther from the exact result than the
-    relative-norm rule allows, so the rule cannot tell an honest change of accumulation order from an error, and
-    exact zeros are the right answer. Such an output is judged as upstream judges every output, by the format's
-    tolerance alone (its atol), and the trace says so.
+    Not applied where the reference is itself farther from the float64 golden result than the rule allows (above
+    all rounding noise: a gradient zero in exact arithmetic, computed in bf16, where exact zeros are the right
+    answer): the rule then cannot tell an honest change of accumulation order from an error. Such an output is
+    judged as upstream judges every output, by the format's tolerance alone (its atol), and the trace says so.
     """
     import torch
 
@@ -455,8 +454,9 @@ def _check_not_degenerate(
             "relative_error_norm",
             True,
             f"not applied: the reference itself is {golden_distance.reference_error:.3g} from the float64 result "
-            f"in relative norm (above {limit:g}), so its values are rounding noise (zero in exact arithmetic); "
-            "judged by the tolerance's atol alone, as upstream judges it",
+            f"in relative norm (above {limit:g}; rounding noise where near 1, as for a value zero in exact "
+            "arithmetic), so the rule cannot tell an honest result from an error; judged by the tolerance "
+            "alone, as upstream judges it",
         )
     low, high = (float(v) for v in torch.aminmax(out))
     if not outcome("zero_output", low != 0 or high != 0, "output is all zeros, the reference is not"):
