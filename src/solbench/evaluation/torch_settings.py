@@ -54,9 +54,9 @@ class TorchSettings:
 
         if torch.get_num_threads() != self.threads:
             torch.set_num_threads(self.threads)
-        precision = _float32_matmul_precision()
-        if None not in (precision, self.float32_matmul_precision) and precision != self.float32_matmul_precision:
-            torch.set_float32_matmul_precision(self.float32_matmul_precision)
+        precision, wanted = _float32_matmul_precision(), self.float32_matmul_precision
+        if precision is not None and wanted is not None and precision != wanted:
+            torch.set_float32_matmul_precision(wanted)
         deterministic = (self.deterministic_algorithms, self.deterministic_warn_only)
         if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) != (
             deterministic
