@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable
+from typing import Any
 
 CHANNEL_TAMPERED_EXIT = 86
 """The sandbox's exit status after a swap was found (a refusal was sent first, where the duplicate still works)."""
@@ -47,13 +48,13 @@ class ChannelGuard:
     def intact(self) -> bool:
         return _identity(self._fd) == self._identity
 
-    def check(self, encode_refusal: Callable[[], bytes]) -> None:
+    def check(self, encode_refusal: Callable[[], dict[str, Any]]) -> None:
         """Return if the channel is the one handed over; else refuse and exit (`refuse_and_exit`)."""
         if not self.intact():
             self.refuse_and_exit(encode_refusal)
 
-    def refuse_and_exit(self, encode_refusal: Callable[[], bytes]) -> None:
-        """Send `encode_refusal()` (a GuardTripped's bytes) over the private duplicate, if it is still the channel,
+    def refuse_and_exit(self, encode_refusal: Callable[[], dict[str, Any]]) -> None:
+        """Send `encode_refusal()` (a GuardTripped, encoded) over the private duplicate, if it is still the channel,
         then exit at once: the solution's threads, its proxy among them, die with the process."""
         from solbench.sandbox.wire import send_message
 
