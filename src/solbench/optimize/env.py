@@ -21,6 +21,7 @@ from typing import Any
 
 from solbench import api
 from solbench.evaluation.config import EvaluationConfig
+from solbench.evaluation.environment import device_name
 from solbench.evaluation.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
 from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
@@ -30,6 +31,7 @@ from solbench.optimize.env_state import EnvState, WorkloadTimes
 from solbench.optimize.errors import InvalidCandidate, RestoreMismatch, StateMismatch
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
 from solbench.optimize.held_out import HeldOut, split_workloads
+from solbench.optimize.pinned_t_b import PinnedTimes, pin_keys
 from solbench.optimize.results import Candidate, FinalResult, StepInfo, StepResult, TestResult, TestStatus
 from solbench.optimize.rewards import check_reward, reward_of
 from solbench.optimize.solution_templates import solution_template
@@ -59,6 +61,7 @@ def make(
     workspace: PathArg | None = None,
     baselines: Baselines | PathArg | None = None,
     warm_sandboxes: bool = True,
+    pin_t_b: bool = True,
 ) -> Env:
     """An environment for `problem` (a folder or a loaded Problem); see `Env` for each argument."""
     return Env(
@@ -72,6 +75,7 @@ def make(
         workspace=workspace,
         baselines=baselines,
         warm_sandboxes=warm_sandboxes,
+        pin_t_b=pin_t_b,
     )
 
 
@@ -84,13 +88,15 @@ class Env:
     - `cache`: a result-cache folder; a candidate evaluated before is answered from it for free.
       Without one, ``<workspace>/cache`` when `workspace` is given, else no cache.
     - `config`: the EvaluationConfig candidates run under (default: the CLI's). The reference is
-      not timed beside each candidate: T_b comes from `baselines`, else from timing the reference
-      once, here, on the public workloads.
+      not timed beside each candidate: T_b comes from `baselines`, else from the T_b pinned for this
+      problem, machine and timing settings (pinned_t_b.py), else from timing the reference once, here.
     - `held_out`: None for the default rule (held_out.py), a fraction, or a list of workload uuids.
     - `warm_sandboxes`: keep a spare sandbox started (confined, torch imported, no solution ever
       loaded) so the next candidate skips the sandbox's start-up; it warms up while the agent thinks.
       Used from the thread that made the first evaluation (a spare dies with the thread that started
       it); `close()` stops it.
+    - `pin_t_b`: read and write pinned T_b (``$SOLBENCH_CACHE_DIR/t_b``), so every environment on this machine
+      compares a kernel with the same T_b; False times the reference for this environment alone.
     """
 
     def __init__(
@@ -106,6 +112,7 @@ class Env:
         workspace: PathArg | None = None,
         baselines: Baselines | PathArg | None = None,
         warm_sandboxes: bool = True,
+        pin_t_b: bool = True,
     ):
         self._problem = problem if isinstance(problem, Problem) else api.load_problem(problem)
         self._hardware = lookup(hardware) if isinstance(hardware, str) else hardware
@@ -116,6 +123,7 @@ class Env:
         self._config = replace(config or EvaluationConfig(), time_reference=False)
         self._public, self._held_out = split_workloads(self._problem, held_out)
         self._baselines = as_baselines(baselines)
+        self._pins = PinnedTimes() if pin_t_b else None
         self._times: dict[str, tuple[float, str, float | None, str]] = {}
         """workload uuid -> (T_SOL ms, bound, T_b ms, T_b source), filled per workload when first needed."""
         self._results: list[StepResult] = []
@@ -412,7 +420,7 @@ class Env:
             )
             for t in traces
         ]
-        return workload_feedback(traces, scores)
+        return workload_feedback(traces, scores, {uuid: times[3] for uuid, times in self._times.items()})
 
     def _prepare(self, workloads: tuple[Workload, ...]) -> None:
         """T_SOL and T_b for `workloads` not yet known: analysed, looked up in the baselines, or the reference timed."""
@@ -429,11 +437,19 @@ class Env:
             self._times[workload.uuid] = (sol.t_sol_ms, sol.bound, *t_bs[workload.uuid])
 
     def _baseline_times(self, workloads: tuple[Workload, ...]) -> dict[str, tuple[float | None, str]]:
+        """T_b and its source per workload: the baselines file's entry, else the pinned timing (pinned_t_b.py),
+        else the reference timed now (and pinned, unless `pin_t_b` is off)."""
         found: dict[str, tuple[float | None, str]] = {}
         for workload in workloads:
             entry = self._baselines.get(self.problem, workload.uuid, self._hardware.id) if self._baselines else None
             if entry is not None:
                 found[workload.uuid] = (entry.latency_ms, f"baselines file: {entry.source}")
+        unfound = [w for w in workloads if w.uuid not in found]
+        keys = pin_keys(self._problem, unfound, self._config.resolved()) if self._pins and unfound else {}
+        for uuid, key in keys.items():
+            pinned = self._pins.get(key) if self._pins else None
+            if pinned is not None:
+                found[uuid] = (pinned.latency_ms, pinned.source)
         untimed = tuple(w for w in workloads if w.uuid not in found)
         if untimed:
             # The reference's timing is the environment's own cost: no budget is charged for it.
@@ -449,11 +465,14 @@ class Env:
                 evaluation = trace.evaluation
                 assert evaluation is not None, "api.evaluate returns evaluated traces"
                 performance = evaluation.performance
-                found[trace.workload.uuid] = (
-                    (performance.latency_ms, ENV_REFERENCE_SOURCE)
-                    if performance
-                    else (None, f"the reference did not pass here ({evaluation.status.value})")
-                )
+                uuid = trace.workload.uuid
+                if performance is None:
+                    found[uuid] = (None, f"the reference did not pass here ({evaluation.status.value})")
+                elif self._pins is None:
+                    found[uuid] = (performance.latency_ms, ENV_REFERENCE_SOURCE)
+                else:
+                    pinned = self._pins.pin(keys[uuid], performance.latency_ms, device_name(self._device))
+                    found[uuid] = (pinned.latency_ms, pinned.source)
         return found
 
 

@@ -7,6 +7,8 @@ error is cut to its head and tail, and a workload whose error repeats an earlier
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, ConfigDict
 
 from solbench.scoring.report import WorkloadScore
@@ -42,6 +44,9 @@ class WorkloadFeedback(BaseModel):
     """p90 - p10 of the timed samples: how far to trust a difference in latency."""
     t_sol_ms: float | None = None
     t_b_ms: float | None = None
+    t_b_source: str | None = None
+    """Where T_b came from: a baselines file's entry, or the reference timed once on this machine and pinned (the
+    same text in every environment that compared with it)."""
     score: float | None = None
     """S in [0, 1] (0.5: as fast as T_b, 1: at T_SOL); 0 when not PASSED, None when unscored."""
     fraction_of_sol: float | None = None
@@ -53,8 +58,11 @@ class WorkloadFeedback(BaseModel):
     note: str = ""
 
 
-def workload_feedback(traces: list[Trace], scores: list[WorkloadScore]) -> list[WorkloadFeedback]:
-    """One feedback per trace, in order, with repeated errors replaced by a pointer to their first workload."""
+def workload_feedback(
+    traces: list[Trace], scores: list[WorkloadScore], t_b_sources: Mapping[str, str] | None = None
+) -> list[WorkloadFeedback]:
+    """One feedback per trace, in order, with repeated errors replaced by a pointer to their first workload;
+    `t_b_sources` (workload uuid -> where its T_b came from) is recorded beside T_b."""
     first_with: dict[str, str] = {}
     result = []
     for trace, score in zip(traces, scores):
@@ -62,11 +70,14 @@ def workload_feedback(traces: list[Trace], scores: list[WorkloadScore]) -> list[
         same_as = first_with.get(error) if error else None
         if error and same_as is None:
             first_with[error] = trace.workload.uuid
-        result.append(_feedback(trace, score, None if same_as else error, same_as))
+        source = (t_b_sources or {}).get(trace.workload.uuid) if score.t_baseline_ms is not None else None
+        result.append(_feedback(trace, score, None if same_as else error, same_as, source))
     return result
 
 
-def _feedback(trace: Trace, score: WorkloadScore, error: str | None, same_as: str | None) -> WorkloadFeedback:
+def _feedback(
+    trace: Trace, score: WorkloadScore, error: str | None, same_as: str | None, t_b_source: str | None
+) -> WorkloadFeedback:
     evaluation = trace.evaluation
     assert evaluation is not None, "feedback is on evaluated traces"
     details = evaluation.solbench
@@ -82,6 +93,7 @@ def _feedback(trace: Trace, score: WorkloadScore, error: str | None, same_as: st
         spread_ms=(timing.p90_ms - timing.p10_ms) if timing and latency is not None else None,
         t_sol_ms=score.t_sol_ms,
         t_b_ms=score.t_baseline_ms,
+        t_b_source=t_b_source,
         score=score.score,
         fraction_of_sol=score.t_sol_ms / latency if latency and score.t_sol_ms else None,
         speedup=score.t_baseline_ms / latency if latency and score.t_baseline_ms else None,
