@@ -2,14 +2,17 @@
 
 Beyond the format's tolerance (atol, rtol, matched ratio, error cap, -inf rule), three views
 that loose tolerances cannot fool: degenerate outputs (zero, constant), the error norm relative to
-the reference's norm, and each side's distance to a float64 golden result (precision downgrade).
+the reference's norm, and each side's distance to a float64 golden result (a precision downgrade, or a
+wrong result where no lower precision explains the error: downgrade.py).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from solbench.evaluation.downgrade import LowerPrecisionRun, diagnose, lower_precisions
 from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.trace import CheckOutcome, EvaluationStatus, PrecisionRecord
 from solbench.spec.workload import Tolerance
@@ -37,6 +40,8 @@ UNIT_ROUNDOFF = {
     "float4_e2m1fn_x2": 0.25,
     "float4_e2m1": 0.25,
 }
+LowerRuns = Callable[[str], "list | None"]
+"""A precision's name -> the reference's float64 outputs on inputs rounded to it, or None (downgrade.py)."""
 _STATUS_OF_RULE = {
     "shape": EvaluationStatus.INCORRECT_SHAPE,
     "dtype": EvaluationStatus.INCORRECT_DTYPE,
@@ -236,11 +241,15 @@ def check_outputs(
     keep_passed: bool = False,
     phase: str = "correctness",
     precision: PrecisionRecord | None = None,
+    lower_run: LowerRuns | None = None,
 ) -> Verdict:
     """Apply every rule to every output of one round, adding to `verdict`; stops at the first failure.
 
     `precision` is the workload's precision record: under the tolerance policy the downgrade rule allows
-    the error of the reference computed at the admissible matrix precision."""
+    the error of the reference computed at the admissible matrix precision. `lower_run` (a precision's name ->
+    the reference's float64 outputs on inputs rounded to it, or None) lets a solution too far from the golden
+    result be diagnosed: `precision_downgrade` where a lower precision explains its error, else
+    `wrong_result` (downgrade.py); without it the rule is `precision_downgrade`."""
     goldens = golden if golden is not None else [None] * len(expected)
     admitted = (
         precision.admitted_error
@@ -248,8 +257,8 @@ def check_outputs(
         else None
     ) or []
     admitted = list(admitted)[: len(expected)] + [0.0] * (len(expected) - len(admitted))
-    for value, device, truth, spec, golden_value, admitted_error in zip(
-        outputs, devices, reference, expected, goldens, admitted
+    for index, (value, device, truth, spec, golden_value, admitted_error) in enumerate(
+        zip(outputs, devices, reference, expected, goldens, admitted)
     ):
         if not _check_one(
             value,
@@ -263,9 +272,21 @@ def check_outputs(
             keep_passed,
             phase,
             admitted_error,
+            _one_output(lower_run, index),
         ):
             break
     return verdict
+
+
+def _one_output(lower_run: LowerRuns | None, index: int) -> LowerPrecisionRun | None:
+    if lower_run is None:
+        return None
+
+    def run(precision: str):
+        outputs = lower_run(precision)
+        return outputs[index] if outputs is not None and index < len(outputs) else None
+
+    return run
 
 
 def _check_one(
@@ -280,6 +301,7 @@ def _check_one(
     keep: bool,
     phase: str,
     admitted_error: float = 0.0,
+    lower_run: LowerPrecisionRun | None = None,
 ) -> bool:
     def outcome(rule, passed, detail="", value=None, limit=None) -> bool:
         return verdict.record(
@@ -301,7 +323,7 @@ def _check_one(
     if tolerance.distribution is not None:  # samples: their values are judged by their distribution instead
         return True
     return _check_values(
-        as_comparable(value), as_comparable(truth), spec, tolerance, verdict, outcome, golden, admitted_error
+        as_comparable(value), as_comparable(truth), spec, tolerance, verdict, outcome, golden, admitted_error, lower_run
     )
 
 
@@ -336,7 +358,15 @@ def _check_structure(value, device, spec: ExpectedOutput, outcome) -> bool:
 
 
 def _check_values(
-    out, ref, spec: ExpectedOutput, tolerance: Tolerance, verdict: Verdict, outcome, golden, admitted_error: float = 0.0
+    out,
+    ref,
+    spec: ExpectedOutput,
+    tolerance: Tolerance,
+    verdict: Verdict,
+    outcome,
+    golden,
+    admitted_error: float = 0.0,
+    lower_run: LowerPrecisionRun | None = None,
 ) -> bool:
     if out.numel() == 0:
         return True
@@ -345,9 +375,10 @@ def _check_values(
         outcome("nan", True, "no NaN values", 0.0, 0.0)
         outcome("inf", True, "no infinite values", 0.0, 0.0)
     else:
-        out, ref, golden = _exclude_matching_negative_infinity(out, ref, golden, tolerance, verdict, outcome)
+        out, ref, golden, kept = _exclude_matching_negative_infinity(out, ref, golden, tolerance, verdict, outcome)
         if out is None:
             return False
+        lower_run = _masked(lower_run, kept)
         if out.numel() == 0:
             return True
     measured = measure_tolerance(out, ref, tolerance, known_finite=finite)
@@ -377,7 +408,7 @@ def _check_values(
         return False
     if golden is not None:
         assert golden_distance is not None, "measured above with the golden result"
-        return _check_precision(out, golden, spec, verdict, outcome, golden_distance, admitted_error)
+        return _check_precision(out, golden, spec, verdict, outcome, golden_distance, admitted_error, lower_run)
     return True
 
 
@@ -402,10 +433,23 @@ def _distance_to_golden(ref, golden) -> _GoldenDistance:
     return _GoldenDistance(golden_norm=_norm(golden), reference_error_norm=_norm(torch.sub(golden, ref)))
 
 
+def _masked(lower_run: LowerPrecisionRun | None, kept) -> LowerPrecisionRun | None:
+    """`lower_run` with the elements the comparison left out (allowed -inf pairs) left out too."""
+    if lower_run is None or kept is None:
+        return lower_run
+
+    def run(precision: str):
+        lowered = lower_run(precision)
+        return lowered[kept] if lowered is not None and lowered.shape == kept.shape else None
+
+    return run
+
+
 def _exclude_matching_negative_infinity(out, ref, golden, tolerance: Tolerance, verdict: Verdict, outcome):
     """The slow path for non-finite values: NaN and inf fail, except -inf pairs the workload allows.
 
-    Returns the values left to compare, or (None, None, None) when a rule failed.
+    Returns the values left to compare and the mask that kept them (None: all kept), or four Nones when a rule
+    failed.
     """
     import torch
 
@@ -416,15 +460,15 @@ def _exclude_matching_negative_infinity(out, ref, golden, tolerance: Tolerance, 
     verdict.has_nan |= nan_count > 0
     verdict.has_inf |= inf_count > 0
     if not outcome("nan", nan_count == 0, f"{nan_count} NaN values", float(nan_count), 0.0):
-        return None, None, None
+        return None, None, None, None
     if not outcome(
         "inf", inf_count == 0, f"{inf_count} infinite values where the reference is finite", float(inf_count), 0.0
     ):
-        return None, None, None
+        return None, None, None, None
     if pairs is None or not bool(pairs.any()):
-        return out, ref, golden
+        return out, ref, golden, None
     keep = ~pairs
-    return out[keep], ref[keep], (golden[keep] if golden is not None else None)
+    return out[keep], ref[keep], (golden[keep] if golden is not None else None), keep
 
 
 def _check_not_degenerate(
@@ -484,6 +528,7 @@ def _check_precision(
     outcome,
     golden_distance: _GoldenDistance,
     admitted_error: float = 0.0,
+    lower_run: LowerPrecisionRun | None = None,
 ) -> bool:
     import torch
 
@@ -506,12 +551,24 @@ def _check_precision(
             "reference_error": reference_error,
             "allowed": allowed,
         }
-    return outcome(
-        "precision_downgrade",
-        solution_error <= allowed,
+    measured = (
         f"{solution_error:.3g} relative to the float64 result vs the reference's {reference_error:.3g} "
-        f"(allowed {allowed:.3g}): computed in lower precision than the problem "
-        f"{'admits' if admitted_error else 'asks (--precision strict)'}",
-        solution_error,
-        allowed,
+        f"(allowed {allowed:.3g})"
     )
+    if solution_error <= allowed:
+        return outcome("precision_downgrade", True, measured, solution_error, allowed)
+    asks = "admits" if admitted_error else "asks (--precision strict)"
+    lowered = f"computed in lower precision than the problem {asks}"
+    if lower_run is None:
+        return outcome("precision_downgrade", False, f"{measured}: {lowered}", solution_error, allowed)
+    diagnosis = diagnose(out, golden, lower_precisions(UNIT_ROUNDOFF.get(spec.dtype, 0.0)), lower_run)
+    tried = ", ".join(f"{name} {cosine:.2f}" for name, cosine in diagnosis.alignment.items()) or "none could run"
+    if diagnosis.precision is not None:
+        detail = f"{measured}: {lowered}; the error follows the reference's in {diagnosis.precision} ({tried})"
+    else:
+        detail = (
+            f"{measured}: a wrong result, not a precision downgrade: the error does not follow the reference's in "
+            f"any lower precision (alignment: {tried}); check the algorithm against the reference (or a part "
+            "computed in lower precision)"
+        )
+    return outcome(diagnosis.rule, False, detail, solution_error, allowed)

@@ -15,7 +15,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solbench.evaluation.config import EvaluationConfig, check_device_available
-from solbench.evaluation.correctness import ExpectedOutput, Verdict, check_outputs, check_structure, reference_problem
+from solbench.evaluation.correctness import (
+    ExpectedOutput,
+    LowerRuns,
+    Verdict,
+    check_outputs,
+    check_structure,
+    reference_problem,
+)
 from solbench.evaluation.device_turn import timing_turn
 from solbench.evaluation.environment import clock_state, device_name, library_versions
 from solbench.evaluation.errors import EvaluationError, MemoryLimitError
@@ -417,6 +424,7 @@ class _WorkloadEvaluation:
                 self._golden(sets[round_index], verdict, references[round_index]),
                 keep_passed=round_index == 0,
                 precision=self.precision,
+                lower_run=self._lower_runs(sets[round_index]),
             )
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
@@ -563,6 +571,18 @@ class _WorkloadEvaluation:
             verdict.golden.setdefault("golden_run", self.reference.golden_note)
         return golden
 
+    def _lower_runs(self, inputs: list) -> LowerRuns:
+        """The reference on `inputs` rounded to a lower precision: run only when the precision rule fails and asks
+        which cause it is (downgrade.py), once per precision."""
+        runs: dict[str, list | None] = {}
+
+        def run(precision: str) -> list | None:
+            if precision not in runs:
+                runs[precision] = self.reference.run_rounded(inputs, precision)
+            return runs[precision]
+
+        return run
+
     def _request(self, message, timeout_s: float | None = None):
         """The reply to `message`; a failure the sandbox reports ends the workload with its status."""
         reply = self.session.request(message, timeout_s or self.config.timeout_s)
@@ -702,6 +722,7 @@ class _WorkloadEvaluation:
                 self._golden(inputs, verdict, truth),
                 phase="timing",
                 precision=self.precision,
+                lower_run=self._lower_runs(inputs),
             )
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)

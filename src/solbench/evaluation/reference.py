@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from solbench.evaluation.correctness import UNIT_ROUNDOFF, as_comparable
+from solbench.evaluation.downgrade import DOWNGRADE_PRECISIONS, round_to_precision
 from solbench.evaluation.errors import EvaluationError
 from solbench.sandbox.calling import normalize_outputs
 from solbench.spec.cpu_reference import cpu_runnable_source
@@ -135,6 +136,28 @@ class ReferenceProgram:
             f"{FALLBACK_MIN_REFERENCE_ERROR:.2g} needed)"
         )
         return golden
+
+    def run_rounded(self, inputs: list, precision: str) -> list | None:
+        """The reference's outputs (float64) on float64 copies of its floating inputs, those finer than `precision`
+        rounded to it first: what computing in `precision` does to the inputs, for telling a precision downgrade
+        from a wrong result (downgrade.py). None where it cannot run so: only that diagnosis is lost."""
+        import torch
+
+        step = DOWNGRADE_PRECISIONS[precision]
+        rounded = [
+            (
+                (round_to_precision(v, precision) if UNIT_ROUNDOFF[name] < step else v.to(torch.float64))
+                if isinstance(v, torch.Tensor) and (name := str(v.dtype).removeprefix("torch.")) in _UPCAST_TO_GOLDEN
+                else v
+            )
+            for v in inputs
+        ]
+        try:
+            outputs = self.run(rounded)
+        except (ReferenceFailure, RuntimeError):
+            self._release_memory()
+            return None
+        return [as_comparable(o).to(torch.float64) for o in outputs]
 
     def _golden_at(self, inputs: list, dtype_name: str) -> list | None:
         """Outputs (as float64) of the reference on `dtype_name` copies of its floating inputs no wider than it;
