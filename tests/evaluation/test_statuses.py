@@ -13,7 +13,23 @@ def _run(problem_dir, source, config, **options):
     assert len(traces) == len(load_problem(problem_dir).workloads)  # one trace per workload, always
     for trace in traces:
         trace.model_validate(trace.model_dump(mode="json"))  # and each one is a valid upstream trace
+        failed = trace.evaluation.status is not S.PASSED
+        assert bool(trace.evaluation.solbench.failed_rule) == failed  # every failure names its rule, nothing else
     return traces
+
+
+def test_every_failing_status_names_a_rule_where_no_check_failed():
+    from solbench.evaluation.outcome import STATUS_RULE, RunContext, make_trace
+    from solbench.spec.trace import Environment
+    from solbench.spec.workload import Workload
+
+    assert set(STATUS_RULE) == set(S) - {S.PASSED}
+    context = RunContext("d", "s", Environment(hardware="test"), "cpu", "test", {})
+    workload = Workload(uuid="w", axes={}, inputs={})
+    for status in set(S) - {S.PASSED, S.IMPLAUSIBLE, S.INCORRECT_NUMERICAL}:  # those need a measurement
+        details = make_trace(context, workload, status, failure="why").evaluation.solbench
+        assert details.failed_rule == STATUS_RULE[status]
+    assert make_trace(context, workload, S.RUNTIME_ERROR, rule="crash").evaluation.solbench.failed_rule == "crash"
 
 
 def _statuses(traces):
@@ -78,7 +94,7 @@ def test_runtime_error_is_logged_and_the_next_workload_still_runs(vector_add_pro
         """
     traces = _run(vector_add_problem, source, fast_config)
     assert _statuses(traces) == [S.RUNTIME_ERROR, S.PASSED]
-    assert "boom at 1000" in traces[0].evaluation.log
+    assert "boom at 1000" in traces[0].evaluation.log and traces[0].evaluation.solbench.failed_rule == "exception"
 
 
 @pytest.mark.slow
@@ -93,6 +109,7 @@ def test_process_exit_crash_and_segfault_do_not_stop_the_evaluator(vector_add_pr
     traces = _run(vector_add_problem, source, fast_config)
     assert _statuses(traces) == [S.RUNTIME_ERROR, S.PASSED]
     assert "exited with status 3" in traces[0].evaluation.solbench.failure
+    assert traces[0].evaluation.solbench.failed_rule == "crash"
     segfault = "import faulthandler\ndef run(x, y):\n    faulthandler._sigsegv()\n"
     traces = _run(vector_add_problem, segfault, fast_config)
     assert _statuses(traces) == [S.RUNTIME_ERROR] * 2
@@ -120,6 +137,7 @@ def test_hang_times_out_and_the_next_workload_runs(vector_add_problem, fast_conf
     traces = _run(vector_add_problem, source, replace(fast_config, timeout_s=3))
     assert _statuses(traces) == [S.TIMEOUT, S.PASSED]
     assert "no reply within 3 s" in traces[0].evaluation.solbench.failure
+    assert traces[0].evaluation.solbench.failed_rule == "timeout"
 
 
 @pytest.mark.slow
@@ -144,7 +162,7 @@ def test_build_failures_are_compile_errors_for_every_workload(vector_add_problem
     traces = _run(vector_add_problem, source, fast_config)
     assert _statuses(traces) == [S.COMPILE_ERROR] * 2
     assert fragment in traces[1].evaluation.log
-    assert traces[1].workload.uuid == "n4099"
+    assert traces[1].workload.uuid == "n4099" and traces[1].evaluation.solbench.failed_rule == "build"
 
 
 @pytest.mark.slow
@@ -242,6 +260,7 @@ def test_reference_that_raises_is_an_invalid_reference(tmp_path, fast_config):
     traces = _run(root, "def run(x, y):\n    return x + y\n", fast_config)
     assert _statuses(traces) == [S.INVALID_REFERENCE]
     assert "bad reference" in traces[0].evaluation.solbench.failure
+    assert traces[0].evaluation.solbench.failed_rule == "reference"
 
 
 @pytest.mark.slow

@@ -369,7 +369,9 @@ class _Run:
             return outcome.trace
         except SandboxFailure as failure:
             status = _FAILURE_STATUS[failure.kind]
-            return make_trace(self.context, workload, status, session.log.take(), failure=str(failure), seed=seed)
+            return make_trace(
+                self.context, workload, status, session.log.take(), failure=str(failure), seed=seed, rule=failure.kind
+            )
 
 
 class _WorkloadEvaluation:
@@ -596,8 +598,10 @@ class _WorkloadEvaluation:
             )
             raise self._refuse(reply.rule, reply.error, status)
         if isinstance(reply, RequestRejected):  # the parent validated it: a solution wrote to the channel, or a bug
-            raise self._stop(EvaluationStatus.RUNTIME_ERROR, f"the sandbox rejected a request: {reply.error}")
-        raise self._stop(EvaluationStatus.RUNTIME_ERROR, reply.error)
+            raise self._stop(
+                EvaluationStatus.RUNTIME_ERROR, f"the sandbox rejected a request: {reply.error}", rule="protocol"
+            )
+        raise self._stop(EvaluationStatus.RUNTIME_ERROR, reply.error, rule="exception")
 
     def _load(self, sets: list, expected: list[ExpectedOutput]) -> None:
         self._request(
@@ -666,7 +670,7 @@ class _WorkloadEvaluation:
     def _call(self, round_index: int, fresh: list[FreshInput] | None = None) -> Called:
         reply = self._request(CallRequest(input_set=round_index, fresh_inputs=fresh or []))
         if not (len(reply.outputs) == len(self.expected) and len(reply.devices) == len(reply.outputs)):
-            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned a malformed result")
+            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "the sandbox returned a malformed result", rule="protocol")
         mutated = reply.mutated_inputs
         if mutated:
             names = list(self.run_state.problem.definition.inputs)
@@ -704,6 +708,7 @@ class _WorkloadEvaluation:
                 raise self._stop(
                     EvaluationStatus.RUNTIME_ERROR,
                     "timing returned outputs of an iteration it did not time, or two for one input variant",
+                    rule="timed_outputs",
                 )
             seen.add(iteration % variants)
             inputs = perturbed_inputs(sets[iteration % variants], iteration, seed, self.perturbations)
@@ -727,7 +732,9 @@ class _WorkloadEvaluation:
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(range(min(variants, len(samples)))):
-            raise self._stop(EvaluationStatus.RUNTIME_ERROR, "timing kept no output for some input variant")
+            raise self._stop(
+                EvaluationStatus.RUNTIME_ERROR, "timing kept no output for some input variant", rule="timed_outputs"
+            )
         resolution = reply.resolution_s
         return timing_summary(
             reply.backend,

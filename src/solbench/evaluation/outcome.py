@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from solbench.evaluation.correctness import Verdict
 from solbench.sandbox import stats
+from solbench.scoring.sol_score import SPEED_OF_LIGHT_RULE
 from solbench.spec.trace import (
     Correctness,
     Environment,
@@ -70,6 +71,20 @@ def timing_summary(
     )
 
 
+STATUS_RULE = {
+    EvaluationStatus.INCORRECT_SHAPE: "shape",
+    EvaluationStatus.INCORRECT_DTYPE: "dtype",
+    EvaluationStatus.INCORRECT_NUMERICAL: "tolerance",
+    EvaluationStatus.COMPILE_ERROR: "build",
+    EvaluationStatus.RUNTIME_ERROR: "runtime_error",
+    EvaluationStatus.TIMEOUT: "timeout",
+    EvaluationStatus.INVALID_REFERENCE: "reference",
+    EvaluationStatus.REWARD_HACK: "reward_hack",
+    EvaluationStatus.IMPLAUSIBLE: SPEED_OF_LIGHT_RULE,
+}
+"""The rule a failure names where no more specific one applies: every status but PASSED has one."""
+
+
 def correctness_record(verdict: Verdict, rounds: int) -> Correctness:
     return Correctness(
         max_relative_error=verdict.max_relative_error,
@@ -100,8 +115,13 @@ def make_trace(
     timer: str | None = None,
     correctness_only: bool = False,
     precision: PrecisionRecord | None = None,
+    rule: str | None = None,
 ) -> Trace:
-    failed_rule = verdict.failure.rule if verdict and verdict.failure else None
+    """A finished trace. Every failure names its rule (`failed_rule`): the verdict's first failure, else `rule`,
+    else the status's own (`STATUS_RULE`), so an agent or a script can branch on it without parsing the log."""
+    failed_rule = verdict.failure.rule if verdict and verdict.failure else rule
+    if failed_rule is None and status is not EvaluationStatus.PASSED:
+        failed_rule = STATUS_RULE[status]
     if failure is None and verdict and verdict.failure:
         failure = (
             f"{verdict.failure.rule} ({verdict.failure.output}, {verdict.failure.phase} "
