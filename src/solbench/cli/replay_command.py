@@ -29,13 +29,20 @@ def replay(
     ),
     best: bool = typer.Option(False, "--best", help="Replay only the run's final best candidate."),
     json_output: bool = typer.Option(False, "--json", help="Print only the comparison as JSON on stdout."),
+    seed: int | None = typer.Option(
+        None,
+        "--seed",
+        min=0,
+        help="An optimisation run: make every workload's inputs from this seed (a failure's input_seed) "
+        "instead of a fresh secret one, to replay the inputs it failed on.",
+    ),
 ) -> None:
     """Re-evaluate candidates of a stored optimisation run in a fresh environment, or a leaderboard submission
     from its bundle, and compare statuses (and cheat verdicts, rewards) and latencies with the record. Exit status
     0 when statuses and verdicts agree, 1 when not."""
     for matches, replay_path in REPLAYERS:
         if matches(path):
-            agrees = replay_path(path, candidate=candidate, best=best, json_output=json_output)
+            agrees = replay_path(path, candidate=candidate, best=best, json_output=json_output, seed=seed)
             if not agrees:
                 raise typer.Exit(1)
             return
@@ -49,10 +56,12 @@ def _is_optimize_run(path: Path) -> bool:
     return path.is_dir() and (path / "journal.jsonl").is_file()
 
 
-def _replay_optimize_run(path: Path, *, candidate: list[str], best: bool, json_output: bool) -> bool:
+def _replay_optimize_run(
+    path: Path, *, candidate: list[str], best: bool, json_output: bool, seed: int | None = None
+) -> bool:
     from solbench.optimize.replay import replay_run
 
-    report = replay_run(path, candidate or None, best_only=best)
+    report = replay_run(path, candidate or None, best_only=best, seed=seed)
     if json_output:
         value = dataclasses.asdict(report)
         value["agrees"] = report.agrees
@@ -72,10 +81,15 @@ def _replay_optimize_run(path: Path, *, candidate: list[str], best: bool, json_o
         for workload in item.workloads:
             print(
                 f"  {workload.workload}: {workload.recorded_status} → {workload.replayed_status} · "
-                f"{_ms(workload.recorded_latency_ms)} → {_ms(workload.replayed_latency_ms)}"
+                f"{_ms(workload.recorded_latency_ms)} → {_ms(workload.replayed_latency_ms)} · "
+                f"input seed {_seed(workload.recorded_seed)} → {_seed(workload.replayed_seed)}"
             )
     print(f"{sum(c.agrees for c in report.candidates)}/{len(report.candidates)} candidate(s) agree")
     return report.agrees
+
+
+def _seed(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def _number(value: float | None) -> str:
@@ -90,12 +104,12 @@ def _is_bundle(path: Path) -> bool:
     return path.is_file()  # the bundle reader names the file and what is wrong with it when it is not one
 
 
-def _replay_bundle(path: Path, *, candidate: list[str], best: bool, json_output: bool) -> bool:
+def _replay_bundle(path: Path, *, candidate: list[str], best: bool, json_output: bool, seed: int | None = None) -> bool:
     from solbench.service.bundle import replay_bundle
 
-    if candidate or best:
+    if candidate or best or seed is not None:
         raise UsageError(
-            f"{path}: --candidate and --best choose among an optimisation run's candidates; a bundle "
+            f"{path}: --candidate, --best and --seed apply to an optimisation run's candidates; a bundle "
             "holds one submission"
         )
     report = replay_bundle(path)

@@ -12,6 +12,8 @@ from solbench.evaluation.errors import HarnessOptionError
 from solbench.sandbox.measure import TimingPlan
 
 AUTO_DEVICE = "auto"
+MAX_INPUT_SEED = 2**62
+"""Input seeds are below this: the evaluator draws 62-bit ones."""
 
 
 def default_memory_limit_bytes() -> int:
@@ -78,6 +80,11 @@ class EvaluationConfig:
     """torch's intra-op CPU threads for the solution's sandbox and for the reference alike, so the reference's
     outputs and T_b are computed as the candidate runs (torch_settings.py); None: the evaluating thread's count
     when the evaluation starts (`with_threads`). A run of N workers gives each its share of the CPUs."""
+    input_seed: int | None = None
+    """None (the default): each workload draws a fresh secret seed for its inputs. A number: every workload's
+    inputs come from it (round r from seed + r), so a failure recorded with its trace's ``input_seed`` can be
+    replayed on the same inputs (`env.test(..., seed=)`, `solbench replay --seed`). Never for scoring: a solution
+    that knows the seed can precompute its outputs."""
 
     def __post_init__(self) -> None:
         check_harness_options(self)
@@ -132,6 +139,10 @@ def check_harness_options(config: EvaluationConfig) -> None:
     _check_count("rounds", config.rounds, least=1)
     if config.threads is not None:
         _check_count("threads", config.threads, least=1)
+    if config.input_seed is not None:
+        _check_count("input_seed", config.input_seed, least=0)
+        if config.input_seed >= MAX_INPUT_SEED:
+            raise HarnessOptionError("input_seed", config.input_seed, f"must be below 2**62 ({MAX_INPUT_SEED})")
     _check_seconds("timeout_s", config.timeout_s, positive=True)
     _check_seconds("build_timeout_s", config.build_timeout_s, positive=True)
     if config.memory_limit_bytes is not None:

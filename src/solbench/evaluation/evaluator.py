@@ -362,7 +362,7 @@ class _Run:
 
     # --- one workload -----------------------------------------------------------------------
     def _evaluate_workload(self, workload: Workload, reference: ReferenceProgram, session: SandboxSession) -> Trace:
-        seed = secrets.randbits(62)
+        seed = self.config.input_seed if self.config.input_seed is not None else secrets.randbits(62)
         try:
             return _WorkloadEvaluation(self, workload, reference, session, seed).run()
         except WorkloadOutcome as outcome:

@@ -14,6 +14,7 @@ from solbench.optimize.errors import (
     OptimizeError,
     RestoreMismatch,
     StateMismatch,
+    UnknownWorkload,
 )
 from solbench.optimize.feedback import WorkloadFeedback
 from solbench.optimize.held_out import split_workloads
@@ -43,6 +44,7 @@ __all__ = [
     "StepResult",
     "TestResult",
     "TestStatus",
+    "UnknownWorkload",
     "WorkloadCard",
     "WorkloadFeedback",
     "WorkloadTimes",

@@ -28,7 +28,7 @@ from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, languages_for, workload_card
 from solbench.optimize.contract import solution_contract
 from solbench.optimize.env_state import EnvState, WorkloadTimes
-from solbench.optimize.errors import InvalidCandidate, RestoreMismatch, StateMismatch
+from solbench.optimize.errors import InvalidCandidate, RestoreMismatch, StateMismatch, UnknownWorkload
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
 from solbench.optimize.held_out import HeldOut, split_workloads
 from solbench.optimize.pinned_t_b import PinnedTimes, pin_keys
@@ -240,12 +240,14 @@ class Env:
         self._results.append(result)
         return result
 
-    def test(self, solution: CandidateArg) -> TestResult:
-        """Correctness only, on the smallest public workloads, nothing timed: cheap, never scored, never `best`."""
+    def test(self, solution: CandidateArg, *, seed: int | None = None, workload: str | None = None) -> TestResult:
+        """Correctness only, nothing timed: cheap, never scored, never `best`. On the smallest public workloads, or
+        on the public `workload` named. Inputs come from a fresh secret seed, or from `seed` (a failure's
+        `input_seed`), so the inputs a candidate failed on can be replayed; every status reports its seed."""
         candidate = self._candidate(solution)
+        workloads = self._tested(workload)
         self._ledger.check("test")
-        workloads = smallest(self._problem, self._public)
-        config = replace(self._config, time_solution=False)
+        config = replace(self._config, time_solution=False, input_seed=seed)
         traces, seconds, hit, _ = self._evaluate(restricted(self._problem, workloads), candidate, config, self.cache)
         self._ledger.charge("test", seconds, hit)
         feedback = workload_feedback(traces, [score_trace(t, None, None, None) for t in traces])
@@ -256,6 +258,7 @@ class Env:
                 failed_rule=f.failed_rule,
                 error=f.error,
                 same_error_as=f.same_error_as,
+                input_seed=f.input_seed,
             )
             for f in feedback
         ]
@@ -390,6 +393,14 @@ class Env:
         if candidate.definition != self.problem:
             raise InvalidCandidate("solution.definition", f"{candidate.definition!r}: this problem is {self.problem!r}")
         return candidate
+
+    def _tested(self, workload: str | None) -> tuple[Workload, ...]:
+        if workload is None:
+            return smallest(self._problem, self._public)
+        chosen = tuple(w for w in self._public if w.uuid == workload)
+        if not chosen:
+            raise UnknownWorkload(workload, [w.uuid for w in self._public])
+        return chosen
 
     def _evaluate(
         self, problem: Problem, solution: Solution, config: EvaluationConfig, cache: Path | None

@@ -34,6 +34,15 @@ class InvalidCandidate(OptimizeError):
         super().__init__(f"{where}: {reason}")
 
 
+class UnknownWorkload(OptimizeError):
+    """A call named a workload that is not public in this environment (a held-out one is answered the same way, so
+    the split stays secret); nothing was evaluated."""
+
+    def __init__(self, workload: str, public: list[str]):
+        self.workload, self.public = workload, public
+        super().__init__(f"workload: {workload!r} is not a public workload (public: {', '.join(public)})")
+
+
 class InvalidHeldOut(OptimizeError):
     def __init__(self, reason: str):
         self.reason = reason

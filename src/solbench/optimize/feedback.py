@@ -53,6 +53,9 @@ class WorkloadFeedback(BaseModel):
     """T_SOL / T_k: 1 is the speed of light."""
     speedup: float | None = None
     """T_b / T_k."""
+    input_seed: int | None = None
+    """The seed this workload's inputs came from (round r from seed + r): `env.test(solution, seed=...,
+    workload=...)` or `solbench replay --seed` regenerates exactly these inputs."""
     implausible: bool = False
     """Status IMPLAUSIBLE, or T_k below the timer's resolution: a measurement problem or a cheat."""
     note: str = ""
@@ -98,6 +101,7 @@ def _feedback(
         fraction_of_sol=score.t_sol_ms / latency if latency and score.t_sol_ms else None,
         speedup=score.t_baseline_ms / latency if latency and score.t_baseline_ms else None,
         implausible=score.implausible,
+        input_seed=details.input_seed if details else None,
         note=score.note,
     )
 

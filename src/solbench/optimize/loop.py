@@ -428,8 +428,8 @@ class OptimizeLoop:
         except ValueError as error:
             return {"error": f"{request.get('file', 'solution')}: not a solution: {str(error).splitlines()[0]}"}
         try:
-            result = self.env.test(solution)
-        except SolbenchError as error:  # no test budget left, not a solution for this problem, …
+            result = self.env.test(solution, seed=request.get("seed"), workload=request.get("workload"))
+        except SolbenchError as error:  # no test budget left, a bad seed or workload, …
             self.journal.append(TestRecord(round=round_number, solution_name=solution.name, error=str(error)))
             return {"error": str(error)}
         self.journal.append(TestRecord(round=round_number, solution_name=solution.name, result=to_json(result)))

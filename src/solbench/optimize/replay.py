@@ -9,9 +9,10 @@ by side, since timing varies between runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from solbench.evaluation.config import EvaluationConfig
 from solbench.optimize.journal import JOURNAL_FILE, CandidateRecord, Journal
 from solbench.optimize.loop_errors import WorkspaceError
 from solbench.optimize.resume import run_state
@@ -25,6 +26,9 @@ class WorkloadReplay:
     replayed_status: str
     recorded_latency_ms: float | None
     replayed_latency_ms: float | None
+    recorded_seed: int | None = None
+    replayed_seed: int | None = None
+    """The input seeds (the replay's is `seed` when one was given, else a fresh one)."""
 
     @property
     def agrees(self) -> bool:
@@ -57,12 +61,18 @@ class ReplayReport:
 
 
 def replay_run(
-    workspace: Path, candidate_ids: list[str] | None = None, *, best_only: bool = False, config=None
+    workspace: Path,
+    candidate_ids: list[str] | None = None,
+    *,
+    best_only: bool = False,
+    config=None,
+    seed: int | None = None,
 ) -> ReplayReport:
     """Re-evaluate the named candidates (default: every evaluated one; `best_only`: the final best).
 
-    `config` overrides the run's evaluation settings (for a quicker replay); raises WorkspaceError when
-    the folder holds no run or a named candidate is not in it.
+    `config` overrides the run's evaluation settings (for a quicker replay); `seed` makes every workload's inputs
+    from it instead of a fresh secret seed, so the recorded `input_seed` of a failing workload replays exactly the
+    inputs it failed on. Raises WorkspaceError when the folder holds no run or a named candidate is not in it.
     """
     from solbench.optimize.env import make
     from solbench.spec import Solution
@@ -73,10 +83,11 @@ def replay_run(
         raise WorkspaceError(f"{journal_path}: no optimisation run there (no journal, or no run record)")
     chosen = _choose(state, candidate_ids, best_only, journal_path)
     settings = state.run.settings
+    config = config or config_from_json(settings.get("config")) or EvaluationConfig()
     env = make(
         state.run.problem,
         hardware=settings.get("hardware", "local"),
-        config=config or config_from_json(settings.get("config")),
+        config=replace(config, input_seed=seed),
         cache=None,
         held_out=settings.get("held_out"),
         baselines=settings.get("baselines"),
@@ -122,6 +133,8 @@ def _compare(record: CandidateRecord, result) -> CandidateReplay:
                 replayed_status=feedback.status,
                 recorded_latency_ms=before.get("latency_ms"),
                 replayed_latency_ms=feedback.latency_ms,
+                recorded_seed=before.get("input_seed"),
+                replayed_seed=feedback.input_seed,
             )
         )
     return CandidateReplay(

@@ -80,6 +80,8 @@ class TestStatus(_Result):
     failed_rule: str | None = None
     error: str | None = None
     same_error_as: str | None = None
+    input_seed: int | None = None
+    """The seed the inputs came from: `env.test(solution, seed=this, workload=...)` replays them."""
 
 
 class TestResult(_Result):
