@@ -450,8 +450,12 @@ class OptimizeLoop:
         if best_id is None:
             self.journal.append(FinalRecord(best=None, result=None))
             return None, None
+        result = self.env.finalize()  # the best, or the next best correct one where the best failed (says so)
+        final = to_json(result)
+        if result.note:
+            self.on_note(f"final: {result.note}")
+        best_id = self.env_ids.get(result.candidate_id, best_id) if result.candidate_id is not None else best_id
         record = state.candidates.get(best_id)  # kept up to date by every round: no second read of the journal
-        final = to_json(self.env.finalize())
         if record is not None and record.solution is not None:
             self.workspace.record_best(best_id, record.solution, _feedback_entry(record))
         write_json_atomically(self.workspace.best_dir / "result.json", {"candidate": best_id, **final})

@@ -102,7 +102,8 @@ class FinalResult(_Result):
 
     problem: str
     candidate_id: int | None
-    """The best candidate's id; None when no candidate was correct (nothing was measured)."""
+    """The candidate this result is of: the best, or the next best correct one that passed where the best failed
+    (`tried`); None when no candidate was correct (nothing was measured)."""
     solution: Solution | None = None
     reward_kind: str
     reward: float
@@ -119,4 +120,8 @@ class FinalResult(_Result):
     """The held-out workload uuids, revealed now."""
     traces: list[Trace]
     """The re-measurement's traces, for storing beside a run."""
+    tried: list[int] = []
+    """The candidates re-measured, in order: the best first, then each next best correct one while the one before
+    failed (a held-out workload, say). The last is this result's unless none passed (then it is the best's)."""
     note: str = ""
+    """Why the result is not simply the best's: no correct candidate, or which candidates failed before it."""
