@@ -261,6 +261,8 @@ class Env:
                 error=f.error,
                 same_error_as=f.same_error_as,
                 input_seed=f.input_seed,
+                log=f.log,
+                same_log_as=f.same_log_as,
             )
             for f in feedback
         ]

@@ -1,8 +1,9 @@
-"""Per-workload feedback on a candidate: bounded in size, identical errors told once.
+"""Per-workload feedback on a candidate: bounded in size, identical errors and logs told once.
 
 An agent reads this after every step, so it says what matters (status, which rule failed and by
-how much, latency and its spread, S, fraction of T_SOL) and never grows with a long log: each
-error is cut to its head and tail, and a workload whose error repeats an earlier one's points to it.
+how much, latency and its spread, S, fraction of T_SOL, what a passing run printed) and never grows
+with a long log: each error and log is cut to its head and tail, and a workload whose error or log
+repeats an earlier one's points to it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from solbench.spec.trace import EvaluationStatus, Trace
 
 MAX_ERROR_CHARS = 2000
 """Longest error text per workload; longer text keeps its first and last parts."""
+MAX_LOG_CHARS = 1000
+"""Longest log of a passing workload (what the candidate printed: a debug line, a warning); cut the same way."""
 CHEAT = EvaluationStatus.REWARD_HACK.value
 PASSED = EvaluationStatus.PASSED.value
 IMPLAUSIBLE = EvaluationStatus.IMPLAUSIBLE.value
@@ -38,6 +41,11 @@ class WorkloadFeedback(BaseModel):
     """What went wrong: the failure line and the log, cut to MAX_ERROR_CHARS."""
     same_error_as: str | None = None
     """This workload failed with the same error as that earlier workload (`error` is then left out)."""
+    log: str | None = None
+    """A passing workload's log (what the candidate printed, warnings included), cut to MAX_LOG_CHARS; None when
+    empty, or told once: a log the same as an earlier workload's is `same_log_as` instead. A failure's log is in
+    `error`."""
+    same_log_as: str | None = None
     latency_ms: float | None = None
     """T_k, the median measured latency (PASSED, and IMPLAUSIBLE as the evidence)."""
     spread_ms: float | None = None
@@ -66,20 +74,46 @@ def workload_feedback(
 ) -> list[WorkloadFeedback]:
     """One feedback per trace, in order, with repeated errors replaced by a pointer to their first workload;
     `t_b_sources` (workload uuid -> where its T_b came from) is recorded beside T_b."""
-    first_with: dict[str, str] = {}
+    errors, logs = _Told(), _Told()
     result = []
     for trace, score in zip(traces, scores):
-        error = _error_text(trace, score)
-        same_as = first_with.get(error) if error else None
-        if error and same_as is None:
-            first_with[error] = trace.workload.uuid
-        source = (t_b_sources or {}).get(trace.workload.uuid) if score.t_baseline_ms is not None else None
-        result.append(_feedback(trace, score, None if same_as else error, same_as, source))
+        uuid = trace.workload.uuid
+        error, same_as = errors.once(_error_text(trace, score), uuid)
+        log, same_log_as = logs.once(_passing_log(trace, score), uuid)
+        source = (t_b_sources or {}).get(uuid) if score.t_baseline_ms is not None else None
+        result.append(_feedback(trace, score, (error, same_as), (log, same_log_as), source))
     return result
 
 
+class _Told:
+    """Texts already given, by the workload that gave each first."""
+
+    def __init__(self) -> None:
+        self.first_with: dict[str, str] = {}
+
+    def once(self, text: str | None, uuid: str) -> tuple[str | None, str | None]:
+        """(text, None) the first time, (None, the first workload's uuid) after; (None, None) for no text."""
+        if not text:
+            return None, None
+        if text in self.first_with:
+            return None, self.first_with[text]
+        self.first_with[text] = uuid
+        return text, None
+
+
+def _passing_log(trace: Trace, score: WorkloadScore) -> str | None:
+    evaluation = trace.evaluation
+    if evaluation is None or score.status != PASSED:
+        return None
+    return truncate(evaluation.log.strip(), MAX_LOG_CHARS) or None
+
+
 def _feedback(
-    trace: Trace, score: WorkloadScore, error: str | None, same_as: str | None, t_b_source: str | None
+    trace: Trace,
+    score: WorkloadScore,
+    error: tuple[str | None, str | None],
+    log: tuple[str | None, str | None],
+    t_b_source: str | None,
 ) -> WorkloadFeedback:
     evaluation = trace.evaluation
     assert evaluation is not None, "feedback is on evaluated traces"
@@ -90,8 +124,10 @@ def _feedback(
         workload=trace.workload.uuid,
         status=score.status,  # IMPLAUSIBLE where the floor refused a PASSED trace
         failed_rule=_failed_rule(trace, score),
-        error=error,
-        same_error_as=same_as,
+        error=error[0],
+        same_error_as=error[1],
+        log=log[0],
+        same_log_as=log[1],
         latency_ms=latency,
         spread_ms=(timing.p90_ms - timing.p10_ms) if timing and latency is not None else None,
         t_sol_ms=score.t_sol_ms,

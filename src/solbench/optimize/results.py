@@ -82,6 +82,9 @@ class TestStatus(_Result):
     same_error_as: str | None = None
     input_seed: int | None = None
     """The seed the inputs came from: `env.test(solution, seed=this, workload=...)` replays them."""
+    log: str | None = None
+    """A passing workload's log, bounded (see WorkloadFeedback.log)."""
+    same_log_as: str | None = None
 
 
 class TestResult(_Result):
