@@ -183,7 +183,7 @@ def test_the_sandbox_answers_a_malformed_request_with_a_rejection_and_keeps_serv
     def never(request):
         raise AssertionError("a malformed request reached a handler")
 
-    server = SimpleNamespace(build=never, load=never, call=never, time=never)
+    server = SimpleNamespace(build=never, load=never, call=never, time=never, profile=never)
     parent, child = socket.socketpair()
     with parent, child:
         serving = threading.Thread(target=serve, args=(child, server))

@@ -64,6 +64,9 @@ def optimize_problem(
     ),
     timeout: float = typer.Option(DEFAULTS.timeout_s, "--timeout", help="Seconds allowed for each sandbox request."),
     json_output: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
+    profile: bool = typer.Option(
+        False, "--profile", help="Give each workload's feedback a profile: the top ops and their share of the time."
+    ),
 ) -> None:
     """Run an agent for rounds against one problem; each candidate is evaluated and journaled, and the best is
     re-measured on every workload, held-out ones included, at the end (DIR/best/).
@@ -77,7 +80,9 @@ def optimize_problem(
     from solbench.optimize.loop import run_optimize
     from solbench.optimize.run_settings import OptimizeSettings
 
-    config = evaluation_config(device, rounds=correctness_rounds, budget_s=timing_budget, timeout_s=timeout)
+    config = evaluation_config(
+        device, rounds=correctness_rounds, budget_s=timing_budget, timeout_s=timeout, profile=profile
+    )
     hardware = hardware_for_device(hardware, config.device)
     errors = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per round, however long
     ensure_local_probe(hardware, errors)

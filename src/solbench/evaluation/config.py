@@ -80,6 +80,9 @@ class EvaluationConfig:
     """torch's intra-op CPU threads for the solution's sandbox and for the reference alike, so the reference's
     outputs and T_b are computed as the candidate runs (torch_settings.py); None: the evaluating thread's count
     when the evaluation starts (`with_threads`). A run of N workers gives each its share of the CPUs."""
+    profile: bool = False
+    """Profile each passing workload after its timed loop: the solution's calls run again, untimed, under
+    torch.profiler, and the trace keeps the top ops and their share of the time (sandbox/profiling.py)."""
     input_seed: int | None = None
     """None (the default): each workload draws a fresh secret seed for its inputs. A number: every workload's
     inputs come from it (round r from seed + r), so a failure recorded with its trace's ``input_seed`` can be
@@ -117,7 +120,7 @@ def check_harness_options(config: EvaluationConfig) -> None:
         check_timer(config.timer, None if config.device == AUTO_DEVICE else config.device)
     except TimerUnavailable as error:
         raise HarnessOptionError("timer", config.timer, str(error)) from None
-    for name in ("flush_cache", "time_solution", "time_reference", "check_precision", "static_check"):
+    for name in ("flush_cache", "time_solution", "time_reference", "check_precision", "static_check", "profile"):
         if not isinstance(getattr(config, name), bool):
             raise HarnessOptionError(name, getattr(config, name), "must be true or false")
     from solbench.sandbox.flush import CPU_FLUSH_MODES

@@ -27,7 +27,7 @@ from solbench.evaluation.device_turn import timing_turn
 from solbench.evaluation.environment import clock_state, device_name, library_versions
 from solbench.evaluation.errors import EvaluationError, MemoryLimitError
 from solbench.evaluation.orders import half_plan, in_both_orders
-from solbench.evaluation.outcome import RunContext, make_trace, timing_summary
+from solbench.evaluation.outcome import RunContext, make_trace, profile_summary, timing_summary
 from solbench.evaluation.pool import SandboxPool
 from solbench.evaluation.reference import ReferenceFailure, ReferenceProgram
 from solbench.evaluation.reference_timing import ReferenceTimings, problem_timing_key, workload_timing_key
@@ -46,6 +46,8 @@ from solbench.sandbox.protocol import (
     LoadRequest,
     OutputDescription,
     OutputRejected,
+    Profiled,
+    ProfileRequest,
     RequestRejected,
     Timed,
     TimeRequest,
@@ -56,9 +58,12 @@ from solbench.spec.errors import MissingDataError, SpecError
 from solbench.spec.inputs import InputContext, generate_inputs
 from solbench.spec.problem import Problem, check_data_files
 from solbench.spec.solution import Solution
-from solbench.spec.trace import CheckOutcome, Environment, EvaluationStatus, Trace
+from solbench.spec.trace import CheckOutcome, Environment, EvaluationStatus, ProfileSummary, Trace
 from solbench.spec.workload import Workload
 
+PROFILE_CALLS = 3
+"""Untimed calls profiled per workload (EvaluationConfig.profile): enough to leave first-call costs a minority."""
+PROFILE_TOP_OPS = 10
 ProgressCallback = Callable[[int, int, str], None]
 """(workloads done, workloads total, what is happening now)."""
 
@@ -461,6 +466,7 @@ class _WorkloadEvaluation:
             seed=self.seed,
             timer=timing.backend,
             precision=self.precision,
+            profile=profile,
         )
 
     def _timings(self, sets: list, verdict: Verdict):
@@ -572,6 +578,13 @@ class _WorkloadEvaluation:
         if self.reference.golden_note:
             verdict.golden.setdefault("golden_run", self.reference.golden_note)
         return golden
+
+    def _profile(self) -> ProfileSummary:
+        """Where the solution's time goes, from untimed calls under the profiler after the timed loop (the sandbox's
+        report: for the agent, never scored). A solution that fails in these calls fails the workload."""
+        reply: Profiled = self._request(ProfileRequest(calls=PROFILE_CALLS, top=PROFILE_TOP_OPS))
+        self._check_processes(Verdict(checks=list(self.run_state.static_checks)), "profile")
+        return profile_summary(reply, PROFILE_CALLS)
 
     def _lower_runs(self, inputs: list) -> LowerRuns:
         """The reference on `inputs` rounded to a lower precision: run only when the precision rule fails and asks

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from solbench.evaluation.correctness import Verdict
 from solbench.sandbox import stats
+from solbench.sandbox.protocol import Profiled
 from solbench.scoring.sol_score import SPEED_OF_LIGHT_RULE
 from solbench.spec.trace import (
     Correctness,
@@ -14,8 +15,10 @@ from solbench.spec.trace import (
     Evaluation,
     EvaluationDetails,
     EvaluationStatus,
+    OpShare,
     Performance,
     PrecisionRecord,
+    ProfileSummary,
     TimingSummary,
     Trace,
 )
@@ -85,6 +88,26 @@ STATUS_RULE = {
 """The rule a failure names where no more specific one applies: every status but PASSED has one."""
 
 
+def profile_summary(profiled: Profiled, calls: int) -> ProfileSummary:
+    """The sandbox's profile as the trace keeps it: per call, in milliseconds, each op's share of the total."""
+    total_s = profiled.total_s
+    return ProfileSummary(
+        activity=profiled.activity,
+        calls=calls,
+        total_ms=total_s * 1e3 / calls,
+        ops=[
+            OpShare(
+                name=op.name,
+                self_ms=op.self_s * 1e3 / calls,
+                share=min(op.self_s / total_s, 1.0) if total_s > 0 else 0.0,
+                calls=round(op.calls / calls),
+            )
+            for op in profiled.ops
+        ],
+        note=profiled.note,
+    )
+
+
 def correctness_record(verdict: Verdict, rounds: int) -> Correctness:
     return Correctness(
         max_relative_error=verdict.max_relative_error,
@@ -116,6 +139,7 @@ def make_trace(
     correctness_only: bool = False,
     precision: PrecisionRecord | None = None,
     rule: str | None = None,
+    profile: ProfileSummary | None = None,
 ) -> Trace:
     """A finished trace. Every failure names its rule (`failed_rule`): the verdict's first failure, else `rule`,
     else the status's own (`STATUS_RULE`), so an agent or a script can branch on it without parsing the log."""
@@ -143,6 +167,7 @@ def make_trace(
         confinement=context.confinement,
         correctness_only=correctness_only,
         precision=precision,
+        profile=profile,
     )
     correctness = (
         correctness_record(verdict, rounds)

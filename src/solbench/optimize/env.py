@@ -64,6 +64,7 @@ def make(
     baselines: Baselines | PathArg | None = None,
     warm_sandboxes: bool = True,
     pin_t_b: bool = True,
+    profile: bool = False,
 ) -> Env:
     """An environment for `problem` (a folder or a loaded Problem); see `Env` for each argument."""
     return Env(
@@ -78,6 +79,7 @@ def make(
         baselines=baselines,
         warm_sandboxes=warm_sandboxes,
         pin_t_b=pin_t_b,
+        profile=profile,
     )
 
 
@@ -99,6 +101,8 @@ class Env:
       it); `close()` stops it.
     - `pin_t_b`: read and write pinned T_b (``$SOLBENCH_CACHE_DIR/t_b``), so every environment on this machine
       compares a kernel with the same T_b; False times the reference for this environment alone.
+    - `profile`: each step's feedback says where the candidate's time went (top ops and their share, from
+      torch.profiler on untimed calls after the timed loop); off by default, as it costs a few calls per workload.
     """
 
     def __init__(
@@ -115,6 +119,7 @@ class Env:
         baselines: Baselines | PathArg | None = None,
         warm_sandboxes: bool = True,
         pin_t_b: bool = True,
+        profile: bool = False,
     ):
         self._problem = problem if isinstance(problem, Problem) else api.load_problem(problem)
         self._hardware = lookup(hardware) if isinstance(hardware, str) else hardware
@@ -123,6 +128,8 @@ class Env:
         self.workspace = Path(workspace) if workspace is not None else None
         self.cache = Path(cache) if cache is not None else (self.workspace / "cache" if self.workspace else None)
         self._config = replace(config or EvaluationConfig(), time_reference=False)
+        if profile:
+            self._config = replace(self._config, profile=True)
         self._public, self._held_out = split_workloads(self._problem, held_out)
         self._baselines = as_baselines(baselines)
         self._pins = PinnedTimes() if pin_t_b else None
@@ -503,7 +510,7 @@ class Env:
             traces = api.evaluate(
                 restricted(self._problem, untimed),
                 reference,
-                config=self._config,
+                config=replace(self._config, profile=False),
                 cache=self.cache,
                 sandboxes=self._sandboxes(),
             )

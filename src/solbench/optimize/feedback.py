@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solbench.scoring.report import WorkloadScore
 from solbench.scoring.sol_score import SPEED_OF_LIGHT_RULE
-from solbench.spec.trace import EvaluationStatus, Trace
+from solbench.spec.trace import EvaluationStatus, ProfileSummary, Trace
 
 MAX_ERROR_CHARS = 2000
 """Longest error text per workload; longer text keeps its first and last parts."""
@@ -64,6 +64,9 @@ class WorkloadFeedback(BaseModel):
     input_seed: int | None = None
     """The seed this workload's inputs came from (round r from seed + r): `env.test(solution, seed=...,
     workload=...)` or `solbench replay --seed` regenerates exactly these inputs."""
+    profile: ProfileSummary | None = None
+    """Where the candidate's time went on this workload (top ops and their share), when the environment profiles
+    (`make(..., profile=True)`, `solbench optimize --profile`); None otherwise."""
     implausible: bool = False
     """Status IMPLAUSIBLE, or T_k below the timer's resolution: a measurement problem or a cheat."""
     note: str = ""
@@ -138,6 +141,7 @@ def _feedback(
         speedup=score.t_baseline_ms / latency if latency and score.t_baseline_ms else None,
         implausible=score.implausible,
         input_seed=details.input_seed if details else None,
+        profile=details.profile if details else None,
         note=score.note,
     )
 

@@ -42,6 +42,8 @@ from solbench.sandbox.protocol import (
     Loaded,
     LoadRequest,
     OutputRejected,
+    Profiled,
+    ProfileRequest,
     ProtocolError,
     RequestRejected,
     SandboxState,
@@ -196,6 +198,16 @@ class SandboxServer:
             ],
             warnings=measurement.warnings,
         )
+
+    def profile(self, request: ProfileRequest) -> Profiled:
+        """Untimed calls under torch.profiler, after the timed loop (profiling.py)."""
+        from solbench.sandbox.profiling import profile_calls
+
+        profiled = profile_calls(
+            request, self._invoke, self._prepare, self.device, self.threads.adopt_threads_started_by
+        )
+        self.integrity.verify("while profiled")
+        return profiled
 
     # --- helpers ------------------------------------------------------------------------------
     def _prepare(self, index: int) -> None:
@@ -365,6 +377,7 @@ def _serve(channel: socket.socket, server: SandboxServer, guard: ChannelGuard) -
         LoadRequest: server.load,
         CallRequest: server.call,
         TimeRequest: server.time,
+        ProfileRequest: server.profile,
     }
     while True:
         try:

@@ -136,6 +136,16 @@ class TimeRequest(_Message):
     reply: ClassVar[str] = "timed"
 
 
+class ProfileRequest(_Message):
+    """Call the solution `calls` times under torch.profiler, untimed, on the loaded sets, and summarise the `top`
+    ops (profiling.py); answered by `Profiled`. Sent after the timed loop, never inside it."""
+
+    kind: Literal["profile"] = "profile"
+    calls: Annotated[StrictInt, Field(ge=1, le=100)]
+    top: Annotated[StrictInt, Field(ge=1, le=50)]
+    reply: ClassVar[str] = "profiled"
+
+
 class ExitRequest(_Message):
     """Exit now; not answered."""
 
@@ -143,7 +153,7 @@ class ExitRequest(_Message):
     reply: ClassVar[str] = ""
 
 
-RequestMessage = BuildRequest | LoadRequest | CallRequest | TimeRequest | ExitRequest
+RequestMessage = BuildRequest | LoadRequest | CallRequest | TimeRequest | ProfileRequest | ExitRequest
 Request = Annotated[RequestMessage, Field(discriminator="kind")]
 
 
@@ -202,6 +212,23 @@ class Timed(_Reply):
     warnings: list[str]
 
 
+class SandboxOpTime(_Reply):
+    name: Annotated[str, Field(max_length=200)]
+    self_s: Seconds
+    """The op's own time over every profiled call."""
+    calls: Count
+
+
+class Profiled(_Reply):
+    kind: Literal["profiled"] = "profiled"
+    activity: Literal["cpu", "cuda"]
+    total_s: Seconds
+    """Every op's own time summed, over every profiled call."""
+    ops: Annotated[list[SandboxOpTime], Field(max_length=50)]
+    note: Annotated[str, Field(max_length=500)] | None = None
+    """Why `ops` is empty: the profiler could not run here."""
+
+
 class CompileFailed(_Reply):
     """The solution did not build."""
 
@@ -242,7 +269,16 @@ class RequestRejected(_Reply):
 Failure = CompileFailed | GuardTripped | OutputRejected | SolutionFailed | RequestRejected
 FAILURES = (CompileFailed, GuardTripped, OutputRejected, SolutionFailed, RequestRejected)
 Reply = Annotated[
-    Built | Loaded | Called | Timed | CompileFailed | GuardTripped | OutputRejected | SolutionFailed | RequestRejected,
+    Built
+    | Loaded
+    | Called
+    | Timed
+    | Profiled
+    | CompileFailed
+    | GuardTripped
+    | OutputRejected
+    | SolutionFailed
+    | RequestRejected,
     Field(discriminator="kind"),
 ]
 
@@ -253,6 +289,7 @@ MODELS = (
     FreshInput,
     CallRequest,
     TimeRequest,
+    ProfileRequest,
     ExitRequest,
     SandboxState,
     Built,
@@ -260,6 +297,8 @@ MODELS = (
     Called,
     CapturedOutputs,
     Timed,
+    SandboxOpTime,
+    Profiled,
     CompileFailed,
     GuardTripped,
     OutputRejected,

@@ -164,6 +164,34 @@ class CacheRecord(_Record):
     """Why a measured evaluation was not stored, when it was not."""
 
 
+class OpShare(_Record):
+    """One op of a profile: its own time (children excluded) and its share of the profiled time."""
+
+    name: str
+    self_ms: float
+    """Per profiled call."""
+    share: float
+    """Of the profiled time, in [0, 1]."""
+    calls: int
+    """How often the op ran per profiled call."""
+
+
+class ProfileSummary(_Record):
+    """Where a solution's time went on one workload: its calls run again under torch.profiler, untimed, after
+    the timed loop (EvaluationConfig.profile). Reported by the sandbox, so for the agent's eyes only: never scored."""
+
+    activity: Literal["cpu", "cuda"]
+    """Whose time is summed: the ops' CPU time, or on a GPU their device (kernel) time."""
+    calls: int
+    """Calls profiled."""
+    total_ms: float
+    """The ops' summed own time per call (profiler overhead included, so above the measured latency)."""
+    ops: list[OpShare]
+    """The ops that took the most time, most first."""
+    note: str | None = None
+    """Why there is no profile (the profiler could not run here), when there is none."""
+
+
 class EvaluationDetails(_Record):
     """solbench's own record, beside the upstream fields."""
 
@@ -188,6 +216,8 @@ class EvaluationDetails(_Record):
     sol: SolRecord | None = None
     precision: PrecisionRecord | None = None
     """The precision policy the downgrade rule followed, and the matrix precision it admitted."""
+    profile: ProfileSummary | None = None
+    """Where the solution's time went (only when the evaluation asked for a profile)."""
     cache: CacheRecord | None = None
     """Set when the evaluation used a result cache."""
     tier: str | None = None
