@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 DOWNGRADE_PRECISIONS = {
     "tf32": 2.0**-11,
@@ -37,7 +38,7 @@ MAX_ALIGNMENT = 0.9
 EXPLAINED_FACTOR = 16.0
 """The solution's error may be this many times the lower-precision run's and still be explained by it."""
 
-LowerPrecisionRun = Callable[[str], "object | None"]
+LowerPrecisionRun = Callable[[str], Any]
 """Given a precision's name: the reference's output (float64) on inputs rounded to it, or None where it cannot run."""
 
 
