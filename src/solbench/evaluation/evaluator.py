@@ -453,6 +453,7 @@ class _WorkloadEvaluation:
         with timing_turn(self.config.device) as turn:
             timing, reference_timing = self._timings(sets, verdict)
         timing = timing.model_copy(update={"device_wait_s": turn.waited_s, "load_average": turn.load_average})
+        profile = self._profile() if self.config.profile else None  # untimed: outside the device's turn
         log = self.session.log.take()
         return make_trace(
             self.run_state.context,
