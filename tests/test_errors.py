@@ -35,11 +35,20 @@ INTERNAL = {
 }
 
 
+OPTIONAL_EXTRAS = {"openenv", "verifiers"}
+"""Packages of the `rl` extra, not in dev (their pins conflict with the lock): their adapters import them."""
+
+
 def _exception_classes():
     for module_info in pkgutil.walk_packages(solbench.__path__, "solbench."):
         if module_info.name.endswith("__main__"):
             continue
-        module = importlib.import_module(module_info.name)
+        try:
+            module = importlib.import_module(module_info.name)
+        except ModuleNotFoundError as error:
+            if (error.name or "").split(".")[0] in OPTIONAL_EXTRAS:  # an adapter for a package not installed here
+                continue
+            raise
         for _, value in inspect.getmembers(module, inspect.isclass):
             if issubclass(value, BaseException) and value.__module__ == module.__name__:
                 yield f"{value.__module__}.{value.__qualname__}", value

@@ -52,8 +52,14 @@ class RunningService:
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
-    with RunningService(tmp_path_factory.mktemp("envs"), workers=2) as running:
-        yield running
+    """One server for the module; its worker processes get a cache folder of their own (the per-test one does not
+    exist yet when a module fixture starts them), so what they pin and lock never lands in the user's."""
+    from solbench.cache_dir import CACHE_DIR_VARIABLE
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_DIR_VARIABLE, str(tmp_path_factory.mktemp("envs-cache")))
+        with RunningService(tmp_path_factory.mktemp("envs"), workers=2) as running:
+            yield running
 
 
 @pytest.mark.slow

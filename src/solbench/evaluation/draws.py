@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from solbench.evaluation.errors import EvaluationError
 from solbench.spec.definition import Definition
 from solbench.spec.distribution import DistributionCheck
 
@@ -20,7 +21,7 @@ DRAW_CALL_BYTES = 256 << 20
 while the draw set stays small next to a sandbox's memory."""
 
 
-class DrawSetError(ValueError):
+class DrawSetError(EvaluationError):
     """The round's inputs cannot be repeated along the draw axis (an input made by a custom generator that is not
     a tensor of its declared shape)."""
 

@@ -105,6 +105,7 @@ def _class_attributes(classes: Sequence[type]) -> dict[str, int]:
 HARNESS_OPS = (
     "aten::_to_copy",
     "aten::add_.Tensor",
+    "aten::as_strided",
     "aten::bitwise_and.Scalar",
     "aten::bitwise_and.Tensor",
     "aten::bitwise_and_.Tensor",
@@ -115,6 +116,7 @@ HARNESS_OPS = (
     "aten::copy_",
     "aten::detach",
     "aten::empty.memory_format",
+    "aten::empty_like",
     "aten::empty_strided",
     "aten::equal",
     "aten::fill_.Scalar",
@@ -126,6 +128,7 @@ HARNESS_OPS = (
     "aten::ones",
     "aten::rand.generator",
     "aten::randint.low_generator",
+    "aten::slice.Tensor",
     "aten::t",
     "aten::view",
     "aten::view.dtype",
