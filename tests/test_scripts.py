@@ -2,6 +2,7 @@
 run; the suite generators (build-suite, extract-suite) run into a scratch folder and must reproduce problems/."""
 
 import json
+import os
 import re
 import runpy
 import shutil
@@ -45,6 +46,41 @@ def test_device_check_calls_only_existing_flags_and_files():
     eval_help = _flags(["-m", "solbench", "eval"])
     for flag in re.findall(r"--[\w-]+", evaluate):
         assert flag in eval_help, flag
+
+
+_WITHOUT_SERVICE_PACKAGES = """
+import sys
+class _Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"fastapi", "sqlalchemy", "alembic", "uvicorn", "celery", "redis", "psycopg", "mcp"}:
+            raise ModuleNotFoundError(f"No module named {name!r}")
+sys.meta_path.insert(0, _Missing())
+"""
+
+
+def _gpu_test_ids(files: list[str], env: dict[str, str] | None = None) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-m", "gpu", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+@pytest.mark.slow
+def test_device_check_runs_every_gpu_test_on_an_image_without_the_service_packages(tmp_path):
+    """The GPU image lacks fastapi and sqlalchemy: a collection of all of tests/ stops there before any GPU test ran
+    (it did), so the script collects only the files its grep selects, and those must hold every GPU test."""
+    grep = re.search(r"<\(grep (.+?) \| sort\)", DEVICE_CHECK.read_text()).group(1)
+    files = subprocess.run(f"grep {grep}", shell=True, capture_output=True, text=True, cwd=ROOT).stdout.split()
+    assert files
+    (tmp_path / "sitecustomize.py").write_text(_WITHOUT_SERVICE_PACKAGES)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "src")])}
+    selected = _gpu_test_ids(files, env)
+    assert selected == _gpu_test_ids(["tests"])
 
 
 def _folder(root: Path, name: str, origin: str) -> Path:
