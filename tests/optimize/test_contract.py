@@ -218,13 +218,37 @@ def test_an_agent_given_only_a_round_folder_writes_a_passing_solution_in_each_ca
     assert [c.statuses for c in candidates] == [{"PASSED": 3}] * 4, [c.error for c in candidates]
 
 
+NASTY_DESCRIPTION = "read from C:\\data\\\nint not_a_comment = ;\r\nends in a backslash \\"
+"""A description whose line breaks and trailing backslashes would turn comment text into C++ code."""
+
+
+@pytest.mark.parametrize("language", ["cpp", "cuda"])
+def test_a_native_templates_header_stays_comments_whatever_the_descriptions_hold(language):
+    definition = Definition.model_validate(
+        {
+            "name": "described",
+            "op_type": "elementwise",
+            "axes": {"N": {"type": "var"}},
+            "inputs": {"x": {"shape": ["N"], "dtype": "float32", "description": NASTY_DESCRIPTION}},
+            "outputs": {"y": {"shape": ["N"], "dtype": "float32"}},
+            "reference": "import torch\n\ndef run(x):\n    return x\n",
+        }
+    )
+    (source,) = solution_template(definition, language, "value", "cpu").sources
+    header = source.content.split("#include", 1)[0].splitlines()
+    assert header and all(line.startswith("//") and not line.endswith("\\") for line in header), header
+    assert any("not_a_comment" in line for line in header)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("style", STYLES)
 def test_a_cpp_template_builds_binds_the_problems_signature_and_raises_until_written(tmp_path, fast_config, style):
     from conftest import VECTOR_ADD, vector_workloads, write_problem
     from solbench import api
 
-    problem = load_problem(write_problem(tmp_path / "vector_add", VECTOR_ADD, vector_workloads(1000)))
+    definition = {**VECTOR_ADD, "inputs": {**VECTOR_ADD["inputs"]}}
+    definition["inputs"]["x"] = {**VECTOR_ADD["inputs"]["x"], "description": NASTY_DESCRIPTION}
+    problem = load_problem(write_problem(tmp_path / "vector_add", definition, vector_workloads(1000)))
     template = solution_template(problem.definition, "cpp", style, "cpu")
     (trace,) = api.evaluate(problem, template, config=fast_config)
     assert trace.evaluation.status.value == "RUNTIME_ERROR"  # built and called: a build failure is COMPILE_ERROR

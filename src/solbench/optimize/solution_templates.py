@@ -235,7 +235,7 @@ def _triton_source(definition: Definition, convention: CallingStyle, header: lis
 def _native_source(definition: Definition, language: Language, convention: CallingStyle, header: list[str]) -> str:
     dps = convention.destination_passing_style
     outputs = list(definition.outputs)
-    comment = [f"// {line}".rstrip() for line in header]
+    comment = _line_comments(header)
     comment += [
         "//",
         "// This template builds and binds the entry function; it raises until you write its body (the reference",
@@ -264,6 +264,18 @@ def _native_source(definition: Definition, language: Language, convention: Calli
             "",
         ]
     )
+
+
+def _line_comments(lines: list[str]) -> list[str]:
+    """`//` comments that stay comments whatever a definition's descriptions hold: each line break of a description
+    starts a new comment line (else the rest of it would be C++ code), and a line ending in a backslash gets a
+    closing mark (else the compiler joins the next line, an `#include` say, to the comment)."""
+    comments = []
+    for line in lines:
+        for part in line.splitlines() or [""]:
+            part = part.rstrip()
+            comments.append(f"// {part}".rstrip() + (" (end)" if part.endswith("\\") else ""))
+    return comments
 
 
 def _tuple(names) -> str:
