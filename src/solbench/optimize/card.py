@@ -37,7 +37,9 @@ class WorkloadCard(_Card):
     t_b_ms: float | None
     """The baseline T_b a candidate is compared with; None when the reference failed on this workload."""
     t_b_source: str
-    """Where T_b came from: a baselines file's entry, or the reference timed once by this environment."""
+    """Where T_b came from: a baselines file's entry, the T_b pinned on this machine (optimize/pinned_t_b.py: the
+    first environment to time the reference pins it, every later one reads it), the reference timed by this
+    environment where pinning is off, or why there is none (the reference did not pass here)."""
 
 
 class ProblemCard(_Card):
