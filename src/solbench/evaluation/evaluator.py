@@ -8,6 +8,7 @@ timed the same way.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import secrets
 from collections.abc import Callable
@@ -255,17 +256,21 @@ class _Run:
         self.static_checks: list[CheckOutcome] = []
         self._line_flush = None
 
-    def execute(self) -> list[Trace]:
-        """Every workload's trace, the reference run the way the sandbox runs the solution (torch_settings.py)."""
+    def as_sandbox(self) -> contextlib.AbstractContextManager[None]:
+        """The block runs under the torch settings the sandbox runs under (torch_settings.py). Held around each
+        computation whose result the candidate's is compared with (the reference's, golden and lower-precision
+        runs, input making, the timed reference) and not around the evaluation: other evaluations in this process
+        wait for these settings only while this one computes here, not while its sandbox works."""
         assert self.config.threads is not None, "evaluate decides the thread count"
-        with running_as(sandbox_settings(self.config.threads)):
-            return self._execute()
+        return running_as(sandbox_settings(self.config.threads))
 
-    def _execute(self) -> list[Trace]:
+    def execute(self) -> list[Trace]:
+        """Every workload's trace."""
         total = len(self.problem.workloads)
         session = self._start_session()  # the child imports torch while the reference loads here
         try:
-            reference = ReferenceProgram(self.problem.definition, self.config.device)
+            with self.as_sandbox():  # a reference module may compute at import
+                reference = ReferenceProgram(self.problem.definition, self.config.device)
         except ReferenceFailure as error:
             session.close()
             if self.warm.sandboxes is not None:
@@ -414,25 +419,27 @@ class _WorkloadEvaluation:
         )
 
     def run(self) -> Trace:
-        sets, references = self._prepare_truth()
-        self.precision = self._precision_record(sets[0], references[0])
+        with self.run_state.as_sandbox():
+            sets, references = self._prepare_truth()
+            self.precision = self._precision_record(sets[0], references[0])
         self._load(sets, self.expected)
         verdict = Verdict(checks=list(self.run_state.static_checks))
         for round_index in range(self.config.rounds):
             reply = self._call(round_index)
-            check_outputs(
-                reply.outputs,
-                reply.devices,
-                references[round_index],
-                self.expected,
-                self.tolerance,
-                verdict,
-                round_index,
-                self._golden(sets[round_index], verdict, references[round_index]),
-                keep_passed=round_index == 0,
-                precision=self.precision,
-                lower_run=self._lower_runs(sets[round_index]),
-            )
+            with self.run_state.as_sandbox():
+                check_outputs(
+                    reply.outputs,
+                    reply.devices,
+                    references[round_index],
+                    self.expected,
+                    self.tolerance,
+                    verdict,
+                    round_index,
+                    self._golden(sets[round_index], verdict, references[round_index]),
+                    keep_passed=round_index == 0,
+                    precision=self.precision,
+                    lower_run=self._lower_runs(sets[round_index]),
+                )
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if self.tolerance.distribution is not None:
@@ -485,7 +492,8 @@ class _WorkloadEvaluation:
         if self.config.time_reference:
             with self.session.paused():  # nothing the solution left behind may compete with the reference
                 if reference_timing is None:
-                    reference_timing = self._time_reference(sets)
+                    with self.run_state.as_sandbox():
+                        reference_timing = self._time_reference(sets)
             self._check_scheduling()  # when T_b is reused too: a changed scheduling would slow later work
         if both_orders:
             timing = in_both_orders(timing, self._time_solution(sets, verdict, half_plan(self._timing_plan())))
@@ -639,7 +647,8 @@ class _WorkloadEvaluation:
         definition = self.run_state.problem.definition
         generator = torch.Generator().manual_seed(self.seed + self.config.rounds)
         try:
-            draw_set = make_draw_set(definition, self.axes, sets[0], check, generator)
+            with self.run_state.as_sandbox():
+                draw_set = make_draw_set(definition, self.axes, sets[0], check, generator)
         except DrawSetError as error:
             raise self._stop(EvaluationStatus.INVALID_REFERENCE, str(error)) from None
         if draw_set is None:
@@ -652,7 +661,8 @@ class _WorkloadEvaluation:
 
         def reference(inputs: list) -> list:
             try:
-                return self.reference.run(inputs)
+                with self.run_state.as_sandbox():
+                    return self.reference.run(inputs)
             except ReferenceFailure as error:
                 raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"drawing samples: {error}") from None
 
@@ -726,23 +736,26 @@ class _WorkloadEvaluation:
                 )
             seen.add(iteration % variants)
             inputs = perturbed_inputs(sets[iteration % variants], iteration, seed, self.perturbations)
-            try:
-                truth = self.reference.run(inputs)
-            except ReferenceFailure as error:
-                raise self._stop(EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}") from None
-            check_outputs(
-                outputs,
-                devices,
-                truth,
-                self.expected,
-                self.tolerance,
-                verdict,
-                iteration,
-                self._golden(inputs, verdict, truth),
-                phase="timing",
-                precision=self.precision,
-                lower_run=self._lower_runs(inputs),
-            )
+            with self.run_state.as_sandbox():
+                try:
+                    truth = self.reference.run(inputs)
+                except ReferenceFailure as error:
+                    raise self._stop(
+                        EvaluationStatus.INVALID_REFERENCE, f"on perturbed timing inputs: {error}"
+                    ) from None
+                check_outputs(
+                    outputs,
+                    devices,
+                    truth,
+                    self.expected,
+                    self.tolerance,
+                    verdict,
+                    iteration,
+                    self._golden(inputs, verdict, truth),
+                    phase="timing",
+                    precision=self.precision,
+                    lower_run=self._lower_runs(inputs),
+                )
             if verdict.failure is not None:
                 raise self._stop(verdict.status, verdict=verdict)
         if seen != set(range(min(variants, len(samples)))):

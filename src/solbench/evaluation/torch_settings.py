@@ -4,14 +4,25 @@ Low-precision outputs change with the order of accumulation: a bf16 sum split ov
 split over 16 by more than some problems' tolerances allow, and so do fp32 products done in bf16 or TF32. The
 reference's outputs (and T_b) are computed in the evaluator, the candidate's in a fresh sandbox process, so
 both run at one thread count (the sandbox is told it through OMP_NUM_THREADS, see confinement.py) and the
-evaluator drops, for the evaluation's duration, whatever numerics flags its own caller set: a fresh sandbox
-has torch's defaults.
+evaluator drops, while it computes what the candidate is compared with, whatever numerics flags its own caller
+set: a fresh sandbox has torch's defaults.
+
+Most of these settings are the process's, not the thread's, and evaluations run side by side in threads of one
+process (an agent environment's rollouts, the environment server): `running_as` is therefore held by one thread
+at a time, or one evaluation's reference would be computed under another's settings, and the last to finish would
+restore the settings the other found.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+_SETTINGS_TURN = threading.RLock()
+"""Held by the thread running under settings of its own, for as long as it does: the settings it guards are
+process-wide, so the lock is too. Re-entrant, so a thread inside may ask for (other) settings again."""
 
 
 @dataclass(frozen=True)
@@ -96,11 +107,15 @@ def current_threads() -> int:
 
 
 @contextlib.contextmanager
-def running_as(settings: TorchSettings):
-    """Inside, this process runs under `settings`; what it ran under before is restored on every exit."""
-    before = TorchSettings.current()
-    settings.apply()
-    try:
-        yield
-    finally:
-        before.apply()
+def running_as(settings: TorchSettings) -> Iterator[None]:
+    """Inside, this process runs under `settings`; what it ran under before is restored on every exit.
+
+    Another thread asking for settings waits until this block ends, so keep it to the computation that needs them
+    (not the wait for a sandbox). Threads that use torch without asking see these settings meanwhile."""
+    with _SETTINGS_TURN:
+        before = TorchSettings.current()
+        settings.apply()
+        try:
+            yield
+        finally:
+            before.apply()
