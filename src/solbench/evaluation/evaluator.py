@@ -24,7 +24,7 @@ from solbench.evaluation.correctness import (
     check_structure,
     reference_problem,
 )
-from solbench.evaluation.device_turn import timing_turn
+from solbench.evaluation.device_turn import DeviceLock
 from solbench.evaluation.environment import clock_state, device_name, library_versions
 from solbench.evaluation.errors import EvaluationError, MemoryLimitError
 from solbench.evaluation.orders import half_plan, in_both_orders
@@ -253,6 +253,7 @@ class _Run:
             clock=clock_state(config.device),
         )
         self.build = _Build()
+        self.device_lock = DeviceLock(config.device)  # every workload's timing turn; `execute` closes its file
         self.static_checks: list[CheckOutcome] = []
         self._line_flush = None
 
@@ -297,6 +298,7 @@ class _Run:
             if session is not None:
                 session.close()
             reference.close()
+            self.device_lock.close()
             if self.warm.sandboxes is not None:  # the next spare warms up now, not during this one's timed calls
                 self.warm.sandboxes.refill()
         return traces
@@ -457,7 +459,7 @@ class _WorkloadEvaluation:
                 correctness_only=True,
                 precision=self.precision,
             )
-        with timing_turn(self.config.device) as turn:
+        with self.run_state.device_lock.turn() as turn:
             timing, reference_timing = self._timings(sets, verdict)
         timing = timing.model_copy(update={"device_wait_s": turn.waited_s, "load_average": turn.load_average})
         profile = self._profile() if self.config.profile else None  # untimed: outside the device's turn
