@@ -220,7 +220,7 @@ def test_a_library_error_that_is_not_the_candidates_fault_keeps_its_own_name_and
 def test_a_failed_call_tells_its_caller_its_id_and_the_operator_the_infrastructures_reason(app, caplog):
     from datetime import timedelta
 
-    from solbench.service.env_jobs import requeue_stale_env_calls
+    from solbench.service.job_claims import requeue_stale_jobs
     from solbench.service.models import EnvCall, utcnow
 
     client, users, service = app
@@ -229,8 +229,8 @@ def test_a_failed_call_tells_its_caller_its_id_and_the_operator_the_infrastructu
         call = session.get(EnvCall, made["id"])
         call.status, call.attempts, call.worker = "running", 3, "w1@gpu-7.internal"
         call.heartbeat_at = utcnow() - timedelta(seconds=120)
-    with caplog.at_level("WARNING", logger="solbench.service.env_jobs"):
-        assert requeue_stale_env_calls(service.session_factory, 60, max_attempts=3) == 1
+    with caplog.at_level("WARNING", logger="solbench.service.job_claims"):
+        assert requeue_stale_jobs(service.session_factory, 60, max_attempts=3) == 1
     assert f"env call {made['id']} failed after 3 tries: worker w1@gpu-7.internal stopped answering" in caplog.text
     answer = client.get(made["url"], headers=users["ann"])
     assert answer.status_code == 502 and f"env call {made['id']} could not run" in answer.json()["detail"]

@@ -11,15 +11,8 @@ from sqlalchemy import func, select
 from conftest import VECTOR_ADD, vector_workloads, write_problem
 from service.conftest import HARDWARE, add_solution, fast_settings, settings_model
 from solbench.service.catalog import current_version, import_baselines, import_suites
-from solbench.service.jobs import (
-    InfrastructureError,
-    WorkerInfo,
-    _as_json,
-    claim,
-    execute_submission,
-    next_queued,
-    requeue_stale,
-)
+from solbench.service.job_claims import requeue_stale_jobs
+from solbench.service.jobs import InfrastructureError, WorkerInfo, _as_json, claim, execute_submission, next_queued
 from solbench.service.models import Result, ScoreChange, Submission, User, utcnow
 from solbench.spec import Trace
 
@@ -92,16 +85,39 @@ def measured(monkeypatch):
 def test_claims_are_exclusive_and_a_stale_claim_is_taken_over(service):
     settings, factory = service
     job = _submit(factory)
-    assert claim(factory, job, WORKER, stale_after_s=60) is not None
-    assert claim(factory, job, WORKER, stale_after_s=60) is None
+    assert claim(factory, job, WORKER, stale_after_s=60, max_attempts=3) is not None
+    assert claim(factory, job, WORKER, stale_after_s=60, max_attempts=3) is None
     with factory.begin() as session:
         session.get(Submission, job).heartbeat_at = utcnow() - timedelta(seconds=120)
-    assert claim(factory, job, WORKER, stale_after_s=60) is not None
+    assert claim(factory, job, WORKER, stale_after_s=60, max_attempts=3) is not None
     with factory.begin() as session:
         session.get(Submission, job).heartbeat_at = utcnow() - timedelta(seconds=120)
-    assert requeue_stale(factory, stale_after_s=60, max_attempts=3) == 1
+    assert requeue_stale_jobs(factory, stale_after_s=60, max_attempts=3) == 1
     with factory() as session:
         assert (session.get(Submission, job).status, session.get(Submission, job).attempts) == ("queued", 2)
+
+
+def test_a_submission_that_stops_its_worker_on_every_try_fails_after_max_attempts_with_a_reason(service):
+    """Its worker dies mid-evaluation each time, and each redelivery of its message (Celery's, on a lost worker) finds
+    it running with a stale heartbeat: it is taken over only while tries are left, then failed for its author."""
+    from solbench.service.api.submissions import submission_view
+
+    settings, factory = service
+    job = _submit(factory)
+    claims = 0
+    for _ in range(settings.max_attempts + 2):
+        if claim(factory, job, WORKER, stale_after_s=60, max_attempts=settings.max_attempts) is None:
+            break
+        claims += 1
+        with factory.begin() as session:  # the worker died: no heartbeat since
+            session.get(Submission, job).heartbeat_at = utcnow() - timedelta(seconds=120)
+    assert claims == settings.max_attempts
+    assert requeue_stale_jobs(factory, stale_after_s=60, max_attempts=settings.max_attempts) == 1
+    with factory() as session:
+        view = submission_view(session, session.get(Submission, job))
+    assert view.status == "failed" and view.error is not None
+    assert view.error.startswith(f"not run again: each of its {settings.max_attempts} tries (at most 3) ended")
+    assert view.error.endswith("the last: worker test-worker stopped answering")
 
 
 def test_a_deleted_submission_is_never_handed_to_a_worker(service):
@@ -109,19 +125,19 @@ def test_a_deleted_submission_is_never_handed_to_a_worker(service):
     queued it again): no worker claims it and it is never next in line, so a deleted solution never runs."""
     settings, factory = service
     queued, running = _submit(factory), _submit(factory)
-    assert claim(factory, running, WORKER, stale_after_s=60) is not None
+    assert claim(factory, running, WORKER, stale_after_s=60, max_attempts=3) is not None
     with factory.begin() as session:  # as DELETE /submissions/{id} leaves them, then the running one's worker dies
         session.get(Submission, queued).status = "cancelled"
         for job in (queued, running):
             session.get(Submission, job).deleted_at = utcnow()
         session.get(Submission, running).heartbeat_at = utcnow() - timedelta(seconds=120)
-    assert claim(factory, queued, WORKER, stale_after_s=60) is None
-    assert claim(factory, running, WORKER, stale_after_s=60) is None
-    assert requeue_stale(factory, stale_after_s=60, max_attempts=3) == 1
+    assert claim(factory, queued, WORKER, stale_after_s=60, max_attempts=3) is None
+    assert claim(factory, running, WORKER, stale_after_s=60, max_attempts=3) is None
+    assert requeue_stale_jobs(factory, stale_after_s=60, max_attempts=3) == 1
     with factory() as session:
         assert session.get(Submission, running).status == "queued"
     assert next_queued(factory) is None
-    assert claim(factory, running, WORKER, stale_after_s=60) is None
+    assert claim(factory, running, WORKER, stale_after_s=60, max_attempts=3) is None
 
 
 def test_a_ranked_score_counts_its_held_out_workloads(service, measured, tmp_path):

@@ -46,8 +46,9 @@ from solbench.runner.celery_app import (
 from solbench.runner.celery_pool import check_reachable
 from solbench.runner.celery_worker import WorkerOptions, start_worker
 from solbench.runner.remote_jobs import register_run_task
-from solbench.service.env_jobs import execute_env_call, queued_env_calls, requeue_stale_env_calls
-from solbench.service.jobs import InfrastructureError, WorkerInfo, execute_submission, requeue_stale
+from solbench.service.env_jobs import execute_env_call, queued_env_calls
+from solbench.service.job_claims import requeue_stale_jobs
+from solbench.service.jobs import InfrastructureError, WorkerInfo, execute_submission
 from solbench.service.models import EnvCall, Submission
 from solbench.service.settings import ServiceSettings
 from solbench.service.worker_hardware import hardware_figures
@@ -112,7 +113,7 @@ class CeleryQueue:
 
     def sweep(self) -> None:
         """Requeue jobs of dead workers; send again what has been queued unsent (or long ago)."""
-        requeue_stale(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
+        requeue_stale_jobs(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
         with self.session_factory() as session:
             queued = session.scalars(
                 select(Submission.id).where(Submission.status == "queued", Submission.deleted_at.is_(None))
@@ -127,7 +128,6 @@ class CeleryQueue:
         self._sweep_env_calls()
 
     def _sweep_env_calls(self) -> None:
-        requeue_stale_env_calls(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
         queued = queued_env_calls(self.session_factory)
         now = time.monotonic()
         with self._lock:

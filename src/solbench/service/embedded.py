@@ -20,15 +20,14 @@ import time
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from solbench.service.env_jobs import execute_env_call, oldest_queued_job, requeue_stale_env_calls
+from solbench.service.env_jobs import execute_env_call, oldest_queued_job
+from solbench.service.job_claims import requeue_stale_jobs
 from solbench.service.jobs import (
     InfrastructureError,
     WorkerInfo,
     execute_submission,
     record_worker,
     record_worker_stopped,
-    requeue_dead_worker,
-    requeue_stale,
 )
 from solbench.service.settings import ServiceSettings
 from solbench.service.worker_hardware import hardware_figures
@@ -97,10 +96,7 @@ class EmbeddedQueue:
         while not self._stop.wait(WATCH_S):
             try:
                 if time.monotonic() >= next_reap:  # jobs of workers elsewhere that stopped sending heartbeats
-                    requeue_stale(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
-                    requeue_stale_env_calls(
-                        self.session_factory, self.settings.stale_after_s, self.settings.max_attempts
-                    )
+                    requeue_stale_jobs(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
                     next_reap = time.monotonic() + reap_every
                 for index, child in enumerate(self._children):
                     if child is not None and child.poll() is not None and not self._stop.is_set():
@@ -111,8 +107,7 @@ class EmbeddedQueue:
     def _replace(self, index: int, dead: subprocess.Popen) -> None:
         """A child died (killed, crashed): its job goes back to the queue now, and a new child takes its place."""
         name = worker_name(dead.pid, index)
-        requeue_dead_worker(self.session_factory, name, self.settings.max_attempts)
-        requeue_stale_env_calls(self.session_factory, 0, self.settings.max_attempts, worker_name=name)
+        requeue_stale_jobs(self.session_factory, 0, self.settings.max_attempts, worker_name=name)
         record_worker_stopped(self.session_factory, name)
         if self._restarts < MAX_RESTARTS:
             self._restarts += 1

@@ -1,11 +1,12 @@
 """Evaluation jobs: the queue interface, and running one submission from claim to stored result.
 
 Every worker (embedded child process or Celery worker) runs a job through `execute_submission`,
-so the guarantees live here, in the database, whatever the queue:
+so the guarantees live here and in `job_claims` (the claim lifecycle env calls share), in the database,
+whatever the queue:
 
-- a job is claimed with one conditional UPDATE (status queued -> running, a fresh claim token), so
-  two workers never run it together; a running job whose heartbeat stopped (its worker died) may be
-  claimed again after `stale_after_s`;
+- a job is claimed with one conditional UPDATE, so two workers never run it together; a running job
+  whose heartbeat stopped (its worker died) may be claimed again after `stale_after_s`, while it has
+  tries left: one that stops its worker every time ends failed after `max_attempts` tries;
 - the result and the status change are written in ONE transaction, conditional on still holding the
   claim, and a submission has at most one result (a unique constraint): a job run twice leaves one;
 - a solution's own failure (a trace status) is a result; anything else is an InfrastructureError,
@@ -15,16 +16,16 @@ so the guarantees live here, in the database, whatever the queue:
 from __future__ import annotations
 
 import json
-import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from solbench.service import job_claims
+from solbench.service.job_claims import Heartbeat, finish_claimed, give_back
 from solbench.service.models import Result, ScoreChange, Submission, Worker, utcnow
 from solbench.service.worker_hardware import HardwareFigures
 
@@ -68,37 +69,17 @@ class WorkerInfo:
 
 
 def claim(
-    session_factory: sessionmaker[Session], submission_id: int, worker: WorkerInfo, stale_after_s: float
+    session_factory: sessionmaker[Session],
+    submission_id: int,
+    worker: WorkerInfo,
+    stale_after_s: float,
+    max_attempts: int,
 ) -> str | None:
-    """Take the job for `worker`: a claim token, or None when it is not queued (done, running elsewhere,
-    deleted). A running job whose heartbeat is older than `stale_after_s` is taken over."""
-    token = secrets.token_hex(16)
-    now = utcnow()
-    with session_factory.begin() as session:
-        # An UPDATE returns a CursorResult, which has rowcount; the stubs type execute() as Result.
-        claimed = session.execute(
-            update(Submission)
-            .where(
-                Submission.id == submission_id,
-                Submission.deleted_at.is_(None),
-                or_(
-                    Submission.status == "queued",
-                    and_(
-                        Submission.status == "running", Submission.heartbeat_at < now - timedelta(seconds=stale_after_s)
-                    ),
-                ),
-            )
-            .values(
-                status="running",
-                claim_token=token,
-                worker=worker.name,
-                started_at=now,
-                heartbeat_at=now,
-                attempts=Submission.attempts + 1,
-            )
-            .execution_options(synchronize_session=False)
-        ).rowcount  # pyright: ignore[reportAttributeAccessIssue]
-    return token if claimed == 1 else None
+    """Take the submission's job for `worker`: a claim token, or None when it is not queued (done, running elsewhere,
+    deleted, or stale with its `max_attempts` tries used up)."""
+    return job_claims.claim(
+        session_factory, Submission, submission_id, worker.name, stale_after_s=stale_after_s, max_attempts=max_attempts
+    )
 
 
 def next_queued(session_factory: sessionmaker[Session]) -> int | None:
@@ -127,14 +108,15 @@ def execute_submission(
     from solbench.service.settings import ServiceSettings
 
     settings = settings or ServiceSettings.from_env()
-    token = claim(session_factory, submission_id, worker, settings.stale_after_s)
+    token = claim(session_factory, submission_id, worker, settings.stale_after_s, settings.max_attempts)
     if token is None:
         return
     record_worker(session_factory, worker, current=submission_id)
-    beat = _Heartbeat(session_factory, submission_id, token, worker, settings.heartbeat_s)
+    watch = _DeletionWatch(worker.name, submission_id)
+    beat = Heartbeat(session_factory, Submission, submission_id, token, settings.heartbeat_s, on_beat=watch)
     beat.start()
     try:
-        outcome = _evaluate(session_factory, submission_id, worker, settings, beat.raise_if_cancelled)
+        outcome = _evaluate(session_factory, submission_id, worker, settings, watch.raise_if_cancelled)
     except Cancelled:  # deleted while it ran: nothing to store, nothing to retry
         beat.stop()
         _cancel(session_factory, submission_id, token)
@@ -142,12 +124,13 @@ def execute_submission(
         return
     except Exception as error:
         beat.stop()
-        _give_back(session_factory, submission_id, token, settings.max_attempts, f"{type(error).__name__}: {error}")
+        message = f"{type(error).__name__}: {error}"
+        give_back(session_factory, Submission, submission_id, token, settings.max_attempts, message)
         record_worker(session_factory, worker, current=None)
-        raise InfrastructureError(f"submission {submission_id}: {type(error).__name__}: {error}") from error
+        raise InfrastructureError(f"submission {submission_id}: {message}") from error
     except BaseException:  # the worker is stopping (Ctrl-C, SIGTERM): the job waits for the next one, no try used
         beat.stop()
-        _give_back(session_factory, submission_id, token, settings.max_attempts, None)
+        give_back(session_factory, Submission, submission_id, token, settings.max_attempts, None)
         raise
     beat.stop()
     _store(session_factory, submission_id, token, worker, outcome)
@@ -242,19 +225,8 @@ def _store(
         cache_hit=bool(details and details.cache and details.cache.hit),
     )
     with session_factory.begin() as session:
-        # An UPDATE returns a CursorResult, which has rowcount; the stubs type execute() as Result.
-        released = session.execute(
-            update(Submission)
-            .where(
-                Submission.id == submission_id,
-                Submission.claim_token == token,
-                Submission.status == "running",
-                Submission.deleted_at.is_(None),
-            )
-            .values(status="done", finished_at=utcnow(), claim_token=None, error=None, rescore_reason=None)
-            .execution_options(synchronize_session=False)
-        ).rowcount  # pyright: ignore[reportAttributeAccessIssue]
-        if released != 1:  # the claim was lost (taken over, or the submission deleted): store nothing
+        if not finish_claimed(session, Submission, submission_id, token, status="done", rescore_reason=None):
+            # the claim was lost (taken over, or the submission deleted): store nothing
             session.execute(
                 update(Submission)
                 .where(
@@ -290,62 +262,11 @@ def _as_json(trace: Trace) -> dict:
     return json.loads(trace.model_dump_json())
 
 
-def _give_back(
-    session_factory: sessionmaker[Session], submission_id: int, token: str, max_attempts: int, message: str | None
-) -> None:
-    """After an infrastructure failure: queued again for another try, or failed once the tries are used up.
-    Without a message (the worker was stopped) it is queued again and the try is not counted."""
-    with session_factory.begin() as session:
-        submission = session.get(Submission, submission_id)
-        if submission is None or submission.claim_token != token:
-            return
-        submission.claim_token = None
-        if message is None:
-            submission.status, submission.attempts = "queued", max(0, submission.attempts - 1)
-            return
-        _retry_or_fail(submission, message, max_attempts)
-
-
 def _cancel(session_factory: sessionmaker[Session], submission_id: int, token: str) -> None:
     with session_factory.begin() as session:
         submission = session.get(Submission, submission_id)
         if submission is not None and submission.claim_token == token:
             submission.claim_token, submission.status, submission.finished_at = None, "cancelled", utcnow()
-
-
-def _retry_or_fail(submission: Submission, message: str, max_attempts: int) -> None:
-    """The one rule after a failed try: queued again while tries are left, else failed with the message."""
-    submission.claim_token = None
-    submission.error = message[:2000]
-    if submission.attempts >= max_attempts:
-        submission.status, submission.finished_at = "failed", utcnow()
-    else:
-        submission.status = "queued"
-
-
-def requeue_stale(session_factory: sessionmaker[Session], stale_after_s: float, max_attempts: int) -> int:
-    """Running jobs whose worker stopped sending heartbeats (it died): queued again, or failed after
-    `max_attempts` tries. Returns how many were requeued or failed."""
-    cutoff = utcnow() - timedelta(seconds=stale_after_s)
-    with session_factory.begin() as session:
-        stale = session.scalars(
-            select(Submission).where(Submission.status == "running", Submission.heartbeat_at < cutoff)
-        ).all()
-        for submission in stale:
-            _retry_or_fail(submission, f"worker {submission.worker} stopped answering", max_attempts)
-        return len(stale)
-
-
-def requeue_dead_worker(session_factory: sessionmaker[Session], worker_name: str, max_attempts: int) -> int:
-    """Running jobs of a worker whose process is known to have exited: queued again (or failed after
-    `max_attempts` tries) at once, not after `stale_after_s` without a heartbeat."""
-    with session_factory.begin() as session:
-        orphaned = session.scalars(
-            select(Submission).where(Submission.status == "running", Submission.worker == worker_name)
-        ).all()
-        for submission in orphaned:
-            _retry_or_fail(submission, f"worker {worker_name} died", max_attempts)
-        return len(orphaned)
 
 
 def record_worker(
@@ -378,41 +299,19 @@ def record_worker_stopped(session_factory: sessionmaker[Session], worker_name: s
         )
 
 
-class _Heartbeat:
-    """Refreshes the claim's heartbeat while an evaluation runs, so the reaper leaves a live job alone, and notices
-    when the submission was deleted meanwhile (`raise_if_cancelled`)."""
+class _DeletionWatch:
+    """Run in each heartbeat of a submission's job: keeps its worker's row seen, and notices when the submission was
+    deleted meanwhile, so its evaluation stops at the next workload (`raise_if_cancelled`)."""
 
-    def __init__(self, session_factory, submission_id: int, token: str, worker: WorkerInfo, interval_s: float):
-        self._args = (session_factory, submission_id, token, worker)
-        self._interval = interval_s
-        self._stop = threading.Event()
+    def __init__(self, worker_name: str, submission_id: int):
+        self._worker_name, self._submission_id = worker_name, submission_id
         self._deleted = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name=f"heartbeat-{submission_id}")
+
+    def __call__(self, session: Session) -> None:
+        session.execute(update(Worker).where(Worker.name == self._worker_name).values(last_seen=utcnow()))
+        if session.scalar(select(Submission.deleted_at).where(Submission.id == self._submission_id)):
+            self._deleted.set()
 
     def raise_if_cancelled(self) -> None:
         if self._deleted.is_set():
             raise Cancelled()
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        session_factory, submission_id, token, worker = self._args
-        while not self._stop.wait(self._interval):
-            try:
-                with session_factory.begin() as session:
-                    session.execute(
-                        update(Submission)
-                        .where(Submission.id == submission_id, Submission.claim_token == token)
-                        .values(heartbeat_at=utcnow())
-                        .execution_options(synchronize_session=False)
-                    )
-                    session.execute(update(Worker).where(Worker.name == worker.name).values(last_seen=utcnow()))
-                    if session.scalar(select(Submission.deleted_at).where(Submission.id == submission_id)):
-                        self._deleted.set()
-            except Exception:
-                continue
