@@ -95,6 +95,31 @@ def test_the_author_and_admins_read_why_others_find_no_such_submission(app):
     assert hacked in [s["id"] for s in own["submissions"]]  # the author still finds it among their own
 
 
+def test_the_api_and_the_page_agree_on_a_banned_users_a_hacked_and_a_normal_ranked_submission(app):
+    """One rule (`queries.is_readable`): a banned user's ranked submission, like a hacked one, is no such submission
+    to other readers (the API used to serve it while the page hid it); admins read all three."""
+    from sqlalchemy import select
+
+    from solbench.service.auth import set_banned
+
+    with app.service.session_factory() as session:
+        ranked = session.scalars(
+            select(Submission).where(Submission.mode == "ranked", Submission.status == "done").order_by(Submission.id)
+        ).all()
+        by_author = {s.user.name: s.id for s in ranked}
+    (banned_user, banned), (_, hacked), (_, normal) = list(by_author.items())[:3]
+    set_banned(app.service.session_factory, banned_user)
+    flag(app.service.session_factory, hacked, REASON, "root")
+    reader = add_user(app.service.session_factory, "reader").token
+    for token, expected in ((None, (404, 404, 200)), (reader, (404, 404, 200)), (app.admin, (200, 200, 200))):
+        for submission, status in zip((banned, hacked, normal), expected):
+            api = app.get(f"/api/v1/submissions/{submission}", token).status_code
+            page = app.get(f"/submissions/{submission}", token).status_code
+            assert (api, page) == (status, status), (token == app.admin, submission)
+        listed = app.get(f"/api/v1/users/{banned_user}", token)
+        assert listed.status_code == expected[0]
+
+
 def test_admins_list_hacked_submissions_in_the_api_and_on_the_status_page(app):
     _, problem, hacked, author = leader(app)
     flag(app.service.session_factory, hacked, REASON, "root")

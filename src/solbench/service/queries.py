@@ -382,13 +382,14 @@ def user_page(session: Session, name: str, *, viewer: User | None = None) -> Use
         .select_from(Submission)
         .join(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
         .join(ServedProblem, ServedProblem.id == ProblemVersion.problem_id)
+        .join(User, User.id == Submission.user_id)
         .outerjoin(Result, Result.submission_id == Submission.id)
         .where(Submission.user_id == user.id, Submission.deleted_at.is_(None))
         .order_by(Submission.id.desc())
         .limit(100)
     )
     if not privileged:
-        query = query.where(Submission.mode == RANKED, ~is_hacked())
+        query = query.where(*readable_by_anyone())
     submissions = [
         UserSubmission(
             id=s.id,
@@ -544,6 +545,28 @@ def live_submission(session: Session, submission_id: int) -> Submission | None:
     return None if row is None or row.deleted_at is not None else row
 
 
+def readable_by_anyone() -> tuple[ColumnElement[bool], ...]:
+    """THE rule of which submissions exist for every reader, over Submission, Result (outer-joined) and User: ranked
+    ones of users who are not banned that are not hacked. The rest (test and private ones, a banned user's, hacked
+    ones) exist for their author and admins only: to anyone else they are "no such submission", in the API, the
+    pages and the user listings alike (`is_readable`)."""
+    return (Submission.mode == RANKED, User.banned.is_(False), ~is_hacked())
+
+
+def is_readable(session: Session, submission: Submission, viewer_name: str | None, viewer_is_admin: bool) -> bool:
+    """Whether a viewer may read `submission` at all (its code is `code_visible`'s question): its author and admins
+    always, anyone else by `readable_by_anyone`. The one rule the API (submission view, bundle) and the pages share."""
+    if viewer_is_admin or (viewer_name is not None and viewer_name == submission.user.name):
+        return True
+    found = session.scalar(
+        select(Submission.id)
+        .join(User, User.id == Submission.user_id)
+        .outerjoin(Result, Result.submission_id == Submission.id)
+        .where(Submission.id == submission.id, *readable_by_anyone())
+    )
+    return found is not None
+
+
 def code_visible(session: Session, submission: Submission, viewer_name: str | None, viewer_is_admin: bool) -> bool:
     """Whether a viewer may read a submission's code: its author and admins always, everyone else once the
     submission's problem set is frozen. The one rule the API (submission view, bundle) and the pages share."""
@@ -611,7 +634,7 @@ def user_submissions(
         .where(User.name == name, Submission.deleted_at.is_(None))
     )
     if not include_private:
-        query = query.where(Submission.mode == RANKED, ~is_hacked())
+        query = query.where(*readable_by_anyone())
     total = session.scalar(select(func.count()).select_from(query.with_only_columns(Submission.id).subquery())) or 0
     rows = session.execute(query.order_by(Submission.id.desc()).offset(offset).limit(limit)).all()
     return [

@@ -25,7 +25,6 @@ from solbench.service.limits import LimitReached, check_limits
 from solbench.service.models import ScoreChange, Submission, User, utcnow
 
 router = APIRouter(tags=["submissions"])
-PUBLIC_MODES = ("ranked",)
 
 
 @router.post(
@@ -135,12 +134,10 @@ def bundle(submission_id: int, user: User | None = Depends(optional_user), db: S
 
 
 def readable(db: Session, submission_id: int, user: User | None) -> Submission:
-    """The submission if `user` may read it: ranked ones are public unless hacked, the rest and hacked ones their
-    owner's and admins' (to anyone else they do not exist: 404)."""
+    """The submission if `user` may read it (`queries.is_readable`, the pages' rule too); to anyone else it does not
+    exist: 404."""
     submission = _live(db, submission_id)
-    if user is not None and (user.id == submission.user_id or user.is_admin):
-        return submission
-    if submission.mode not in PUBLIC_MODES or hacked_state(db, submission) is not None:
+    if not queries.is_readable(db, submission, user.name if user is not None else None, bool(user and user.is_admin)):
         raise _missing(submission_id)
     return submission
 

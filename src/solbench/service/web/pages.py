@@ -231,10 +231,9 @@ def submission(session: Session, submission_id: int, viewer: Viewer) -> dict:
     if row is None:
         raise PageNotFound(f"There is no submission #{submission_id}.")
     owner = row.user.name
-    privileged = viewer.name == owner or viewer.is_admin
-    hacked = hacked_state(session, row)
-    if (row.mode != RANKED_MODE or row.user.banned or hacked is not None) and not privileged:
+    if not queries.is_readable(session, row, viewer.name, viewer.is_admin):
         raise PageNotFound(f"There is no submission #{submission_id}.")
+    hacked = hacked_state(session, row)
     problem_row = row.problem_version.problem
     result = row.result
     sources, code_note = None, ""
