@@ -142,3 +142,31 @@ def test_the_solution_parameter_is_typed_by_the_solution_schema_and_its_json_tex
     assert as_object.is_error and as_text.is_error
     assert as_object.content[0].text == as_text.content[0].text and "another_problem" in as_text.content[0].text
     assert incomplete.is_error and "spec" in incomplete.content[0].text, incomplete.content[0].text
+
+
+def test_the_test_tool_passes_seed_and_workload_to_env_test(tmp_path):
+    """`seed` and `workload` reach `Env.test` (the arguments `solbench test --seed --workload` has in a round): each
+    refused by the library, before anything runs, in its own words."""
+    from mcp import Client
+
+    from solbench.evaluation import EvaluationConfig
+    from solbench.optimize.mcp_server import ProblemsSession, ServerSettings, build_server
+
+    problems = tmp_path / "problems"
+    vector_add(problems / "vector_add", 64, 96)
+    session = ProblemsSession(
+        ServerSettings(problems=problems, hardware="H100_SXM", config=EvaluationConfig(device="cpu"))
+    )
+    test = {"problem": "vector_add", "solution": solution_dict(FAST)}
+
+    async def calls():
+        async with Client(build_server(session)) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            seeded = await client.call_tool("test", {**test, "seed": -1, "workload": "n96"})
+            unknown = await client.call_tool("test", {**test, "seed": 7, "workload": "n5"})
+            return tools["test"].input_schema["properties"], seeded, unknown
+
+    properties, seeded, unknown = asyncio.run(asyncio.wait_for(calls(), 60))
+    assert {"seed", "workload"} <= set(properties)
+    assert seeded.is_error and "input_seed" in seeded.content[0].text, seeded.content[0].text
+    assert unknown.is_error and "'n5' is not a public workload (public: n64, n96)" in unknown.content[0].text

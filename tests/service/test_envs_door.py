@@ -217,6 +217,16 @@ def test_a_library_error_that_is_not_the_candidates_fault_keeps_its_own_name_and
         _answer(httpx.Response(answer.status_code, json=answer.json()))
 
 
+def test_the_openapi_schema_lists_every_status_the_env_calls_answer(app):
+    """The 500 of `test_a_library_error_that_is_not_the_candidates_fault...` and the 202 of a pending call are
+    documented on each route that can answer them."""
+    client, _, _ = app
+    paths = client.get("/api/v1/openapi.json").json()["paths"]
+    for path in ("/api/v1/envs", "/api/v1/envs/{env_id}/step", "/api/v1/envs/{env_id}/test"):
+        assert {"202", "404", "409", "422", "429", "500"} <= set(paths[path]["post"]["responses"]), path
+    assert "500" in paths["/api/v1/envs/{env_id}/calls/{call_id}"]["get"]["responses"]
+
+
 def test_a_failed_call_tells_its_caller_its_id_and_the_operator_the_infrastructures_reason(app, caplog):
     from datetime import timedelta
 
@@ -244,6 +254,32 @@ def _run_queued_call(service, call_id: int) -> None:
 
     worker = WorkerInfo(name="door-test", hardware=service.settings.hardware, device="cpu")
     execute_env_call(service.session_factory, call_id, worker, settings=service.settings)
+
+
+def test_a_tests_seed_and_workload_reach_the_library_which_names_a_workload_that_is_not_public(app):
+    import httpx
+
+    from solbench.optimize import UnknownWorkload
+    from solbench.service.env_client import _answer
+    from solbench.service.models import EnvCall
+
+    client, users, service = app
+    made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"]).json()
+    with service.session_factory.begin() as session:  # the card's call done, so that the test may start
+        session.get(EnvCall, made["id"]).status = "done"
+    path = f"/api/v1/envs/{made['env']}/test?wait=0"
+    bad_seed = client.post(path, json={"solution": add_solution(), "seed": -1}, headers=users["ann"])
+    assert bad_seed.status_code == 422 and bad_seed.json()["field"] == "seed"
+    body = {"solution": add_solution(), "seed": 5, "workload": "n5"}
+    queued = client.post(path, json=body, headers=users["ann"]).json()
+    with service.session_factory() as session:
+        assert session.get(EnvCall, queued["id"]).arguments == {"seed": 5, "workload": "n5"}
+    _run_queued_call(service, queued["id"])  # the library refuses it before anything runs
+    answer = client.get(queued["url"], headers=users["ann"])
+    assert answer.status_code == 422 and answer.json()["field"] == "workload", answer.text
+    assert answer.json()["arguments"]["workload"] == "n5" and "n1000" in answer.json()["arguments"]["public"]
+    with pytest.raises(UnknownWorkload, match="'n5' is not a public workload"):
+        _answer(httpx.Response(answer.status_code, json=answer.json()))
 
 
 def test_a_reset_waits_for_the_envs_call_keeps_what_it_wrote_and_counts_as_a_call(app):

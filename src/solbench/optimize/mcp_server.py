@@ -48,7 +48,9 @@ class ServedEnv(Protocol):
 
     def reset(self) -> ProblemCard: ...
 
-    def test(self, solution: Solution | dict) -> TestResult: ...
+    def test(
+        self, solution: Solution | dict, *, seed: int | None = None, workload: str | None = None
+    ) -> TestResult: ...
 
     def step(self, solution: Solution | dict) -> StepResult: ...
 
@@ -163,9 +165,15 @@ def build_server(session: EnvSession):
         )
 
     @server.tool()
-    def test(problem: str, solution: SolutionArgument) -> dict[str, Any]:
-        """Correctness only, on the smallest public workloads: cheap, never scored. Costs one test of the budget."""
-        return run(lambda: session.env(problem).test(_solution(solution)).model_dump(mode="json"))
+    def test(
+        problem: str, solution: SolutionArgument, seed: int | None = None, workload: str | None = None
+    ) -> dict[str, Any]:
+        """Correctness only, on the smallest public workloads (or the public `workload` named by its uuid): cheap,
+        never scored. Each status reports its `input_seed`; pass it as `seed` to replay the inputs a candidate
+        failed on. Costs one test of the budget."""
+        return run(
+            lambda: session.env(problem).test(_solution(solution), seed=seed, workload=workload).model_dump(mode="json")
+        )
 
     @server.tool()
     def evaluate(problem: str, solution: SolutionArgument) -> dict[str, Any]:

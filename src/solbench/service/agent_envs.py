@@ -62,7 +62,11 @@ class Refusal:
 
     @classmethod
     def of(cls, error: OptimizeError) -> Refusal:
-        names = {"BudgetExhausted": ("kind", "used"), "InvalidCandidate": ("where", "reason")}
+        names = {
+            "BudgetExhausted": ("kind", "used"),
+            "InvalidCandidate": ("where", "reason"),
+            "UnknownWorkload": ("workload", "public"),
+        }
         wanted = names.get(type(error).__name__, ())
         return cls(type(error).__name__, str(error), {name: getattr(error, name) for name in wanted})
 
@@ -165,7 +169,13 @@ def finalize_call(session: Session, env_id: int) -> EnvCall | None:
     )
 
 
-def queue_call(session: Session, row: AgentEnv, kind: CallKind, solution: dict[str, Any] | None = None) -> EnvCall:
+def queue_call(
+    session: Session,
+    row: AgentEnv,
+    kind: CallKind,
+    solution: dict[str, Any] | None = None,
+    arguments: dict[str, Any] | None = None,
+) -> EnvCall:
     """A new call on `row`, queued in the caller's transaction. Raises CallInProgress while another call is
     active, EnvFinalized for a step or test of a finalized env, and OptimizeError (BudgetExhausted) when the
     library's ledger allows no such call now. A finalize of a finalized env is its first finalize, done: nothing is
@@ -178,7 +188,15 @@ def queue_call(session: Session, row: AgentEnv, kind: CallKind, solution: dict[s
         raise EnvFinalized(row.id, finalized.id)
     if kind in ("step", "test"):
         ledger_of(row).check("eval" if kind == "step" else "test")
-    call = EnvCall(env_id=row.id, user_id=row.user_id, kind=kind, status="queued", solution=solution, attempts=0)
+    call = EnvCall(
+        env_id=row.id,
+        user_id=row.user_id,
+        kind=kind,
+        status="queued",
+        solution=solution,
+        arguments=arguments,
+        attempts=0,
+    )
     session.add(call)
     session.flush()
     return call

@@ -2,8 +2,8 @@
 
 `solbench.connect(url, token=…)` gives a `RemoteEnvs`; its `make(problem, …)` a `RemoteEnv` whose
 `reset`, `step`, `test`, `finalize`, `best`, `history` and `budget_left` answer with the library's own
-models, and raise its own `BudgetExhausted` and `InvalidCandidate`. Each call also has an async twin
-(`await env.astep(…)`): hundreds of rollouts in one event loop share the server's workers.
+models, and raise its own `BudgetExhausted`, `InvalidCandidate` and `UnknownWorkload`. Each call also has an
+async twin (`await env.astep(…)`): hundreds of rollouts in one event loop share the server's workers.
 
 A call that evaluates is answered 202 while it is queued or running; the client asks the call's URL
 again (the server waits up to `wait_s` each time) until the answer comes, so each call feels synchronous.
@@ -29,6 +29,7 @@ from solbench.optimize import (
     ProblemCard,
     StepResult,
     TestResult,
+    UnknownWorkload,
 )
 from solbench.service.client import TOKEN_VARIABLE
 from solbench.service.errors import ServerRefused, ServiceError
@@ -187,11 +188,16 @@ class RemoteEnv:
     async def astep(self, solution: CandidateArg) -> StepResult:
         return StepResult.model_validate(await self.service.arequest("POST", self._path("step"), _candidate(solution)))
 
-    def test(self, solution: CandidateArg) -> TestResult:
-        return TestResult.model_validate(self.service.request("POST", self._path("test"), _candidate(solution)))
+    def test(self, solution: CandidateArg, *, seed: int | None = None, workload: str | None = None) -> TestResult:
+        """As `Env.test`: `seed` replays a failure's inputs, `workload` tests that public workload only."""
+        body = {**_candidate(solution), "seed": seed, "workload": workload}
+        return TestResult.model_validate(self.service.request("POST", self._path("test"), body))
 
-    async def atest(self, solution: CandidateArg) -> TestResult:
-        return TestResult.model_validate(await self.service.arequest("POST", self._path("test"), _candidate(solution)))
+    async def atest(
+        self, solution: CandidateArg, *, seed: int | None = None, workload: str | None = None
+    ) -> TestResult:
+        body = {**_candidate(solution), "seed": seed, "workload": workload}
+        return TestResult.model_validate(await self.service.arequest("POST", self._path("test"), body))
 
     def finalize(self) -> FinalResult:
         return FinalResult.model_validate(self.service.request("POST", self._path("finalize")))
@@ -278,6 +284,8 @@ def _answer(response) -> Any:
         raise BudgetExhausted(arguments["kind"], arguments["used"])
     if body.get("error") == "InvalidCandidate":
         raise InvalidCandidate(arguments["where"], arguments["reason"])
+    if body.get("error") == "UnknownWorkload":
+        raise UnknownWorkload(arguments["workload"], arguments["public"])
     field, detail = str(body.get("field", "")), str(body.get("detail", response.text))
     if response.status_code == 422 and field.startswith("solution"):  # refused at the door, as the library would
         raise InvalidCandidate(field, detail.removeprefix(f"{field}: "))

@@ -115,23 +115,25 @@ def _run(
         call = session.get(EnvCall, call_id)
         assert call is not None, "a claimed call's row exists"
         env = open_env(call.env, config, cache=settings.cache_dir, session=session)
-        kind, solution = call.kind, call.solution
+        kind, solution, arguments = call.kind, call.solution, call.arguments or {}
     try:
         with env:
-            result = _call(env, kind, solution)
+            result = _call(env, kind, solution, arguments)
     except OptimizeError as error:
         return _Answer("refused", None, Refusal.of(error).as_json(), as_json(env.snapshot()), None)
     answer = as_json(result)
     return _Answer("done", answer, None, as_json(env.snapshot()), answer if kind == "reset" else None)
 
 
-def _call(env: Env, kind: str, solution: dict[str, Any] | None) -> BaseModel:
+def _call(env: Env, kind: str, solution: dict[str, Any] | None, arguments: dict[str, Any]) -> BaseModel:
     if kind == "reset":
         return env.reset()
     if kind == "finalize":
         return env.finalize()
     assert solution is not None, "step and test calls are queued with their solution"
-    return env.step(solution) if kind == "step" else env.test(solution)
+    if kind == "step":
+        return env.step(solution)
+    return env.test(solution, seed=arguments.get("seed"), workload=arguments.get("workload"))
 
 
 def as_json(model: BaseModel) -> dict[str, Any]:

@@ -296,6 +296,9 @@ class EnvCall(Base):
     kind: Mapped[str] = mapped_column(String(16))
     status: Mapped[str] = mapped_column(String(16), default="queued")
     solution: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    arguments: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """A test's `seed` and `workload` (`Env.test`'s keyword arguments, to replay a failure's inputs); None for the
+    other calls."""
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     """The library's answer as JSON: a ProblemCard, StepResult, TestResult or FinalResult."""
     refusal: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

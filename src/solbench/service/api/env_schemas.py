@@ -35,6 +35,13 @@ class CandidateRequest(_Request):
     """A solution file's JSON (docs/formats.md) for the env's problem."""
 
 
+class TestRequest(CandidateRequest):
+    seed: int | None = Field(default=None, ge=0)
+    """Make the inputs from this seed (a failure's `input_seed`) to replay them; None: a fresh secret seed."""
+    workload: str | None = Field(default=None, min_length=1, max_length=200)
+    """Test this public workload (its uuid) instead of the smallest ones."""
+
+
 class ResetRequest(_Request):
     seed: int | None = None
     """Recorded on the card (the evaluator's input seeds stay secret); None keeps the last one."""

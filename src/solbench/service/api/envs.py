@@ -48,7 +48,15 @@ from solbench.service.agent_envs import (
     reset_card,
 )
 from solbench.service.api.deps import current_user, service, session
-from solbench.service.api.env_schemas import CallView, CandidateRequest, EnvCreated, EnvRequest, EnvView, ResetRequest
+from solbench.service.api.env_schemas import (
+    CallView,
+    CandidateRequest,
+    EnvCreated,
+    EnvRequest,
+    EnvView,
+    ResetRequest,
+    TestRequest,
+)
 from solbench.service.catalog import current_version
 from solbench.service.door import Refused, check_static, parse_solution
 from solbench.service.limits import LimitReached, check_env_limits
@@ -65,6 +73,7 @@ REFUSED = {
     409: {"description": "budget spent, another call of this env running, or the env finalized"},
     422: {},
     429: {},
+    500: {"description": "the library refused the env's stored state (not the candidate's fault): `error` names why"},
 }
 
 
@@ -142,10 +151,12 @@ async def step(
 
 @router.post("/envs/{env_id}/test", response_model=TestResult, responses={**PENDING, **REFUSED})
 async def test(
-    env_id: int, body: CandidateRequest, wait: float = WAIT, user: User = Depends(current_user), svc=Depends(service)
+    env_id: int, body: TestRequest, wait: float = WAIT, user: User = Depends(current_user), svc=Depends(service)
 ) -> JSONResponse:
-    """`env.test(solution)`: correctness only, on the smallest public workloads; the TestResult."""
-    return await _call(svc, user, env_id, "test", body.solution, wait)
+    """`env.test(solution, seed=, workload=)`: correctness only, on the smallest public workloads (or `workload`),
+    from a fresh secret seed (or `seed`, to replay a failure's inputs); the TestResult."""
+    arguments = {"seed": body.seed, "workload": body.workload}
+    return await _call(svc, user, env_id, "test", body.solution, wait, arguments)
 
 
 @router.post("/envs/{env_id}/finalize", response_model=FinalResult, responses={**PENDING, **REFUSED})
@@ -176,9 +187,17 @@ async def get_call(
     return await _answer(svc, call_id, wait)
 
 
-async def _call(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any] | None, wait: float):
+async def _call(
+    svc,
+    user: User,
+    env_id: int,
+    kind: CallKind,
+    solution: dict[str, Any] | None,
+    wait: float,
+    arguments: dict[str, Any] | None = None,
+):
     try:
-        call_id, queued = await run_in_threadpool(_queue, svc, user, env_id, kind, solution)
+        call_id, queued = await run_in_threadpool(_queue, svc, user, env_id, kind, solution, arguments)
     except OptimizeError as error:  # the library's ledger allows no such call: nothing queued
         return _refusal_response(Refusal.of(error).as_json())
     if queued and svc.queue is not None:
@@ -208,7 +227,9 @@ def _make(svc, user: User, body: EnvRequest) -> tuple[int, int]:
         return row.id, call.id
 
 
-def _queue(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any] | None) -> tuple[int, bool]:
+def _queue(
+    svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any] | None, arguments: dict[str, Any] | None
+) -> tuple[int, bool]:
     """The call's id, and whether it was queued now (a finalized env's finalize is its first, answered)."""
     with svc.session_factory() as db:
         row = _owned(db, env_id, user)
@@ -218,7 +239,7 @@ def _queue(svc, user: User, env_id: int, kind: CallKind, solution: dict[str, Any
             solution = parsed.model_dump(mode="json", exclude_none=True)
         _check_limits(db, user, svc.settings.limits, new_env=False)
         try:
-            call = queue_call(db, row, kind, solution)
+            call = queue_call(db, row, kind, solution, arguments)
         except (CallInProgress, EnvFinalized) as error:
             raise HTTPException(409, str(error)) from None
         db.commit()
@@ -298,11 +319,13 @@ async def _answer(svc, call_id: int, wait_s: float) -> JSONResponse:
 
 def _refusal_response(refusal: dict[str, Any]) -> JSONResponse:
     """The library's refusal with what a client needs to raise the same exception: 409 for a spent budget, 422
-    naming the field for a candidate that is not one. Any other OptimizeError says the env's stored state and the
-    library disagree, which no candidate causes: a 500 under its own name, so no client takes it for the
-    candidate's fault."""
+    naming the field for a candidate that is not one or a test's workload that is not public. Any other
+    OptimizeError says the env's stored state and the library disagree, which no candidate causes: a 500 under its
+    own name, so no client takes it for the candidate's fault."""
     if refusal["error"] == "BudgetExhausted":
         return JSONResponse({**refusal, "field": "budget"}, status_code=409)
     if refusal["error"] == "InvalidCandidate":
         return JSONResponse({**refusal, "field": refusal["arguments"]["where"]}, status_code=422)
+    if refusal["error"] == "UnknownWorkload":
+        return JSONResponse({**refusal, "field": "workload"}, status_code=422)
     return JSONResponse({**refusal, "field": "env"}, status_code=500)
