@@ -15,7 +15,7 @@ def app(tmp_path):
     from solbench.service.app import create_app, prepare
     from solbench.service.auth import add_user
 
-    limits = {"env_calls_per_hour": 7, "max_envs": 3, "max_queued_env_calls": 2}
+    limits = {"env_calls_per_hour": 7, "max_envs": 3, "max_queued_env_calls": 2, "max_waiting_env_requests": 2}
     service = prepare(settings_model(fast_settings(tmp_path, workers=0, limits=limits)))
     tokens = {name: add_user(service.session_factory, name).token for name in ("ann", "bob")}
     with TestClient(create_app(service, start_queue=False)) as client:
@@ -98,6 +98,80 @@ def test_env_calls_and_envs_are_rate_limited_per_user_and_the_limits_and_queue_a
         "max_envs": 3,
         "max_queued_env_calls": 2,
     }
+
+
+def test_a_users_waiting_requests_are_capped_before_anything_is_queued(app):
+    import threading
+    import time
+
+    from solbench.service.models import EnvCall, User
+
+    client, users, service = app
+    made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["ann"]).json()
+    url = made["url"]
+    with service.session_factory() as session:
+        user = session.query(User).filter_by(name="ann").one()
+    ann = user.id
+    held = service.waiting.enter(user, 60.0)  # a request of ann's still waiting, as the app holds it
+    waiter = threading.Thread(target=client.get, args=(url + "?wait=0.5",), kwargs={"headers": users["ann"]})
+    with held:
+        waiter.start()  # a real request waits for the call (no worker runs it) and holds the second slot
+        deadline = time.monotonic() + 5
+        while service.waiting.waiting(ann) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        refused = client.get(url + "?wait=5", headers=users["ann"])
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "1", refused.text  # the waiter's end
+        assert refused.json()["detail"] == (
+            "wait: 2 of your requests are waiting for env calls' answers (at most 2 at once); retry in 1 s, or ask "
+            "with ?wait=0"
+        )
+        calls = client.post("/api/v1/envs", json={"problem": "vector_add"}, headers=users["ann"])
+        assert calls.status_code == 429
+        with service.session_factory() as session:  # refused before anything was made
+            assert session.query(EnvCall).filter_by(user_id=ann).count() == 1
+        assert client.get(url + "?wait=0", headers=users["ann"]).status_code == 202  # not waiting: no slot
+        waiter.join(timeout=10)
+    assert service.waiting.waiting(ann) == 0
+    assert client.get(url + "?wait=0.05", headers=users["ann"]).status_code == 202
+    assert client.get("/api/v1/limits").json()["max_waiting_env_requests"] == 2
+
+
+def test_envs_untouched_past_the_retention_are_pruned_by_the_queues_reaper(app):
+    import time
+    from datetime import timedelta
+
+    from solbench.service.embedded import EmbeddedQueue
+    from solbench.service.env_retention import prune_old_envs
+    from solbench.service.models import AgentEnv, EnvCall, utcnow
+
+    client, users, service = app
+    envs = []
+    for name in ("old", "recent", "busy"):  # busy: its card's call still queued
+        made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=users["bob"]).json()
+        envs.append(made["env"])
+        if name != "busy":
+            with service.session_factory.begin() as session:
+                session.get(EnvCall, made["id"]).status = "done"
+    old, recent, busy = envs
+    with service.session_factory.begin() as session:
+        for env, age in ((old, 31), (busy, 31), (recent, 29)):
+            session.get(AgentEnv, env).updated_at = utcnow() - timedelta(days=age)
+    assert prune_old_envs(service.session_factory, 30, now=utcnow() - timedelta(days=2)) == 0
+    settings = service.settings.model_copy(update={"workers": 0, "stale_after_s": 2.0})
+    queue = EmbeddedQueue(settings, service.session_factory)  # its reaper prunes at its first round
+    try:
+        deadline = time.monotonic() + 10
+        while client.get(f"/api/v1/envs/{old}", headers=users["bob"]).status_code != 404:
+            assert time.monotonic() < deadline, "the reaper did not prune the old env"
+            time.sleep(0.05)
+    finally:
+        queue.close()
+    with service.session_factory() as session:
+        assert session.query(EnvCall).filter_by(env_id=old).count() == 0
+        assert {env for (env,) in session.query(AgentEnv.id).filter(AgentEnv.id.in_([old, busy, recent]))} == {
+            busy,
+            recent,
+        }
 
 
 def test_a_spent_budget_is_refused_at_the_door_with_what_the_client_needs(app):

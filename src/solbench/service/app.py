@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from solbench.service.catalog import CatalogImport, import_baselines, import_suites
 from solbench.service.db import open_database
 from solbench.service.jobs import JobQueue
+from solbench.service.limits import WaitingRequests
 from solbench.service.queues import make_queue
 from solbench.service.settings import ServiceSettings
 
@@ -36,6 +37,11 @@ class Service:
     imported: CatalogImport
     baselines: int
     queue: JobQueue | None = field(default=None)
+    waiting: WaitingRequests = field(init=False)
+    """The requests waiting for env calls' answers in this process, per user (`limits.max_waiting_env_requests`)."""
+
+    def __post_init__(self) -> None:
+        self.waiting = WaitingRequests(self.settings.limits.max_waiting_env_requests)
 
 
 def prepare(settings: ServiceSettings) -> Service:

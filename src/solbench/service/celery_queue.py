@@ -47,6 +47,7 @@ from solbench.runner.celery_pool import check_reachable
 from solbench.runner.celery_worker import WorkerOptions, start_worker
 from solbench.runner.remote_jobs import register_run_task
 from solbench.service.env_jobs import execute_env_call, queued_env_calls
+from solbench.service.env_retention import EnvPruner
 from solbench.service.job_claims import requeue_stale_jobs
 from solbench.service.jobs import InfrastructureError, WorkerInfo, execute_submission
 from solbench.service.models import EnvCall, Submission
@@ -86,6 +87,7 @@ class CeleryQueue:
         self._sent_at: dict[int, float] = {}
         self._calls_sent_at: dict[int, float] = {}
         self._lock = threading.Lock()
+        self._pruner = EnvPruner(session_factory, settings.env_retention_days)
         self._stop = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep_until_closed, daemon=True, name="celery-queue-sweeper")
         self._sweeper.start()
@@ -112,8 +114,9 @@ class CeleryQueue:
         self.app.close()
 
     def sweep(self) -> None:
-        """Requeue jobs of dead workers; send again what has been queued unsent (or long ago)."""
+        """Requeue jobs of dead workers; send again what has been queued unsent (or long ago); prune old envs."""
         requeue_stale_jobs(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
+        self._pruner.prune_if_due()
         with self.session_factory() as session:
             queued = session.scalars(
                 select(Submission.id).where(Submission.status == "queued", Submission.deleted_at.is_(None))

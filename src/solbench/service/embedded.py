@@ -4,7 +4,7 @@ Each child (`python -m solbench.service.embedded`, settings handed down as JSON 
 polls for the oldest queued job, a submission or an agent env's call, and runs it through
 `jobs.execute_submission` or `env_jobs.execute_env_call`; each claim is one conditional UPDATE: safe
 across processes on SQLite and PostgreSQL alike. The parent keeps the children alive (a dead one is
-restarted) and requeues jobs whose worker stopped sending heartbeats.
+restarted), requeues jobs whose worker stopped sending heartbeats and prunes old agent envs (env_retention.py).
 A child exits when its parent is gone.
 """
 
@@ -21,6 +21,7 @@ import time
 from sqlalchemy.orm import Session, sessionmaker
 
 from solbench.service.env_jobs import execute_env_call, oldest_queued_job
+from solbench.service.env_retention import EnvPruner
 from solbench.service.job_claims import requeue_stale_jobs
 from solbench.service.jobs import (
     InfrastructureError,
@@ -54,6 +55,7 @@ class EmbeddedQueue:
         self.session_factory = session_factory
         self._children: list[subprocess.Popen | None] = [None] * settings.workers
         self._restarts = 0
+        self._pruner = EnvPruner(session_factory, settings.env_retention_days)
         self._stop = threading.Event()
         for index in range(settings.workers):
             self._children[index] = self._spawn(index)
@@ -97,6 +99,7 @@ class EmbeddedQueue:
             try:
                 if time.monotonic() >= next_reap:  # jobs of workers elsewhere that stopped sending heartbeats
                     requeue_stale_jobs(self.session_factory, self.settings.stale_after_s, self.settings.max_attempts)
+                    self._pruner.prune_if_due()
                     next_reap = time.monotonic() + reap_every
                 for index, child in enumerate(self._children):
                     if child is not None and child.poll() is not None and not self._stop.is_set():

@@ -1,5 +1,6 @@
 """Per-user limits: submissions per mode per hour and per day, and how many may wait at once; agent env calls
-per hour and per day, how many may wait at once, and how many envs a user may make.
+per hour and per day, how many may wait at once, how many envs a user may make, and how many requests may wait
+for a call's answer at once (`WaitingRequests`).
 
 Counted from the submissions table (deleted ones included), so every server process sees the same
 counts. A burst cannot race past a limit: `check_limits` first holds the user's row, which serialises
@@ -10,6 +11,9 @@ one user's submissions from the count to the commit of the new row with the data
 from __future__ import annotations
 
 import math
+import threading
+import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import exists, func, select, update
@@ -135,3 +139,59 @@ def check_env_limits(
             "retry when one finishes",
             QUEUE_RETRY_S,
         )
+
+
+class WaitingRequests:
+    """The requests of each user that wait for an env call's answer in this server process (each polls the database
+    until the answer or its `?wait=` ends), at most `per_user` at once. Counted in the process, not the database:
+    what they cost is this process's polling, and a count in the database would outlive a process that died."""
+
+    def __init__(self, per_user: int):
+        self.per_user = per_user
+        self._ends: dict[int, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def waiting(self, user_id: int) -> int:
+        with self._lock:
+            return len(self._ends.get(user_id, ()))
+
+    def enter(self, user: User, wait_s: float) -> WaitSlot:
+        """A slot for a request of `user` that waits up to `wait_s`, held until the slot's `with` block ends. Raises
+        LimitReached when the user's slots are all held; Retry-After is when the first of them ends. A request that
+        does not wait (`wait_s` 0) and an admin's take none."""
+        if wait_s <= 0 or user.is_admin:
+            return WaitSlot(None)
+        now = time.monotonic()
+        with self._lock:
+            ends = self._ends.setdefault(user.id, [])
+            if len(ends) >= self.per_user:
+                wait = max(1, math.ceil(min(ends) - now))
+                raise LimitReached(
+                    f"wait: {len(ends)} of your requests are waiting for env calls' answers (at most "
+                    f"{self.per_user} at once); retry in {wait} s, or ask with ?wait=0",
+                    wait,
+                )
+            ends.append(now + wait_s)
+        return WaitSlot(lambda: self._leave(user.id, now + wait_s))
+
+    def _leave(self, user_id: int, end: float) -> None:
+        with self._lock:
+            ends = self._ends[user_id]
+            ends.remove(end)
+            if not ends:
+                del self._ends[user_id]
+
+
+class WaitSlot:
+    """A held place among a user's waiting requests (`WaitingRequests.enter`); the `with` block's end frees it."""
+
+    def __init__(self, release: Callable[[], None] | None):
+        self._release = release
+
+    def __enter__(self) -> WaitSlot:
+        return self
+
+    def __exit__(self, *_) -> None:
+        if self._release is not None:
+            self._release()
+            self._release = None

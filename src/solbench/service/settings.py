@@ -103,6 +103,9 @@ class Limits(_Settings):
     """Calls on one user's agent environments that may wait or run at once (each env runs one at a time)."""
     max_envs: int = 1000
     """Agent environments one user may have that are not finalized."""
+    max_waiting_env_requests: int = Field(default=16, ge=1)
+    """Requests of one user that may wait for an env call's answer at once (`?wait=` above 0), in each server
+    process: each polls the database while it waits. One more is answered 429 before anything is queued."""
 
 
 class ServiceSettings(_Settings):
@@ -134,6 +137,10 @@ class ServiceSettings(_Settings):
     """A running job whose worker sent no heartbeat for this long is requeued."""
     poll_s: float = 0.3
     """How often an idle embedded worker looks for a queued job."""
+    env_retention_days: float | None = Field(default=30.0, ge=1.0)
+    """Agent environments untouched this long, with no call waiting or running, are deleted with their calls by the
+    queue's reaper (their state and answers only grow); None keeps them for ever. At least a day, so the daily
+    rate limits still count every call."""
     reach_dir: Path | None = None
     """Folder of `solbench reach` reports (*.json) whose shares the problem and set pages show; None: none."""
 

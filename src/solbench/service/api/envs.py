@@ -3,7 +3,8 @@
 A call that evaluates (the env's first, which makes its card; step; test; finalize) is queued as a job and
 the request waits for it: up to `?wait=` seconds (default 30, at most 120), then 200 with the library's
 answer, or 202 with the call's URL, which waits again the same way. A client loops on the 202s and feels
-one synchronous call; the waiting holds no server thread (it polls the database from the event loop).
+one synchronous call; the waiting holds no server thread (it polls the database from the event loop), and
+a user's waiting requests are capped (`limits.max_waiting_env_requests`, checked before anything is queued).
 Another user's env answers 404, as one that does not exist.
 """
 
@@ -59,7 +60,7 @@ from solbench.service.api.env_schemas import (
 )
 from solbench.service.catalog import current_version
 from solbench.service.door import Refused, check_static, parse_solution
-from solbench.service.limits import LimitReached, check_env_limits
+from solbench.service.limits import LimitReached, WaitSlot, check_env_limits
 from solbench.service.models import AgentEnv, EnvCall, User
 from solbench.service.settings import Limits
 
@@ -83,10 +84,11 @@ async def make_env(
 ) -> JSONResponse:
     """`solbench.make` on the server: a new env of yours (201 with its id and card; T_SOL and T_b are worked out
     once, by a worker, on the server's hardware)."""
-    _, call_id = await run_in_threadpool(_make, svc, user, body)
-    if svc.queue is not None:
-        svc.queue.submit_env_call(call_id)
-    return await _answer(svc, call_id, wait)
+    with _wait_slot(svc, user, wait):
+        _, call_id = await run_in_threadpool(_make, svc, user, body)
+        if svc.queue is not None:
+            svc.queue.submit_env_call(call_id)
+        return await _answer(svc, call_id, wait)
 
 
 @router.get("/envs/{env_id}", response_model=EnvView, responses={404: {}})
@@ -184,7 +186,8 @@ async def get_call(
                 raise HTTPException(404, f"env {env_id}: no call {call_id}")
 
     await run_in_threadpool(check)
-    return await _answer(svc, call_id, wait)
+    with _wait_slot(svc, user, wait):
+        return await _answer(svc, call_id, wait)
 
 
 async def _call(
@@ -196,13 +199,14 @@ async def _call(
     wait: float,
     arguments: dict[str, Any] | None = None,
 ):
-    try:
-        call_id, queued = await run_in_threadpool(_queue, svc, user, env_id, kind, solution, arguments)
-    except OptimizeError as error:  # the library's ledger allows no such call: nothing queued
-        return _refusal_response(Refusal.of(error).as_json())
-    if queued and svc.queue is not None:
-        svc.queue.submit_env_call(call_id)
-    return await _answer(svc, call_id, wait)
+    with _wait_slot(svc, user, wait):
+        try:
+            call_id, queued = await run_in_threadpool(_queue, svc, user, env_id, kind, solution, arguments)
+        except OptimizeError as error:  # the library's ledger allows no such call: nothing queued
+            return _refusal_response(Refusal.of(error).as_json())
+        if queued and svc.queue is not None:
+            svc.queue.submit_env_call(call_id)
+        return await _answer(svc, call_id, wait)
 
 
 def _make(svc, user: User, body: EnvRequest) -> tuple[int, int]:
@@ -250,8 +254,20 @@ def _check_limits(db: Session, user: User, limits: Limits, *, new_env: bool, que
     try:
         check_env_limits(db, user, limits, new_env=new_env, queues=queues)
     except LimitReached as error:
-        retry = {"Retry-After": str(error.retry_after_s)} if error.retry_after_s is not None else None
-        raise HTTPException(429, str(error), headers=retry) from None
+        raise _too_many(error) from None
+
+
+def _wait_slot(svc, user: User, wait_s: float) -> WaitSlot:
+    """A place among the user's waiting requests, taken before anything is queued: a 429 leaves nothing behind."""
+    try:
+        return svc.waiting.enter(user, wait_s)
+    except LimitReached as error:
+        raise _too_many(error) from None
+
+
+def _too_many(error: LimitReached) -> HTTPException:
+    retry = {"Retry-After": str(error.retry_after_s)} if error.retry_after_s is not None else None
+    return HTTPException(429, str(error), headers=retry)
 
 
 def _owned(db: Session, env_id: int, user: User) -> AgentEnv:

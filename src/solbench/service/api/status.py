@@ -53,6 +53,8 @@ class ServerLimits(BaseModel):
     """Calls on one user's agent environments that may wait or run at once."""
     max_envs: int
     """Agent environments one user may have that are not finalized."""
+    max_waiting_env_requests: int
+    """Requests of one user that may wait for env calls' answers at once (`?wait=` above 0), per server process."""
 
 
 @router.get("/limits", response_model=ServerLimits)
@@ -67,4 +69,5 @@ def server_limits(svc=Depends(service)) -> ServerLimits:
         env_calls_per_day=limits.env_calls_per_day,
         max_queued_env_calls=limits.max_queued_env_calls,
         max_envs=limits.max_envs,
+        max_waiting_env_requests=limits.max_waiting_env_requests,
     )
