@@ -6,7 +6,8 @@ analyses the problem on B200_1500MHz with an empty cache (a temporary SOLBENCH_C
 seconds too, which a machine shared with other work inflates more) and the checks' cost: the difference.
 
 `--baseline FILE` also analyses each problem under `tolerance` with FILE standing in for sol/precision.py (say,
-`git show main:src/solbench/sol/precision.py > /tmp/precision_before.py`), side by side in the same process, and
+`git show main:src/solbench/sol/precision.py > /tmp/precision_before.py`; where FILE has no `problem_records`,
+sol/problem_precision.py decides each problem's records with it), side by side in the same process, and
 prints whether the admissible precision decided per workload is the same. `--repeat N` takes the least of N
 analyses of each kind. `--decisions FILE` writes {problem: {workload uuid: precision, inferred marked *}} as JSON.
 
@@ -28,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT.parent / "shared" / "sol-execbench-sample"
 MODULE = "solbench.sol.precision"
+RECORDS = "solbench.sol.problem_precision"
 
 
 def problem_folders(paths: list[Path]) -> list[Path]:
@@ -41,15 +43,29 @@ def problem_folders(paths: list[Path]) -> list[Path]:
 
 
 def load_baseline(path: Path):
-    """FILE as a module object (its cache keys differ from the current module's: its source differs)."""
-    spec = importlib.util.spec_from_file_location(MODULE, path)
-    module = importlib.util.module_from_spec(spec)
+    """(FILE as a module object, the module deciding a problem's records with it): FILE itself where it holds
+    `problem_records` (written before sol/problem_precision.py was split from it), else a fresh copy of
+    problem_precision bound to FILE. Their cache keys differ from the current modules': the source differs."""
+    precision = _module_from(MODULE, path)
+    if hasattr(precision, "problem_records"):
+        return precision, precision
     current = sys.modules[MODULE]
-    sys.modules[MODULE] = module  # its own lazy imports see itself
+    sys.modules[MODULE] = precision
+    try:
+        return precision, _module_from(RECORDS, Path(sys.modules[RECORDS].__file__))
+    finally:
+        sys.modules[MODULE] = current
+
+
+def _module_from(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    current = sys.modules[name]
+    sys.modules[name] = module  # its own lazy imports see itself
     try:
         spec.loader.exec_module(module)
     finally:
-        sys.modules[MODULE] = current
+        sys.modules[name] = current
     return module
 
 
@@ -68,7 +84,10 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--decisions", type=Path)
     args = parser.parse_args(argv)
 
-    import solbench.sol.precision as current
+    import solbench.sol.precision
+    import solbench.sol.problem_precision
+
+    current = (solbench.sol.precision, solbench.sol.problem_precision)
     from solbench.errors import SolbenchError
     from solbench.hardware import lookup
     from solbench.sol import analyze_problem
@@ -84,8 +103,8 @@ def main(argv: list[str]) -> None:
     hardware = lookup("B200_1500MHz")
     make_inputs = partial(inputs_for_analysis, data_roots=())
 
-    def analyse(problem, policy: str, module) -> tuple[list | None, float, float]:
-        sys.modules[MODULE] = module
+    def analyse(problem, policy: str, modules) -> tuple[list | None, float, float]:
+        sys.modules[MODULE], sys.modules[RECORDS] = modules
         previous = os.environ.get("SOLBENCH_CACHE_DIR")
         with tempfile.TemporaryDirectory() as cache:
             os.environ["SOLBENCH_CACHE_DIR"] = cache
@@ -99,7 +118,7 @@ def main(argv: list[str]) -> None:
             os.environ.pop("SOLBENCH_CACHE_DIR", None)
         else:
             os.environ["SOLBENCH_CACHE_DIR"] = previous
-        sys.modules[MODULE] = current
+        sys.modules[MODULE], sys.modules[RECORDS] = current
         return results, seconds, cpu
 
     analyse(load_problem(folders[0]), "strict", current)  # warm-up: torch's first dispatches

@@ -84,9 +84,9 @@ def _t_sol(problem, precision):
 
 
 def test_t_sol_differs_between_policies_by_the_rate_ratio(tmp_path, monkeypatch):
-    import solbench.sol.precision as precision
+    import solbench.sol.problem_precision as problem_precision
 
-    monkeypatch.setattr(precision, "CHECK_BUDGET_FLOPS", 1e9)  # the large workload takes the small one's precision
+    monkeypatch.setattr(problem_precision, "CHECK_BUDGET_FLOPS", 1e9)  # the large workload takes the small one's
     wide = dict(
         MATMUL,
         axes={"M": {"type": "var"}, "K": {"type": "const", "value": 2048}, "N": {"type": "const", "value": 2048}},
@@ -122,9 +122,9 @@ def test_a_tight_tolerance_keeps_fp32_and_the_check_is_cached(tmp_path, isolated
 
 
 def test_large_workloads_take_the_precision_of_smaller_ones(tmp_path, monkeypatch):
-    import solbench.sol.precision as precision
+    import solbench.sol.problem_precision as problem_precision
 
-    monkeypatch.setattr(precision, "CHECK_BUDGET_FLOPS", 1e8)
+    monkeypatch.setattr(problem_precision, "CHECK_BUDGET_FLOPS", 1e8)
     workloads = [
         {
             "uuid": f"m{m}",
@@ -143,7 +143,7 @@ def test_large_workloads_take_the_precision_of_smaller_ones(tmp_path, monkeypatc
 
 
 def test_inference_needs_a_tolerance_at_least_as_strict():
-    from solbench.sol.precision import at_least_as_strict
+    from solbench.sol.problem_precision import at_least_as_strict
 
     assert at_least_as_strict(Tolerance(max_atol=1e-3, max_rtol=1e-3), Tolerance(max_atol=2e-3, max_rtol=1e-3))
     assert not at_least_as_strict(Tolerance(max_atol=2e-3), Tolerance(max_atol=1e-3))

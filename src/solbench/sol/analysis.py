@@ -185,7 +185,8 @@ def with_precision(
 ) -> list[WorkloadSol]:
     """Each result under the precision policy: strict keeps the fp32-accurate rate; tolerance charges fp32
     matrix work at the admissible precision's rate."""
-    from solbench.sol.precision import problem_records, strict_record
+    from solbench.sol.precision import strict_record
+    from solbench.sol.problem_precision import problem_records
 
     if policy == "strict":
         return [r.model_copy(update={"precision": strict_record()}) for r in results]

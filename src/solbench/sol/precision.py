@@ -31,7 +31,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +40,6 @@ from solbench.cache_dir import cache_dir
 from solbench.spec.problem import Problem
 from solbench.spec.trace import PRECISION_POLICIES, PrecisionRecord
 from solbench.spec.workload import Tolerance, Workload
-from solbench.torch_threads import at_most_threads
 
 POLICIES = PRECISION_POLICIES
 MatrixPrecision = Literal["bf16", "fp16", "tf32", "fp32"]
@@ -54,21 +53,6 @@ UPSTREAM_TAG = "origin:sol-execbench"
 UPSTREAM_METADATA = "metadata.json"
 RELATIVE_NORM_FLOOR = 0.02
 """As evaluation/correctness.py's rule: ||out - ref|| / ||ref|| may reach max(this, 2 x rtol)."""
-CHECK_BUDGET_FLOPS = 5e10
-"""Largest matrix work (FLOPs) one workload's check runs in an analysis (a second or two per run here);
-larger workloads take the precision checked on the problem's smaller workloads with a tolerance as strict."""
-CHECKED_PER_PROBLEM = 2
-"""Workloads an analysis checks (the smallest): enough to learn what the tolerance admits, few enough that a
-first, uncached `solbench sol` stays within seconds. The evaluator checks every workload it evaluates."""
-CHECK_BUDGET_BYTES = 1 << 30
-"""Largest input set (bytes) a check runs on."""
-CHECK_BUDGET_S = 15.0
-"""Seconds after which an analysis starts no further check (a safety net on a loaded machine)."""
-CHECK_RUN_BUDGET_S = 5.0
-"""A reference whose real run on the check's inputs takes longer is not rerun three more times in an
-analysis (a Python loop over time steps, say): the workload is inferred or left undetermined."""
-ONE_THREAD_FLOPS = 2e9
-"""Matrix work (FLOPs) up to which an analysis' check runs on one intra-op thread (`torch_threads.at_most_threads`)."""
 CACHE_FORMAT = 1
 
 
@@ -251,11 +235,34 @@ def check_admissible(
 ) -> tuple[MatrixPrecision, dict[str, list[float]]]:
     """The lowest precision whose emulated run of `run(inputs)` meets `tolerance` against `reference_outputs`,
     and the relative error norms (one per output) of every precision tried."""
+    [(precision, tried)] = check_admissible_under(run, inputs, reference_outputs, [tolerance])
+    assert precision is not None  # no deadline: every precision is tried
+    return precision, tried
+
+
+def check_admissible_under(
+    run: Callable[[list], Any],
+    inputs: list,
+    reference_outputs,
+    tolerances: Sequence[Tolerance],
+    deadline: float | None = None,
+) -> list[tuple[MatrixPrecision | None, dict[str, list[float]]]]:
+    """`check_admissible` for each of `tolerances`, from one emulated run per precision: a run's outputs are judged
+    under every tolerance still open, so deciding many tolerances costs no more runs than deciding the strictest.
+    No emulated run starts after `deadline` (a `time.monotonic()` value); a tolerance still open then gets None."""
+    import time
+
     import torch
 
     truth = _tensors(reference_outputs)
-    tried: dict[str, list[float]] = {}
+    decided: list[MatrixPrecision | None] = [None] * len(tolerances)
+    tried: list[dict[str, list[float]]] = [{} for _ in tolerances]
     for precision in MATRIX_PRECISIONS[:-1]:
+        still_open = [index for index, found in enumerate(decided) if found is None]
+        if not still_open:
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            return list(zip(decided, tried))
         try:
             with torch.no_grad(), matrix_products_at(precision):
                 outputs = _tensors(run(inputs))
@@ -263,11 +270,12 @@ def check_admissible(
             continue
         if len(outputs) != len(truth):
             continue
-        verdicts = [tolerance_error(o, t, tolerance) for o, t in zip(outputs, truth)]
-        tried[precision] = [error for _, error in verdicts]
-        if all(passed for passed, _ in verdicts):
-            return precision, tried
-    return "fp32", tried
+        for index in still_open:
+            verdicts = [tolerance_error(o, t, tolerances[index]) for o, t in zip(outputs, truth)]
+            tried[index][precision] = [error for _, error in verdicts]
+            if all(passed for passed, _ in verdicts):
+                decided[index] = precision
+    return [(found or "fp32", errors) for found, errors in zip(decided, tried)]
 
 
 # --- the cache ----------------------------------------------------------------------------------
@@ -350,112 +358,3 @@ def workload_record(
     record = checked_record(precision, tried, "on this workload")
     store_cached(problem, workload, record, origin)
     return record
-
-
-def problem_records(
-    problem: Problem, module, make_inputs, matrix_flops: dict[str, float]
-) -> dict[str, PrecisionRecord]:
-    """Under the tolerance policy, a record per workload uuid: checked where the workload's matrix work
-    (`matrix_flops`, from the analysis) fits this CPU's budget, else inferred from the checked workloads
-    whose tolerance is at least as strict, else fp32 with the reason."""
-    import time
-
-    records: dict[str, PrecisionRecord] = {}
-    deadline = time.monotonic() + CHECK_BUDGET_S
-    checks_left = CHECKED_PER_PROBLEM
-    for workload in sorted(problem.workloads, key=lambda w: matrix_flops.get(w.uuid, 0.0)):
-        cached = load_cached(problem, workload)
-        if cached is not None:  # counted as a check, so that a second analysis checks no further workloads
-            records[workload.uuid] = cached
-            checks_left -= 1
-            continue
-        if matrix_flops.get(workload.uuid, 0.0) == 0.0:
-            records[workload.uuid] = PrecisionRecord(
-                policy="tolerance", matrix_precision="fp32", basis="tolerance: no fp32 matrix work to lower"
-            )
-            continue
-        if (
-            matrix_flops[workload.uuid] > CHECK_BUDGET_FLOPS
-            or make_inputs is None
-            or checks_left <= 0
-            or time.monotonic() > deadline
-        ):
-            continue
-        checks_left -= 1
-        threads = 1 if matrix_flops[workload.uuid] <= ONE_THREAD_FLOPS else None
-        with at_most_threads(threads):  # the truth run and the emulated reruns share one thread count
-            record = _checked_record(problem, workload, module, make_inputs)
-        if record is not None:
-            records[workload.uuid] = record
-    for workload in problem.workloads:
-        if workload.uuid not in records:
-            records[workload.uuid] = _inferred(workload, problem.workloads, records)
-    return records
-
-
-def _checked_record(problem: Problem, workload: Workload, module, make_inputs):
-    """The workload's record from a real check, or None where its inputs cannot be made here (missing data), are
-    too large, or the reference's run takes too long to be rerun three more times."""
-    import time
-
-    import torch
-
-    try:
-        inputs = make_inputs(problem, workload, module, draw=0)
-        if sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor)) > CHECK_BUDGET_BYTES:
-            return None
-        started = time.monotonic()
-        with torch.no_grad():
-            truth = module.run(*inputs)
-    except Exception:
-        return None
-    if time.monotonic() - started > CHECK_RUN_BUDGET_S:
-        return None
-    return workload_record(problem, workload, lambda values: module.run(*values), inputs, truth)
-
-
-def at_least_as_strict(tighter: Tolerance, looser: Tolerance) -> bool:
-    """Whether meeting `tighter` implies meeting `looser` elementwise (atol, rtol, ratio and cap)."""
-    cap_ok = looser.max_error_cap is None or (
-        tighter.max_error_cap is not None and tighter.max_error_cap <= looser.max_error_cap
-    )
-    return (
-        tighter.max_atol <= looser.max_atol
-        and tighter.max_rtol <= looser.max_rtol
-        and tighter.required_matched_ratio >= looser.required_matched_ratio
-        and cap_ok
-        and (looser.allow_negative_inf or not tighter.allow_negative_inf)
-    )
-
-
-def _inferred(
-    workload: Workload, workloads: Iterable[Workload], records: dict[str, PrecisionRecord]
-) -> PrecisionRecord:
-    """A precision admitted on a checked workload whose tolerance is at least as strict as this one's is
-    admitted here too (the error of low-precision products relative to the result barely depends on size)."""
-    tolerance = workload.effective_tolerance
-    checked = [
-        (w.uuid, records[w.uuid])
-        for w in workloads
-        if w.uuid in records
-        and at_least_as_strict(w.effective_tolerance, tolerance)
-        and records[w.uuid].basis.startswith("tolerance: checked")
-    ]
-    if not checked:
-        return PrecisionRecord(
-            policy="tolerance",
-            matrix_precision="fp32",
-            basis="tolerance: not determined (too large to check on this CPU and no smaller "
-            "workload with a tolerance as strict checked): fp32-accurate",
-        )
-    lowest = MATRIX_PRECISIONS[min(MATRIX_PRECISIONS.index(record.matrix_precision) for _, record in checked)]
-    errors = [
-        record.admitted_error for _, record in checked if record.matrix_precision == lowest and record.admitted_error
-    ]
-    return PrecisionRecord(
-        policy="tolerance",
-        matrix_precision=lowest,
-        admitted_error=[max(column) for column in zip(*errors)] if errors else None,
-        basis=f"tolerance: inferred from {len(checked)} smaller workload(s) with a tolerance as "
-        f"strict (too large to check on this CPU)",
-    )
