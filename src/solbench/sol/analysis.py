@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solbench.errors import SolbenchError
 from solbench.hardware.spec import HardwareSpec
-from solbench.sol.errors import AnalysisError, ValuesNeeded
+from solbench.sol.errors import AnalysisError, SliceOverBudget, ValuesNeeded
 from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity, compulsory_bytes, total_cost
 from solbench.sol.roofline import roofline
 from solbench.spec.dtypes import lookup_dtype, same_bits
@@ -59,6 +59,18 @@ class OpRow(_Result):
     covered: bool
 
 
+class RealSlice(_Result):
+    """What the analysis ran for real to give value-dependent ops the values of shape-only tensors (sol/slices.py):
+    the input draw whose slice held the most memory. Its own work, not the reference's: none of it is in the counts."""
+
+    ops: dict[str, int]
+    """Op -> times run (random factories: the inputs drawn)."""
+    values_for: dict[str, int]
+    """Value-dependent op -> times its arguments' values came from the slice."""
+    flops: float
+    peak_bytes: int
+
+
 class Coverage(_Result):
     full: bool
     uncovered: list[UncoveredOp]
@@ -66,6 +78,8 @@ class Coverage(_Result):
     """``fake`` (shapes only) or ``real (...)`` when the reference needed input values."""
     aten_calls: int | None = None
     """ATen calls the reference made (one input draw): what an analysis costs, so a slow one says why."""
+    real_slice: RealSlice | None = None
+    """Where a hybrid run recomputed routing values from a slice of the reference run for real."""
 
 
 class WorkloadRef(_Result):
@@ -263,7 +277,7 @@ def analyze_workload(
 
     plan = plan if plan is not None else RecordingPlan()
     try:
-        recordings, execution = _record(problem, workload, module, make_inputs, draws, plan)
+        recordings, execution, real_slice = _record(problem, workload, module, make_inputs, draws, plan)
     except (LoopShortcutMismatch, Exception) as failure:
         # the rewritten module's own failures (line numbers of the rewritten source) are the plain reference's to
         # report: it runs again, and only its error reaches the user
@@ -274,7 +288,7 @@ def analyze_workload(
                     "and no plain reference module was given"
                 ) from None
             raise
-        recordings, execution = _record(problem, workload, fallback_module, make_inputs, draws, plan)
+        recordings, execution, real_slice = _record(problem, workload, fallback_module, make_inputs, draws, plan)
     # each recording's total once: a loop recorded thousands of times makes a long list to add up
     totals = [(total_cost(r), compulsory_bytes(r), r) for r in recordings]
     cost, needed, recording = (
@@ -286,6 +300,7 @@ def analyze_workload(
         full=not uncovered and not recording.opaque_outputs,
         execution=execution,
         aten_calls=len(recording.ops),
+        real_slice=real_slice,
         uncovered=[
             UncoveredOp(op=name, count=count, reason="no cost rule: bounded by memory only")
             for name, count in sorted(uncovered.items())
@@ -357,7 +372,7 @@ class RecordingPlan:
 
 def _record(
     problem: Problem, workload: Workload, module, make_inputs: InputFactory | None, draws: int, plan: RecordingPlan
-) -> tuple[list[Recording], str]:
+) -> tuple[list[Recording], str, RealSlice | None]:
     """Run the reference on fake tensors; where it needs values, on hybrid inputs from `make_inputs`
     (fake floating-point tensors, real small integer ones), `draws` draws of them (one when the
     inputs are fixed data, two when the first two give the same T_SOL); where even that is not
@@ -365,32 +380,37 @@ def _record(
     if launches_triton(problem.definition.reference):
         reason = "the reference launches Triton kernels, which need real memory"
         return _record_real(problem, workload, module, make_inputs, draws, reason)
+    reason = plan.reason
     if plan.stage < REAL:
         # what runs for real below is small (index and routing tensors): on one intra-op thread, as OpenMP's fork
         # and join cost more than such an op (a routing loop's nonzero on a strided mask: 7x the CPU time at two)
         with at_most_threads(1):
             try:
                 return _record_without_real_floats(problem, workload, module, make_inputs, draws, plan)
+            except SliceOverBudget as error:
+                reason = str(error)  # this workload's slice is too large; a smaller workload's may fit
             except ValuesNeeded as error:
                 plan.failed(REAL, str(error))
-    return _record_real(problem, workload, module, make_inputs, draws, plan.reason)
+                reason = plan.reason
+    return _record_real(problem, workload, module, make_inputs, draws, reason)
 
 
 def _record_without_real_floats(
     problem: Problem, workload: Workload, module, make_inputs: InputFactory | None, draws: int, plan: RecordingPlan
-) -> tuple[list[Recording], str]:
-    """Shapes only (meta, then fake tensors), then hybrid values; `ValuesNeeded` (its message the reason) where
-    floating-point values steer the work."""
+) -> tuple[list[Recording], str, RealSlice | None]:
+    """Shapes only (meta, then fake tensors), then hybrid values, then hybrid values with slices run for real where
+    shape-only floating-point values steer the work; `ValuesNeeded` (its message the reason) where even that fails,
+    `SliceOverBudget` where the slice is too large."""
     if plan.stage == META:
         if "scaled_dot_product_attention" not in problem.definition.reference:
             try:
-                return [_run_recorded_meta(problem, workload, module)], "fake"
+                return [_run_recorded_meta(problem, workload, module)], "fake", None
             except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
                 pass
         plan.failed(FAKE, "")
     if plan.stage == FAKE:
         try:
-            return [_run_recorded_fake(problem, workload, module)], "fake"
+            return [_run_recorded_fake(problem, workload, module)], "fake", None
         except Exception as error:  # data-dependent ops: retry with the values that steer the work
             plan.failed(HYBRID_SMALL_FLOATS, _reason(error))
     if make_inputs is None:
@@ -404,10 +424,11 @@ def _record_without_real_floats(
             return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_INPUT_LIMIT)
         except ValuesNeeded:
             plan.failed(HYBRID, plan.reason)
-    try:  # values do steer the work (routing from logits or from hidden states): keep inputs to REAL_LIMIT real
-        return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_LIMIT)
+    try:  # values do steer the work (routing from logits or from hidden states): keep inputs to REAL_LIMIT real, and
+        # recompute the values of larger ones where they are needed, from the slice of the program that makes them
+        return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_LIMIT, slices=True)
     except ValuesNeeded as error:
-        raise ValuesNeeded(f"{plan.reason}; then {error}") from None
+        raise type(error)(f"{plan.reason}; then {error}") from None
 
 
 def _reason(error: Exception) -> str:
@@ -415,15 +436,47 @@ def _reason(error: Exception) -> str:
 
 
 def _record_hybrid(
-    problem: Problem, workload: Workload, module, make_inputs: InputFactory, draws: int, reason: str, input_limit: int
-) -> tuple[list[Recording], str]:
-    """`input_limit`: the most elements a floating-point input keeps its values with (larger ones are shape-only)."""
+    problem: Problem,
+    workload: Workload,
+    module,
+    make_inputs: InputFactory,
+    draws: int,
+    reason: str,
+    input_limit: int,
+    slices: bool = False,
+) -> tuple[list[Recording], str, RealSlice | None]:
+    """`input_limit`: the most elements a floating-point input keeps its values with (larger ones are shape-only).
+    `slices`: values a value-dependent op needs of a shape-only tensor are recomputed (sol/slices.py)."""
+    recordings, execution, costs = _record_hybrid_draws(
+        problem, workload, module, make_inputs, draws, reason, input_limit, slices
+    )
+    ran = [cost for cost in costs if cost.ops]
+    if not ran:
+        return recordings, execution, None
+    largest = max(ran, key=lambda cost: cost.peak_bytes)
+    real_slice = RealSlice(
+        ops=dict(largest.ops), values_for=dict(largest.values_for), flops=largest.flops, peak_bytes=largest.peak_bytes
+    )
+    return recordings, f"{execution}; {largest.describe()} (the largest of {len(ran)} draw(s))", real_slice
+
+
+def _record_hybrid_draws(
+    problem: Problem,
+    workload: Workload,
+    module,
+    make_inputs: InputFactory,
+    draws: int,
+    reason: str,
+    input_limit: int,
+    slices: bool,
+) -> tuple[list[Recording], str, list]:
     from solbench.sol.hybrid import cuda_not_initialised, hybrid_values
 
     recordings: list[Recording] = []
+    costs = []
     first_inputs = None
     for draw in range(draws):
-        with hybrid_values(float_factory_limit=input_limit) as mode:
+        with hybrid_values(float_factory_limit=input_limit, slices=slices) as mode:
             inputs = _make_inputs(make_inputs, problem, workload, module, draw)
             inputs = [mode.fake(v) if _is_large_real(v, input_limit) else v for v in inputs]
         with cuda_not_initialised():
@@ -432,28 +485,33 @@ def _record_hybrid(
             except ValuesNeeded:
                 raise
             except Exception as error:
+                if not slices:  # values read where no ATen op sees it (`tolist()` of a shape-only tensor): slices next
+                    raise ValuesNeeded(f"the reference failed on shape-only values: {_reason(error)}") from None
                 raise AnalysisError(
                     f"{problem.name}, workload {workload.uuid}: the reference failed on hybrid "
                     f"inputs (fake floating-point tensors, real small ones): {_reason(error)}"
                 ) from None
         recordings.append(recording)
+        if mode.slices is not None:
+            costs.append(mode.slices.cost)
+        drawn = any(cost.ops for cost in costs)  # values drawn by slices differ from draw to draw
         if mode.assumed and "taken as nonzero" not in reason:
             reason += (
                 f"; {len(mode.assumed)} branch(es) on floating-point scalars without values taken as nonzero / false"
             )
         if draw == 0:
             first_inputs = inputs
-            if all(not _is_real(v) for v in inputs):
-                return recordings, f"hybrid ({reason}); inputs without values"
+            if all(not _is_real(v) for v in inputs) and not drawn:
+                return recordings, f"hybrid ({reason}); inputs without values", costs
         elif draw == 1:
             assert first_inputs is not None  # set on draw 0
-            if all(_same_real(a, b) for a, b in zip(first_inputs, inputs)):
-                return recordings[:1], f"hybrid ({reason})"  # fixed data: every draw is the same
+            if all(_same_real(a, b) for a, b in zip(first_inputs, inputs)) and not drawn:
+                return recordings[:1], f"hybrid ({reason})", costs  # fixed data: every draw is the same
             if _same_work(recordings[0], recordings[1]):
-                return recordings, f"hybrid ({reason}); 2 input draws, the same work"
+                return recordings, f"hybrid ({reason}); 2 input draws, the same work", costs
     if draws == 1:
-        return recordings, f"hybrid ({reason}); one input draw"
-    return recordings, f"hybrid ({reason}); least of {draws} input draws"
+        return recordings, f"hybrid ({reason}); one input draw", costs
+    return recordings, f"hybrid ({reason}); least of {draws} input draws", costs
 
 
 def _is_real(value) -> bool:
@@ -485,7 +543,7 @@ def _same_work(first: Recording, second: Recording) -> bool:
 
 def _record_real(
     problem: Problem, workload: Workload, module, make_inputs: InputFactory | None, draws: int, reason: str
-) -> tuple[list[Recording], str]:
+) -> tuple[list[Recording], str, RealSlice | None]:
     if make_inputs is None:
         raise AnalysisError(
             f"{problem.name}: the reference needs real input values ({reason}) and no input generator was given"
@@ -502,13 +560,13 @@ def _record_real(
     for draw in range(1, draws):
         more = _make_inputs(make_inputs, problem, workload, module, draw)
         if draw == 1 and all(same_bits(a, b) for a, b in zip(inputs, more)):
-            return recordings, f"real ({reason})"  # fixed data (safetensors, scalars): every draw is the same
+            return recordings, f"real ({reason})", None  # fixed data (safetensors, scalars): every draw is the same
         recordings.append(_run_recorded_real(problem, workload, module, more))
         if draw == 1 and _same_work(recordings[0], recordings[1]):
-            return recordings, f"real ({reason}); 2 input draws, the same work"
+            return recordings, f"real ({reason}); 2 input draws, the same work", None
     if draws == 1:
-        return recordings, f"real ({reason}); one input draw"
-    return recordings, f"real ({reason}); least of {draws} input draws"
+        return recordings, f"real ({reason}); one input draw", None
+    return recordings, f"real ({reason}); least of {draws} input draws", None
 
 
 def _input_bytes(problem: Problem, workload: Workload) -> int:
@@ -584,9 +642,11 @@ def _run_recorded(module, inputs: list, values=None) -> Recording:
     import torch
 
     from solbench.sol.composites import FusedAttention
+    from solbench.sol.hybrid import SliceValueReads
 
     recorder = OpRecorder(inputs, values=values)
-    with torch.no_grad(), _no_cycle_collection(), recorder, FusedAttention(recorder):
+    reads = SliceValueReads(values) if values is not None and values.slices is not None else nullcontext()
+    with torch.no_grad(), _no_cycle_collection(), recorder, FusedAttention(recorder), reads:
         returned = module.run(*inputs)
     outputs = (
         list(returned.values())

@@ -11,16 +11,18 @@ small, once for real on the CPU. So the generator's `randn(256, 2048, 7168)` is 
 no time) while its `randperm(256)` is real, and the reference's `torch.where(expert_mask[e])`
 yields real token indices whose count sizes the expert's matrix product. A value-dependent op
 on a fake tensor (routing from floating-point logits) cannot be answered this way: it raises
-`ValuesNeeded`, and the analysis says so or runs the reference for real where that is small.
+`ValuesNeeded`, or, with `slices`, has its arguments' values recomputed by running for real only the ops
+they came from (sol/slices.py: the router's GEMM and top-k, not the experts), within a budget.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cache
 from typing import Any
 
 from solbench.sol.errors import ValuesNeeded
+from solbench.sol.slices import random_state
 from solbench.spec.cpu_reference import cpu_reference_source  # noqa: F401  (re-exported: the analyzer's entry)
 
 REAL_LIMIT = 1 << 22
@@ -47,9 +49,13 @@ class HybridMode(_mode_base()):
     small tensors computed only from real ones. Meta kernels run in C++, so the shape-only side costs
     microseconds per op where fake tensors cost a millisecond."""
 
-    def __init__(self, shape_only: bool = False, float_factory_limit: int = REAL_LIMIT):
+    def __init__(self, shape_only: bool = False, float_factory_limit: int = REAL_LIMIT, slices: bool = False):
         super().__init__()
+        from solbench.sol.slices import SliceLog
+
         self.shape_only = shape_only
+        self.slices = SliceLog() if slices and not shape_only else None
+        """Where shape-only values steer the work: how each shape-only tensor was made, to recompute its values."""
         self.float_factory_limit = float_factory_limit
         """Most elements a floating-point factory (randn, rand, a float zeros) makes for real; larger ones are
         shape-only from the start (the analysis's input generation uses REAL_INPUT_LIMIT)."""
@@ -72,6 +78,8 @@ class HybridMode(_mode_base()):
             twin = tensor.to("meta")
             self._twins[id(tensor)] = twin
             self._keep.append(tensor)
+            if self.slices is not None:
+                self.slices.leaf(twin, tensor)
         return twin
 
     @classmethod
@@ -100,7 +108,11 @@ class HybridMode(_mode_base()):
         if not tensors and not self.shape_only:
             size = _factory_size(func, args, kwargs)
             if size is not None and size <= _limit(kwargs.get("dtype")):
-                return self._factory(func(*args, **kwargs))  # a small factory (randperm, arange, a small zeros)
+                rng = random_state(func, kwargs) if self.slices is not None else None
+                made = self._factory(func(*args, **kwargs))  # a small factory (randperm, arange, a small zeros)
+                if self.slices is not None and isinstance(made, torch.Tensor) and made.is_meta:
+                    self.slices.log(func, args, kwargs, made, rng)
+                return made
         if (
             name == "_local_scalar_dense"
             and tensors
@@ -108,13 +120,21 @@ class HybridMode(_mode_base()):
             and tensors[0].numel() == 1
             and (tensors[0].dtype.is_floating_point or tensors[0].dtype == torch.bool)
         ):
-            self.assumed.append(f"{tensors[0].dtype} scalar")
             if self.shape_only:  # the values-free attempt fails here, not after running the rest for nothing
+                self.assumed.append(f"{tensors[0].dtype} scalar")
                 raise ValuesNeeded("a branch on a floating-point value")
+            if self.slices is not None:
+                try:
+                    return self._from_slice(func, args, kwargs, tensors)
+                except ValuesNeeded:
+                    pass  # no slice within budget: the assumption below, as without slices
+            self.assumed.append(f"{tensors[0].dtype} scalar")
             return False if tensors[0].dtype == torch.bool else 1.0
         if not all_real:
             quick = _pointwise_shape(func, args, kwargs, tensors)
             if quick is not None:
+                if self.slices is not None:
+                    self._log(func, args, kwargs, quick)
                 return quick
         meta_args, meta_kwargs = _map_tensors(self.fake, args, kwargs)
         call = func
@@ -131,6 +151,8 @@ class HybridMode(_mode_base()):
                 meta_result = shape_rule(*meta_args, **meta_kwargs)
             elif all_real and tensors and sum(t.numel() for t in tensors) <= REAL_INDEX_LIMIT:
                 return _computed(func, args, kwargs)  # data-dependent (nonzero, item) on small real values: compute
+            elif self.slices is not None:
+                return self._from_slice(func, args, kwargs, tensors)
             else:
                 raise ValuesNeeded(
                     f"{name} on a tensor without values (computed from "
@@ -148,7 +170,54 @@ class HybridMode(_mode_base()):
                 # a floating-point result the CPU build cannot compute (NVFP4 block-scaled _scaled_mm): shape only
         if func._schema.is_mutable:
             self._stale.update(id(t) for t in tensors if not t.is_meta)
+        if self.slices is not None:
+            self._log(func, args, kwargs, meta_result, random_state(func, kwargs))
         return meta_result
+
+    def _log(self, func, args, kwargs, result, rng=None) -> None:
+        """Note how a shape-only result was made (or written), so its values can be recomputed (sol/slices.py).
+        A real argument written with shape-only values stands as its twin, which holds what was written."""
+        if self._stale:
+            import torch
+
+            def current(tensor):
+                return self._twins[id(tensor)] if not tensor.is_meta and id(tensor) in self._stale else tensor
+
+            args, kwargs = _map_tensors(current, args, kwargs)
+            result = current(result) if isinstance(result, torch.Tensor) else result
+        assert self.slices is not None  # the caller checked
+        self.slices.log(func, args, kwargs, result, rng)
+
+    def _from_slice(self, func, args, kwargs, tensors):
+        """`func` on real values, its shape-only arguments' values recomputed by a slice run for real (raises
+        `SliceOverBudget` beyond its budget). The result is real: its shape or its values decide work that
+        follows; one above REAL_LIMIT (floating-point) or REAL_INDEX_LIMIT elements is kept shape-only (logged as
+        made here). An op that writes a shape-only tensor in place needs no values: its shape stays, the write is
+        logged."""
+        import torch
+
+        assert self.slices is not None  # the caller checked
+        target = args[0] if func._schema.is_mutable and args and isinstance(args[0], torch.Tensor) else None
+        if target is not None and (target.is_meta or id(target) in self._stale):
+            target = self.fake(target)
+            self._log(func, args, kwargs, target)
+            return target
+        current = [self.fake(t) if not t.is_meta and id(t) in self._stale else t for t in tensors]
+        values = self.slices.values([t for t in current if t.is_meta], func.overloadpacket.__name__)
+
+        def value(tensor):
+            if not tensor.is_meta and id(tensor) in self._stale:
+                tensor = self._twins[id(tensor)]
+            return values[id(tensor)] if tensor.is_meta else tensor
+
+        real_args, real_kwargs = _map_tensors(value, args, kwargs)
+        with torch._C._DisableTorchDispatch():
+            result = _computed(func, real_args, real_kwargs)
+        if isinstance(result, torch.Tensor) and result.numel() > _limit(result.dtype):
+            made = result.to("meta")
+            self._log(func, args, kwargs, made)
+            return made
+        return result
 
     def _factory(self, result):
         """A factory's real result, or its shape-only twin where it is floating-point and above
@@ -545,11 +614,12 @@ _FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "emp
 
 
 @contextmanager
-def hybrid_values(shape_only: bool = False, float_factory_limit: int = REAL_LIMIT):
+def hybrid_values(shape_only: bool = False, float_factory_limit: int = REAL_LIMIT, slices: bool = False):
     """Run inside a `HybridMode`, with CUDA's lazy initialisation disabled (see `cuda_not_initialised`), and
     element-by-element work on real tensors run natively (see `NativeSmallOps`)."""
-    mode = HybridMode(shape_only, float_factory_limit)
-    with cuda_not_initialised(), mode, NativeSmallOps(mode):
+    mode = HybridMode(shape_only, float_factory_limit, slices)
+    reads = SliceValueReads(mode) if mode.slices is not None else nullcontext()
+    with cuda_not_initialised(), mode, NativeSmallOps(mode), reads:
         yield mode
 
 
@@ -579,6 +649,37 @@ class NativeSmallOps(_function_mode_base()):
             with torch._C._DisableTorchDispatch():
                 return func(*args, **kwargs)
         return func(*args, **kwargs)
+
+
+class SliceValueReads(_function_mode_base()):
+    """Above a `HybridMode` with slices: `tolist()` and `numpy()` of a shape-only tensor (a routing table's token counts
+    read into Python) read values recomputed by a slice. They read memory directly, never reaching the mode as an ATen
+    call. (Only where the mode has slices: a function mode costs every torch call a Python frame.)"""
+
+    def __init__(self, mode: HybridMode):
+        super().__init__()
+        self._mode = mode
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _VALUE_READS and args and self._mode.slices is not None:
+            import torch
+
+            tensor = args[0]
+            if isinstance(tensor, torch.Tensor) and (tensor.is_meta or self._mode.is_stale(tensor)):
+                twin = self._mode.fake(tensor)
+                values = self._mode.slices.values([twin], func.__name__)
+                return func(values[id(twin)], *args[1:], **kwargs)
+        return func(*args, **kwargs)
+
+
+def _value_reads() -> frozenset:
+    import torch
+
+    return frozenset({torch.Tensor.tolist, torch.Tensor.numpy})
+
+
+_VALUE_READS = _value_reads()
 
 
 def _native_call_allowed(func, args, kwargs, mode: HybridMode) -> bool:
