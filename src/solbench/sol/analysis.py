@@ -493,6 +493,7 @@ def _record_hybrid_draws(
                 ) from None
         recordings.append(recording)
         if mode.slices is not None:
+            mode.slices.release()  # the next draw's slices have the memory budget to themselves
             costs.append(mode.slices.cost)
         drawn = any(cost.ops for cost in costs)  # values drawn by slices differ from draw to draw
         if mode.assumed and "taken as nonzero" not in reason:

@@ -75,6 +75,19 @@ class _Plan:
         self.kept: dict[int, Any] = {}
         self.flops = 0.0
         self.bytes = 0
+        self.by_op: dict[str, list] = {}
+        """Op name -> [calls, FLOPs, bytes]: what a refusal names."""
+
+    def heaviest(self, count: int) -> str:
+        """The `count` ops that carry most of the FLOPs and bytes, with their calls."""
+
+        def share(item) -> float:
+            _, (_, flops, size) = item
+            return flops / max(self.flops, 1.0) + size / max(self.bytes, 1)
+
+        ranked = sorted(self.by_op.items(), key=share, reverse=True)
+        named = ", ".join(f"{name} x{calls}" for name, (calls, _, _) in ranked[:count])
+        return named + (", ..." if len(ranked) > count else "")
 
 
 class SliceLog:
@@ -142,6 +155,17 @@ class SliceLog:
             self._kept.pop(key, None)
             self._kept_bytes -= self._kept_sizes.pop(key, 0)
 
+    def release(self) -> None:
+        """Drop the log and the values kept (the run is over); `cost` stays."""
+        self._entries.clear()
+        self._made.clear()
+        self._leaves.clear()
+        self._kept.clear()
+        self._kept_by_root.clear()
+        self._kept_sizes.clear()
+        self._kept_bytes = 0
+        self._keep.clear()
+
     # recomputing on demand
 
     def values(self, tensors: list, asked_by: str) -> dict[int, Any]:
@@ -153,10 +177,8 @@ class SliceLog:
         flops = self.cost.flops + plan.flops
         held = self._kept_bytes + plan.bytes
         if flops > self.flops_budget or held > self.bytes_budget:
-            ops = Counter(self._entries[e].func.overloadpacket.__name__ for e in plan.entries)
             raise SliceOverBudget(
-                f"the values {asked_by} needs come from a slice of {len(plan.entries)} ops "
-                f"({', '.join(f'{n} x{c}' for n, c in ops.most_common(4))}{', ...' if len(ops) > 4 else ''}) "
+                f"the values {asked_by} needs come from a slice of {len(plan.entries)} ops ({plan.heaviest(4)}) "
                 f"needing {flops / 1e9:.3g} GFLOP and {held / 2**20:.0f} MiB for real, above the slice budget of "
                 f"{self.flops_budget / 1e9:.3g} GFLOP and {self.bytes_budget >> 20} MiB"
             )
@@ -204,10 +226,15 @@ class SliceLog:
             return
         plan.entries.add(index)
         entry = self._entries[index]
-        plan.flops += _flops(entry)
+        flops = _flops(entry)
         written, view = _aliasing(entry.func)
-        if not view and not written:
-            plan.bytes += sum(o.numel() * o.element_size() for o in entry.outputs)
+        size = 0 if view or written else sum(o.numel() * o.element_size() for o in entry.outputs)
+        plan.flops += flops
+        plan.bytes += size
+        tally = plan.by_op.setdefault(entry.func.overloadpacket.__name__, [0, 0.0, 0])
+        tally[0] += 1
+        tally[1] += flops
+        tally[2] += size
         for value in (*entry.args, *entry.kwargs.values()):
             for tensor in _tensors_of(value):
                 needs.append((tensor, index))
