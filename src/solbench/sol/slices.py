@@ -159,6 +159,8 @@ class SliceLog:
         """Drop the log and the values kept (the run is over); `cost` stays."""
         self._entries.clear()
         self._made.clear()
+        self._root.clear()
+        self._writes.clear()
         self._leaves.clear()
         self._kept.clear()
         self._kept_by_root.clear()
