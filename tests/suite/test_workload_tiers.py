@@ -52,8 +52,22 @@ def test_a_folder_without_cpu_tier_loads_its_published_workloads_on_any_device(t
     )
     assert default_tier(folder, "cpu") == "gpu"
     problem = load_problem(folder, device="cpu")
-    assert problem.tier == "gpu" and [w.uuid for w in problem.workloads] == ["a"]
-    with pytest.raises(SpecError, match="no CPU tier for this problem.*suite cpu-tier"):
+    assert problem.tier == "gpu" and [w.uuid for w in problem.workloads] == ["a"] and not problem.tier_note
+
+
+def test_the_cpu_tier_asked_of_a_folder_without_one_is_its_published_workloads_where_they_are_small(tmp_path):
+    """`--tier cpu` runs small published workloads as they are (saying so, and the traces say `gpu`: they are the
+    published ones); where one is too large the error says which, why, and what to do."""
+    line = {"uuid": "a", "axes": {"N": 8}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}}
+    folder = write_problem(tmp_path / "p", VECTOR_ADD, [line])
+    problem = load_problem(folder, "cpu")
+    assert problem.tier == "cpu" and [w.uuid for w in problem.workloads] == ["a"]
+    assert "published workloads are small" in problem.tier_note and problem.tier_of(problem.workloads[0]) == "gpu"
+    big = {**line, "uuid": "big", "axes": {"N": 1 << 22}}  # 3 fp32 vectors of 4 Mi elements: 50 MB
+    (folder / "workload.jsonl").write_text(json.dumps(line) + "\n" + json.dumps(big) + "\n")
+    with pytest.raises(
+        SpecError, match=r"too large to stand in.*workload big takes 50 MB.*above the 32 MB.*suite cpu-tier"
+    ):
         load_problem(folder, "cpu")
 
 

@@ -89,6 +89,8 @@ def evaluate_solution(
     errors = Console(stderr=True)
     for warning in problem.warnings:
         errors.print(f"[yellow]warning:[/yellow] {warning}")
+    if problem.tier_note:
+        errors.print(f"note: {problem.tier_note}", highlight=False, soft_wrap=True)
     if not reference:
         _warn_if_root_sandbox(errors)
     sol_hardware = _sol_hardware(hardware, chosen_device, errors)
@@ -114,9 +116,13 @@ def evaluate_solution(
     console = Console()
     cached = " · read from the result cache" if _cache_hit(traces) else ""
     console.print(
-        traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device} · {problem.tier} tier{cached}")
+        traces_table(traces, f"{problem.name} · {candidate.name} · {chosen_device} · {_tier_title(problem)}{cached}")
     )
     console.print(status_counts(traces))
+
+
+def _tier_title(problem) -> str:
+    return f"{problem.tier} tier (its published workloads)" if problem.tier_note else f"{problem.tier} tier"
 
 
 def _warn_if_root_sandbox(console) -> None:

@@ -142,4 +142,5 @@ def _job_line(event) -> str:
         return f"{head} · [red]error[/]"
     counts = ", ".join(f"{n} {s}" for s, n in sorted(result.statuses.items()))
     colour = "green" if set(result.statuses) == {"PASSED"} else "red"
-    return f"{head} · [{colour}]{counts}[/] · {result.seconds:.1f} s"
+    published = " · published workloads (small: no CPU tier needed)" if result.tier_note else ""
+    return f"{head} · [{colour}]{counts}[/] · {result.seconds:.1f} s{published}"

@@ -87,6 +87,8 @@ def speed_of_light(
     if output is not None:
         raise UsageError("--output is for a set of problems; for one problem, redirect --json")
     problem = load_problem(problem_dir, tier_value(tier), device="cpu" if spec.kind == "cpu" else "cuda")
+    if problem.tier_note:
+        Console(stderr=True).print(f"note: {problem.tier_note}", markup=False, soft_wrap=True)
     started = time.perf_counter()
     results = analyze_problem(
         problem,

@@ -56,6 +56,8 @@ class JobResult:
     worker_died: str | None = None
     """How the worker process running it ended (``was killed by SIGKILL …``) when it died on every attempt."""
     trace_path: str | None = None
+    tier_note: str = ""
+    """Where the CPU tier asked for is the problem's published workloads (it needs none): why (Problem.tier_note)."""
 
 
 def run_job(job: Job, settings: RunSettings, sandboxes: SandboxPool | None = None) -> JobResult:
@@ -68,6 +70,7 @@ def run_job(job: Job, settings: RunSettings, sandboxes: SandboxPool | None = Non
     store = TraceStore(settings.out)
     try:
         problem = load_run_problem(job, settings)
+        result.tier_note = problem.tier_note
         if not settings.rerun and store.finished(job, [w.uuid for w in problem.workloads]):
             result.skipped = True
             return result

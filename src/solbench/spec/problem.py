@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solbench.spec.definition import ConstAxis, Definition, TensorSpec
@@ -22,7 +22,7 @@ from solbench.spec.load_notes import (
     workload_notes,
 )
 from solbench.spec.solution import Solution
-from solbench.spec.tiers import GPU_WORKLOAD_FILE, default_tier, tier_files
+from solbench.spec.tiers import GPU_WORKLOAD_FILE, default_tier, published_stand_in, tier_files
 from solbench.spec.validation import read_json, read_jsonl, validate_model
 from solbench.spec.workload import SafetensorsInput, Workload
 
@@ -44,6 +44,8 @@ class Problem:
     """The tier loaded: ``gpu`` (workload.jsonl), ``cpu`` (workload.cpu.jsonl) or ``all`` (both, GPU first)."""
     workload_tiers: tuple[str, ...] = ()
     """The tier of each workload, in `workloads` order (empty: every workload is in `tier`)."""
+    tier_note: str = ""
+    """Where the CPU tier asked for is the published workloads (the folder needs none): why, for the output."""
 
     @property
     def name(self) -> str:
@@ -87,7 +89,9 @@ def load_problem(path: Path | str, tier: str | None = None, *, device: str | Non
     """Read and check a problem directory; raises SpecError naming the file, line and field.
 
     `tier` is ``gpu``, ``cpu`` or ``all``; None picks by device (`spec.tiers.default_tier`: the CPU tier when
-    `device` is the CPU and the folder has one). Workload uuids must be unique across the tiers read.
+    `device` is the CPU and the folder has one). ``cpu`` on a folder without one reads the published workloads
+    where each is small enough for a CPU (`tier_note` says so), else raises SpecError saying what to do
+    (`spec.tiers.published_stand_in`). Workload uuids must be unique across the tiers read.
     """
     root = Path(path)
     if not root.is_dir():
@@ -100,10 +104,12 @@ def load_problem(path: Path | str, tier: str | None = None, *, device: str | Non
         if field not in KEPT_UPSTREAM_FIELDS
     ]
     chosen = tier or default_tier(root, device)
+    files = tier_files(root, chosen)
+    stand_in = chosen == "cpu" and files[0][0] == "gpu"
     workloads: list[Workload] = []
     tiers: list[str] = []
     seen: dict[str, tuple[Path, int]] = {}
-    for tier_name, workload_path in tier_files(root, chosen):
+    for tier_name, workload_path in files:
         count = len(workloads)
         for line, data in read_jsonl(workload_path):
             workload = validate_model(Workload, data, workload_path, line=line)
@@ -120,15 +126,19 @@ def load_problem(path: Path | str, tier: str | None = None, *, device: str | Non
         if len(workloads) == count:
             raise SpecError(workload_path, None, "no workloads")
     notes = grouped(notes)
-    return Problem(
+    problem = Problem(
         root=root,
         definition=definition,
         workloads=tuple(workloads),
         warnings=tuple(str(note) for note in notes),
         notes=tuple(notes),
         tier=chosen,
-        workload_tiers=tuple(tiers) if chosen == "all" else (),
+        workload_tiers=tuple(tiers) if chosen == "all" or stand_in else (),
     )
+    if not stand_in:
+        return problem
+    note = published_stand_in(root, [(w.uuid, problem.tensor_bytes(dict(w.axes))) for w in workloads])
+    return replace(problem, tier_note=note)
 
 
 def const_overrides_of(definition: Definition, axes: Mapping[str, int]) -> dict[str, int]:

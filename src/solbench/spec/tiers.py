@@ -3,11 +3,13 @@
 ``workload.jsonl`` stays exactly what upstream tools read: the GPU tier. ``workload.cpu.jsonl`` (same
 line format) holds small workloads a CPU runs in well under a second each, so the same problem can be
 evaluated on this machine and scored at its real scale on a GPU. Which tier an evaluation reads is
-chosen by device unless the caller names one.
+chosen by device unless the caller names one. A problem whose published workloads are already small needs no
+CPU tier: asked for one, it gets its published workloads (`published_stand_in`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +20,9 @@ TIERS: tuple[str, ...] = ("gpu", "cpu", "all")
 GPU_WORKLOAD_FILE = "workload.jsonl"
 CPU_WORKLOAD_FILE = "workload.cpu.jsonl"
 TIER_FILES = {"gpu": GPU_WORKLOAD_FILE, "cpu": CPU_WORKLOAD_FILE}
+CPU_TIER_MAX_BYTES = 32_000_000
+"""Bytes of inputs and outputs (size-based) per CPU-tier workload: what `solbench suite cpu-tier` derives to by
+default, and what each published workload must stay within to stand in for an absent CPU tier."""
 
 
 def has_cpu_tier(folder: Path | str) -> bool:
@@ -46,20 +51,34 @@ def check_tier(tier: str, where: Path | str) -> str:
 
 
 def tier_files(folder: Path | str, tier: str) -> list[tuple[str, Path]]:
-    """(tier name, file) pairs a load reads, in order; a named CPU tier that is absent is an error."""
+    """(tier name, file) pairs a load reads, in order. A CPU tier asked for and absent reads the published file
+    (``gpu``): its workloads must then stand in for one (`published_stand_in`)."""
     folder = Path(folder)
     check_tier(tier, folder)
-    if tier == "gpu":
-        return [("gpu", folder / GPU_WORKLOAD_FILE)]
     cpu = folder / CPU_WORKLOAD_FILE
+    if tier == "gpu" or not cpu.is_file():
+        return [("gpu", folder / GPU_WORKLOAD_FILE)]
     if tier == "cpu":
-        if not cpu.is_file():
-            raise SpecError(
-                cpu,
-                None,
-                "no CPU tier for this problem (write one with `solbench suite cpu-tier "
-                f"{folder}`, or choose --tier gpu)",
-            )
         return [("cpu", cpu)]
-    files = [("gpu", folder / GPU_WORKLOAD_FILE)]
-    return files + [("cpu", cpu)] if cpu.is_file() else files
+    return [("gpu", folder / GPU_WORKLOAD_FILE), ("cpu", cpu)]
+
+
+def published_stand_in(folder: Path | str, sizes: Sequence[tuple[str, int]]) -> str:
+    """Why the published workloads ((uuid, size-based bytes) each: `sizes`) stand in for the CPU tier of a folder
+    without one; SpecError, saying what to do, where one is too large for a CPU."""
+    folder = Path(folder)
+    uuid, largest = max(sizes, key=lambda size: size[1])
+    limit = f"{CPU_TIER_MAX_BYTES / 1e6:.0f} MB"
+    if largest > CPU_TIER_MAX_BYTES:
+        raise SpecError(
+            folder / CPU_WORKLOAD_FILE,
+            None,
+            f"no CPU tier for this problem, and its published workloads are too large to stand in for one (workload "
+            f"{uuid} takes {largest / 1e6:,.0f} MB of inputs and outputs, above the {limit} of a CPU-tier workload): "
+            f"write one with `solbench suite cpu-tier {folder}` (it says why where none can be derived), or choose "
+            "--tier gpu",
+        )
+    return (
+        f"no CPU tier needed: the published workloads are small (at most {largest / 1e6:.1f} MB of inputs and "
+        f"outputs each, {limit} allowed) and are used as they are"
+    )

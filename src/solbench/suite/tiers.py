@@ -32,10 +32,10 @@ from solbench.spec.dtypes import lookup_dtype
 from solbench.spec.expressions import evaluate, names_in
 from solbench.spec.generator_constants import BoundConstant, bound_constants
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
-from solbench.spec.tiers import CPU_WORKLOAD_FILE
+from solbench.spec.tiers import CPU_TIER_MAX_BYTES, CPU_WORKLOAD_FILE
 from solbench.spec.workload import SafetensorsInput, ScalarInput, Workload
 
-DEFAULT_MAX_BYTES = 32_000_000
+DEFAULT_MAX_BYTES = CPU_TIER_MAX_BYTES
 """Bytes of inputs and outputs per CPU workload (size-based): about 1.5 ms of traffic at 22 GB/s, so a
 reference touching its data a few dozen times stays well under a second."""
 DEFAULT_MAX_FLOPS = 2_000_000_000
