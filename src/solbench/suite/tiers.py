@@ -34,6 +34,8 @@ from solbench.spec.generator_constants import BoundConstant, bound_constants
 from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.tiers import CPU_TIER_MAX_BYTES, CPU_WORKLOAD_FILE
 from solbench.spec.workload import SafetensorsInput, ScalarInput, Workload
+from solbench.suite.axis_relations import AxisRelations
+from solbench.suite.tier_check import Verdict, check_workloads, real_run_disagreement
 
 DEFAULT_MAX_BYTES = CPU_TIER_MAX_BYTES
 """Bytes of inputs and outputs per CPU workload (size-based): about 1.5 ms of traffic at 22 GB/s, so a
@@ -68,6 +70,9 @@ class CpuTierResult:
     reason: str = ""
     cost: str = "size-based bytes"
     """What the budget was checked with: ``size-based bytes`` alone, or also ``analyzer FLOPs``."""
+    adjusted: str = ""
+    """Where the reference disagreed with the definition on derived workloads: which, how (the output and both
+    shapes), and what was derived again or dropped. Empty where every derived workload held."""
 
 
 def workload_bytes(problem: Problem, workload: Workload | dict[str, int]) -> int:
@@ -163,7 +168,7 @@ def _derive(folder: Path, max_bytes: int, max_flops: float, analyze: bool) -> Cp
     while bound & set(deriver.overrides):
         # The generator's own constants follow the override: what else it assumes of them (cache positions below
         # the cache length, which no constraint declares) only a run of the reference on each workload shows.
-        failure = _reference_failure(problem, workloads)
+        failure = real_run_disagreement(problem, workloads)
         if failure is None:
             checked = "; the reference ran on each with its generator's constants bound to the overrides"
             break
@@ -179,43 +184,101 @@ def _derive(folder: Path, max_bytes: int, max_flops: float, analyze: bool) -> Cp
         target *= 2
         deriver = _Deriver(problem, max_bytes, max_flops, analyze, const_target=target)
         workloads = deriver.derive()
+    adjusted = ""
+    if not checked:  # each has run for real above where it had to; else the check below
+        try:
+            held = _held(problem, deriver, workloads)
+        except CpuTierSkipped as error:
+            return CpuTierResult(folder, "skipped", reason=str(error))
+        deriver, workloads, adjusted, checked = held.deriver, held.workloads, held.adjusted, held.checked
     return CpuTierResult(
         folder,
         "written",
         workloads=workloads,
         cost=deriver.cost_name,
         reason=f"{len(workloads)} workloads from {len(problem.workloads)} published "
-        f"({deriver.budget_text()}){deriver.note()}{checked}",
+        f"({deriver.budget_text()}){deriver.note()}{'; ' + adjusted if adjusted else ''}{checked}",
+        adjusted=adjusted,
     )
 
 
-def _reference_failure(problem: Problem, workloads: list[Workload]) -> str | None:
-    """Why the reference cannot run on one of `workloads` (inputs from its generator, on the CPU, in this trusted
-    process), or None: inputs and outputs must have the shapes the workload's axes give them."""
-    import torch
+@dataclass(frozen=True)
+class _Held:
+    """The derived workloads that hold, the deriver that made them, and what the check did."""
 
-    from solbench.evaluation.reference import ReferenceProgram
-    from solbench.spec.inputs import InputContext, generate_inputs
+    deriver: _Deriver
+    workloads: list[Workload]
+    adjusted: str
+    """What was re-derived or dropped, and why (empty: nothing)."""
+    checked: str
+    """How the reference ran on them, for the reason (``; ...``)."""
 
-    definition = problem.definition
-    program = ReferenceProgram(definition, "cpu")
-    try:
-        for workload in workloads:
-            axes = problem.axes_of(workload)
-            where = f"workload {dict(workload.axes)}"
-            try:
-                inputs = generate_inputs(InputContext(problem, workload, axes, "cpu"), 0, program.module)
-                outputs = program.run(inputs)
-            except Exception as error:  # the problem's own code raised: the override does not hold for it
-                return f"{where}: {type(error).__name__}: {str(error)[:200]}"
-            named = [*zip(definition.inputs.items(), inputs), *zip(definition.outputs.items(), outputs)]
-            for (name, tensor), value in named:
-                expected = definition.shape_of(tensor, axes)
-                if isinstance(value, torch.Tensor) and expected is not None and tuple(value.shape) != expected:
-                    return f"{where}: {name} has shape {list(value.shape)}, the axes give {list(expected)}"
-        return None
-    finally:
-        program.close()
+
+def _held(problem: Problem, deriver: _Deriver, workloads: list[Workload]) -> _Held:
+    """The derived workloads on which the reference's outputs have the definition's shapes.
+
+    Where some disagree, the tier is derived again keeping every relation the published workloads keep between
+    their var axes (suite/axis_relations.py), and those that still disagree are dropped. Raises CpuTierSkipped
+    where none holds."""
+    relations = AxisRelations.published(problem)
+    verdicts = _verdicts(problem, workloads, relations)
+    failed = [v for v in verdicts if v.disagreement]
+    if not failed:
+        return _Held(deriver, workloads, "", _check_note(verdicts))
+    what = (
+        f"the reference disagreed with the definition on {len(failed)} of {len(workloads)} derived workload(s) "
+        f"({_failures(verdicts)})"
+    )
+    if not relations.at_most and not relations.ratios:
+        return _without(deriver, verdicts, what)
+    kept = _Deriver(
+        problem, deriver.max_bytes, deriver.max_flops, deriver.analyze, deriver.const_target, relations=relations
+    )
+    again = _verdicts(problem, kept.derive(), relations)
+    what += f"; derived again keeping the published workloads' relations of the axes ({relations.describe()})"
+    if any(not v.disagreement for v in again):
+        return _without(kept, again, what, name_dropped=True)
+    return _without(deriver, verdicts, what + f", on which it disagreed too ({_failures(again)})")
+
+
+def _without(deriver: _Deriver, verdicts: list[Verdict], adjusted: str, *, name_dropped: bool = False) -> _Held:
+    """The workloads of `verdicts` that hold; CpuTierSkipped where none does. `name_dropped`: `adjusted` does not
+    yet say why those dropped disagree."""
+    held = [v.workload for v in verdicts if not v.disagreement]
+    if not held:
+        raise CpuTierSkipped(f"no derived workload holds: {adjusted}")
+    dropped = len(verdicts) - len(held)
+    if dropped:
+        adjusted += f"; {dropped} dropped" + (f" ({_failures(verdicts)})" if name_dropped else "")
+    return _Held(deriver, held, adjusted, _check_note(verdicts))
+
+
+def _failures(verdicts: list[Verdict]) -> str:
+    failed = [v for v in verdicts if v.disagreement]
+    return failed[0].describe() + (f", and {len(failed) - 1} more" if len(failed) > 1 else "") if failed else "none"
+
+
+def _verdicts(problem: Problem, workloads: list[Workload], relations: AxisRelations) -> list[Verdict]:
+    """Each workload checked by running the reference on it (suite/tier_check.py). Where the reference needs input
+    values, only a workload breaking a relation of the published workloads runs for real: that is how a shrink
+    breaks a reference, and a real run there costs seconds to a minute (NVFP4 weights quantised by the
+    generator)."""
+    return check_workloads(problem, workloads, lambda w: bool(relations.broken(dict(w.axes))))
+
+
+def _check_note(verdicts: list[Verdict]) -> str:
+    """How the reference was run on the workloads kept."""
+    counts = {how: sum(v.how == how and not v.disagreement for v in verdicts) for how in ("shape-only", "real run")}
+    runs = [f"{counts['shape-only']} shape-only"] if counts["shape-only"] else []
+    runs += [f"{counts['real run']} by a real run"] if counts["real run"] else []
+    text = f"; the reference's output shapes checked: {' and '.join(runs)}" if runs else ""
+    not_run = [v for v in verdicts if v.how == "not run"]
+    if not_run:
+        text += (
+            f"; {len(not_run)} not checked (the reference needs input values: {not_run[0].values_needed}; a real "
+            "run is made where a workload breaks a relation the published workloads' axes keep, which these keep)"
+        )
+    return text
 
 
 def _largest_tensor(problem: Problem, axes: dict[str, int]) -> str:
@@ -245,7 +308,7 @@ def shrunk_constants(problem: Problem, axes: dict[str, int], target_bytes: int) 
     where its value is written in the reference as a literal (the code would then assume it), where halving breaks
     its granularity (`CONST_STEP`) or a constraint, or where it is only a count the others are checked against
     (below 2 x the largest other const it is compared with is not known: the caller verifies by running the
-    reference where a generator constant is bound, see `_reference_failure`). Empty when nothing shrinks."""
+    reference where a generator constant is bound, `tier_check.real_run_disagreement`). Empty when nothing shrinks."""
     definition = problem.definition
     literals = _int_literals(definition.reference, skip=bound_constants(definition))
     candidates = {
@@ -360,9 +423,19 @@ def _check_scalable(problem: Problem) -> None:
 
 class _Deriver:
     def __init__(
-        self, problem: Problem, max_bytes: int, max_flops: float, analyze: bool, const_target: int | None = None
+        self,
+        problem: Problem,
+        max_bytes: int,
+        max_flops: float,
+        analyze: bool,
+        const_target: int | None = None,
+        *,
+        relations: AxisRelations | None = None,
     ):
         self.problem = problem
+        self.const_target = const_target
+        self.relations = relations or AxisRelations()
+        """Relations of the var axes every derived workload keeps (empty: none beyond the constraints)."""
         self.definition = problem.definition
         self.max_bytes, self.max_flops = max_bytes, max_flops
         self.analyze = analyze
@@ -532,14 +605,25 @@ class _Deriver:
             if not movable:
                 break
             axis = max(movable, key=lambda a: axes[a] / max(self.floor[a], 1))
-            smaller = max(self.floor[axis], axes[axis] // 2 // self.step[axis] * self.step[axis])
-            trial = {**axes, axis: smaller}
-            if smaller >= axes[axis] or not self._valid(trial):
+            trial = self._halved(axes, axis)
+            if trial is None or not self._valid(trial):
                 stuck.add(axis)
                 continue
             axes = trial
             done += 1
+            if self.relations.at_most:  # the axis another had to stay at or under may have moved down
+                stuck.clear()
         return axes
+
+    def _halved(self, axes: dict[str, int], axis: str) -> dict[str, int] | None:
+        """`axes` with `axis` halved (and the axes kept in a ratio with it), or None where one cannot shrink."""
+        trial = dict(axes)
+        for each in self.relations.tied(axis):
+            smaller = max(self.floor[each], axes[each] // 2 // self.step[each] * self.step[each])
+            if smaller >= axes[each]:
+                return None
+            trial[each] = smaller
+        return trial
 
     def _ladder(self, candidates: list[tuple[dict[str, int], Workload]], wanted: int):
         """Extra sizes above the smallest candidate, doubling one axis at a time, while the bytes fit."""
@@ -551,7 +635,7 @@ class _Deriver:
             if len(extra) >= wanted or not order:
                 break
             axis = order[turn % len(order)]
-            trial = {**axes, axis: axes[axis] * 2}
+            trial = {**axes, **{each: axes[each] * 2 for each in self.relations.tied(axis)}}
             if not self._valid(trial) or workload_bytes(self.problem, trial) > self.byte_budget:
                 continue
             axes = trial
@@ -561,6 +645,8 @@ class _Deriver:
         return extra
 
     def _valid(self, axes: dict[str, int]) -> bool:
+        if self.relations.broken(axes):
+            return False
         try:
             resolved = self.definition.resolve_axes(axes, const_overrides=True)
         except ValueError:

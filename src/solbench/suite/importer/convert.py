@@ -3,7 +3,8 @@
 Each problem is written (writer.py), then loaded by solbench's own loader, so the report says exactly
 what solbench will read: what upstream's schema ignores and solbench ignores with it (load_notes),
 safetensors inputs not on disk, problems that do not load. Published figures (metadata.json) become
-DIR/baselines.json, and each problem gets a CPU tier where one can be derived. Nothing is evaluated here.
+DIR/baselines.json, and each problem gets a CPU tier where one can be derived (the reference runs on its
+workloads, shape-only where it allows, to check them). Nothing is evaluated here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from solbench.errors import SolbenchError
 from solbench.scoring.baselines import Baseline, save_baselines
 from solbench.spec.errors import MissingDataError
 from solbench.spec.problem import Problem, find_data_file, load_problem
+from solbench.spec.tiers import CPU_WORKLOAD_FILE
 from solbench.spec.workload import SafetensorsInput
 from solbench.suite.importer.errors import ImportSourceError
 from solbench.suite.importer.published import published_baselines
@@ -40,8 +42,10 @@ def import_benchmark(
     published figures exist) and import-report.json; return the report.
 
     With `cpu_tier`, each problem that loads also gets its CPU tier (``workload.cpu.jsonl``, small workloads
-    derived from the published ones: suite/tiers.py), so it evaluates on this machine; where none can be
-    derived a ``no-cpu-tier`` note says why. `progress(done, total, label)` follows the problems.
+    derived from the published ones: suite/tiers.py), so it evaluates on this machine; where it has none a
+    ``no-cpu-tier`` note says why (none needed, or none can be derived), and where derived workloads on which
+    the reference disagreed with the definition were derived again or dropped, a ``cpu-tier-adjusted`` note.
+    `progress(done, total, label)` follows the problems.
 
     Raises ImportSourceError when the source cannot be read; a problem that does not load is a
     ``load-error`` note, the others are still written.
@@ -213,6 +217,11 @@ def _cpu_tier(problem: UpstreamProblem, folder: Path, label: str) -> list[Import
         return [_note("no-cpu-tier", label, problem, getattr(error, "path", None) or folder, str(error))]
     if result.action == "skipped":
         return [_note("no-cpu-tier", label, problem, folder / "workload.jsonl", result.reason)]
+    if result.action == "not needed":
+        message = f"published workloads already small: used as they are, `--tier cpu` included ({result.reason})"
+        return [_note("no-cpu-tier", label, problem, folder / "workload.jsonl", message)]
+    if result.adjusted:
+        return [_note("cpu-tier-adjusted", label, problem, folder / CPU_WORKLOAD_FILE, result.adjusted)]
     return []
 
 

@@ -18,7 +18,10 @@ KINDS = {
     "name-clash": "two problems share a definition name: baselines and traces cannot tell them apart",
     "unknown-subset": "a subset solbench has no set name for: kept under its own name",
     "load-error": "the imported folder does not load (solbench refuses it): fix the source or report it",
-    "no-cpu-tier": "no CPU tier could be derived (workload.cpu.jsonl): on a CPU the published workloads are used",
+    "no-cpu-tier": "no CPU tier (workload.cpu.jsonl): none needed (the published workloads are small) or none could "
+    "be derived (the reason says which); where they are small, the published workloads serve `--tier cpu`",
+    "cpu-tier-adjusted": "the reference disagreed with the definition on derived CPU-tier workloads: derived again "
+    "keeping the published relations of the axes, or dropped",
 }
 """Every kind of note, with what it means for the imported problem."""
 
