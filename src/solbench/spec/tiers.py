@@ -79,6 +79,10 @@ def published_stand_in(folder: Path | str, sizes: Sequence[tuple[str, int]]) -> 
             "--tier gpu",
         )
     return (
-        f"no CPU tier needed: the published workloads are small (at most {largest / 1e6:.1f} MB of inputs and "
-        f"outputs each, {limit} allowed) and are used as they are"
+        f"no CPU tier needed: the published workloads are small (at most {_size(largest)} of inputs and outputs "
+        f"each, {limit} allowed) and are used as they are"
     )
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 100_000 else f"{count:,} bytes"

@@ -29,7 +29,7 @@ How = Literal["shape-only", "real run", "not run"]
 
 
 @dataclass(frozen=True)
-class Verdict:
+class WorkloadCheck:
     """What running the reference on one workload showed."""
 
     workload: Workload
@@ -54,7 +54,7 @@ def check_workloads(
     run_for_real: Callable[[Workload], bool] = lambda _w: True,
     *,
     shape_only: bool = True,
-) -> list[Verdict]:
+) -> list[WorkloadCheck]:
     """One verdict per workload of `workloads` (axes resolved by `problem`, whose definition they belong to).
 
     `run_for_real(workload)`: whether a workload whose reference needs input values is run for real (else its
@@ -69,16 +69,18 @@ def check_workloads(
             reason = ""
             if shape_only:
                 try:
-                    verdicts.append(Verdict(workload, "shape-only", _shape_only(problem, workload, program.module)))
+                    verdicts.append(
+                        WorkloadCheck(workload, "shape-only", _shape_only(problem, workload, program.module))
+                    )
                     continue
                 except _ValuesNeeded as needed:
                     if not run_for_real(workload):
-                        verdicts.append(Verdict(workload, "not run", values_needed=str(needed)))
+                        verdicts.append(WorkloadCheck(workload, "not run", values_needed=str(needed)))
                         continue
                     reason = str(needed)
                 except Exception:  # a limit of meta or fake tensors, or the reference's own failure: a real run decides
                     pass
-            verdicts.append(Verdict(workload, "real run", _real_run(problem, workload, program), reason))
+            verdicts.append(WorkloadCheck(workload, "real run", _real_run(problem, workload, program), reason))
         return verdicts
     finally:
         program.close()

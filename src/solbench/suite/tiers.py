@@ -35,7 +35,7 @@ from solbench.spec.problem import Problem, find_problem_folders, load_problem
 from solbench.spec.tiers import CPU_TIER_MAX_BYTES, CPU_WORKLOAD_FILE
 from solbench.spec.workload import SafetensorsInput, ScalarInput, Workload
 from solbench.suite.axis_relations import AxisRelations
-from solbench.suite.tier_check import Verdict, check_workloads, real_run_disagreement
+from solbench.suite.tier_check import WorkloadCheck, check_workloads, real_run_disagreement
 
 DEFAULT_MAX_BYTES = CPU_TIER_MAX_BYTES
 """Bytes of inputs and outputs per CPU workload (size-based): about 1.5 ms of traffic at 22 GB/s, so a
@@ -241,7 +241,7 @@ def _held(problem: Problem, deriver: _Deriver, workloads: list[Workload]) -> _He
     return _without(deriver, verdicts, what + f", on which it disagreed too ({_failures(again)})")
 
 
-def _without(deriver: _Deriver, verdicts: list[Verdict], adjusted: str, *, name_dropped: bool = False) -> _Held:
+def _without(deriver: _Deriver, verdicts: list[WorkloadCheck], adjusted: str, *, name_dropped: bool = False) -> _Held:
     """The workloads of `verdicts` that hold; CpuTierSkipped where none does. `name_dropped`: `adjusted` does not
     yet say why those dropped disagree."""
     held = [v.workload for v in verdicts if not v.disagreement]
@@ -253,12 +253,12 @@ def _without(deriver: _Deriver, verdicts: list[Verdict], adjusted: str, *, name_
     return _Held(deriver, held, adjusted, _check_note(verdicts))
 
 
-def _failures(verdicts: list[Verdict]) -> str:
+def _failures(verdicts: list[WorkloadCheck]) -> str:
     failed = [v for v in verdicts if v.disagreement]
     return failed[0].describe() + (f", and {len(failed) - 1} more" if len(failed) > 1 else "") if failed else "none"
 
 
-def _verdicts(problem: Problem, workloads: list[Workload], relations: AxisRelations) -> list[Verdict]:
+def _verdicts(problem: Problem, workloads: list[Workload], relations: AxisRelations) -> list[WorkloadCheck]:
     """Each workload checked by running the reference on it (suite/tier_check.py). Where the reference needs input
     values, only a workload breaking a relation of the published workloads runs for real: that is how a shrink
     breaks a reference, and a real run there costs seconds to a minute (NVFP4 weights quantised by the
@@ -266,7 +266,7 @@ def _verdicts(problem: Problem, workloads: list[Workload], relations: AxisRelati
     return check_workloads(problem, workloads, lambda w: bool(relations.broken(dict(w.axes))))
 
 
-def _check_note(verdicts: list[Verdict]) -> str:
+def _check_note(verdicts: list[WorkloadCheck]) -> str:
     """How the reference was run on the workloads kept."""
     counts = {how: sum(v.how == how and not v.disagreement for v in verdicts) for how in ("shape-only", "real run")}
     runs = [f"{counts['shape-only']} shape-only"] if counts["shape-only"] else []
