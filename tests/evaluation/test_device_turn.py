@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from solbench.evaluation import evaluate
+from solbench.evaluation import evaluate, torch_settings
 from solbench.evaluation.device_turn import DeviceLock, device_key, timing_turn
 from solbench.spec import load_problem
 from tests.conftest import make_solution
@@ -84,15 +84,26 @@ def _open_descriptors() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
-def test_an_evaluation_times_only_in_its_turn_and_records_the_wait_and_the_load(vector_add_problem, fast_config):
+def test_an_evaluation_times_only_in_its_turn_and_records_the_wait_and_the_load(
+    vector_add_problem, fast_config, monkeypatch
+):
     """Correctness rounds run while another evaluation holds the turn; warm-up and timed calls wait for it. The
-    evaluation's workloads take their turns through one lock file, opened once and closed at the end."""
+    evaluation's workloads take their turns through one lock file, opened once and closed at the end, each turn
+    taken with the torch settings already held (waiting for them inside a turn would hold the device idle)."""
+    settings_held: list[bool] = []
+    real_turn = DeviceLock.turn
+
+    def turn(self):
+        settings_held.append(torch_settings._SETTINGS_TURN._is_owned())  # pyright: ignore[reportAttributeAccessIssue]
+        return real_turn(self)
+
     solution = make_solution("import time\ndef run(x, y):\n    print('at', time.monotonic())\n    return x + y\n")
     problem = load_problem(vector_add_problem)
     assert len(problem.workloads) > 1
     traces: list = []
     descriptors = _open_descriptors()
     with timing_turn(fast_config.device):
+        monkeypatch.setattr(DeviceLock, "turn", turn)  # the evaluation's turns, not this one
         opened = _count_opens("timing-")
         worker = threading.Thread(target=lambda: traces.extend(evaluate(problem, solution, fast_config)))
         worker.start()
@@ -113,6 +124,7 @@ def test_an_evaluation_times_only_in_its_turn_and_records_the_wait_and_the_load(
     assert [t.evaluation.status.value for t in traces] == ["PASSED"] * len(problem.workloads)
     assert [Path(p).name for p in opened] == ["timing-cpu.lock"]  # once for every workload
     assert _open_descriptors() == descriptors  # and closed
+    assert settings_held == [True] * len(problem.workloads)
 
 
 @pytest.mark.gpu

@@ -459,7 +459,10 @@ class _WorkloadEvaluation:
                 correctness_only=True,
                 precision=self.precision,
             )
-        with self.run_state.device_lock.turn() as turn:
+        # The settings first, then the device: inside its turn this evaluation checks timed outputs and times the
+        # reference under the settings, and waiting for them there (another thread's golden runs) would hold every
+        # process's timings on this device idle. One order everywhere: no turn is ever taken inside the settings.
+        with self.run_state.as_sandbox(), self.run_state.device_lock.turn() as turn:
             timing, reference_timing = self._timings(sets, verdict)
         timing = timing.model_copy(update={"device_wait_s": turn.waited_s, "load_average": turn.load_average})
         profile = self._profile() if self.config.profile else None  # untimed: outside the device's turn
