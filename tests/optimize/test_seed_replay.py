@@ -12,7 +12,7 @@ from conftest import make_solution
 from optimize.candidates import vector_add
 from optimize.loop_fixtures import agent_command, fast_settings, loop_config, vector_add_problem
 from solbench.evaluation import EvaluationConfig, HarnessOptionError
-from solbench.optimize import UnknownWorkload, make
+from solbench.optimize import InvalidSeed, UnknownWorkload, make
 
 HARDWARE = "H100_SXM"
 SIGN_DEPENDENT = (
@@ -48,6 +48,9 @@ def test_env_test_replays_the_inputs_of_a_reported_seed(tmp_path, fast_config):
         assert set(outcomes.values()) == {"PASSED", "INCORRECT_NUMERICAL"}
         with pytest.raises(UnknownWorkload, match="workload: 'n5' is not a public workload"):
             env.test(candidate, workload="n5")
+        for seed in (-1, 2**62):  # the environment's refusal, which agents and the env server report as such
+            with pytest.raises(InvalidSeed, match="seed: .* is not an input seed"):
+                env.test(candidate, seed=seed)
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from servers import postgres_server, postgres_url  # noqa: F401 - fixtures, used as test parameters
 from service.conftest import add_solution, fast_settings, settings_model
 
 
@@ -342,8 +343,9 @@ def test_a_tests_seed_and_workload_reach_the_library_which_names_a_workload_that
     with service.session_factory.begin() as session:  # the card's call done, so that the test may start
         session.get(EnvCall, made["id"]).status = "done"
     path = f"/api/v1/envs/{made['env']}/test?wait=0"
-    bad_seed = client.post(path, json={"solution": add_solution(), "seed": -1}, headers=users["ann"])
-    assert bad_seed.status_code == 422 and bad_seed.json()["field"] == "seed"
+    for seed in (-1, 2**62):  # below 0 or beyond what the evaluator takes: refused at the door, never queued
+        bad_seed = client.post(path, json={"solution": add_solution(), "seed": seed}, headers=users["ann"])
+        assert bad_seed.status_code == 422 and bad_seed.json()["field"] == "seed", bad_seed.text
     body = {"solution": add_solution(), "seed": 5, "workload": "n5"}
     queued = client.post(path, json=body, headers=users["ann"]).json()
     with service.session_factory() as session:
@@ -419,3 +421,55 @@ def test_an_env_is_finalized_once_and_its_answer_shows_nothing_of_the_held_out_i
         assert session.query(EnvCall).filter_by(env_id=env).count() == calls  # nothing queued
     view = client.get(f"/api/v1/envs/{env}", headers=ann).json()
     assert view["finalized"] and view["done"]
+
+
+@pytest.mark.slow
+def test_a_call_queued_while_its_env_is_pruned_is_refused_not_answered_and_then_deleted(tmp_path, postgres_url):
+    """On PostgreSQL a request runs beside the pruner: a step queued between the pruner's choice of an env and its
+    deletes must wait and find the env gone (404), never be answered 202 for a call the pruner then deletes."""
+    import threading
+    from datetime import timedelta
+
+    from fastapi.testclient import TestClient
+    from sqlalchemy import event
+
+    from solbench.service.app import create_app, prepare
+    from solbench.service.auth import add_user
+    from solbench.service.env_retention import prune_old_envs
+    from solbench.service.models import AgentEnv, EnvCall, utcnow
+
+    service = prepare(settings_model(fast_settings(tmp_path, workers=0, db_url=postgres_url)))
+    headers = {"Authorization": f"Bearer {add_user(service.session_factory, 'ann').token}"}
+    answers = []
+    with TestClient(create_app(service, start_queue=False)) as client:
+        made = client.post("/api/v1/envs?wait=0", json={"problem": "vector_add"}, headers=headers).json()
+        env = made["env"]
+        with service.session_factory.begin() as session:
+            session.get(EnvCall, made["id"]).status = "done"
+            session.get(AgentEnv, env).updated_at = utcnow() - timedelta(days=31)
+
+        def step() -> None:
+            body = {"solution": add_solution()}
+            answers.append(client.post(f"/api/v1/envs/{env}/step?wait=0", json=body, headers=headers))
+
+        def user_comes_back(conn, cursor, statement, *args) -> None:
+            if statement.startswith("DELETE FROM env_calls") and not answers:
+                stepping = threading.Thread(target=step)
+                stepping.start()
+                stepping.join(timeout=2.0)  # answered by now unless the pruner's lock holds it back
+
+        event.listen(service.engine, "before_cursor_execute", user_comes_back)
+        try:
+            prune_old_envs(service.session_factory, 30)
+        finally:
+            event.remove(service.engine, "before_cursor_execute", user_comes_back)
+        deadline = threading.Event()
+        for _ in range(100):  # the step, held back, answers once the pruner committed
+            if answers:
+                break
+            deadline.wait(0.05)
+        (answer,) = answers
+        with service.session_factory() as session:
+            queued = session.query(EnvCall).filter_by(env_id=env, kind="step").count()
+        assert (answer.status_code, queued) in ((404, 0), (202, 1)), (answer.status_code, answer.text, queued)
+    service.engine.dispose()

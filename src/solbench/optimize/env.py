@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from solbench import api
-from solbench.evaluation.config import EvaluationConfig
+from solbench.evaluation.config import MAX_INPUT_SEED, EvaluationConfig
 from solbench.evaluation.environment import device_name
 from solbench.evaluation.pool import SandboxPool
 from solbench.hardware import HardwareSpec, lookup
@@ -28,7 +28,7 @@ from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, languages_for, workload_card
 from solbench.optimize.contract import solution_contract
 from solbench.optimize.env_state import EnvState, WorkloadTimes
-from solbench.optimize.errors import InvalidCandidate, RestoreMismatch, StateMismatch, UnknownWorkload
+from solbench.optimize.errors import InvalidCandidate, InvalidSeed, RestoreMismatch, StateMismatch, UnknownWorkload
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
 from solbench.optimize.held_out import HeldOut, split_workloads
 from solbench.optimize.pinned_t_b import PinnedTimes, pin_keys
@@ -254,6 +254,8 @@ class Env:
         on the public `workload` named. Inputs come from a fresh secret seed, or from `seed` (a failure's
         `input_seed`), so the inputs a candidate failed on can be replayed; every status reports its seed."""
         candidate = self._candidate(solution)
+        if seed is not None and not 0 <= seed < MAX_INPUT_SEED:
+            raise InvalidSeed(seed, MAX_INPUT_SEED)
         workloads = self._tested(workload)
         self._ledger.check("test")
         config = replace(self._config, time_solution=False, input_seed=seed)

@@ -43,6 +43,14 @@ class UnknownWorkload(OptimizeError):
         super().__init__(f"workload: {workload!r} is not a public workload (public: {', '.join(public)})")
 
 
+class InvalidSeed(OptimizeError):
+    """A test's input seed outside what the evaluator takes (0 up to 2**62); nothing was evaluated."""
+
+    def __init__(self, seed: int, limit: int):
+        self.seed, self.limit = seed, limit
+        super().__init__(f"seed: {seed} is not an input seed (0 <= seed < 2**62 = {limit}); use a failure's input_seed")
+
+
 class InvalidHeldOut(OptimizeError):
     def __init__(self, reason: str):
         self.reason = reason

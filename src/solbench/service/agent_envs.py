@@ -39,6 +39,14 @@ class CallInProgress(ServiceError):
         )
 
 
+class EnvGone(ServiceError):
+    """The env was deleted (pruned: untouched for the retention period) while this request held it (HTTP 404)."""
+
+    def __init__(self, env_id: int):
+        self.env_id = env_id
+        super().__init__(f"env {env_id} no longer exists: it was untouched for the retention period and pruned")
+
+
 class EnvFinalized(ServiceError):
     """An environment is finalized once, and then takes no more candidates (HTTP 409)."""
 
@@ -154,8 +162,11 @@ def owned_env(session: Session, env_id: int, user: User) -> AgentEnv | None:
 def _hold_idle_env(session: Session, row: AgentEnv) -> None:
     """Hold the env's row until the caller commits, so two requests at once are counted one after the other, and
     re-read it under the hold (a call that finished meanwhile wrote its state). Raises CallInProgress while a call
-    is queued or running: its worker will write the whole state when it finishes."""
-    session.execute(update(AgentEnv).where(AgentEnv.id == row.id).values(updated_at=utcnow()))
+    is queued or running: its worker will write the whole state when it finishes. Raises EnvGone when the pruner
+    deleted the env meanwhile (its lock on the row made this update wait, then match nothing)."""
+    held = session.execute(update(AgentEnv).where(AgentEnv.id == row.id).values(updated_at=utcnow()))
+    if held.rowcount == 0:  # pyright: ignore[reportAttributeAccessIssue]  (an UPDATE's result has a rowcount)
+        raise EnvGone(row.id)
     session.refresh(row)
     active = session.scalar(select(EnvCall.id).where(EnvCall.env_id == row.id, EnvCall.status.in_(ACTIVE)).limit(1))
     if active is not None:
@@ -213,8 +224,8 @@ def final_as_served(result: dict[str, Any]) -> dict[str, Any]:
 def reset_card(session: Session, row: AgentEnv, seed: int | None) -> dict[str, Any] | None:
     """`env.reset(seed)` of a prepared env, answered by the library here: its T_SOL and T_b are in the state, so
     nothing is evaluated. The seed is kept in the state, and the call is recorded as a done one (the rate limits
-    count it). Raises CallInProgress while a call is active, as `queue_call`; None when the env has no card (its
-    first call failed)."""
+    count it). Raises CallInProgress while a call is active and EnvGone for a pruned env, as `queue_call`; None
+    when the env has no card (its first call failed)."""
     _hold_idle_env(session, row)
     if row.card is None or row.state is None:
         return None

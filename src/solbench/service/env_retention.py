@@ -34,7 +34,11 @@ def prune_old_envs(session_factory: sessionmaker[Session], retention_days: float
     pruned = 0
     while True:
         with session_factory.begin() as session:
-            old = list(session.scalars(select(AgentEnv.id).where(AgentEnv.updated_at < cutoff, ~active).limit(BATCH)))
+            # Locked as selected (skipping rows a request holds): a request that queues a call on one of them waits
+            # for this transaction and then finds the env gone (EnvGone, 404) instead of being answered 202 for a
+            # call deleted a moment later. SQLite has no row locks; its one writer at a time gives the same order.
+            candidates = select(AgentEnv.id).where(AgentEnv.updated_at < cutoff, ~active).limit(BATCH)
+            old = list(session.scalars(candidates.with_for_update(of=AgentEnv, skip_locked=True)))
             if old:
                 session.execute(delete(EnvCall).where(EnvCall.env_id.in_(old)))
                 session.execute(delete(AgentEnv).where(AgentEnv.id.in_(old)))

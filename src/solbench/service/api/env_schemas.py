@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from solbench.evaluation.config import MAX_INPUT_SEED
 from solbench.optimize import BudgetLeft, Candidate, ProblemCard
 from solbench.service.times import UtcDateTime
 
@@ -36,7 +37,7 @@ class CandidateRequest(_Request):
 
 
 class TestRequest(CandidateRequest):
-    seed: int | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, lt=MAX_INPUT_SEED)
     """Make the inputs from this seed (a failure's `input_seed`) to replay them; None: a fresh secret seed."""
     workload: str | None = Field(default=None, min_length=1, max_length=200)
     """Test this public workload (its uuid) instead of the smallest ones."""

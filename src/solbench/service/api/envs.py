@@ -39,6 +39,7 @@ from solbench.service.agent_envs import (
     CallInProgress,
     CallKind,
     EnvFinalized,
+    EnvGone,
     Refusal,
     create_env,
     final_as_served,
@@ -137,6 +138,8 @@ def reset_env(
         card = reset_card(db, row, body.seed if body is not None else None)
     except CallInProgress as error:
         raise HTTPException(409, str(error)) from None
+    except EnvGone as error:
+        raise HTTPException(404, str(error)) from None
     if card is None:
         raise HTTPException(409, f"env {env_id}: its first call made no card (GET /api/v1/envs/{env_id}); make another")
     db.commit()
@@ -246,6 +249,8 @@ def _queue(
             call = queue_call(db, row, kind, solution, arguments)
         except (CallInProgress, EnvFinalized) as error:
             raise HTTPException(409, str(error)) from None
+        except EnvGone as error:
+            raise HTTPException(404, str(error)) from None
         db.commit()
         return call.id, call.status == "queued"
 

@@ -85,7 +85,8 @@ def get_submission(
     submission_id: int, user: User | None = Depends(optional_user), db: Session = Depends(session)
 ) -> SubmissionView:
     """A submission with its result. Test, private and hacked submissions are readable by their owner and admins
-    only (404 to others, as for a submission that does not exist; `hacked` tells them why it is off the boards);
+    only, a banned user's by admins only (404 to others, as for a submission that does not exist; `hacked` tells
+    them why it is off the boards);
     of a ranked one, until its problem set is frozen, others see neither the solution's code nor the text it
     produced (logs, failure lines, guard findings' details, the code hash)."""
     submission = readable(db, submission_id, user)
