@@ -59,3 +59,13 @@ def test_the_sample_analyses_beside_its_published_figures_and_a_missing_data_fil
     assert [len(a.ratios) for a in analyses] == [14, 0, 16]
     summary = summarize(analyses)
     assert summary.analysed == 2 and summary.published_workloads == 30
+
+
+def test_a_set_analysed_at_the_cpu_tier_says_which_problems_stand_in_with_their_published_workloads(tmp_path):
+    from conftest import VECTOR_ADD, vector_workloads, write_problem
+    from solbench.cli.render import set_progress_line
+
+    folder = write_problem(tmp_path / "set" / "vector_add", VECTOR_ADD, vector_workloads(1000))
+    (analysis,) = analyze_set([folder], tmp_path / "set", lookup("B200_1500MHz"), tier="cpu")
+    assert analysis.error is None and "no CPU tier needed" in analysis.tier_note
+    assert "(published: no CPU tier needed)" in set_progress_line(1, 1, analysis)

@@ -146,7 +146,8 @@ def set_progress_line(index: int, count: int, analysis) -> str:
         return f"{head}  error: {analysis.error}"
     results = analysis.workloads
     coverage = "full" if all(r.coverage.full for r in results) else "partial coverage"
-    line = f"{head}  {len(results)} workloads  {coverage}"
+    line = f"{head}  {len(results)} workloads{' (published: no CPU tier needed)' if analysis.tier_note else ''}"
+    line += f"  {coverage}"
     ratios = analysis.ratios
     if ratios:
         line += (

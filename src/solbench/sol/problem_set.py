@@ -37,6 +37,8 @@ class ProblemSol(BaseModel):
     """Wall-clock time of loading and analysing it."""
     workloads: list[WorkloadSol] = []
     error: str | None = None
+    tier_note: str = ""
+    """Where the CPU tier was asked for and the problem needs none: why its published workloads were analysed."""
 
     @property
     def ratios(self) -> list[float]:
@@ -88,7 +90,13 @@ def analyze_set(
                 error=message,
             )
             continue
-        yield ProblemSol(folder=name, problem=problem.name, seconds=time.perf_counter() - started, workloads=results)
+        yield ProblemSol(
+            folder=name,
+            problem=problem.name,
+            seconds=time.perf_counter() - started,
+            workloads=results,
+            tier_note=problem.tier_note,
+        )
 
 
 def _relative(folder: Path, root: Path) -> str:
