@@ -131,7 +131,7 @@ def analyze_problem(
     folders = [folder]
     try:
         recorded = _with_loop_shortcuts(definition, folders) or module
-        plan = RecordingPlan()
+        plan = RecordingPlan(loop_templates=not explain)
         results = [
             analyze_workload(
                 problem,
@@ -260,7 +260,7 @@ def analyze_workload(
     so that each starts recording where the one before succeeded."""
     from solbench.sol.loops import LoopShortcutMismatch
 
-    plan = plan if plan is not None else RecordingPlan()
+    plan = plan if plan is not None else RecordingPlan(loop_templates=not explain)
     try:
         recordings, execution = _record(problem, workload, module, make_inputs, draws, plan)
     except (LoopShortcutMismatch, Exception) as failure:
@@ -349,6 +349,9 @@ class RecordingPlan:
     stage: int = META
     reason: str = ""
     """Why the ways before `stage` failed, as `execution` reports it."""
+    loop_templates: bool = True
+    """Whether routed loops may cost iterations from templates (sol/routed.py): not for `--explain`, whose per-op
+    formulas are each rule's own."""
 
     def failed(self, next_stage: int, reason: str) -> None:
         self.stage, self.reason = next_stage, reason
@@ -383,7 +386,7 @@ def _record_without_real_floats(
     if plan.stage == META:
         if "scaled_dot_product_attention" not in problem.definition.reference:
             try:
-                return [_run_recorded_meta(problem, workload, module)], "fake"
+                return [_run_recorded_meta(problem, workload, module, plan.loop_templates)], "fake"
             except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
                 pass
         plan.failed(FAKE, "")
@@ -400,11 +403,11 @@ def _record_without_real_floats(
 
     if plan.stage == HYBRID_SMALL_FLOATS:
         try:  # floating-point inputs above REAL_INPUT_LIMIT shape-only: seconds saved where values steer nothing
-            return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_INPUT_LIMIT)
+            return _record_hybrid(problem, workload, module, make_inputs, draws, plan, REAL_INPUT_LIMIT)
         except ValuesNeeded:
             plan.failed(HYBRID, plan.reason)
     try:  # values do steer the work (routing from logits or from hidden states): keep inputs to REAL_LIMIT real
-        return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_LIMIT)
+        return _record_hybrid(problem, workload, module, make_inputs, draws, plan, REAL_LIMIT)
     except ValuesNeeded as error:
         raise ValuesNeeded(f"{plan.reason}; then {error}") from None
 
@@ -414,11 +417,18 @@ def _reason(error: Exception) -> str:
 
 
 def _record_hybrid(
-    problem: Problem, workload: Workload, module, make_inputs: InputFactory, draws: int, reason: str, input_limit: int
+    problem: Problem,
+    workload: Workload,
+    module,
+    make_inputs: InputFactory,
+    draws: int,
+    plan: RecordingPlan,
+    input_limit: int,
 ) -> tuple[list[Recording], str]:
     """`input_limit`: the most elements a floating-point input keeps its values with (larger ones are shape-only)."""
     from solbench.sol.hybrid import cuda_not_initialised, hybrid_values
 
+    reason = plan.reason
     recordings: list[Recording] = []
     first_inputs = None
     for draw in range(draws):
@@ -427,7 +437,7 @@ def _record_hybrid(
             inputs = [mode.fake(v) if _is_large_real(v, input_limit) else v for v in inputs]
         with cuda_not_initialised():
             try:
-                recording = _run_recorded(module, inputs, values=mode)
+                recording = _run_recorded(module, inputs, values=mode, loop_templates=plan.loop_templates)
             except ValuesNeeded:
                 raise
             except Exception as error:
@@ -560,7 +570,7 @@ def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recordin
         fake_logger.setLevel(level)
 
 
-def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recording:
+def _run_recorded_meta(problem: Problem, workload: Workload, module, loop_templates: bool = True) -> Recording:
     """Shapes only, on meta tensors: for references that loop over thousands of time steps, a fake tensor's
     millisecond per op adds up to minutes. Not for scaled-dot-product attention: on the meta device
     PyTorch picks its decomposed math path, where the CPU (and fake tensors) pick the fused kernel."""
@@ -571,20 +581,23 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recordin
     mode = HybridMode(shape_only=True)
     with warnings.catch_warnings(), cuda_not_initialised():
         warnings.simplefilter("ignore")
-        recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"), values=mode)
+        recording = _run_recorded(
+            module, _fake_inputs(problem, workload, device="meta"), values=mode, loop_templates=loop_templates
+        )
     if mode.assumed:  # the mode raised at the branch, and the reference caught that
         raise ValuesNeeded("a branch on a value")
     return recording
 
 
-def _run_recorded(module, inputs: list, values=None) -> Recording:
+def _run_recorded(module, inputs: list, values=None, loop_templates: bool = True) -> Recording:
     """Run the reference under a recorder; `values` (a HybridMode) decides each op's result where the inputs
-    are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors)."""
+    are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors). `loop_templates`:
+    routed loops may cost iterations from templates (sol/routed.py)."""
     import torch
 
     from solbench.sol.composites import FusedAttention
 
-    recorder = OpRecorder(inputs, values=values)
+    recorder = OpRecorder(inputs, values=values, loop_templates=loop_templates)
     with torch.no_grad(), _no_cycle_collection(), recorder, FusedAttention(recorder):
         returned = module.run(*inputs)
     outputs = (

@@ -34,6 +34,8 @@ import ast
 import sys
 import types
 
+OWN_PREFIX = "_solbench_"
+"""Every name the rewriting adds starts with this (loop helpers, module aliases): a reference using one is left be."""
 LOOP_PREFIX = "_solbench_loop_"
 MODULE_ALIAS = "_solbench_loops"
 MIN_ITERATIONS = 4
@@ -82,7 +84,7 @@ def with_loop_shortcuts(source: str) -> str | None:
         return None
     rewriter = _Rewriter()
     tree = rewriter.visit(tree)
-    if not rewriter.count:
+    if not rewriter.count and not rewriter.routed:
         return None
     position = 0
     body = tree.body
@@ -96,17 +98,43 @@ def with_loop_shortcuts(source: str) -> str | None:
     while position < len(body) and isinstance(body[position], ast.ImportFrom) and body[position].module == "__future__":
         position += 1
     body.insert(position, ast.Import(names=[ast.alias(name=__name__, asname=MODULE_ALIAS)]))
+    if rewriter.routed:
+        from solbench.sol.routed import ROUTED_ALIAS
+
+        body.insert(position, ast.Import(names=[ast.alias(name="solbench.sol.routed", asname=ROUTED_ALIAS)]))
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
 class _Rewriter(ast.NodeTransformer):
+    """Repeating loops through `Loop`; other loops whose body ends in straight-line code through a routed loop
+    (sol/routed.py)."""
+
     def __init__(self):
         self.count = 0
+        self.routed = 0
+        self.scopes: list[ast.AST] = []
+
+    def visit_FunctionDef(self, node):
+        self.scopes.append(node)
+        try:
+            self.generic_visit(node)
+        finally:
+            self.scopes.pop()
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
 
     def visit_For(self, node: ast.For):
         if not _eligible(node):
             self.generic_visit(node)  # a loop inside may still be eligible
-            return node
+            from solbench.sol.routed import routed_loop
+
+            rewritten = routed_loop(node, self.scopes[-1], self.routed) if self.scopes else None
+            if rewritten is None:
+                return node
+            self.routed += 1
+            return rewritten
         target = node.target
         assert isinstance(target, ast.Name)  # _eligible admits only a plain name
         loop_name = f"{LOOP_PREFIX}{self.count}"
@@ -155,7 +183,7 @@ def _eligible(node: ast.For) -> bool:
                 and (not isinstance(child.ctx, ast.Load) or id(child) not in allowed)
             ):
                 return False
-            if isinstance(child, (ast.Name, ast.arg)) and str(getattr(child, "id", "")).startswith(LOOP_PREFIX):
+            if isinstance(child, (ast.Name, ast.arg)) and str(getattr(child, "id", "")).startswith(OWN_PREFIX):
                 return False
     return True
 
@@ -330,7 +358,7 @@ def _fingerprint(frame, recorder, before: set[int], start: int, variable: str):
     global_items = sorted(
         (k, v)
         for k, v in frame.f_globals.items()
-        if not (k.startswith("__") or k == MODULE_ALIAS)
+        if not (k.startswith("__") or k.startswith(OWN_PREFIX))
         and (not isinstance(v, _CONSTANT_TYPES) or _defined_in(v, frame.f_globals))
     )
     walk = _Walk(recorder, before, start, frame.f_globals.get("__name__"), frame.f_code.co_filename)
@@ -366,7 +394,7 @@ class _Walk:
         if self.budget < 0:
             raise _Unsupported
         if isinstance(value, torch.Tensor):
-            return self.recorder.loop_fingerprint(value, self.before, self.labels, self.start)
+            return self.tensor(value)
         if (
             value is None
             or value is Ellipsis
@@ -408,6 +436,9 @@ class _Walk:
         if kind is dict:
             return kind, tuple((k, self.value(v)) for k, v in value.items())
         raise _Unsupported
+
+    def tensor(self, value) -> tuple:
+        return self.recorder.loop_fingerprint(value, self.before, self.labels, self.start)
 
     def _own_definition(self, value):
         """A function or class of the reference: its identity, and the state it can hide (a function's defaults
