@@ -594,6 +594,18 @@ def _slots_in(values: tuple) -> list:
     return found
 
 
+def _tensors(args: tuple) -> list:
+    import torch
+
+    found = []
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, torch.Tensor))
+    return found
+
+
 def _flat_outputs(result) -> list:
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
@@ -730,7 +742,11 @@ class _Family:
                 args = tuple(resolve(s) for s in step.args)
                 kwargs = {k: resolve(s) for k, s in step.kwargs}
                 if step.compute:
-                    outputs = _flat_outputs(values.compute(call.func, (), args, kwargs))
+                    if call.info.is_view and all(t.is_meta for t in _tensors(args)):
+                        result = call.func(*args, **kwargs)  # what the values mode does for a view of a meta tensor
+                    else:
+                        result = values.compute(call.func, (), args, kwargs)
+                    outputs = _flat_outputs(result)
                     for slot, out in zip(step.outputs, outputs):
                         if slot[0] == "local":
                             bound[slot] = out
@@ -741,21 +757,30 @@ class _Family:
 
 
 def _predict(first: tuple, second: tuple, t: Fraction) -> tuple | None:
-    """first + t * (second - first), exactly; None where an integer figure would not be an integer."""
+    """first + t * (second - first), exactly (integer arithmetic where the figures are whole, as FLOPs and bytes
+    are; one rounding to float otherwise); None where an integer figure would not be a non-negative integer."""
+    p, q = t.numerator, t.denominator
     predicted = []
     for a, b in zip(first, second):
         if a == b:
             predicted.append(a)
             continue
+        whole = type(a) is int or (type(a) is float and a.is_integer() and b.is_integer())
+        if whole:
+            numerator = int(a) * q + p * (int(b) - int(a))
+            if numerator < 0:
+                return None
+            if type(a) is int:
+                if numerator % q:
+                    return None
+                predicted.append(numerator // q)
+            else:
+                predicted.append(numerator / q)  # correctly rounded
+            continue
         value = Fraction(a) + t * (Fraction(b) - Fraction(a))
-        if isinstance(a, int) and not isinstance(a, bool):
-            if value.denominator != 1 or value < 0:
-                return None
-            predicted.append(int(value))
-        else:
-            if value < 0:
-                return None
-            predicted.append(float(value))
+        if value < 0:
+            return None
+        predicted.append(float(value))
     return tuple(predicted)
 
 
