@@ -317,12 +317,15 @@ class OpRecorder(_dispatch_mode_base()):
         self.recording.ops.append(RecordedOp(name=name, cost=cost, operands=operands, covered=info.rule is not None))
         self._apply_masks(name, args, kwargs, outputs, index)
 
-    def bookkeep(self, info: _OpInfo, args, kwargs, outputs: list) -> None:
+    def bookkeep(self, info: _OpInfo, args, kwargs, outputs: list, *, reads: bool = True, carries: bool = True) -> None:
         """Everything recording an op does besides costing it: the input rows it reads, the precision, rows and
         aliasing its outputs carry, the op that last wrote a tensor. A routed loop's template replays this for
-        the ops whose effect depends on the iteration (sol/routed.py)."""
-        self._note_input_uses(info, args, kwargs, outputs)
-        self._propagate(info, args, outputs)
+        the ops whose effect depends on the iteration (sol/routed.py), skipping the parts it has shown to have none:
+        `reads` (no argument views an input) and `carries` (the outputs are fresh tensors nothing will ask about)."""
+        if reads:
+            self._note_input_uses(info, args, kwargs, outputs)
+        if carries:
+            self._propagate(info, args, outputs)
         if info.is_mutable and args and isinstance(args[0], torch.Tensor):
             written = args[0]
             self._producer[self._base.get(id(written), id(written))] = info.name

@@ -298,7 +298,10 @@ class RoutedLoop:
             return False  # inside another loop's template or probe: this loop runs as written
         frame = sys._getframe(1)
         free, variables = self._checkpoints[position]
-        state = _state(frame, free, variables, recorder)
+        import torch
+
+        with torch._C.DisableTorchFunction():  # a torch-function mode would see every tensor attribute the walk reads
+            state = _state(frame, free, variables, recorder)
         if self._start is not None and state is not None:
             family = self._families.get(state.structure)
             if family is not None:
@@ -500,6 +503,11 @@ class _Step:
     outputs: tuple
     """Per output: the slot it fills, or the argument slot it is (an in-place result)."""
     compute: bool
+    reads: bool
+    """Some argument views an input: the rows it reads are noted again."""
+    carries: bool
+    """Some output is computed, or is a tensor from before the call (written in place): its precision, rows and
+    aliasing are carried again. A fresh result that is not computed stands in with what its recording gave it."""
 
 
 @dataclass
@@ -555,7 +563,9 @@ def _template(calls: list, ops: list, state: _State) -> _Point | None:
                 actual.add(existing)
         bookkeep = compute or call.tracked or written or call.info.grouped
         if bookkeep:
-            steps.append(_Step(call, args, kwargs, tuple(out_slots), compute))
+            fresh = all(slot[0] == "local" and slot[1] == number for slot in out_slots)
+            reads = call.tracked or call.info.grouped
+            steps.append(_Step(call, args, kwargs, tuple(out_slots), compute, reads, compute or not fresh))
         shape.append((call.func, args if bookkeep else call.info.name, kwargs if bookkeep else (), bookkeep))
     numbers, op_shape = _op_numbers(ops)
     return _Point(state.sizes, numbers, (tuple(shape), op_shape), list(ops), steps, standins)
@@ -752,7 +762,14 @@ class _Family:
                             bound[slot] = out
                 else:
                     outputs = [resolve(slot) if slot[0] in ("free", "local") else slot[1] for slot in step.outputs]
-                recorder.bookkeep(call.info, args, kwargs, [o for o in outputs if isinstance(o, torch.Tensor)])
+                recorder.bookkeep(
+                    call.info,
+                    args,
+                    kwargs,
+                    [o for o in outputs if isinstance(o, torch.Tensor)],
+                    reads=step.reads,
+                    carries=step.carries,
+                )
         recorder.recording.ops.extend(ops)
 
 
