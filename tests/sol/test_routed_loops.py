@@ -13,8 +13,8 @@ import torch
 from conftest import write_problem
 from solbench.hardware import lookup
 from solbench.sol import analysis, analyze_problem
-from solbench.sol.loops import with_loop_shortcuts
 from solbench.sol.recorder import OpRecorder
+from solbench.sol.routed import with_routed_loops
 from solbench.spec import load_problem
 from solbench.spec.inputs import inputs_for_analysis
 
@@ -153,7 +153,7 @@ def test_a_body_that_reads_values_into_python_is_recorded_in_full(tmp_path, monk
     ],
 )
 def test_no_checkpoint_stands_before_a_name_that_lives_on_after_the_loop(after):
-    source = with_loop_shortcuts(MOE.replace("    return out\n", after))
+    source = with_routed_loops(MOE.replace("    return out\n", after))
     assert source is not None
     assert ".at(2)" not in source  # before `h = ...`: a replay would leave `h` a template's tensor
     assert ".at(3)" in source and ".at(4)" in source
@@ -172,11 +172,11 @@ def test_a_body_that_carries_a_value_across_iterations_is_not_rewritten():
                 acc = acc + x[tokens].sum(0)
             return acc
         """)
-    assert with_loop_shortcuts(source) is None
+    assert with_routed_loops(source) is None
 
 
 def test_the_loop_variable_is_an_index_variable_and_its_subscripts_go_through_the_loop():
-    source = with_loop_shortcuts(MOE)
+    source = with_routed_loops(MOE)
     assert source is not None
     assert ".index(gate, e, False, ('e',))" in source
     assert ".at(2)" in source and ".end()" in source
@@ -186,7 +186,7 @@ def test_without_a_recorder_the_rewritten_loop_computes_what_the_plain_one_does(
     source = MOE.replace("bfloat16", "float32")  # the CPU's first bfloat16 matrix product alone takes a second
     plain, rewritten = {}, {}
     exec(compile(source, "plain.py", "exec"), plain)
-    exec(compile(with_loop_shortcuts(source) or "", "rewritten.py", "exec"), rewritten)
+    exec(compile(with_routed_loops(source) or "", "rewritten.py", "exec"), rewritten)
     torch.manual_seed(0)
     inputs = plain["get_inputs"]({"t": 40, "e": 32}, "cpu")
     expected = plain["run"](**inputs)

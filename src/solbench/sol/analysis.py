@@ -156,13 +156,16 @@ def analyze_problem(
 
 
 def _with_loop_shortcuts(definition, folders: list):
-    """The reference imported with its repeating `range` loops recorded once per distinct iteration (sol/loops.py),
-    or None where no loop qualifies (or the reference launches Triton kernels, which run for real)."""
+    """The reference imported with its repeating `range` loops recorded once per distinct iteration (sol/loops.py)
+    and its loops sized by routing costed from templates (sol/routed.py), or None where no loop qualifies (or the
+    reference launches Triton kernels, which run for real)."""
     from solbench.sol.loops import with_loop_shortcuts
+    from solbench.sol.routed import with_routed_loops
 
     if launches_triton(definition.reference):
         return None
-    source = with_loop_shortcuts(definition.reference)
+    shortcut = with_loop_shortcuts(definition.reference)
+    source = with_routed_loops(shortcut or definition.reference) or shortcut
     if source is None:
         return None
     from solbench.spec.reference_code import ReferenceImportError

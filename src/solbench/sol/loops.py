@@ -84,8 +84,14 @@ def with_loop_shortcuts(source: str) -> str | None:
         return None
     rewriter = _Rewriter()
     tree = rewriter.visit(tree)
-    if not rewriter.count and not rewriter.routed:
+    if not rewriter.count:
         return None
+    insert_import(tree, __name__, MODULE_ALIAS)
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def insert_import(tree: ast.Module, module: str, alias: str) -> None:
+    """`import module as alias` at the top of `tree`, after its docstring and `from __future__` imports."""
     position = 0
     body = tree.body
     if (
@@ -97,44 +103,17 @@ def with_loop_shortcuts(source: str) -> str | None:
         position = 1  # the module docstring stays first
     while position < len(body) and isinstance(body[position], ast.ImportFrom) and body[position].module == "__future__":
         position += 1
-    body.insert(position, ast.Import(names=[ast.alias(name=__name__, asname=MODULE_ALIAS)]))
-    if rewriter.routed:
-        from solbench.sol.routed import ROUTED_ALIAS
-
-        body.insert(position, ast.Import(names=[ast.alias(name="solbench.sol.routed", asname=ROUTED_ALIAS)]))
-    return ast.unparse(ast.fix_missing_locations(tree))
+    body.insert(position, ast.Import(names=[ast.alias(name=module, asname=alias)]))
 
 
 class _Rewriter(ast.NodeTransformer):
-    """Repeating loops through `Loop`; other loops whose body ends in straight-line code through a routed loop
-    (sol/routed.py)."""
-
     def __init__(self):
         self.count = 0
-        self.routed = 0
-        self.scopes: list[ast.AST] = []
-
-    def visit_FunctionDef(self, node):
-        self.scopes.append(node)
-        try:
-            self.generic_visit(node)
-        finally:
-            self.scopes.pop()
-        return node
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-    visit_ClassDef = visit_FunctionDef
 
     def visit_For(self, node: ast.For):
         if not _eligible(node):
             self.generic_visit(node)  # a loop inside may still be eligible
-            from solbench.sol.routed import routed_loop
-
-            rewritten = routed_loop(node, self.scopes[-1], self.routed) if self.scopes else None
-            if rewritten is None:
-                return node
-            self.routed += 1
-            return rewritten
+            return node
         target = node.target
         assert isinstance(target, ast.Name)  # _eligible admits only a plain name
         loop_name = f"{LOOP_PREFIX}{self.count}"

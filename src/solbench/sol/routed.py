@@ -44,7 +44,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from solbench.sol.loops import _CONSTANT_TYPES, OWN_PREFIX, _active_recorder, _defined_in, _Unsupported, _Walk
+from solbench.sol.loops import (
+    _CONSTANT_TYPES,
+    OWN_PREFIX,
+    _active_recorder,
+    _defined_in,
+    _Unsupported,
+    _Walk,
+    insert_import,
+)
 
 ROUTED_ALIAS = "_solbench_routed"
 ROUTED_PREFIX = "_solbench_routed_"
@@ -64,6 +72,49 @@ _INTROSPECTION = {"locals", "vars", "eval", "exec", "globals"}
 
 
 # --- the source transformation ------------------------------------------------------------------------------
+
+
+def with_routed_loops(source: str) -> str | None:
+    """The source with every loop whose body ends in straight-line code iterating through a `RoutedLoop`, or None
+    when no loop qualifies (or the source does not parse). Runs after `sol/loops.py`'s rewriting: a loop that
+    iterates through a `Loop` is left as it is."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    rewriter = _RoutedRewriter()
+    tree = rewriter.visit(tree)
+    if not rewriter.count:
+        return None
+    insert_import(tree, __name__, ROUTED_ALIAS)
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+class _RoutedRewriter(ast.NodeTransformer):
+    def __init__(self):
+        self.count = 0
+        self.scopes: list[ast.AST] = []
+
+    def visit_FunctionDef(self, node):
+        self.scopes.append(node)
+        try:
+            self.generic_visit(node)
+        finally:
+            self.scopes.pop()
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
+
+    def visit_For(self, node: ast.For):
+        self.generic_visit(node)  # a loop inside may qualify too
+        if isinstance(node.iter, ast.Name) and node.iter.id.startswith(OWN_PREFIX):
+            return node  # iterates through a loop shortcut already
+        rewritten = routed_loop(node, self.scopes[-1], self.count) if self.scopes else None
+        if rewritten is None:
+            return node
+        self.count += 1
+        return rewritten
 
 
 @dataclass(frozen=True)
@@ -564,7 +615,7 @@ def _template(calls: list, ops: list, state: _State) -> _Point | None:
         bookkeep = compute or call.tracked or written or call.info.grouped
         if bookkeep:
             fresh = all(slot[0] == "local" and slot[1] == number for slot in out_slots)
-            reads = call.tracked or call.info.grouped
+            reads = (call.tracked or call.info.grouped) and not call.info.is_view  # a view reads nothing itself
             steps.append(_Step(call, args, kwargs, tuple(out_slots), compute, reads, compute or not fresh))
         shape.append((call.func, args if bookkeep else call.info.name, kwargs if bookkeep else (), bookkeep))
     numbers, op_shape = _op_numbers(ops)
