@@ -92,16 +92,16 @@ def with_loop_shortcuts(source: str) -> str | None:
 
 def insert_import(tree: ast.Module, module: str, alias: str) -> None:
     """`import module as alias` at the top of `tree`, after its docstring and `from __future__` imports."""
-    position = 0
     body = tree.body
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(getattr(body[0], "value", None), ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        position = 1  # the module docstring stays first
-    while position < len(body) and isinstance(body[position], ast.ImportFrom) and body[position].module == "__future__":
+    first = body[0] if body else None
+    docstring = (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    )
+    position = 1 if docstring else 0  # the module docstring stays first
+    while position < len(body):
+        statement = body[position]
+        if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
+            break
         position += 1
     body.insert(position, ast.Import(names=[ast.alias(name=module, asname=alias)]))
 

@@ -95,7 +95,7 @@ class _RoutedRewriter(ast.NodeTransformer):
         self.count = 0
         self.scopes: list[ast.AST] = []
 
-    def visit_FunctionDef(self, node):
+    def _in_scope(self, node: ast.AST) -> ast.AST:
         self.scopes.append(node)
         try:
             self.generic_visit(node)
@@ -103,8 +103,14 @@ class _RoutedRewriter(ast.NodeTransformer):
             self.scopes.pop()
         return node
 
-    visit_AsyncFunctionDef = visit_FunctionDef
-    visit_ClassDef = visit_FunctionDef
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return self._in_scope(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        return self._in_scope(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        return self._in_scope(node)
 
     def visit_For(self, node: ast.For):
         self.generic_visit(node)  # a loop inside may qualify too
