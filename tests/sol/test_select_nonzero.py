@@ -1,4 +1,4 @@
-"""One sorted `nonzero` of a base answers each slice's `nonzero` exactly as torch computes it (sol/select_nonzero.py)."""
+"""One sorted `nonzero` of a base answers each slice's `nonzero` as torch computes it (sol/select_nonzero.py)."""
 
 import pytest
 import torch
