@@ -4,10 +4,10 @@ A mixture-of-experts reference written in Python (`for e in range(num_experts)`:
 routing mask, then the expert's matrix products on the tokens routed to it) records a dozen ATen calls
 per expert, at tens of microseconds each, on shapes that differ from one expert to the next with the
 number of tokens routed to it. `sol/loops.py`'s shortcut does not apply (no two iterations are alike);
-this one does. The rewriter (`with_routed_loops`, run after the loop shortcut's) splits the loop's body into a prefix, which runs as
-written at every iteration (the routing: `where`, `nonzero`, `if n == 0: continue`, on real values),
-and a straight-line suffix (assignments and calls, no control flow) whose names are dead outside it,
-and marks each statement of the suffix as a checkpoint. Under an `OpRecorder`, a `RoutedLoop`:
+this one does. The rewriter (`with_routed_loops`, run after the loop shortcut's) splits the loop's body
+into a prefix, which runs as written at every iteration (the routing: `where`, `nonzero`,
+`if n == 0: continue`, on real values), and a straight-line suffix (assignments and calls, no control
+flow) whose names are dead outside it, and marks each statement of the suffix as a checkpoint. Under an `OpRecorder`, a `RoutedLoop`:
 
 - records the suffix in full and keeps a trace of its ATen calls, from the first checkpoint after
   which the suffix reads no values (`nonzero`, `.item()`, `tolist`) and masks nothing recorded before;
