@@ -7,7 +7,8 @@ number of tokens routed to it. `sol/loops.py`'s shortcut does not apply (no two 
 this one does. The rewriter (`with_routed_loops`, run after the loop shortcut's) splits the loop's body
 into a prefix, which runs as written at every iteration (the routing: `where`, `nonzero`,
 `if n == 0: continue`, on real values), and a straight-line suffix (assignments and calls, no control
-flow) whose names are dead outside it, and marks each statement of the suffix as a checkpoint. Under an `OpRecorder`, a `RoutedLoop`:
+flow) whose names are dead outside it, and marks each statement of the suffix as a checkpoint. Under
+an `OpRecorder`, a `RoutedLoop`:
 
 - records the suffix in full and keeps a trace of its ATen calls, from the first checkpoint after
   which the suffix reads no values (`nonzero`, `.item()`, `tolist`) and masks nothing recorded before;
