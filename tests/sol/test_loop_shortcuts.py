@@ -298,7 +298,8 @@ def test_real_index_values_picked_by_the_loop_variable_refuse_the_shortcut(tmp_p
 )
 def test_a_loop_variable_used_other_than_as_a_plain_index_is_not_rewritten(body):
     source = f"def run(a, x):\n    for t in range(4):\n        {body}\n    return x\n"
-    assert with_loop_shortcuts(source) is None
+    rewritten = with_loop_shortcuts(source) or ""
+    assert "_solbench_loops.Loop(" not in rewritten  # a routed loop (sol/routed.py) may still take a straight-line body
 
 
 def test_eligible_loops_iterate_through_a_loop_helper_and_index_through_its_guard():

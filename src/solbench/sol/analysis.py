@@ -145,7 +145,7 @@ def analyze_problem(
     folders = [folder]
     try:
         recorded = _with_loop_shortcuts(definition, folders) or module
-        plan = RecordingPlan()
+        plan = RecordingPlan(loop_templates=not explain)
         results = [
             analyze_workload(
                 problem,
@@ -170,13 +170,16 @@ def analyze_problem(
 
 
 def _with_loop_shortcuts(definition, folders: list):
-    """The reference imported with its repeating `range` loops recorded once per distinct iteration (sol/loops.py),
-    or None where no loop qualifies (or the reference launches Triton kernels, which run for real)."""
+    """The reference imported with its repeating `range` loops recorded once per distinct iteration (sol/loops.py)
+    and its loops sized by routing costed from templates (sol/routed.py), or None where no loop qualifies (or the
+    reference launches Triton kernels, which run for real)."""
     from solbench.sol.loops import with_loop_shortcuts
+    from solbench.sol.routed import with_routed_loops
 
     if launches_triton(definition.reference):
         return None
-    source = with_loop_shortcuts(definition.reference)
+    shortcut = with_loop_shortcuts(definition.reference)
+    source = with_routed_loops(shortcut or definition.reference) or shortcut
     if source is None:
         return None
     from solbench.spec.reference_code import ReferenceImportError
@@ -275,7 +278,7 @@ def analyze_workload(
     so that each starts recording where the one before succeeded."""
     from solbench.sol.loops import LoopShortcutMismatch
 
-    plan = plan if plan is not None else RecordingPlan()
+    plan = plan if plan is not None else RecordingPlan(loop_templates=not explain)
     try:
         recordings, execution, real_slice = _record(problem, workload, module, make_inputs, draws, plan)
     except (LoopShortcutMismatch, Exception) as failure:
@@ -365,6 +368,9 @@ class RecordingPlan:
     stage: int = META
     reason: str = ""
     """Why the ways before `stage` failed, as `execution` reports it."""
+    loop_templates: bool = True
+    """Whether routed loops may cost iterations from templates (sol/routed.py): not for `--explain`, whose per-op
+    formulas are each rule's own."""
 
     def failed(self, next_stage: int, reason: str) -> None:
         self.stage, self.reason = next_stage, reason
@@ -404,7 +410,7 @@ def _record_without_real_floats(
     if plan.stage == META:
         if "scaled_dot_product_attention" not in problem.definition.reference:
             try:
-                return [_run_recorded_meta(problem, workload, module)], "fake", None
+                return [_run_recorded_meta(problem, workload, module, plan.loop_templates)], "fake", None
             except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
                 pass
         plan.failed(FAKE, "")
@@ -421,12 +427,12 @@ def _record_without_real_floats(
 
     if plan.stage == HYBRID_SMALL_FLOATS:
         try:  # floating-point inputs above REAL_INPUT_LIMIT shape-only: seconds saved where values steer nothing
-            return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_INPUT_LIMIT)
+            return _record_hybrid(problem, workload, module, make_inputs, draws, plan, REAL_INPUT_LIMIT)
         except ValuesNeeded:
             plan.failed(HYBRID, plan.reason)
     try:  # values do steer the work (routing from logits or from hidden states): keep inputs to REAL_LIMIT real, and
         # recompute the values of larger ones where they are needed, from the slice of the program that makes them
-        return _record_hybrid(problem, workload, module, make_inputs, draws, plan.reason, REAL_LIMIT, slices=True)
+        return _record_hybrid(problem, workload, module, make_inputs, draws, plan, REAL_LIMIT, slices=True)
     except ValuesNeeded as error:
         raise type(error)(f"{plan.reason}; then {error}") from None
 
@@ -441,14 +447,14 @@ def _record_hybrid(
     module,
     make_inputs: InputFactory,
     draws: int,
-    reason: str,
+    plan: RecordingPlan,
     input_limit: int,
     slices: bool = False,
 ) -> tuple[list[Recording], str, RealSlice | None]:
     """`input_limit`: the most elements a floating-point input keeps its values with (larger ones are shape-only).
     `slices`: values a value-dependent op needs of a shape-only tensor are recomputed (sol/slices.py)."""
     recordings, execution, costs = _record_hybrid_draws(
-        problem, workload, module, make_inputs, draws, reason, input_limit, slices
+        problem, workload, module, make_inputs, draws, plan, input_limit, slices
     )
     ran = [cost for cost in costs if cost.ops]
     if not ran:
@@ -466,12 +472,13 @@ def _record_hybrid_draws(
     module,
     make_inputs: InputFactory,
     draws: int,
-    reason: str,
+    plan: RecordingPlan,
     input_limit: int,
     slices: bool,
 ) -> tuple[list[Recording], str, list]:
     from solbench.sol.hybrid import cuda_not_initialised, hybrid_values
 
+    reason = plan.reason
     recordings: list[Recording] = []
     costs = []
     first_inputs = None
@@ -481,7 +488,9 @@ def _record_hybrid_draws(
             inputs = [mode.fake(v) if _is_large_real(v, input_limit) else v for v in inputs]
         with cuda_not_initialised():
             try:
-                recording = _run_recorded(module, inputs, values=mode)
+                # no routed-loop templates where slices run: a template skips ops whose results a slice may need
+                templates = plan.loop_templates and not slices
+                recording = _run_recorded(module, inputs, values=mode, loop_templates=templates)
             except ValuesNeeded:
                 raise
             except Exception as error:
@@ -620,7 +629,7 @@ def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recordin
         fake_logger.setLevel(level)
 
 
-def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recording:
+def _run_recorded_meta(problem: Problem, workload: Workload, module, loop_templates: bool = True) -> Recording:
     """Shapes only, on meta tensors: for references that loop over thousands of time steps, a fake tensor's
     millisecond per op adds up to minutes. Not for scaled-dot-product attention: on the meta device
     PyTorch picks its decomposed math path, where the CPU (and fake tensors) pick the fused kernel."""
@@ -631,21 +640,24 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module) -> Recordin
     mode = HybridMode(shape_only=True)
     with warnings.catch_warnings(), cuda_not_initialised():
         warnings.simplefilter("ignore")
-        recording = _run_recorded(module, _fake_inputs(problem, workload, device="meta"), values=mode)
+        recording = _run_recorded(
+            module, _fake_inputs(problem, workload, device="meta"), values=mode, loop_templates=loop_templates
+        )
     if mode.assumed:  # the mode raised at the branch, and the reference caught that
         raise ValuesNeeded("a branch on a value")
     return recording
 
 
-def _run_recorded(module, inputs: list, values=None) -> Recording:
+def _run_recorded(module, inputs: list, values=None, loop_templates: bool = True) -> Recording:
     """Run the reference under a recorder; `values` (a HybridMode) decides each op's result where the inputs
-    are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors)."""
+    are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors). `loop_templates`:
+    routed loops may cost iterations from templates (sol/routed.py)."""
     import torch
 
     from solbench.sol.composites import FusedAttention
     from solbench.sol.hybrid import SliceValueReads
 
-    recorder = OpRecorder(inputs, values=values)
+    recorder = OpRecorder(inputs, values=values, loop_templates=loop_templates)
     reads = SliceValueReads(values) if values is not None and values.slices is not None else nullcontext()
     with torch.no_grad(), _no_cycle_collection(), recorder, FusedAttention(recorder), reads:
         returned = module.run(*inputs)

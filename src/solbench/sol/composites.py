@@ -10,7 +10,10 @@ charges it like every other attention: the causal pairs, at the inputs' precisio
 
 from __future__ import annotations
 
+import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
+
+_SDPA = F.scaled_dot_product_attention
 
 
 class FusedAttention(TorchFunctionMode):
@@ -21,12 +24,13 @@ class FusedAttention(TorchFunctionMode):
         self._recorder = recorder
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        import torch
-        import torch.nn.functional as F
-
         kwargs = kwargs or {}
-        if func is not F.scaled_dot_product_attention or not _takes_math_path(args, kwargs):
-            return func(*args, **kwargs)
+        if func in _PYTHON_VALUE_READS:
+            self._recorder.python_value_reads += 1  # a routed loop's template must read no values (sol/routed.py)
+        if func is not _SDPA or not _takes_math_path(args, kwargs):
+            return func(*args, **kwargs)  # every torch-level call under the recorder passes here: kept lean
+        import torch
+
         with self._recorder.paused():
             result = func(*args, **kwargs)
         names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
@@ -44,3 +48,13 @@ def _takes_math_path(args, kwargs) -> bool:
     query = args[0] if args else kwargs.get("query")
     value = args[2] if len(args) > 2 else kwargs.get("value")
     return query is not None and value is not None and query.shape[-1] != value.shape[-1]
+
+
+def _python_value_reads() -> frozenset:
+    import torch
+
+    return frozenset({torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__array__, torch.Tensor.data_ptr})
+
+
+_PYTHON_VALUE_READS = _python_value_reads()
+"""Tensor methods that read values into Python without an ATen call the recorder would see."""

@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any
 
 from solbench.sol.errors import ValuesNeeded
+from solbench.sol.select_nonzero import SliceNonzero
 from solbench.sol.slices import random_state
 from solbench.spec.cpu_reference import cpu_reference_source  # noqa: F401  (re-exported: the analyzer's entry)
 
@@ -65,6 +66,8 @@ class HybridMode(_mode_base()):
         self._stale: set[int] = set()
         """Real tensors written in place with shape-only values: their real data is stale, use their twin."""
         self._keep: list[Any] = []
+        self._base_nonzero = SliceNonzero()
+        """`nonzero` of slices of one large base, answered from one sorted `nonzero` of it (sol/select_nonzero.py)."""
         self.assumed: list[str] = []
         """Branches on a floating-point scalar without a value (guards such as `if scale == 0:`), taken as
         nonzero values and false comparisons: listed in the analysis's `execution`."""
@@ -104,7 +107,9 @@ class HybridMode(_mode_base()):
         name = func.overloadpacket.__name__
         all_real = not self.shape_only and all(not t.is_meta and id(t) not in self._stale for t in tensors)
         if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_LIMIT and name in _SIZE_PRESERVING:
-            return _computed(func, args, kwargs)  # small real arguments, a result no larger than them: just compute
+            return _computed(
+                func, args, kwargs, self._base_nonzero
+            )  # small real arguments, a result no larger than them: just compute
         if not tensors and not self.shape_only:
             size = _factory_size(func, args, kwargs)
             if size is not None and size <= _limit(kwargs.get("dtype")):
@@ -150,7 +155,8 @@ class HybridMode(_mode_base()):
             if shape_rule is not None:
                 meta_result = shape_rule(*meta_args, **meta_kwargs)
             elif all_real and tensors and sum(t.numel() for t in tensors) <= REAL_INDEX_LIMIT:
-                return _computed(func, args, kwargs)  # data-dependent (nonzero, item) on small real values: compute
+                # data-dependent (nonzero, item) on small real values: compute
+                return _computed(func, args, kwargs, self._base_nonzero)
             elif self.slices is not None:
                 return self._from_slice(func, args, kwargs, tensors)
             else:
@@ -240,11 +246,12 @@ STRIDED_NONZERO_ELEMENTS = 1 << 14
 """From this many elements on, a strided view's `nonzero` is taken of the view compared with zero (`_computed`)."""
 
 
-def _computed(func, args, kwargs):
+def _computed(func, args, kwargs, slices: SliceNonzero | None = None):
     """`func` computed on real arguments. A `nonzero` of a large strided view (a routing loop's `torch.where(mask[e])`
     on a permuted one-hot mask of 256 experts) is taken of the view compared with zero: one strided pass over
     memory instead of nonzero's two, 2-3x faster where they miss the cache (below STRIDED_NONZERO_ELEMENTS the
-    passes hit it, and the extra tensor costs more), the same indices (NaN and -0.0 compare as nonzero does)."""
+    passes hit it, and the extra tensor costs more), the same indices (NaN and -0.0 compare as nonzero does). Where
+    the view slices a large contiguous base, `slices` answers from one sorted `nonzero` of the base instead."""
     if (
         func.__name__ == "nonzero.default"
         and not kwargs
@@ -252,7 +259,8 @@ def _computed(func, args, kwargs):
         and not args[0].is_contiguous()
         and args[0].numel() >= STRIDED_NONZERO_ELEMENTS
     ):
-        return func(args[0].ne(0))
+        found = slices.nonzero(args[0]) if slices is not None else None
+        return found if found is not None else func(args[0].ne(0))
     return func(*args, **kwargs)
 
 

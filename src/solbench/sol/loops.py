@@ -34,6 +34,8 @@ import ast
 import sys
 import types
 
+OWN_PREFIX = "_solbench_"
+"""Every name the rewriting adds starts with this (loop helpers, module aliases): a reference using one is left be."""
 LOOP_PREFIX = "_solbench_loop_"
 MODULE_ALIAS = "_solbench_loops"
 MIN_ITERATIONS = 4
@@ -84,19 +86,24 @@ def with_loop_shortcuts(source: str) -> str | None:
     tree = rewriter.visit(tree)
     if not rewriter.count:
         return None
-    position = 0
-    body = tree.body
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(getattr(body[0], "value", None), ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        position = 1  # the module docstring stays first
-    while position < len(body) and isinstance(body[position], ast.ImportFrom) and body[position].module == "__future__":
-        position += 1
-    body.insert(position, ast.Import(names=[ast.alias(name=__name__, asname=MODULE_ALIAS)]))
+    insert_import(tree, __name__, MODULE_ALIAS)
     return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def insert_import(tree: ast.Module, module: str, alias: str) -> None:
+    """`import module as alias` at the top of `tree`, after its docstring and `from __future__` imports."""
+    body = tree.body
+    first = body[0] if body else None
+    docstring = (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    )
+    position = 1 if docstring else 0  # the module docstring stays first
+    while position < len(body):
+        statement = body[position]
+        if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
+            break
+        position += 1
+    body.insert(position, ast.Import(names=[ast.alias(name=module, asname=alias)]))
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -155,7 +162,7 @@ def _eligible(node: ast.For) -> bool:
                 and (not isinstance(child.ctx, ast.Load) or id(child) not in allowed)
             ):
                 return False
-            if isinstance(child, (ast.Name, ast.arg)) and str(getattr(child, "id", "")).startswith(LOOP_PREFIX):
+            if isinstance(child, (ast.Name, ast.arg)) and str(getattr(child, "id", "")).startswith(OWN_PREFIX):
                 return False
     return True
 
@@ -330,7 +337,7 @@ def _fingerprint(frame, recorder, before: set[int], start: int, variable: str):
     global_items = sorted(
         (k, v)
         for k, v in frame.f_globals.items()
-        if not (k.startswith("__") or k == MODULE_ALIAS)
+        if not (k.startswith("__") or k.startswith(OWN_PREFIX))
         and (not isinstance(v, _CONSTANT_TYPES) or _defined_in(v, frame.f_globals))
     )
     walk = _Walk(recorder, before, start, frame.f_globals.get("__name__"), frame.f_code.co_filename)
@@ -366,7 +373,7 @@ class _Walk:
         if self.budget < 0:
             raise _Unsupported
         if isinstance(value, torch.Tensor):
-            return self.recorder.loop_fingerprint(value, self.before, self.labels, self.start)
+            return self.tensor(value)
         if (
             value is None
             or value is Ellipsis
@@ -408,6 +415,9 @@ class _Walk:
         if kind is dict:
             return kind, tuple((k, self.value(v)) for k, v in value.items())
         raise _Unsupported
+
+    def tensor(self, value) -> tuple:
+        return self.recorder.loop_fingerprint(value, self.before, self.labels, self.start)
 
     def _own_definition(self, value):
         """A function or class of the reference: its identity, and the state it can hide (a function's defaults

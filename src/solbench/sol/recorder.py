@@ -160,10 +160,21 @@ class OpRecorder(_dispatch_mode_base()):
     through that mode's rules itself rather than stacking a second dispatch mode under it: one Python
     dispatch per op instead of two."""
 
-    def __init__(self, inputs: list, values=None, loop_shortcuts: bool = True):
+    def __init__(self, inputs: list, values=None, loop_shortcuts: bool = True, loop_templates: bool = True):
         super().__init__()
         self.loop_shortcuts = loop_shortcuts
         """Whether shortcut loops (sol/loops.py) may skip the iterations that repeat."""
+        self.loop_templates = loop_templates and values is not None
+        """Whether routed loops (sol/routed.py) may cost an iteration from a template instead of running it: only
+        under a values mode, which the template's replay computes the real and view ops through."""
+        self.trace: list[TracedCall] | None = None
+        """While a routed loop records a template: every ATen call, in order (sol/routed.py)."""
+        self.trace_index: dict[int, str] | None = None
+        """While a routed loop's subscript by an index variable runs: that variable's value -> its name."""
+        self.mask_scalings = 0
+        """Ops scaled by mask tracking so far (a template must scale none)."""
+        self.python_value_reads = 0
+        """Values read into Python without an ATen call (`tolist`, `numpy`), counted by `FusedAttention`."""
         self.loop_events = 0
         """Ops a loop shortcut cannot repeat blindly (partial or gathered input reads, masks reaching back, and
         while a loop is probed: values read or computed for real): a probed iteration must add none."""
@@ -209,12 +220,12 @@ class OpRecorder(_dispatch_mode_base()):
         kwargs = kwargs or {}
         values = self._values
         result = values.compute(func, types, args, kwargs) if values is not None else func(*args, **kwargs)
-        if self._paused:
-            return result
         info = self._infos.get(id(func))  # overloads live as long as torch: their id is theirs
         if info is None:
             info = self._infos[id(func)] = _op_info(func)
-        if not info.recorded:
+        if self.trace is not None:
+            self._trace_call(func, info, args, kwargs, result)
+        if self._paused or not info.recorded:
             return result
         if self._probing and _reads_values(info.name, args, kwargs, result):
             self.loop_events += 1
@@ -273,27 +284,68 @@ class OpRecorder(_dispatch_mode_base()):
 
     def record_composite(self, func, args: tuple, kwargs: dict, result) -> None:
         """Record `result` as made by one call of the ATen overload `func`, whose parts ran `paused`."""
+        if self.trace is not None:
+            self._trace_call(func, _op_info(func), args, kwargs, result, composite=True)
         self._record(func, _op_info(func), args, kwargs, result)
 
+    def _trace_call(self, func, info: _OpInfo, args, kwargs, result, composite: bool = False) -> None:
+        variables = None
+        if self.trace_index and info.name == "select" and len(args) > 2 and type(args[2]) is int:
+            name = self.trace_index.get(args[2])
+            variables = {2: name} if name is not None else None
+        self.trace.append(  # type: ignore[union-attr]  (checked by the caller)
+            TracedCall(
+                func,
+                info,
+                args,
+                kwargs,
+                result,
+                variables,
+                self._paused or composite,
+                _tracked(self._rows, (*args, *kwargs.values())),
+            )
+        )
+
     def _record(self, func, info: _OpInfo, args, kwargs, result) -> None:
-        if isinstance(result, torch.Tensor):
-            outputs = [result]
-        elif isinstance(result, (tuple, list)):
-            outputs = [o for o in result if isinstance(o, torch.Tensor)]
-        else:
-            outputs = []
+        outputs = _outputs(result)
         name = info.name
         call = OpCall(name=name, args=args, kwargs=kwargs, outputs=outputs, operand_precision=self.origin_of)
-        self._note_input_uses(info, args, kwargs, outputs)
-        self._propagate(info, args, outputs)
-        if info.is_mutable and args and isinstance(args[0], torch.Tensor):
-            written = args[0]
-            self._producer[self._base.get(id(written), id(written))] = name
+        self.bookkeep(info, args, kwargs, outputs)
         cost = self._cost(func, info, call)
         operands = tuple((a.shape, a.dtype) for a in args if isinstance(a, torch.Tensor))
         index = len(self.recording.ops)
         self.recording.ops.append(RecordedOp(name=name, cost=cost, operands=operands, covered=info.rule is not None))
         self._apply_masks(name, args, kwargs, outputs, index)
+
+    def bookkeep(self, info: _OpInfo, args, kwargs, outputs: list, *, reads: bool = True, carries: bool = True) -> None:
+        """Everything recording an op does besides costing it: the input rows it reads, the precision, rows and
+        aliasing its outputs carry, the op that last wrote a tensor. A routed loop's template replays this for
+        the ops whose effect depends on the iteration (sol/routed.py), skipping the parts it has shown to have none:
+        `reads` (no argument views an input) and `carries` (the outputs are fresh tensors nothing will ask about)."""
+        if reads:
+            self._note_input_uses(info, args, kwargs, outputs)
+        if carries:
+            self._propagate(info, args, outputs)
+        if info.is_mutable and args and isinstance(args[0], torch.Tensor):
+            written = args[0]
+            self._producer[self._base.get(id(written), id(written))] = info.name
+
+    def is_tracked(self, tensor) -> bool:
+        """`tensor` views rows of a graph input."""
+        return id(tensor) in self._rows
+
+    def rows_of(self, tensor) -> InputRows | None:
+        return self._rows.get(id(tensor))
+
+    def producer_of(self, tensor) -> str | None:
+        """The op that last wrote `tensor` (through any view of its storage)."""
+        key = id(tensor)
+        return self._producer.get(self._base.get(key, key), self._producer.get(key))
+
+    def root_of(self, tensor) -> int:
+        """The id of the tensor whose storage `tensor` views (its own where it is no view)."""
+        key = id(tensor)
+        return self._base.get(key, key)
 
     def _cost(self, func, info: _OpInfo, call: OpCall) -> OpCost:
         """The op's cost by its rule (memory only without one). Every rule but the matrix ones depends only on
@@ -315,11 +367,13 @@ class OpRecorder(_dispatch_mode_base()):
         """Scale matrix work by the share of attention pairs a hand-written triangular mask keeps."""
         factor = self.masks.operand_factor(name, args)
         if factor < 1:
+            self.mask_scalings += 1
             self._scale_op(index, factor, "operand is masked attention probabilities")
         masked = self.masks.observe(name, args, kwargs, outputs, index)
         if masked is not None and masked[0] < self.loop_floor:
             self.loop_events += 1  # a mask scales an op recorded before this loop iteration
         if masked is not None:
+            self.mask_scalings += 1
             self._scale_op(*masked, "its scores are masked afterwards")
 
     def _scale_op(self, index: int, kept: float, why: str) -> None:
@@ -473,6 +527,41 @@ class OpRecorder(_dispatch_mode_base()):
                     "outside ATen (a custom kernel): its work is not counted"
                 )
         return self.recording
+
+
+class TracedCall(NamedTuple):
+    """One ATen call made while a routed loop records a template (sol/routed.py)."""
+
+    func: Any
+    info: _OpInfo
+    args: tuple
+    kwargs: dict
+    result: Any
+    variables: dict[int, str] | None
+    """Argument position -> name of the loop's index variable whose value that argument is."""
+    unrecordable: bool
+    """Made inside a composite (its parts ran paused) or recorded as one: no template replays it."""
+    tracked: bool
+    """Some tensor argument views rows of a graph input (when the call was made)."""
+
+
+def _outputs(result) -> list:
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [o for o in result if isinstance(o, torch.Tensor)]
+    return []
+
+
+def _tracked(rows: dict, args) -> bool:
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            if id(value) in rows:
+                return True
+        elif isinstance(value, (list, tuple)):
+            if any(isinstance(v, torch.Tensor) and id(v) in rows for v in value):
+                return True
+    return False
 
 
 _VALUE_READS = {

@@ -1,0 +1,48 @@
+"""One sorted `nonzero` of a base answers each slice's `nonzero` as torch computes it (sol/select_nonzero.py)."""
+
+import pytest
+import torch
+
+from solbench.sol.select_nonzero import MIN_ELEMENTS, SliceNonzero
+
+
+def _mask(tokens: int, slots: int, experts: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.stack([torch.randperm(experts, generator=generator)[:slots] for _ in range(tokens)])
+    return torch.nn.functional.one_hot(ids, experts)  # [tokens, slots, experts], contiguous
+
+
+@pytest.mark.parametrize(
+    "slice_of",
+    [
+        lambda m, e: m.permute(2, 1, 0)[e],  # the routing loop's mask[e]
+        lambda m, e: m.permute(1, 2, 0)[e % 4],
+        lambda m, e: m[:, e % 4, :].t(),
+        lambda m, e: m.permute(2, 0, 1)[e][:, 1],  # two dims fixed
+    ],
+)
+def test_every_slice_gets_torchs_own_indices(slice_of):
+    mask = _mask(512, 4, 512)
+    assert mask.numel() >= MIN_ELEMENTS
+    slices = SliceNonzero()
+    for e in (0, 1, 7, 255, 511):
+        view = slice_of(mask, e)
+        found = slices.nonzero(view)
+        assert found is not None
+        assert torch.equal(found, torch.nonzero(view))
+
+
+def test_a_write_to_the_base_is_seen():
+    mask = _mask(512, 4, 512)
+    slices = SliceNonzero()
+    view = mask.permute(2, 1, 0)[3]
+    slices.nonzero(view)
+    mask[:, :, 3] = 1
+    assert torch.equal(slices.nonzero(mask.permute(2, 1, 0)[3]), torch.nonzero(view))
+
+
+def test_small_bases_and_views_that_are_not_slices_are_left_to_torch():
+    slices = SliceNonzero()
+    assert slices.nonzero(_mask(16, 2, 8).permute(2, 1, 0)[1]) is None
+    big = _mask(512, 4, 512)
+    assert slices.nonzero(big.permute(2, 1, 0)[1, :, ::2]) is None  # a stride no dim of the base has
