@@ -4,10 +4,10 @@ with the published one.
 Analyses every problem folder under ../shared/sol-execbench-sample (or the folders given) twice in one
 process, each pass with an empty cache (so the precision checks run in both), with the analyzer's own
 input generator, on B200_1500MHz. The first pass is what a fresh process meets: one-time costs (torch's
-first dispatches, torch._dynamo, which some meta kernels import on first use) land on whichever problem
-meets them first. The second pass is each problem's own cost. Prints one line per problem: seconds in
-the first pass, then in the second (wall clock, and the process's CPU time, which a machine shared with
-other work inflates less), workloads, coverage, and the median ratio of solbench's T_SOL to the published
+first dispatches, sympy, which meta kernels import on first use, torch._dynamo, which fake tensors import)
+land on whichever problem meets them first. The second pass is each problem's own cost. Prints one line per
+problem: seconds in the first pass, then in the second (wall clock, and the process's CPU time, which a machine
+shared with other work inflates less), workloads, coverage, and the median ratio of solbench's T_SOL to the published
 `sol_ms` where the folder carries one (`metadata.json`).
 
 Usage: python benchmarks/sol_sample_speed.py [PROBLEM_DIR_OR_SET_ROOT ...]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solbench.errors import SolbenchError
 from solbench.hardware.spec import HardwareSpec
+from solbench.sol.dynamo_deferral import dynamo_import_deferred
 from solbench.sol.errors import AnalysisError, SliceOverBudget, ValuesNeeded
 from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity, compulsory_bytes, total_cost
 from solbench.sol.roofline import roofline
@@ -121,6 +122,7 @@ class WorkloadSol(_Result):
     """The precision policy T_SOL followed and the rate fp32 matrix work was charged at (sol/precision.py)."""
 
 
+@dynamo_import_deferred()
 def analyze_problem(
     problem: Problem,
     hardware: HardwareSpec,

@@ -1,0 +1,51 @@
+"""A fresh process's `solbench sol` pays no torch._dynamo import (about a second) for references that analyse on
+meta tensors, and hands torch's compile guards back afterwards (sol/dynamo_deferral.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import VECTOR_ADD, vector_workloads, write_problem
+
+GUARDED_OPS = {  # meta kernels that are torch._refs behind torch._disable_dynamo: each imports torch._dynamo
+    **VECTOR_ADD,
+    "reference": "import torch\n\ndef run(x, y):\n    s = torch.cumsum(x, 0)\n"
+    "    return (s.masked_fill(y > 0, 0.0) + torch.tril(y.view(1, -1)).view(-1))\n",
+}
+
+CHILD = """
+import runpy, sys
+sys.argv = ["solbench", "sol", sys.argv[1], "-H", "B200_1500MHz", "--json"]
+try:
+    runpy.run_module("solbench", run_name="__main__")
+except SystemExit as stop:
+    assert not stop.code, stop.code
+from solbench.sol.dynamo_deferral import GUARD_ATTRIBUTE, _guarded_functions
+print(json.dumps({
+    "dynamo": "torch._dynamo" in sys.modules,
+    "guarded": len(_guarded_functions()),
+    "left_behind": sum(hasattr(f, GUARD_ATTRIBUTE) for f in _guarded_functions()),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_solbench_sol_in_a_fresh_process_does_not_import_torch_dynamo(tmp_path):
+    folder = write_problem(tmp_path / "guarded_ops", GUARDED_OPS, vector_workloads(4096))
+    done = subprocess.run(
+        [sys.executable, "-c", "import json\n" + CHILD, str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results, report = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
+    assert results[0]["coverage"]["full"] and results[0]["t_sol_ms"] > 0
+    assert report["guarded"] > 100  # torch's wrappers were found
+    assert not report["dynamo"], "the analysis imported torch._dynamo"
+    assert report["left_behind"] == 0, "torch's compile guards were not handed back after the analysis"
