@@ -58,6 +58,9 @@ from solbench.sol.loops import (
 ROUTED_ALIAS = "_solbench_routed"
 ROUTED_PREFIX = "_solbench_routed_"
 _FORBIDDEN_IN_SUFFIX = (
+    ast.IfExp,  # `a if n > 8 else b`: a branch on the routed count, which a template would not see
+    ast.BoolOp,
+    ast.Compare,
     ast.Lambda,
     ast.NamedExpr,
     ast.Yield,
@@ -698,7 +701,11 @@ def _op_numbers(ops: list) -> tuple[tuple, tuple]:
 
 class _Family:
     """The recordings of one key. Replays the sizes two recordings agree on exactly, and, once three recordings
-    at three distinct points of one line of sizes agree with the line, any size on that line."""
+    at three distinct points of one line of sizes agree with the line, any size on that line between the outermost
+    points recorded: a size beyond them is recorded in full and widens the span. A branch on the routed count that
+    no rule of the suffix shows (a helper function's `if h.shape[0] > 8`, an ATen op that picks its decomposition by
+    size) then lies between two recordings that disagree, which breaks the family, instead of beyond the points
+    that fixed the line, where a prediction would have carried one side's ops to the other."""
 
     def __init__(self, first: _Point):
         self.first = first
@@ -706,6 +713,8 @@ class _Family:
         self.confirmed: set[tuple] = set()
         self.line_checked = False
         self.broken = False
+        self._span = (Fraction(0), Fraction(1))
+        """The least and greatest position on the line (first at 0, second at 1) of a recording that agreed."""
         self._predicted: dict[tuple, list | None] = {}
 
     def add(self, point: _Point) -> None:
@@ -733,6 +742,7 @@ class _Family:
             return
         self.line_checked = True
         self.confirmed.add(point.sizes)
+        self._span = (min(self._span[0], t), max(self._span[1], t))
 
     def _check(self, point: _Point, agrees: bool) -> None:
         if agrees:
@@ -772,7 +782,7 @@ class _Family:
             ops = self.second.ops
         elif self.line_checked and self.second is not None:
             t = self._position(sizes)
-            if t is not None:
+            if t is not None and self._span[0] <= t <= self._span[1]:
                 numbers = _predict(self.first.numbers, self.second.numbers, t)
                 if numbers is not None:
                     ops = _rebuild(self.first.ops, numbers)
