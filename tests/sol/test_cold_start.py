@@ -49,3 +49,32 @@ def test_solbench_sol_in_a_fresh_process_does_not_import_torch_dynamo(tmp_path):
     assert report["guarded"] > 100  # torch's wrappers were found
     assert not report["dynamo"], "the analysis imported torch._dynamo"
     assert report["left_behind"] == 0, "torch's compile guards were not handed back after the analysis"
+
+
+THREADS = """
+import threading
+import torch
+from solbench.sol.dynamo_deferral import GUARD_ATTRIBUTE, _guarded_functions, dynamo_import_deferred
+
+def deferred() -> int:
+    with dynamo_import_deferred():
+        return sum(getattr(f, GUARD_ATTRIBUTE, None) is f for f in _guarded_functions())
+
+alone = deferred()
+stop = threading.Event()
+other = threading.Thread(target=stop.wait)
+other.start()
+beside_a_thread = deferred()
+stop.set()
+other.join()
+print(alone, beside_a_thread)
+"""
+
+
+@pytest.mark.slow
+def test_the_compile_guards_are_swapped_only_in_a_process_without_other_threads():
+    """The swap is the process's: another thread compiling meanwhile would trace into torch's guarded functions."""
+    done = subprocess.run([sys.executable, "-c", THREADS], capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    alone, beside_a_thread = map(int, done.stdout.split())
+    assert alone > 100 and beside_a_thread == 0

@@ -14,6 +14,7 @@ changes; where torch's wrapper changes shape, nothing is deferred (the import is
 from __future__ import annotations
 
 import sys
+import threading
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,9 +28,10 @@ GUARD_ATTRIBUTE = "__dynamo_disable"
 def dynamo_import_deferred() -> Iterator[None]:
     """Inside: torch's `_disable_dynamo` wrappers call their function without importing torch._dynamo.
 
-    Concurrent analyses in threads stay correct: one that leaves first takes the guards back, and the other's
-    next wrapped call imports torch._dynamo as it would have without this."""
-    if "torch._dynamo" in sys.modules:
+    Only in a process with one thread (the CLI, a batch worker's fresh process): the guards are the process's, and
+    another thread compiling meanwhile (an agent rollout, the env server) would trace into functions torch means
+    to keep out of its graphs. A process with threads is long-lived and pays the import once."""
+    if "torch._dynamo" in sys.modules or threading.active_count() > 1:
         yield
         return
     deferred = []
