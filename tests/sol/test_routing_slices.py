@@ -170,6 +170,23 @@ def test_routing_values_from_a_slice_are_those_of_the_program_run_for_real():
     assert found == expected
 
 
+def test_a_slice_never_recomputes_from_a_real_tensor_written_since_it_was_read():
+    """A routing bias updated in place after the router read it: recomputing the router's logits from its current
+    values would route differently from the run, so the slice says it cannot."""
+    import torch
+
+    from solbench.sol.errors import ValuesNeeded
+    from solbench.sol.hybrid import hybrid_values
+
+    bias = torch.zeros(EXPERTS)  # real: made before the hybrid run
+    with hybrid_values(float_factory_limit=0, slices=True), pytest.raises(ValuesNeeded, match="written in place"):
+        x = torch.randn(64, 32)
+        router = torch.randn(EXPERTS, 32)
+        scores = x @ router.t() + bias
+        bias.add_(1.0)  # after the router read it
+        torch.topk(scores, k=TOPK, dim=-1)[1].tolist()
+
+
 def test_a_slice_over_its_budget_is_refused_with_its_size(tmp_path):
     """Hidden states of 40,000 x 8,192 bf16 (625 MiB): the router's slice is above the memory budget, and so are the
     inputs for a whole real run. Nothing is drawn: the slice is sized before it runs."""

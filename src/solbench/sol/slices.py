@@ -13,7 +13,8 @@ analysis's own work and is never recorded as the reference's. What ran is report
 Values are kept for reuse (a routing loop asks for `expert_mask[e]` once per expert), except a tensor whose storage
 some op wrote in place: its value depends on when it is read, so it is recomputed from its producer and every write
 before the read, in the order they ran, on one real copy per recomputation. A real (small) tensor the reference
-writes in place for real after an op logged it is read as it is at recomputation: a case no routing reference has.
+writes in place for real after an op logged it no longer holds what the op read: recomputing from it raises
+ValuesNeeded (its version counter says so), as no copy of every small real argument is kept.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ class _Entry(NamedTuple):
     """The shape-only tensors the op made (or wrote), in the order its result lists them."""
     rng: Any
     """The random generator's state before a random op ran (None for the others)."""
+    versions: tuple[int, ...] = ()
+    """The version counter of each real tensor argument when the op ran: one written in place since then no longer
+    holds the value the op read."""
 
 
 class _Plan:
@@ -129,7 +133,8 @@ class SliceLog:
 
         outputs = tuple(_tensors_of(result))
         index = len(self._entries)
-        self._entries.append(_Entry(func, args, kwargs, outputs, rng))
+        versions = tuple(t._version for t in _real_tensors(args, kwargs))
+        self._entries.append(_Entry(func, args, kwargs, outputs, rng, versions))
         written_positions, view = _aliasing(func)
         written = [_argument(func, args, kwargs, p) for p in written_positions]
         for target in written:
@@ -252,6 +257,11 @@ class SliceLog:
         with torch._C._DisableTorchDispatch():
             for index in sorted(plan.entries):
                 entry = self._entries[index]
+                if tuple(t._version for t in _real_tensors(entry.args, entry.kwargs)) != entry.versions:
+                    raise ValuesNeeded(
+                        f"{entry.func.overloadpacket.__name__} read a real tensor that was written in place after it "
+                        "ran: its values then are gone, so routing values cannot be recomputed from it"
+                    )
                 args, kwargs = _with_values(entry.args, entry.kwargs, real)
                 try:
                     result = _run(entry, args, kwargs)
@@ -324,6 +334,25 @@ def _with_values(args: tuple, kwargs: dict, real: dict[int, Any]) -> tuple[tuple
     if device is not None and torch.device(device).type == "meta":  # made on the device of a shape-only tensor
         kwargs["device"] = torch.device("cpu")
     return tuple(value(a) for a in args), kwargs
+
+
+def _real_tensors(args: tuple, kwargs: dict) -> list:
+    """The real tensors among an op's arguments, those in lists (`cat`'s) included."""
+    import torch
+
+    found = []
+
+    def visit(item) -> None:
+        if isinstance(item, torch.Tensor):
+            if not item.is_meta:
+                found.append(item)
+        elif type(item) in (list, tuple):
+            for each in item:
+                visit(each)
+
+    visit(args)
+    visit(tuple(kwargs.values()))
+    return found
 
 
 def _tensors_of(value) -> list:
