@@ -312,3 +312,21 @@ def test_a_nonzero_of_a_strided_real_view_gives_nonzeros_indices():
             rows, columns = torch.where(view)
         assert torch.equal(found, torch.nonzero(view))
         assert torch.equal(rows, torch.where(view)[0]) and torch.equal(columns, torch.where(view)[1])
+
+
+def test_only_a_small_integer_randperm_on_the_cpu_runs_below_the_values_mode():
+    """`randperm` runs natively only where the mode would compute the same real result: an integer size within the
+    index limit, an integer dtype, the CPU; a floating-point one, a size above the limit or another device reach it."""
+    import torch
+
+    from solbench.sol.hybrid import REAL_INDEX_LIMIT
+
+    with _counting_hybrid_values() as mode:
+        torch.randperm(16)
+        torch.randperm(16, dtype=torch.int32, device="cpu")
+    assert mode.calls == []
+    with _counting_hybrid_values() as mode:
+        assert torch.randperm(16, dtype=torch.float32).dtype == torch.float32
+        assert torch.randperm(REAL_INDEX_LIMIT + 1).is_meta
+        torch.randperm(16, device="meta")
+    assert mode.calls == ["randperm", "randperm", "randperm"]

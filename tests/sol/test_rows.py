@@ -67,3 +67,26 @@ def test_row_set_counts_distinct_rows():
     rows.add(range(0))
     rows.add_indices([12, 45, 60, 60, 99])
     assert rows.count() == 20 + 2 + 2  # 10..29, 40 and 45, 60 and 99
+
+
+@pytest.mark.parametrize(
+    "rows, gathered, expected",
+    [
+        (range(64), [0, 3, 63], [0, 3, 63]),  # the whole input: the positions are the rows
+        (range(8, 64), [0, 3, 55], [8, 11, 63]),  # a slice from row 8: shifted
+        (range(0, 64, 2), [1, 2], [2, 4]),  # a strided slice: scaled
+        (range(64), [-1, 2], [63, 2]),  # negative positions count from the end, as a gather's do
+        (range(16), [], []),
+    ],
+)
+def test_gathered_positions_map_to_the_input_rows(rows, gathered, expected):
+    from solbench.sol.recorder import _input_rows
+
+    assert sorted(_input_rows(rows, gathered)) == sorted(expected)
+
+
+def test_a_gathered_position_outside_the_rows_is_refused_as_before():
+    from solbench.sol.recorder import _input_rows
+
+    with pytest.raises(IndexError):
+        list(_input_rows(range(16), [3, 16]))

@@ -652,9 +652,7 @@ class NativeSmallOps(_function_mode_base()):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in _NATIVE_CALLS and not self._mode.shape_only and _native_call_allowed(func, args, kwargs, self._mode):
-            import torch
-
-            with torch._C._DisableTorchDispatch():
+            with _DisableTorchDispatch():
                 return func(*args, **kwargs)
         return func(*args, **kwargs)
 
@@ -691,29 +689,32 @@ _VALUE_READS = _value_reads()
 
 
 def _native_call_allowed(func, args, kwargs, mode: HybridMode) -> bool:
-    import torch
+    """Checked on every call of a generator's element-by-element loop (thousands per input draw): the common cases
+    first, without imports or allocations."""
+    if func is _RANDPERM:
+        if len(args) != 1 or type(args[0]) is not int or not 0 <= args[0] <= REAL_INDEX_LIMIT:
+            return False
+        if not kwargs:
+            return True
+        import torch
 
-    if func is torch.randperm:
         device = kwargs.get("device")
         dtype = kwargs.get("dtype")
         return (
-            len(args) == 1
-            and type(args[0]) is int
-            and 0 <= args[0] <= REAL_INDEX_LIMIT
-            and set(kwargs) <= {"device", "dtype", "generator"}
+            set(kwargs) <= {"device", "dtype", "generator"}
             and (device is None or torch.device(device).type == "cpu")
             and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
         )
     if kwargs or not args or not _up_to_date(args[0], mode):
         return False
-    if func is torch.Tensor.__getitem__:
+    if func is _GETITEM:
         return len(args) == 2 and _basic_index(args[1])
-    if func is torch.Tensor.__setitem__:
+    if func is _SETITEM:
         value = args[2] if len(args) == 3 else None
         return (
             len(args) == 3
             and _basic_index(args[1])
-            and (type(value) in (int, float, bool) or (isinstance(value, torch.Tensor) and _up_to_date(value, mode)))
+            and (type(value) in (int, float, bool) or (isinstance(value, _TENSOR) and _up_to_date(value, mode)))
         )
     return len(args) == 1  # item, tolist: values read out of a real tensor
 
@@ -721,9 +722,7 @@ def _native_call_allowed(func, args, kwargs, mode: HybridMode) -> bool:
 def _up_to_date(tensor, mode: HybridMode) -> bool:
     """A real tensor whose data are its values: not meta, not a subclass (fake tensors are), not written with
     shape-only values."""
-    import torch
-
-    return type(tensor) is torch.Tensor and not tensor.is_meta and not mode.is_stale(tensor)
+    return type(tensor) is _TENSOR and not tensor.is_meta and not mode.is_stale(tensor)
 
 
 def _basic_index(index) -> bool:
@@ -748,6 +747,21 @@ def _native_calls() -> frozenset:
 
 
 _NATIVE_CALLS = _native_calls()
+
+
+def _torch_objects() -> tuple:
+    import torch
+
+    return (
+        torch.randperm,
+        torch.Tensor,
+        torch.Tensor.__getitem__,
+        torch.Tensor.__setitem__,
+        torch._C._DisableTorchDispatch,
+    )
+
+
+_RANDPERM, _TENSOR, _GETITEM, _SETITEM, _DisableTorchDispatch = _torch_objects()
 
 
 @contextmanager

@@ -411,7 +411,7 @@ class OpRecorder(_dispatch_mode_base()):
                 self.loop_events += 1
                 rows = self._gathered_rows(name, args) if where.leading else None
                 if rows is not None:
-                    read.add_indices(where.rows[row] for row in rows)
+                    read.add_indices(_input_rows(where.rows, rows))
                 else:
                     touched = outputs[0].numel() * tensor.element_size()
                     self.recording.gathered_bytes[where.root] = (
@@ -527,6 +527,15 @@ class OpRecorder(_dispatch_mode_base()):
                     "outside ATen (a custom kernel): its work is not counted"
                 )
         return self.recording
+
+
+def _input_rows(rows: range, gathered: list[int]):
+    """The input's rows at positions `gathered` (sorted) of `rows`: the positions themselves where `rows` is the
+    whole input from row 0 and they lie inside it (a loop over experts gathers a hundred rows per expert from
+    unsliced hidden states: no mapping row by row), else each mapped through `rows` (negative ones from its end)."""
+    if rows.start == 0 and rows.step == 1 and (not gathered or (gathered[0] >= 0 and gathered[-1] < len(rows))):
+        return gathered
+    return (rows[row] for row in gathered)
 
 
 class TracedCall(NamedTuple):
