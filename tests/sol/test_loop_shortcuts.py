@@ -182,6 +182,8 @@ def _analyse(tmp_path, definition: dict, monkeypatch, *, shortcuts: bool):
 
     with monkeypatch.context() as patch:
         patch.setattr(OpRecorder, "_record", counting)
+        # a cache folder per configuration: the other's recording plan (sol/plan_cache.py) would skip stages
+        patch.setenv("SOLBENCH_CACHE_DIR", str(tmp_path / f"cache_{shortcuts}"))
         if not shortcuts:
             patch.setattr(analysis, "_with_loop_shortcuts", lambda definition, folders: None)
         results = analyze_problem(

@@ -107,6 +107,8 @@ def _analyse(tmp_path, definition: dict, monkeypatch, *, templates: bool):
 
     with monkeypatch.context() as patch:
         patch.setattr(OpRecorder, "_record", counting)
+        # a cache folder per configuration: the other's recording plan (sol/plan_cache.py) would skip stages
+        patch.setenv("SOLBENCH_CACHE_DIR", str(tmp_path / f"cache_{templates}"))
         if not templates:
             patch.setattr(analysis, "_with_loop_shortcuts", lambda definition, folders: None)
         results = analyze_problem(

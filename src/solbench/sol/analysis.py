@@ -147,21 +147,23 @@ def analyze_problem(
     folders = [folder]
     try:
         recorded = _with_loop_shortcuts(definition, folders) or module
-        plan = RecordingPlan(loop_templates=not explain)
-        results = [
-            analyze_workload(
-                problem,
-                workload,
-                hardware,
-                recorded,
-                explain=explain,
-                make_inputs=make_inputs,
-                draws=draws,
-                fallback_module=module,
-                plan=plan,
-            )
-            for workload in problem.workloads
-        ]
+        plan = _cached_plan(problem, draws, loop_templates=not explain)
+        results = []
+        for workload in problem.workloads:
+            with nullcontext() if results else _plan_kept(problem, draws, plan):
+                results.append(
+                    analyze_workload(
+                        problem,
+                        workload,
+                        hardware,
+                        recorded,
+                        explain=explain,
+                        make_inputs=make_inputs,
+                        draws=draws,
+                        fallback_module=module,
+                        plan=plan,
+                    )
+                )
         results = with_precision(problem, results, hardware, policy, module, make_inputs)
         return with_published(problem, results, hardware)
     finally:
@@ -169,6 +171,38 @@ def analyze_problem(
 
         for each in folders:
             shutil.rmtree(each, ignore_errors=True)
+
+
+def _cached_plan(problem: Problem, draws: int, loop_templates: bool) -> RecordingPlan:
+    """Where an earlier process's analysis of this problem recorded its first workload (sol/plan_cache.py): the
+    stages before it fail again for the same reason, torch._dynamo's import among their costs."""
+    from solbench.sol.plan_cache import load_plan
+
+    stored = load_plan(problem, draws, loop_templates)
+    if stored is None or not META <= stored.stage <= REAL:
+        return RecordingPlan(loop_templates=loop_templates)
+    return RecordingPlan(stage=stored.stage, reason=stored.reason, loop_templates=loop_templates)
+
+
+@contextmanager
+def _plan_kept(problem: Problem, draws: int, plan: RecordingPlan):
+    """Keeps the plan as the first workload left it, which starting there reproduces: each stage's reason is the
+    one the stages before it gave. Also where the workload stopped with solbench's own error (a missing data file
+    after fake tensors failed): the same stages fail the same way. Not where the first workload fell back to the
+    plain reference (the stage is then the two modules' together, and the shortcut module might succeed where it
+    had failed), nor at META (nothing to skip)."""
+    from solbench.sol.plan_cache import FirstWorkloadPlan, store_plan
+
+    def keep() -> None:
+        if plan.stage > META and not plan.fell_back:
+            store_plan(problem, draws, plan.loop_templates, FirstWorkloadPlan(stage=plan.stage, reason=plan.reason))
+
+    try:
+        yield
+    except SolbenchError:
+        keep()
+        raise
+    keep()
 
 
 def _with_loop_shortcuts(definition, folders: list):
@@ -293,6 +327,7 @@ def analyze_workload(
                     "and no plain reference module was given"
                 ) from None
             raise
+        plan.fell_back = True
         recordings, execution, real_slice = _record(problem, workload, fallback_module, make_inputs, draws, plan)
     # each recording's total once: a loop recorded thousands of times makes a long list to add up
     totals = [(total_cost(r), compulsory_bytes(r), r) for r in recordings]
@@ -373,6 +408,8 @@ class RecordingPlan:
     loop_templates: bool = True
     """Whether routed loops may cost iterations from templates (sol/routed.py): not for `--explain`, whose per-op
     formulas are each rule's own."""
+    fell_back: bool = False
+    """Whether a workload's recording failed with the loop-shortcut module and ran the plain reference."""
 
     def failed(self, next_stage: int, reason: str) -> None:
         self.stage, self.reason = next_stage, reason
