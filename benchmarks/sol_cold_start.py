@@ -2,9 +2,9 @@
 
 A batch worker or a service request that analyses one problem per process pays, on its first analysis, what a
 long-lived process pays once: torch's lazily imported parts (sympy behind `torch._check`, torch._dynamo),
-first dispatches, and work whose result the cache folder keeps (the precision checks). This script runs the
-same problems both ways, with one cache folder of its own (so the user's is untouched and both sides see the
-same cache):
+first dispatches, and work whose result the cache folder keeps (the precision checks, each problem's recording
+plan). This script runs the same problems both ways, with one cache folder of its own (so the user's is untouched
+and both sides see the same cache):
 
 - warm: one process analyses every problem twice; the first pass fills the cache folder and pays the process's
   one-time costs, the second pass gives each problem's warm seconds;
