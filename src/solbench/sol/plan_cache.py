@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from solbench.cache_dir import cache_dir
+from solbench.cache_records import read_record, record_key, write_record
 from solbench.spec.problem import Problem
 
 CACHE_FORMAT = 1
+CACHE_FOLDER = "recording-plan"
 
 
 class FirstWorkloadPlan(BaseModel):
@@ -56,31 +54,14 @@ def _key(problem: Problem, draws: int, loop_templates: bool) -> str:
         "draws": draws,
         "loop_templates": loop_templates,
     }
-    text = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _cache_path(key: str) -> Path:
-    return cache_dir() / "recording-plan" / key[:2] / f"{key}.json"
+    return record_key(material)
 
 
 def load_plan(problem: Problem, draws: int, loop_templates: bool) -> FirstWorkloadPlan | None:
     if not problem.workloads:
         return None
-    try:
-        return FirstWorkloadPlan.model_validate_json(_cache_path(_key(problem, draws, loop_templates)).read_bytes())
-    except (OSError, ValueError):
-        return None
+    return read_record(FirstWorkloadPlan, CACHE_FOLDER, _key(problem, draws, loop_templates))
 
 
 def store_plan(problem: Problem, draws: int, loop_templates: bool, plan: FirstWorkloadPlan) -> None:
-    """Atomically (temporary file and rename), so that a concurrent reader sees a whole record or none."""
-    path = _cache_path(_key(problem, draws, loop_templates))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".plan.", suffix=".tmp")
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(plan.model_dump_json().encode())
-        os.replace(temporary, path)
-    except OSError:
-        pass
+    write_record(CACHE_FOLDER, _key(problem, draws, loop_templates), plan)

@@ -27,16 +27,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from solbench.cache_dir import cache_dir
+from solbench.cache_records import read_record, record_key, write_record
 from solbench.spec.problem import Problem
 from solbench.spec.trace import PRECISION_POLICIES, PrecisionRecord
 from solbench.spec.workload import Tolerance, Workload
@@ -279,6 +276,7 @@ def check_admissible_under(
 
 
 # --- the cache ----------------------------------------------------------------------------------
+CACHE_FOLDER = "precision"
 ANALYSIS_ORIGIN = "analysis"
 """The analyzer's inputs (draw 0) on the CPU; an evaluation's records are kept apart (its device, its inputs)."""
 
@@ -303,32 +301,16 @@ def _key(problem: Problem, workload: Workload, origin: str) -> str:
         "workload": workload.model_dump(mode="json"),
         "tolerance": workload.effective_tolerance.model_dump(mode="json"),
     }
-    text = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _cache_path(key: str) -> Path:
-    return cache_dir() / "precision" / key[:2] / f"{key}.json"
+    return record_key(material)
 
 
 def load_cached(problem: Problem, workload: Workload, origin: str = ANALYSIS_ORIGIN) -> PrecisionRecord | None:
-    try:
-        return PrecisionRecord.model_validate_json(_cache_path(_key(problem, workload, origin)).read_bytes())
-    except (OSError, ValueError):
-        return None
+    return read_record(PrecisionRecord, CACHE_FOLDER, _key(problem, workload, origin))
 
 
 def store_cached(problem: Problem, workload: Workload, record: PrecisionRecord, origin: str = ANALYSIS_ORIGIN) -> None:
-    """Atomically (temporary file and rename); a cache that cannot be written costs a recheck, nothing else."""
-    path = _cache_path(_key(problem, workload, origin))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".precision.", suffix=".tmp")
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(record.model_dump_json().encode())
-        os.replace(temporary, path)
-    except OSError:
-        pass
+    """A cache that cannot be written costs a recheck, nothing else (cache_records.py)."""
+    write_record(CACHE_FOLDER, _key(problem, workload, origin), record)
 
 
 def checked_record(precision: MatrixPrecision, tried: dict[str, list[float]], where: str) -> PrecisionRecord:
