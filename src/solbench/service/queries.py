@@ -183,15 +183,13 @@ def is_hacked() -> ColumnElement[bool]:
 
 def counts_on_board() -> tuple[ColumnElement[bool], ...]:
     """THE rule of what a ranking counts, over Submission, Result and User: every board, total, first place and
-    best score of this module filters by it."""
+    best score of this module filters by it: what every reader may read (`readable_by_anyone`), finished, scored."""
     return (
-        Submission.mode == RANKED,
+        *readable_by_anyone(),
         Submission.status == "done",
         Submission.deleted_at.is_(None),
-        User.banned.is_(False),
         Result.score.is_not(None),
         Result.held_out_passed.is_(True),  # only once the secret held-out run passed (scoring.held_out_run_passed)
-        ~is_hacked(),
     )
 
 
