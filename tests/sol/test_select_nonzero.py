@@ -46,3 +46,17 @@ def test_small_bases_and_views_that_are_not_slices_are_left_to_torch():
     assert slices.nonzero(_mask(16, 2, 8).permute(2, 1, 0)[1]) is None
     big = _mask(512, 4, 512)
     assert slices.nonzero(big.permute(2, 1, 0)[1, :, ::2]) is None  # a stride no dim of the base has
+
+
+@pytest.mark.parametrize("listed", [0, 1 << 12])
+def test_slice_bounds_listed_once_or_searched_per_slice_agree_with_torch(monkeypatch, listed):
+    """A base with more slices than MAX_LISTED_GROUPS has each slice's bounds searched for on its own."""
+    import solbench.sol.select_nonzero as select_nonzero
+
+    monkeypatch.setattr(select_nonzero, "MAX_LISTED_GROUPS", listed)
+    for mask in (_mask(512, 4, 512), torch.ones(512, 4, 512, dtype=torch.int64)):  # full slices: every bound is met
+        slices = SliceNonzero()
+        for e in (0, 3, 511):
+            view = mask.permute(2, 1, 0)[e]
+            assert torch.equal(slices.nonzero(view), torch.nonzero(view))
+        assert (slices._sorted.popitem()[1].bounds is None) == (listed == 0)

@@ -94,6 +94,10 @@ class HybridMode(_mode_base()):
         with its meta twin). Any other real tensor reads the same outside the mode."""
         return id(tensor) in self._stale
 
+    def has_stale(self) -> bool:
+        """Some real tensor is `is_stale` (a quick check before asking tensor by tensor)."""
+        return bool(self._stale)
+
     def compute(self, func, types, args=(), kwargs=None):
         """The result of one ATen call: real where its arguments are real and it is small, else shape only.
         Called by the dispatcher when this mode is entered, or directly by a recorder that owns this mode."""
@@ -520,6 +524,7 @@ _SIZE_PRESERVING = {
     "reshape",
     "select",
     "slice",
+    "unbind",
     "squeeze",
     "unsqueeze",
     "permute",

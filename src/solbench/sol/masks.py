@@ -46,6 +46,8 @@ _KEEPS_PAIRS = _FOLLOW | {
 _MATRIX = {"mm", "bmm", "baddbmm", "addmm", "matmul"}
 _STARTS = {"tril", "triu"} | _MATRIX
 """Ops that start tracking; every other branch needs a tensor tracked already."""
+_OBSERVED = _STARTS | _KEEPS_PAIRS | {"logical_not", "bitwise_not", "eq", "masked_fill", "where"}
+"""Every op a branch of `MaskTracker.observe` handles (by name): for any other, it tracks nothing and returns None."""
 _NEGATIVE_ENOUGH = -1e4  # fill values at or below this remove the pair from the softmax
 
 
@@ -77,10 +79,14 @@ class MaskTracker:
 
     def observe(self, name: str, args, kwargs, outputs, op_index: int) -> tuple[int, float] | None:
         """Track structure through this op; returns (earlier matrix op, kept share) when this op masks scores."""
+        if (
+            not outputs
+            or name not in _OBSERVED
+            or (name not in _STARTS and not (self.nonzero or self.kept or self.producer))
+        ):
+            return None  # an op no branch below handles, or nothing tracked yet and no op that starts tracking
         import torch
 
-        if not outputs or (name not in _STARTS and not (self.nonzero or self.kept or self.producer)):
-            return None  # nothing tracked yet and no op that starts tracking: the common case, kept cheap
         out = outputs[0]
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         if name in ("tril", "triu") and tensors and tensors[0].dim() >= 2:

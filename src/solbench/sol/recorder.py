@@ -309,10 +309,9 @@ class OpRecorder(_dispatch_mode_base()):
     def _record(self, func, info: _OpInfo, args, kwargs, result) -> None:
         outputs = _outputs(result)
         name = info.name
-        call = OpCall(name=name, args=args, kwargs=kwargs, outputs=outputs, operand_precision=self.origin_of)
         self.bookkeep(info, args, kwargs, outputs)
-        cost = self._cost(func, info, call)
-        operands = tuple((a.shape, a.dtype) for a in args if isinstance(a, torch.Tensor))
+        cost = self._cost(func, info, args, kwargs, outputs)
+        operands = tuple([(a.shape, a.dtype) for a in args if isinstance(a, torch.Tensor)])
         index = len(self.recording.ops)
         self.recording.ops.append(RecordedOp(name=name, cost=cost, operands=operands, covered=info.rule is not None))
         self._apply_masks(name, args, kwargs, outputs, index)
@@ -347,20 +346,19 @@ class OpRecorder(_dispatch_mode_base()):
         key = id(tensor)
         return self._base.get(key, key)
 
-    def _cost(self, func, info: _OpInfo, call: OpCall) -> OpCost:
+    def _cost(self, func, info: _OpInfo, args, kwargs, outputs: list) -> OpCost:
         """The op's cost by its rule (memory only without one). Every rule but the matrix ones depends only on
         the overload, the arguments' shapes, dtypes and values and the outputs' shapes and dtypes: those
         costs are kept per such signature, since a reference looping in Python repeats a few of them
         thousands of times."""
         rule = info.rule or _memory_only
-        if info.matrix:
-            return rule(call)
-        key = _signature(func, call)
-        if key is None:
-            return rule(call)
-        cost = self._costs.get(key)
+        key = None if info.matrix else _signature(func, args, kwargs, outputs)
+        cost = self._costs.get(key) if key is not None else None
         if cost is None:
-            cost = self._costs[key] = rule(call)
+            call = OpCall(name=info.name, args=args, kwargs=kwargs, outputs=outputs, operand_precision=self.origin_of)
+            cost = rule(call)
+            if key is not None:
+                self._costs[key] = cost
         return cost
 
     def _apply_masks(self, name, args, kwargs, outputs, index) -> None:
@@ -390,19 +388,12 @@ class OpRecorder(_dispatch_mode_base()):
         """Note the rows of graph inputs this op reads; an op with an empty result needs none of its inputs."""
         if info.is_view or (outputs and all(o.numel() == 0 for o in outputs)):
             return
-        tracked = self._rows
-        tensors = []  # (argument position, tensor); -1 for keyword arguments
-        for position, value in [*enumerate(args), *((-1, v) for v in kwargs.values())]:
-            if isinstance(value, torch.Tensor):
-                tensors.append((position, value))
-            elif isinstance(value, (list, tuple)):  # cat's and stack's tensors, index's indices
-                tensors.extend((position, a) for a in value if isinstance(a, torch.Tensor))
+        uses = _tracked_uses(self._rows, args, kwargs)
+        if not uses:
+            return  # (`_groups_used` finds no group either where no per-group operand is tracked)
         name = info.name
         groups = self._groups_used(name, args, kwargs) if info.grouped else {}
-        for position, tensor in tensors:
-            where = tracked.get(id(tensor))
-            if where is None:
-                continue
+        for position, tensor, where in uses:
             read = self.recording.rows_read[where.root]
             if position in groups and where.leading:
                 self.loop_events += 1
@@ -427,7 +418,7 @@ class OpRecorder(_dispatch_mode_base()):
         values, the same outside the mode): under the mode, reading an index's values dispatches once per element
         (a third of a millisecond per gather of a hundred rows, hundreds of gathers in a loop over experts)."""
         values = self._values
-        if values is None or not any(values.is_stale(t) for t in _tensor_arguments(args)):
+        if values is None or not values.has_stale() or not any(values.is_stale(t) for t in _tensor_arguments(args)):
             return gathered_rows(name, args)
         return self._with_values(gathered_rows, name, args)
 
@@ -461,10 +452,11 @@ class OpRecorder(_dispatch_mode_base()):
 
     def _propagate(self, info: _OpInfo, args, outputs) -> None:
         name, is_view = info.name, info.is_view
-        sources = _tensor_arguments(args)  # cat/stack take lists
         if name in ("index", "_unsafe_index") and len(args) > 1:
             # A table lookup's values carry the information of its indices (e.g. 4-bit codes -> E2M1 values).
             sources = [args[0]] + [a for a in args[1] if isinstance(a, torch.Tensor)]
+        else:
+            sources = _tensor_arguments(args)  # cat/stack take lists
         first = id(sources[0]) if sources else None
         source_rows = self._rows.get(first) if is_view and first is not None else None
         for piece, out in enumerate(outputs):
@@ -499,8 +491,11 @@ class OpRecorder(_dispatch_mode_base()):
         size = out.numel()
         same_size = [s for s in sources if s.numel() == size] or sources
         origin, best = None, None
+        origins = self._origin
         for source in same_size:
-            candidate = self.origin_of(source)
+            candidate = origins.get(id(source))  # `origin_of`, inlined: called per op
+            if candidate is None:
+                candidate = _precision(source.dtype)
             if candidate in ("int", "bool"):
                 continue
             rank = _rank(candidate)
@@ -562,6 +557,27 @@ def _outputs(result) -> list:
     return []
 
 
+def _tracked_uses(rows: dict, args, kwargs) -> list:
+    """(argument position, tensor, the input rows it views) for each tensor argument that views a graph input,
+    lists included (cat's and stack's tensors, index's indices); position -1 for keyword arguments."""
+    uses = []
+    for position, value in enumerate(args):
+        if isinstance(value, torch.Tensor):
+            where = rows.get(id(value))
+            if where is not None:
+                uses.append((position, value, where))
+        elif isinstance(value, (list, tuple)):
+            uses.extend((position, a, rows[id(a)]) for a in value if isinstance(a, torch.Tensor) and id(a) in rows)
+    for value in kwargs.values():
+        if isinstance(value, torch.Tensor):
+            where = rows.get(id(value))
+            if where is not None:
+                uses.append((-1, value, where))
+        elif isinstance(value, (list, tuple)):
+            uses.extend((-1, a, rows[id(a)]) for a in value if isinstance(a, torch.Tensor) and id(a) in rows)
+    return uses
+
+
 def _tracked(rows: dict, args) -> bool:
     for value in args:
         if isinstance(value, torch.Tensor):
@@ -613,15 +629,15 @@ def _memory_only(call: OpCall) -> OpCost:
     return OpCost(bytes_read=read, bytes_written=written, formula="no rule: memory only")
 
 
-def _signature(func, call: OpCall) -> tuple | None:
+def _signature(func, args, kwargs, outputs: list) -> tuple | None:
     """What a non-matrix cost rule reads: the overload, each argument (tensors as shape and dtype, other
     values with their type), the outputs' shapes and dtypes. None where an argument is not hashable."""
     try:
         key = (
             id(func),
-            tuple(_argument_signature(a) for a in call.args),
-            tuple((name, _argument_signature(a)) for name, a in call.kwargs.items()),
-            tuple((o.shape, o.dtype) for o in call.outputs),
+            tuple([_argument_signature(a) for a in args]),
+            tuple([(name, _argument_signature(a)) for name, a in kwargs.items()]) if kwargs else (),
+            tuple([(o.shape, o.dtype) for o in outputs]),
         )
         hash(key)
     except TypeError:

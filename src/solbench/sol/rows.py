@@ -92,9 +92,6 @@ def _dim(dim: int, tensor) -> int:
 
 def gathered_rows(name: str, args: Sequence[Any]) -> list[int] | None:
     """Rows along dim 0 that a gather reads, where its index values are known (real tensors), else None."""
-    import torch
-    from torch._subclasses.fake_tensor import is_fake
-
     index = None
     if name == "embedding" and len(args) > 1:
         index = args[1]
@@ -102,6 +99,11 @@ def gathered_rows(name: str, args: Sequence[Any]) -> list[int] | None:
         index = args[2]
     elif name in ("index", "_unsafe_index") and len(args) > 1 and args[1]:
         index = args[1][0]
+    if index is None:
+        return None
+    import torch
+    from torch._subclasses.fake_tensor import is_fake
+
     if (
         not isinstance(index, torch.Tensor)
         or is_fake(index)

@@ -16,6 +16,9 @@ from typing import Any
 
 MIN_ELEMENTS = 1 << 20
 """Bases smaller than this keep the per-slice call (it hits the cache; the sort would cost more)."""
+MAX_LISTED_GROUPS = 1 << 12
+"""Bases sliced into at most this many slices have every slice's bounds listed once, with the sort (a routing loop
+asks for each of its experts' slices in turn); more slices are searched for one at a time."""
 
 
 @dataclass
@@ -26,6 +29,9 @@ class _Sorted:
     coordinates: Any
     """The slice's coordinates of each, in the same order."""
     slice_size: int
+    bounds: list[int] | None
+    """Per slice (fixed-dim group), where its coordinates start; one more entry for the end: the sorted keys
+    searched once for every group's first key, as `nonzero` would search them per slice."""
 
 
 class SliceNonzero:
@@ -34,6 +40,8 @@ class SliceNonzero:
 
     def __init__(self):
         self._sorted: dict[tuple, _Sorted] = {}
+        self._layouts: dict[tuple, tuple | None] = {}
+        """`_layout`'s answer per geometry (its inputs): a routing loop slices one base the same way per expert."""
         self._keep: list = []
 
     def nonzero(self, view):
@@ -51,7 +59,16 @@ class SliceNonzero:
             or view.numel() == 0
         ):
             return None
-        layout = _layout(view, base)
+        geometry = (
+            tuple(base.shape),
+            base.stride(),
+            tuple(view.shape),
+            view.stride(),
+            view.storage_offset() - base.storage_offset(),
+        )
+        layout = self._layouts.get(geometry, False)
+        if layout is False:
+            layout = self._layouts[geometry] = _layout(view, base)
         if layout is None:
             return None
         fixed, fixed_index, used = layout
@@ -63,14 +80,18 @@ class SliceNonzero:
         group = 0
         for dim, index in zip(fixed, fixed_index):
             group = group * base.shape[dim] + index
-        low = group * entry.slice_size
-        start, end = torch.searchsorted(entry.keys, torch.tensor([low, low + entry.slice_size])).tolist()
+        if entry.bounds is not None:
+            start, end = entry.bounds[group], entry.bounds[group + 1]
+        else:
+            low = group * entry.slice_size
+            start, end = torch.searchsorted(entry.keys, torch.tensor([low, low + entry.slice_size])).tolist()
         return entry.coordinates[start:end].clone()
 
 
 def _layout(view, base) -> tuple[tuple, tuple, tuple] | None:
     """(the base's dims the view fixes, their indices, the base's dim behind each of the view's dims), or None
-    where the view is not a selection plus permutation of the base's dims."""
+    where the view is not a selection plus permutation of the base's dims. Reads only the base's and the view's
+    shapes and strides and the view's storage offset from the base's (`SliceNonzero` keeps answers by them)."""
     sizes, strides = list(base.shape), list(base.stride())
     if any(size <= 1 for size in sizes):
         return None  # a size-1 dim's stride says nothing about where it lies
@@ -108,4 +129,8 @@ def _sort(base, fixed: tuple, used: tuple) -> _Sorted:
     slice_size = math.prod(base.shape[dim] for dim in used)
     keys, order = torch.sort(group * slice_size + inner)
     coordinates = found[:, list(used)][order].contiguous()
-    return _Sorted(base._version, keys, coordinates, slice_size)
+    groups = math.prod(base.shape[dim] for dim in fixed)
+    bounds = None
+    if groups <= MAX_LISTED_GROUPS:
+        bounds = torch.searchsorted(keys, torch.arange(groups + 1, dtype=torch.int64) * slice_size).tolist()
+    return _Sorted(base._version, keys, coordinates, slice_size, bounds)
