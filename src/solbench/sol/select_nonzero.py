@@ -66,9 +66,9 @@ class SliceNonzero:
             view.stride(),
             view.storage_offset() - base.storage_offset(),
         )
-        layout = self._layouts.get(geometry, False)
-        if layout is False:
-            layout = self._layouts[geometry] = _layout(view, base)
+        if geometry not in self._layouts:
+            self._layouts[geometry] = _layout(view, base)
+        layout = self._layouts[geometry]
         if layout is None:
             return None
         fixed, fixed_index, used = layout
