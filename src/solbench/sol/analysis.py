@@ -148,6 +148,10 @@ def analyze_problem(
     try:
         recorded = _with_loop_shortcuts(definition, folders) or module
         plan = _cached_plan(problem, draws, loop_templates=not explain)
+        if plan.loop_templates:
+            from solbench.sol.routed import RoutedTemplates
+
+            plan.templates = RoutedTemplates()  # this module's, for this call's runs only
         results = []
         for workload in problem.workloads:
             with nullcontext() if results else _plan_kept(problem, draws, plan):
@@ -410,6 +414,9 @@ class RecordingPlan:
     formulas are each rule's own."""
     fell_back: bool = False
     """Whether a workload's recording failed with the loop-shortcut module and ran the plain reference."""
+    templates: Any = None
+    """The templates routed loops learned in the workloads and draws before (a `RoutedTemplates`, sol/routed.py), or
+    None: each run learns its own. Only for the runs of the one module it was made with, and where `loop_templates`."""
 
     def failed(self, next_stage: int, reason: str) -> None:
         self.stage, self.reason = next_stage, reason
@@ -449,7 +456,7 @@ def _record_without_real_floats(
     if plan.stage == META:
         if "scaled_dot_product_attention" not in problem.definition.reference:
             try:
-                return [_run_recorded_meta(problem, workload, module, plan.loop_templates)], "fake", None
+                return [_run_recorded_meta(problem, workload, module, plan)], "fake", None
             except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
                 pass
         plan.failed(FAKE, "")
@@ -529,7 +536,13 @@ def _record_hybrid_draws(
             try:
                 # no routed-loop templates where slices run: a template skips ops whose results a slice may need
                 templates = plan.loop_templates and not slices
-                recording = _run_recorded(module, inputs, values=mode, loop_templates=templates)
+                recording = _run_recorded(
+                    module,
+                    inputs,
+                    values=mode,
+                    loop_templates=templates,
+                    templates=plan.templates if templates else None,
+                )
             except ValuesNeeded:
                 raise
             except Exception as error:
@@ -668,7 +681,7 @@ def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recordin
         fake_logger.setLevel(level)
 
 
-def _run_recorded_meta(problem: Problem, workload: Workload, module, loop_templates: bool = True) -> Recording:
+def _run_recorded_meta(problem: Problem, workload: Workload, module, plan: RecordingPlan) -> Recording:
     """Shapes only, on meta tensors: for references that loop over thousands of time steps, a fake tensor's
     millisecond per op adds up to minutes. Not for scaled-dot-product attention: on the meta device
     PyTorch picks its decomposed math path, where the CPU (and fake tensors) pick the fused kernel."""
@@ -680,23 +693,28 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module, loop_templa
     with warnings.catch_warnings(), cuda_not_initialised():
         warnings.simplefilter("ignore")
         recording = _run_recorded(
-            module, _fake_inputs(problem, workload, device="meta"), values=mode, loop_templates=loop_templates
+            module,
+            _fake_inputs(problem, workload, device="meta"),
+            values=mode,
+            loop_templates=plan.loop_templates,
+            templates=plan.templates if plan.loop_templates else None,
         )
     if mode.assumed:  # the mode raised at the branch, and the reference caught that
         raise ValuesNeeded("a branch on a value")
     return recording
 
 
-def _run_recorded(module, inputs: list, values=None, loop_templates: bool = True) -> Recording:
+def _run_recorded(module, inputs: list, values=None, loop_templates: bool = True, templates=None) -> Recording:
     """Run the reference under a recorder; `values` (a HybridMode) decides each op's result where the inputs
     are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors). `loop_templates`:
-    routed loops may cost iterations from templates (sol/routed.py)."""
+    routed loops may cost iterations from templates (sol/routed.py), kept in `templates` (a `RoutedTemplates`)
+    from the runs before where given."""
     import torch
 
     from solbench.sol.composites import FusedAttention
     from solbench.sol.hybrid import SliceValueReads
 
-    recorder = OpRecorder(inputs, values=values, loop_templates=loop_templates)
+    recorder = OpRecorder(inputs, values=values, loop_templates=loop_templates, routed_templates=templates)
     reads = SliceValueReads(values) if values is not None and values.slices is not None else nullcontext()
     with torch.no_grad(), _no_cycle_collection(), recorder, FusedAttention(recorder), reads:
         returned = module.run(*inputs)

@@ -160,13 +160,18 @@ class OpRecorder(_dispatch_mode_base()):
     through that mode's rules itself rather than stacking a second dispatch mode under it: one Python
     dispatch per op instead of two."""
 
-    def __init__(self, inputs: list, values=None, loop_shortcuts: bool = True, loop_templates: bool = True):
+    def __init__(
+        self, inputs: list, values=None, loop_shortcuts: bool = True, loop_templates: bool = True, routed_templates=None
+    ):
         super().__init__()
         self.loop_shortcuts = loop_shortcuts
         """Whether shortcut loops (sol/loops.py) may skip the iterations that repeat."""
         self.loop_templates = loop_templates and values is not None
         """Whether routed loops (sol/routed.py) may cost an iteration from a template instead of running it: only
         under a values mode, which the template's replay computes the real and view ops through."""
+        self.routed_templates = routed_templates
+        """Where routed loops keep their templates across the runs of one problem's analysis (a `RoutedTemplates`,
+        sol/routed.py), or None: each loop learns its own."""
         self.trace: list[TracedCall] | None = None
         """While a routed loop records a template: every ATen call, in order (sol/routed.py)."""
         self.trace_index: dict[int, str] | None = None
@@ -211,6 +216,12 @@ class OpRecorder(_dispatch_mode_base()):
             self._rows[id(tensor)] = rows
         if producer is not None:
             self._producer[id(tensor)] = producer
+
+    def adopt(self, tensor, origin: str) -> None:
+        """`tensor`, made under another recorder, carries the precision `origin` here where this one never saw it: a
+        routed loop's template stand-in (sol/routed.py), whose replay's bookkeeping reads it as its recording's did."""
+        if id(tensor) not in self._origin:
+            self._track(tensor, origin)
 
     def origin_of(self, tensor) -> str:
         origin = self._origin.get(id(tensor))

@@ -29,6 +29,12 @@ an `OpRecorder`, a `RoutedLoop`:
   with this iteration's tensors. Compulsory bytes (which rows of which input) and in-place
   accumulation therefore come out as a full recording makes them.
 
+A problem's analysis runs the reference once per workload and input draw; its `RoutedTemplates` carries what
+each loop learned from run to run (keys, recordings, the checkpoint templates start at), so a later run records
+in full only the counts beyond those recorded before. A key's recordings may lie on several lines of sizes (the
+next workload's token count sizes the inputs and outputs too, and moves the routed count along a parallel line):
+each line is checked, and predicts only between its own recorded points, as above.
+
 Anything else records the iteration in full: a suffix that calls into a composite, reads values,
 gathers with indices it cannot see, scales a mask, touches a tensor it cannot name, indexes a
 non-tensor with an index variable or a subscript whose other integers collide with that variable's
@@ -188,7 +194,7 @@ def routed_loop(node: ast.For, scope: ast.AST, number: int) -> list[ast.stmt] | 
         targets=[ast.Name(id=loop_name, ctx=ast.Store())],
         value=ast.Call(
             func=ast.Attribute(value=ast.Name(id=ROUTED_ALIAS, ctx=ast.Load()), attr="RoutedLoop", ctx=ast.Load()),
-            args=[node.iter, specs],
+            args=[node.iter, specs, ast.Constant(number)],
             keywords=[],
         ),
     )
@@ -291,18 +297,44 @@ def _checkpoint_statement(loop_name: str, position: int) -> ast.If:
 # --- the run-time side ----------------------------------------------------------------------------------------
 
 
+class RoutedTemplates:
+    """What the routed loops of one reference module learned while one problem is analysed: each workload and
+    input draw runs the reference anew, and so makes its `RoutedLoop`s anew, which would otherwise learn their
+    templates again (a handful of iterations recorded in full per run). Made by the analysis for one module and the
+    inputs it draws for it, and handed to each run's recorder; kept by nothing longer (its templates hold that
+    run's stand-in tensors and the objects their keys name by identity)."""
+
+    def __init__(self):
+        self._loops: dict[tuple, _LoopTemplates] = {}
+
+    def loop(self, identity: tuple) -> _LoopTemplates:
+        """The templates of the loop `identity` (its code location, number and the values mode's settings)."""
+        found = self._loops.get(identity)
+        if found is None:
+            found = self._loops[identity] = _LoopTemplates()
+        return found
+
+
+@dataclass
+class _LoopTemplates:
+    start: int | None = None
+    """The checkpoint templates start at, once the first recorded iteration has shown one (-1: none does)."""
+    keys: dict[Any, _Lines] = field(default_factory=dict)
+    """State structure -> its recordings."""
+
+
 class RoutedLoop:
     """Iterates like the plain loop; under a recorder that allows it, costs the body's suffix from templates (see
     the module docstring). Without one it is the plain loop, and its checkpoints and subscripts do nothing."""
 
-    def __init__(self, values, checkpoints: tuple):
+    def __init__(self, values, checkpoints: tuple, number: int = 0):
         self._values = values
         self._checkpoints = {position: (free, variables) for position, free, variables in checkpoints}
+        code = sys._getframe(1).f_code
+        self._identity = (code.co_filename, code.co_firstlineno, number)
         self._recorder = None
-        self._start: int | None = None
-        """The checkpoint templates start at, once the first recorded iteration has shown one."""
+        self._templates = _LoopTemplates()
         self._recording: _Recording | None = None
-        self._families: dict[Any, _Family] = {}
 
     def __iter__(self):
         import torch
@@ -312,6 +344,9 @@ class RoutedLoop:
             yield from self._values
             return
         self._recorder = recorder
+        store = recorder.routed_templates
+        if store is not None and recorder.loop_templates:
+            self._templates = store.loop((*self._identity, _mode_settings(recorder)))
         try:
             for value in self._values:
                 self._stop_recording()  # an iteration that left through `continue` before its suffix ended
@@ -350,7 +385,8 @@ class RoutedLoop:
         """Before suffix statement `position`: True when the rest of the suffix was costed from a template (the
         iteration then continues with the next one), False when it runs (and may be recorded as a template)."""
         recorder = self._recorder
-        if recorder is None or (self._start is not None and position != self._start):
+        start = self._templates.start
+        if recorder is None or (start is not None and position != start):
             return False
         if self._recording is not None:
             self._recording.marks.append((position, len(self._recording.trace)))
@@ -363,12 +399,12 @@ class RoutedLoop:
 
         with torch._C.DisableTorchFunction():  # a torch-function mode would see every tensor attribute the walk reads
             state = _state(frame, free, variables, recorder)
-        if self._start is not None and state is not None:
-            family = self._families.get(state.structure)
-            if family is not None:
-                ops = family.ops_for(state.sizes)
+        if start is not None and state is not None:
+            lines = self._templates.keys.get(state.structure)
+            if lines is not None:
+                ops = lines.ops_for(state.sizes)
                 if ops is not None:
-                    family.replay(recorder, state, ops)
+                    lines.replay(recorder, state, ops)
                     return True
         self._recording = _Recording(position, state, variables, recorder)
         return False
@@ -381,27 +417,35 @@ class RoutedLoop:
         self._stop_recording()
         recorder = self._recorder
         assert recorder is not None
-        if self._start is None:
-            self._start = recording.first_pure_checkpoint(recorder)
-            if self._start is None:
-                self._start = -1  # no checkpoint yields a template: every iteration runs as written
+        templates = self._templates
+        if templates.start is None:
+            templates.start = recording.first_pure_checkpoint(recorder)
+            if templates.start is None:
+                templates.start = -1  # no checkpoint yields a template: every iteration runs as written
                 return
-            if self._start != recording.position:
+            if templates.start != recording.position:
                 return  # the state at the chosen checkpoint was not taken: the next iteration records from there
+        state = recording.state
         point = recording.point(recorder)
-        if point is None or recording.state is None:
+        if point is None or state is None:
             return
-        family = self._families.get(recording.state.structure)
-        if family is None:
-            self._families[recording.state.structure] = _Family(point)
+        lines = templates.keys.get(state.structure)
+        if lines is None:
+            templates.keys[state.structure] = _Lines(point, state.named)
         else:
-            family.add(point)
+            lines.add(point)
 
     def _stop_recording(self) -> None:
         recording = self._recording
         if recording is not None and self._recorder is not None:
             recording.close(self._recorder)
         self._recording = None
+
+
+def _mode_settings(recorder) -> tuple:
+    """What decides, besides the state, which results the values mode computes for real."""
+    values = recorder._values
+    return (type(values), values.shape_only, values.float_factory_limit, values.slices is not None)
 
 
 # --- the state a suffix reads ----------------------------------------------------------------------------------
@@ -416,6 +460,9 @@ class _State:
     """The tensors the suffix can reach, in walk order (a template's free slots)."""
     variables: dict[str, int]
     """The index variables' values."""
+    named: list
+    """The objects `structure` names by identity (modules, functions, classes): whoever keeps the structure as a key
+    keeps these alive, so that no other object takes one's identity while it does."""
 
 
 def _state(frame, free: tuple, variables: tuple, recorder) -> _State | None:
@@ -444,7 +491,7 @@ def _state(frame, free: tuple, variables: tuple, recorder) -> _State | None:
             items.append((name, walk.value(value)))
     except _Unsupported:
         return None
-    return _State(tuple(items), tuple(walk.sizes), walk.tensors, index_values)
+    return _State(tuple(items), tuple(walk.sizes), walk.tensors, index_values, walk.named)
 
 
 class _SizeWalk(_Walk):
@@ -456,6 +503,12 @@ class _SizeWalk(_Walk):
         self.sizes: list[int] = []
         self.tensors: list = []
         self.roots: dict[int, int] = {}
+        self.named: list = []
+
+    def value(self, value):
+        if isinstance(value, _CONSTANT_TYPES):
+            self.named.append(value)  # the walk describes these by identity
+        return super().value(value)
 
     def tensor(self, tensor) -> tuple:
         from torch._subclasses.fake_tensor import is_fake
@@ -532,7 +585,7 @@ class _Recording:
         ops = recorder.recording.ops[self.start :]
         if not _replayable(calls) or sum(1 for c in calls if c.info.recorded) != len(ops):
             return None  # a value read, a composite, or ops appended without a call (a loop shortcut inside)
-        return _template(calls, ops, self.state)
+        return _template(calls, ops, self.state, recorder)
 
 
 def _counters(recorder) -> tuple:
@@ -558,7 +611,8 @@ class _Step:
     """One call of a template that its replay repeats: computed (real results, views with a real or input
     source) and/or bookkept (rows read, tensors from outside the suffix written)."""
 
-    call: Any
+    func: Any
+    info: Any
     args: tuple
     kwargs: tuple
     outputs: tuple
@@ -582,9 +636,12 @@ class _Point:
     steps: list
     standins: dict
     """Slot -> the tensor this recording made there (stands in, in a replay, for a result nobody needs)."""
+    adopted: tuple
+    """(stand-in, the precision the recorder gave it) for each stand-in whose precision a replay's bookkeeping
+    reads: a later run's recorder, which never saw the stand-in, takes it as this run's did."""
 
 
-def _template(calls: list, ops: list, state: _State) -> _Point | None:
+def _template(calls: list, ops: list, state: _State, recorder) -> _Point | None:
     import torch
 
     slots: dict[int, tuple] = {}
@@ -626,10 +683,24 @@ def _template(calls: list, ops: list, state: _State) -> _Point | None:
         if bookkeep:
             fresh = all(slot[0] == "local" and slot[1] == number for slot in out_slots)
             reads = (call.tracked or call.info.grouped) and not call.info.is_view  # a view reads nothing itself
-            steps.append(_Step(call, args, kwargs, tuple(out_slots), compute, reads, compute or not fresh))
+            carries = compute or not fresh
+            steps.append(_Step(call.func, call.info, args, kwargs, tuple(out_slots), compute, reads, carries))
         shape.append((call.func, args if bookkeep else call.info.name, kwargs if bookkeep else (), bookkeep))
     numbers, op_shape = _op_numbers(ops)
-    return _Point(state.sizes, numbers, (tuple(shape), op_shape), list(ops), steps, standins)
+    adopted = _adopted(steps, standins, actual, recorder)
+    return _Point(state.sizes, numbers, (tuple(shape), op_shape), list(ops), steps, standins, adopted)
+
+
+def _adopted(steps: list, standins: dict, actual: set, recorder) -> tuple:
+    """The stand-ins a replay hands to the recorder's precision carrying (the tensors of a step that carries), with
+    the precision each has now, at the end of its recording: what the replays of this run find."""
+    used = {}
+    for step in steps:
+        if step.carries:
+            for slot in _slots_in(step.args) + _slots_in(tuple(v for _, v in step.kwargs)) + list(step.outputs):
+                if slot[0] == "local" and slot not in actual:
+                    used[slot] = standins[slot]
+    return tuple((tensor, recorder.origin_of(tensor)) for tensor in used.values())
 
 
 class _Unslotted(Exception):
@@ -696,13 +767,119 @@ def _op_numbers(ops: list) -> tuple[tuple, tuple]:
     return tuple(numbers), tuple(shape)
 
 
-# --- a family of templates: one key, sizes on a line ------------------------------------------------------------
+# --- the templates of one key: sizes on lines -------------------------------------------------------------------
+
+
+class _Lines:
+    """The recordings of one key, on one or more lines of sizes (a `_Family` each): a run varies the routed count
+    along one line, and the next workload (other token counts, which size the inputs too) along another, parallel
+    one. A recording joins every line it lies on; one on none starts a line (or fixes the newest line's direction,
+    where that has one point yet). Any disagreement breaks the key: all its recordings run in full from then on."""
+
+    def __init__(self, first: _Point, named: list):
+        self.template = first
+        """The recording a replay repeats the steps of (every recording of the key has the same steps)."""
+        self.named = named
+        """The objects the key names by identity, kept alive with it (see `_State.named`)."""
+        self.families = [_Family(first)]
+        self.broken = False
+        self._predicted: dict[tuple, list | None] = {}
+        """Sizes -> the ops `ops_for` gave. An answer stays right as recordings join (the points a prediction comes
+        from never change); an unknown (None) may change, and is dropped."""
+
+    def add(self, point: _Point) -> None:
+        if self.broken:
+            return
+        if point.shape != self.template.shape:
+            self.broken = True
+            return
+        homes = [family for family in self.families if family.holds(point.sizes)]
+        if not homes:
+            newest = self.families[-1]
+            homes = [newest] if newest.second is None else []
+        for family in homes:
+            family.add(point)
+            if family.broken:
+                self.broken = True
+                return
+        if not homes:
+            self.families.append(_Family(point))
+        self._predicted = {sizes: ops for sizes, ops in self._predicted.items() if ops is not None}
+
+    def ops_for(self, sizes: tuple) -> list | None:
+        """The ops a full recording at `sizes` would append, or None where they cannot be told exactly."""
+        if self.broken:
+            return None
+        predicted = self._predicted
+        if sizes in predicted:
+            return predicted[sizes]
+        ops = None
+        for family in self.families:
+            ops = family.ops_for(sizes)
+            if ops is not None:
+                break
+        predicted[sizes] = ops
+        return ops
+
+    def replay(self, recorder, state: _State, ops: list) -> None:
+        """Append `ops`, and redo, with this iteration's tensors, what in the suffix depends on them."""
+        import torch
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        template = self.template
+        for tensor, origin in template.adopted:
+            recorder.adopt(tensor, origin)
+        values = recorder._values
+        bound: dict[tuple, Any] = dict(template.standins)
+        for position, tensor in enumerate(state.tensors):
+            bound.setdefault(("free", position), tensor)
+        frame_variables = state.variables
+
+        def resolve(slot):
+            kind = slot[0]
+            if kind == "free" or kind == "local":
+                return bound[slot]
+            if kind == "list":
+                return slot[1](resolve(s) for s in slot[2])
+            if kind == "variable":
+                return frame_variables[slot[1]]
+            return slot[2]
+
+        # as inside the recorder's own dispatch: no mode on the stack (the values mode is entered where it is needed),
+        # and no torch-function mode either, which would see every tensor method the bookkeeping calls
+        bookkeep = recorder.bookkeep
+        with _disable_current_modes(), torch._C.DisableTorchFunction():
+            for step in template.steps:
+                args = tuple(resolve(s) for s in step.args)
+                kwargs = {k: resolve(s) for k, s in step.kwargs} if step.kwargs else {}
+                if step.compute:
+                    if step.info.is_view and all(t.is_meta for t in _tensors(args)):
+                        result = step.func(*args, **kwargs)  # what the values mode does for a view of a meta tensor
+                    else:
+                        result = values.compute(step.func, (), args, kwargs)
+                    outputs = _flat_outputs(result)
+                    for slot, out in zip(step.outputs, outputs):
+                        if slot[0] == "local":
+                            bound[slot] = out
+                else:
+                    outputs = [
+                        bound[slot] if slot[0] == "free" or slot[0] == "local" else slot[1] for slot in step.outputs
+                    ]
+                bookkeep(
+                    step.info,
+                    args,
+                    kwargs,
+                    [o for o in outputs if isinstance(o, torch.Tensor)],
+                    reads=step.reads,
+                    carries=step.carries,
+                )
+        recorder.recording.ops.extend(ops)
 
 
 class _Family:
-    """The recordings of one key. Replays the sizes two recordings agree on exactly, and, once three recordings
-    at three distinct points of one line of sizes agree with the line, any size on that line between the outermost
-    points recorded: a size beyond them is recorded in full and widens the span. A branch on the routed count that
+    """The recordings of one key on one line of sizes. Replays the sizes two recordings agree on exactly, and, once
+    three recordings at three distinct points of the line agree with it, any size on it between the outermost points
+    recorded: a size beyond them is recorded in full and widens the span. A branch on the routed count that
     no rule of the suffix shows (a helper function's `if h.shape[0] > 8`, an ATen op that picks its decomposition by
     size) then lies between two recordings that disagree, which breaks the family, instead of beyond the points
     that fixed the line, where a prediction would have carried one side's ops to the other."""
@@ -715,10 +892,16 @@ class _Family:
         self.broken = False
         self._span = (Fraction(0), Fraction(1))
         """The least and greatest position on the line (first at 0, second at 1) of a recording that agreed."""
-        self._predicted: dict[tuple, list | None] = {}
+
+    def holds(self, sizes: tuple) -> bool:
+        """`sizes` is one of the recorded points, or on the line they fix."""
+        if sizes == self.first.sizes:
+            return True
+        if self.second is None:
+            return False
+        return sizes == self.second.sizes or self._position(sizes) is not None
 
     def add(self, point: _Point) -> None:
-        self._predicted.clear()
         if self.broken:
             return
         if point.shape != self.first.shape:
@@ -735,7 +918,7 @@ class _Family:
             return
         t = self._position(point.sizes)
         if t is None:
-            return  # off the line: a key whose sizes move in more than one direction stays recorded in full
+            return  # off the line: another line of the key takes it
         predicted = _predict(self.first.numbers, self.second.numbers, t)
         if predicted != point.numbers:
             self.broken = True
@@ -773,72 +956,17 @@ class _Family:
         """The ops a full recording at `sizes` would append, or None where they cannot be told exactly."""
         if self.broken:
             return None
-        if sizes in self._predicted:
-            return self._predicted[sizes]
-        ops = None
         if sizes == self.first.sizes and (sizes in self.confirmed or self.line_checked):
-            ops = self.first.ops
-        elif self.second is not None and sizes == self.second.sizes and (sizes in self.confirmed or self.line_checked):
-            ops = self.second.ops
-        elif self.line_checked and self.second is not None:
+            return self.first.ops
+        if self.second is not None and sizes == self.second.sizes and (sizes in self.confirmed or self.line_checked):
+            return self.second.ops
+        if self.line_checked and self.second is not None:
             t = self._position(sizes)
             if t is not None and self._span[0] <= t <= self._span[1]:
                 numbers = _predict(self.first.numbers, self.second.numbers, t)
                 if numbers is not None:
-                    ops = _rebuild(self.first.ops, numbers)
-        self._predicted[sizes] = ops
-        return ops
-
-    def replay(self, recorder, state: _State, ops: list) -> None:
-        """Append `ops`, and redo, with this iteration's tensors, what in the suffix depends on them."""
-        import torch
-        from torch.utils._python_dispatch import _disable_current_modes
-
-        template = self.first
-        values = recorder._values
-        bound: dict[tuple, Any] = {}
-        for position, tensor in enumerate(state.tensors):
-            bound.setdefault(("free", position), tensor)
-        frame_variables = state.variables
-
-        def resolve(slot):
-            kind = slot[0]
-            if kind in ("free", "local"):
-                found = bound.get(slot)
-                return found if found is not None else template.standins[slot]
-            if kind == "list":
-                return slot[1](resolve(s) for s in slot[2])
-            if kind == "variable":
-                return frame_variables[slot[1]]
-            return slot[2]
-
-        # as inside the recorder's own dispatch: no mode on the stack (the values mode is entered where it is needed),
-        # and no torch-function mode either, which would see every tensor method the bookkeeping calls
-        with _disable_current_modes(), torch._C.DisableTorchFunction():
-            for step in template.steps:
-                call = step.call
-                args = tuple(resolve(s) for s in step.args)
-                kwargs = {k: resolve(s) for k, s in step.kwargs}
-                if step.compute:
-                    if call.info.is_view and all(t.is_meta for t in _tensors(args)):
-                        result = call.func(*args, **kwargs)  # what the values mode does for a view of a meta tensor
-                    else:
-                        result = values.compute(call.func, (), args, kwargs)
-                    outputs = _flat_outputs(result)
-                    for slot, out in zip(step.outputs, outputs):
-                        if slot[0] == "local":
-                            bound[slot] = out
-                else:
-                    outputs = [resolve(slot) if slot[0] in ("free", "local") else slot[1] for slot in step.outputs]
-                recorder.bookkeep(
-                    call.info,
-                    args,
-                    kwargs,
-                    [o for o in outputs if isinstance(o, torch.Tensor)],
-                    reads=step.reads,
-                    carries=step.carries,
-                )
-        recorder.recording.ops.extend(ops)
+                    return _rebuild(self.first.ops, numbers)
+        return None
 
 
 def _predict(first: tuple, second: tuple, t: Fraction) -> tuple | None:
