@@ -499,43 +499,54 @@ class _SizeWalk(_Walk):
     their input rows by count (which rows is the replay's business)."""
 
     def __init__(self, recorder, module: str | None, file: str | None):
+        import torch
+        from torch._subclasses.fake_tensor import is_fake
+
         super().__init__(recorder, set(), 0, module, file)
         self.sizes: list[int] = []
         self.tensors: list = []
         self.roots: dict[int, int] = {}
         self.named: list = []
+        self._is_fake = is_fake
+        self._tensor_type = torch.Tensor
+        values = recorder._values
+        self._is_stale = values.is_stale if values is not None else None
 
     def value(self, value):
+        if isinstance(value, self._tensor_type):  # most of a suffix's state: straight to `tensor`
+            self.budget -= 1
+            if self.budget < 0:
+                raise _Unsupported
+            return self.tensor(value)
         if isinstance(value, _CONSTANT_TYPES):
             self.named.append(value)  # the walk describes these by identity
         return super().value(value)
 
     def tensor(self, tensor) -> tuple:
-        from torch._subclasses.fake_tensor import is_fake
-
         recorder = self.recorder
         self.tensors.append(tensor)
-        shape, stride = tuple(tensor.shape), tensor.stride()
-        self.sizes.extend(shape)
-        self.sizes.extend(stride)
-        alias = self.roots.setdefault(recorder.root_of(tensor), len(self.roots))
+        shape, stride = tensor.shape, tensor.stride()
+        sizes = self.sizes
+        sizes += shape
+        sizes += stride
+        roots = self.roots
         rows = recorder.rows_of(tensor)
         masks = recorder.masks
         key = id(tensor)
-        values = recorder._values
+        is_stale = self._is_stale
         return (
-            "meta" if tensor.is_meta else "fake" if is_fake(tensor) else "real",
+            "meta" if tensor.is_meta else "fake" if self._is_fake(tensor) else "real",
             tensor.dtype,
-            tuple(size == 0 for size in shape),
-            tuple(s == 0 for s in stride),
-            alias,
+            tuple([size == 0 for size in shape]) if 0 in shape else len(shape),
+            tuple([s == 0 for s in stride]) if 0 in stride else len(stride),
+            roots.setdefault(recorder.root_of(tensor), len(roots)),
             recorder.origin_of(tensor),
             None if rows is None else (rows.root, len(rows.rows), rows.leading, rows.rows.step),
             recorder.producer_of(tensor),
             masks.nonzero.get(key),
             masks.kept.get(key),
             key in masks.producer,
-            values is not None and values.is_stale(tensor),
+            is_stale is not None and is_stale(tensor),
         )
 
 
@@ -639,6 +650,8 @@ class _Point:
     adopted: tuple
     """(stand-in, the precision the recorder gave it) for each stand-in whose precision a replay's bookkeeping
     reads: a later run's recorder, which never saw the stand-in, takes it as this run's did."""
+    free: int
+    """How many tensors the suffix's state holds (its free slots)."""
 
 
 def _template(calls: list, ops: list, state: _State, recorder) -> _Point | None:
@@ -688,7 +701,9 @@ def _template(calls: list, ops: list, state: _State, recorder) -> _Point | None:
         shape.append((call.func, args if bookkeep else call.info.name, kwargs if bookkeep else (), bookkeep))
     numbers, op_shape = _op_numbers(ops)
     adopted = _adopted(steps, standins, actual, recorder)
-    return _Point(state.sizes, numbers, (tuple(shape), op_shape), list(ops), steps, standins, adopted)
+    return _Point(
+        state.sizes, numbers, (tuple(shape), op_shape), list(ops), steps, standins, adopted, len(state.tensors)
+    )
 
 
 def _adopted(steps: list, standins: dict, actual: set, recorder) -> tuple:
@@ -736,18 +751,6 @@ def _slots_in(values: tuple) -> list:
     return found
 
 
-def _tensors(args: tuple) -> list:
-    import torch
-
-    found = []
-    for value in args:
-        if isinstance(value, torch.Tensor):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, torch.Tensor))
-    return found
-
-
 def _flat_outputs(result) -> list:
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
@@ -783,6 +786,7 @@ class _Lines:
         """The objects the key names by identity, kept alive with it (see `_State.named`)."""
         self.families = [_Family(first)]
         self.broken = False
+        self._replay = _Replay(first)
         self._predicted: dict[tuple, list | None] = {}
         """Sizes -> the ops `ops_for` gave. An answer stays right as recordings join (the points a prediction comes
         from never change); an unknown (None) may change, and is dropped."""
@@ -823,56 +827,113 @@ class _Lines:
 
     def replay(self, recorder, state: _State, ops: list) -> None:
         """Append `ops`, and redo, with this iteration's tensors, what in the suffix depends on them."""
+        self._replay.run(recorder, state, ops)
+
+
+class _Replay:
+    """A template's steps with every slot numbered: a replay fills one list (this iteration's tensors first, then
+    the stand-ins and constants as the recording left them) and reads each argument by its number, rather than
+    working out every slot by its kind at every step of every iteration."""
+
+    def __init__(self, template: _Point):
+        self.adopted = template.adopted
+        self.free = template.free
+        self.initial: list = [None] * template.free
+        self.variables: list[tuple[str, int]] = []
+        """(index variable, its number): filled in with the iteration's value."""
+        self._numbers: dict[tuple, int] = {}
+        self.steps = [self._compile(step, template.standins) for step in template.steps]
+        del self._numbers
+
+    def _number(self, slot: tuple, standins: dict, builds: list) -> int:
+        kind = slot[0]
+        if kind == "free":
+            return slot[1]
+        if kind in ("local", "variable"):
+            number = self._numbers.get(slot)
+            if number is None:
+                number = self._numbers[slot] = len(self.initial)
+                self.initial.append(standins[slot] if kind == "local" else None)
+                if kind == "variable":
+                    self.variables.append((slot[1], number))
+            return number
+        number = len(self.initial)
+        if kind == "list":  # built afresh at each step that takes it, from its members' numbers
+            members = tuple(self._number(s, standins, builds) for s in slot[2])
+            self.initial.append(None)
+            builds.append((number, slot[1], members))
+        else:  # a constant, numbered at each use: equal constants need not be alike (0.0 and -0.0)
+            self.initial.append(slot[2])
+        return number
+
+    def _compile(self, step: _Step, standins: dict) -> tuple:
+        builds: list = []
+        args = tuple(self._number(slot, standins, builds) for slot in step.args)
+        kwargs = tuple((name, self._number(slot, standins, builds)) for name, slot in step.kwargs)
+        tensors = [s for s in _slots_in(step.args) + _slots_in(tuple(v for _, v in step.kwargs))]
+        views_of = tuple(self._number(s, standins, builds) for s in tensors) if step.info.is_view else None
+        if step.compute:
+            outputs = tuple(self._number(s, standins, []) if s[0] == "local" else None for s in step.outputs)
+        else:
+            outputs = tuple(self._number(s, standins, []) for s in step.outputs if s[0] in ("free", "local"))
+        return (
+            step.func,
+            step.info,
+            tuple(builds),
+            args,
+            kwargs,
+            step.compute,
+            views_of,
+            outputs,
+            step.reads,
+            step.carries,
+        )
+
+    def run(self, recorder, state: _State, ops: list) -> None:
         import torch
         from torch.utils._python_dispatch import _disable_current_modes
 
-        template = self.template
-        for tensor, origin in template.adopted:
+        for tensor, origin in self.adopted:
             recorder.adopt(tensor, origin)
+        slots = self.initial.copy()
+        slots[: self.free] = state.tensors
+        for name, number in self.variables:
+            slots[number] = state.variables[name]
         values = recorder._values
-        bound: dict[tuple, Any] = dict(template.standins)
-        for position, tensor in enumerate(state.tensors):
-            bound.setdefault(("free", position), tensor)
-        frame_variables = state.variables
-
-        def resolve(slot):
-            kind = slot[0]
-            if kind == "free" or kind == "local":
-                return bound[slot]
-            if kind == "list":
-                return slot[1](resolve(s) for s in slot[2])
-            if kind == "variable":
-                return frame_variables[slot[1]]
-            return slot[2]
-
+        bookkeep = recorder.bookkeep
+        tensor_type = torch.Tensor
         # as inside the recorder's own dispatch: no mode on the stack (the values mode is entered where it is needed),
         # and no torch-function mode either, which would see every tensor method the bookkeeping calls
-        bookkeep = recorder.bookkeep
         with _disable_current_modes(), torch._C.DisableTorchFunction():
-            for step in template.steps:
-                args = tuple(resolve(s) for s in step.args)
-                kwargs = {k: resolve(s) for k, s in step.kwargs} if step.kwargs else {}
-                if step.compute:
-                    if step.info.is_view and all(t.is_meta for t in _tensors(args)):
-                        result = step.func(*args, **kwargs)  # what the values mode does for a view of a meta tensor
+            for (
+                func,
+                info,
+                builds,
+                arg_numbers,
+                kwarg_numbers,
+                compute,
+                views_of,
+                outputs,
+                reads,
+                carries,
+            ) in self.steps:
+                for number, kind, members in builds:
+                    slots[number] = kind([slots[m] for m in members])
+                args = tuple([slots[n] for n in arg_numbers])
+                kwargs = {name: slots[n] for name, n in kwarg_numbers} if kwarg_numbers else {}
+                if compute:
+                    if views_of is not None and all(slots[n].is_meta for n in views_of):
+                        result = func(*args, **kwargs)  # what the values mode does for a view of a meta tensor
                     else:
-                        result = values.compute(step.func, (), args, kwargs)
-                    outputs = _flat_outputs(result)
-                    for slot, out in zip(step.outputs, outputs):
-                        if slot[0] == "local":
-                            bound[slot] = out
+                        result = values.compute(func, (), args, kwargs)
+                    results = list(result) if isinstance(result, (tuple, list)) else [result]
+                    for number, out in zip(outputs, results):
+                        if number is not None:
+                            slots[number] = out
+                    written = [o for o in results if isinstance(o, tensor_type)]
                 else:
-                    outputs = [
-                        bound[slot] if slot[0] == "free" or slot[0] == "local" else slot[1] for slot in step.outputs
-                    ]
-                bookkeep(
-                    step.info,
-                    args,
-                    kwargs,
-                    [o for o in outputs if isinstance(o, torch.Tensor)],
-                    reads=step.reads,
-                    carries=step.carries,
-                )
+                    written = [slots[n] for n in outputs]
+                bookkeep(info, args, kwargs, written, reads=reads, carries=carries)
         recorder.recording.ops.extend(ops)
 
 
