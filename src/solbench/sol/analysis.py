@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,6 +22,9 @@ from solbench.spec.reference_code import import_reference, launches_triton
 from solbench.spec.trace import PrecisionRecord
 from solbench.spec.workload import ScalarInput, Workload
 from solbench.torch_threads import at_most_threads
+
+if TYPE_CHECKING:
+    from solbench.sol.routed import RoutedTemplates
 
 
 class InputFactory(Protocol):
@@ -414,7 +417,7 @@ class RecordingPlan:
     formulas are each rule's own."""
     fell_back: bool = False
     """Whether a workload's recording failed with the loop-shortcut module and ran the plain reference."""
-    templates: Any = None
+    templates: RoutedTemplates | None = None
     """The templates routed loops learned in the workloads and draws before (a `RoutedTemplates`, sol/routed.py), or
     None: each run learns its own. Only for the runs of the one module it was made with, and where `loop_templates`."""
 
@@ -704,7 +707,9 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module, plan: Recor
     return recording
 
 
-def _run_recorded(module, inputs: list, values=None, loop_templates: bool = True, templates=None) -> Recording:
+def _run_recorded(
+    module, inputs: list, values=None, loop_templates: bool = True, templates: RoutedTemplates | None = None
+) -> Recording:
     """Run the reference under a recorder; `values` (a HybridMode) decides each op's result where the inputs
     are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors). `loop_templates`:
     routed loops may cost iterations from templates (sol/routed.py), kept in `templates` (a `RoutedTemplates`)
