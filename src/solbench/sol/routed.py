@@ -31,9 +31,10 @@ an `OpRecorder`, a `RoutedLoop`:
 
 A problem's analysis runs the reference once per workload and input draw; its `RoutedTemplates` carries what
 each loop learned from run to run (keys, recordings, the checkpoint templates start at), so a later run records
-in full only the counts beyond those recorded before. A key's recordings may lie on several lines of sizes (the
-next workload's token count sizes the inputs and outputs too, and moves the routed count along a parallel line):
-each line is checked, and predicts only between its own recorded points, as above.
+in full only the counts beyond those recorded before. A key's recordings may lie on several lines of sizes (an
+output or buffer sized by the workload's token count moves the routed count along a parallel line in the next
+workload; the rows an input view holds are part of the key): each line is checked, and predicts only between its
+own recorded points, as above.
 
 Anything else records the iteration in full: a suffix that calls into a composite, reads values,
 gathers with indices it cannot see, scales a mask, touches a tensor it cannot name, indexes a
@@ -775,9 +776,10 @@ def _op_numbers(ops: list) -> tuple[tuple, tuple]:
 
 class _Lines:
     """The recordings of one key, on one or more lines of sizes (a `_Family` each): a run varies the routed count
-    along one line, and the next workload (other token counts, which size the inputs too) along another, parallel
-    one. A recording joins every line it lies on; one on none starts a line (or fixes the newest line's direction,
-    where that has one point yet). Any disagreement breaks the key: all its recordings run in full from then on."""
+    along one line, and the next workload may shift sizes that stay put within a run (an output sized by its token
+    count), which moves the count along another, parallel line. A recording joins every line it lies on; one on none
+    starts a line (or fixes the newest line's direction, where that has one point yet). Any disagreement breaks the
+    key: all its recordings run in full from then on."""
 
     def __init__(self, first: _Point, named: list):
         self.template = first
