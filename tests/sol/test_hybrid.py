@@ -330,3 +330,33 @@ def test_only_a_small_integer_randperm_on_the_cpu_runs_below_the_values_mode():
         assert torch.randperm(REAL_INDEX_LIMIT + 1).is_meta
         torch.randperm(16, device="meta")
     assert mode.calls == ["randperm", "randperm", "randperm"]
+
+
+def test_only_plain_indices_and_up_to_date_values_run_below_the_values_mode():
+    """The generator loop's checks look at each argument's exact type: a slice bounded by a tensor, a tensor in an
+    index tuple, a value written from a stale tensor, a `randperm` placed on the meta device by a device
+    object: each reaches the mode. A device object or string naming the CPU does not."""
+    import torch
+
+    with _counting_hybrid_values() as mode:
+        torch.randperm(8, device=torch.device("cpu"))
+        torch.randperm(8, device="cpu:0")
+    assert mode.calls == []
+    with _counting_hybrid_values() as mode:
+        assert torch.randperm(8, device=torch.device("meta")).is_meta
+    assert mode.calls == ["randperm"]
+    table = torch.arange(12).reshape(3, 4)
+    with _counting_hybrid_values() as mode:
+        assert table[: torch.tensor(2)].shape == (2, 4)
+    assert "slice" in mode.calls
+    with _counting_hybrid_values() as mode:
+        assert table[1, torch.tensor(2)].item() == 6
+    assert mode.calls.count("select") == 2
+    with _counting_hybrid_values() as mode:
+        rows = torch.zeros(3, 4, dtype=torch.int64)
+        rows[0] = 7
+        assert rows[0].tolist() == [7, 7, 7, 7]
+        stale = torch.zeros(4, dtype=torch.int64)
+        stale.copy_(torch.empty(4, dtype=torch.int64, device="meta"))
+        rows[1] = stale
+    assert mode.calls == ["zeros", "zeros", "empty", "copy_", "select", "copy_"]

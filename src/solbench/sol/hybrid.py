@@ -648,18 +648,22 @@ class NativeSmallOps(_function_mode_base()):
     dispatch mode, which costs several times such a call. Only where the result is what the mode would
     compute: every tensor argument real and up to date (not `is_stale`), and nothing allocated that the
     arguments do not bound (basic indexing, a `randperm` within the mode's limit, reading values out).
-    Everything else goes through the mode as before."""
+    Everything else goes through the mode as before.
+
+    Every torch call of the generator passes here, so the check costs what the loop's own calls cost: one
+    table look-up picks the check for the function, which reads the mode's set of stale tensors directly."""
 
     def __init__(self, mode: HybridMode):
         super().__init__()
-        self._mode = mode
+        self._checks = {} if mode.shape_only else _NATIVE_CHECKS
+        self._stale = mode._stale  # the set `is_stale` reads: the mode updates it in place
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func in _NATIVE_CALLS and not self._mode.shape_only and _native_call_allowed(func, args, kwargs, self._mode):
+        check = self._checks.get(func)
+        if check is not None and check(args, kwargs, self._stale):
             with _DisableTorchDispatch():
-                return func(*args, **kwargs)
-        return func(*args, **kwargs)
+                return func(*args, **kwargs) if kwargs else func(*args)
+        return func(*args, **kwargs) if kwargs else func(*args)
 
 
 class SliceValueReads(_function_mode_base()):
@@ -693,80 +697,109 @@ def _value_reads() -> frozenset:
 _VALUE_READS = _value_reads()
 
 
-def _native_call_allowed(func, args, kwargs, mode: HybridMode) -> bool:
-    """Checked on every call of a generator's element-by-element loop (thousands per input draw): the common cases
-    first, without imports or allocations."""
-    if func is _RANDPERM:
-        if len(args) != 1 or type(args[0]) is not int or not 0 <= args[0] <= REAL_INDEX_LIMIT:
-            return False
-        if not kwargs:
-            return True
-        import torch
-
-        device = kwargs.get("device")
-        dtype = kwargs.get("dtype")
-        return (
-            set(kwargs) <= {"device", "dtype", "generator"}
-            and (device is None or torch.device(device).type == "cpu")
-            and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
-        )
-    if kwargs or not args or not _up_to_date(args[0], mode):
+def _randperm_allowed(args, kwargs, stale: set[int]) -> bool:
+    """An integer permutation of up to REAL_INDEX_LIMIT elements on the CPU: what the mode computes for real."""
+    if len(args) != 1 or type(args[0]) is not int or not 0 <= args[0] <= REAL_INDEX_LIMIT:
         return False
-    if func is _GETITEM:
-        return len(args) == 2 and _basic_index(args[1])
-    if func is _SETITEM:
-        value = args[2] if len(args) == 3 else None
-        return (
-            len(args) == 3
-            and _basic_index(args[1])
-            and (type(value) in (int, float, bool) or (isinstance(value, _TENSOR) and _up_to_date(value, mode)))
-        )
-    return len(args) == 1  # item, tolist: values read out of a real tensor
+    if not kwargs:
+        return True
+    if not kwargs.keys() <= _RANDPERM_KEYWORDS:
+        return False
+    device = kwargs.get("device")
+    dtype = kwargs.get("dtype")
+    return (device is None or _on_cpu(device)) and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
 
 
-def _up_to_date(tensor, mode: HybridMode) -> bool:
+def _getitem_allowed(args, kwargs, stale: set[int]) -> bool:
+    """A basic index of an up-to-date real tensor: a view of its values."""
+    if kwargs or len(args) != 2:
+        return False
+    tensor = args[0]
+    return type(tensor) is _TENSOR and not tensor.is_meta and id(tensor) not in stale and _basic_index(args[1])
+
+
+def _setitem_allowed(args, kwargs, stale: set[int]) -> bool:
+    """A number or an up-to-date real tensor written at a basic index of an up-to-date real tensor."""
+    if kwargs or len(args) != 3:
+        return False
+    tensor, index, value = args
+    if type(tensor) is not _TENSOR or tensor.is_meta or id(tensor) in stale or not _basic_index(index):
+        return False
+    kind = type(value)
+    if kind is _TENSOR:
+        return not value.is_meta and id(value) not in stale
+    return kind is int or kind is float or kind is bool
+
+
+def _read_allowed(args, kwargs, stale: set[int]) -> bool:
+    """`item`, `tolist`: the values of an up-to-date real tensor read out."""
+    return not kwargs and len(args) == 1 and _up_to_date(args[0], stale)
+
+
+def _up_to_date(tensor, stale: set[int]) -> bool:
     """A real tensor whose data are its values: not meta, not a subclass (fake tensors are), not written with
-    shape-only values."""
-    return type(tensor) is _TENSOR and not tensor.is_meta and not mode.is_stale(tensor)
+    shape-only values (`HybridMode.is_stale`)."""
+    return type(tensor) is _TENSOR and not tensor.is_meta and id(tensor) not in stale
 
 
 def _basic_index(index) -> bool:
     """Ints, slices of ints, None and Ellipsis (alone or in a tuple): a view, no larger than the tensor."""
-    parts = index if type(index) is tuple else (index,)
-    for part in parts:
+    kind = type(index)
+    if kind is int:
+        return True
+    if kind is slice:
+        return _int_slice(index)
+    if kind is not tuple:
+        return index is None or index is Ellipsis
+    for part in index:
         kind = type(part)
         if kind is slice:
-            if not all(bound is None or type(bound) is int for bound in (part.start, part.stop, part.step)):
+            if not _int_slice(part):
                 return False
         elif not (kind is int or part is None or part is Ellipsis):
             return False
     return True
 
 
-def _native_calls() -> frozenset:
-    import torch
-
-    return frozenset(
-        {torch.randperm, torch.Tensor.__getitem__, torch.Tensor.__setitem__, torch.Tensor.item, torch.Tensor.tolist}
+def _int_slice(part: slice) -> bool:
+    start, stop, step = part.start, part.stop, part.step
+    return (
+        (start is None or type(start) is int)
+        and (stop is None or type(stop) is int)
+        and (step is None or type(step) is int)
     )
 
 
-_NATIVE_CALLS = _native_calls()
+def _on_cpu(device) -> bool:
+    if type(device) is _DEVICE:
+        return device.type == "cpu"
+    return device == "cpu" or _DEVICE(device).type == "cpu"
 
 
 def _torch_objects() -> tuple:
     import torch
 
-    return (
-        torch.randperm,
-        torch.Tensor,
-        torch.Tensor.__getitem__,
-        torch.Tensor.__setitem__,
-        torch._C._DisableTorchDispatch,
-    )
+    return torch.Tensor, torch.device, torch._C._DisableTorchDispatch
 
 
-_RANDPERM, _TENSOR, _GETITEM, _SETITEM, _DisableTorchDispatch = _torch_objects()
+_TENSOR, _DEVICE, _DisableTorchDispatch = _torch_objects()
+
+
+def _native_checks() -> dict:
+    """The calls that may run natively, each with the check of its arguments."""
+    import torch
+
+    return {
+        torch.randperm: _randperm_allowed,
+        torch.Tensor.__getitem__: _getitem_allowed,
+        torch.Tensor.__setitem__: _setitem_allowed,
+        torch.Tensor.item: _read_allowed,
+        torch.Tensor.tolist: _read_allowed,
+    }
+
+
+_NATIVE_CHECKS = _native_checks()
+_RANDPERM_KEYWORDS = frozenset({"device", "dtype", "generator"})
 
 
 @contextmanager
