@@ -1,7 +1,7 @@
 """What a fresh process's first `solbench sol` analysis costs beyond a warm one, side by side per problem.
 
 A batch worker or a service request that analyses one problem per process pays, on its first analysis, what a
-long-lived process pays once: torch's lazily imported parts (sympy behind `torch._check`, torch._dynamo),
+long-lived process pays once: torch's lazily imported parts (sympy behind its Python meta kernels, torch._dynamo),
 first dispatches, and work whose result the cache folder keeps (the precision checks, each problem's recording
 plan). This script runs the same problems both ways, with one cache folder of its own (so the user's is untouched
 and both sides see the same cache):
@@ -13,7 +13,8 @@ and both sides see the same cache):
   and the seconds of its first analysis.
 
 It prints per problem the cold and warm analysis seconds, their difference, the cold process's import seconds
-and whether its analysis imported torch._dynamo; then the medians. Each analysis is `analyze_set` on one folder
+and whether its analysis imported torch._dynamo and sympy (torch's Python meta kernels import it on first use);
+then the medians. Each analysis is `analyze_set` on one folder
 on B200_1500MHz, as `solbench sol` runs it (errors such as missing data files count: they are what a user
 meets too).
 
@@ -122,7 +123,7 @@ def main(argv: list[str]) -> None:
                 [record], wall = run_child([folder], 1, cache)
                 cold.setdefault(str(folder), []).append(record)
                 walls.append(wall)
-    print(f"{'problem':<60} {'cold s':>7} {'warm s':>7} {'cold-warm':>9} {'imports s':>9}  dynamo  status")
+    print(f"{'problem':<60} {'cold s':>7} {'warm s':>7} {'cold-warm':>9} {'imports s':>9}  dynamo  sympy  status")
     extras, colds, imports = [], [], []
     for folder in folders:
         records = cold[str(folder)]
@@ -137,7 +138,8 @@ def main(argv: list[str]) -> None:
         name = f"{folder.parent.name}/{folder.name}"
         print(
             f"{name[:60]:<60} {cold_s:7.3f} {warm[str(folder)]:7.3f} {extra:9.3f} {import_s:9.2f}  "
-            f"{'yes' if any(r['dynamo'] for r in records) else 'no':>6}  {status}"
+            f"{'yes' if any(r['dynamo'] for r in records) else 'no':>6}  "
+            f"{'yes' if any(r['sympy'] for r in records) else 'no':>5}  {status}"
         )
     print()
     print(
@@ -146,7 +148,9 @@ def main(argv: list[str]) -> None:
         f"(largest {max(extras):.3f} s); a fresh process's imports {statistics.median(imports):.2f} s "
         f"(torch alone {statistics.median(r['torch_s'] for rs in cold.values() for r in rs):.2f} s); "
         f"whole cold process {statistics.median(walls):.2f} s; the warm process's first pass "
-        f"{statistics.median(first_pass):.3f} s"
+        f"{statistics.median(first_pass):.3f} s; the first analysis imported sympy in "
+        f"{sum(any(r['sympy'] for r in rs) for rs in cold.values())} problem(s), torch._dynamo in "
+        f"{sum(any(r['dynamo'] for r in rs) for rs in cold.values())}"
     )
 
 
