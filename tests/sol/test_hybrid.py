@@ -360,3 +360,20 @@ def test_only_plain_indices_and_up_to_date_values_run_below_the_values_mode():
         stale.copy_(torch.empty(4, dtype=torch.int64, device="meta"))
         rows[1] = stale
     assert mode.calls == ["zeros", "zeros", "empty", "copy_", "select", "copy_"]
+
+
+def test_the_values_mode_still_decides_after_an_inference_mode_block_between_native_calls():
+    """Native calls set the mode aside one call at a time: an `inference_mode` block that the generator enters after
+    one (and leaves after a call the mode decides) restores the dispatch state it found, which must have the mode in
+    effect, so a large floating-point factory after it stays shape-only."""
+    import torch
+
+    from solbench.sol.hybrid import REAL_INPUT_LIMIT, hybrid_values
+
+    with hybrid_values(float_factory_limit=REAL_INPUT_LIMIT):
+        ids = torch.zeros(4, 2, dtype=torch.int64)
+        ids[0] = torch.randperm(8)[:2]
+        with torch.inference_mode():
+            ids[1] = torch.randperm(8)[:2]
+            torch.ones(3).sum()
+        assert torch.randn(1 << 23).is_meta
