@@ -65,6 +65,12 @@ class HybridMode(_mode_base()):
         """id of a real tensor -> its meta twin (so in-place updates of the twin persist)."""
         self._stale: set[int] = set()
         """Real tensors written in place with shape-only values: their real data is stale, use their twin."""
+        self._stale_storages: set[int] = set()
+        """The storages of those tensors: every real tensor that views one (the base a slice of it was written
+        through, another view of that base) holds stale data too."""
+        self._twins_by_storage: dict[int, list[int]] = {}
+        """With slices: storage -> ids of the twins made of real tensors viewing it (their values are the real
+        tensor's, until something writes that storage with shape-only values)."""
         self._keep: list[Any] = []
         self._base_nonzero = SliceNonzero()
         """`nonzero` of slices of one large base, answered from one sorted `nonzero` of it (sol/select_nonzero.py)."""
@@ -81,8 +87,9 @@ class HybridMode(_mode_base()):
             twin = tensor.to("meta")
             self._twins[id(tensor)] = twin
             self._keep.append(tensor)
-            if self.slices is not None:
+            if self.slices is not None and not self.is_stale(tensor):  # stale data are no values to recompute from
                 self.slices.leaf(twin, tensor)
+                self._twins_by_storage.setdefault(_storage_key(tensor), []).append(id(twin))
         return twin
 
     @classmethod
@@ -90,9 +97,29 @@ class HybridMode(_mode_base()):
         return False  # nothing is compiled under this mode: skip torch's per-call dynamo guard
 
     def is_stale(self, tensor) -> bool:
-        """A real tensor written in place with shape-only values: its own data are out of date (the mode computes
-        with its meta twin). Any other real tensor reads the same outside the mode."""
-        return id(tensor) in self._stale
+        """A real tensor written in place with shape-only values, or viewing the storage of one: its data are out of
+        date (the mode computes with its meta twin). Any other real tensor reads the same outside the mode."""
+        if not self._stale:
+            return False
+        return id(tensor) in self._stale or (not tensor.is_meta and _storage_key(tensor) in self._stale_storages)
+
+    def _written_shape_only(self, tensors: list) -> None:
+        """`tensors` (real ones) were written in place with shape-only values: they and every view of their
+        storages are stale, and a slice can no longer recompute values from another twin of those storages."""
+        for tensor in tensors:
+            if tensor.is_meta:
+                continue
+            self._stale.add(id(tensor))
+            storage = _storage_key(tensor)
+            if storage:  # 0: no memory, so no values to go stale
+                self._stale_storages.add(storage)
+            if self.slices is not None:
+                written = self._twins.get(id(tensor))
+                for twin in self._twins_by_storage.pop(storage, ()):
+                    if written is None or twin != id(written):  # the written twin's log holds the write
+                        self.slices.forget_leaf(twin)
+                if written is not None:
+                    self._twins_by_storage[storage] = [id(written)]
 
     def has_stale(self) -> bool:
         """Some real tensor is `is_stale` (a quick check before asking tensor by tensor)."""
@@ -109,7 +136,7 @@ class HybridMode(_mode_base()):
             kwargs["device"] = torch.device("cpu")
         tensors = _tensors_in(args, kwargs, torch.Tensor)
         name = func.overloadpacket.__name__
-        all_real = not self.shape_only and all(not t.is_meta and id(t) not in self._stale for t in tensors)
+        all_real = not self.shape_only and all(not t.is_meta and not self.is_stale(t) for t in tensors)
         if all_real and tensors and sum(t.numel() for t in tensors) <= REAL_LIMIT and name in _SIZE_PRESERVING:
             return _computed(
                 func, args, kwargs, self._base_nonzero
@@ -179,7 +206,8 @@ class HybridMode(_mode_base()):
                     raise
                 # a floating-point result the CPU build cannot compute (NVFP4 block-scaled _scaled_mm): shape only
         if func._schema.is_mutable:
-            self._stale.update(id(t) for t in tensors if not t.is_meta)
+            self._stale.update(id(t) for t in tensors if not t.is_meta)  # every real argument, written or read
+            self._written_shape_only(_written_arguments(func, args, kwargs))
         if self.slices is not None:
             self._log(func, args, kwargs, meta_result, random_state(func, kwargs))
         return meta_result
@@ -191,7 +219,7 @@ class HybridMode(_mode_base()):
             import torch
 
             def current(tensor):
-                return self._twins[id(tensor)] if not tensor.is_meta and id(tensor) in self._stale else tensor
+                return self.fake(tensor) if not tensor.is_meta and self.is_stale(tensor) else tensor
 
             args, kwargs = _map_tensors(current, args, kwargs)
             result = current(result) if isinstance(result, torch.Tensor) else result
@@ -208,16 +236,16 @@ class HybridMode(_mode_base()):
 
         assert self.slices is not None  # the caller checked
         target = args[0] if func._schema.is_mutable and args and isinstance(args[0], torch.Tensor) else None
-        if target is not None and (target.is_meta or id(target) in self._stale):
+        if target is not None and (target.is_meta or self.is_stale(target)):
             target = self.fake(target)
             self._log(func, args, kwargs, target)
             return target
-        current = [self.fake(t) if not t.is_meta and id(t) in self._stale else t for t in tensors]
+        current = [self.fake(t) if not t.is_meta and self.is_stale(t) else t for t in tensors]
         values = self.slices.values([t for t in current if t.is_meta], func.overloadpacket.__name__)
 
         def value(tensor):
-            if not tensor.is_meta and id(tensor) in self._stale:
-                tensor = self._twins[id(tensor)]
+            if not tensor.is_meta and self.is_stale(tensor):
+                tensor = self.fake(tensor)
             return values[id(tensor)] if tensor.is_meta else tensor
 
         real_args, real_kwargs = _map_tensors(value, args, kwargs)
@@ -244,6 +272,20 @@ class HybridMode(_mode_base()):
         return result
 
     __torch_dispatch__ = compute
+
+
+def _written_arguments(func, args, kwargs) -> list:
+    """The tensors an in-place or out= op writes (by its schema's alias annotations)."""
+    import torch
+
+    from solbench.sol.slices import written_arguments
+
+    return [t for t in written_arguments(func, args, kwargs) if isinstance(t, torch.Tensor)]
+
+
+def _storage_key(tensor) -> int:
+    """Which memory a real tensor views (its storage's address; 0 where it has none)."""
+    return tensor.untyped_storage().data_ptr()
 
 
 STRIDED_NONZERO_ELEMENTS = 1 << 14
@@ -651,16 +693,16 @@ class NativeSmallOps(_function_mode_base()):
     Everything else goes through the mode as before.
 
     Every torch call of the generator passes here, so the check costs what the loop's own calls cost: one
-    table look-up picks the check for the function, which reads the mode's set of stale tensors directly."""
+    table look-up picks the check for the function."""
 
     def __init__(self, mode: HybridMode):
         super().__init__()
         self._checks = {} if mode.shape_only else _NATIVE_CHECKS
-        self._stale = mode._stale  # the set `is_stale` reads: the mode updates it in place
+        self._is_stale = mode.is_stale
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         check = self._checks.get(func)
-        if check is not None and check(args, kwargs, self._stale):
+        if check is not None and check(args, kwargs, self._is_stale):
             with _DisableTorchDispatch():
                 return func(*args, **kwargs) if kwargs else func(*args)
         return func(*args, **kwargs) if kwargs else func(*args)
@@ -697,7 +739,7 @@ def _value_reads() -> frozenset:
 _VALUE_READS = _value_reads()
 
 
-def _randperm_allowed(args, kwargs, stale: set[int]) -> bool:
+def _randperm_allowed(args, kwargs, is_stale) -> bool:
     """An integer permutation of up to REAL_INDEX_LIMIT elements on the CPU: what the mode computes for real."""
     if len(args) != 1 or type(args[0]) is not int or not 0 <= args[0] <= REAL_INDEX_LIMIT:
         return False
@@ -710,36 +752,36 @@ def _randperm_allowed(args, kwargs, stale: set[int]) -> bool:
     return (device is None or _on_cpu(device)) and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
 
 
-def _getitem_allowed(args, kwargs, stale: set[int]) -> bool:
+def _getitem_allowed(args, kwargs, is_stale) -> bool:
     """A basic index of an up-to-date real tensor: a view of its values."""
     if kwargs or len(args) != 2:
         return False
     tensor = args[0]
-    return type(tensor) is _TENSOR and not tensor.is_meta and id(tensor) not in stale and _basic_index(args[1])
+    return type(tensor) is _TENSOR and not tensor.is_meta and not is_stale(tensor) and _basic_index(args[1])
 
 
-def _setitem_allowed(args, kwargs, stale: set[int]) -> bool:
+def _setitem_allowed(args, kwargs, is_stale) -> bool:
     """A number or an up-to-date real tensor written at a basic index of an up-to-date real tensor."""
     if kwargs or len(args) != 3:
         return False
     tensor, index, value = args
-    if type(tensor) is not _TENSOR or tensor.is_meta or id(tensor) in stale or not _basic_index(index):
+    if type(tensor) is not _TENSOR or tensor.is_meta or is_stale(tensor) or not _basic_index(index):
         return False
     kind = type(value)
     if kind is _TENSOR:
-        return not value.is_meta and id(value) not in stale
+        return not value.is_meta and not is_stale(value)
     return kind is int or kind is float or kind is bool
 
 
-def _read_allowed(args, kwargs, stale: set[int]) -> bool:
+def _read_allowed(args, kwargs, is_stale) -> bool:
     """`item`, `tolist`: the values of an up-to-date real tensor read out."""
-    return not kwargs and len(args) == 1 and _up_to_date(args[0], stale)
+    return not kwargs and len(args) == 1 and _up_to_date(args[0], is_stale)
 
 
-def _up_to_date(tensor, stale: set[int]) -> bool:
+def _up_to_date(tensor, is_stale) -> bool:
     """A real tensor whose data are its values: not meta, not a subclass (fake tensors are), not written with
     shape-only values (`HybridMode.is_stale`)."""
-    return type(tensor) is _TENSOR and not tensor.is_meta and id(tensor) not in stale
+    return type(tensor) is _TENSOR and not tensor.is_meta and not is_stale(tensor)
 
 
 def _basic_index(index) -> bool:

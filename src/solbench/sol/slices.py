@@ -126,6 +126,11 @@ class SliceLog:
         self._leaves[id(twin)] = real
         self._keep.append(twin)
 
+    def forget_leaf(self, twin_id: int) -> None:
+        """The real tensor behind this twin was written with shape-only values through another tensor viewing its
+        memory: its data no longer are the twin's values, which then cannot be recomputed."""
+        self._leaves.pop(twin_id, None)  # values kept of what was computed from it were computed before: still true
+
     def log(self, func, args: tuple, kwargs: dict, result, rng=None) -> None:
         """`func(*args, **kwargs)` made or wrote shape-only tensors (`result`); `rng`: the generator's state before
         a random op. Arguments that are real tensors are their own values."""
@@ -135,8 +140,8 @@ class SliceLog:
         index = len(self._entries)
         versions = tuple(t._version for t in _real_tensors(args, kwargs))
         self._entries.append(_Entry(func, args, kwargs, outputs, rng, versions))
-        written_positions, view = _aliasing(func)
-        written = [_argument(func, args, kwargs, p) for p in written_positions]
+        _, view = _aliasing(func)
+        written = written_arguments(func, args, kwargs)
         for target in written:
             if isinstance(target, torch.Tensor) and target.is_meta:
                 root = self._root_of(target)
@@ -371,6 +376,11 @@ def _first_tensor(args: tuple):
         if found:
             return found[0]
     return None
+
+
+def written_arguments(func, args: tuple, kwargs: dict) -> list:
+    """What an op writes in place (its arguments annotated as written by its schema)."""
+    return [_argument(func, args, kwargs, p) for p in _aliasing(func)[0]]
 
 
 def _argument(func, args: tuple, kwargs: dict, position: int):
