@@ -77,3 +77,21 @@ def test_a_routing_slice_does_not_recompute_from_memory_written_through_another_
         assert mode.slices is not None
         with pytest.raises(ValuesNeeded):
             mode.slices.values([mode.fake(counts)], "item")
+
+
+WRITTEN_WITH_BF16_VALUES = """
+import torch
+
+def run(x, w):
+    acc = torch.zeros(64, 64)  # small and real
+    acc.add_(x[:64, :64].float())  # now holds bf16 values, without data
+    return acc @ w.float()
+"""
+
+
+def test_a_real_tensor_written_with_shape_only_values_carries_their_precision():
+    """As a real run would carry it: the product of bf16 values is charged at the bf16 rate, not fp32's."""
+    x = torch.empty(512, 512, dtype=torch.bfloat16, device="meta")
+    w = torch.empty(64, 64, dtype=torch.bfloat16, device="meta")
+    recording = _run_recorded(_module(WRITTEN_WITH_BF16_VALUES), [x, w], values=HybridMode())
+    assert total_cost(recording).matrix_flops == {"bfloat16": 2 * 64**3}

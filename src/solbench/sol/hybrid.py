@@ -121,6 +121,10 @@ class HybridMode(_mode_base()):
                 if written is not None:
                     self._twins_by_storage[storage] = [id(written)]
 
+    def is_twin(self, tensor, twin) -> bool:
+        """`twin` is the shape-only twin of the real `tensor` (what an in-place op on `tensor` returns here)."""
+        return self._twins.get(id(tensor)) is twin
+
     def has_stale(self) -> bool:
         """Some real tensor is `is_stale` (a quick check before asking tensor by tensor)."""
         return bool(self._stale)

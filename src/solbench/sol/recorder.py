@@ -339,6 +339,10 @@ class OpRecorder(_dispatch_mode_base()):
         if info.is_mutable and args and isinstance(args[0], torch.Tensor):
             written = args[0]
             self._producer[self._base.get(id(written), id(written))] = info.name
+            values = self._values
+            if carries and outputs and values is not None and values.is_twin(written, outputs[0]):
+                # written with shape-only values, the real tensor returned its twin: it holds what the twin does
+                self._track(written, self.origin_of(outputs[0]))
 
     def is_tracked(self, tensor) -> bool:
         """`tensor` views rows of a graph input."""
