@@ -141,3 +141,65 @@ def test_a_later_run_carries_a_stand_in_s_precision_as_the_run_that_recorded_it(
     assert in_full == 0  # the write replayed: the precision `total` carries comes from the stand-in alone
     assert figures == _plain(module, inputs)
     assert set(figures[1].matrix_flops) == {"bfloat16"}
+
+
+DEFAULT_DTYPE = """
+import torch
+
+def experts(x, ids, w):
+    out = x.new_zeros(64, 16)
+    for e in range(w.shape[0]):
+        idx = torch.where(ids == e)[0]
+        if idx.numel() == 0:
+            continue
+        scale = torch.ones(16)  # the default dtype's
+        out.index_add_(0, idx, (x[idx] * scale).float())
+    return out
+
+def run(x, ids, w):
+    first = experts(x, ids, w)
+    torch.set_default_dtype(torch.float64)
+    try:
+        return first + experts(x, ids, w)  # the same loop, its `ones` now float64
+    finally:
+        torch.set_default_dtype(torch.float32)
+"""
+
+
+def test_a_template_is_not_replayed_under_other_global_torch_settings(monkeypatch):
+    """The templates outlive one execution of the loop; torch's default dtype is in no name the suffix reads, so it
+    is part of the key (the reviewer's repro: float64 work was booked as the float32 learned before)."""
+    module = types.ModuleType("routed_store_default_dtype")
+    exec(compile(with_routed_loops(DEFAULT_DTYPE) or "", "routed_store_default_dtype.py", "exec"), module.__dict__)
+    inputs = _inputs(WITHIN_THE_BRANCH)[:3]
+    figures, _ = _run(module, inputs, RoutedTemplates(), monkeypatch)
+    assert figures == _plain(module, inputs)
+    assert "float64" in figures[1].vector_flops
+
+
+CUBIC = """
+import torch
+
+def run(x, sizes):
+    base = x.new_zeros(4096)
+    total = x.new_zeros(())
+    for e in range(sizes.shape[0]):
+        n, m, k = sizes[e].tolist()
+        a, b, d = base[:n], base[:m], base[:k]  # sizes in the suffix's state, as a routed count is
+        if n == 0:
+            continue
+        z = torch.addcmul(a[:, None, None], b[None, :, None], d[None, None, :])  # n * m * k elements
+        total.add_(z.sum())
+    return x * total
+"""
+
+
+def test_a_cost_of_higher_degree_along_a_line_is_checked_at_as_many_points_before_it_is_predicted(monkeypatch):
+    """n, m and k move together along a line, so the ops' costs are cubic there: three points agreeing with a line
+    (two fixing it, one checking) prove nothing; four are needed."""
+    module = types.ModuleType("routed_store_cubic")
+    exec(compile(with_routed_loops(CUBIC) or "", "routed_store_cubic.py", "exec"), module.__dict__)
+    on_a_line = [(24, 24, 24), (16, 24, 32), (40, 24, 32), (8, 8, 64), (24, 24, 48), (40, 40, 32), (16, 16, 56)]
+    inputs = [torch.zeros(8, 16), torch.tensor(on_a_line)]
+    figures, _ = _run(module, inputs, RoutedTemplates(), monkeypatch)
+    assert figures == _plain(module, inputs)

@@ -492,7 +492,26 @@ def _state(frame, free: tuple, variables: tuple, recorder) -> _State | None:
             items.append((name, walk.value(value)))
     except _Unsupported:
         return None
+    items.append(("torch's global settings", _torch_settings()))
     return _State(tuple(items), tuple(walk.sizes), walk.tensors, index_values, walk.named)
+
+
+def _torch_settings() -> tuple:
+    """What torch reads from process-wide settings rather than from the suffix's state: a template learned under
+    one default dtype (`torch.ones(n)`), device or autocast state must not be replayed under another (the templates
+    outlive one execution of the loop: sol/routed.py's `RoutedTemplates`)."""
+    import torch
+
+    return (
+        torch.get_default_dtype(),
+        torch.get_default_device(),
+        torch.is_autocast_enabled("cpu"),
+        torch.get_autocast_dtype("cpu"),
+        torch.is_autocast_enabled("cuda"),
+        torch.get_autocast_dtype("cuda"),
+        torch.get_float32_matmul_precision(),
+        torch.are_deterministic_algorithms_enabled(),
+    )
 
 
 class _SizeWalk(_Walk):
@@ -653,6 +672,10 @@ class _Point:
     reads: a later run's recorder, which never saw the stand-in, takes it as this run's did."""
     free: int
     """How many tensors the suffix's state holds (its free slots)."""
+    dims: tuple
+    """Per op, every size of its call's tensor arguments and results, flat: a cost is a sum of products of these
+    (FLOPs, bytes), so along a line it is a polynomial in the position of degree at most the count of those that
+    vary (`_Family` checks that many points plus one before it predicts)."""
 
 
 def _template(calls: list, ops: list, state: _State, recorder) -> _Point | None:
@@ -702,9 +725,22 @@ def _template(calls: list, ops: list, state: _State, recorder) -> _Point | None:
         shape.append((call.func, args if bookkeep else call.info.name, kwargs if bookkeep else (), bookkeep))
     numbers, op_shape = _op_numbers(ops)
     adopted = _adopted(steps, standins, actual, recorder)
+    dims = tuple(_call_dims(call) for call in calls if call.info.recorded)
     return _Point(
-        state.sizes, numbers, (tuple(shape), op_shape), list(ops), steps, standins, adopted, len(state.tensors)
+        state.sizes, numbers, (tuple(shape), op_shape), list(ops), steps, standins, adopted, len(state.tensors), dims
     )
+
+
+def _call_dims(call) -> tuple[int, ...]:
+    """Every size of a call's tensor arguments (in lists too) and results, flat and in order."""
+    import torch
+
+    dims: list[int] = []
+    for value in (*call.args, *call.kwargs.values(), *_flat_outputs(call.result)):
+        for tensor in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(tensor, torch.Tensor):
+                dims.extend(tensor.shape)
+    return tuple(dims)
 
 
 def _adopted(steps: list, standins: dict, actual: set, recorder) -> tuple:
@@ -953,6 +989,10 @@ class _Family:
         self.confirmed: set[tuple] = set()
         self.line_checked = False
         self.broken = False
+        self._needed = 3
+        """Distinct points on the line that must agree before it predicts: one more than the highest degree any
+        op's cost can have along it (`_Point.dims`), and at least three (two fix the line, one checks it)."""
+        self._on_line: set[tuple] = set()
         self._span = (Fraction(0), Fraction(1))
         """The least and greatest position on the line (first at 0, second at 1) of a recording that agreed."""
 
@@ -975,6 +1015,8 @@ class _Family:
             return
         if self.second is None:
             self.second = point
+            self._needed = max(3, 1 + _highest_degree(self.first.dims, point.dims))
+            self._on_line = {self.first.sizes, point.sizes}
             return
         if point.sizes == self.second.sizes:
             self._check(point, point.numbers == self.second.numbers)
@@ -986,8 +1028,9 @@ class _Family:
         if predicted != point.numbers:
             self.broken = True
             return
-        self.line_checked = True
         self.confirmed.add(point.sizes)
+        self._on_line.add(point.sizes)
+        self.line_checked = len(self._on_line) >= self._needed
         self._span = (min(self._span[0], t), max(self._span[1], t))
 
     def _check(self, point: _Point, agrees: bool) -> None:
@@ -1030,6 +1073,14 @@ class _Family:
                 if numbers is not None:
                     return _rebuild(self.first.ops, numbers)
         return None
+
+
+def _highest_degree(first: tuple, second: tuple) -> int:
+    """The most sizes that change between two points in any one op's call: along their line each changes linearly,
+    so that op's cost (a sum of products of them) is a polynomial of at most that degree."""
+    if len(first) != len(second):
+        return max((len(d) for d in (*first, *second)), default=0)  # the recordings differ in shape: never predicts
+    return max((sum(a != b for a, b in zip(x, y)) + abs(len(x) - len(y)) for x, y in zip(first, second)), default=0)
 
 
 def _predict(first: tuple, second: tuple, t: Fraction) -> tuple | None:
