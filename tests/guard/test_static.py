@@ -80,6 +80,13 @@ ROOT = Path(__file__).resolve().parents[2]
         ("import signal\n", "trace-hooks"),
         ("import importlib\nm = importlib.import_module('solbench')\n", "dynamic-code"),
         ("import torch\nfuture = torch.jit.fork(torch.add, 1, 2)\n", "threads"),
+        # found by the red team: attribute paths as strings, getattr by other names, the harness's randomness
+        ("import operator\nlocals_of = operator.attrgetter('tb_frame.f_back.f_locals')\n", "introspection"),
+        ("from operator import attrgetter as a\nget = a(NAME)\n", "introspection"),
+        ("import operator\nf = operator.methodcaller(name)\n", "introspection"),
+        ("import functools\nf = functools.reduce(getattr, names, error)\n", "introspection"),
+        ("path = ['tb_frame', 'f_back']\n", "introspection"),
+        ("import secrets\nsecrets._sysrand._randbelow = lambda n: 0\n", "patch-module"),
     ],
 )
 def test_each_python_rule_fires(source, rule):

@@ -100,6 +100,22 @@ def test_the_kept_output_is_any_of_a_variants_calls_drawn_after_the_call():
     assert chosen == {0, 3, 6}
 
 
+def test_the_kept_output_is_drawn_from_the_os_not_from_objects_a_solution_can_patch(monkeypatch):
+    """A solution that patches `secrets`' shared generator (`secrets._sysrand._randbelow`, reached without a rule
+    until the red team found it) to keep only each variant's first call cannot steer the draw."""
+    import secrets
+
+    monkeypatch.setattr(secrets._sysrand, "_randbelow", lambda n: 0 if n == 1 else 1)
+    monkeypatch.setattr(secrets, "randbelow", lambda n: 0 if n == 1 else 1)
+    chosen = set()
+    for _ in range(60):
+        measurement, *_ = _run(
+            [0.01], TimingPlan(budget_s=100, warmup_s=0, min_warmup=1, min_iterations=9, capture=True), variants=3
+        )
+        chosen.update(measurement.captured)
+    assert chosen - {0, 1, 2}, "only the first calls were ever kept: the draw was steered"
+
+
 def test_iteration_cap():
     measurement, *_ = _run(
         [0.01, 0.02] * 100, TimingPlan(budget_s=1e9, warmup_s=0, max_iterations=50, target_rel_std_err=0.0)

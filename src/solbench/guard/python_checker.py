@@ -27,6 +27,7 @@ PROTECTED_MODULES = {
     "gc",
     "threading",
     "inspect",
+    "secrets",  # measure.py once drew which timed output is checked through secrets._sysrand
 }
 IMPORT_RULES = {
     "solbench": "harness-access",
@@ -70,6 +71,8 @@ _FRAME_ATTRIBUTES = {
     "_current_frames",
 }
 """Attributes that reach frames, closures or module globals: the harness's state from the solution's code."""
+_ATTRIBUTE_GETTERS = {"operator.attrgetter", "operator.methodcaller"}
+"""getattr by other names: they take attribute paths as strings ("tb_frame.f_back.f_locals")."""
 _REACHED_MODULES = {
     "gc",
     "ctypes",
@@ -200,6 +203,8 @@ class PythonChecker(ast.NodeVisitor):
             self._check_import(node, f"{module}.{alias.name}" if module else alias.name)
 
     def _check_import(self, node: ast.AST, name: str) -> None:
+        if name in _ATTRIBUTE_GETTERS:
+            self.report("introspection", node, f"imports {name}: getattr by another name")
         root = next((part for part in name.split(".") if part in IMPORT_RULES), None)  # from torch.x import gc
         if root is not None:
             self.report(IMPORT_RULES[root], node, f"imports {name}")
@@ -242,6 +247,10 @@ class PythonChecker(ast.NodeVisitor):
                 self.report("patch-module", node, f"{name}() on {target}")
         if name in _ATTRIBUTE_FUNCTIONS and len(node.args) >= 2:
             self._check_dynamic_attribute(node, name)
+        for value in [*node.args, *(k.value for k in node.keywords)]:
+            passed = self.qualified(value) if isinstance(value, ast.Name) else None
+            if passed in _ATTRIBUTE_FUNCTIONS:  # functools.reduce(getattr, ["tb_frame", "f_back"], error)
+                self.report("introspection", node, f"passes {passed} as a value: attribute names the rules never see")
         self.generic_visit(node)
 
     def _check_dynamic_attribute(self, node: ast.Call, function: str) -> None:
@@ -290,6 +299,8 @@ class PythonChecker(ast.NodeVisitor):
             self.report(rule_id, node, f"uses {name or node.attr}")
         elif name == "os.environ":
             self.report("environment", node, "reads os.environ")
+        elif name in _ATTRIBUTE_GETTERS:
+            self.report("introspection", node, f"uses {name}: getattr by another name")
         self.generic_visit(node)
 
     def _check_reached_module(self, node: ast.AST, name: str, module: str) -> None:
@@ -300,6 +311,8 @@ class PythonChecker(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id == "__builtins__":
             self.report("patch-module", node, "uses __builtins__")
+        elif self.aliases.get(node.id) in _ATTRIBUTE_GETTERS:
+            self.report("introspection", node, f"uses {self.aliases[node.id]}: getattr by another name")
 
     def _check_assignment_target(self, target: ast.AST, node: ast.AST) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -369,6 +382,9 @@ class PythonChecker(ast.NodeVisitor):
         if isinstance(node.value, str):
             if "/proc/" in node.value:
                 self.report("proc-access", node, "string mentions /proc/")
+            elif _FRAME_ATTRIBUTES.intersection(node.value.split(".")):
+                # an attribute path handed to whatever takes names as strings (attrgetter, reduce over getattr)
+                self.report("introspection", node, f"string names {node.value!r}: frames, closures or globals")
             elif _BASE64_BLOB.match(node.value):
                 self.report("dynamic-code", node, f"embedded payload of {len(node.value)} characters")
 

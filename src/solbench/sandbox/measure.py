@@ -10,13 +10,20 @@ likely to be the one kept), so no state a call could read says whether its outpu
 from __future__ import annotations
 
 import contextlib
-import secrets
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from solbench.sandbox import stats
+
+
+def _os_random_below(bound: int) -> int:
+    """A number in [0, bound) straight from the OS (os.urandom, which the integrity guard protects), not through
+    `secrets` or `random`, whose Python-level objects (`secrets._sysrand`) a solution could patch to steer which
+    output is kept. 64 bits: the bias of the modulo is below bound / 2**64."""
+    return int.from_bytes(os.urandom(8), "little") % bound
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,7 @@ def measure(
         measurement.samples_s.append(timer.time_call(invoke))
         if plan.capture:
             variant, seen = iteration % variants, iteration // variants + 1
-            if secrets.randbelow(seen) == 0:  # keep this one with probability 1/seen: uniform over the variant's calls
+            if _os_random_below(seen) == 0:  # keep this one with probability 1/seen: uniform over the variant's calls
                 previous = kept.get(variant)
                 if previous is not None:
                     measurement.captured.pop(previous, None)

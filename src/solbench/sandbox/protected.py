@@ -13,7 +13,6 @@ import builtins
 import concurrent.futures.thread
 import importlib
 import os
-import secrets
 import socket
 import sys
 import threading
@@ -88,7 +87,6 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(builtins, "isinstance", "type", "len", "getattr", "id"),
             *_entries(os, "listdir", "fstat", "urandom"),
             *_entries(sys, "_current_frames"),
-            *_entries(secrets, "randbelow"),
             *_entries(_thread, "start_new_thread"),
             *_entries(socket.socket, "sendall", "recv_into"),
             *_entries(torch.Tensor, "clone", "copy_", "cpu", "contiguous", "view", "numel", "detach"),
@@ -124,7 +122,7 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             # Defined on every torch build, CPU-only ones included; they only fail when called there.
             *_entries(torch.cuda, "synchronize"),
             *_entries(torch.cuda.Event, "record", "elapsed_time", "synchronize"),
-            *_entries(measure, "measure", "_should_stop"),
+            *_entries(measure, "measure", "_should_stop", "_os_random_below"),
             *_entries(calling, "call_with_convention", "normalize_outputs", "sentinel_outputs", "materialized"),
             *_entries(wire, "send_message", "_encode_value"),
             *_entries(protocol, "encode", "parse_request"),
