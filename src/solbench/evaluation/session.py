@@ -134,6 +134,8 @@ class SandboxSession:
             self._drain()
             raise self._fail("crash", f"the sandbox closed its channel ({error.strerror})") from None
         deadline = time.monotonic() + timeout_s
+        streamed: list[float] = []
+        """The samples of a timing request, as the sandbox sent each (protocol.SampleTaken)."""
         with selectors.DefaultSelector() as selector:
             selector.register(self._socket, selectors.EVENT_READ, "reply")
             selector.register(self._output, selectors.EVENT_READ, "output")
@@ -145,8 +147,13 @@ class SandboxSession:
                 for key, _ in selector.select(timeout=min(remaining, 0.25)):
                     if key.data == "output":
                         self._drain()
-                    else:
-                        return self._receive(message, deadline)
+                        continue
+                    reply = self._receive(message, deadline)
+                    if not isinstance(reply, protocol.SampleTaken):
+                        return _against_streamed(reply, streamed) if message.reply == "timed" else reply
+                    if reply.index != len(streamed):
+                        return protocol.GuardTripped(rule="streamed-samples", error=_SAMPLES_OUT_OF_ORDER)
+                    streamed.append(reply.seconds)
 
     def _receive(self, request: protocol.RequestMessage, deadline: float) -> Any:
         self._socket.settimeout(max(deadline - time.monotonic(), 0.1))
@@ -286,6 +293,25 @@ class SandboxSession:
         self._socket.close()
         self._output.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+_SAMPLES_OUT_OF_ORDER = (
+    "the sandbox's channel carried a timing sample out of turn: something besides the harness wrote on it"
+)
+
+
+def _against_streamed(reply: Any, streamed: list[float]) -> Any:
+    """A timing request's reply, its samples checked against those streamed as each call was timed: records
+    rewritten in the sandbox's memory after they were sent (the timing loop shares the solution's interpreter)
+    are refused."""
+    if not isinstance(reply, protocol.Timed) or reply.samples_s == streamed:
+        return reply
+    changed = sum(a != b for a, b in zip(reply.samples_s, streamed)) + abs(len(reply.samples_s) - len(streamed))
+    return protocol.GuardTripped(
+        rule="streamed-samples",
+        error=f"the timing loop's records were rewritten after they were taken: {changed} of {len(streamed)} "
+        "samples differ from those sent as each call was timed",
+    )
 
 
 def _resident_bytes(pid: int) -> int | None:

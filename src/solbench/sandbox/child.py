@@ -52,6 +52,7 @@ from solbench.sandbox.protocol import (
     TimeRequest,
 )
 from solbench.sandbox.rotation import InputRotation
+from solbench.sandbox.sample_stream import send_sample
 from solbench.sandbox.wire import WireError, receive_message, send_message
 from solbench.spec.dtypes import same_bits
 
@@ -151,7 +152,9 @@ class SandboxServer:
             fresh[item.index] = value
         return fresh
 
-    def time(self, request: TimeRequest) -> Timed:
+    def time(self, request: TimeRequest, on_sample=None) -> Timed:
+        """The timed loop; `on_sample(i, seconds)` (sample_stream.send_sample, bound by `serve`) hands each sample
+        to the parent as it is taken."""
         import torch
 
         from solbench.sandbox.flush import flusher_for
@@ -180,6 +183,7 @@ class SandboxServer:
                 plan,
                 snapshot=lambda outputs: [torch.Tensor.clone(t) for t in outputs],
                 between_calls=self._between_calls,
+                on_sample=on_sample,
             )
         self.inputs.perturb_seed = None
         self._check_returned()
@@ -372,11 +376,12 @@ def _serve(channel: socket.socket, server: SandboxServer, guard: ChannelGuard) -
         "harness reports)",
     )
     encoded_refusal = functools.partial(protocol.encode, refusal)  # bound now: module globals are the solution's
+    on_sample = functools.partial(send_sample, channel, guard, encoded_refusal)
     handlers = {
         BuildRequest: server.build,
         LoadRequest: server.load,
         CallRequest: server.call,
-        TimeRequest: server.time,
+        TimeRequest: functools.partial(server.time, on_sample=on_sample),
         ProfileRequest: server.profile,
     }
     while True:

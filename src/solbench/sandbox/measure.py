@@ -86,11 +86,13 @@ def measure(
     snapshot: Callable[[Any], Any] = lambda outputs: outputs,
     clock: Callable[[], float] = time.monotonic,
     between_calls: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+    on_sample: Callable[[int, float], None] | None = None,
 ) -> Measurement:
     """Time `call` under `plan`. `prepare(i)` loads iteration i's inputs; `snapshot` copies outputs to keep.
 
     `between_calls()` wraps the harness's own work outside the timer (the sandbox checks there that
-    no solution thread worked meanwhile).
+    no solution thread worked meanwhile). `on_sample(i, seconds)` hands each timed call's time on the moment it is
+    taken, before the next call (the sandbox sends it to the parent: protocol.SampleTaken).
     """
     result: list[Any] = [None]
 
@@ -122,7 +124,11 @@ def measure(
         with between_calls():
             prepare(iteration)
             flusher.flush()
-        measurement.samples_s.append(timer.time_call(invoke))
+        sample = timer.time_call(invoke)
+        if on_sample is not None:
+            with between_calls():
+                on_sample(iteration, sample)
+        measurement.samples_s.append(sample)
         if plan.capture:
             variant, seen = iteration % variants, iteration // variants + 1
             if _os_random_below(seen) == 0:  # keep this one with probability 1/seen: uniform over the variant's calls

@@ -22,7 +22,17 @@ import weakref
 from solbench import torch_threads
 from solbench.guard import runtime, threads
 from solbench.guard.runtime import IntegrityList, OptionalProtected, Protected
-from solbench.sandbox import addresses, calling, channel_guard, flush, line_flush, protocol, rotation, wire
+from solbench.sandbox import (
+    addresses,
+    calling,
+    channel_guard,
+    flush,
+    line_flush,
+    protocol,
+    rotation,
+    sample_stream,
+    wire,
+)
 from solbench.sandbox.timers import cpu, cuda_events, cuda_profiler
 
 measure = importlib.import_module("solbench.sandbox.measure")  # the package's `measure` is the function
@@ -125,6 +135,7 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(measure, "measure", "_should_stop", "_os_random_below"),
             *_entries(calling, "call_with_convention", "normalize_outputs", "sentinel_outputs", "materialized"),
             *_entries(wire, "send_message", "_encode_value"),
+            *_entries(sample_stream, "send_sample"),
             *_entries(protocol, "encode", "parse_request"),
             *_entries(rotation.InputRotation, "prepare", "mutated", "reserve"),
             *_entries(addresses.ShiftingSlab, "fresh", "warmup", "reserve", "_grow", "_views"),

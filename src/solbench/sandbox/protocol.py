@@ -212,6 +212,16 @@ class Timed(_Reply):
     warnings: list[str]
 
 
+class SampleTaken(_Reply):
+    """One timed call's time, sent the moment it is taken, before the next call runs. The timing loop shares the
+    solution's interpreter, where its records can be reached and rewritten after the fact (frames, gc); the parent
+    takes these as the samples and refuses a `Timed` reply whose samples differ from them."""
+
+    kind: Literal["sample"] = "sample"
+    index: Count
+    seconds: Seconds
+
+
 class SandboxOpTime(_Reply):
     name: Annotated[str, Field(max_length=200)]
     self_s: Seconds
@@ -237,7 +247,8 @@ class CompileFailed(_Reply):
 
 
 class GuardTripped(_Reply):
-    """A runtime guard refused what the solution did; `rule` is ``integrity`` or ``threads``."""
+    """A runtime guard refused what the solution did; `rule` names it: ``integrity``, ``threads``, ``channel``, or
+    ``streamed-samples`` (the parent's own: the final samples differ from those streamed as they were taken)."""
 
     kind: Literal["guard_violation"] = "guard_violation"
     rule: str
@@ -273,6 +284,7 @@ Reply = Annotated[
     | Loaded
     | Called
     | Timed
+    | SampleTaken
     | Profiled
     | CompileFailed
     | GuardTripped
@@ -297,6 +309,7 @@ MODELS = (
     Called,
     CapturedOutputs,
     Timed,
+    SampleTaken,
     SandboxOpTime,
     Profiled,
     CompileFailed,
@@ -339,6 +352,8 @@ def parse_reply(body: Any, request: RequestMessage) -> Any:
         reply = _REPLY.validate_python(body)
     except ValidationError as error:
         raise ProtocolError(f"malformed reply: {_described(error)}") from None
+    if isinstance(reply, SampleTaken) and request.reply == "timed":
+        return reply  # one of the samples streamed ahead of the `Timed` reply
     if not isinstance(reply, FAILURES) and reply.kind != request.reply:
         raise ProtocolError(f"a {reply.kind!r} reply to a {request.kind!r} request")
     return reply

@@ -1,0 +1,27 @@
+"""Each timed call's time goes to the parent the moment it is taken (protocol.SampleTaken).
+
+The timing loop runs in the solution's interpreter, where its list of samples can be found and rewritten after
+the calls it timed (frames, gc, native code). A sample already sent cannot be: the parent takes the streamed
+samples as the measurement and refuses a final `Timed` reply whose samples differ from them. This module is
+imported (not `__main__`), so its globals are among those the integrity guard fingerprints, and `send_sample` is
+a protected entry (sandbox/protected.py).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from solbench.sandbox import protocol
+from solbench.sandbox.channel_guard import ChannelGuard
+from solbench.sandbox.wire import send_message
+
+
+def send_sample(
+    channel: socket.socket, guard: ChannelGuard, refusal: Callable[[], Any], index: int, seconds: float
+) -> None:
+    """Send timed call `index`'s time on `channel`, after the guard has checked that it is still the private
+    channel (`refusal`: the encoded refusal it sends and exits with where it is not)."""
+    guard.check(refusal)
+    send_message(channel, protocol.encode(protocol.SampleTaken(index=index, seconds=seconds)))
