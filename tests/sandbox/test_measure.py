@@ -40,7 +40,9 @@ class CountingFlusher:
 def _run(durations, plan, variants=3):
     clock = FakeClock()
     timer, flusher, prepared, results = FakeTimer(clock, durations), CountingFlusher(), [], iter(range(10**6))
-    measurement = measure(lambda: next(results), prepared.append, variants, timer, flusher, plan, clock=clock)
+    measurement = measure(
+        lambda: next(results), lambda i, seed: prepared.append(i), variants, timer, flusher, plan, clock=clock
+    )
     return measurement, prepared, flusher, timer
 
 
@@ -132,7 +134,7 @@ def test_the_timers_resolution_is_kept_and_times_near_it_warned_about():
     clock = FakeClock()
     measurement = measure(
         lambda: None,
-        lambda i: None,
+        lambda i, seed: None,
         1,
         CoarseTimer(clock, [2e-3]),
         CountingFlusher(),
@@ -143,7 +145,7 @@ def test_the_timers_resolution_is_kept_and_times_near_it_warned_about():
     assert any("resolution" in warning for warning in measurement.warnings)
     plain = measure(
         lambda: None,
-        lambda i: None,
+        lambda i, seed: None,
         1,
         FakeTimer(clock, [2e-3]),
         CountingFlusher(),
@@ -151,3 +153,29 @@ def test_the_timers_resolution_is_kept_and_times_near_it_warned_about():
         clock=clock,
     )
     assert plain.resolution_s is None
+
+
+def test_each_timed_iterations_perturbation_seed_is_drawn_as_it_is_prepared():
+    """The plan's seed alone does not say what an iteration's inputs will be (a solution that read it could compute
+    every timed answer during warm-up): each iteration mixes in a draw from the OS, hands it to `prepare` and to the
+    parent with its sample, and keeps it for the reply."""
+
+    def seeds_of_one_run() -> list:
+        clock = FakeClock()
+        prepared, sent = [], []
+        measurement = measure(
+            lambda: None,
+            lambda i, seed: prepared.append((i, seed)),
+            3,
+            FakeTimer(clock, [0.01]),
+            CountingFlusher(),
+            TimingPlan(budget_s=100, warmup_s=0, min_warmup=1, min_iterations=6, perturb_seed=12345),
+            clock=clock,
+            on_sample=lambda i, seconds, seed: sent.append((i, seed)),
+        )
+        timed = [(i, seed) for i, seed in prepared if i >= 0]
+        assert timed == sent and [seed for _, seed in sent] == measurement.seeds
+        return measurement.seeds or []
+
+    first, second = seeds_of_one_run(), seeds_of_one_run()
+    assert first != second and all(seed != 12345 for seed in first)

@@ -718,8 +718,7 @@ class _WorkloadEvaluation:
     def _time_solution(self, sets: list, verdict: Verdict, plan: TimingPlan):
         from solbench.sandbox.flush import CPU_FLUSH_MODES
 
-        seed = plan.perturb_seed
-        assert seed is not None, "_timing_plan draws a seed"
+        assert plan.perturb_seed is not None, "_timing_plan draws a seed"
         cpu_flush = self.config.cpu_flush
         assert cpu_flush in CPU_FLUSH_MODES, "check_harness_options refuses any other flush"
         calls = plan.min_iterations + plan.min_warmup + 2
@@ -729,6 +728,12 @@ class _WorkloadEvaluation:
             deadline,
         )
         samples = reply.samples_s
+        if reply.seeds is None or len(reply.seeds) != len(samples):
+            raise self._stop(
+                EvaluationStatus.RUNTIME_ERROR,
+                "timing returned no perturbation seed for some timed iteration",
+                rule="timed_outputs",
+            )
         variants = len(sets)
         seen = set()
         for entry in reply.captured:
@@ -740,7 +745,7 @@ class _WorkloadEvaluation:
                     rule="timed_outputs",
                 )
             seen.add(iteration % variants)
-            inputs = perturbed_inputs(sets[iteration % variants], iteration, seed, self.perturbations)
+            inputs = perturbed_inputs(sets[iteration % variants], iteration, reply.seeds[iteration], self.perturbations)
             with self.run_state.as_sandbox():
                 try:
                     truth = self.reference.run(inputs)

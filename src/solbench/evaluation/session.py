@@ -134,8 +134,8 @@ class SandboxSession:
             self._drain()
             raise self._fail("crash", f"the sandbox closed its channel ({error.strerror})") from None
         deadline = time.monotonic() + timeout_s
-        streamed: list[float] = []
-        """The samples of a timing request, as the sandbox sent each (protocol.SampleTaken)."""
+        streamed: list[tuple[float, int | None]] = []
+        """The samples and seeds of a timing request, as the sandbox sent each (protocol.SampleTaken)."""
         with selectors.DefaultSelector() as selector:
             selector.register(self._socket, selectors.EVENT_READ, "reply")
             selector.register(self._output, selectors.EVENT_READ, "output")
@@ -153,7 +153,7 @@ class SandboxSession:
                         return _against_streamed(reply, streamed) if message.reply == "timed" else reply
                     if reply.index != len(streamed):
                         return protocol.GuardTripped(rule="streamed-samples", error=_SAMPLES_OUT_OF_ORDER)
-                    streamed.append(reply.seconds)
+                    streamed.append((reply.seconds, reply.seed))
 
     def _receive(self, request: protocol.RequestMessage, deadline: float) -> Any:
         self._socket.settimeout(max(deadline - time.monotonic(), 0.1))
@@ -300,17 +300,21 @@ _SAMPLES_OUT_OF_ORDER = (
 )
 
 
-def _against_streamed(reply: Any, streamed: list[float]) -> Any:
-    """A timing request's reply, its samples checked against those streamed as each call was timed: records
-    rewritten in the sandbox's memory after they were sent (the timing loop shares the solution's interpreter)
-    are refused."""
-    if not isinstance(reply, protocol.Timed) or reply.samples_s == streamed:
+def _against_streamed(reply: Any, streamed: list[tuple[float, int | None]]) -> Any:
+    """A timing request's reply, its samples and seeds checked against those streamed as each call was timed:
+    records rewritten in the sandbox's memory after they were sent (the timing loop shares the solution's
+    interpreter) are refused."""
+    if not isinstance(reply, protocol.Timed):
         return reply
-    changed = sum(a != b for a, b in zip(reply.samples_s, streamed)) + abs(len(reply.samples_s) - len(streamed))
+    seeds = reply.seeds if reply.seeds is not None else [None] * len(reply.samples_s)
+    replied = list(zip(reply.samples_s, seeds))
+    if replied == streamed and len(seeds) == len(reply.samples_s):
+        return reply
+    changed = sum(a != b for a, b in zip(replied, streamed)) + abs(len(replied) - len(streamed))
     return protocol.GuardTripped(
         rule="streamed-samples",
         error=f"the timing loop's records were rewritten after they were taken: {changed} of {len(streamed)} "
-        "samples differ from those sent as each call was timed",
+        "samples or seeds differ from those sent as each call was timed",
     )
 
 

@@ -162,7 +162,6 @@ class SandboxServer:
         from solbench.sandbox.timers import select_timer
 
         plan = request.plan
-        self.inputs.perturb_seed = plan.perturb_seed
         timer = select_timer(request.timer, self.device)
         flusher = flusher_for(
             self.device, request.flush, request.cpu_flush, self._operands, self.line_flush, self.line_flush_missing
@@ -185,7 +184,6 @@ class SandboxServer:
                 between_calls=self._between_calls,
                 on_sample=on_sample,
             )
-        self.inputs.perturb_seed = None
         self._check_returned()
         self.integrity.verify("during the timed loop")
         return Timed(
@@ -201,6 +199,7 @@ class SandboxServer:
                 for i, outs in sorted(measurement.captured.items())
             ],
             warnings=measurement.warnings,
+            seeds=measurement.seeds,
         )
 
     def profile(self, request: ProfileRequest) -> Profiled:
@@ -214,9 +213,10 @@ class SandboxServer:
         return profiled
 
     # --- helpers ------------------------------------------------------------------------------
-    def _prepare(self, index: int) -> None:
-        """Load input variant `index` into the live buffers and arm the output sentinels, both at new addresses."""
-        self.inputs.prepare(index)
+    def _prepare(self, index: int, seed: int | None = None) -> None:
+        """Load input variant `index` (perturbed with `seed` where given) into the live buffers and arm the output
+        sentinels, both at new addresses."""
+        self.inputs.prepare(index, seed)
         if self._output_slab is not None:
             self.outputs = self._output_slab.warmup() if index < 0 else self._output_slab.fresh()
             for buffer, sentinel in zip(self.outputs, self._sentinels):

@@ -26,6 +26,14 @@ def _os_random_below(bound: int) -> int:
     return int.from_bytes(os.urandom(8), "little") % bound
 
 
+def _iteration_seed(plan) -> int | None:
+    """One iteration's perturbation seed: the plan's, mixed with 48 bits from the OS drawn now (None: no
+    perturbation)."""
+    if plan.perturb_seed is None:
+        return None
+    return plan.perturb_seed ^ _os_random_below(1 << 48)
+
+
 @dataclass(frozen=True)
 class TimingPlan:
     __pydantic_config__ = {"extra": "forbid"}  # a field of the sandbox protocol's TimeRequest
@@ -44,7 +52,9 @@ class TimingPlan:
     capture: bool = False
     """Keep one timed output per input variant, for the parent to check."""
     perturb_seed: int | None = None
-    """Seed that makes every iteration's input content unique (see rotation.py); None: plain rotation."""
+    """Makes every iteration's input content unique (see rotation.py); None: plain rotation. Each iteration's own
+    seed is this one mixed with a draw from the OS as the iteration is prepared (`Measurement.seeds`), so no state
+    before it says what that iteration's inputs will be: answers cannot be computed ahead of the calls."""
 
 
 @dataclass
@@ -62,6 +72,8 @@ class Measurement:
     """The timer's resolution, where it states one."""
     captured: dict[int, Any] = field(default_factory=dict)
     """Iteration index -> that call's outputs, one iteration per input variant (when the plan captures)."""
+    seeds: list[int] | None = None
+    """Per timed iteration, the perturbation seed its inputs were made with (where the plan perturbs)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -78,7 +90,7 @@ def _should_stop(plan: TimingPlan, samples: list[float], elapsed_s: float, captu
 
 def measure(
     call: Callable[[], Any],
-    prepare: Callable[[int], None],
+    prepare: Callable[[int, int | None], None],
     variants: int,
     timer,
     flusher,
@@ -86,13 +98,15 @@ def measure(
     snapshot: Callable[[Any], Any] = lambda outputs: outputs,
     clock: Callable[[], float] = time.monotonic,
     between_calls: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
-    on_sample: Callable[[int, float], None] | None = None,
+    on_sample: Callable[[int, float, int | None], None] | None = None,
 ) -> Measurement:
-    """Time `call` under `plan`. `prepare(i)` loads iteration i's inputs; `snapshot` copies outputs to keep.
+    """Time `call` under `plan`. `prepare(i, seed)` loads iteration i's inputs, perturbed with `seed` (None: as
+    the caller's rotation has it); `snapshot` copies outputs to keep.
 
     `between_calls()` wraps the harness's own work outside the timer (the sandbox checks there that
-    no solution thread worked meanwhile). `on_sample(i, seconds)` hands each timed call's time on the moment it is
-    taken, before the next call (the sandbox sends it to the parent: protocol.SampleTaken).
+    no solution thread worked meanwhile). `on_sample(i, seconds, seed)` hands each timed call's time and its
+    inputs' perturbation seed on the moment it is taken, before the next call (the sandbox sends them to the
+    parent: protocol.SampleTaken).
     """
     result: list[Any] = [None]
 
@@ -103,7 +117,7 @@ def measure(
     start = clock()
     while warmup < plan.min_warmup or clock() - start < plan.warmup_s:
         with between_calls():
-            prepare(-1 - warmup)  # warm-up iterations get content of their own too
+            prepare(-1 - warmup, _iteration_seed(plan))  # warm-up iterations get content of their own too
             flusher.flush()
         timer.time_call(invoke)
         warmup += 1
@@ -115,20 +129,24 @@ def measure(
         flush_bytes=flusher.bytes,
         flush_mode=getattr(flusher, "mode", "none"),
         flush_note=getattr(flusher, "note", None),
+        seeds=None if plan.perturb_seed is None else [],
     )
     kept: dict[int, int] = {}
     """Input variant -> the iteration whose output is kept for it."""
     start = clock()
     iteration = 0
     while not _should_stop(plan, measurement.samples_s, clock() - start, plan.capture and iteration < variants):
+        seed = _iteration_seed(plan)
         with between_calls():
-            prepare(iteration)
+            prepare(iteration, seed)
             flusher.flush()
         sample = timer.time_call(invoke)
         if on_sample is not None:
             with between_calls():
-                on_sample(iteration, sample)
+                on_sample(iteration, sample, seed)
         measurement.samples_s.append(sample)
+        if measurement.seeds is not None and seed is not None:
+            measurement.seeds.append(seed)
         if plan.capture:
             variant, seen = iteration % variants, iteration // variants + 1
             if _os_random_below(seen) == 0:  # keep this one with probability 1/seen: uniform over the variant's calls

@@ -210,6 +210,8 @@ class Timed(_Reply):
     resolution_s: Seconds | None
     captured: list[CapturedOutputs]
     warnings: list[str]
+    seeds: list[Count] | None = None
+    """Per timed iteration, its inputs' perturbation seed (sandbox/measure.py), where the plan perturbs."""
 
 
 class SampleTaken(_Reply):
@@ -220,6 +222,8 @@ class SampleTaken(_Reply):
     kind: Literal["sample"] = "sample"
     index: Count
     seconds: Seconds
+    seed: Count | None
+    """The perturbation seed the call's inputs were made with, drawn as they were prepared."""
 
 
 class SandboxOpTime(_Reply):

@@ -175,17 +175,19 @@ class InputRotation:
         """Room for `calls` more calls at fresh addresses without allocating between them."""
         self.slab.reserve(calls)
 
-    def prepare(self, iteration: int) -> None:
+    def prepare(self, iteration: int, seed: int | None = None) -> None:
         """Load set `iteration mod N` at fresh addresses (negative iterations, warm-up calls, at recycled ones); for
-        timed loops (a perturbation seed given) make the content unique to `iteration`."""
+        timed loops make the content unique to `iteration` and its perturbation `seed` (drawn for this iteration
+        alone: sandbox/measure.py), or to the rotation's `perturb_seed` where none is given."""
         import torch
 
+        seed = self.perturb_seed if seed is None else seed
         self.live = self.slab.warmup() if iteration < 0 else self.slab.fresh()
         for index, (live, pristine) in enumerate(zip(self.live, self.pool[iteration % len(self.pool)])):
             if isinstance(live, torch.Tensor):
                 live.copy_(pristine)
-                if self.perturb_seed is not None:
-                    _perturb(live, iteration, self.perturb_seed + index, self.perturbations[index])
+                if seed is not None:
+                    _perturb(live, iteration, seed + index, self.perturbations[index])
 
     def mutated(self, index: int) -> list[int]:
         """Positions of inputs whose live content no longer equals (unperturbed) variant `index`."""

@@ -1,8 +1,10 @@
-"""Each timed call's time goes to the parent the moment it is taken (protocol.SampleTaken).
+"""Each timed call's time, and the seed its inputs were perturbed with, go to the parent the moment the call is
+timed (protocol.SampleTaken).
 
-The timing loop runs in the solution's interpreter, where its list of samples can be found and rewritten after
-the calls it timed (frames, gc, native code). A sample already sent cannot be: the parent takes the streamed
-samples as the measurement and refuses a final `Timed` reply whose samples differ from them. This module is
+The timing loop runs in the solution's interpreter, where its lists of samples and seeds can be found and rewritten
+after the calls they describe (frames, gc, native code). What was already sent cannot be: the parent takes the
+streamed samples as the measurement, rebuilds checked outputs' inputs from the streamed seeds, and refuses a final
+`Timed` reply that differs from them. This module is
 imported (not `__main__`), so its globals are among those the integrity guard fingerprints, and `send_sample` is
 a protected entry (sandbox/protected.py).
 """
@@ -19,9 +21,14 @@ from solbench.sandbox.wire import send_message
 
 
 def send_sample(
-    channel: socket.socket, guard: ChannelGuard, refusal: Callable[[], Any], index: int, seconds: float
+    channel: socket.socket,
+    guard: ChannelGuard,
+    refusal: Callable[[], Any],
+    index: int,
+    seconds: float,
+    seed: int | None,
 ) -> None:
-    """Send timed call `index`'s time on `channel`, after the guard has checked that it is still the private
-    channel (`refusal`: the encoded refusal it sends and exits with where it is not)."""
+    """Send timed call `index`'s time and its inputs' perturbation seed on `channel`, after the guard has checked
+    that it is still the private channel (`refusal`: the encoded refusal it sends and exits with where it is not)."""
     guard.check(refusal)
-    send_message(channel, protocol.encode(protocol.SampleTaken(index=index, seconds=seconds)))
+    send_message(channel, protocol.encode(protocol.SampleTaken(index=index, seconds=seconds, seed=seed)))
