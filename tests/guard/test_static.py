@@ -187,3 +187,16 @@ def test_check_command(tmp_path):
     assert blocked.returncode == 1
     assert [f["rule"] for f in json.loads(blocked.stdout)] == ["patch-module"]
     assert json.loads(blocked.stdout)[0]["severity"] == Severity.BLOCK.value
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'import operator\nxs = sorted(ts, key=operator.attrgetter("ndim"))\n',  # a sort key by a plain name
+        "from operator import itemgetter, attrgetter\n",
+        '"""We never read frame.f_back."""\n',  # prose that mentions an attribute, not a path to one
+    ],
+)
+def test_plain_attribute_names_and_prose_are_not_introspection(source):
+    """The red team's second pass found these honest lines blocked by the rules added after its first."""
+    assert not check_sources([("kernel.py", source)])

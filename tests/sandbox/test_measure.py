@@ -157,8 +157,8 @@ def test_the_timers_resolution_is_kept_and_times_near_it_warned_about():
 
 def test_each_timed_iterations_perturbation_seed_is_drawn_as_it_is_prepared():
     """The plan's seed alone does not say what an iteration's inputs will be (a solution that read it could compute
-    every timed answer during warm-up): each iteration mixes in a draw from the OS, hands it to `prepare` and to the
-    parent with its sample, and keeps it for the reply."""
+    every timed answer during warm-up): each iteration mixes in a draw from the OS, hands it to the parent before
+    `prepare` gets it, and keeps it for the reply."""
 
     def seeds_of_one_run() -> list:
         clock = FakeClock()
@@ -171,7 +171,7 @@ def test_each_timed_iterations_perturbation_seed_is_drawn_as_it_is_prepared():
             CountingFlusher(),
             TimingPlan(budget_s=100, warmup_s=0, min_warmup=1, min_iterations=6, perturb_seed=12345),
             clock=clock,
-            on_sample=lambda i, seconds, seed: sent.append((i, seed)),
+            on_seed=lambda i, seed: sent.append((i, seed)),
         )
         timed = [(i, seed) for i, seed in prepared if i >= 0]
         assert timed == sent and [seed for _, seed in sent] == measurement.seeds

@@ -80,6 +80,13 @@ def _raw_frame(header: dict, blobs: list[bytes]) -> bytes:
         ({"body": {"__tensor__": 3, "dtype": "float32", "shape": [1]}, "blobs": [4]}, [b"\0" * 4], "missing blob"),
         ({"body": {"__tensor__": 0, "dtype": "float32", "shape": [-1]}, "blobs": [4]}, [b"\0" * 4], "invalid shape"),
         ({"nobody": 1}, [], "malformed header"),
+        # a blob nothing refers to: room for the next frame's bytes, which a writer on the channel would swallow
+        ({"body": {"kind": "sample", "index": 0, "seconds": 1e-6}, "blobs": [64]}, [b"\0" * 64], "no tensor"),
+        (
+            {"body": [{"__tensor__": 0, "dtype": "int32", "shape": [1]}] * 2, "blobs": [4, 4]},
+            [b"\0" * 8],
+            "referred to twice",
+        ),
     ],
 )
 def test_rejects_forged_frames(header, blobs, reason):

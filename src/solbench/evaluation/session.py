@@ -134,8 +134,10 @@ class SandboxSession:
             self._drain()
             raise self._fail("crash", f"the sandbox closed its channel ({error.strerror})") from None
         deadline = time.monotonic() + timeout_s
-        streamed: list[tuple[float, int | None]] = []
-        """The samples and seeds of a timing request, as the sandbox sent each (protocol.SampleTaken)."""
+        samples: list[float] = []
+        seeds: list[int] = []
+        """A timing request's samples and perturbation seeds, as the sandbox sent each (protocol.SampleTaken,
+        protocol.SeedDrawn): a seed before its iteration's sample, where the plan perturbs."""
         with selectors.DefaultSelector() as selector:
             selector.register(self._socket, selectors.EVENT_READ, "reply")
             selector.register(self._output, selectors.EVENT_READ, "output")
@@ -149,11 +151,16 @@ class SandboxSession:
                         self._drain()
                         continue
                     reply = self._receive(message, deadline)
-                    if not isinstance(reply, protocol.SampleTaken):
-                        return _against_streamed(reply, streamed) if message.reply == "timed" else reply
-                    if reply.index != len(streamed):
-                        return protocol.GuardTripped(rule="streamed-samples", error=_SAMPLES_OUT_OF_ORDER)
-                    streamed.append((reply.seconds, reply.seed))
+                    if isinstance(reply, protocol.SeedDrawn):
+                        if reply.index != len(seeds) or len(seeds) != len(samples):
+                            return protocol.GuardTripped(rule="streamed-samples", error=_SAMPLES_OUT_OF_ORDER)
+                        seeds.append(reply.seed)
+                    elif isinstance(reply, protocol.SampleTaken):
+                        if reply.index != len(samples) or len(seeds) not in (0, len(samples) + 1):
+                            return protocol.GuardTripped(rule="streamed-samples", error=_SAMPLES_OUT_OF_ORDER)
+                        samples.append(reply.seconds)
+                    else:
+                        return _against_streamed(reply, samples, seeds) if message.reply == "timed" else reply
 
     def _receive(self, request: protocol.RequestMessage, deadline: float) -> Any:
         self._socket.settimeout(max(deadline - time.monotonic(), 0.1))
@@ -300,21 +307,20 @@ _SAMPLES_OUT_OF_ORDER = (
 )
 
 
-def _against_streamed(reply: Any, streamed: list[tuple[float, int | None]]) -> Any:
+def _against_streamed(reply: Any, samples: list[float], seeds: list[int]) -> Any:
     """A timing request's reply, its samples and seeds checked against those streamed as each call was timed:
     records rewritten in the sandbox's memory after they were sent (the timing loop shares the solution's
     interpreter) are refused."""
     if not isinstance(reply, protocol.Timed):
         return reply
-    seeds = reply.seeds if reply.seeds is not None else [None] * len(reply.samples_s)
-    replied = list(zip(reply.samples_s, seeds))
-    if replied == streamed and len(seeds) == len(reply.samples_s):
+    if reply.samples_s == samples and (reply.seeds or []) == seeds and len(seeds) in (0, len(samples)):
         return reply
-    changed = sum(a != b for a, b in zip(replied, streamed)) + abs(len(replied) - len(streamed))
+    replied, sent = [*reply.samples_s, *(reply.seeds or [])], [*samples, *seeds]
+    changed = sum(a != b for a, b in zip(replied, sent)) + abs(len(replied) - len(sent))
     return protocol.GuardTripped(
         rule="streamed-samples",
-        error=f"the timing loop's records were rewritten after they were taken: {changed} of {len(streamed)} "
-        "samples or seeds differ from those sent as each call was timed",
+        error=f"the timing loop's records were rewritten after they were taken: {changed} of {len(sent)} samples "
+        "and seeds differ from those sent as each call was timed",
     )
 
 

@@ -72,7 +72,11 @@ _FRAME_ATTRIBUTES = {
 }
 """Attributes that reach frames, closures or module globals: the harness's state from the solution's code."""
 _ATTRIBUTE_GETTERS = {"operator.attrgetter", "operator.methodcaller"}
-"""getattr by other names: they take attribute paths as strings ("tb_frame.f_back.f_locals")."""
+"""getattr by other names: they take attribute paths as strings ("tb_frame.f_back.f_locals"). A call with plain
+string constants is checked as those strings are (`attrgetter("ndim")` as a sort key is fine); one with a computed
+name, or the function handed on uncalled, is not checkable."""
+_ATTRIBUTE_PATH = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+"""A string that is a whole attribute path ("f_back", "tb_frame.f_back.f_locals"), not prose that mentions one."""
 _REACHED_MODULES = {
     "gc",
     "ctypes",
@@ -165,6 +169,8 @@ class PythonChecker(ast.NodeVisitor):
         """Names bound to a string constant, for getattr(owner, NAME)."""
         self.findings: list[Finding] = []
         self._function_globals: list[set[str]] = []
+        self._checked_calls: set[int] = set()
+        """ids of the callee nodes of attrgetter/methodcaller calls already checked (visited before the callee)."""
 
     def report(self, rule_id: str, node: ast.AST, message: str) -> None:
         rule = RULES[rule_id]
@@ -203,8 +209,6 @@ class PythonChecker(ast.NodeVisitor):
             self._check_import(node, f"{module}.{alias.name}" if module else alias.name)
 
     def _check_import(self, node: ast.AST, name: str) -> None:
-        if name in _ATTRIBUTE_GETTERS:
-            self.report("introspection", node, f"imports {name}: getattr by another name")
         root = next((part for part in name.split(".") if part in IMPORT_RULES), None)  # from torch.x import gc
         if root is not None:
             self.report(IMPORT_RULES[root], node, f"imports {name}")
@@ -216,6 +220,10 @@ class PythonChecker(ast.NodeVisitor):
         name = self.qualified(node.func)
         if name is not None:
             self._check_call_name(node, name)
+        if name in _ATTRIBUTE_GETTERS:
+            self._checked_calls.add(id(node.func))  # the callee itself is not a use to refuse; its names are checked
+            if not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
+                self.report("introspection", node, f"{name}() of a computed name: getattr by another name")
         if isinstance(node.func, ast.Attribute):
             method = node.func.attr
             if method == "data_ptr":
@@ -299,8 +307,8 @@ class PythonChecker(ast.NodeVisitor):
             self.report(rule_id, node, f"uses {name or node.attr}")
         elif name == "os.environ":
             self.report("environment", node, "reads os.environ")
-        elif name in _ATTRIBUTE_GETTERS:
-            self.report("introspection", node, f"uses {name}: getattr by another name")
+        elif name in _ATTRIBUTE_GETTERS and id(node) not in self._checked_calls:
+            self.report("introspection", node, f"uses {name} other than calling it: getattr by another name")
         self.generic_visit(node)
 
     def _check_reached_module(self, node: ast.AST, name: str, module: str) -> None:
@@ -311,8 +319,8 @@ class PythonChecker(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id == "__builtins__":
             self.report("patch-module", node, "uses __builtins__")
-        elif self.aliases.get(node.id) in _ATTRIBUTE_GETTERS:
-            self.report("introspection", node, f"uses {self.aliases[node.id]}: getattr by another name")
+        elif self.aliases.get(node.id) in _ATTRIBUTE_GETTERS and id(node) not in self._checked_calls:
+            self.report("introspection", node, f"uses {self.aliases[node.id]} other than calling it")
 
     def _check_assignment_target(self, target: ast.AST, node: ast.AST) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -382,7 +390,7 @@ class PythonChecker(ast.NodeVisitor):
         if isinstance(node.value, str):
             if "/proc/" in node.value:
                 self.report("proc-access", node, "string mentions /proc/")
-            elif _FRAME_ATTRIBUTES.intersection(node.value.split(".")):
+            elif _ATTRIBUTE_PATH.fullmatch(node.value) and _FRAME_ATTRIBUTES.intersection(node.value.split(".")):
                 # an attribute path handed to whatever takes names as strings (attrgetter, reduce over getattr)
                 self.report("introspection", node, f"string names {node.value!r}: frames, closures or globals")
             elif _BASE64_BLOB.match(node.value):

@@ -52,7 +52,8 @@ from solbench.sandbox.protocol import (
     TimeRequest,
 )
 from solbench.sandbox.rotation import InputRotation
-from solbench.sandbox.sample_stream import send_sample
+from solbench.sandbox.sample_stream import no_hooks as _no_hooks
+from solbench.sandbox.sample_stream import send_sample, send_seed
 from solbench.sandbox.wire import WireError, receive_message, send_message
 from solbench.spec.dtypes import same_bits
 
@@ -152,9 +153,9 @@ class SandboxServer:
             fresh[item.index] = value
         return fresh
 
-    def time(self, request: TimeRequest, on_sample=None) -> Timed:
-        """The timed loop; `on_sample(i, seconds)` (sample_stream.send_sample, bound by `serve`) hands each sample
-        to the parent as it is taken."""
+    def time(self, request: TimeRequest, on_sample=None, on_seed=None) -> Timed:
+        """The timed loop; `on_sample(i, seconds)` and `on_seed(i, seed)` (sample_stream, bound by `serve`) hand each
+        sample and each perturbation seed to the parent as it is taken or drawn."""
         import torch
 
         from solbench.sandbox.flush import flusher_for
@@ -183,6 +184,8 @@ class SandboxServer:
                 snapshot=lambda outputs: [torch.Tensor.clone(t) for t in outputs],
                 between_calls=self._between_calls,
                 on_sample=on_sample,
+                on_seed=on_seed,
+                no_hooks=_no_hooks,
             )
         self._check_returned()
         self.integrity.verify("during the timed loop")
@@ -296,6 +299,12 @@ class SandboxServer:
 
             torch.cuda.synchronize()
         self.threads.settle("after the call returned")
+        if _no_hooks():  # before the timer stops: the rest of the harness's frames run without the solution's hooks
+            raise GuardViolation(
+                "integrity",
+                "the solution left a trace or profile function set after its call: it would run in the harness's "
+                "own frames once the timer stops (untimed work, or the timing records rewritten before they are sent)",
+            )
         self.threads.check_kept_pools()
         return outputs
 
@@ -377,11 +386,12 @@ def _serve(channel: socket.socket, server: SandboxServer, guard: ChannelGuard) -
     )
     encoded_refusal = functools.partial(protocol.encode, refusal)  # bound now: module globals are the solution's
     on_sample = functools.partial(send_sample, channel, guard, encoded_refusal)
+    on_seed = functools.partial(send_seed, channel, guard, encoded_refusal)
     handlers = {
         BuildRequest: server.build,
         LoadRequest: server.load,
         CallRequest: server.call,
-        TimeRequest: functools.partial(server.time, on_sample=on_sample),
+        TimeRequest: functools.partial(server.time, on_sample=on_sample, on_seed=on_seed),
         ProfileRequest: server.profile,
     }
     while True:

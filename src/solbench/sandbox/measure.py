@@ -19,19 +19,20 @@ from typing import Any, Literal
 from solbench.sandbox import stats
 
 
-def _os_random_below(bound: int) -> int:
-    """A number in [0, bound) straight from the OS (os.urandom, which the integrity guard protects), not through
-    `secrets` or `random`, whose Python-level objects (`secrets._sysrand`) a solution could patch to steer which
-    output is kept. 64 bits: the bias of the modulo is below bound / 2**64."""
-    return int.from_bytes(os.urandom(8), "little") % bound
+def _os_random_below(bound: int, urandom: Callable[[int], bytes]) -> int:
+    """A number in [0, bound) straight from the OS: `urandom` is `os.urandom` as `measure` found it before the
+    loop's first call (the integrity guard checks it there), not looked up again, and not `secrets` or `random`,
+    whose Python-level objects (`secrets._sysrand`) a solution could patch to steer which output is kept. 64 bits:
+    the bias of the modulo is below bound / 2**64."""
+    return int.from_bytes(urandom(8), "little") % bound
 
 
-def _iteration_seed(plan) -> int | None:
+def _iteration_seed(plan, urandom: Callable[[int], bytes]) -> int | None:
     """One iteration's perturbation seed: the plan's, mixed with 48 bits from the OS drawn now (None: no
     perturbation)."""
     if plan.perturb_seed is None:
         return None
-    return plan.perturb_seed ^ _os_random_below(1 << 48)
+    return plan.perturb_seed ^ _os_random_below(1 << 48, urandom)
 
 
 @dataclass(frozen=True)
@@ -98,16 +99,21 @@ def measure(
     snapshot: Callable[[Any], Any] = lambda outputs: outputs,
     clock: Callable[[], float] = time.monotonic,
     between_calls: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
-    on_sample: Callable[[int, float, int | None], None] | None = None,
+    on_sample: Callable[[int, float], None] | None = None,
+    on_seed: Callable[[int, int], None] | None = None,
+    no_hooks: Callable[[], None] = lambda: None,
 ) -> Measurement:
     """Time `call` under `plan`. `prepare(i, seed)` loads iteration i's inputs, perturbed with `seed` (None: as
     the caller's rotation has it); `snapshot` copies outputs to keep.
 
     `between_calls()` wraps the harness's own work outside the timer (the sandbox checks there that
-    no solution thread worked meanwhile). `on_sample(i, seconds, seed)` hands each timed call's time and its
-    inputs' perturbation seed on the moment it is taken, before the next call (the sandbox sends them to the
-    parent: protocol.SampleTaken).
+    no solution thread worked meanwhile). `on_seed(i, seed)` hands on iteration i's perturbation seed as it is
+    drawn, before anything of that iteration runs, and `on_sample(i, seconds)` its call's time the moment it is
+    taken (the sandbox sends both to the parent: protocol.SeedDrawn, protocol.SampleTaken). `no_hooks()` runs just
+    before each draw: the sandbox clears trace and profile functions there, which could otherwise rewrite this
+    frame's locals (a seed, a sample) before they are sent.
     """
+    urandom = os.urandom  # before this loop's first call: a local, which no Python code can rebind
     result: list[Any] = [None]
 
     def invoke() -> None:
@@ -117,7 +123,7 @@ def measure(
     start = clock()
     while warmup < plan.min_warmup or clock() - start < plan.warmup_s:
         with between_calls():
-            prepare(-1 - warmup, _iteration_seed(plan))  # warm-up iterations get content of their own too
+            prepare(-1 - warmup, _iteration_seed(plan, urandom))  # warm-up iterations get content of their own too
             flusher.flush()
         timer.time_call(invoke)
         warmup += 1
@@ -136,20 +142,24 @@ def measure(
     start = clock()
     iteration = 0
     while not _should_stop(plan, measurement.samples_s, clock() - start, plan.capture and iteration < variants):
-        seed = _iteration_seed(plan)
+        no_hooks()
+        seed = _iteration_seed(plan, urandom)
+        if on_seed is not None and seed is not None:
+            on_seed(iteration, seed)  # sent before any of this iteration's work, where the solution's code could run
         with between_calls():
             prepare(iteration, seed)
             flusher.flush()
         sample = timer.time_call(invoke)
         if on_sample is not None:
-            with between_calls():
-                on_sample(iteration, sample, seed)
+            on_sample(iteration, sample)  # before the harness's work after the call, as the seed was
         measurement.samples_s.append(sample)
         if measurement.seeds is not None and seed is not None:
             measurement.seeds.append(seed)
         if plan.capture:
             variant, seen = iteration % variants, iteration // variants + 1
-            if _os_random_below(seen) == 0:  # keep this one with probability 1/seen: uniform over the variant's calls
+            if (
+                _os_random_below(seen, urandom) == 0
+            ):  # keep this one with probability 1/seen: uniform over the variant's calls
                 previous = kept.get(variant)
                 if previous is not None:
                     measurement.captured.pop(previous, None)

@@ -135,7 +135,7 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
             *_entries(measure, "measure", "_should_stop", "_os_random_below"),
             *_entries(calling, "call_with_convention", "normalize_outputs", "sentinel_outputs", "materialized"),
             *_entries(wire, "send_message", "_encode_value"),
-            *_entries(sample_stream, "send_sample"),
+            *_entries(sample_stream, "send_sample", "send_seed", "no_hooks"),
             *_entries(protocol, "encode", "parse_request"),
             *_entries(rotation.InputRotation, "prepare", "mutated", "reserve"),
             *_entries(addresses.ShiftingSlab, "fresh", "warmup", "reserve", "_grow", "_views"),

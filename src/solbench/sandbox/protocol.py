@@ -215,15 +215,23 @@ class Timed(_Reply):
 
 
 class SampleTaken(_Reply):
-    """One timed call's time, sent the moment it is taken, before the next call runs. The timing loop shares the
-    solution's interpreter, where its records can be reached and rewritten after the fact (frames, gc); the parent
-    takes these as the samples and refuses a `Timed` reply whose samples differ from them."""
+    """One timed call's time, sent the moment it is taken, before the harness's work after the call. The timing loop
+    shares the solution's interpreter, where its records can be reached and rewritten after the fact (frames, gc);
+    the parent takes these as the samples and refuses a `Timed` reply whose samples differ from them."""
 
     kind: Literal["sample"] = "sample"
     index: Count
     seconds: Seconds
-    seed: Count | None
-    """The perturbation seed the call's inputs were made with, drawn as they were prepared."""
+
+
+class SeedDrawn(_Reply):
+    """A timed iteration's perturbation seed, sent as it is drawn, before that iteration's inputs are prepared (before
+    anything of that iteration could run the solution's code): the parent rebuilds checked outputs' inputs from
+    these and refuses a `Timed` reply whose seeds differ."""
+
+    kind: Literal["seed"] = "seed"
+    index: Count
+    seed: Count
 
 
 class SandboxOpTime(_Reply):
@@ -289,6 +297,7 @@ Reply = Annotated[
     | Called
     | Timed
     | SampleTaken
+    | SeedDrawn
     | Profiled
     | CompileFailed
     | GuardTripped
@@ -314,6 +323,7 @@ MODELS = (
     CapturedOutputs,
     Timed,
     SampleTaken,
+    SeedDrawn,
     SandboxOpTime,
     Profiled,
     CompileFailed,
@@ -356,8 +366,8 @@ def parse_reply(body: Any, request: RequestMessage) -> Any:
         reply = _REPLY.validate_python(body)
     except ValidationError as error:
         raise ProtocolError(f"malformed reply: {_described(error)}") from None
-    if isinstance(reply, SampleTaken) and request.reply == "timed":
-        return reply  # one of the samples streamed ahead of the `Timed` reply
+    if isinstance(reply, (SampleTaken, SeedDrawn)) and request.reply == "timed":
+        return reply  # streamed ahead of the `Timed` reply
     if not isinstance(reply, FAILURES) and reply.kind != request.reply:
         raise ProtocolError(f"a {reply.kind!r} reply to a {request.kind!r} request")
     return reply

@@ -20,15 +20,28 @@ from solbench.sandbox.channel_guard import ChannelGuard
 from solbench.sandbox.wire import send_message
 
 
+def no_hooks() -> bool:
+    """Clear the trace and profile functions; whether one was set (one set from native code, PyEval_SetProfile, is
+    invisible to sys.getprofile: cleared all the same). The timing loop calls this at the end of each timed call and
+    before each seed is drawn, so that no code of the solution's runs in the frames whose locals are sent."""
+    import sys
+
+    was_set = sys.gettrace() is not None or sys.getprofile() is not None
+    sys.settrace(None)
+    sys.setprofile(None)
+    return was_set
+
+
 def send_sample(
-    channel: socket.socket,
-    guard: ChannelGuard,
-    refusal: Callable[[], Any],
-    index: int,
-    seconds: float,
-    seed: int | None,
+    channel: socket.socket, guard: ChannelGuard, refusal: Callable[[], Any], index: int, seconds: float
 ) -> None:
-    """Send timed call `index`'s time and its inputs' perturbation seed on `channel`, after the guard has checked
-    that it is still the private channel (`refusal`: the encoded refusal it sends and exits with where it is not)."""
+    """Send timed call `index`'s time on `channel`, after the guard has checked that it is still the private channel
+    (`refusal`: the encoded refusal it sends and exits with where it is not)."""
     guard.check(refusal)
-    send_message(channel, protocol.encode(protocol.SampleTaken(index=index, seconds=seconds, seed=seed)))
+    send_message(channel, protocol.encode(protocol.SampleTaken(index=index, seconds=seconds)))
+
+
+def send_seed(channel: socket.socket, guard: ChannelGuard, refusal: Callable[[], Any], index: int, seed: int) -> None:
+    """Send timed iteration `index`'s perturbation seed on `channel`, as `send_sample` sends its time."""
+    guard.check(refusal)
+    send_message(channel, protocol.encode(protocol.SeedDrawn(index=index, seed=seed)))
