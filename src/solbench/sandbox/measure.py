@@ -101,7 +101,7 @@ def measure(
     between_calls: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
     on_sample: Callable[[int, float], None] | None = None,
     on_seed: Callable[[int, int], None] | None = None,
-    no_hooks: Callable[[], None] = lambda: None,
+    no_hooks: Callable[[], object] = lambda: None,
 ) -> Measurement:
     """Time `call` under `plan`. `prepare(i, seed)` loads iteration i's inputs, perturbed with `seed` (None: as
     the caller's rotation has it); `snapshot` copies outputs to keep.

@@ -50,11 +50,11 @@ def _encode_value(value: Any, blobs: list[Any]) -> Any:
     raise TypeError(f"cannot send a {type(value).__name__} over the channel")
 
 
-def _decode_value(value: Any, blobs: list[memoryview], used: list[int]) -> Any:
+def _decode_value(value: Any, blobs: list[memoryview], used: list[Any]) -> Any:
     """`value` with its tensors rebuilt from `blobs`; `used` collects the blob index each tensor took."""
     if isinstance(value, dict):
         if _TENSOR_KEY in value:
-            used.append(value.get(_TENSOR_KEY))  # checked in _decode_tensor
+            used.append(cast("dict[str, Any]", value)[_TENSOR_KEY])  # checked in _decode_tensor
             return _decode_tensor(cast("dict[str, Any]", value), blobs)
         if _FLOAT_KEY in value:
             return float(cast("dict[str, Any]", value)[_FLOAT_KEY])
@@ -131,7 +131,7 @@ def receive_message(sock: socket.socket, max_bytes: int = 1 << 36) -> Any:
     if sum(sizes) > max_bytes:
         raise WireError(f"message of {sum(sizes)} bytes exceeds the limit of {max_bytes}")
     blobs = [_receive_exactly(sock, s) if s else memoryview(b"") for s in sizes]
-    used: list[int] = []
+    used: list[Any] = []
     message = _decode_value(body, blobs, used)
     if sorted(used) != list(range(len(blobs))):
         # a blob no tensor takes would carry the next frame's bytes: a writer on the channel swallowing the harness's
