@@ -157,9 +157,8 @@ def measure(
             measurement.seeds.append(seed)
         if plan.capture:
             variant, seen = iteration % variants, iteration // variants + 1
-            if (
-                _os_random_below(seen, urandom) == 0
-            ):  # keep this one with probability 1/seen: uniform over the variant's calls
+            # keep this one with probability 1/seen: uniform over the variant's calls
+            if _os_random_below(seen, urandom) == 0:
                 previous = kept.get(variant)
                 if previous is not None:
                     measurement.captured.pop(previous, None)

@@ -1,12 +1,11 @@
-"""Each timed call's time, and the seed its inputs were perturbed with, go to the parent the moment the call is
-timed (protocol.SampleTaken).
+"""Each timed iteration's perturbation seed goes to the parent as it is drawn (protocol.SeedDrawn), and its call's
+time the moment the timer stops (protocol.SampleTaken).
 
 The timing loop runs in the solution's interpreter, where its lists of samples and seeds can be found and rewritten
 after the calls they describe (frames, gc, native code). What was already sent cannot be: the parent takes the
 streamed samples as the measurement, rebuilds checked outputs' inputs from the streamed seeds, and refuses a final
-`Timed` reply that differs from them. This module is
-imported (not `__main__`), so its globals are among those the integrity guard fingerprints, and `send_sample` is
-a protected entry (sandbox/protected.py).
+`Timed` reply that differs from them. This module is imported (not `__main__`), so its globals are among those the
+integrity guard fingerprints, and its functions are protected entries (sandbox/protected.py).
 """
 
 from __future__ import annotations

@@ -700,7 +700,7 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module, plan: Recor
             _fake_inputs(problem, workload, device="meta"),
             values=mode,
             loop_templates=plan.loop_templates,
-            templates=plan.templates if plan.loop_templates else None,
+            templates=plan.templates,  # set only where loop_templates
         )
     if mode.assumed:  # the mode raised at the branch, and the reference caught that
         raise ValuesNeeded("a branch on a value")
