@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -51,5 +52,7 @@ def import_reference(definition: Definition, device: str) -> tuple[ModuleType, P
     try:
         spec.loader.exec_module(module)  # trusted: the problem's own reference code
     except Exception as error:
+        sys.modules.pop(module_name, None)
+        shutil.rmtree(folder, ignore_errors=True)  # nobody else knows of it: the caller gets no folder to remove
         raise ReferenceImportError(f"importing the reference failed: {type(error).__name__}: {error}") from error
     return module, folder
