@@ -279,8 +279,23 @@ class _IndexThroughLoop(ast.NodeTransformer):
         if not any(names):
             return node
         named = ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
-        call = _call(self.loop_name, "index", [node.value, index, ast.Constant(isinstance(index, ast.Tuple)), named])
+        key = (
+            ast.Tuple(elts=[_as_value(e) for e in elements], ctx=ast.Load()) if isinstance(index, ast.Tuple) else index
+        )
+        call = _call(
+            self.loop_name, "index", [node.value, _as_value(key), ast.Constant(isinstance(index, ast.Tuple)), named]
+        )
         return ast.copy_location(call, node)
+
+
+def _as_value(element: ast.expr) -> ast.expr:
+    """A subscript element as an expression outside the brackets: `a:b` is only syntax there, `slice(a, b)` is
+    its value (taken from builtins through this module's alias, whatever the reference calls `slice`)."""
+    if not isinstance(element, ast.Slice):
+        return element
+    parts = [part if part is not None else ast.Constant(None) for part in (element.lower, element.upper, element.step)]
+    builtins_module = ast.Attribute(value=ast.Name(id=ROUTED_ALIAS, ctx=ast.Load()), attr="builtins", ctx=ast.Load())
+    return ast.Call(func=ast.Attribute(value=builtins_module, attr="slice", ctx=ast.Load()), args=parts, keywords=[])
 
 
 def _call(loop_name: str, method: str, args: list) -> ast.Call:
