@@ -314,17 +314,49 @@ def test_a_nonzero_of_a_strided_real_view_gives_nonzeros_indices():
         assert torch.equal(rows, torch.where(view)[0]) and torch.equal(columns, torch.where(view)[1])
 
 
-def test_only_a_small_integer_randperm_on_the_cpu_runs_below_the_values_mode():
-    """`randperm` runs natively only where the mode would compute the same real result: an integer size within the
-    index limit, an integer dtype, the CPU; a floating-point one, a size above the limit or another device reach it."""
+def test_small_slices_of_a_large_mask_are_answered_from_its_sorted_nonzero():
+    """A routing loop's `torch.where(mask[e])` over slices below STRIDED_NONZERO_ELEMENTS (128 experts, 4 slots,
+    2,048 tokens: 8,192 elements each, every one on its own cache line) is answered from one sorted `nonzero` of
+    the mask, with torch's own indices."""
     import torch
 
-    from solbench.sol.hybrid import REAL_INDEX_LIMIT
+    from solbench.sol.hybrid import STRIDED_NONZERO_ELEMENTS, HybridMode
+    from solbench.sol.select_nonzero import MIN_ELEMENTS
+
+    torch.manual_seed(0)
+    mask = torch.nn.functional.one_hot(torch.randint(0, 129, (2048, 4)), 129).permute(2, 1, 0)
+    assert mask[0].numel() < STRIDED_NONZERO_ELEMENTS and mask.numel() >= MIN_ELEMENTS
+    with HybridMode() as mode:
+        found = [torch.where(mask[e]) for e in range(129)]
+    assert mode._base_nonzero._sorted  # the mask was sorted once
+    for e, (slots, tokens) in enumerate(found):
+        expected = torch.where(mask[e])
+        assert torch.equal(slots, expected[0]) and torch.equal(tokens, expected[1])
+
+
+def test_only_a_small_integer_randperm_on_the_cpu_runs_below_the_values_mode():
+    """`randperm` runs natively only where the mode would compute the same real result: an integer size within the
+    index limit, an integer dtype, the CPU or a GPU without a generator (made on the CPU); a floating-point one, a
+    size above the limit, the meta device or a GPU with a generator reach it."""
+    import torch
+
+    from solbench.sol.hybrid import REAL_INDEX_LIMIT, HybridMode, cuda_not_initialised
 
     with _counting_hybrid_values() as mode:
         torch.randperm(16)
         torch.randperm(16, dtype=torch.int32, device="cpu")
     assert mode.calls == []
+    for device in ("cuda", torch.device("cuda", 0)):  # the generator's `device`: drawn on the CPU, as the mode would
+        torch.manual_seed(3)
+        with _counting_hybrid_values() as mode:
+            native = torch.randperm(64, device=device)
+        torch.manual_seed(3)
+        with cuda_not_initialised(), HybridMode():
+            through_the_mode = torch.randperm(64, device=device)
+        assert mode.calls == [] and native.device.type == "cpu" and torch.equal(native, through_the_mode)
+    with cuda_not_initialised(), _counting_hybrid_values() as mode:
+        torch.randperm(16, device="cuda", generator=torch.Generator())
+    assert mode.calls == ["randperm"]
     with _counting_hybrid_values() as mode:
         assert torch.randperm(16, dtype=torch.float32).dtype == torch.float32
         assert torch.randperm(REAL_INDEX_LIMIT + 1).is_meta

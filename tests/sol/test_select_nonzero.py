@@ -25,6 +25,8 @@ def test_every_slice_gets_torchs_own_indices(slice_of):
     mask = _mask(512, 4, 512)
     assert mask.numel() >= MIN_ELEMENTS
     slices = SliceNonzero()
+    assert slices.nonzero(slice_of(mask, 2)) is None  # the first slice asked for: left to torch, nothing sorted
+    assert not slices._sorted
     for e in (0, 1, 7, 255, 511):
         view = slice_of(mask, e)
         found = slices.nonzero(view)
@@ -36,6 +38,7 @@ def test_a_write_to_the_base_is_seen():
     mask = _mask(512, 4, 512)
     slices = SliceNonzero()
     view = mask.permute(2, 1, 0)[3]
+    slices.nonzero(view)
     slices.nonzero(view)
     mask[:, :, 3] = 1
     assert torch.equal(slices.nonzero(mask.permute(2, 1, 0)[3]), torch.nonzero(view))
@@ -56,6 +59,7 @@ def test_slice_bounds_listed_once_or_searched_per_slice_agree_with_torch(monkeyp
     monkeypatch.setattr(select_nonzero, "MAX_LISTED_GROUPS", listed)
     for mask in (_mask(512, 4, 512), torch.ones(512, 4, 512, dtype=torch.int64)):  # full slices: every bound is met
         slices = SliceNonzero()
+        slices.nonzero(mask.permute(2, 1, 0)[1])  # the first: left to torch
         for e in (0, 3, 511):
             view = mask.permute(2, 1, 0)[e]
             assert torch.equal(slices.nonzero(view), torch.nonzero(view))

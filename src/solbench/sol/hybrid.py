@@ -297,20 +297,19 @@ STRIDED_NONZERO_ELEMENTS = 1 << 14
 
 
 def _computed(func, args, kwargs, slices: SliceNonzero | None = None):
-    """`func` computed on real arguments. A `nonzero` of a large strided view (a routing loop's `torch.where(mask[e])`
-    on a permuted one-hot mask of 256 experts) is taken of the view compared with zero: one strided pass over
-    memory instead of nonzero's two, 2-3x faster where they miss the cache (below STRIDED_NONZERO_ELEMENTS the
-    passes hit it, and the extra tensor costs more), the same indices (NaN and -0.0 compare as nonzero does). Where
-    the view slices a large contiguous base, `slices` answers from one sorted `nonzero` of the base instead."""
-    if (
-        func.__name__ == "nonzero.default"
-        and not kwargs
-        and len(args) == 1
-        and not args[0].is_contiguous()
-        and args[0].numel() >= STRIDED_NONZERO_ELEMENTS
-    ):
-        found = slices.nonzero(args[0]) if slices is not None else None
-        return found if found is not None else func(args[0].ne(0))
+    """`func` computed on real arguments. A `nonzero` of a strided view of a large contiguous base (a routing loop's
+    `torch.where(mask[e])` on a permuted one-hot mask of 256 experts, every element of the slice on its own cache
+    line, however few tokens the slice holds) is answered by `slices` from one sorted `nonzero` of the base.
+    Otherwise a large strided view's is taken of the view compared with zero: one strided pass over memory
+    instead of nonzero's two, 2-3x faster where they miss the cache (below STRIDED_NONZERO_ELEMENTS the passes
+    hit it, and the extra tensor costs more), the same indices (NaN and -0.0 compare as nonzero does)."""
+    if func.__name__ == "nonzero.default" and not kwargs and len(args) == 1 and not args[0].is_contiguous():
+        view = args[0]
+        found = slices.nonzero(view) if slices is not None else None
+        if found is not None:
+            return found
+        if view.numel() >= STRIDED_NONZERO_ELEMENTS:
+            return func(view.ne(0))
     return func(*args, **kwargs)
 
 
@@ -707,6 +706,8 @@ class NativeSmallOps(_function_mode_base()):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         check = self._checks.get(func)
         if check is not None and check(args, kwargs, self._is_stale):
+            if kwargs and "device" in kwargs:
+                kwargs = {**kwargs, "device": _CPU}  # a factory naming a GPU: made on the CPU, as the mode makes it
             with _DisableTorchDispatch():
                 return func(*args, **kwargs) if kwargs else func(*args)
         return func(*args, **kwargs) if kwargs else func(*args)
@@ -744,7 +745,8 @@ _VALUE_READS = _value_reads()
 
 
 def _randperm_allowed(args, kwargs, is_stale) -> bool:
-    """An integer permutation of up to REAL_INDEX_LIMIT elements on the CPU: what the mode computes for real."""
+    """An integer permutation of up to REAL_INDEX_LIMIT elements: what the mode computes for real, on the CPU
+    (where a GPU is named, without a generator: the mode moves the call to the CPU, whose generator draws it)."""
     if len(args) != 1 or type(args[0]) is not int or not 0 <= args[0] <= REAL_INDEX_LIMIT:
         return False
     if not kwargs:
@@ -753,7 +755,9 @@ def _randperm_allowed(args, kwargs, is_stale) -> bool:
         return False
     device = kwargs.get("device")
     dtype = kwargs.get("dtype")
-    return (device is None or _on_cpu(device)) and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
+    if dtype is not None and (dtype.is_floating_point or dtype.is_complex):
+        return False
+    return device is None or _on_cpu(device) or (kwargs.get("generator") is None and _moved_to_cpu(device))
 
 
 def _getitem_allowed(args, kwargs, is_stale) -> bool:
@@ -822,13 +826,19 @@ def _on_cpu(device) -> bool:
     return device == "cpu" or _DEVICE(device).type == "cpu"
 
 
+def _moved_to_cpu(device) -> bool:
+    """A device the mode makes factories on the CPU for (`compute`): any but the CPU and meta."""
+    kind = device.type if type(device) is _DEVICE else device if device == "cuda" else _DEVICE(device).type
+    return kind not in ("cpu", "meta")
+
+
 def _torch_objects() -> tuple:
     import torch
 
-    return torch.Tensor, torch.device, torch._C._DisableTorchDispatch
+    return torch.Tensor, torch.device, torch._C._DisableTorchDispatch, torch.device("cpu")
 
 
-_TENSOR, _DEVICE, _DisableTorchDispatch = _torch_objects()
+_TENSOR, _DEVICE, _DisableTorchDispatch, _CPU = _torch_objects()
 
 
 def _native_checks() -> dict:

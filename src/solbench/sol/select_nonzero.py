@@ -43,9 +43,13 @@ class SliceNonzero:
         self._layouts: dict[tuple, tuple | None] = {}
         """`_layout`'s answer per geometry (its inputs): a routing loop slices one base the same way per expert."""
         self._keep: list = []
+        self._asked: set[tuple] = set()
+        """Keys (base, way of slicing it) asked for once: the sort waits for a second slice of the same base, so a
+        lone `nonzero` of one small slice of a large mask does not pay for sorting all of it."""
 
     def nonzero(self, view):
-        """`torch.nonzero(view)`, or None where `view` is not a slice of a large contiguous base this can answer."""
+        """`torch.nonzero(view)`, or None where `view` is not a slice of a large contiguous base this can answer (nor
+        the first slice of one asked for)."""
         import torch
 
         base = view._base
@@ -75,6 +79,10 @@ class SliceNonzero:
         key = (id(base), fixed, used)
         entry = self._sorted.get(key)
         if entry is None or entry.version != base._version:
+            if key not in self._asked:
+                self._asked.add(key)
+                self._keep.append(base)  # its id stays its own while the key is kept
+                return None
             entry = self._sorted[key] = _sort(base, fixed, used)
             self._keep.append(base)  # its id stays its own while the entry lives
         group = 0
