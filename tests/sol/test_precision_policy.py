@@ -251,6 +251,29 @@ def test_tf32_rounding_keeps_nan_and_infinities_and_overflows_to_infinity():
     assert torch.equal(round_operand(strided, "tf32"), torch.arange(12.0).reshape(3, 4).t())
 
 
+def test_tf32_rounding_by_the_float_split_matches_rounding_the_bits():
+    """The three-pass float rounding gives, bit for bit, what rounding the bits as integers gives: random values
+    over every normal exponent, exact ties (low 13 bits 0x1000, both parities of bit 13), values whose split
+    overflows, infinities, a transposed layout."""
+    import math
+
+    import torch
+
+    from solbench.sol.precision import _tf32, _tf32_bits
+
+    generator = torch.Generator().manual_seed(0)
+    bits = torch.randint(0x00800000, 0x7F7FFFFF, (1 << 20,), generator=generator, dtype=torch.int32)
+    ties = (bits & ~0x1FFF) | 0x1000
+    normal = torch.cat([bits, ties]).view(torch.float32)
+    signs = torch.where(torch.rand(normal.shape, generator=generator) < 0.5, -1.0, 1.0)
+    values = torch.cat([normal * signs, torch.tensor([math.inf, -math.inf, 3.4e38, -1e35, 0.0, -0.0])])
+    assert torch.equal(_tf32(values).view(torch.int32), _tf32_bits(values).view(torch.int32))
+    matrix = values[: 1 << 20].reshape(1024, 1024).t()
+    assert torch.equal(_tf32(matrix).view(torch.int32), _tf32_bits(matrix).view(torch.int32))
+    rounded = _tf32(torch.tensor([1.0, math.nan, 1 + 2**-11]))
+    assert math.isnan(rounded[1]) and rounded[[0, 2]].tolist() == [1.0, 1.0]
+
+
 @pytest.mark.parametrize("noise", [0.0, 1e-4, 1e-2, 1.0])
 def test_the_finite_comparison_decides_as_the_general_one(noise):
     import torch

@@ -91,20 +91,40 @@ def round_operand(tensor, precision: str):
         return tensor.to(torch.bfloat16).to(torch.float32)
     if precision == "fp16":
         return tensor.to(torch.float16).to(torch.float32)
-    if precision == "tf32":  # round the 23-bit mantissa to 10 bits, to nearest even
-        # bits + 0xFFF + (bit 13), low 13 bits cleared; in place on one new tensor (integer ops are slow here)
-        contiguous = tensor.contiguous()
-        bits = contiguous.view(torch.int32)
-        rounded = bits >> 13
-        rounded &= 1
-        rounded += 0xFFF
-        rounded += bits
-        rounded &= -8192
-        rounded = rounded.view(torch.float32)
-        # ±inf come out unchanged and overflow rounds to ±inf, as in hardware; only a NaN's bits must be kept
-        nan = torch.isnan(contiguous)
-        return torch.where(nan, contiguous, rounded) if bool(nan.any()) else rounded
+    if precision == "tf32":
+        return _tf32(tensor)
     raise ValueError(f"unknown matrix precision {precision!r}")
+
+
+def _tf32(tensor):
+    """`tensor`'s fp32 values with their 23-bit mantissas rounded to 10 bits, to nearest even, by Veltkamp's split:
+    with s = x * (2^13 + 1), s - (s - x) is x rounded to 24 - 13 significant bits. Three float passes, on any
+    layout, where rounding the bits as integers took seven and a copy of a transposed weight (integer ops are slow
+    here). NaN stays NaN; where the split gives NaN for a number (±inf, or |x| above about 4e34, where s overflows)
+    those elements take the bitwise rounding, which keeps ±inf and rounds overflow to ±inf as hardware does.
+    fp32 subnormals (below 2^-126, absent from real data) round to 11 significant bits rather than on the
+    subnormal grid."""
+    import torch
+
+    scaled = tensor * 8193.0
+    rounded = scaled.sub_(scaled - tensor)
+    if math.isfinite(float(rounded.sum())):  # one read, no mask: no NaN anywhere (the usual case)
+        return rounded
+    failed = torch.isnan(rounded)
+    return torch.where(failed & ~torch.isnan(tensor), _tf32_bits(tensor), rounded)
+
+
+def _tf32_bits(tensor):
+    """`_tf32` by integer arithmetic on the bits: + 0xFFF + (bit 13), the low 13 bits cleared."""
+    import torch
+
+    bits = tensor.contiguous().view(torch.int32)
+    rounded = bits >> 13
+    rounded &= 1
+    rounded += 0xFFF
+    rounded += bits
+    rounded &= -8192
+    return rounded.view(torch.float32)  # `tensor`'s shape, laid out contiguously
 
 
 def _matrix_ops():
