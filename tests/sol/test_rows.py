@@ -85,6 +85,31 @@ def test_gathered_positions_map_to_the_input_rows(rows, gathered, expected):
     assert sorted(_input_rows(rows, gathered)) == sorted(expected)
 
 
+@pytest.mark.parametrize(
+    "rows, gathered, expected",
+    [
+        (range(64), [0, 3, 63], [0, 3, 63]),
+        (range(8, 64), [0, 3, 55], [8, 11, 63]),
+        (range(0, 64, 2), [1, 2], [2, 4]),
+        (range(64), [-1, 2], [63, 2]),
+        (range(16), [], []),
+    ],
+)
+def test_gathered_index_tensors_count_the_rows_their_positions_map_to(rows, gathered, expected):
+    """An index tensor handed to the row set counts, when the rows are counted, what `_input_rows` maps its positions
+    to; the values it held when it was handed over count, not what the reference writes into it later."""
+    import torch
+
+    read = RowSet(64)
+    index = torch.tensor(gathered, dtype=torch.int32)
+    read.add_gathered(index, rows)
+    index.fill_(5)  # written in place after the gather
+    read.add_gathered(torch.tensor([[0, 0]]), range(64))  # any shape, repeats, overlaps
+    read.add_indices([0, *expected])  # the same rows again: a position mapped elsewhere would count apart
+    assert read.count() == len(set(expected) | {0})
+    assert read.count() == len(set(expected) | {0})  # counting twice counts the same
+
+
 def test_a_gathered_position_outside_the_rows_is_refused_as_before():
     from solbench.sol.recorder import _input_rows
 

@@ -20,7 +20,7 @@ import torch
 from solbench.sol.costs import PRECISION_RANK, OpCost, precision_of
 from solbench.sol.errors import ValuesNeeded
 from solbench.sol.masks import MaskTracker
-from solbench.sol.rows import InputRows, RowSet, gathered_rows, view_rows
+from solbench.sol.rows import InputRows, RowSet, gather_index, gathered_rows, view_rows
 from solbench.sol.rules import GATHER_OPS, MATRIX_RULES, POINTWISE_COST, OpCall, flatten, io_bytes, rule_for
 
 # Ops whose output carries the precision its main input came from.
@@ -416,25 +416,27 @@ class OpRecorder(_dispatch_mode_base()):
             elif info.gather_position == position and outputs:
                 self.loop_events += 1
                 rows = self._gathered_rows(name, args) if where.leading else None
-                if rows is not None:
-                    read.add_indices(_input_rows(where.rows, rows))
-                else:
+                if rows is None:
                     touched = outputs[0].numel() * tensor.element_size()
                     self.recording.gathered_bytes[where.root] = (
                         self.recording.gathered_bytes.get(where.root, 0) + touched
                     )
+                elif isinstance(rows, list):
+                    read.add_indices(_input_rows(where.rows, rows))
+                else:
+                    read.add_gathered(rows, where.rows)
             else:
                 if len(where.rows) != read.total:
                     self.loop_events += 1  # some rows only: which ones may depend on the loop variable
                 read.add(where.rows)
 
     def _gathered_rows(self, name, args):
-        """`gathered_rows`, outside the values mode where no real argument is stale (it reads only a real index's
-        values, the same outside the mode): under the mode, reading an index's values dispatches once per element
-        (a third of a millisecond per gather of a hundred rows, hundreds of gathers in a loop over experts)."""
+        """The rows a gather reads: where no real argument is stale, its real index tensor (whose values are the same
+        outside the values mode; `RowSet` reads them when it counts); else `gathered_rows` under the mode, which
+        reads the index's values as the reference would (dispatching once per element, so only then)."""
         values = self._values
         if values is None or not values.has_stale() or not any(values.is_stale(t) for t in _tensor_arguments(args)):
-            return gathered_rows(name, args)
+            return gather_index(name, args)
         return self._with_values(gathered_rows, name, args)
 
     def _with_values(self, function, *args):

@@ -92,6 +92,12 @@ def _dim(dim: int, tensor) -> int:
 
 def gathered_rows(name: str, args: Sequence[Any]) -> list[int] | None:
     """Rows along dim 0 that a gather reads, where its index values are known (real tensors), else None."""
+    index = gather_index(name, args)
+    return None if index is None else sorted(set(index.reshape(-1).tolist()))
+
+
+def gather_index(name: str, args: Sequence[Any]):
+    """The real integer tensor whose values are the rows along dim 0 a gather reads, else None."""
     index = None
     if name == "embedding" and len(args) > 1:
         index = args[1]
@@ -112,7 +118,7 @@ def gathered_rows(name: str, args: Sequence[Any]) -> list[int] | None:
         or index.dtype == torch.bool
     ):
         return None
-    return sorted(set(index.reshape(-1).tolist()))
+    return index
 
 
 class RowSet:
@@ -122,6 +128,9 @@ class RowSet:
         self.total = total
         self._ranges: list[tuple[int, int]] = []
         self._indices: set[int] = set()
+        self._gathered: list[tuple[Any, range]] = []
+        """(a copy of a gather's index values, the input rows they count from): turned into rows all at once when
+        the rows are counted (a loop over experts gathers hundreds of times; one vectorized pass costs less)."""
 
     def add(self, rows: range) -> None:
         if len(rows) and (rows.step == 1 or len(rows) == 1):
@@ -132,8 +141,15 @@ class RowSet:
     def add_indices(self, indices) -> None:
         self._indices.update(indices)
 
+    def add_gathered(self, index, rows: range) -> None:
+        """The rows at positions `index` (a real integer tensor, negative positions from the end) of `rows`."""
+        self._gathered.append((index.reshape(-1).clone(), rows))
+
     def count(self) -> int:
         """Distinct rows read."""
+        if self._gathered:
+            self._indices.update(_gathered_rows(self._gathered))
+            self._gathered = []
         merged: list[tuple[int, int]] = []
         for start, stop in sorted(self._ranges):
             if merged and start <= merged[-1][1]:
@@ -145,3 +161,15 @@ class RowSet:
             1 for i in self._indices if not (position := bisect_right(starts, i)) or i >= merged[position - 1][1]
         )
         return sum(stop - start for start, stop in merged) + outside
+
+
+def _gathered_rows(gathered: list[tuple[Any, range]]) -> list[int]:
+    """The distinct input rows of `RowSet.add_gathered`'s entries, as `range` indexing maps each position."""
+    import torch
+
+    mapped = []
+    for index, rows in gathered:
+        positions = index.to(torch.int64)
+        positions = torch.where(positions < 0, positions + len(rows), positions)
+        mapped.append(positions * rows.step + rows.start)
+    return torch.unique(torch.cat(mapped)).tolist()
