@@ -14,7 +14,7 @@ from solbench.errors import SolbenchError
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol.dynamo_deferral import dynamo_import_deferred
 from solbench.sol.errors import AnalysisError, SliceOverBudget, ValuesNeeded
-from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity, compulsory_bytes, total_cost
+from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity
 from solbench.sol.roofline import roofline
 from solbench.spec.dtypes import lookup_dtype, same_bits
 from solbench.spec.problem import Problem
@@ -337,7 +337,7 @@ def analyze_workload(
         plan.fell_back = True
         recordings, execution, real_slice = _record(problem, workload, fallback_module, make_inputs, draws, plan)
     # each recording's total once: a loop recorded thousands of times makes a long list to add up
-    totals = [(total_cost(r), compulsory_bytes(r), r) for r in recordings]
+    totals = [(*r.totals(), r) for r in recordings]
     cost, needed, recording = (
         min(totals, key=lambda t: roofline(t[0], t[1], hardware).t_sol_s) if len(totals) > 1 else totals[0]
     )
@@ -598,12 +598,12 @@ def _same_real(a, b) -> bool:
 
 def _same_work(first: Recording, second: Recording) -> bool:
     """Two draws with the same FLOPs per class and the same compulsory bytes: the values do not change the work."""
-    a, b = total_cost(first), total_cost(second)
+    (a, a_bytes), (b, b_bytes) = first.totals(), second.totals()
     return (a.matrix_flops, a.vector_flops, a.special_ops) == (
         b.matrix_flops,
         b.vector_flops,
         b.special_ops,
-    ) and compulsory_bytes(first) == compulsory_bytes(second)
+    ) and a_bytes == b_bytes
 
 
 def _record_real(

@@ -105,6 +105,20 @@ class Recording:
     output_bytes: int = 0
     opaque_outputs: list[str] = field(default_factory=list)
     """Outputs that no ATen op wrote (a custom kernel filled them): their compute is unknown."""
+    finished: bool = False
+    """Set by `OpRecorder.finish`: nothing records into it any more."""
+    _totals: tuple[OpCost, int] | None = field(default=None, repr=False, compare=False)
+
+    def totals(self) -> tuple[OpCost, int]:
+        """(`total_cost`, `compulsory_bytes`), worked out once the recording is finished: the analysis compares two
+        input draws' totals and then takes the least, and a loop recorded thousands of times is a long list to add
+        up. Before then (ops may still be appended) worked out at each call."""
+        if self._totals is not None:
+            return self._totals
+        totals = (total_cost(self), compulsory_bytes(self))
+        if self.finished:
+            self._totals = totals
+        return totals
 
 
 @dataclass(frozen=True)
@@ -145,8 +159,8 @@ def _op_info(func) -> _OpInfo:
 _precision = precision_of
 
 
-def _rank(precision: str) -> int:
-    return PRECISION_RANK.get(precision, 3)
+_RANKS = PRECISION_RANK
+"""Precision -> rank (3 for a precision not listed), read where the recorder carries precisions."""
 
 
 def _dispatch_mode_base():
@@ -401,10 +415,10 @@ class OpRecorder(_dispatch_mode_base()):
 
     def _note_input_uses(self, info: _OpInfo, args, kwargs, outputs) -> None:
         """Note the rows of graph inputs this op reads; an op with an empty result needs none of its inputs."""
-        if info.is_view or (outputs and all(o.numel() == 0 for o in outputs)):
+        if info.is_view:
             return
         uses = _tracked_uses(self._rows, args, kwargs)
-        if not uses:
+        if not uses or (outputs and all(o.numel() == 0 for o in outputs)):
             return  # (`_groups_used` finds no group either where no per-group operand is tracked)
         name = info.name
         groups = self._groups_used(name, args, kwargs) if info.grouped else {}
@@ -468,6 +482,8 @@ class OpRecorder(_dispatch_mode_base()):
         return {position: used for position in per_group}
 
     def _propagate(self, info: _OpInfo, args, outputs) -> None:
+        """The precision, input rows, aliasing and producer each output carries. Runs for every op recorded and every
+        step a routed loop's template replays: `_track` and the recorder's look-ups are inlined."""
         name, is_view = info.name, info.is_view
         if name in ("index", "_unsafe_index") and len(args) > 1:
             # A table lookup's values carry the information of its indices (e.g. 4-bit codes -> E2M1 values).
@@ -476,11 +492,22 @@ class OpRecorder(_dispatch_mode_base()):
             sources = _tensor_arguments(args)  # cat/stack take lists
         first = id(sources[0]) if sources else None
         source_rows = self._rows.get(first) if is_view and first is not None else None
+        carries = info.carries_precision
+        aliases = is_view and first is not None
+        keep, origins, rows_of, producers, bases = self._keep, self._origin, self._rows, self._producer, self._base
         for piece, out in enumerate(outputs):
-            rows = (
-                None
-                if source_rows is None
-                else view_rows(
+            out_precision = _precision(out.dtype)
+            origin = self._carried_origin(sources, out, out_precision) if carries else out_precision
+            key = id(out)
+            if aliases:
+                bases[key] = bases.get(first, first)
+                producer = producers.get(first)
+            else:
+                producer = name
+            keep.append(out)  # `_track`, inlined
+            origins[key] = origin
+            if source_rows is not None:
+                rows_of[key] = view_rows(
                     name,
                     args,
                     sources[0],
@@ -490,17 +517,8 @@ class OpRecorder(_dispatch_mode_base()):
                     outputs,
                     self.recording.rows_read[source_rows.root].total,
                 )
-            )
-            out_precision = _precision(out.dtype)
-            origin = self._carried_origin(sources, out, out_precision) if info.carries_precision else out_precision
-            if is_view and first is not None:
-                self._base[id(out)] = self._base.get(first, first)
-            self._track(
-                out,
-                origin,
-                rows=rows,
-                producer=name if not is_view else self._producer.get(first) if first is not None else name,
-            )
+            if producer is not None:
+                producers[key] = producer
 
     def _carried_origin(self, sources, out, out_precision: str) -> str:
         """The least precision among the same-sized sources (all sources when none is), ignoring integers
@@ -513,15 +531,15 @@ class OpRecorder(_dispatch_mode_base()):
             candidate = origins.get(id(source))  # `origin_of`, inlined: called per op
             if candidate is None:
                 candidate = _precision(source.dtype)
-            if candidate in ("int", "bool"):
+            if candidate == "int" or candidate == "bool":
                 continue
-            rank = _rank(candidate)
+            rank = _RANKS.get(candidate, 3)  # `_rank`, inlined
             if best is None or rank < best:
                 origin, best = candidate, rank
         if origin is None:
             return out_precision
         assert best is not None  # set together with origin
-        return out_precision if _rank(out_precision) < best else origin
+        return out_precision if _RANKS.get(out_precision, 3) < best else origin
 
     def finish(self, outputs: list) -> Recording:
         """Account the returned outputs: written once each (aliases once), flagged when no ATen op produced them."""
@@ -538,6 +556,7 @@ class OpRecorder(_dispatch_mode_base()):
                     f"output {index} was allocated by {producer} and written "
                     "outside ATen (a custom kernel): its work is not counted"
                 )
+        self.recording.finished = True
         return self.recording
 
 

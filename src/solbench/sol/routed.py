@@ -48,10 +48,12 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from solbench.sol.costs import precision_of
 from solbench.sol.loops import (
     _CONSTANT_TYPES,
     OWN_PREFIX,
@@ -565,19 +567,25 @@ class _SizeWalk(_Walk):
         sizes += shape
         sizes += stride
         roots = self.roots
-        rows = recorder.rows_of(tensor)
         masks = recorder.masks
         key = id(tensor)
+        # the recorder's `root_of`, `origin_of`, `rows_of` and `producer_of`, inlined: a walk describes each tensor
+        # of the suffix's state at every iteration of the loop
+        root = recorder._base.get(key, key)
+        origin = recorder._origin.get(key)
+        rows = recorder._rows.get(key)
+        producers = recorder._producer
         is_stale = self._is_stale
+        dtype = tensor.dtype
         return (
             "meta" if tensor.is_meta else "fake" if self._is_fake(tensor) else "real",
-            tensor.dtype,
+            dtype,
             tuple([size == 0 for size in shape]) if 0 in shape else len(shape),
             tuple([s == 0 for s in stride]) if 0 in stride else len(stride),
-            roots.setdefault(recorder.root_of(tensor), len(roots)),
-            recorder.origin_of(tensor),
+            roots.setdefault(root, len(roots)),
+            origin if origin is not None else precision_of(dtype),
             None if rows is None else (rows.root, len(rows.rows), rows.leading, rows.rows.step),
-            recorder.producer_of(tensor),
+            producers.get(root, producers.get(key)),
             masks.nonzero.get(key),
             masks.kept.get(key),
             key in masks.producer,
@@ -944,7 +952,6 @@ class _Replay:
 
     def run(self, recorder, state: _State, ops: list) -> None:
         import torch
-        from torch.utils._python_dispatch import _disable_current_modes
 
         for tensor, origin in self.adopted:
             recorder.adopt(tensor, origin)
@@ -957,7 +964,7 @@ class _Replay:
         tensor_type = torch.Tensor
         # as inside the recorder's own dispatch: no mode on the stack (the values mode is entered where it is needed),
         # and no torch-function mode either, which would see every tensor method the bookkeeping calls
-        with _disable_current_modes(), torch._C.DisableTorchFunction():
+        with _no_dispatch_modes(), torch._C.DisableTorchFunction():
             for (
                 func,
                 info,
@@ -988,6 +995,25 @@ class _Replay:
                     written = [slots[n] for n in outputs]
                 bookkeep(info, args, kwargs, written, reads=reads, carries=carries)
         recorder.recording.ops.extend(ops)
+
+
+@contextmanager
+def _no_dispatch_modes():
+    """No dispatch mode on the stack while the block runs. Where the recorder is the only one (a routed loop's replay
+    runs inside the reference, under the recorder alone), popping that one is all `_disable_current_modes` would do,
+    at a third of its cost (it imports and inspects every kind of mode first): a replay enters this per iteration."""
+    import torch
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    if torch._C._len_torch_dispatch_stack() != 1 or torch._ops._len_torch_dispatch_stack_pre_dispatch() != 0:
+        with _disable_current_modes():
+            yield
+        return
+    mode = torch._C._pop_torch_dispatch_stack(None)
+    try:
+        yield
+    finally:
+        torch._C._push_on_torch_dispatch_stack(mode)
 
 
 class _Family:

@@ -1,0 +1,60 @@
+"""Cheaper paths through the recorder that must do what the general ones do: a routed loop's replay steps outside
+the dispatch modes by popping the recorder alone where it is the only mode, and a recording's totals are worked
+out once only after it is finished."""
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+
+from solbench.sol.hybrid import HybridMode
+from solbench.sol.recorder import OpRecorder, compulsory_bytes, total_cost
+from solbench.sol.routed import _no_dispatch_modes
+
+
+class _Passing(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def test_no_dispatch_mode_runs_inside_and_the_stack_is_restored_after():
+    """With the recorder alone on the stack (a replay's case) and with another mode under it, nothing dispatches to
+    a mode inside the block, and the stack is as it was afterwards (also when the block raises)."""
+    for outer in (None, _Passing()):
+        recorder = OpRecorder([], values=HybridMode())
+        modes = [m for m in (outer, recorder) if m is not None]
+        for mode in modes:
+            mode.__enter__()
+        try:
+            before = _get_current_dispatch_mode_stack()
+            with _no_dispatch_modes():
+                assert _get_current_dispatch_mode_stack() == []
+                torch.ones(3) + 1  # recorded by no one
+            assert _get_current_dispatch_mode_stack() == before
+            try:
+                with _no_dispatch_modes():
+                    raise KeyError("inside")
+            except KeyError:
+                pass
+            assert _get_current_dispatch_mode_stack() == before
+            torch.ones(2) * 2
+        finally:
+            for mode in reversed(modes):
+                mode.__exit__(None, None, None)
+        names = [op.name for op in recorder.recording.ops]
+        assert "mul" in names and "add" not in names
+
+
+def test_a_recording_s_totals_are_kept_only_once_it_is_finished():
+    """Before `finish`, ops may still be appended: each call adds them up anew. After it, the figures are those of
+    `total_cost` and `compulsory_bytes`, worked out once."""
+    weights = torch.empty(8, 4, device="meta")
+    recorder = OpRecorder([weights], values=HybridMode())
+    with recorder:
+        first = weights[2] * 2
+    early_cost, early_bytes = recorder.recording.totals()
+    with recorder:
+        second = weights[5] * 3
+    cost, needed = recorder.recording.totals()
+    assert cost.vector_flops != early_cost.vector_flops and needed > early_bytes  # the later ops counted
+    recording = recorder.finish([first, second])
+    assert recording.totals() == (total_cost(recording), compulsory_bytes(recording))
+    assert recording.totals() is recording.totals()
