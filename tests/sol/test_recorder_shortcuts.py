@@ -1,6 +1,6 @@
 """Cheaper paths through the recorder that must do what the general ones do: a routed loop's replay steps outside
-the dispatch modes by popping the recorder alone where it is the only mode, and a recording's totals are worked
-out once only after it is finished."""
+the dispatch modes by popping the recorder alone where it is the only mode, a recording's totals are worked out
+once only after it is finished, and the cycle collector resumes after a run only once its recorder is gone."""
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
@@ -58,3 +58,40 @@ def test_a_recording_s_totals_are_kept_only_once_it_is_finished():
     recording = recorder.finish([first, second])
     assert recording.totals() == (total_cost(recording), compulsory_bytes(recording))
     assert recording.totals() is recording.totals()
+
+
+def test_the_cycle_collector_resumes_only_once_the_run_s_recorder_is_released(monkeypatch):
+    """The collector resumes after the run with everything allocated since it paused in its youngest generation:
+    the recorder's tables of every tensor it saw are released first, so that collection walks only what is kept."""
+    import gc
+    import types
+    import weakref
+
+    from solbench.sol import analysis
+
+    made: list = []
+
+    class Watched(OpRecorder):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(weakref.ref(self))
+
+    resumed_with: list = []
+    enable = gc.enable
+
+    def watched_enable():
+        resumed_with.append([ref() is not None for ref in made])
+        enable()
+
+    module = types.SimpleNamespace(run=lambda x: x * 2 + 1)
+    monkeypatch.setattr(analysis, "OpRecorder", Watched)
+    monkeypatch.setattr(gc, "enable", watched_enable)
+    was_enabled = gc.isenabled()
+    enable()
+    try:
+        recording = analysis._run_recorded(module, [torch.ones(4)], values=HybridMode())
+    finally:
+        if not was_enabled:
+            gc.disable()
+    assert [op.name for op in recording.ops] == ["mul", "add"]
+    assert resumed_with == [[False]]

@@ -714,6 +714,11 @@ def _run_recorded(
     are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors). `loop_templates`:
     routed loops may cost iterations from templates (sol/routed.py), kept in `templates` (a `RoutedTemplates`)
     from the runs before where given."""
+    with _no_cycle_collection():  # resumed once the recorder is dropped: a collection then walks only what is kept
+        return _recorded_run(module, inputs, values, loop_templates, templates)
+
+
+def _recorded_run(module, inputs: list, values, loop_templates: bool, templates: RoutedTemplates | None) -> Recording:
     import torch
 
     from solbench.sol.composites import FusedAttention
@@ -721,7 +726,7 @@ def _run_recorded(
 
     recorder = OpRecorder(inputs, values=values, loop_templates=loop_templates, routed_templates=templates)
     reads = SliceValueReads(values) if values is not None and values.slices is not None else nullcontext()
-    with torch.no_grad(), _no_cycle_collection(), recorder, FusedAttention(recorder), reads:
+    with torch.no_grad(), recorder, FusedAttention(recorder), reads:
         returned = module.run(*inputs)
     outputs = (
         list(returned.values())
