@@ -1,6 +1,7 @@
 """Cheaper paths through the recorder that must do what the general ones do: a routed loop's replay steps outside
 the dispatch modes by popping the recorder alone where it is the only mode, a recording's totals are worked out
-once only after it is finished, and the cycle collector resumes after a run only once its recorder is gone."""
+once only after it is finished, the cycle collector resumes after a run only once its recorder is gone, and costs
+shared between runs are what each run would work out alone."""
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
@@ -95,3 +96,30 @@ def test_the_cycle_collector_resumes_only_once_the_run_s_recorder_is_released(mo
             gc.disable()
     assert [op.name for op in recording.ops] == ["mul", "add"]
     assert resumed_with == [[False]]
+
+
+def test_costs_shared_between_runs_are_those_each_run_works_out_alone():
+    """A problem's runs share their costs by signature: a later run's ops cost what a fresh recorder gives them,
+    a matrix product included, whose rate comes from where its operands' values came from (bfloat16 in one run,
+    float32 in the other, the same shapes and dtypes)."""
+    import types
+
+    from solbench.sol.analysis import _run_recorded
+
+    def bf16(tensor):
+        return tensor.to(torch.bfloat16).to(torch.float32)
+
+    rounded = types.SimpleNamespace(run=lambda x, w: (bf16(x) @ bf16(w)).relu())
+    plain = types.SimpleNamespace(run=lambda x, w: (x @ w).relu())
+
+    def inputs():
+        return [torch.empty(16, 32, device="meta"), torch.empty(32, 8, device="meta")]
+
+    shared: dict = {}
+    first = _run_recorded(rounded, inputs(), values=HybridMode(), costs=shared)
+    assert shared
+    later = _run_recorded(plain, inputs(), values=HybridMode(), costs=shared)
+    alone = _run_recorded(plain, inputs(), values=HybridMode())
+    assert later.ops == alone.ops
+    assert [op.cost.matrix_flops for op in first.ops if op.name == "mm"] == [{"bfloat16": 2.0 * 16 * 32 * 8}]
+    assert [op.cost.matrix_flops for op in later.ops if op.name == "mm"] == [{"float32": 2.0 * 16 * 32 * 8}]

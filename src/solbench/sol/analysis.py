@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -420,6 +420,10 @@ class RecordingPlan:
     templates: RoutedTemplates | None = None
     """The templates routed loops learned in the workloads and draws before (a `RoutedTemplates`, sol/routed.py), or
     None: each run learns its own. Only for the runs of the one module it was made with, and where `loop_templates`."""
+    costs: dict = field(default_factory=dict)
+    """Signature -> cost of the ops recorded in the hybrid runs before (`OpRecorder._cost`: a cost rule other than a
+    matrix one reads nothing but the signature, so one run's costs hold for every other): a routing loop's `select`
+    of each expert and `nonzero` of each routed count repeat from draw to draw and workload to workload."""
 
     def failed(self, next_stage: int, reason: str) -> None:
         self.stage, self.reason = next_stage, reason
@@ -545,6 +549,7 @@ def _record_hybrid_draws(
                     values=mode,
                     loop_templates=templates,
                     templates=plan.templates if templates else None,
+                    costs=plan.costs,
                 )
             except ValuesNeeded:
                 raise
@@ -708,23 +713,30 @@ def _run_recorded_meta(problem: Problem, workload: Workload, module, plan: Recor
 
 
 def _run_recorded(
-    module, inputs: list, values=None, loop_templates: bool = True, templates: RoutedTemplates | None = None
+    module,
+    inputs: list,
+    values=None,
+    loop_templates: bool = True,
+    templates: RoutedTemplates | None = None,
+    costs: dict | None = None,
 ) -> Recording:
     """Run the reference under a recorder; `values` (a HybridMode) decides each op's result where the inputs
     are shape-only or hybrid, else the ops run on the inputs as they are (real or fake tensors). `loop_templates`:
     routed loops may cost iterations from templates (sol/routed.py), kept in `templates` (a `RoutedTemplates`)
-    from the runs before where given."""
+    from the runs before where given. `costs`: op costs by signature, shared with other runs (see `RecordingPlan`)."""
     with _no_cycle_collection():  # resumed once the recorder is dropped: a collection then walks only what is kept
-        return _recorded_run(module, inputs, values, loop_templates, templates)
+        return _recorded_run(module, inputs, values, loop_templates, templates, costs)
 
 
-def _recorded_run(module, inputs: list, values, loop_templates: bool, templates: RoutedTemplates | None) -> Recording:
+def _recorded_run(
+    module, inputs: list, values, loop_templates: bool, templates: RoutedTemplates | None, costs: dict | None
+) -> Recording:
     import torch
 
     from solbench.sol.composites import FusedAttention
     from solbench.sol.hybrid import SliceValueReads
 
-    recorder = OpRecorder(inputs, values=values, loop_templates=loop_templates, routed_templates=templates)
+    recorder = OpRecorder(inputs, values=values, loop_templates=loop_templates, routed_templates=templates, costs=costs)
     reads = SliceValueReads(values) if values is not None and values.slices is not None else nullcontext()
     with torch.no_grad(), recorder, FusedAttention(recorder), reads:
         returned = module.run(*inputs)

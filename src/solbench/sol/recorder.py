@@ -175,7 +175,13 @@ class OpRecorder(_dispatch_mode_base()):
     dispatch per op instead of two."""
 
     def __init__(
-        self, inputs: list, values=None, loop_shortcuts: bool = True, loop_templates: bool = True, routed_templates=None
+        self,
+        inputs: list,
+        values=None,
+        loop_shortcuts: bool = True,
+        loop_templates: bool = True,
+        routed_templates=None,
+        costs: dict | None = None,
     ):
         super().__init__()
         self.loop_shortcuts = loop_shortcuts
@@ -209,9 +215,10 @@ class OpRecorder(_dispatch_mode_base()):
         self._producer: dict[int, str] = {}
         self._base: dict[int, int] = {}
         self._infos: dict[int, _OpInfo] = {}
-        self._costs: dict[tuple, OpCost] = {}
+        self._costs: dict[tuple, OpCost] = costs if costs is not None else {}
+        """Signature -> cost, for rules that depend on nothing else (see `_cost`); `costs`, where given, is shared with
+        the other runs of one problem's analysis (whose draws and workloads repeat most signatures)."""
         self._paused = False
-        """Signature -> cost, for rules that depend on nothing else (see `_cost`)."""
         for position, value in enumerate(inputs):
             if isinstance(value, torch.Tensor):
                 rows = value.shape[0] if value.dim() else 1
