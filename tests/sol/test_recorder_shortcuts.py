@@ -1,7 +1,8 @@
 """Cheaper paths through the recorder that must do what the general ones do: a routed loop's replay steps outside
 the dispatch modes by popping the recorder alone where it is the only mode, a recording's totals are worked out
-once only after it is finished, the cycle collector resumes after a run only once its recorder is gone, and costs
-shared between runs are what each run would work out alone."""
+once only after it is finished, the cycle collector resumes after a run only once its recorder is gone, costs
+shared between runs are what each run would work out alone, and a routed loop's prediction at a new count builds
+every field of its ops."""
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
@@ -123,3 +124,37 @@ def test_costs_shared_between_runs_are_those_each_run_works_out_alone():
     assert later.ops == alone.ops
     assert [op.cost.matrix_flops for op in first.ops if op.name == "mm"] == [{"bfloat16": 2.0 * 16 * 32 * 8}]
     assert [op.cost.matrix_flops for op in later.ops if op.name == "mm"] == [{"float32": 2.0 * 16 * 32 * 8}]
+
+
+def test_a_rebuilt_op_sets_every_field_of_its_op_and_cost():
+    """A routed loop's prediction at a new count (`_rebuild`) builds each op and cost with every field given, not by
+    copying: a field added to either must be given there too, or a prediction would drop it."""
+    from dataclasses import fields
+
+    from solbench.sol.costs import OpCost
+    from solbench.sol.recorder import RecordedOp
+    from solbench.sol.routed import _op_numbers, _rebuild
+
+    assert [f.name for f in fields(OpCost)] == [
+        "matrix_flops",
+        "vector_flops",
+        "special_ops",
+        "bytes_read",
+        "bytes_written",
+        "formula",
+    ]
+    assert RecordedOp._fields == ("name", "cost", "operands", "covered")
+    cost = OpCost({"bfloat16": 64.0}, {"float32": 8.0}, 2.0, 96, 32, "2*M*K*N")
+    op = RecordedOp("mm", cost, ((torch.Size([4, 8]), torch.bfloat16), (torch.Size([8, 2]), torch.bfloat16)), True)
+    numbers, _ = _op_numbers([op])
+    doubled = tuple(n * 2 for n in numbers)
+    [rebuilt] = _rebuild([op], doubled)
+    assert rebuilt.name == "mm" and rebuilt.covered
+    assert rebuilt.operands == ((torch.Size([8, 16]), torch.bfloat16), (torch.Size([16, 4]), torch.bfloat16))
+    assert (rebuilt.cost.matrix_flops, rebuilt.cost.vector_flops, rebuilt.cost.special_ops) == (
+        {"bfloat16": 128.0},
+        {"float32": 16.0},
+        4.0,
+    )
+    assert (rebuilt.cost.bytes_read, rebuilt.cost.bytes_written) == (192, 64)
+    assert rebuilt.cost.formula.startswith("2*M*K*N [at another routed count")

@@ -1153,9 +1153,9 @@ def _predict(first: tuple, second: tuple, t: Fraction) -> tuple | None:
 
 
 def _rebuild(ops: list, numbers: tuple) -> list:
-    """`ops` with the cost figures and operand sizes `numbers` (as `_op_numbers` lays them out)."""
-    from dataclasses import replace
-
+    """`ops` with the cost figures and operand sizes `numbers` (as `_op_numbers` lays them out). Each op and cost is
+    built with every field given (`dataclasses.replace` and `_replace` cost more than the rest together: a routed
+    count met for the first time rebuilds a dozen ops); tests/sol/test_recorder_shortcuts.py checks the fields."""
     import torch
 
     rebuilt = []
@@ -1176,8 +1176,7 @@ def _rebuild(ops: list, numbers: tuple) -> list:
         for operand, dtype in op.operands:
             operands.append((torch.Size(numbers[position : position + len(operand)]), dtype))
             position += len(operand)
-        new_cost = replace(
-            cost,
+        new_cost = type(cost)(
             matrix_flops=matrix,
             vector_flops=vector,
             special_ops=special,
@@ -1185,5 +1184,5 @@ def _rebuild(ops: list, numbers: tuple) -> list:
             bytes_written=written,
             formula=f"{cost.formula} [at another routed count: affine in it, from a routed-loop template]",
         )
-        rebuilt.append(op._replace(cost=new_cost, operands=tuple(operands)))
+        rebuilt.append(type(op)(op.name, new_cost, tuple(operands), op.covered))
     return rebuilt
