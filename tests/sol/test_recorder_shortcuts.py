@@ -29,7 +29,7 @@ def test_no_dispatch_mode_runs_inside_and_the_stack_is_restored_after():
             before = _get_current_dispatch_mode_stack()
             with _no_dispatch_modes():
                 assert _get_current_dispatch_mode_stack() == []
-                torch.ones(3) + 1  # recorded by no one
+                _ = torch.ones(3) + 1  # recorded by no one
             assert _get_current_dispatch_mode_stack() == before
             try:
                 with _no_dispatch_modes():
@@ -37,7 +37,7 @@ def test_no_dispatch_mode_runs_inside_and_the_stack_is_restored_after():
             except KeyError:
                 pass
             assert _get_current_dispatch_mode_stack() == before
-            torch.ones(2) * 2
+            _ = torch.ones(2) * 2
         finally:
             for mode in reversed(modes):
                 mode.__exit__(None, None, None)

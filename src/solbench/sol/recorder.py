@@ -500,13 +500,12 @@ class OpRecorder(_dispatch_mode_base()):
         first = id(sources[0]) if sources else None
         source_rows = self._rows.get(first) if is_view and first is not None else None
         carries = info.carries_precision
-        aliases = is_view and first is not None
         keep, origins, rows_of, producers, bases = self._keep, self._origin, self._rows, self._producer, self._base
         for piece, out in enumerate(outputs):
             out_precision = _precision(out.dtype)
             origin = self._carried_origin(sources, out, out_precision) if carries else out_precision
             key = id(out)
-            if aliases:
+            if is_view and first is not None:
                 bases[key] = bases.get(first, first)
                 producer = producers.get(first)
             else:
