@@ -110,6 +110,18 @@ def test_gathered_index_tensors_count_the_rows_their_positions_map_to(rows, gath
     assert read.count() == len(set(expected) | {0})  # counting twice counts the same
 
 
+def test_gathers_from_different_rows_of_one_input_map_each_through_its_own():
+    """Gathers counting from the same rows are mapped together when the rows are counted: each entry still maps
+    through the rows it was handed with, whatever order the entries came in, its dtype or its shape."""
+    import torch
+
+    read = RowSet(64)
+    read.add_gathered(torch.tensor([0, 1]), range(10, 20))
+    read.add_gathered(torch.tensor([[0], [-1]], dtype=torch.int32), range(30, 40))
+    read.add_gathered(torch.tensor([1, 2]), range(10, 20))
+    assert read.count() == len({10, 11, 12, 30, 39})
+
+
 def test_a_gathered_position_outside_the_rows_is_refused_as_before():
     from solbench.sol.recorder import _input_rows
 

@@ -165,12 +165,17 @@ class RowSet:
 
 
 def _gathered_rows(gathered: list[tuple[Any, range]]) -> list[int]:
-    """The distinct input rows of `RowSet.add_gathered`'s entries, as `range` indexing maps each position."""
+    """The distinct input rows of `RowSet.add_gathered`'s entries, as `range` indexing maps each position. The entries
+    that count from the same rows (a loop's gathers from one input, hundreds of them) are mapped together: three ops
+    per range of rows instead of per entry."""
     import torch
 
-    mapped = []
+    by_rows: dict[range, list] = {}
     for index, rows in gathered:
-        positions = index.to(torch.int64)
+        by_rows.setdefault(rows, []).append(index)
+    mapped = []
+    for rows, indices in by_rows.items():
+        positions = torch.cat([i if i.dtype == torch.int64 else i.to(torch.int64) for i in indices])
         positions = torch.where(positions < 0, positions + len(rows), positions)
         mapped.append(positions * rows.step + rows.start)
     return torch.unique(torch.cat(mapped)).tolist()
