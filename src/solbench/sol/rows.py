@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from solbench.torch_threads import at_most_threads
+
 # Views whose row i is row i of their source when both have the same leading size: they keep the
 # flat order of the elements, so equal leading sizes mean equal blocks.
 _ORDER_KEEPING_VIEWS = {
@@ -174,8 +176,9 @@ def _gathered_rows(gathered: list[tuple[Any, range]]) -> list[int]:
     for index, rows in gathered:
         by_rows.setdefault(rows, []).append(index)
     mapped = []
-    for rows, indices in by_rows.items():
-        positions = torch.cat([i if i.dtype == torch.int64 else i.to(torch.int64) for i in indices])
-        positions = torch.where(positions < 0, positions + len(rows), positions)
-        mapped.append(positions * rows.step + rows.start)
-    return torch.unique(torch.cat(mapped)).tolist()
+    with at_most_threads(1):  # thousands of row numbers: OpenMP's fork and join (and a busy core) cost more
+        for rows, indices in by_rows.items():
+            positions = torch.cat([i if i.dtype == torch.int64 else i.to(torch.int64) for i in indices])
+            positions = torch.where(positions < 0, positions + len(rows), positions)
+            mapped.append(positions * rows.step + rows.start)
+        return torch.unique(torch.cat(mapped)).tolist()
