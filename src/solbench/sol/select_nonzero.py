@@ -43,13 +43,14 @@ class SliceNonzero:
         self._layouts: dict[tuple, tuple | None] = {}
         """`_layout`'s answer per geometry (its inputs): a routing loop slices one base the same way per expert."""
         self._keep: list = []
-        self._asked: set[tuple] = set()
-        """Keys (base, way of slicing it) asked for once: the sort waits for a second slice of the same base, so a
-        lone `nonzero` of one small slice of a large mask does not pay for sorting all of it."""
+        self._asked: dict[tuple, int] = {}
+        """Key (base, way of slicing it) -> the base's version when a slice of it was last asked for: the sort waits
+        for a second slice of the same base at the same version, so neither a lone `nonzero` of one small slice of a
+        large mask nor a loop that writes to the mask between its slices (a capacity cut) sorts all of it per slice."""
 
     def nonzero(self, view):
         """`torch.nonzero(view)`, or None where `view` is not a slice of a large contiguous base this can answer (nor
-        the first slice of one asked for)."""
+        the first slice of one asked for since the base was last written)."""
         import torch
 
         base = view._base
@@ -79,12 +80,13 @@ class SliceNonzero:
         key = (id(base), fixed, used)
         entry = self._sorted.get(key)
         if entry is None or entry.version != base._version:
-            if key not in self._asked:
-                self._asked.add(key)
-                self._keep.append(base)  # its id stays its own while the key is kept
+            version = base._version
+            if self._asked.get(key) != version:
+                if key not in self._asked:
+                    self._keep.append(base)  # its id stays its own while the key (and its entry) is kept
+                self._asked[key] = version
                 return None
             entry = self._sorted[key] = _sort(base, fixed, used)
-            self._keep.append(base)  # its id stays its own while the entry lives
         group = 0
         for dim, index in zip(fixed, fixed_index):
             group = group * base.shape[dim] + index
