@@ -122,6 +122,21 @@ def test_gathers_from_different_rows_of_one_input_map_each_through_its_own():
     assert read.count() == len({10, 11, 12, 30, 39})
 
 
+def test_gathered_positions_are_turned_into_rows_before_they_pile_up(monkeypatch):
+    """A loop that gathers a large index per step keeps at most PENDING_GATHERED positions as tensors; the rows
+    they read still count once each."""
+    import torch
+
+    import solbench.sol.rows as rows_module
+
+    monkeypatch.setattr(rows_module, "PENDING_GATHERED", 100)
+    read = RowSet(1000)
+    for step in range(10):
+        read.add_gathered(torch.arange(step * 30, step * 30 + 60), range(1000))
+        assert sum(index.numel() for index, _ in read._gathered) <= 100
+    assert read.count() == 10 * 30 + 30
+
+
 def test_a_gathered_position_outside_the_rows_is_refused_as_before():
     from solbench.sol.recorder import _input_rows
 

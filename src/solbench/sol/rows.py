@@ -123,6 +123,10 @@ def gather_index(name: str, args: Sequence[Any]):
     return index
 
 
+PENDING_GATHERED = 1 << 22
+"""Gathered positions a `RowSet` keeps as tensors (32 MiB) before it turns them into rows."""
+
+
 class RowSet:
     """A union of rows: contiguous ranges (slices, whole reads) and single indices (selects, gathers)."""
 
@@ -132,7 +136,9 @@ class RowSet:
         self._indices: set[int] = set()
         self._gathered: list[tuple[Any, range]] = []
         """(a copy of a gather's index values, the input rows they count from): turned into rows all at once when
-        the rows are counted (a loop over experts gathers hundreds of times; one vectorized pass costs less)."""
+        the rows are counted (a loop over experts gathers hundreds of times; one vectorized pass costs less), or
+        once they hold PENDING_GATHERED positions (a loop gathering a large index per step keeps no more)."""
+        self._pending = 0
 
     def add(self, rows: range) -> None:
         if len(rows) and (rows.step == 1 or len(rows) == 1):
@@ -147,12 +153,18 @@ class RowSet:
         """The rows at positions `index` (a real integer tensor, negative positions from the end) of `rows`."""
         flat = index if index.dim() == 1 else index.reshape(-1)  # one op fewer for the common 1-D index
         self._gathered.append((flat.clone(), rows))
+        self._pending += flat.numel()
+        if self._pending > PENDING_GATHERED:
+            self._fold_gathered()
+
+    def _fold_gathered(self) -> None:
+        if self._gathered:
+            self._indices.update(_gathered_rows(self._gathered))
+            self._gathered, self._pending = [], 0
 
     def count(self) -> int:
         """Distinct rows read."""
-        if self._gathered:
-            self._indices.update(_gathered_rows(self._gathered))
-            self._gathered = []
+        self._fold_gathered()
         merged: list[tuple[int, int]] = []
         for start, stop in sorted(self._ranges):
             if merged and start <= merged[-1][1]:
