@@ -40,3 +40,11 @@ def test_a_reference_that_fails_to_import_leaves_no_folder_and_no_module_behind(
         import_reference(_definition("def run(x):\n    return x\n").model_copy(update={"reference": reference}), "cpu")
     assert list(Path(tmp_path).iterdir()) == []
     assert not {name for name in set(sys.modules) - modules if name.startswith("solbench_reference_")}
+
+
+def test_a_reference_that_exits_at_import_still_removes_its_folder(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    exiting = "import sys\n\ndef run(x):\n    return x\n\nsys.exit(3)\n"
+    with pytest.raises(SystemExit):
+        import_reference(_definition("def run(x):\n    return x\n").model_copy(update={"reference": exiting}), "cpu")
+    assert list(Path(tmp_path).iterdir()) == []

@@ -51,8 +51,10 @@ def import_reference(definition: Definition, device: str) -> tuple[ModuleType, P
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)  # trusted: the problem's own reference code
-    except Exception as error:
+    except BaseException as error:  # `sys.exit()` at import too: the folder goes either way
         sys.modules.pop(module_name, None)
         shutil.rmtree(folder, ignore_errors=True)  # nobody else knows of it: the caller gets no folder to remove
+        if not isinstance(error, Exception):
+            raise
         raise ReferenceImportError(f"importing the reference failed: {type(error).__name__}: {error}") from error
     return module, folder
