@@ -59,6 +59,20 @@ def test_gather_with_unknown_indices_counts_the_rows_it_copies(tmp_path):
     assert compulsory(tmp_path, [64, 32], reference) == (5 + 5) * ROW
 
 
+def test_a_mask_index_names_no_rows_by_its_values():
+    """`aten.index` takes a bool or uint8 tensor as a mask: its values 0 and 1 are no row numbers (the gather then
+    counts the bytes it copies), while an integer index's values are the rows it reads."""
+    import torch
+
+    from solbench.sol.rows import gather_index
+
+    x = torch.zeros(64, 32)
+    for mask in (torch.ones(64, dtype=torch.uint8), torch.ones(64, dtype=torch.bool)):
+        assert gather_index("index", [x, [mask]]) is None
+    rows = torch.tensor([3, 9])
+    assert gather_index("index", [x, [rows]]) is rows
+
+
 def test_row_set_counts_distinct_rows():
     rows = RowSet(100)
     rows.add(range(10, 20))

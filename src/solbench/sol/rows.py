@@ -118,6 +118,7 @@ def gather_index(name: str, args: Sequence[Any]):
         or index.is_meta
         or index.dtype.is_floating_point
         or index.dtype == torch.bool
+        or index.dtype == torch.uint8  # `index` takes a uint8 tensor as a mask, as it does a bool one
     ):
         return None
     return index
