@@ -14,7 +14,7 @@ from layer_check import cycles, import_graph, upward_imports
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "solbench"
 LAYERS = [  # bottom row first; the modules of one row may import each other
-    ("errors", "json_files", "cache_dir", "cache_records", "torch_threads", "version"),  # top-level, any layer uses
+    ("errors", "json_files", "atomic_files", "cache_dir", "cache_records", "torch_threads", "version"),  # top-level
     ("spec",),
     ("hardware",),
     ("sol",),

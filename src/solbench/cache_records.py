@@ -3,21 +3,20 @@
 The analyser keeps what it learnt once and a later process may reuse (precision decisions, where a problem's
 recording started): each record is a pydantic model in `cache_dir()/FOLDER/ab/KEY.json`, KEY the hash of
 everything that decides it. A record that cannot be read is missing (the work is done again); one that cannot be
-written costs the same, nothing else; a write is atomic (temporary file and rename), so a concurrent reader sees
-a whole record or none.
+written costs the same, nothing else; a write is atomic (atomic_files.py), so a concurrent reader sees a whole
+record or none.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from solbench.atomic_files import write_whole
 from solbench.cache_dir import cache_dir
 
 Record = TypeVar("Record", bound=BaseModel)
@@ -41,12 +40,4 @@ def read_record(model: type[Record], folder: str, key: str) -> Record | None:
 
 
 def write_record(folder: str, key: str, record: BaseModel) -> None:
-    path = record_path(folder, key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{folder}.", suffix=".tmp")
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(record.model_dump_json().encode())
-        os.replace(temporary, path)
-    except OSError:
-        pass
+    write_whole(record_path(folder, key), record.model_dump_json().encode())  # not written: done again next time

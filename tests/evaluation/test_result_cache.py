@@ -13,6 +13,7 @@ import pytest
 
 import solbench
 from conftest import VECTOR_ADD, make_solution, vector_workloads, write_problem
+from solbench import atomic_files
 from solbench.evaluation import EvaluationConfig, result_cache
 from solbench.evaluation.correctness import Verdict
 from solbench.evaluation.outcome import RunContext, make_trace
@@ -266,7 +267,7 @@ def test_a_failed_write_warns_keeps_the_result_and_leaves_no_temporary_file(prob
     def full_disk(source, destination):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(result_cache.os, "replace", full_disk)
+    monkeypatch.setattr(atomic_files.os, "replace", full_disk)
     with pytest.warns(CacheWarning, match="cannot write the entry .No space left on device."):
         traces = cached_evaluation(tmp_path / "cache", problem, make_solution(ADD), CPU, lambda: _traces(problem))
     record = traces[0].evaluation.solbench.cache

@@ -25,8 +25,9 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from solbench.atomic_files import write_whole
 from solbench.evaluation.config import EvaluationConfig
-from solbench.evaluation.result_cache import entry_path, write_entry
+from solbench.evaluation.result_cache import entry_path
 from solbench.spec.problem import Problem
 from solbench.spec.trace import TimingSummary
 from solbench.spec.workload import Workload
@@ -101,4 +102,4 @@ class ReferenceTimings:
         self._known[key] = summary
         if self.folder is None:
             return
-        write_entry(self._path(key), summary.model_dump_json().encode())
+        write_whole(self._path(key), summary.model_dump_json().encode())

@@ -14,9 +14,7 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import json
-import os
 import platform
-import tempfile
 import warnings
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -26,6 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from solbench.atomic_files import write_whole
 from solbench.errors import SolbenchError
 from solbench.evaluation.config import EvaluationConfig
 from solbench.evaluation.environment import device_name
@@ -233,7 +232,7 @@ class ResultCache:
             created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
         path = self.path_of(key)
-        reason = write_entry(path, entry.model_dump_json().encode())
+        reason = write_whole(path, entry.model_dump_json().encode())
         if reason is not None:
             _warn(f"{path}: {reason}; the result is not cached")
         return reason
@@ -242,43 +241,6 @@ class ResultCache:
 def entry_path(root: Path, key: str) -> Path:
     """Where a keyed entry lives under `root` (two-character fan-out folders)."""
     return root / key[:2] / f"{key}.json"
-
-
-def write_entry(path: Path, data: bytes) -> str | None:
-    """Write `data` to `path` atomically and durably: a concurrent reader sees the old file, the new one, or none.
-    Returns None when written, else why not."""
-    temporary = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem[:16]}.", suffix=".tmp")
-        os.fchmod(descriptor, 0o644)  # mkstemp's 0600 would hide entries from other users of a shared cache
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-        temporary = None
-        _sync_folder(path.parent)
-    except OSError as error:
-        return f"cannot write the entry ({error.strerror or error})"
-    finally:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
-    return None
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make the rename itself durable (best effort: not every file system lets a folder be synced)."""
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
 
 
 def cached_evaluation(

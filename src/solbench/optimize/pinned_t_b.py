@@ -21,12 +21,12 @@ import hashlib
 import json
 import os
 import platform
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from solbench.atomic_files import written_beside
 from solbench.cache_dir import cache_dir
 from solbench.evaluation.config import EvaluationConfig
 from solbench.evaluation.reference_timing import problem_timing_key, workload_timing_key
@@ -104,27 +104,14 @@ class PinnedTimes:
         )
         path = entry_path(self.folder, key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+            with written_beside(path, measured.model_dump_json().encode()) as temporary:
+                try:
+                    os.link(temporary, path)  # fails when a pin exists: the first writer wins
+                except FileExistsError:
+                    held = self.get(key)
+                    if held is not None:
+                        return held
+                    os.replace(temporary, path)  # the file there was damaged: ours replaces it
         except OSError:
             return measured
-        try:
-            os.fchmod(descriptor, 0o644)
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(measured.model_dump_json().encode())
-                handle.flush()
-                os.fsync(handle.fileno())
-            try:
-                os.link(temporary, path)  # fails when a pin exists: the first writer wins
-            except FileExistsError:
-                held = self.get(key)
-                if held is not None:
-                    return held
-                os.replace(temporary, path)  # the file there was damaged: ours replaces it
-                temporary = None
-        except OSError:
-            return measured
-        finally:
-            if temporary is not None:
-                Path(temporary).unlink(missing_ok=True)
         return measured
