@@ -86,22 +86,6 @@ def test_row_set_counts_distinct_rows():
 @pytest.mark.parametrize(
     "rows, gathered, expected",
     [
-        (range(64), [0, 3, 63], [0, 3, 63]),  # the whole input: the positions are the rows
-        (range(8, 64), [0, 3, 55], [8, 11, 63]),  # a slice from row 8: shifted
-        (range(0, 64, 2), [1, 2], [2, 4]),  # a strided slice: scaled
-        (range(64), [-1, 2], [63, 2]),  # negative positions count from the end, as a gather's do
-        (range(16), [], []),
-    ],
-)
-def test_gathered_positions_map_to_the_input_rows(rows, gathered, expected):
-    from solbench.sol.recorder import _input_rows
-
-    assert sorted(_input_rows(rows, gathered)) == sorted(expected)
-
-
-@pytest.mark.parametrize(
-    "rows, gathered, expected",
-    [
         (range(64), [0, 3, 63], [0, 3, 63]),
         (range(8, 64), [0, 3, 55], [8, 11, 63]),
         (range(0, 64, 2), [1, 2], [2, 4]),
@@ -110,8 +94,9 @@ def test_gathered_positions_map_to_the_input_rows(rows, gathered, expected):
     ],
 )
 def test_gathered_index_tensors_count_the_rows_their_positions_map_to(rows, gathered, expected):
-    """An index tensor handed to the row set counts, when the rows are counted, what `_input_rows` maps its positions
-    to; the values it held when it was handed over count, not what the reference writes into it later."""
+    """An index tensor handed to the row set counts, when the rows are counted, the input rows its positions map to
+    through the rows it counts from (shifted, scaled, negative ones from the end, as a gather's); the values it held
+    when it was handed over count, not what the reference writes into it later."""
     import torch
 
     read = RowSet(64)
@@ -152,7 +137,9 @@ def test_gathered_positions_are_turned_into_rows_before_they_pile_up(monkeypatch
 
 
 def test_a_gathered_position_outside_the_rows_is_refused_as_before():
-    from solbench.sol.recorder import _input_rows
+    import torch
 
+    read = RowSet(16)
+    read.add_gathered(torch.tensor([3, 16]), range(16))
     with pytest.raises(IndexError):
-        list(_input_rows(range(16), [3, 16]))
+        read.count()

@@ -828,8 +828,7 @@ def _on_cpu(device) -> bool:
 
 def _moved_to_cpu(device) -> bool:
     """A device the mode makes factories on the CPU for (`compute`): any but the CPU and meta."""
-    kind = device.type if type(device) is _DEVICE else device if device == "cuda" else _DEVICE(device).type
-    return kind not in ("cpu", "meta")
+    return (device.type if type(device) is _DEVICE else _DEVICE(device).type) not in ("cpu", "meta")
 
 
 def _torch_objects() -> tuple:

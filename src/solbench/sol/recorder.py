@@ -159,10 +159,6 @@ def _op_info(func) -> _OpInfo:
 _precision = precision_of
 
 
-_RANKS = PRECISION_RANK
-"""Precision -> rank (3 for a precision not listed), read where the recorder carries precisions."""
-
-
 def _dispatch_mode_base():
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -442,8 +438,6 @@ class OpRecorder(_dispatch_mode_base()):
                     self.recording.gathered_bytes[where.root] = (
                         self.recording.gathered_bytes.get(where.root, 0) + touched
                     )
-                elif isinstance(rows, list):
-                    read.add_indices(_input_rows(where.rows, rows))
                 else:
                     read.add_gathered(rows, where.rows)
             else:
@@ -452,13 +446,15 @@ class OpRecorder(_dispatch_mode_base()):
                 read.add(where.rows)
 
     def _gathered_rows(self, name, args):
-        """The rows a gather reads: where no real argument is stale, its real index tensor (whose values are the same
-        outside the values mode; `RowSet` reads them when it counts); else `gathered_rows` under the mode, which
-        reads the index's values as the reference would (dispatching once per element, so only then)."""
+        """The positions a gather reads, as an integer tensor (`RowSet` maps them to rows when it counts), or None.
+        Where no real argument is stale, its real index tensor (whose values are the same outside the values mode);
+        else `gathered_rows` under the mode, which reads the index's values as the reference would (dispatching once
+        per element, so only then)."""
         values = self._values
         if values is None or not values.has_stale() or not any(values.is_stale(t) for t in _tensor_arguments(args)):
             return gather_index(name, args)
-        return self._with_values(gathered_rows, name, args)
+        rows = self._with_values(gathered_rows, name, args)
+        return None if rows is None else torch.tensor(rows, dtype=torch.int64)
 
     def _with_values(self, function, *args):
         """Call `function` (which may run ops on the arguments' values) as it would run inside the reference:
@@ -539,13 +535,13 @@ class OpRecorder(_dispatch_mode_base()):
                 candidate = _precision(source.dtype)
             if candidate == "int" or candidate == "bool":
                 continue
-            rank = _RANKS.get(candidate, 3)  # `_rank`, inlined
+            rank = PRECISION_RANK.get(candidate, 3)
             if best is None or rank < best:
                 origin, best = candidate, rank
         if origin is None:
             return out_precision
         assert best is not None  # set together with origin
-        return out_precision if _RANKS.get(out_precision, 3) < best else origin
+        return out_precision if PRECISION_RANK.get(out_precision, 3) < best else origin
 
     def finish(self, outputs: list) -> Recording:
         """Account the returned outputs: written once each (aliases once), flagged when no ATen op produced them."""
@@ -564,15 +560,6 @@ class OpRecorder(_dispatch_mode_base()):
                 )
         self.recording.finished = True
         return self.recording
-
-
-def _input_rows(rows: range, gathered: list[int]):
-    """The input's rows at positions `gathered` (sorted) of `rows`: the positions themselves where `rows` is the
-    whole input from row 0 and they lie inside it (a loop over experts gathers a hundred rows per expert from
-    unsliced hidden states: no mapping row by row), else each mapped through `rows` (negative ones from its end)."""
-    if rows.start == 0 and rows.step == 1 and (not gathered or (gathered[0] >= 0 and gathered[-1] < len(rows))):
-        return gathered
-    return (rows[row] for row in gathered)
 
 
 class TracedCall(NamedTuple):

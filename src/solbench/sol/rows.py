@@ -151,7 +151,7 @@ class RowSet:
         self._indices.update(indices)
 
     def add_gathered(self, index, rows: range) -> None:
-        """The rows at positions `index` (a real integer tensor, negative positions from the end) of `rows`."""
+        """The rows at positions `index` (an integer tensor, negative positions from the end) of `rows`."""
         flat = index if index.dim() == 1 else index.reshape(-1)  # one op fewer for the common 1-D index
         self._gathered.append((flat.clone(), rows))
         self._pending += flat.numel()
@@ -160,7 +160,7 @@ class RowSet:
 
     def _fold_gathered(self) -> None:
         if self._gathered:
-            self._indices.update(_gathered_rows(self._gathered))
+            self._indices.update(_distinct_rows(self._gathered))
             self._gathered, self._pending = [], 0
 
     def count(self) -> int:
@@ -179,10 +179,10 @@ class RowSet:
         return sum(stop - start for start, stop in merged) + outside
 
 
-def _gathered_rows(gathered: list[tuple[Any, range]]) -> list[int]:
-    """The distinct input rows of `RowSet.add_gathered`'s entries, as `range` indexing maps each position. The entries
-    that count from the same rows (a loop's gathers from one input, hundreds of them) are mapped together: three ops
-    per range of rows instead of per entry."""
+def _distinct_rows(gathered: list[tuple[Any, range]]) -> list[int]:
+    """The distinct input rows of `RowSet.add_gathered`'s entries, as `range` indexing maps each position (IndexError
+    for one outside its rows). The entries that count from the same rows (a loop's gathers from one input, hundreds
+    of them) are mapped together: a few ops per range of rows instead of per entry."""
     import torch
 
     by_rows: dict[range, list] = {}
@@ -192,6 +192,8 @@ def _gathered_rows(gathered: list[tuple[Any, range]]) -> list[int]:
     with at_most_threads(1):  # thousands of row numbers: OpenMP's fork and join (and a busy core) cost more
         for rows, indices in by_rows.items():
             positions = torch.cat([i if i.dtype == torch.int64 else i.to(torch.int64) for i in indices])
+            if positions.numel() and not -len(rows) <= int(positions.min()) <= int(positions.max()) < len(rows):
+                raise IndexError(f"a gathered position outside the {len(rows)} rows it counts from")
             positions = torch.where(positions < 0, positions + len(rows), positions)
             mapped.append(positions * rows.step + rows.start)
         return torch.unique(torch.cat(mapped)).tolist()
