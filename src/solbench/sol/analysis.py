@@ -461,12 +461,10 @@ def _record_without_real_floats(
     shape-only floating-point values steer the work; `ValuesNeeded` (its message the reason) where even that fails,
     `SliceOverBudget` where the slice is too large."""
     if plan.stage == META:
-        if "scaled_dot_product_attention" not in problem.definition.reference:
-            try:
-                return [_run_recorded_meta(problem, workload, module, plan)], "fake", None
-            except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
-                pass
-        plan.failed(FAKE, "")
+        try:
+            return [_run_recorded_meta(problem, workload, module, plan)], "fake", None
+        except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
+            plan.failed(FAKE, "")
     if plan.stage == FAKE:
         try:
             return [_run_recorded_fake(problem, workload, module)], "fake", None
@@ -691,8 +689,8 @@ def _run_recorded_fake(problem: Problem, workload: Workload, module) -> Recordin
 
 def _run_recorded_meta(problem: Problem, workload: Workload, module, plan: RecordingPlan) -> Recording:
     """Shapes only, on meta tensors: for references that loop over thousands of time steps, a fake tensor's
-    millisecond per op adds up to minutes. Not for scaled-dot-product attention: on the meta device
-    PyTorch picks its decomposed math path, where the CPU (and fake tensors) pick the fused kernel."""
+    millisecond per op adds up to minutes. Scaled-dot-product attention runs the kernel the CPU would pick
+    (sol/composites.py), as on fake tensors."""
     import warnings
 
     from solbench.sol.hybrid import HybridMode, cuda_not_initialised

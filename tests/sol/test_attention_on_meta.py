@@ -1,0 +1,65 @@
+"""Scaled-dot-product attention on meta tensors is recorded as the CPU runs it (sol/composites.py): the same ops, the
+same FLOPs and bytes, for every case PyTorch's CPU kernel choice tells apart."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from solbench.sol.analysis import _run_recorded
+from solbench.sol.hybrid import HybridMode
+
+B, H, L, D = 2, 4, 16, 8
+
+
+def _query(dtype=torch.float32, heads=H, length=L, dim=D):
+    return torch.randn(B, heads, length, dim).to(dtype)
+
+
+CASES = {
+    "plain": (lambda: (_query(), _query(), _query()), {}),
+    "bfloat16 causal": (
+        lambda: (_query(torch.bfloat16), _query(torch.bfloat16), _query(torch.bfloat16)),
+        {"is_causal": True},
+    ),
+    "boolean mask": (lambda: (_query(), _query(), _query()), {"attn_mask": torch.rand(L, L) > 0.5}),
+    "additive mask": (lambda: (_query(), _query(), _query()), {"attn_mask": torch.randn(B, 1, L, L)}),
+    "grouped query": (lambda: (_query(), _query(heads=2), _query(heads=2)), {"enable_gqa": True}),
+    "scale": (lambda: (_query(), _query(), _query()), {"scale": 0.5}),
+    "three dimensions (math path)": (lambda: (_query()[0], _query()[0], _query()[0]), {}),
+    "value head size differs (recorded whole)": (lambda: (_query(), _query(), _query(dim=4)), {}),
+    "query laid out by token": (lambda: (torch.randn(B, L, H, D).transpose(1, 2), _query(), _query()), {}),
+}
+
+
+def _recorded(call, tensors, kwargs, on_meta: bool):
+    module = types.SimpleNamespace(run=lambda q, k, v: call(q, k, v, **kwargs))
+    if not on_meta:
+        return _run_recorded(module, list(tensors))
+    kwargs = {k: v.to("meta") if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    return _run_recorded(module, [t.to("meta") for t in tensors], values=HybridMode(shape_only=True))
+
+
+@pytest.mark.parametrize("call", [F.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention.default])
+@pytest.mark.parametrize("case", CASES)
+def test_attention_on_meta_tensors_is_recorded_as_on_the_cpu(case, call):
+    make, kwargs = CASES[case]
+    torch.manual_seed(0)
+    tensors = make()
+    on_cpu = _recorded(call, tensors, kwargs, on_meta=False)
+    on_meta = _recorded(call, tensors, kwargs, on_meta=True)
+    assert [op.name for op in on_meta.ops] == [op.name for op in on_cpu.ops]
+    assert on_meta.totals() == on_cpu.totals()
+
+
+def test_the_cpu_picks_its_fused_kernel_where_it_can():
+    """The cases above would pass if neither side used the fused kernel: they do, where PyTorch can."""
+    torch.manual_seed(0)
+    fused = "_scaled_dot_product_flash_attention_for_cpu"
+    for case, expected in [("plain", True), ("grouped query", True), ("three dimensions (math path)", False)]:
+        make, kwargs = CASES[case]
+        names = [op.name for op in _recorded(F.scaled_dot_product_attention, make(), kwargs, on_meta=True).ops]
+        assert (fused in names) is expected, (case, names)
