@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from solbench.errors import SolbenchError
 from solbench.hardware.spec import HardwareSpec
 from solbench.sol.dynamo_deferral import dynamo_import_deferred
-from solbench.sol.errors import AnalysisError, SliceOverBudget, ValuesNeeded
+from solbench.sol.errors import AnalysisError, DataDependentOp, SliceOverBudget, ValuesNeeded
 from solbench.sol.recorder import OpRecorder, Recording, arithmetic_intensity
 from solbench.sol.roofline import roofline
 from solbench.spec.dtypes import lookup_dtype, same_bits
@@ -463,7 +463,9 @@ def _record_without_real_floats(
     if plan.stage == META:
         try:
             return [_run_recorded_meta(problem, workload, module, plan)], "fake", None
-        except Exception:  # an op without a meta kernel, or one that needs values: fake tensors next
+        except DataDependentOp as error:  # which fake tensors refuse too: values next
+            plan.failed(HYBRID_SMALL_FLOATS, str(error))
+        except Exception:  # an op without a meta kernel (fake tensors fall back to the CPU's): fake tensors next
             plan.failed(FAKE, "")
     if plan.stage == FAKE:
         try:

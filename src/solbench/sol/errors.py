@@ -11,6 +11,12 @@ class ValuesNeeded(AnalysisError):
     """The fake run met an op whose cost depends on input values: the reference must run on real inputs."""
 
 
+class DataDependentOp(ValuesNeeded):
+    """A shape-only run met an op whose output is a value of its input (`item`) or whose output's shape depends on
+    its input's values (`nonzero`, `bincount`). Fake tensors without a shape environment, as the analysis makes
+    them, refuse the same op whatever its inputs: the analysis goes straight to values."""
+
+
 class SliceOverBudget(ValuesNeeded):
     """The values a value-dependent op needs come from a slice of the reference too large to run for real
     (sol/slices.py). Unlike other `ValuesNeeded`, it says nothing of the problem's other workloads: a smaller one's

@@ -21,7 +21,7 @@ from contextlib import contextmanager, nullcontext
 from functools import cache
 from typing import Any
 
-from solbench.sol.errors import ValuesNeeded
+from solbench.sol.errors import DataDependentOp, ValuesNeeded
 from solbench.sol.select_nonzero import SliceNonzero
 from solbench.sol.slices import random_state
 from solbench.spec.cpu_reference import cpu_reference_source  # noqa: F401  (re-exported: the analyzer's entry)
@@ -162,7 +162,7 @@ class HybridMode(_mode_base()):
         ):
             if self.shape_only:  # the values-free attempt fails here, not after running the rest for nothing
                 self.assumed.append(f"{tensors[0].dtype} scalar")
-                raise ValuesNeeded("a branch on a floating-point value")
+                raise DataDependentOp(f"a branch on a floating-point value ({func})")
             if self.slices is not None:
                 try:
                     return self._from_slice(func, args, kwargs, tensors)
@@ -194,6 +194,8 @@ class HybridMode(_mode_base()):
                 return _computed(func, args, kwargs, self._base_nonzero)
             elif self.slices is not None:
                 return self._from_slice(func, args, kwargs, tensors)
+            elif self.shape_only and (refusal := _refused_without_values(func)) is not None:
+                raise DataDependentOp(refusal) from error
             else:
                 raise ValuesNeeded(
                     f"{name} on a tensor without values (computed from "
@@ -669,6 +671,20 @@ def _factory_size(func, args, kwargs) -> int | None:
 
 
 _FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "empty_strided"}
+
+
+def _refused_without_values(func) -> str | None:
+    """Why fake tensors without a shape environment refuse `func` whatever its inputs, or None. By PyTorch's own
+    tags: an output that is a value of the input, or an output shape that depends on values. Not `index.Tensor`,
+    tagged so but refused only for a boolean index."""
+    import torch
+
+    tags = func.tags
+    if torch.Tag.data_dependent_output in tags:
+        return f"{func} reads a value"
+    if torch.Tag.dynamic_output_shape in tags and func is not torch.ops.aten.index.Tensor:
+        return f"{func}: its output's shape depends on values"
+    return None
 
 
 @contextmanager
