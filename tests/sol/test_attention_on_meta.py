@@ -32,6 +32,8 @@ CASES = {
     "three dimensions (math path)": (lambda: (_query()[0], _query()[0], _query()[0]), {}),
     "value head size differs (recorded whole)": (lambda: (_query(), _query(), _query(dim=4)), {}),
     "query laid out by token": (lambda: (torch.randn(B, L, H, D).transpose(1, 2), _query(), _query()), {}),
+    "query with every other element": (lambda: (_query(dim=2 * D)[..., ::2], _query(), _query()), {}),
+    "transposed boolean mask": (lambda: (_query(), _query(), _query()), {"attn_mask": (torch.rand(L, L) > 0.5).t()}),
 }
 
 
@@ -39,8 +41,13 @@ def _recorded(call, tensors, kwargs, on_meta: bool):
     module = types.SimpleNamespace(run=lambda q, k, v: call(q, k, v, **kwargs))
     if not on_meta:
         return _run_recorded(module, list(tensors))
-    kwargs = {k: v.to("meta") if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-    return _run_recorded(module, [t.to("meta") for t in tensors], values=HybridMode(shape_only=True))
+    kwargs = {k: _on_meta(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    return _run_recorded(module, [_on_meta(t) for t in tensors], values=HybridMode(shape_only=True))
+
+
+def _on_meta(tensor):
+    """With `tensor`'s strides, also where they are not dense (`to` would make those contiguous)."""
+    return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
 
 
 @pytest.mark.parametrize("call", [F.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention.default])
@@ -53,6 +60,14 @@ def test_attention_on_meta_tensors_is_recorded_as_on_the_cpu(case, call):
     on_meta = _recorded(call, tensors, kwargs, on_meta=True)
     assert [op.name for op in on_meta.ops] == [op.name for op in on_cpu.ops]
     assert on_meta.totals() == on_cpu.totals()
+
+
+def test_a_stand_in_holds_at_most_two_rows_whatever_the_last_stride():
+    from solbench.sol.composites import _stand_in
+
+    mask = torch.empty(1 << 20, 1 << 20, device="meta").t()  # last stride 1 Mi: a 4 TiB stand-in without the cap
+    assert mask.stride(-1) == 1 << 20
+    assert _stand_in(mask).untyped_storage().nbytes() <= 2 * (1 << 20) * 4
 
 
 def test_the_cpu_picks_its_fused_kernel_where_it_can():

@@ -97,12 +97,13 @@ def _cpu_picks_fused_kernel(given: dict) -> bool:
 
 
 def _stand_in(tensor):
-    """A CPU tensor with `tensor`'s dtype, sizes and last-dimension stride over at most one row of memory: what
-    PyTorch's choice of a CPU attention kernel reads of it (its checks read no values and no other stride)."""
+    """A CPU tensor with `tensor`'s dtype and sizes over at most two rows of memory: what PyTorch's choice of a CPU
+    attention kernel reads of it. The choice reads no values, and of the strides only whether the last one is 1,
+    so a last stride above 2 becomes 2 (a transposed mask's would otherwise ask for its whole size again)."""
     sizes = tuple(tensor.shape)
     if not sizes:
         return torch.empty((), dtype=tensor.dtype)
-    last = tensor.stride(-1)
+    last = min(tensor.stride(-1), 2)
     row = (sizes[-1] - 1) * last + 1 if sizes[-1] else 0
     return torch.empty(row, dtype=tensor.dtype).as_strided(sizes, (0,) * (len(sizes) - 1) + (last,))
 
