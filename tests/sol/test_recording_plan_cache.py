@@ -89,6 +89,29 @@ def test_a_data_dependent_op_goes_straight_to_values(tmp_path, fake_modes, meta_
     assert fake_modes == [], "fake tensors were tried, though they refuse the op the meta run stopped at"
 
 
+SCALED_BY_A_CONSTANT = {  # `item` of a tensor made from Python data: refused on meta tensors, answered by fake ones
+    "name": "scaled",
+    "axes": {"N": {"type": "var"}},
+    "inputs": {"x": {"shape": ["N", 64], "dtype": "float32"}},
+    "outputs": {"y": {"shape": ["N", 64], "dtype": "float32"}},
+    "reference": "import math, torch\ndef run(x):\n"
+    "    rows = torch.tensor(x.shape[0]) // 2\n"
+    "    return x[: rows.item()] / math.sqrt(torch.tensor(x.shape[-1], dtype=torch.float32))\n",
+}
+
+
+def test_a_value_fake_tensors_hold_is_read_on_fake_tensors(tmp_path):
+    """Fake tensors keep the values of one-element tensors made from Python data: `item` of those is no reason
+    to skip them (here without an input generator, which values would need)."""
+    folder = write_problem(
+        tmp_path / "scaled",
+        SCALED_BY_A_CONSTANT,
+        [{"uuid": "n", "axes": {"N": 64}, "inputs": {"x": {"type": "random"}}}],
+    )
+    [result] = analyze_problem(load_problem(folder), lookup("H200"))
+    assert result.coverage.execution == "fake"
+
+
 def test_an_op_without_a_meta_kernel_runs_on_fake_tensors(tmp_path, fake_modes):
     folder = write_problem(
         tmp_path / "histogram", HISTOGRAM, [{"uuid": "n", "axes": {"N": 4096}, "inputs": {"x": {"type": "random"}}}]

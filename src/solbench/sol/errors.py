@@ -14,7 +14,8 @@ class ValuesNeeded(AnalysisError):
 class DataDependentOp(ValuesNeeded):
     """A shape-only run met an op whose output is a value of its input (`item`) or whose output's shape depends on
     its input's values (`nonzero`, `bincount`). Fake tensors without a shape environment, as the analysis makes
-    them, refuse the same op whatever its inputs: the analysis goes straight to values."""
+    them, refuse the same op whatever its inputs (but one-element tensors made from Python data, whose values they
+    keep: not raised for those): the analysis goes straight to values."""
 
 
 class SliceOverBudget(ValuesNeeded):

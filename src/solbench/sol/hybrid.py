@@ -72,6 +72,8 @@ class HybridMode(_mode_base()):
         """With slices: storage -> ids of the twins made of real tensors viewing it (their values are the real
         tensor's, until something writes that storage with shape-only values)."""
         self._keep: list[Any] = []
+        self._constants: dict[int, Any] = {}
+        """Shape-only: one-element tensors fake tensors would keep the values of (see `_note_constants`), by id."""
         self._base_nonzero = SliceNonzero()
         """`nonzero` of slices of one large base, answered from one sorted `nonzero` of it (sol/select_nonzero.py)."""
         self.assumed: list[str] = []
@@ -132,6 +134,32 @@ class HybridMode(_mode_base()):
     def compute(self, func, types, args=(), kwargs=None):
         """The result of one ATen call: real where its arguments are real and it is small, else shape only.
         Called by the dispatcher when this mode is entered, or directly by a recorder that owns this mode."""
+        result = self._compute(func, types, args, kwargs)
+        if self.shape_only and (self._constants or func in _lifts()):
+            self._note_constants(func, args, kwargs, result)
+        return result
+
+    def _note_constants(self, func, args, kwargs, result) -> None:
+        """Fake tensors keep the values of one-element tensors made from Python data (`torch.tensor(d)`) and of
+        one-element results of ops on those alone, so they answer `item` or `nonzero` of them where a shape-only
+        run cannot: a refusal there is no `DataDependentOp`, and fake tensors are tried next."""
+        import torch
+
+        tensors = _tensors_in(args, kwargs, torch.Tensor)
+        if not tensors:
+            return
+        if func in _lifts():
+            constant = all(not t.is_meta and t.numel() <= 1 for t in tensors)
+        else:
+            constant = self._from_constants(tensors)
+        outputs = _tensors_in((result,), {}, torch.Tensor)
+        if constant and outputs and all(t.numel() <= 1 for t in outputs):
+            self._constants.update((id(t), t) for t in outputs)
+
+    def _from_constants(self, tensors: list) -> bool:
+        return bool(tensors) and all(self._constants.get(id(t)) is t for t in tensors)
+
+    def _compute(self, func, types, args, kwargs):
         import torch
 
         kwargs = dict(kwargs) if kwargs else {}
@@ -162,6 +190,8 @@ class HybridMode(_mode_base()):
         ):
             if self.shape_only:  # the values-free attempt fails here, not after running the rest for nothing
                 self.assumed.append(f"{tensors[0].dtype} scalar")
+                if self._from_constants(tensors):
+                    raise ValuesNeeded("a branch on a floating-point value")  # fake tensors hold this one's value
                 raise DataDependentOp(f"a branch on a floating-point value ({func})")
             if self.slices is not None:
                 try:
@@ -194,7 +224,11 @@ class HybridMode(_mode_base()):
                 return _computed(func, args, kwargs, self._base_nonzero)
             elif self.slices is not None:
                 return self._from_slice(func, args, kwargs, tensors)
-            elif self.shape_only and (refusal := _refused_without_values(func)) is not None:
+            elif (
+                self.shape_only
+                and not self._from_constants(tensors)
+                and (refusal := _refused_without_values(func)) is not None
+            ):
                 raise DataDependentOp(refusal) from error
             else:
                 raise ValuesNeeded(
@@ -671,6 +705,14 @@ def _factory_size(func, args, kwargs) -> int | None:
 
 
 _FACTORIES = {"empty", "zeros", "ones", "full", "randn", "rand", "randint", "empty_strided"}
+
+
+@cache
+def _lifts() -> frozenset:
+    """The ops that bring a tensor made from Python data (`torch.tensor(...)`) under a mode."""
+    import torch
+
+    return frozenset({torch.ops.aten.lift_fresh.default, torch.ops.aten.lift_fresh_copy.default})
 
 
 def _refused_without_values(func) -> str | None:
