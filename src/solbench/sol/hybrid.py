@@ -145,10 +145,17 @@ class HybridMode(_mode_base()):
         run cannot: a refusal there is no `DataDependentOp`, and fake tensors are tried next."""
         import torch
 
+        lift = func in _lifts()
+        if not lift and not any(
+            id(arg) in self._constants
+            or (isinstance(arg, (list, tuple)) and any(id(each) in self._constants for each in arg))
+            for arg in args
+        ):
+            return  # the common case, kept quick: no positional argument is one
         tensors = _tensors_in(args, kwargs, torch.Tensor)
         if not tensors:
             return
-        if func in _lifts():
+        if lift:
             constant = all(not t.is_meta and t.numel() <= 1 for t in tensors)
         else:
             constant = self._from_constants(tensors)
