@@ -100,12 +100,20 @@ SCALED_BY_A_CONSTANT = {  # `item` of a tensor made from Python data: refused on
 }
 
 
-def test_a_value_fake_tensors_hold_is_read_on_fake_tensors(tmp_path):
+@pytest.mark.parametrize(
+    "reference",
+    [
+        SCALED_BY_A_CONSTANT["reference"],
+        "import math, torch\ndef run(x):\n    return x / math.sqrt(torch.tensor(x.shape[-1], dtype=torch.float32))\n",
+    ],
+    ids=["integer", "floating-point"],
+)
+def test_a_value_fake_tensors_hold_is_read_on_fake_tensors(tmp_path, reference):
     """Fake tensors keep the values of one-element tensors made from Python data: `item` of those is no reason
     to skip them (here without an input generator, which values would need)."""
     folder = write_problem(
         tmp_path / "scaled",
-        SCALED_BY_A_CONSTANT,
+        {**SCALED_BY_A_CONSTANT, "reference": reference},
         [{"uuid": "n", "axes": {"N": 64}, "inputs": {"x": {"type": "random"}}}],
     )
     [result] = analyze_problem(load_problem(folder), lookup("H200"))
