@@ -27,6 +27,14 @@ CASES = {
     ),
     "boolean mask": (lambda: (_query(), _query(), _query()), {"attn_mask": torch.rand(L, L) > 0.5}),
     "additive mask": (lambda: (_query(), _query(), _query()), {"attn_mask": torch.randn(B, 1, L, L)}),
+    "mask that requires grad (math path)": (  # a learnt bias: the CPU's fused kernel takes no such mask
+        lambda: (_query(), _query(), _query()),
+        {"attn_mask": torch.randn(B, 1, L, L).requires_grad_()},
+    ),
+    "float32 mask, bfloat16 query": (
+        lambda: (_query(torch.bfloat16), _query(torch.bfloat16), _query(torch.bfloat16)),
+        {"attn_mask": torch.randn(L, L)},
+    ),
     "grouped query": (lambda: (_query(), _query(heads=2), _query(heads=2)), {"enable_gqa": True}),
     "scale": (lambda: (_query(), _query(), _query()), {"scale": 0.5}),
     "three dimensions (math path)": (lambda: (_query()[0], _query()[0], _query()[0]), {}),
@@ -47,7 +55,8 @@ def _recorded(call, tensors, kwargs, on_meta: bool):
 
 def _on_meta(tensor):
     """With `tensor`'s strides, also where they are not dense (`to` would make those contiguous)."""
-    return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
+    made = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
+    return made.requires_grad_(tensor.requires_grad)
 
 
 @pytest.mark.parametrize("call", [F.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention.default])
@@ -78,3 +87,24 @@ def test_the_cpu_picks_its_fused_kernel_where_it_can():
         make, kwargs = CASES[case]
         names = [op.name for op in _recorded(F.scaled_dot_product_attention, make(), kwargs, on_meta=True).ops]
         assert (fused in names) is expected, (case, names)
+
+
+def test_a_query_laid_out_head_dimension_outermost_needs_no_memory_to_choose():
+    """The stand-ins the CPU's choice reads span one row: a shape-only query whose last dimension is its outermost
+    in memory (stride 2**30 here) would otherwise need hundreds of GB for that row."""
+    query = torch.empty(D, 1, 1, 2**30, device="meta").permute(1, 2, 3, 0)  # (1, 1, 2**30, D), last stride 2**30
+    key = torch.empty(1, 1, L, D, device="meta")
+    module = types.SimpleNamespace(run=lambda q, k, v: F.scaled_dot_product_attention(q, k, v))
+    recording = _run_recorded(module, [query, key, key.clone()], values=HybridMode(shape_only=True))
+    assert "_scaled_dot_product_flash_attention_for_cpu" not in [op.name for op in recording.ops]  # stride != 1
+
+
+@pytest.mark.parametrize("mask_dtype", [torch.float16, torch.int32])
+def test_a_mask_the_cpu_rejects_is_rejected_on_meta_tensors(mask_dtype):
+    """PyTorch validates the mask's dtype (bool, float32 or the query's) before choosing a kernel: no fused kernel
+    on meta tensors for a call that raises on the CPU."""
+    tensors = (_query(), _query(), _query())
+    kwargs = {"attn_mask": torch.zeros(L, L, dtype=mask_dtype)}
+    for on_meta in (False, True):
+        with pytest.raises(RuntimeError, match="attn_mask dtype"):
+            _recorded(F.scaled_dot_product_attention, tensors, kwargs, on_meta=on_meta)

@@ -81,8 +81,10 @@ def _cpu_picks_fused_kernel(given: dict) -> bool:
     from torch.nn.attention import SDPBackend
     from torch.utils._mode_utils import no_dispatch
 
+    mask = given["attn_mask"]
+    if mask is not None and mask.dtype not in (torch.bool, torch.float32, given["query"].dtype):
+        return False  # a mask neither bool, float32 nor the query's dtype: rejected before the choice, as here
     with no_dispatch():  # real CPU stand-ins: no mode may turn them into meta tensors
-        mask = given["attn_mask"]
         choice = torch.ops.aten._fused_sdp_choice.default(
             _stand_in(given["query"]),
             _stand_in(given["key"]),
@@ -97,15 +99,17 @@ def _cpu_picks_fused_kernel(given: dict) -> bool:
 
 
 def _stand_in(tensor):
-    """A CPU tensor with `tensor`'s dtype and sizes over at most two rows of memory: what PyTorch's choice of a CPU
-    attention kernel reads of it. The choice reads no values, and of the strides only whether the last one is 1,
-    so a last stride above 2 becomes 2 (a transposed mask's would otherwise ask for its whole size again)."""
+    """A CPU tensor with `tensor`'s dtype, sizes, `requires_grad` and whether its last-dimension stride is 1, over
+    at most two rows of memory: what PyTorch's choice of a CPU attention kernel reads of it (its checks read no
+    values, ask of strides only whether the last is 1, and rule the fused kernel out for a mask that requires grad).
+    A stride above 2 is made 2: the row of a tensor whose last dimension is outermost in memory spans the tensor."""
     sizes = tuple(tensor.shape)
     if not sizes:
-        return torch.empty((), dtype=tensor.dtype)
+        return torch.empty((), dtype=tensor.dtype).requires_grad_(tensor.requires_grad)
     last = min(tensor.stride(-1), 2)
     row = (sizes[-1] - 1) * last + 1 if sizes[-1] else 0
-    return torch.empty(row, dtype=tensor.dtype).as_strided(sizes, (0,) * (len(sizes) - 1) + (last,))
+    made = torch.empty(row, dtype=tensor.dtype).as_strided(sizes, (0,) * (len(sizes) - 1) + (last,))
+    return made.requires_grad_(tensor.requires_grad)
 
 
 def _fused_cpu_kernel(given: dict):
