@@ -135,17 +135,19 @@ class HybridMode(_mode_base()):
         """The result of one ATen call: real where its arguments are real and it is small, else shape only.
         Called by the dispatcher when this mode is entered, or directly by a recorder that owns this mode."""
         result = self._compute(func, types, args, kwargs)
-        if self.shape_only and (self._constants or func in _lifts()):
-            self._note_constants(func, args, kwargs, result)
+        if self.shape_only:
+            lift = func in _lifts()
+            if lift or self._constants:
+                self._note_constants(args, kwargs, result, lift)
         return result
 
-    def _note_constants(self, func, args, kwargs, result) -> None:
-        """Fake tensors keep the values of one-element tensors made from Python data (`torch.tensor(d)`) and of
-        one-element results of ops on those alone, so they answer `item` or `nonzero` of them where a shape-only
-        run cannot: a refusal there is no `DataDependentOp`, and fake tensors are tried next."""
+    def _note_constants(self, args, kwargs, result, lift: bool) -> None:
+        """Fake tensors keep the values of one-element tensors made from Python data (`torch.tensor(d)`, which
+        `lift` brings under the mode) and of one-element results of ops on those alone, so they answer `item` or
+        `nonzero` of them where a shape-only run cannot: a refusal there is no `DataDependentOp`, and fake tensors
+        are tried next."""
         import torch
 
-        lift = func in _lifts()
         if not lift and not any(
             id(arg) in self._constants
             or (isinstance(arg, (list, tuple)) and any(id(each) in self._constants for each in arg))
