@@ -278,23 +278,50 @@ def test_tf32_rounding_by_the_float_split_matches_rounding_the_bits():
 def test_the_finite_comparison_decides_as_the_general_one(noise):
     import torch
 
-    from solbench.sol.precision import _finite_tolerance_error, _general_tolerance_error
+    from solbench.sol.precision import _finite_parts, _general_parts
 
     generator = torch.Generator().manual_seed(3)
     ref = torch.randn(257, 33, generator=generator, dtype=torch.float64) * 3
     out = ref + noise * torch.randn(257, 33, generator=generator, dtype=torch.float64)
     out[0, :5] = ref[0, :5]  # some equal values
+    finite, general = _finite_parts(out, ref), _general_parts(out, ref)
     for tolerance in (
         Tolerance(),
         Tolerance(max_atol=0.0, max_rtol=0.0, required_matched_ratio=1.0),
         Tolerance(max_atol=1e-3, max_rtol=0.05, max_error_cap=0.5),
         Tolerance(max_atol=2e-3, max_rtol=2e-3, required_matched_ratio=0.5),
     ):
-        general = _general_tolerance_error(out, ref, tolerance)
-        assert _finite_tolerance_error(out.clone(), ref.clone(), tolerance) == general
-        assert tolerance_error(out.float(), ref.float(), tolerance) == _general_tolerance_error(
-            out.float().double(), ref.float().double(), tolerance
-        )
+        assert finite.judge(tolerance) == general.judge(tolerance)
+        assert tolerance_error(out.float(), ref.float(), tolerance) == _general_parts(
+            out.float().double(), ref.float().double()
+        ).judge(tolerance)
+
+
+def test_one_comparison_judges_each_tolerance_as_a_comparison_of_its_own():
+    """A check's comparison is shared by every tolerance still open (the rtol-scaled magnitude among them): each
+    verdict is the one a fresh comparison gives, whatever was judged before it."""
+    import math
+
+    import torch
+
+    from solbench.sol.precision import Comparison
+
+    generator = torch.Generator().manual_seed(5)
+    ref = torch.randn(300, generator=generator, dtype=torch.float64)
+    out = ref + 1e-3 * torch.randn(300, generator=generator, dtype=torch.float64)
+    ref_with_nan, with_nan = ref.clone(), out.clone()
+    ref_with_nan[3] = with_nan[3] = math.nan  # NaN matches NaN: the general comparison
+    tolerances = [
+        Tolerance(max_atol=atol, max_rtol=rtol, required_matched_ratio=ratio)
+        for atol in (0.0, 5e-4, 2e-3)
+        for rtol in (0.0, 1e-3)
+        for ratio in (0.5, 0.99)
+    ]
+    for candidate, reference in ((out, ref), (with_nan, ref_with_nan)):
+        shared = Comparison(candidate, reference)
+        verdicts = [shared.judge(t) for t in tolerances]
+        assert verdicts == [Comparison(candidate, reference).judge(t) for t in tolerances]
+        assert len(set(verdicts)) > 1  # the tolerances do decide differently here
 
 
 def test_non_finite_values_take_the_general_comparison():

@@ -30,6 +30,7 @@ import hashlib
 import math
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -192,45 +193,95 @@ def _tensors(outputs) -> list:
 
 def tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, float]:
     """(whether `out` meets `tolerance` against `ref` as correctness's value rules judge it, ||out-ref||/||ref||)."""
-    import torch
-
-    if not (out.is_floating_point() and ref.is_floating_point()) or out.shape != ref.shape:
-        return bool(out.shape == ref.shape and torch.equal(out, ref)), 0.0
-    out, ref = out.double(), ref.double()
-    if out.numel() == 0:
-        return True, 0.0
-    if math.isfinite(float(out.sum()) + float(ref.sum())):  # no inf or NaN anywhere (a float64 sum cannot overflow)
-        return _finite_tolerance_error(out, ref, tolerance)
-    return _general_tolerance_error(out, ref, tolerance)
+    return Comparison(out, ref).judge(tolerance)
 
 
-def _general_tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, float]:
-    """`tolerance_error` on float64 `out` and `ref` of one shape with at least one element, NaN and inf allowed."""
-    import torch
+class Comparison:
+    """One output against its reference, with what every tolerance reads worked out once (float64 copies, the
+    difference, the norms, the reference's magnitude): a check judges each output under every tolerance still open,
+    and an imported problem's CPU-tier check carries as many tolerances as its published workloads have."""
 
-    same = (out == ref) | (torch.isnan(out) & torch.isnan(ref))
-    difference = torch.where(same, torch.zeros_like(out), (out - ref).abs())
-    difference = torch.nan_to_num(difference, nan=math.inf)
-    bound = tolerance.max_atol + tolerance.max_rtol * ref.abs()
-    matched = float(((difference <= bound) | same).double().mean())
-    finite = torch.isfinite(ref)
-    reference_norm = float(torch.linalg.vector_norm(ref[finite])) if bool(finite.any()) else 0.0
-    error_norm = float(torch.linalg.vector_norm(difference[finite])) if bool(finite.any()) else 0.0
-    return _verdict(matched, reference_norm, error_norm, difference, tolerance)
+    def __init__(self, out, ref):
+        import torch
+
+        self._fixed: tuple[bool, float] | None = None
+        self._parts: _Parts | None = None
+        if not (out.is_floating_point() and ref.is_floating_point()) or out.shape != ref.shape:
+            self._fixed = bool(out.shape == ref.shape and torch.equal(out, ref)), 0.0
+        elif out.numel() == 0:
+            self._fixed = True, 0.0
+        else:
+            out, ref = out.double(), ref.double()
+            finite = math.isfinite(float(out.sum()) + float(ref.sum()))  # a float64 sum cannot overflow
+            self._parts = _finite_parts(out, ref) if finite else _general_parts(out, ref)
+
+    def judge(self, tolerance: Tolerance) -> tuple[bool, float]:
+        """(whether the output meets `tolerance`, ||out-ref||/||ref||)."""
+        if self._parts is None:
+            assert self._fixed is not None  # one of the two is set
+            return self._fixed
+        return self._parts.judge(tolerance)
 
 
-def _finite_tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, float]:
-    """`tolerance_error` where every value is finite, in half its passes over the data and with the same result:
-    equal values differ by exactly 0, within any bound (atol and rtol are not negative), and every element counts
+@dataclass
+class _Parts:
+    """A float64 comparison's tolerance-free parts."""
+
+    difference: Any
+    magnitude: Any
+    """|ref|."""
+    same: Any
+    """Where NaN or inf may occur: the elements that match whatever the tolerance (equal, or both NaN); else None."""
+    reference_norm: float
+    error_norm: float
+    scaled: dict[float, Any] = field(default_factory=dict)
+    """rtol -> rtol x |ref| (tolerances often differ in atol alone)."""
+
+    def judge(self, tolerance: Tolerance) -> tuple[bool, float]:
+        import torch
+
+        scaled = self.scaled.get(tolerance.max_rtol)
+        if scaled is None:
+            scaled = self.scaled[tolerance.max_rtol] = self.magnitude * tolerance.max_rtol
+        within = self.difference <= scaled + tolerance.max_atol
+        if self.same is not None:
+            within |= self.same
+        matched = int(torch.count_nonzero(within)) / self.difference.numel()
+        return _verdict(matched, self.reference_norm, self.error_norm, self.difference, tolerance)
+
+
+def _finite_parts(out, ref) -> _Parts:
+    """Every value of the float64 `out` and `ref` finite: half the passes of `_general_parts`, the same verdicts.
+    Equal values differ by exactly 0, within any bound (atol and rtol are not negative), and every element counts
     in the norms."""
     import torch
 
     difference = (out - ref).abs_()
-    bound = ref.abs().mul_(tolerance.max_rtol).add_(tolerance.max_atol)
-    matched = int(torch.count_nonzero(difference <= bound)) / difference.numel()
-    reference_norm = float(torch.linalg.vector_norm(ref.reshape(-1)))
-    error_norm = float(torch.linalg.vector_norm(difference.reshape(-1)))
-    return _verdict(matched, reference_norm, error_norm, difference, tolerance)
+    return _Parts(
+        difference=difference,
+        magnitude=ref.abs(),
+        same=None,
+        reference_norm=float(torch.linalg.vector_norm(ref.reshape(-1))),
+        error_norm=float(torch.linalg.vector_norm(difference.reshape(-1))),
+    )
+
+
+def _general_parts(out, ref) -> _Parts:
+    """NaN and inf allowed in the float64 `out` and `ref`: NaN matches NaN, equal infinities match, and the norms
+    are over the reference's finite elements."""
+    import torch
+
+    same = (out == ref) | (torch.isnan(out) & torch.isnan(ref))
+    difference = torch.nan_to_num(torch.where(same, torch.zeros_like(out), (out - ref).abs()), nan=math.inf)
+    finite = torch.isfinite(ref)
+    any_finite = bool(finite.any())
+    return _Parts(
+        difference=difference,
+        magnitude=ref.abs(),
+        same=same,
+        reference_norm=float(torch.linalg.vector_norm(ref[finite])) if any_finite else 0.0,
+        error_norm=float(torch.linalg.vector_norm(difference[finite])) if any_finite else 0.0,
+    )
 
 
 def _verdict(
@@ -287,10 +338,14 @@ def check_admissible_under(
             continue
         if len(outputs) != len(truth):
             continue
+        verdicts: dict[int, list[tuple[bool, float]]] = {index: [] for index in still_open}
+        for out, ref in zip(outputs, truth):  # one output's comparison held at a time
+            comparison = Comparison(out, ref)
+            for index in still_open:
+                verdicts[index].append(comparison.judge(tolerances[index]))
         for index in still_open:
-            verdicts = [tolerance_error(o, t, tolerances[index]) for o, t in zip(outputs, truth)]
-            tried[index][precision] = [error for _, error in verdicts]
-            if all(passed for passed, _ in verdicts):
+            tried[index][precision] = [error for _, error in verdicts[index]]
+            if all(passed for passed, _ in verdicts[index]):
                 decided[index] = precision
     return [(found or "fp32", errors) for found, errors in zip(decided, tried)]
 
