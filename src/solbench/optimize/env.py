@@ -15,6 +15,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import replace
+from numbers import Integral
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -254,7 +255,8 @@ class Env:
         on the public `workload` named. Inputs come from a fresh secret seed, or from `seed` (a failure's
         `input_seed`), so the inputs a candidate failed on can be replayed; every status reports its seed."""
         candidate = self._candidate(solution)
-        if seed is not None and not 0 <= seed < MAX_INPUT_SEED:
+        whole = isinstance(seed, Integral) and not isinstance(seed, bool)  # "abc" was a TypeError, not InvalidSeed
+        if seed is not None and not (whole and 0 <= seed < MAX_INPUT_SEED):
             raise InvalidSeed(seed, MAX_INPUT_SEED)
         workloads = self._tested(workload)
         self._ledger.check("test")
@@ -561,7 +563,7 @@ def solution_from_text(text: str) -> Solution:
     """A solution from its JSON text (the gymnasium action, an MCP argument); InvalidCandidate when it is not one."""
     try:
         data = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: nested too deep for the parser
         raise InvalidCandidate("solution", f"not JSON ({error})") from None
     if not isinstance(data, dict):
         raise InvalidCandidate("solution", "must be a JSON object")

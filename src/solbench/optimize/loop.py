@@ -356,7 +356,7 @@ class OptimizeLoop:
         try:
             data = json.loads((folder / candidate.path).read_text())
             solution = Solution.model_validate(data)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, RecursionError) as error:  # RecursionError: JSON nested too deep
             message = str(error).splitlines()[0] if str(error) else type(error).__name__
             return self._journal_candidate(CandidateRecord(**base, error=f"not a solution: {message}"))
         technique = stated_technique(candidate.technique, solution.description)

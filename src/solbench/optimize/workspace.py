@@ -183,7 +183,7 @@ def candidate_files(round_folder: Path) -> list[CandidateFile]:
 def _stated_technique(path: Path) -> str | None:
     try:
         value = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     technique = value.get("technique") if isinstance(value, dict) else value if isinstance(value, str) else None
     return str(technique).strip()[:200] or None if technique else None
