@@ -153,3 +153,32 @@ def test_resume_after_a_kill_between_candidates_evaluates_only_the_rest(tmp_path
     assert result.budget_left["evals_used"] == 2 and result.best == "1-2"
     records = journal_records(workspace)
     assert [(r["round"], r["k"]) for r in records if r["type"] == "candidate"] == [(1, 1), (1, 2)]
+
+
+@pytest.mark.slow
+def test_a_finalized_run_is_not_continued_with_more_rounds(tmp_path, probed_home, monkeypatch):
+    """Finalize put the held-out workloads' results in the workspace (best/result.json, the journal): a further
+    round's agent could read them there, so a resume with a larger --rounds is refused and runs no agent."""
+    from optimize.loop_fixtures import fast_settings, loop_config
+    from solbench.optimize.loop import run_optimize
+    from solbench.optimize.loop_errors import WorkspaceError
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    monkeypatch.setenv("MARKERS", str(markers))
+    agent = agent_command(
+        tmp_path, f'(Path(os.environ["MARKERS"]) / f"round{{ROUND}}").touch()\nsolution("fast_add", {FAST_ADD!r})\n'
+    )
+    problem = vector_add_problem(tmp_path)
+    workspace = tmp_path / "run"
+    settings = fast_settings(problem, agent, workspace, loop_config(), rounds=1, candidates=1, budget_evals=3)
+    first = run_optimize(settings)
+    assert first.final is not None and first.final["held_out"]
+    assert (workspace / "best" / "result.json").is_file()
+
+    with pytest.raises(WorkspaceError, match="finalized after round 1"):
+        run_optimize(replace(settings, rounds=2, resume=True))
+    assert not (markers / "round2").exists(), "the second round's agent ran"
+    # a resume with nothing left to do still answers the stored result
+    again = run_optimize(replace(settings, resume=True))
+    assert again.final == first.final and not again.rounds

@@ -171,6 +171,13 @@ class OptimizeLoop:
             if self.agent.is_finished(round_number, self.settings.candidates):
                 stopped = f"{self.agent.name} has no more candidates"
                 break
+            if state.final is not None:
+                raise WorkspaceError(
+                    f"{self.journal.path}: this run was finalized after round {round_number - 1}: its held-out "
+                    "workloads' results are in the workspace (best/result.json, the journal), where a further "
+                    "round's agent could read them, so its rounds would no longer be measured on workloads it has "
+                    "not seen. Start a new run in another --workspace (its candidates can seed the new agent)"
+                )
             report = self._round(round_number, state, problem_files)
             reports.append(report)
             self.on_round(report)
