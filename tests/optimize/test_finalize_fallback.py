@@ -32,12 +32,18 @@ def test_finalize_falls_back_to_the_next_best_correct_candidate_and_says_so(tmp_
         honest = env.step(make_solution(SLOW, name="slow"))
         saboteur = env.step(make_solution(SABOTEUR, name="saboteur"))
         assert saboteur.info.is_best and saboteur.reward > honest.reward and env.best.candidate_id == 2
+        stepped = env.snapshot()
 
         final = env.finalize()
         assert final.correct and final.candidate_id == 1 and final.solution.name == "slow" and final.tried == [2, 1]
         assert f"candidate 2 failed the re-measurement ({HELD_OUT} (held out): INCORRECT_NUMERICAL)" in final.note
         assert "fell back to the next best correct candidate" in final.note
 
+    # the same candidates in an env not yet finalized (a finalized one answers its first result again)
+    with make(
+        problem, hardware=HARDWARE, config=fast_config, held_out=[HELD_OUT], baselines=baselines, warm_sandboxes=False
+    ) as env:
+        env.resume(stepped)
         alone = env.finalize(fallbacks=0)
         assert not alone.correct and alone.candidate_id == 2 and alone.tried == [2]
         assert "none of the 1 re-measured candidate(s) passed every workload" in alone.note

@@ -7,6 +7,7 @@ from solbench.optimize.env import Env, make, solution_from_text
 from solbench.optimize.env_state import EnvState, WorkloadTimes
 from solbench.optimize.errors import (
     BudgetExhausted,
+    EnvFinalized,
     InvalidBudget,
     InvalidCandidate,
     InvalidHeldOut,
@@ -31,6 +32,7 @@ __all__ = [
     "BudgetLedger",
     "Candidate",
     "Env",
+    "EnvFinalized",
     "EnvState",
     "FinalResult",
     "InvalidBudget",

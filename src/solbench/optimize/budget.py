@@ -7,6 +7,9 @@ MCP server, shared by the environments it opens); nothing here is global.
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -62,19 +65,51 @@ class BudgetLeft(BaseModel):
 
 
 class BudgetLedger:
-    """Charges evaluations and tests against a Budget; share one ledger to share one budget."""
+    """Charges evaluations and tests against a Budget; share one ledger to share one budget. Calls running at once
+    (threads stepping one environment, environments sharing a ledger) each hold a place while they run, so together
+    they cannot pass a limit that each would pass alone."""
 
     def __init__(self, budget: Budget | None = None):
         self.budget = budget or Budget()
         self.evals_used = self.tests_used = self.cache_hits = 0
         self.seconds_used = 0.0
+        self._running: dict[Spend, int] = {"eval": 0, "test": 0}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def spending(self, kind: Spend) -> Iterator[Callable[[float, bool], None]]:
+        """Hold a `kind` call's place in the budget while the block runs (BudgetExhausted, before it, where none is
+        left); the block settles it by calling what it is given with the seconds measured and whether the cache
+        answered. A block that ends without settling (its evaluation raised) gives the place back, charging nothing."""
+        with self._lock:
+            self.check(kind)
+            self._running[kind] += 1
+        settled = False
+
+        def settle(seconds: float, cache_hit: bool) -> None:
+            nonlocal settled
+            with self._lock:
+                if not settled:
+                    settled = True
+                    self._running[kind] -= 1
+                    self.charge(kind, seconds, cache_hit)
+
+        try:
+            yield settle
+        finally:
+            with self._lock:
+                if not settled:
+                    settled = True
+                    self._running[kind] -= 1
 
     def check(self, kind: Spend) -> None:
-        """Raise BudgetExhausted when a `kind` call may not run now."""
+        """Raise BudgetExhausted when a `kind` call may not start now (calls still running hold their places)."""
         limit, used = (self.budget.evals, self.evals_used) if kind == "eval" else (self.budget.tests, self.tests_used)
         noun = "evaluation" if kind == "eval" else "test"
-        if limit is not None and used >= limit:
-            raise BudgetExhausted(noun, f"{used} of {limit} {noun}s used")
+        running = self._running[kind]
+        if limit is not None and used + running >= limit:
+            held = f", {running} more running" if running else ""
+            raise BudgetExhausted(noun, f"{used} of {limit} {noun}s used{held}")
         if self.budget.seconds is not None and self.seconds_used >= self.budget.seconds:
             raise BudgetExhausted(noun, f"{self.seconds_used:.1f} s of {self.budget.seconds:g} s measuring used")
 

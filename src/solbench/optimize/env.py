@@ -29,7 +29,14 @@ from solbench.optimize.budget import Budget, BudgetLedger, BudgetLeft
 from solbench.optimize.card import ProblemCard, languages_for, workload_card
 from solbench.optimize.contract import solution_contract
 from solbench.optimize.env_state import EnvState, WorkloadTimes
-from solbench.optimize.errors import InvalidCandidate, InvalidSeed, RestoreMismatch, StateMismatch, UnknownWorkload
+from solbench.optimize.errors import (
+    EnvFinalized,
+    InvalidCandidate,
+    InvalidSeed,
+    RestoreMismatch,
+    StateMismatch,
+    UnknownWorkload,
+)
 from solbench.optimize.feedback import CHEAT, PASSED, WorkloadFeedback, workload_feedback
 from solbench.optimize.held_out import HeldOut, split_workloads
 from solbench.optimize.pinned_t_b import PinnedTimes, pin_keys
@@ -137,6 +144,8 @@ class Env:
         self._times: dict[str, tuple[float, str, float | None, str]] = {}
         """workload uuid -> (T_SOL ms, bound, T_b ms, T_b source), filled per workload when first needed."""
         self._results: list[StepResult] = []
+        self._final: FinalResult | None = None
+        """The first `finalize`'s result: the environment is over (see `finalize`)."""
         self._seed: int | None = None
         self._warm_sandboxes = warm_sandboxes
         self._pool: SandboxPool | None = None
@@ -216,12 +225,13 @@ class Env:
         problem, BudgetExhausted when no evaluation is left.
         """
         candidate = self._candidate(solution)
-        self._ledger.check("eval")
-        self._prepare(self._public)
-        traces, seconds, hit, key = self._evaluate(
-            restricted(self._problem, self._public), candidate, self._config, self.cache
-        )
-        self._ledger.charge("eval", seconds, hit)
+        self._check_open()
+        with self._ledger.spending("eval") as settle:
+            self._prepare(self._public)
+            traces, seconds, hit, key = self._evaluate(
+                restricted(self._problem, self._public), candidate, self._config, self.cache
+            )
+            settle(seconds, hit)
         feedback = self._feedback(traces)
         flagged = any(item.status == CHEAT for item in feedback)
         correct = all(item.status == PASSED for item in feedback)
@@ -259,10 +269,13 @@ class Env:
         if seed is not None and not (whole and 0 <= seed < MAX_INPUT_SEED):
             raise InvalidSeed(seed, MAX_INPUT_SEED)
         workloads = self._tested(workload)
-        self._ledger.check("test")
+        self._check_open()
         config = replace(self._config, time_solution=False, input_seed=seed)
-        traces, seconds, hit, _ = self._evaluate(restricted(self._problem, workloads), candidate, config, self.cache)
-        self._ledger.charge("test", seconds, hit)
+        with self._ledger.spending("test") as settle:
+            traces, seconds, hit, _ = self._evaluate(
+                restricted(self._problem, workloads), candidate, config, self.cache
+            )
+            settle(seconds, hit)
         feedback = workload_feedback(traces, [score_trace(t, None, None, None) for t in traces])
         statuses = [
             TestStatus(
@@ -293,7 +306,16 @@ class Env:
         best correct candidates are re-measured in turn, up to `fallbacks` more (each distinct solution once):
         the first that passes every workload is the result, and `tried` and `note` say which failed before it.
         When none does, the best's re-measurement is returned, failing.
+
+        The first finalize ends the environment, as the service's does: its held-out workloads have been measured,
+        so a later `finalize` answers the same result without measuring, and `step` and `test` raise EnvFinalized.
+        (A `snapshot` does not carry this: a store keeps its environments' final results itself.)
         """
+        if self._final is None:
+            self._final = self._final_result(fallbacks)
+        return self._final
+
+    def _final_result(self, fallbacks: int) -> FinalResult:
         ranked = self._ranked()
         held_out = [w.uuid for w in self._held_out]
         if not ranked:
@@ -428,6 +450,10 @@ class Env:
     @property
     def _device(self) -> str:
         return self._config.resolved().device
+
+    def _check_open(self) -> None:
+        if self._final is not None:
+            raise EnvFinalized(self.problem)
 
     def _candidate(self, solution: CandidateArg) -> Solution:
         if isinstance(solution, Solution):

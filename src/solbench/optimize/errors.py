@@ -43,6 +43,17 @@ class UnknownWorkload(OptimizeError):
         super().__init__(f"workload: {workload!r} is not a public workload (public: {', '.join(public)})")
 
 
+class EnvFinalized(OptimizeError):
+    """A step or test after `finalize`: the held-out workloads have been measured, so the environment is over."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(
+            f"{problem}: this environment was finalized (its held-out workloads measured) and takes no more "
+            "candidates; env.finalize() answers its result again, and a new environment (solbench.make) goes on"
+        )
+
+
 class InvalidSeed(OptimizeError):
     """A test's input seed outside what the evaluator takes (0 up to 2**62); nothing was evaluated."""
 

@@ -54,6 +54,12 @@ class SolbenchGymEnv(gymnasium.Env):
 
     def step(self, action: str):
         try:
+            if not self.action_space.contains(action):
+                raise InvalidCandidate(
+                    "action",
+                    f"not in the action space: a str of at most {MAX_ACTION_CHARS} printable ASCII characters "
+                    f"(a solution's JSON with ensure_ascii), not {_described(action)}",
+                )
             result = self.env.step(solution_from_text(action))
         except InvalidCandidate as error:
             failing = reward_of(self.env.reward, [])
@@ -66,6 +72,7 @@ class SolbenchGymEnv(gymnasium.Env):
                 {"invalid_action": str(error)},
             )
         feedback = _json(result.model_dump(mode="json", exclude={"solution"}))
+        self._card = _json(self.env.problem_card.model_dump(mode="json"))  # its budget_left, as spent now
         return (
             {"card": self._card, "feedback": feedback},
             float(result.reward),
@@ -73,6 +80,14 @@ class SolbenchGymEnv(gymnasium.Env):
             result.done,
             result.info.model_dump(mode="json"),
         )
+
+
+def _described(action: Any) -> str:
+    if not isinstance(action, str):
+        return f"a {type(action).__name__}"
+    if len(action) > MAX_ACTION_CHARS:
+        return f"{len(action)} characters"
+    return "a str with characters outside printable ASCII"
 
 
 def _json(data: Any) -> str:
