@@ -123,7 +123,7 @@ def receive_message(sock: socket.socket, max_bytes: int = 1 << 36) -> Any:
         header = json.loads(bytes(_receive_exactly(sock, header_size)))
         sizes: Any = header["blobs"]
         body = header["body"]
-    except (ValueError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError, RecursionError) as error:  # a header nested past the recursion limit
         raise WireError(f"malformed header: {error}") from None
     if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in cast("list[Any]", sizes)):
         raise WireError("malformed blob sizes")
@@ -132,7 +132,10 @@ def receive_message(sock: socket.socket, max_bytes: int = 1 << 36) -> Any:
         raise WireError(f"message of {sum(sizes)} bytes exceeds the limit of {max_bytes}")
     blobs = [_receive_exactly(sock, s) if s else memoryview(b"") for s in sizes]
     used: list[Any] = []
-    message = _decode_value(body, blobs, used)
+    try:
+        message = _decode_value(body, blobs, used)
+    except (ValueError, TypeError, RecursionError) as error:  # {"__float__": "not a number"}: the peer's failure
+        raise WireError(f"malformed value: {error}") from None
     if sorted(used) != list(range(len(blobs))):
         # a blob no tensor takes would carry the next frame's bytes: a writer on the channel swallowing the harness's
         # own message (a streamed timing sample) into a frame of its own
