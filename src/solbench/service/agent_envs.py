@@ -22,6 +22,7 @@ from solbench.scoring import Baseline, Baselines
 from solbench.service.catalog import spec_problem
 from solbench.service.errors import ServiceError
 from solbench.service.models import AgentEnv, EnvCall, ImportedBaseline, ProblemVersion, User, utcnow
+from solbench.service.queries import MAX_ROW_ID
 
 CallKind = Literal["reset", "step", "test", "finalize"]
 ACTIVE = ("queued", "running")
@@ -155,6 +156,8 @@ def create_env(
 
 def owned_env(session: Session, env_id: int, user: User) -> AgentEnv | None:
     """The env if `user` made it; None otherwise, so that another user's env and no env look the same (404)."""
+    if not 0 < env_id <= MAX_ROW_ID:  # no row can have it: the database would raise instead of missing
+        return None
     row = session.get(AgentEnv, env_id)
     return row if row is not None and row.user_id == user.id else None
 

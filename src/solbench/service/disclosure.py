@@ -35,6 +35,8 @@ def visible_traces(traces: list[dict[str, Any]], code_visible: bool) -> list[dic
         for check in details.get("checks") or []:
             if check.get("phase") != "correctness" and check.get("detail"):
                 check["detail"] = HIDDEN
+        if details.get("cache"):  # its key is a sha256 of the code: like the code hash, it confirms a guess
+            details["cache"] = None
         redacted.append(trace)
     return redacted
 

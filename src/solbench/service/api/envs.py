@@ -63,6 +63,7 @@ from solbench.service.catalog import current_version
 from solbench.service.door import Refused, check_static, parse_solution
 from solbench.service.limits import LimitReached, WaitSlot, check_env_limits
 from solbench.service.models import AgentEnv, EnvCall, User
+from solbench.service.queries import MAX_ROW_ID
 from solbench.service.settings import Limits
 
 router = APIRouter(tags=["envs"])
@@ -184,7 +185,7 @@ async def get_call(
 
     def check() -> None:
         with svc.session_factory() as db:
-            call = db.get(EnvCall, call_id)
+            call = db.get(EnvCall, call_id) if 0 < call_id <= MAX_ROW_ID else None
             if call is None or call.env_id != env_id or owned_env(db, env_id, user) is None:
                 raise HTTPException(404, f"env {env_id}: no call {call_id}")
 
