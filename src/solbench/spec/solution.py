@@ -69,6 +69,8 @@ class SourceFile(_Upstream):
         path = PurePosixPath(self.path)
         if path.is_absolute() or ".." in path.parts:
             raise ValueError(f"path {self.path!r} must be relative and stay inside the solution")
+        if str(path) != self.path:  # "k.py/", "k.py/.", "./k.py": written as k.py, but not checked or named as it
+            raise ValueError(f"path {self.path!r} must be written plainly, as {str(path)!r}")
         return self
 
 
