@@ -55,6 +55,8 @@ IMPORT_RULES = {
     "atexit": "trace-hooks",
     "signal": "trace-hooks",
     "importlib": "dynamic-code",
+    "runpy": "dynamic-code",  # runs any file as Python, one the static rules never read (helper.txt)
+    "zipimport": "dynamic-code",
 }
 _FRAME_ATTRIBUTES = {
     "__builtins__",
