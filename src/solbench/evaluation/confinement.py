@@ -40,6 +40,13 @@ class SandboxLimits:
     """torch's intra-op threads in the sandbox (its OMP_NUM_THREADS and MKL_NUM_THREADS): the count the evaluator
     computes the reference at (torch_settings.py); None: the evaluator's environment's, as it is."""
 
+    @property
+    def reply_bytes(self) -> int:
+        """The largest reply the parent takes: never more than the sandbox may hold itself. The parent allocates a
+        frame as its header declares it, and the solution can write a frame of its own on the channel: without
+        this, a declared 64 GiB made the evaluator grow past any sandbox limit as the bytes came."""
+        return self.max_reply_bytes if self.memory_bytes is None else min(self.max_reply_bytes, self.memory_bytes)
+
 
 class Confinement:
     """The confinement of one sandbox with working directory `workdir`, marked with `token` in its environment."""

@@ -114,7 +114,24 @@ def readable_roots(*, keeps_root: bool = False) -> list[str]:
     roots.add(site.getusersitepackages())
     roots.add(str(Path(__file__).resolve().parents[2]))  # where solbench is imported from (src/)
     system = {*ROOT_SYSTEM_FOLDERS, *ROOT_SYSTEM_FILES} if keeps_root else set(SYSTEM_FOLDERS)
+    if "/sys" in system:
+        system = (system - {"/sys"}) | set(sys_without_cgroups())
     return sorted(r for r in roots | system if os.path.exists(r))
+
+
+def sys_without_cgroups(root: str = "/sys") -> list[str]:
+    """/sys's entries but its cgroup tree. An open cgroup folder is what `clone3(CLONE_INTO_CGROUP)` takes to start a
+    child in another cgroup (the kernel checks only the folder's owner and mode, which a sandbox that keeps root
+    passes): out of the sandbox's cgroup, the child is neither frozen while the reference is timed nor killed with
+    the sandbox. Nothing a sandbox runs needs it; the parent manages the sandbox's cgroup."""
+    kept = []
+    for entry in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        path = os.path.join(root, entry)
+        if entry != "fs":
+            kept.append(path)
+            continue
+        kept.extend(os.path.join(path, name) for name in sorted(os.listdir(path)) if name != "cgroup")
+    return kept
 
 
 def device_paths(*, keeps_root: bool = False) -> list[str]:

@@ -165,7 +165,7 @@ class SandboxSession:
     def _receive(self, request: protocol.RequestMessage, deadline: float) -> Any:
         self._socket.settimeout(max(deadline - time.monotonic(), 0.1))
         try:
-            reply = receive_message(self._socket, self.limits.max_reply_bytes)
+            reply = receive_message(self._socket, self.limits.reply_bytes)
         except TimeoutError:
             raise self._fail("timeout", "the sandbox stalled in the middle of a reply") from None
         except WireError as error:
