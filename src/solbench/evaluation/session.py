@@ -186,13 +186,19 @@ class SandboxSession:
             raise self._fail("protocol", str(error)) from None
 
     def _check_memory(self) -> None:
+        """The sandbox's memory against its limit: all its processes together. The address-space limit is per
+        process, so children (each a fresh interpreter) would otherwise get a whole limit each."""
         if self.limits.memory_bytes is None:
             return
-        rss = _resident_bytes(self.process.pid)
-        if rss is not None and rss > self.limits.memory_bytes:
+        members = self._confinement.processes.members(self.process.pid)
+        if len(members) > 1:
+            held, what = _proportional_bytes(members), "its processes' proportional sets"
+        else:
+            held, what = _resident_bytes(self.process.pid), "resident set"
+        if held is not None and held > self.limits.memory_bytes:
             raise self._fail(
                 "oom",
-                f"out of memory: resident set {rss / 2**30:.1f} GiB exceeds the limit of "
+                f"out of memory: {what} {held / 2**30:.1f} GiB exceeds the limit of "
                 f"{self.limits.memory_bytes / 2**30:.1f} GiB",
             )
 
@@ -322,6 +328,24 @@ def _against_streamed(reply: Any, samples: list[float], seeds: list[int]) -> Any
         error=f"the timing loop's records were rewritten after they were taken: {changed} of {len(sent)} samples "
         "and seeds differ from those sent as each call was timed",
     )
+
+
+def _proportional_bytes(pids: list[int]) -> int | None:
+    """The memory `pids` hold together: each process's proportional set size (its shared pages divided among the
+    processes sharing them, so a forked child's copy-on-write pages are not counted twice). None where none can be
+    read."""
+    total, read = 0, False
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) << 10
+                        read = True
+                        break
+        except (OSError, ValueError, IndexError):
+            continue  # a process that ended meanwhile
+    return total if read else None
 
 
 def _resident_bytes(pid: int) -> int | None:
