@@ -210,3 +210,13 @@ def test_what_upstream_accepts_loads_as_upstream_reads_it_with_a_warning_naming_
         and "(it reads required_matched_ratio)" in problem.warnings[2]
     )
     assert [n.kind for n in problem.notes] == ["unknown-axis", "unknown-input", "ignored-field"]
+
+
+@pytest.mark.parametrize("path", ["kernel\0.py", "x" * 256 + ".py", "folder/" + "y" * 256])
+def test_a_source_path_no_file_system_takes_is_refused_when_the_solution_is_read(path):
+    """A NUL or a name over 255 bytes made the harness's own write fail later, with the server's paths in the error
+    its owner saw; the solution is refused where it is read instead."""
+    from solbench.spec.solution import SourceFile
+
+    with pytest.raises(ValueError, match="NUL|at most 255 bytes"):
+        SourceFile(path=path, content="def run(x):\n    return x\n")

@@ -58,6 +58,10 @@ class _Upstream(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
 
 
+MAX_NAME_BYTES = 255
+"""The longest file name Linux file systems take (NAME_MAX)."""
+
+
 class SourceFile(_Upstream):
     path: str = Field(min_length=1)
     """Relative to the solution's folder, e.g. ``kernel.py``; the entry point's file is one of these."""
@@ -71,6 +75,12 @@ class SourceFile(_Upstream):
             raise ValueError(f"path {self.path!r} must be relative and stay inside the solution")
         if str(path) != self.path:  # "k.py/", "k.py/.", "./k.py": written as k.py, but not checked or named as it
             raise ValueError(f"path {self.path!r} must be written plainly, as {str(path)!r}")
+        if "\0" in self.path:  # no file system takes it: the harness's write failed with its own paths in the error
+            raise ValueError("a path may not hold a NUL character")
+        if any(len(part.encode()) > MAX_NAME_BYTES for part in path.parts):
+            raise ValueError(
+                f"path {self.path[:80]!r}...: a file or folder name may hold at most {MAX_NAME_BYTES} bytes"
+            )
         return self
 
 
