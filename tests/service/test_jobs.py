@@ -355,3 +355,20 @@ def test_deleting_a_running_submission_stops_its_evaluation(service):
     # Run to its end, the evaluation would have stored its traces in the result cache; stopped, it stored none.
     assert sorted(p.name for p in settings.cache_dir.rglob("*") if p.is_file()) == []
     print(f"stopped {time.monotonic() - deleted:.1f} s after the deletion")
+
+
+def test_authors_take_turns_in_the_queue(service):
+    """One author's many waiting submissions, or one whose job runs long, do not hold the workers while another
+    author's first one waits: a submission's turn is its place among its author's running and queued ones."""
+    _, factory = service
+    with factory.begin() as session:
+        session.add(User(name="bob"))
+    ann = [_submit(factory) for _ in range(3)]
+    bob = _submit(factory)
+    with factory.begin() as session:
+        session.get(Submission, bob).user_id = 2
+    assert next_queued(factory) == ann[0]  # first turns: the oldest
+    assert claim(factory, ann[0], WORKER, stale_after_s=60, max_attempts=3)
+    assert next_queued(factory) == bob  # ann's next is her second turn, bob's is his first
+    assert claim(factory, bob, WORKER, stale_after_s=60, max_attempts=3)
+    assert next_queued(factory) == ann[1]  # second turns: ann's second, bob has none

@@ -21,8 +21,8 @@ from solbench.optimize import Env, OptimizeError
 from solbench.service import job_claims
 from solbench.service.agent_envs import Refusal, open_env
 from solbench.service.job_claims import Heartbeat, finish_claimed, give_back
-from solbench.service.jobs import InfrastructureError, WorkerInfo, record_worker
-from solbench.service.models import AgentEnv, EnvCall, Submission, utcnow
+from solbench.service.jobs import InfrastructureError, WorkerInfo, next_submission, record_worker
+from solbench.service.models import AgentEnv, EnvCall, utcnow
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -40,14 +40,10 @@ class QueuedJob:
 
 
 def oldest_queued_job(session_factory: sessionmaker[Session]) -> QueuedJob | None:
-    """The older of the oldest queued submission and env call: neither kind starves the other."""
+    """The older of the next submission (authors take turns: `jobs.next_submission`) and the oldest queued env call:
+    neither kind starves the other."""
     with session_factory() as session:
-        submission = session.execute(
-            select(Submission.id, Submission.created_at)
-            .where(Submission.status == "queued", Submission.deleted_at.is_(None))
-            .order_by(Submission.id)
-            .limit(1)
-        ).first()
+        submission = next_submission(session)
         call = session.execute(
             select(EnvCall.id, EnvCall.created_at).where(EnvCall.status == "queued").order_by(EnvCall.id).limit(1)
         ).first()

@@ -83,14 +83,41 @@ def claim(
 
 
 def next_queued(session_factory: sessionmaker[Session]) -> int | None:
-    """The oldest queued submission's id (a candidate for `claim`; another worker may take it first)."""
+    """The id of the queued submission a worker takes next (a candidate for `claim`; another worker may take it
+    first): see `next_submission`."""
     with session_factory() as session:
-        return session.scalar(
-            select(Submission.id)
-            .where(Submission.status == "queued", Submission.deleted_at.is_(None))
-            .order_by(Submission.id)
-            .limit(1)
+        row = next_submission(session)
+        return row.id if row is not None else None
+
+
+def next_submission(session: Session):
+    """The queued submission a worker takes next, as (id, created_at), or None. Authors take turns: a submission's
+    turn is its place among its author's running and queued submissions (running ones first), and the earliest turn
+    goes first, the oldest submission within a turn. So one author's many waiting submissions, or one whose job runs
+    to every workload's timeout, do not hold the workers while another author's first one waits."""
+    from sqlalchemy import case, func
+
+    active = (
+        select(
+            Submission.id,
+            Submission.created_at,
+            Submission.status,
+            func.row_number()
+            .over(
+                partition_by=Submission.user_id,
+                order_by=(case((Submission.status == "running", 0), else_=1), Submission.id),
+            )
+            .label("turn"),
         )
+        .where(Submission.status.in_(("queued", "running")), Submission.deleted_at.is_(None))
+        .subquery()
+    )
+    return session.execute(
+        select(active.c.id, active.c.created_at)
+        .where(active.c.status == "queued")
+        .order_by(active.c.turn, active.c.id)
+        .limit(1)
+    ).first()
 
 
 def execute_submission(
