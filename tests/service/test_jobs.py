@@ -215,6 +215,15 @@ def test_a_job_run_twice_leaves_one_result_and_identical_code_reuses_the_cached_
     assert reused.traces[0]["evaluation"]["solbench"]["timing"] == before.traces[0]["evaluation"]["solbench"]["timing"]
     assert before.verdict == "PASSED" and before.score is not None and before.clock
 
+    # another author's identical code is measured anew: a hit would confirm a guess of someone's hidden code
+    with factory.begin() as session:
+        session.add(User(name="bob"))
+    guess = _submit(factory)
+    with factory.begin() as session:
+        session.get(Submission, guess).user_id = 2
+    execute_submission(factory, guess, WORKER, settings=settings)
+    assert _result(factory, guess).cache_hit is False
+
 
 @pytest.mark.slow
 def test_an_infrastructure_failure_is_retried_a_bounded_number_of_times_then_fails(service):

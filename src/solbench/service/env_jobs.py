@@ -106,11 +106,12 @@ def _run(
     session_factory: sessionmaker[Session], call_id: int, worker: WorkerInfo, settings: ServiceSettings
 ) -> _Answer:
     config = settings.evaluation.config(worker.device)
-    settings.cache_dir.mkdir(parents=True, exist_ok=True)
     with session_factory() as session:
         call = session.get(EnvCall, call_id)
         assert call is not None, "a claimed call's row exists"
-        env = open_env(call.env, config, cache=settings.cache_dir, session=session)
+        cache = settings.user_cache_dir(call.user_id)
+        cache.mkdir(parents=True, exist_ok=True)
+        env = open_env(call.env, config, cache=cache, session=session)
         kind, solution, arguments = call.kind, call.solution, call.arguments or {}
     try:
         with env:

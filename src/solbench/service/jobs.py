@@ -198,14 +198,15 @@ def _evaluate(
         problem, hidden = spec_problem(version), spec_problem(version, held_out=True)
         t_b = baselines_for(session, problem.name, worker.hardware)
         version_id = version.id
+        cache = settings.user_cache_dir(submission.user_id)
     scored = mode != "test"
     config = (settings.evaluation.config if scored else settings.evaluation.test_config)(worker.device)
-    settings.cache_dir.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
 
     def progress(done: int, total: int, what: str) -> None:  # between workloads: stop if the submission was deleted
         check_cancelled()
 
-    traces = evaluate(problem, solution, config=config, cache=settings.cache_dir, progress=progress)
+    traces = evaluate(problem, solution, config=config, cache=cache, progress=progress)
     held_out = (
         evaluate(hidden, solution, config=config, progress=progress) if mode == "ranked" and hidden.workloads else []
     )

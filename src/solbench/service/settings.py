@@ -153,6 +153,12 @@ class ServiceSettings(_Settings):
         """The result cache shared by the workers of this data folder."""
         return self.data_dir / "result-cache"
 
+    def user_cache_dir(self, user_id: int) -> Path:
+        """One user's part of the result cache. A hit is another run of the same code, and its latencies are that
+        run's: shared between users, a private guess of someone's hidden ranked code came back as a hit with their
+        exact latencies (the service review), confirming the guess before the freeze as its code hash would."""
+        return self.cache_dir / "users" / str(user_id)
+
     def suite_folders(self) -> tuple[Path, ...]:
         return self.suites or tuple(p for p in (Path("problems"), Path("examples")) if p.is_dir())
 
