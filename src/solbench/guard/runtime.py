@@ -74,6 +74,9 @@ class IntegrityList:
     optional: tuple[OptionalProtected, ...] = ()
     classes: tuple[type, ...] = ()
     """Classes all of whose own attributes are protected (added, replaced or removed ones are refused)."""
+    instances: tuple[object, ...] = ()
+    """Harness objects (the running request server) none of whose instance attributes may shadow a method of its
+    class, nor those of the harness objects they hold (see `_shadowed`)."""
 
     def resolved(self) -> tuple[Protected, ...]:
         """The entries to check here; raises IntegritySetupError for a required (or expected optional) entry that
@@ -96,6 +99,47 @@ _ABSENT = object()
 def _fingerprint(value) -> tuple:
     code = getattr(value, "__code__", None)
     return id(value), id(code) if code is not None else None
+
+
+def _shadowed(instances: Sequence[object]) -> str | None:
+    """The first method or property of a harness object's class that an attribute of the object itself shadows
+    (`obj.method = hook` answers `obj.method(...)` instead of the protected class function), on `instances` and the
+    harness objects they hold: the server's input rotation, address slab, guards. None where none is."""
+    seen: set[int] = set()
+    for root in instances:
+        for held in (root, *_harness_attributes(root)):
+            if id(held) in seen:
+                continue
+            seen.add(id(held))
+            found = _shadowing(held)
+            if found:
+                return found
+    return None
+
+
+def _harness_attributes(obj: object) -> list[object]:
+    try:
+        values = list(vars(obj).values())
+    except TypeError:  # no __dict__ (slots, a builtin)
+        return []
+    return [v for v in values if type(v).__module__.startswith("solbench.") and not isinstance(v, type)]
+
+
+def _shadowing(obj: object) -> str | None:
+    try:
+        names = list(vars(obj))
+    except TypeError:
+        return None
+    cls = type(obj)
+    for name in names:
+        for klass in cls.__mro__:
+            member = vars(klass).get(name, _ABSENT)
+            if member is _ABSENT:
+                continue
+            if callable(member) or isinstance(member, (property, staticmethod, classmethod)):
+                return f"{cls.__name__}.{name}"
+            break
+    return None
 
 
 def _class_attributes(classes: Sequence[type]) -> dict[str, int]:
@@ -355,6 +399,8 @@ class IntegrityGuard:
     dispatcher: tuple
     native_signals: tuple
     library_attributes: dict[str, tuple]
+    instances: tuple[object, ...] = ()
+    """The harness objects `_shadowed` walks: the integrity list's, and this guard."""
 
     @classmethod
     def snapshot(cls, integrity_list: IntegrityList) -> IntegrityGuard:
@@ -365,7 +411,7 @@ class IntegrityGuard:
         attempts: list[str] = []
         _refuse_audit_hooks(attempts)
         classes = tuple(integrity_list.classes)
-        return cls(
+        guard = cls(
             protected,
             classes,
             _class_attributes(classes),
@@ -378,8 +424,16 @@ class IntegrityGuard:
             _native_signal_state(),
             _library_attributes(),
         )
+        guard.instances = (*integrity_list.instances, guard)
+        return guard
 
     def verify(self, when: str) -> None:
+        """Raises GuardViolation when anything protected changed. Call it through the class
+        (`IntegrityGuard.verify(guard, when)`): an instance attribute `verify` on the guard would answer a call
+        through the instance."""
+        shadowed = _shadowed(self.instances)
+        if shadowed:
+            raise GuardViolation("integrity", f"{shadowed} is shadowed by an instance attribute ({when})")
         for label, (entry, expected) in self.protected.items():
             current = getattr(entry.owner, entry.name, _ABSENT)
             if current is _ABSENT or _fingerprint(current) != expected:

@@ -107,7 +107,7 @@ class SandboxServer:
             self.function = builder_for(solution.spec).build(solution, self.workdir / "solution", self.device)
         except BuildError as error:
             return CompileFailed(error=str(error))
-        self.integrity.verify("by importing the solution")
+        IntegrityGuard.verify(self.integrity, "by importing the solution")
         self.dps = solution.spec.destination_passing_style
         return Built(seconds=time.monotonic() - started, state=_confinement_state())
 
@@ -133,7 +133,7 @@ class SandboxServer:
         seconds = time.monotonic() - started
         self._check_tensors_untouched(outputs)
         self._check_returned()
-        self.integrity.verify("during a call")
+        IntegrityGuard.verify(self.integrity, "during a call")
         mutated = [i for i in self.inputs.mutated(index) if i not in fresh]
         mutated += [i for i, value in fresh.items() if not same_bits(self.inputs.live[i], value)]
         return Called(
@@ -188,7 +188,7 @@ class SandboxServer:
                 no_hooks=_no_hooks,
             )
         self._check_returned()
-        self.integrity.verify("during the timed loop")
+        IntegrityGuard.verify(self.integrity, "during the timed loop")
         return Timed(
             backend=measurement.backend,
             samples_s=measurement.samples_s,
@@ -212,7 +212,7 @@ class SandboxServer:
         profiled = profile_calls(
             request, self._invoke, self._prepare, self.device, self.threads.adopt_threads_started_by
         )
-        self.integrity.verify("while profiled")
+        IntegrityGuard.verify(self.integrity, "while profiled")
         return profiled
 
     # --- helpers ------------------------------------------------------------------------------

@@ -191,4 +191,5 @@ def integrity_list(server: type, server_instance: object | None = None) -> Integ
         # A reply is built and encoded through these classes' validators and serializers after the last check of a
         # request ran: one replaced (a property over `samples_s`) would rewrite what the parent reads.
         classes=protocol.CLASSES,
+        instances=(server_instance,) if server_instance is not None else (),
     )
