@@ -146,8 +146,8 @@ def test_a_local_finalize_ends_the_env_as_the_services_does(tmp_path, monkeypatc
     measured = len(evaluations)
     assert env.finalize() is first and len(evaluations) == measured
     assert env.budget_left.evals_used == 1
-    with pytest.raises(solbench.optimize.EnvFinalized):
+    with pytest.raises(solbench.optimize.AlreadyFinalized):
         env.step(solution_dict(FAST + "# after finalize\n"))
-    with pytest.raises(solbench.optimize.EnvFinalized):
+    with pytest.raises(solbench.optimize.AlreadyFinalized):
         env.test(solution_dict(FAST))
     assert len(evaluations) == measured

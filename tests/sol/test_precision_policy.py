@@ -304,7 +304,7 @@ def test_one_comparison_judges_each_tolerance_as_a_comparison_of_its_own():
 
     import torch
 
-    from solbench.sol.precision import Comparison
+    from solbench.sol.precision import OutputComparison
 
     generator = torch.Generator().manual_seed(5)
     ref = torch.randn(300, generator=generator, dtype=torch.float64)
@@ -318,9 +318,9 @@ def test_one_comparison_judges_each_tolerance_as_a_comparison_of_its_own():
         for ratio in (0.5, 0.99)
     ]
     for candidate, reference in ((out, ref), (with_nan, ref_with_nan)):
-        shared = Comparison(candidate, reference)
+        shared = OutputComparison(candidate, reference)
         verdicts = [shared.judge(t) for t in tolerances]
-        assert verdicts == [Comparison(candidate, reference).judge(t) for t in tolerances]
+        assert verdicts == [OutputComparison(candidate, reference).judge(t) for t in tolerances]
         assert len(set(verdicts)) > 1  # the tolerances do decide differently here
 
 

@@ -6,8 +6,8 @@ from solbench.optimize.card import ProblemCard, WorkloadCard
 from solbench.optimize.env import Env, make, solution_from_text
 from solbench.optimize.env_state import EnvState, WorkloadTimes
 from solbench.optimize.errors import (
+    AlreadyFinalized,
     BudgetExhausted,
-    EnvFinalized,
     InvalidBudget,
     InvalidCandidate,
     InvalidHeldOut,
@@ -26,13 +26,13 @@ from solbench.optimize.rewards import REWARDS, check_reward
 __all__ = [
     "REWARDS",
     "AgentSearch",
+    "AlreadyFinalized",
     "Budget",
     "BudgetExhausted",
     "BudgetLeft",
     "BudgetLedger",
     "Candidate",
     "Env",
-    "EnvFinalized",
     "EnvState",
     "FinalResult",
     "InvalidBudget",

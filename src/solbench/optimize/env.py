@@ -30,7 +30,7 @@ from solbench.optimize.card import ProblemCard, languages_for, workload_card
 from solbench.optimize.contract import solution_contract
 from solbench.optimize.env_state import EnvState, WorkloadTimes
 from solbench.optimize.errors import (
-    EnvFinalized,
+    AlreadyFinalized,
     InvalidCandidate,
     InvalidSeed,
     RestoreMismatch,
@@ -308,7 +308,7 @@ class Env:
         When none does, the best's re-measurement is returned, failing.
 
         The first finalize ends the environment, as the service's does: its held-out workloads have been measured,
-        so a later `finalize` answers the same result without measuring, and `step` and `test` raise EnvFinalized.
+        so a later `finalize` answers the same result without measuring, and `step` and `test` raise AlreadyFinalized.
         (A `snapshot` does not carry this: a store keeps its environments' final results itself.)
         """
         if self._final is None:
@@ -453,7 +453,7 @@ class Env:
 
     def _check_open(self) -> None:
         if self._final is not None:
-            raise EnvFinalized(self.problem)
+            raise AlreadyFinalized(self.problem)
 
     def _candidate(self, solution: CandidateArg) -> Solution:
         if isinstance(solution, Solution):

@@ -43,7 +43,7 @@ class UnknownWorkload(OptimizeError):
         super().__init__(f"workload: {workload!r} is not a public workload (public: {', '.join(public)})")
 
 
-class EnvFinalized(OptimizeError):
+class AlreadyFinalized(OptimizeError):
     """A step or test after `finalize`: the held-out workloads have been measured, so the environment is over."""
 
     def __init__(self, problem: str):

@@ -193,10 +193,10 @@ def _tensors(outputs) -> list:
 
 def tolerance_error(out, ref, tolerance: Tolerance) -> tuple[bool, float]:
     """(whether `out` meets `tolerance` against `ref` as correctness's value rules judge it, ||out-ref||/||ref||)."""
-    return Comparison(out, ref).judge(tolerance)
+    return OutputComparison(out, ref).judge(tolerance)
 
 
-class Comparison:
+class OutputComparison:
     """One output against its reference, with what every tolerance reads worked out once (float64 copies, the
     difference, the norms, the reference's magnitude): a check judges each output under every tolerance still open,
     and an imported problem's CPU-tier check carries as many tolerances as its published workloads have."""
@@ -340,7 +340,7 @@ def check_admissible_under(
             continue
         verdicts: dict[int, list[tuple[bool, float]]] = {index: [] for index in still_open}
         for out, ref in zip(outputs, truth):  # one output's comparison held at a time
-            comparison = Comparison(out, ref)
+            comparison = OutputComparison(out, ref)
             for index in still_open:
                 verdicts[index].append(comparison.judge(tolerances[index]))
         for index in still_open:
