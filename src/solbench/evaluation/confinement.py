@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from solbench.evaluation import landlock
+from solbench.evaluation import landlock, seccomp
 from solbench.evaluation.containment import ProcessContainment
 from solbench.sandbox.protocol import SandboxState
 
@@ -199,6 +199,7 @@ class Confinement:
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         _unshare_network()
         landlock.confine(*self._landlock)
+        seccomp.refuse_clone3()  # CLONE_INTO_CGROUP with an O_PATH descriptor, which Landlock does not check
         if self._unprivileged:
             os.setgroups([])
             os.setgid(UNPRIVILEGED_ID)
