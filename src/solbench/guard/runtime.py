@@ -118,19 +118,28 @@ def _shadowed(instances: Sequence[object]) -> str | None:
 
 
 def _harness_attributes(obj: object) -> list[object]:
+    """The attributes of `obj` that are harness objects, or were: an instance of a solbench class or of a subclass of
+    one (a solution can move an object onto a class of its own with `obj.__class__ = Sub`)."""
     try:
         values = list(vars(obj).values())
     except TypeError:  # no __dict__ (slots, a builtin)
         return []
-    return [v for v in values if type(v).__module__.startswith("solbench.") and not isinstance(v, type)]
+    return [v for v in values if not isinstance(v, type) and any(_ours(k) for k in type(v).__mro__)]
+
+
+def _ours(cls: type) -> bool:
+    return cls.__module__.startswith("solbench.")
 
 
 def _shadowing(obj: object) -> str | None:
+    cls = type(obj)
+    bases = [k for k in cls.__mro__ if _ours(k)]
+    if bases and not _ours(cls):  # a subclass defined elsewhere: its methods answer the harness's calls
+        return f"{bases[0].__name__} (the object's class was replaced by {cls.__qualname__})"
     try:
         names = list(vars(obj))
     except TypeError:
         return None
-    cls = type(obj)
     for name in names:
         for klass in cls.__mro__:
             member = vars(klass).get(name, _ABSENT)
@@ -401,6 +410,8 @@ class IntegrityGuard:
     library_attributes: dict[str, tuple]
     instances: tuple[object, ...] = ()
     """The harness objects `_shadowed` walks: the integrity list's, and this guard."""
+    instance_classes: tuple[type, ...] = ()
+    """Their classes when the snapshot was taken (`obj.__class__ = Sub` moves an object onto another class)."""
 
     @classmethod
     def snapshot(cls, integrity_list: IntegrityList) -> IntegrityGuard:
@@ -425,12 +436,16 @@ class IntegrityGuard:
             _library_attributes(),
         )
         guard.instances = (*integrity_list.instances, guard)
+        guard.instance_classes = tuple(type(instance) for instance in guard.instances)
         return guard
 
     def verify(self, when: str) -> None:
         """Raises GuardViolation when anything protected changed. Call it through the class
         (`IntegrityGuard.verify(guard, when)`): an instance attribute `verify` on the guard would answer a call
         through the instance."""
+        moved = [type(i).__qualname__ for i, cls in zip(self.instances, self.instance_classes) if type(i) is not cls]
+        if moved:
+            raise GuardViolation("integrity", f"a harness object was moved onto another class, {moved[0]} ({when})")
         shadowed = _shadowed(self.instances)
         if shadowed:
             raise GuardViolation("integrity", f"{shadowed} is shadowed by an instance attribute ({when})")
