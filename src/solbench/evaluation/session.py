@@ -192,6 +192,12 @@ class SandboxSession:
             return
         members = self._confinement.processes.members(self.process.pid)
         if len(members) > 1:
+            # resident sets first (a read of statm each): their sum bounds the proportional sets' from above, which
+            # cost a walk of each process's page tables (tens of milliseconds for gigabytes), so those are read only
+            # where the resident sets' sum is over the limit (a fork's shared pages counted twice)
+            resident = sum(_resident_bytes(pid) or 0 for pid in members)
+            if resident <= self.limits.memory_bytes:
+                return
             held, what = _proportional_bytes(members), "its processes' proportional sets"
         else:
             held, what = _resident_bytes(self.process.pid), "resident set"
