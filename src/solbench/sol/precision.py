@@ -234,15 +234,17 @@ class _Parts:
     """Where NaN or inf may occur: the elements that match whatever the tolerance (equal, or both NaN); else None."""
     reference_norm: float
     error_norm: float
-    scaled: dict[float, Any] = field(default_factory=dict)
-    """rtol -> rtol x |ref| (tolerances often differ in atol alone)."""
+    scaled: tuple[float, Any] | None = None
+    """(rtol, rtol x |ref|) for the last rtol judged: tolerances often differ in atol alone, and one copy at a time
+    keeps the memory a comparison holds bounded whatever the number of tolerances."""
 
     def judge(self, tolerance: Tolerance) -> tuple[bool, float]:
         import torch
 
-        scaled = self.scaled.get(tolerance.max_rtol)
-        if scaled is None:
-            scaled = self.scaled[tolerance.max_rtol] = self.magnitude * tolerance.max_rtol
+        if self.scaled is None or self.scaled[0] != tolerance.max_rtol:
+            self.scaled = None  # the old copy freed before the new one is made
+            self.scaled = (tolerance.max_rtol, self.magnitude * tolerance.max_rtol)
+        scaled = self.scaled[1]
         within = self.difference <= scaled + tolerance.max_atol
         if self.same is not None:
             within |= self.same
