@@ -151,3 +151,44 @@ def test_a_local_finalize_ends_the_env_as_the_services_does(tmp_path, monkeypatc
     with pytest.raises(solbench.optimize.AlreadyFinalized):
         env.test(solution_dict(FAST))
     assert len(evaluations) == measured
+
+
+def test_done_counts_the_budget_used_not_the_places_held(tmp_path, monkeypatch):
+    """A step finishing while another holds the last place, which that call then gives back (its evaluation
+    failed), is not `done`: an evaluation is left."""
+    import solbench
+
+    env = _env(tmp_path, budget=solbench.Budget(evals=3))
+    calls = []
+
+    def evaluate(problem, solution, config, cache):
+        calls.append(solution)
+        if len(calls) == 3:  # the thread's second call runs long, then fails (a crash, an interrupt)
+            time.sleep(0.6)
+            raise RuntimeError("evaluation failed")
+        time.sleep(0.2 if len(calls) == 2 else 0.0)
+        return [], 0.1, False, None
+
+    monkeypatch.setattr(env, "_evaluate", evaluate)
+    env.step(solution_dict(FAST + "# 0\n"))  # 1 of 3 used
+    results = {}
+
+    def first():
+        results["first"] = env.step(solution_dict(FAST + "# 1\n"))
+
+    def second():
+        try:
+            env.step(solution_dict(FAST + "# 2\n"))
+        except RuntimeError:
+            pass
+
+    a = threading.Thread(target=first)
+    a.start()
+    time.sleep(0.05)
+    b = threading.Thread(target=second)
+    b.start()
+    a.join()
+    b.join()
+    left = env.budget_left
+    assert left.evals == 1 and not left.exhausted  # one evaluation is left after all
+    assert not results["first"].done, "the step reported done (terminated) with an evaluation left"

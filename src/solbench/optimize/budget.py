@@ -81,10 +81,7 @@ class BudgetLedger:
         """Hold a `kind` call's place in the budget while the block runs (BudgetExhausted, before it, where none is
         left); the block settles it by calling what it is given with the seconds measured and whether the cache
         answered. A block that ends without settling (its evaluation raised) gives the place back, charging nothing."""
-        with self._lock:
-            self.check(kind)
-            self._running[kind] += 1
-        settled = False
+        settled = True  # until the place is taken: nothing to give back
 
         def settle(seconds: float, cache_hit: bool) -> None:
             nonlocal settled
@@ -95,6 +92,10 @@ class BudgetLedger:
                     self.charge(kind, seconds, cache_hit)
 
         try:
+            with self._lock:
+                self.check(kind)
+                self._running[kind] += 1
+                settled = False
             yield settle
         finally:
             with self._lock:
@@ -130,12 +131,11 @@ class BudgetLedger:
 
     @property
     def exhausted(self) -> bool:
-        """No further evaluation may run."""
-        try:
-            self.check("eval")
-        except BudgetExhausted:
+        """No further evaluation may run, by what was used (a call still running may yet give its place back)."""
+        limit = self.budget.evals
+        if limit is not None and self.evals_used >= limit:
             return True
-        return False
+        return self.budget.seconds is not None and self.seconds_used >= self.budget.seconds
 
     def left(self) -> BudgetLeft:
         budget = self.budget
