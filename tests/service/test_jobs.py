@@ -14,6 +14,7 @@ from solbench.service.catalog import current_version, import_baselines, import_s
 from solbench.service.job_claims import requeue_stale_jobs
 from solbench.service.jobs import InfrastructureError, WorkerInfo, _as_json, claim, execute_submission, next_queued
 from solbench.service.models import Result, ScoreChange, Submission, User, utcnow
+from solbench.service.queries import queue_position
 from solbench.spec import Trace
 
 WORKER = WorkerInfo(name="test-worker", hardware=HARDWARE, device="cpu")
@@ -379,5 +380,8 @@ def test_authors_take_turns_in_the_queue(service):
     assert next_queued(factory) == ann[0]  # first turns: the oldest
     assert claim(factory, ann[0], WORKER, stale_after_s=60, max_attempts=3)
     assert next_queued(factory) == bob  # ann's next is her second turn, bob's is his first
+    with factory() as session:  # the positions the API reports follow the same order
+        positions = [queue_position(session, session.get(Submission, i)) for i in (bob, ann[1], ann[2], ann[0])]
+    assert positions == [1, 2, 3, 0]
     assert claim(factory, bob, WORKER, stale_after_s=60, max_attempts=3)
     assert next_queued(factory) == ann[1]  # second turns: ann's second, bob has none

@@ -91,31 +91,15 @@ def next_queued(session_factory: sessionmaker[Session]) -> int | None:
 
 
 def next_submission(session: Session):
-    """The queued submission a worker takes next, as (id, created_at), or None. Authors take turns: a submission's
-    turn is its place among its author's running and queued submissions (running ones first), and the earliest turn
-    goes first, the oldest submission within a turn. So one author's many waiting submissions, or one whose job runs
-    to every workload's timeout, do not hold the workers while another author's first one waits."""
-    from sqlalchemy import case, func
+    """The queued submission a worker takes next, as (id, created_at), or None: the first in
+    `queries.queue_in_turns`'s order."""
+    from solbench.service.queries import queue_in_turns
 
-    active = (
-        select(
-            Submission.id,
-            Submission.created_at,
-            Submission.status,
-            func.row_number()
-            .over(
-                partition_by=Submission.user_id,
-                order_by=(case((Submission.status == "running", 0), else_=1), Submission.id),
-            )
-            .label("turn"),
-        )
-        .where(Submission.status.in_(("queued", "running")), Submission.deleted_at.is_(None))
-        .subquery()
-    )
+    order = queue_in_turns()
     return session.execute(
-        select(active.c.id, active.c.created_at)
-        .where(active.c.status == "queued")
-        .order_by(active.c.turn, active.c.id)
+        select(order.c.id, order.c.created_at)
+        .where(order.c.status == "queued")
+        .order_by(order.c.turn, order.c.id)
         .limit(1)
     ).first()
 

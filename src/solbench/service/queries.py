@@ -403,18 +403,40 @@ def user_page(session: Session, name: str, *, viewer: User | None = None) -> Use
     return UserPage(name=user.name, joined=user.created_at, sets=sets, best=best, submissions=submissions)
 
 
-def queue_position(session: Session, submission: Submission) -> int:
-    """1 for the next job to run; 0 when the submission is not waiting."""
-    if submission.status != "queued":
-        return 0
+def queue_in_turns():
+    """The running and queued submissions with their `turn`, the order workers take them in (by turn, then id).
+    Authors take turns: a submission's turn is its place among its author's running and queued submissions (running
+    ones first), so one author's many waiting submissions, or one whose job runs to every workload's timeout, do not
+    hold the workers while another author's first one waits."""
+    from sqlalchemy import case
+
     return (
-        session.scalar(
-            select(func.count())
-            .select_from(Submission)
-            .where(Submission.status == "queued", Submission.deleted_at.is_(None), Submission.id <= submission.id)
+        select(
+            Submission.id,
+            Submission.created_at,
+            Submission.status,
+            func.row_number()
+            .over(
+                partition_by=Submission.user_id,
+                order_by=(case((Submission.status == "running", 0), else_=1), Submission.id),
+            )
+            .label("turn"),
         )
-        or 0
+        .where(Submission.status.in_(("queued", "running")), Submission.deleted_at.is_(None))
+        .subquery()
     )
+
+
+def queue_position(session: Session, submission: Submission) -> int:
+    """1 for the next job to run (`queue_in_turns`' order); 0 when the submission is not waiting."""
+    if submission.status != "queued" or submission.deleted_at is not None:
+        return 0
+    order = queue_in_turns()
+    own = session.execute(select(order.c.turn).where(order.c.id == submission.id)).scalar()
+    if own is None:
+        return 0
+    ahead = (order.c.turn < own) | ((order.c.turn == own) & (order.c.id < submission.id))
+    return 1 + (session.scalar(select(func.count()).select_from(order).where(order.c.status == "queued", ahead)) or 0)
 
 
 def worker_alive(worker: Worker, now: datetime) -> bool:
