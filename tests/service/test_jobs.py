@@ -385,3 +385,21 @@ def test_authors_take_turns_in_the_queue(service):
     assert positions == [1, 2, 3, 0]
     assert claim(factory, bob, WORKER, stale_after_s=60, max_attempts=3)
     assert next_queued(factory) == ann[1]  # second turns: ann's second, bob has none
+
+
+def test_a_stored_solution_a_newer_rule_refuses_fails_at_once_with_the_reason(service):
+    """A solution accepted before a rule of the solution format was added (a path spelled `./kernel.py`) cannot run:
+    the submission fails at its first try, saying why, rather than being retried as the service's own failure."""
+    settings, factory = service
+    submission_id = _submit(factory)
+    with factory.begin() as session:
+        submission = session.get(Submission, submission_id)
+        solution = dict(submission.solution)
+        solution["sources"] = [{**solution["sources"][0], "path": "./" + solution["sources"][0]["path"]}]
+        solution["spec"] = {**solution["spec"], "entry_point": "./" + solution["spec"]["entry_point"]}
+        submission.solution = solution
+    execute_submission(factory, submission_id, WORKER, settings=settings)
+    with factory() as session:
+        submission = session.get(Submission, submission_id)
+        assert submission.status == "failed" and submission.attempts == 1, (submission.status, submission.attempts)
+        assert "no longer passes the solution format's checks" in submission.error and "plainly" in submission.error

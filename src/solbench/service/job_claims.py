@@ -90,7 +90,7 @@ def finish_claimed(session: Session, table: JobTable, job_id: int, token: str, *
     released = session.execute(
         update(table)
         .where(table.id == job_id, table.claim_token == token, table.status == "running", _claimable(table))
-        .values(claim_token=None, error=None, finished_at=utcnow(), **values)
+        .values(**{"claim_token": None, "error": None, "finished_at": utcnow(), **values})
         .execution_options(synchronize_session=False)
     ).rowcount  # pyright: ignore[reportAttributeAccessIssue]
     return released == 1

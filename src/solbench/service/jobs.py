@@ -43,6 +43,11 @@ class Cancelled(Exception):
     """The submission was deleted while it ran: its evaluation stops at the next workload."""
 
 
+class UnreadableSolution(Exception):
+    """The stored solution no longer passes the solution format's checks (a rule added since it was accepted):
+    no try can run it, so the submission fails at once with the reason, for its author to resubmit."""
+
+
 class JobQueue(Protocol):
     def submit(self, submission_id: int) -> None: ...
 
@@ -133,6 +138,12 @@ def execute_submission(
         _cancel(session_factory, submission_id, token)
         record_worker(session_factory, worker, current=None)
         return
+    except UnreadableSolution as error:  # the author's to fix, not the service's: no retries
+        beat.stop()
+        with session_factory.begin() as session:
+            finish_claimed(session, Submission, submission_id, token, status="failed", error=str(error))
+        record_worker(session_factory, worker, current=None)
+        return
     except Exception as error:
         beat.stop()
         message = f"{type(error).__name__}: {error}"
@@ -178,7 +189,15 @@ def _evaluate(
         version = submission.problem_version
         if submission.rescore_reason:
             version = current_version(session, version.problem.name) or version
-        mode, solution = submission.mode, Solution.model_validate(submission.solution)
+        mode = submission.mode
+        try:
+            solution = Solution.model_validate(submission.solution)
+        except ValueError as error:  # pydantic's ValidationError
+            reason = str(error).splitlines()[-2].strip() if str(error).count("\n") >= 2 else str(error)
+            raise UnreadableSolution(
+                f"the stored solution no longer passes the solution format's checks ({reason}); submit it again "
+                "with that fixed"
+            ) from None
         problem, hidden = spec_problem(version), spec_problem(version, held_out=True)
         t_b = baselines_for(session, problem.name, worker.hardware)
         version_id = version.id
