@@ -58,9 +58,13 @@ def test_report_and_export_of_a_real_optimize_run(tmp_path, probed_home):
     assert [s.action.name for s in trajectory.steps if s.action] == ["fast_add", "wrong_add"]
     assert trajectory.final_candidate == "1-1" and trajectory.final is not None and trajectory.final.correct
 
-    run_optimize(replace(settings, resume=True, rounds=2))  # a resumed run keeps the card it started from
+    from solbench.optimize.loop_errors import WorkspaceError
+
+    with pytest.raises(WorkspaceError, match="finalized"):  # the held-out results are in the workspace now
+        run_optimize(replace(settings, resume=True, rounds=2))
+    run_optimize(replace(settings, resume=True))  # nothing left to do: the stored result; the card it started from
     types = [json.loads(line)["type"] for line in (optimize_run / "journal.jsonl").read_text().splitlines()]
-    assert types.count("card") == 1 and types.count("round_started") == 2
+    assert types.count("card") == 1 and types.count("round_started") == 1
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from solbench.errors import SolbenchError
 from solbench.service import job_claims
 from solbench.service.job_claims import Heartbeat, finish_claimed, give_back
 from solbench.service.models import Result, ScoreChange, Submission, Worker, utcnow
@@ -43,7 +44,7 @@ class Cancelled(Exception):
     """The submission was deleted while it ran: its evaluation stops at the next workload."""
 
 
-class UnreadableSolution(Exception):
+class UnreadableSolution(SolbenchError):
     """The stored solution no longer passes the solution format's checks (a rule added since it was accepted):
     no try can run it, so the submission fails at once with the reason, for its author to resubmit."""
 
