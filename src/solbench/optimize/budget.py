@@ -81,13 +81,13 @@ class BudgetLedger:
         """Hold a `kind` call's place in the budget while the block runs (BudgetExhausted, before it, where none is
         left); the block settles it by calling what it is given with the seconds measured and whether the cache
         answered. A block that ends without settling (its evaluation raised) gives the place back, charging nothing."""
-        settled = True  # until the place is taken: nothing to give back
+        holding = False
 
         def settle(seconds: float, cache_hit: bool) -> None:
-            nonlocal settled
+            nonlocal holding
             with self._lock:
-                if not settled:
-                    settled = True
+                if holding:
+                    holding = False
                     self._running[kind] -= 1
                     self.charge(kind, seconds, cache_hit)
 
@@ -95,24 +95,30 @@ class BudgetLedger:
             with self._lock:
                 self.check(kind)
                 self._running[kind] += 1
-                settled = False
+                holding = True
             yield settle
         finally:
             with self._lock:
-                if not settled:
-                    settled = True
+                if holding:
+                    holding = False
                     self._running[kind] -= 1
 
     def check(self, kind: Spend) -> None:
         """Raise BudgetExhausted when a `kind` call may not start now (calls still running hold their places)."""
+        refusal = self._refusal(kind, self._running[kind])
+        if refusal is not None:
+            raise BudgetExhausted("evaluation" if kind == "eval" else "test", refusal)
+
+    def _refusal(self, kind: Spend, running: int) -> str | None:
+        """What is used up for a `kind` call, counting `running` calls as using their places; None where it may run."""
         limit, used = (self.budget.evals, self.evals_used) if kind == "eval" else (self.budget.tests, self.tests_used)
         noun = "evaluation" if kind == "eval" else "test"
-        running = self._running[kind]
         if limit is not None and used + running >= limit:
             held = f", {running} more running" if running else ""
-            raise BudgetExhausted(noun, f"{used} of {limit} {noun}s used{held}")
+            return f"{used} of {limit} {noun}s used{held}"
         if self.budget.seconds is not None and self.seconds_used >= self.budget.seconds:
-            raise BudgetExhausted(noun, f"{self.seconds_used:.1f} s of {self.budget.seconds:g} s measuring used")
+            return f"{self.seconds_used:.1f} s of {self.budget.seconds:g} s measuring used"
+        return None
 
     def resume(self, spent: BudgetLeft) -> None:
         """Continue from what another ledger of the same Budget used (an environment restored from a store)."""
@@ -132,10 +138,7 @@ class BudgetLedger:
     @property
     def exhausted(self) -> bool:
         """No further evaluation may run, by what was used (a call still running may yet give its place back)."""
-        limit = self.budget.evals
-        if limit is not None and self.evals_used >= limit:
-            return True
-        return self.budget.seconds is not None and self.seconds_used >= self.budget.seconds
+        return self._refusal("eval", 0) is not None
 
     def left(self) -> BudgetLeft:
         budget = self.budget
