@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from pydantic import ValidationError
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,6 +29,7 @@ from solbench.errors import SolbenchError
 from solbench.service import job_claims
 from solbench.service.job_claims import Heartbeat, finish_claimed, give_back
 from solbench.service.models import Result, ScoreChange, Submission, Worker, utcnow
+from solbench.service.queries import queue_in_turns
 from solbench.service.worker_hardware import HardwareFigures
 
 if TYPE_CHECKING:
@@ -99,8 +101,6 @@ def next_queued(session_factory: sessionmaker[Session]) -> int | None:
 def next_submission(session: Session):
     """The queued submission a worker takes next, as (id, created_at), or None: the first in
     `queries.queue_in_turns`'s order."""
-    from solbench.service.queries import queue_in_turns
-
     order = queue_in_turns()
     return session.execute(
         select(order.c.id, order.c.created_at)
@@ -193,8 +193,9 @@ def _evaluate(
         mode = submission.mode
         try:
             solution = Solution.model_validate(submission.solution)
-        except ValueError as error:  # pydantic's ValidationError
-            reason = str(error).splitlines()[-2].strip() if str(error).count("\n") >= 2 else str(error)
+        except ValidationError as error:
+            first = error.errors()[0]
+            reason = f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
             raise UnreadableSolution(
                 f"the stored solution no longer passes the solution format's checks ({reason}); submit it again "
                 "with that fixed"

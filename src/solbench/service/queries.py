@@ -19,7 +19,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import ColumnElement, and_, exists, func, or_, select
+from sqlalchemy import ColumnElement, and_, case, exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from solbench.scoring import SetMissing, set_total
@@ -408,8 +408,6 @@ def queue_in_turns():
     Authors take turns: a submission's turn is its place among its author's running and queued submissions (running
     ones first), so one author's many waiting submissions, or one whose job runs to every workload's timeout, do not
     hold the workers while another author's first one waits."""
-    from sqlalchemy import case
-
     return (
         select(
             Submission.id,
