@@ -56,6 +56,8 @@ class SandboxSession:
         """Marks every process the sandbox starts (in its environment), to find ones that left its group."""
         (self.workdir / "tmp").mkdir()
         self.log = BoundedLog()
+        self._memory_checked = 0.0
+        """When `_check_memory` last read the sandbox's memory (time.monotonic)."""
         self._confinement = Confinement(self.device, self.limits, self.workdir, self._token)
         self._scheduling = scheduling.Scheduling.of()
         self.scheduling_changes: list[str] = []
@@ -190,6 +192,10 @@ class SandboxSession:
         process, so children (each a fresh interpreter) would otherwise get a whole limit each."""
         if self.limits.memory_bytes is None:
             return
+        now = time.monotonic()
+        if now - self._memory_checked < MEMORY_CHECK_S:  # a timed loop streams a message per sample
+            return
+        self._memory_checked = now
         members = self._confinement.processes.members(self.process.pid)
         if len(members) > 1:
             # resident sets first (a read of statm each): their sum bounds the proportional sets' from above, which
@@ -313,6 +319,11 @@ class SandboxSession:
         self._output.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
+
+MEMORY_CHECK_S = 0.05
+"""Least seconds between two reads of the sandbox's memory: the receive loop checks at every message (a timed loop
+streams one per sample) and at least every 0.25 s; reading its processes' list and memory each time took parent CPU
+beside the solution's timed calls."""
 
 _SAMPLES_OUT_OF_ORDER = (
     "the sandbox's channel carried a timing sample out of turn: something besides the harness wrote on it"
